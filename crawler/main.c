@@ -1,0 +1,65 @@
+/*
+ * main.c -- the `crawler` program: global library set-up, then one
+ * subcommand (crawl, seed, stats, reset, bloom).
+ */
+#include <curl/curl.h>
+#include <libxml/parser.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: crawler COMMAND [OPTIONS]\n"
+            "\n"
+            "commands:\n"
+            "  crawl   crawl from the frontier (and --seeds FILE) until the crawl is over\n"
+            "  seed    add the URLs of a seeds file to a crawl's frontier\n"
+            "  stats   print a crawl's counters from Redis\n"
+            "  reset   delete every key of one crawl\n"
+            "  bloom   add/check URLs in a Bloom filter, or show its info\n"
+            "\n"
+            "`crawler COMMAND --help` lists the options of each command.\n"
+            "crawler --version prints the version.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("crawler %s (%s, libxml2 %s)\n", CRAWLER_VERSION, curl_version(),
+               LIBXML_DOTTED_VERSION);
+        return CLI_EXIT_OK;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"crawl", cmd_crawl}, {"seed", cmd_seed},   {"stats", cmd_stats},
+                {"reset", cmd_reset}, {"bloom", cmd_bloom}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        if (strcmp(cmd, cmds[i].name) != 0)
+            continue;
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            fprintf(stderr, "crawler: curl_global_init failed\n");
+            return CLI_EXIT_ERROR;
+        }
+        xmlInitParser();
+        int rc = cmds[i].fn(argc - 1, argv + 1);
+        xmlCleanupParser();
+        curl_global_cleanup();
+        return rc;
+    }
+    fprintf(stderr, "crawler: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

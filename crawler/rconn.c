@@ -1,0 +1,418 @@
+/*
+ * rconn.c -- Redis URL parsing, connections, and the embedded redis-server.
+ *
+ * DESIGN: the embedded server is a child started with setsid() (so a Ctrl-C
+ * at the terminal reaches only the crawler, which then hands back its URLs
+ * while Redis is still up) and PR_SET_PDEATHSIG(SIGKILL) (so it never
+ * outlives us).  It listens only on a unix socket in the data directory
+ * when the path fits in sun_path, else on a free loopback port, with
+ * append-only persistence in the same directory.  An exclusive flock on
+ * <data_dir>/crawler.lock keeps two processes from starting two servers on
+ * one directory; a shared crawl uses --redis instead.
+ */
+#include "rconn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rconn {
+    rconn_target_t t;
+    pid_t child;      /* embedded redis-server, 0 if none */
+    int lock_fd;      /* flock on the data dir, -1 if none */
+    char desc[PATH_MAX + 96];
+};
+
+void rconn_target_clear(rconn_target_t *t)
+{
+    if (!t)
+        return;
+    free(t->host);
+    free(t->unix_path);
+    free(t->password);
+    memset(t, 0, sizeof *t);
+}
+
+static int parse_int(const char *s, size_t n, long lo, long hi, long *out)
+{
+    char buf[32];
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static char *dupn(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static int parse_unix(const char *url, rconn_target_t *t, char *err, size_t errlen)
+{
+    const char *p = url + strlen("unix://");
+    const char *q = strchr(p, '?');
+    size_t n = q ? (size_t)(q - p) : strlen(p);
+    if (n == 0 || p[0] != '/') {
+        snprintf(err, errlen, "bad Redis URL '%s': unix:// needs an absolute socket path", url);
+        return -1;
+    }
+    t->unix_path = dupn(p, n);
+    if (q) {
+        long db;
+        if (strncmp(q, "?db=", 4) != 0 || parse_int(q + 4, strlen(q + 4), 0, 1 << 20, &db)) {
+            snprintf(err, errlen, "bad Redis URL '%s': expected ?db=N", url);
+            return -1;
+        }
+        t->db = (int)db;
+    }
+    return t->unix_path ? 0 : -1;
+}
+
+int rconn_parse_url(const char *url, rconn_target_t *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->port = 6379;
+    if (strncmp(url, "unix://", 7) == 0) {
+        if (parse_unix(url, t, err, errlen) == 0)
+            return 0;
+        rconn_target_clear(t);
+        return -1;
+    }
+    if (strncmp(url, "redis://", 8) != 0) {
+        snprintf(err, errlen, "bad Redis URL '%s': expected redis://[:password@]host:port[/db]",
+                 url);
+        return -1;
+    }
+    const char *p = url + 8;
+    const char *at = strrchr(p, '@');
+    const char *slash = strchr(at ? at : p, '/');
+    if (at && (!slash || at < slash)) {
+        const char *pw = p;
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        if (colon)
+            pw = colon + 1; /* "user:password@" or ":password@" */
+        t->password = dupn(pw, (size_t)(at - pw));
+        p = at + 1;
+    }
+    const char *hend = slash ? slash : p + strlen(p);
+    const char *colon = NULL;
+    if (*p == '[') { /* [::1]:port */
+        const char *rb = memchr(p, ']', (size_t)(hend - p));
+        if (!rb)
+            goto bad;
+        t->host = dupn(p + 1, (size_t)(rb - p - 1));
+        colon = rb + 1 < hend && rb[1] == ':' ? rb + 1 : NULL;
+    } else {
+        colon = memchr(p, ':', (size_t)(hend - p));
+        t->host = dupn(p, (size_t)((colon ? colon : hend) - p));
+    }
+    if (!t->host || !*t->host)
+        goto bad;
+    long v;
+    if (colon) {
+        if (parse_int(colon + 1, (size_t)(hend - colon - 1), 1, 65535, &v))
+            goto bad;
+        t->port = (int)v;
+    }
+    if (slash && slash[1]) {
+        if (parse_int(slash + 1, strlen(slash + 1), 0, 1 << 20, &v))
+            goto bad;
+        t->db = (int)v;
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "bad Redis URL '%s': expected redis://[:password@]host:port[/db]", url);
+    rconn_target_clear(t);
+    return -1;
+}
+
+static redisContext *connect_target(const rconn_target_t *t, char *err, size_t errlen)
+{
+    struct timeval ct = {RCONN_CONNECT_TIMEOUT_MS / 1000, (RCONN_CONNECT_TIMEOUT_MS % 1000) * 1000};
+    redisContext *c = t->unix_path ? redisConnectUnixWithTimeout(t->unix_path, ct)
+                                   : redisConnectWithTimeout(t->host, t->port, ct);
+    if (!c || c->err) {
+        if (t->unix_path)
+            snprintf(err, errlen, "cannot connect to Redis at unix:%s: %s", t->unix_path,
+                     c ? c->errstr : "out of memory");
+        else
+            snprintf(err, errlen, "cannot connect to Redis at %s:%d: %s", t->host, t->port,
+                     c ? c->errstr : "out of memory");
+        goto fail;
+    }
+    struct timeval cmd = {RCONN_COMMAND_TIMEOUT_MS / 1000, 0};
+    redisSetTimeout(c, cmd);
+    if (!t->unix_path)
+        redisEnableKeepAlive(c);
+    redisReply *r;
+    if (t->password) {
+        r = redisCommand(c, "AUTH %s", t->password);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            snprintf(err, errlen, "Redis AUTH failed: %s", r ? r->str : c->errstr);
+            if (r)
+                freeReplyObject(r);
+            goto fail;
+        }
+        freeReplyObject(r);
+    }
+    if (t->db) {
+        r = redisCommand(c, "SELECT %d", t->db);
+        if (!r || r->type == REDIS_REPLY_ERROR) {
+            snprintf(err, errlen, "Redis SELECT %d failed: %s", t->db, r ? r->str : c->errstr);
+            if (r)
+                freeReplyObject(r);
+            goto fail;
+        }
+        freeReplyObject(r);
+    }
+    return c;
+fail:
+    if (c)
+        redisFree(c);
+    return NULL;
+}
+
+redisContext *rconn_connect(const rconn_t *r, char *err, size_t errlen)
+{
+    return connect_target(&r->t, err, errlen);
+}
+
+const char *rconn_describe(const rconn_t *r)
+{
+    return r->desc;
+}
+
+pid_t rconn_embedded_pid(const rconn_t *r)
+{
+    return r->child;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+        return -1;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+static pid_t spawn_redis(const char *dir, const rconn_target_t *t)
+{
+    char port[16], logfile[PATH_MAX + 16];
+    snprintf(port, sizeof port, "%d", t->unix_path ? 0 : t->port);
+    snprintf(logfile, sizeof logfile, "%s/redis.log", dir);
+    char *argv[32];
+    int n = 0;
+    argv[n++] = "redis-server";
+    argv[n++] = "--port";
+    argv[n++] = port;
+    argv[n++] = "--bind";
+    argv[n++] = "127.0.0.1";
+    if (t->unix_path) {
+        argv[n++] = "--unixsocket";
+        argv[n++] = t->unix_path;
+        argv[n++] = "--unixsocketperm";
+        argv[n++] = "700";
+    }
+    char *fixed[] = {"--dir", (char *)dir, "--appendonly", "yes", "--appendfsync", "everysec",
+                     "--save", "", "--daemonize", "no", "--logfile", logfile,
+                     "--protected-mode", "yes", NULL};
+    for (int i = 0; fixed[i]; i++)
+        argv[n++] = fixed[i];
+    argv[n] = NULL;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    setsid();
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        close(devnull);
+    }
+    execvp(argv[0], argv);
+    fprintf(stderr, "cannot run redis-server: %s (install it: apt-get install -y redis-server)\n",
+            strerror(errno));
+    _exit(127);
+}
+
+static int wait_ready(rconn_t *r, char *err, size_t errlen)
+{
+    struct timespec step = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 500; i++) { /* 10 s */
+        int st;
+        if (waitpid(r->child, &st, WNOHANG) == r->child) {
+            r->child = 0;
+            snprintf(err, errlen, "embedded redis-server exited at start (status %d); see %s",
+                     WIFEXITED(st) ? WEXITSTATUS(st) : -1, "redis.log in the data directory");
+            return -1;
+        }
+        char e2[256];
+        redisContext *c = connect_target(&r->t, e2, sizeof e2);
+        if (c) {
+            redisReply *rep = redisCommand(c, "PING");
+            int ok = rep && rep->type == REDIS_REPLY_STATUS;
+            if (rep)
+                freeReplyObject(rep);
+            redisFree(c);
+            if (ok)
+                return 0;
+        }
+        nanosleep(&step, NULL);
+    }
+    snprintf(err, errlen, "embedded redis-server did not answer within 10 s");
+    return -1;
+}
+
+static int open_embedded(rconn_t *r, const char *data_dir, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    if (mkdir_p(data_dir) < 0 || !realpath(data_dir, dir)) {
+        snprintf(err, errlen, "cannot create data directory %s: %s", data_dir, strerror(errno));
+        return -1;
+    }
+    char lock[PATH_MAX + 16];
+    snprintf(lock, sizeof lock, "%s/crawler.lock", dir);
+    r->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (r->lock_fd < 0 || flock(r->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        snprintf(err, errlen,
+                 "data directory %s is in use by another crawler process; to run several "
+                 "processes on one crawl, start redis-server and pass --redis redis://host:port",
+                 dir);
+        return -1;
+    }
+    char sock[PATH_MAX + 16];
+    snprintf(sock, sizeof sock, "%s/redis.sock", dir);
+    if (strlen(sock) < sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        unlink(sock);
+        r->t.unix_path = strdup(sock);
+    } else {
+        r->t.host = strdup("127.0.0.1");
+        r->t.port = free_port();
+    }
+    if ((!r->t.unix_path && !r->t.host) || r->t.port < 0) {
+        snprintf(err, errlen, "out of memory or no free port");
+        return -1;
+    }
+    r->child = spawn_redis(dir, &r->t);
+    if (r->child < 0) {
+        r->child = 0;
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (wait_ready(r, err, errlen) < 0)
+        return -1;
+    snprintf(r->desc, sizeof r->desc, "embedded redis-server (pid %d) in %s", (int)r->child, dir);
+    return 0;
+}
+
+rconn_t *rconn_open(const char *url, const char *data_dir, char *err, size_t errlen)
+{
+    rconn_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->lock_fd = -1;
+    if (!url || !*url)
+        url = getenv("REDIS_URL");
+    if (url && *url) {
+        if (rconn_parse_url(url, &r->t, err, errlen) < 0)
+            goto fail;
+        snprintf(r->desc, sizeof r->desc, "%s", url);
+        char *at = strrchr(r->desc, '@'); /* never print the password */
+        if (at && r->t.password) {
+            char rest[PATH_MAX];
+            snprintf(rest, sizeof rest, "%s", at + 1);
+            snprintf(r->desc, sizeof r->desc, "redis://***@%s", rest);
+        }
+        return r;
+    }
+    if (open_embedded(r, data_dir ? data_dir : RCONN_DEFAULT_DATA_DIR, err, errlen) < 0)
+        goto fail;
+    return r;
+fail:
+    rconn_close(r);
+    return NULL;
+}
+
+void rconn_close(rconn_t *r)
+{
+    if (!r)
+        return;
+    if (r->child > 0) {
+        kill(r->child, SIGTERM); /* redis flushes its append-only file and exits */
+        int st;
+        for (int i = 0; i < 1000; i++) { /* 10 s */
+            if (waitpid(r->child, &st, WNOHANG) == r->child) {
+                r->child = 0;
+                break;
+            }
+            struct timespec step = {0, 10 * 1000 * 1000};
+            nanosleep(&step, NULL);
+        }
+        if (r->child > 0) {
+            kill(r->child, SIGKILL);
+            waitpid(r->child, &st, 0);
+        }
+        if (r->t.unix_path)
+            unlink(r->t.unix_path);
+    }
+    if (r->lock_fd >= 0)
+        close(r->lock_fd);
+    rconn_target_clear(&r->t);
+    free(r);
+}

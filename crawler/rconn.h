@@ -1,0 +1,58 @@
+/*
+ * rconn.h -- where the crawl's Redis is, and connections to it.
+ *
+ * Either a shared server named by a URL (--redis, or the REDIS_URL
+ * environment variable):
+ *     redis://[:password@]host[:port][/db]     (port 6379, db 0 by default)
+ *     unix:///path/to/redis.sock[?db=N]
+ * or, with neither, an embedded private redis-server that this process starts
+ * as a child in --data-dir (unix socket, append-only persistence so an
+ * interrupted crawl resumes) and stops on rconn_close().  Everything after
+ * that is the same code: callers only see rconn_connect().
+ *
+ * Errors: constructors return NULL and write the reason into err.
+ * Thread-safety: rconn_connect() may be called from any thread once open.
+ */
+#ifndef CRAWLER_RCONN_H
+#define CRAWLER_RCONN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct redisContext;
+
+#define RCONN_DEFAULT_DATA_DIR "./crawl-data"
+#define RCONN_CONNECT_TIMEOUT_MS 5000
+#define RCONN_COMMAND_TIMEOUT_MS 30000
+
+typedef struct rconn_target {
+    char *host;      /* NULL for a unix socket */
+    int port;
+    char *unix_path; /* NULL for TCP */
+    char *password;  /* NULL: no AUTH */
+    int db;
+} rconn_target_t;
+
+/* Parses a Redis URL into t (strings malloc'ed; rconn_target_clear frees).
+ * Returns 0, or -1 with a message in err. */
+int rconn_parse_url(const char *url, rconn_target_t *t, char *err, size_t errlen);
+void rconn_target_clear(rconn_target_t *t);
+
+typedef struct rconn rconn_t;
+
+/* url: a Redis URL, or NULL to use $REDIS_URL, or with neither, an embedded
+ * redis-server in data_dir (NULL: RCONN_DEFAULT_DATA_DIR). */
+rconn_t *rconn_open(const char *url, const char *data_dir, char *err, size_t errlen);
+/* A new connection with AUTH and SELECT done and timeouts set; caller frees
+ * with redisFree().  NULL with a message in err. */
+struct redisContext *rconn_connect(const rconn_t *r, char *err, size_t errlen);
+/* Human-readable location, e.g. "redis://127.0.0.1:6379/0" or
+ * "embedded redis-server (pid 123) in ./crawl-data". */
+const char *rconn_describe(const rconn_t *r);
+/* pid of the embedded server, or 0 when joining a shared one. */
+pid_t rconn_embedded_pid(const rconn_t *r);
+/* Closes; stops the embedded server (it saves its append-only file).
+ * Accepts NULL. */
+void rconn_close(rconn_t *r);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * frontier.h -- the crawl's shared frontier in Redis: per-host queues, a
+ * ready set ordered by the time each host may next be fetched, leases for
+ * in-flight URLs, delayed retries, a dead-letter list, global limits and
+ * stats.  Every state change is one Redis script (atomic), so a worker may
+ * die at any instruction without losing a URL.
+ *
+ * All keys live under "crawler:{NAME}:" (NAME = the crawl name; the braces
+ * make it a Redis Cluster hash tag).  The README lists every key.
+ *
+ * URLs handed to the frontier must already be normalized
+ * (parser_url_normalize); their host key is the origin
+ * "scheme://host[:port]".
+ *
+ * Handles are NOT thread-safe: one per thread, each on the thread's own
+ * redisContext (borrowed, not owned) and with its own worker id.
+ *
+ * Errors: 0 or a negative FRONTIER_E* code; frontier_strerror() for text.
+ */
+#ifndef FRONTIER_H
+#define FRONTIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom.h"
+
+struct redisContext;
+
+#define FRONTIER_DEFAULT_CRAWL "default"
+#define FRONTIER_DEFAULT_PER_HOST 1
+#define FRONTIER_DEFAULT_DELAY_MS 1000
+#define FRONTIER_DEFAULT_MAX_DELAY_MS 60000 /* cap on robots Crawl-delay */
+#define FRONTIER_DEFAULT_LEASE_MS 30000
+#define FRONTIER_DEFAULT_MAX_TRIES 3
+#define FRONTIER_DEFAULT_BACKOFF_MS 2000
+#define FRONTIER_DEFAULT_BACKOFF_MAX_MS 300000
+#define FRONTIER_MAX_CRAWL_NAME 64
+
+enum {
+    FRONTIER_OK = 0,
+    FRONTIER_EINVAL = -1,
+    FRONTIER_ENOMEM = -2,
+    FRONTIER_EIO = -3,    /* Redis unreachable / connection lost */
+    FRONTIER_EREPLY = -4, /* unexpected reply or script error */
+    FRONTIER_EBLOOM = -5, /* the Bloom filter could not be opened/used */
+    FRONTIER_ELEASE = -6, /* the lease was lost (expired and handed to another worker) */
+};
+
+typedef struct frontier_config {
+    const char *crawl;          /* crawl name (copied); NULL: "default" */
+    const char *worker_id;      /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
+    uint32_t per_host;          /* max URLs in flight per host, all workers; 0: default */
+    uint32_t delay_ms;          /* min ms between two claims of one host */
+    uint32_t max_delay_ms;      /* cap on a host's own delay (robots Crawl-delay) */
+    uint32_t lease_ms;          /* lease lifetime; renewed by frontier_heartbeat; 0: default */
+    uint32_t max_depth;         /* links deeper than this are not queued; UINT32_MAX: no limit */
+    uint64_t max_pages;         /* URLs admitted in total; 0: no limit */
+    uint64_t max_pages_per_host; /* URLs admitted per host; 0: no limit */
+    uint32_t max_tries;         /* fetch attempts before dead-lettering; 0: default */
+    uint32_t backoff_ms;        /* first retry delay, doubled each try, with jitter */
+    uint32_t backoff_max_ms;    /* retry delay cap */
+} frontier_config_t;
+
+/* Fills cfg with the defaults above. */
+void frontier_config_defaults(frontier_config_t *cfg);
+
+typedef struct frontier frontier_t;
+
+/* Opens the frontier of cfg->crawl on rc, using bloom (borrowed; opened on
+ * the same rc) as the visited set.  Registers the worker.  NULL on failure,
+ * with a message in errbuf. */
+frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
+                          char *errbuf, size_t errlen);
+/* Frees the handle; does not hand back leases (call frontier_release first).
+ * Accepts NULL. */
+void frontier_close(frontier_t *f);
+
+/* Name of the Bloom filter a crawl uses: "crawler:{NAME}:seen". */
+int frontier_bloom_name(const char *crawl, char *buf, size_t buflen);
+
+/* One leased URL. */
+typedef struct frontier_item {
+    char *url;      /* normalized URL (owned by the item) */
+    uint32_t depth; /* 0 for seeds */
+    uint32_t tries; /* fetch attempts before this one */
+    char *lease;    /* opaque lease token (owned by the item) */
+} frontier_item_t;
+/* Frees the item's strings and zeroes it.  Accepts NULL. */
+void frontier_item_clear(frontier_item_t *it);
+
+typedef enum frontier_state {
+    FRONTIER_READY = 0, /* *n > 0 items were claimed */
+    FRONTIER_WAIT = 1,  /* nothing ready now; URLs are queued, delayed or in flight */
+    FRONTIER_DONE = 2,  /* nothing queued, delayed or in flight: the crawl is over */
+} frontier_state_t;
+
+/* Claims up to max URLs (one round trip), honouring per-host concurrency and
+ * delay across all workers.  Also promotes due retries.  On FRONTIER_WAIT,
+ * *wait_ms (if not NULL) is a hint of how long until something may be ready. */
+int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
+                   frontier_state_t *state, uint32_t *wait_ms);
+
+/* What became of one fetched URL. */
+typedef struct frontier_outcome {
+    int status;            /* HTTP status, 0 if none */
+    const char *error;     /* error kind ("timeout", "dns", "robots", ...) or NULL */
+    uint64_t bytes;        /* body bytes received */
+} frontier_outcome_t;
+
+/* One finished page: its outcome and the links found on it (normalized,
+ * already scope-filtered and de-duplicated within the page). */
+typedef struct frontier_done {
+    const frontier_item_t *item;
+    frontier_outcome_t outcome;
+    const char *const *links;
+    size_t nlinks;
+    uint32_t link_depth; /* depth of the links (item depth + 1; same depth for redirects) */
+    size_t *nnew;        /* out, may be NULL: links that were new and queued */
+} frontier_done_t;
+
+/* Finishes n pages.  Per page ONE atomic script acknowledges the lease,
+ * test-and-adds the links in the Bloom filter and queues the new ones (within
+ * max_depth/max_pages/max_pages_per_host), and updates the counters.  All n
+ * scripts go out in one pipelined round trip.  FRONTIER_ELEASE if a lease had
+ * expired and been handed to another worker (that page is then not counted,
+ * its links are still offered). */
+int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
+
+/* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
+ * delayed set with exponential backoff and jitter, at least retry_after_ms
+ * from now (Retry-After; 0 if none), or to the dead-letter list after
+ * max_tries.  The host as a whole is backed off too.  Atomic. */
+int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                   uint32_t retry_after_ms);
+
+/* Hands leased URLs back to the front of their queues, untouched (shutdown). */
+int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
+
+/* Sets a host's own delay (e.g. robots Crawl-delay), capped at max_delay_ms. */
+int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms);
+
+/* Adds normalized seed URLs at depth 0 through the Bloom filter (already seen
+ * ones are skipped unless force).  *added: how many were queued. */
+int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
+
+/* Per-worker numbers for the heartbeat record. */
+typedef struct frontier_worker_stats {
+    uint64_t pages;      /* finished by this worker */
+    double pages_per_s;  /* recent rate */
+    uint32_t in_flight;  /* URLs it holds now */
+} frontier_worker_stats_t;
+
+/* Renews this worker's lease and heartbeat record, and returns the URLs of
+ * workers whose lease expired to the frontier (*reclaimed, may be NULL).
+ * Call every lease_ms/3 or more often. */
+int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
+
+typedef struct frontier_stats {
+    uint64_t queued, delayed, in_flight, hosts, ready_hosts, dead;
+    uint64_t claimed, fetched, bytes, retried, seen_links, new_links;
+    uint64_t status_2xx, status_3xx, status_4xx, status_5xx, errors;
+    uint32_t workers; /* with a live lease */
+} frontier_stats_t;
+
+/* Reads the crawl's counters (works without an open handle). */
+int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out);
+/* Deletes every key of one crawl (and nothing else); *deleted may be NULL. */
+int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted);
+
+const char *frontier_strerror(int err);
+
+#endif

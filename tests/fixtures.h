@@ -1,0 +1,102 @@
+/*
+ * fixtures.h -- real services for the tests: a private redis-server on a free
+ * loopback port, a programmable HTTP server on 127.0.0.1 (libmicrohttpd), and
+ * a helper to run the crawler binary with a bounded wait.
+ *
+ * Every child process started here gets PR_SET_PDEATHSIG(SIGKILL), so it dies
+ * with the test process even when a test fails or crashes; the *_stop
+ * functions stop it politely first.  Start functions return NULL on failure
+ * and leave the reason in fx_error(); tests assert on that, so a test that
+ * cannot start its services fails loudly instead of being skipped.
+ */
+#ifndef TESTS_FIXTURES_H
+#define TESTS_FIXTURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct redisContext;
+
+/* Text of the last fixture failure (thread-local buffer). */
+const char *fx_error(void);
+void fx_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- redis-server ------------------------------------------------------- */
+typedef struct fx_redis fx_redis_t;
+/* Starts redis-server on 127.0.0.1:<free port>, no persistence, in a fresh
+ * temporary directory; waits until it answers PING. */
+fx_redis_t *fx_redis_start(void);
+int fx_redis_port(const fx_redis_t *r);
+/* "redis://127.0.0.1:<port>" (valid until fx_redis_stop). */
+const char *fx_redis_url(const fx_redis_t *r);
+pid_t fx_redis_pid(const fx_redis_t *r);
+/* A new connection (caller frees with redisFree), NULL on failure. */
+struct redisContext *fx_redis_connect(const fx_redis_t *r);
+/* Stops it (SIGTERM, then SIGKILL after 5 s), removes its directory.
+ * Accepts NULL. */
+void fx_redis_stop(fx_redis_t *r);
+
+/* ---- HTTP server -------------------------------------------------------- */
+typedef struct fx_route {
+    int status;               /* 0: 200 */
+    const char *content_type; /* NULL: "text/html; charset=utf-8" */
+    const char *body;         /* copied; NULL: empty */
+    size_t body_len;          /* 0 with body set: strlen(body) */
+    const char *headers;      /* extra "Name: value\n" lines, copied; may be NULL */
+    unsigned delay_ms;        /* wait before answering */
+    unsigned chunk_delay_ms;  /* wait between body chunks (slow response) */
+    size_t repeat;            /* send the body this many times (0 or 1: once) */
+} fx_route_t;
+
+typedef struct fx_http fx_http_t;
+
+/* A dynamic handler: fills *out for path (with query).  Strings it sets in
+ * *out must stay valid until the next call from the same thread, or be
+ * static; return 0 to answer, -1 to fall back to the route table / 404. */
+typedef int (*fx_http_fn)(void *ud, const char *path, fx_route_t *out);
+
+/* Starts a server on 127.0.0.1:<free port>; unknown paths answer 404. */
+fx_http_t *fx_http_start(void);
+int fx_http_port(const fx_http_t *h);
+/* "http://127.0.0.1:<port>" */
+const char *fx_http_base(const fx_http_t *h);
+/* Programs path (exact, with query) -> response.  Thread-safe. */
+void fx_http_set(fx_http_t *h, const char *path, const fx_route_t *r);
+/* Shorthands: 200 text/html, and a redirect with a Location header. */
+void fx_http_page(fx_http_t *h, const char *path, const char *html);
+void fx_http_redirect(fx_http_t *h, const char *path, int status, const char *location);
+void fx_http_set_handler(fx_http_t *h, fx_http_fn fn, void *ud);
+/* How many requests reached path; total requests; distinct paths. */
+unsigned fx_http_hits(fx_http_t *h, const char *path);
+size_t fx_http_total(fx_http_t *h);
+size_t fx_http_distinct(fx_http_t *h);
+/* Calls fn for every requested path with its hit count. */
+void fx_http_foreach(fx_http_t *h, void (*fn)(void *ud, const char *path, unsigned hits),
+                     void *ud);
+/* Most requests in flight at the same time so far. */
+unsigned fx_http_max_concurrent(fx_http_t *h);
+void fx_http_stop(fx_http_t *h);
+
+/* ---- processes ---------------------------------------------------------- */
+/* Runs argv (argv[0] a path) with stdout/stderr to files (may be NULL: to
+ * /dev/null), waits at most timeout_ms, killing it past that.  Returns the
+ * exit status (0..255), 128+signal if killed by a signal, -1 on failure to
+ * run, -2 on timeout. */
+int fx_run(char *const argv[], const char *out_path, const char *err_path, unsigned timeout_ms);
+/* Starts argv in the background (PDEATHSIG set); returns its pid or -1. */
+pid_t fx_spawn(char *const argv[], const char *out_path, const char *err_path);
+/* Waits for pid at most timeout_ms; returns as fx_run. */
+int fx_wait(pid_t pid, unsigned timeout_ms);
+
+/* A fresh temporary directory (caller frees the string; fx_rmtree removes). */
+char *fx_tmpdir(void);
+void fx_rmtree(const char *dir);
+/* Reads a whole file (caller frees); NULL on error.  *len may be NULL. */
+char *fx_read_file(const char *path, size_t *len);
+int fx_write_file(const char *path, const char *data);
+
+/* Milliseconds on a monotonic clock. */
+uint64_t fx_now_ms(void);
+
+#endif

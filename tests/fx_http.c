@@ -1,0 +1,393 @@
+/*
+ * fx_http.c -- a programmable HTTP/1.1 server on 127.0.0.1 for tests.
+ *
+ * DESIGN: libmicrohttpd (Debian's libmicrohttpd-dev) with one thread per
+ * connection, so a delayed or slow response never holds up the others and
+ * keep-alive, chunked encoding and HEAD are handled by a mature server rather
+ * than by test code.  Routes map an exact path (with query) to a response;
+ * a dynamic handler may answer first (generated sites).  Every request is
+ * counted per path in a chained hash table guarded by `lock`; the raw request
+ * URI comes from MHD's URI log callback so the query string is kept as sent.
+ */
+#include "fixtures.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBUCKETS 4096
+
+typedef struct entry {
+    struct entry *next;
+    char *path;
+    unsigned hits;
+    int has_route;
+    fx_route_t route; /* strings owned by the entry */
+} entry_t;
+
+struct fx_http {
+    struct MHD_Daemon *d;
+    int port;
+    char base[64];
+    pthread_mutex_t lock; /* guards everything below */
+    entry_t *bucket[NBUCKETS];
+    size_t total, distinct;
+    unsigned cur, max_cur;
+    fx_http_fn fn;
+    void *ud;
+};
+
+static unsigned hash_str(const char *s)
+{
+    unsigned h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h % NBUCKETS;
+}
+
+/* lock held */
+static entry_t *lookup(fx_http_t *h, const char *path, int create)
+{
+    unsigned b = hash_str(path);
+    for (entry_t *e = h->bucket[b]; e; e = e->next)
+        if (strcmp(e->path, path) == 0)
+            return e;
+    if (!create)
+        return NULL;
+    entry_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->path = strdup(path))) {
+        free(e);
+        return NULL;
+    }
+    e->next = h->bucket[b];
+    h->bucket[b] = e;
+    return e;
+}
+
+static char *dup_or_null(const char *s, size_t n)
+{
+    if (!s)
+        return NULL;
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static void route_free(fx_route_t *r)
+{
+    free((char *)r->content_type);
+    free((char *)r->body);
+    free((char *)r->headers);
+    memset(r, 0, sizeof *r);
+}
+
+void fx_http_set(fx_http_t *h, const char *path, const fx_route_t *r)
+{
+    pthread_mutex_lock(&h->lock);
+    entry_t *e = lookup(h, path, 1);
+    if (e) {
+        route_free(&e->route);
+        e->route = *r;
+        size_t blen = r->body ? (r->body_len ? r->body_len : strlen(r->body)) : 0;
+        e->route.body = dup_or_null(r->body, blen);
+        e->route.body_len = blen;
+        e->route.content_type =
+            r->content_type ? dup_or_null(r->content_type, strlen(r->content_type)) : NULL;
+        e->route.headers = r->headers ? dup_or_null(r->headers, strlen(r->headers)) : NULL;
+        e->has_route = 1;
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+void fx_http_page(fx_http_t *h, const char *path, const char *html)
+{
+    fx_route_t r = {.status = 200, .body = html};
+    fx_http_set(h, path, &r);
+}
+
+void fx_http_redirect(fx_http_t *h, const char *path, int status, const char *location)
+{
+    char hdr[2048];
+    snprintf(hdr, sizeof hdr, "Location: %s\n", location);
+    fx_route_t r = {.status = status, .headers = hdr, .body = "moved\n"};
+    fx_http_set(h, path, &r);
+}
+
+void fx_http_set_handler(fx_http_t *h, fx_http_fn fn, void *ud)
+{
+    pthread_mutex_lock(&h->lock);
+    h->fn = fn;
+    h->ud = ud;
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* Streaming body: the route's body `repeat` times, optionally slowly. */
+typedef struct stream {
+    char *body;
+    size_t len, repeat;
+    unsigned chunk_delay_ms;
+} stream_t;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    stream_t *s = cls;
+    uint64_t total = (uint64_t)s->len * s->repeat;
+    if (pos >= total)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (s->chunk_delay_ms && pos > 0)
+        usleep(s->chunk_delay_ms * 1000u);
+    size_t off = (size_t)(pos % s->len);
+    size_t n = s->len - off;
+    if (n > max)
+        n = max;
+    if (s->chunk_delay_ms && n > 1024)
+        n = 1024;
+    memcpy(buf, s->body + off, n);
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    stream_t *s = cls;
+    free(s->body);
+    free(s);
+}
+
+static void add_headers(struct MHD_Response *resp, const char *headers)
+{
+    if (!headers)
+        return;
+    char *copy = strdup(headers), *save = NULL;
+    for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        *colon = '\0';
+        char *v = colon + 1;
+        while (*v == ' ')
+            v++;
+        size_t vl = strlen(v);
+        if (vl && v[vl - 1] == '\r')
+            v[vl - 1] = '\0';
+        MHD_add_response_header(resp, line, v);
+    }
+    free(copy);
+}
+
+static struct MHD_Response *build(const fx_route_t *r)
+{
+    struct MHD_Response *resp;
+    size_t repeat = r->repeat ? r->repeat : 1;
+    if (repeat == 1 && !r->chunk_delay_ms) {
+        resp = MHD_create_response_from_buffer(r->body_len, (void *)(r->body ? r->body : ""),
+                                               MHD_RESPMEM_MUST_COPY);
+    } else {
+        stream_t *s = calloc(1, sizeof *s);
+        if (!s)
+            return NULL;
+        s->len = r->body_len ? r->body_len : 1;
+        s->body = dup_or_null(r->body ? r->body : " ", s->len);
+        s->repeat = repeat;
+        s->chunk_delay_ms = r->chunk_delay_ms;
+        resp = MHD_create_response_from_callback((uint64_t)s->len * repeat, 64 * 1024,
+                                                 stream_read, s, stream_free);
+    }
+    if (!resp)
+        return NULL;
+    MHD_add_response_header(resp, "Content-Type",
+                            r->content_type ? r->content_type : "text/html; charset=utf-8");
+    add_headers(resp, r->headers);
+    return resp;
+}
+
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *con)
+{
+    (void)cls;
+    (void)con;
+    return strdup(uri ? uri : "/");
+}
+
+static void completed(void *cls, struct MHD_Connection *con, void **req_cls,
+                      enum MHD_RequestTerminationCode code)
+{
+    (void)con;
+    (void)code;
+    fx_http_t *h = cls;
+    if (*req_cls) {
+        pthread_mutex_lock(&h->lock);
+        if (h->cur)
+            h->cur--;
+        pthread_mutex_unlock(&h->lock);
+    }
+    free(*req_cls);
+    *req_cls = NULL;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *con, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **req_cls)
+{
+    (void)url;
+    (void)method;
+    (void)version;
+    (void)upload;
+    fx_http_t *h = cls;
+    const char *path = *req_cls ? (const char *)*req_cls : "/";
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    fx_route_t r = {0};
+    int found = 0;
+    pthread_mutex_lock(&h->lock);
+    entry_t *e = lookup(h, path, 1);
+    if (e) {
+        e->hits++;
+        if (e->hits == 1)
+            h->distinct++;
+    }
+    h->total++;
+    if (++h->cur > h->max_cur)
+        h->max_cur = h->cur;
+    fx_http_fn fn = h->fn;
+    void *ud = h->ud;
+    if (e && e->has_route) {
+        r = e->route;
+        found = 1;
+    }
+    struct MHD_Response *resp = NULL;
+    if (found)
+        resp = build(&r); /* copies the body while the lock keeps the route alive */
+    pthread_mutex_unlock(&h->lock);
+    if (!found && fn) {
+        fx_route_t d = {0};
+        if (fn(ud, path, &d) == 0) {
+            if (d.body && !d.body_len)
+                d.body_len = strlen(d.body);
+            r = d;
+            found = 1;
+            resp = build(&d);
+        }
+    }
+    if (!found) {
+        r.status = 404;
+        fx_route_t nf = {.status = 404, .body = "not found\n", .body_len = 10};
+        resp = build(&nf);
+    }
+    if (!resp)
+        return MHD_NO;
+    if (r.delay_ms)
+        usleep(r.delay_ms * 1000u);
+    enum MHD_Result ret = MHD_queue_response(con, r.status ? (unsigned)r.status : 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+fx_http_t *fx_http_start(void)
+{
+    fx_http_t *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    pthread_mutex_init(&h->lock, NULL);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                MHD_USE_ERROR_LOG,
+                            0, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, &a,
+                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_END);
+    if (!h->d) {
+        fx_set_error("libmicrohttpd could not start on 127.0.0.1");
+        fprintf(stderr, "fx_http_start: %s\n", fx_error());
+        pthread_mutex_destroy(&h->lock);
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : 0;
+    snprintf(h->base, sizeof h->base, "http://127.0.0.1:%d", h->port);
+    return h;
+}
+
+int fx_http_port(const fx_http_t *h)
+{
+    return h->port;
+}
+
+const char *fx_http_base(const fx_http_t *h)
+{
+    return h->base;
+}
+
+unsigned fx_http_hits(fx_http_t *h, const char *path)
+{
+    pthread_mutex_lock(&h->lock);
+    entry_t *e = lookup(h, path, 0);
+    unsigned n = e ? e->hits : 0;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+size_t fx_http_total(fx_http_t *h)
+{
+    pthread_mutex_lock(&h->lock);
+    size_t n = h->total;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+size_t fx_http_distinct(fx_http_t *h)
+{
+    pthread_mutex_lock(&h->lock);
+    size_t n = h->distinct;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+unsigned fx_http_max_concurrent(fx_http_t *h)
+{
+    pthread_mutex_lock(&h->lock);
+    unsigned n = h->max_cur;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+void fx_http_foreach(fx_http_t *h, void (*fn)(void *ud, const char *path, unsigned hits), void *ud)
+{
+    pthread_mutex_lock(&h->lock);
+    for (unsigned b = 0; b < NBUCKETS; b++)
+        for (entry_t *e = h->bucket[b]; e; e = e->next)
+            if (e->hits)
+                fn(ud, e->path, e->hits);
+    pthread_mutex_unlock(&h->lock);
+}
+
+void fx_http_stop(fx_http_t *h)
+{
+    if (!h)
+        return;
+    if (h->d)
+        MHD_stop_daemon(h->d);
+    for (unsigned b = 0; b < NBUCKETS; b++) {
+        entry_t *e = h->bucket[b];
+        while (e) {
+            entry_t *n = e->next;
+            route_free(&e->route);
+            free(e->path);
+            free(e);
+            e = n;
+        }
+    }
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+}

@@ -1,0 +1,162 @@
+/*
+ * fx_redis.c -- a private redis-server for one test.
+ *
+ * DESIGN: picks a free loopback port (bind to port 0, read it back), starts
+ * `redis-server` on it with persistence off in a fresh temporary directory,
+ * and waits (bounded) until PING answers.  A port taken between our probe and
+ * redis' bind is retried with another one.
+ */
+#include "fixtures.h"
+
+#include <arpa/inet.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct fx_redis {
+    pid_t pid;
+    int port;
+    char *dir;
+    char url[64];
+};
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static int answers_ping(int port)
+{
+    struct timeval tv = {0, 200000};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    int ok = 0;
+    if (c && !c->err) {
+        redisReply *r = redisCommand(c, "PING");
+        ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+        if (r)
+            freeReplyObject(r);
+    }
+    if (c)
+        redisFree(c);
+    return ok;
+}
+
+static int try_start(fx_redis_t *r)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", r->port);
+    char logpath[512];
+    snprintf(logpath, sizeof logpath, "%s/redis.log", r->dir);
+    char *argv[] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+                    "--appendonly", "no", "--dir", r->dir, "--daemonize", "no",
+                    "--protected-mode", "no", "--loglevel", "warning", NULL};
+    r->pid = fx_spawn(argv, logpath, logpath);
+    if (r->pid < 0)
+        return -1;
+    uint64_t deadline = fx_now_ms() + 10000;
+    while (fx_now_ms() < deadline) {
+        int st;
+        if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
+            r->pid = -1;
+            fx_set_error("redis-server exited at start (port %d); see its log", r->port);
+            return -1;
+        }
+        if (answers_ping(r->port))
+            return 0;
+        usleep(10000);
+    }
+    kill(r->pid, SIGKILL);
+    waitpid(r->pid, NULL, 0);
+    r->pid = -1;
+    fx_set_error("redis-server did not answer PING within 10 s on port %d", r->port);
+    return -1;
+}
+
+fx_redis_t *fx_redis_start(void)
+{
+    fx_redis_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->pid = -1;
+    r->dir = fx_tmpdir();
+    if (!r->dir)
+        goto fail;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        r->port = free_port();
+        if (r->port <= 0) {
+            fx_set_error("no free loopback port");
+            continue;
+        }
+        if (try_start(r) == 0) {
+            snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
+            return r;
+        }
+    }
+fail:
+    fprintf(stderr, "fx_redis_start: %s (is redis-server installed? apt-get install -y "
+                    "redis-server)\n", fx_error());
+    fx_redis_stop(r);
+    return NULL;
+}
+
+int fx_redis_port(const fx_redis_t *r)
+{
+    return r->port;
+}
+
+const char *fx_redis_url(const fx_redis_t *r)
+{
+    return r->url;
+}
+
+pid_t fx_redis_pid(const fx_redis_t *r)
+{
+    return r->pid;
+}
+
+redisContext *fx_redis_connect(const fx_redis_t *r)
+{
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", r->port, tv);
+    if (!c || c->err) {
+        fx_set_error("connect to redis port %d: %s", r->port, c ? c->errstr : "out of memory");
+        if (c)
+            redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, (struct timeval){30, 0});
+    return c;
+}
+
+void fx_redis_stop(fx_redis_t *r)
+{
+    if (!r)
+        return;
+    if (r->pid > 0) {
+        kill(r->pid, SIGTERM);
+        if (fx_wait(r->pid, 5000) == -2)
+            fprintf(stderr, "fx_redis_stop: redis-server %d killed after 5 s\n", (int)r->pid);
+    }
+    if (r->dir) {
+        fx_rmtree(r->dir);
+        free(r->dir);
+    }
+    free(r);
+}
