@@ -106,6 +106,9 @@ void bloom_probe(const bloom_t *b, const char *item, size_t len, bloom_probe_t *
 /* Writes the Redis key of block i into buf ("<name>:b:<i>").  Returns the
  * length, or a negative code if buf is too small. */
 int bloom_block_key(const bloom_t *b, uint32_t block, char *buf, size_t buflen);
+/* 1 if the local cache already knows the item is in the filter (no Redis
+ * access, never a false "yes" beyond the filter's own), else 0. */
+int bloom_cache_contains(bloom_t *b, const char *item, size_t len);
 /* Tells the local cache that these items are now in the filter (after an
  * external script added them).  Never fails; may evict. */
 void bloom_cache_note(bloom_t *b, const char *const *items, const size_t *lens, size_t n);
