@@ -1,1 +1,472 @@
-/* placeholder: being written */
+/*
+ * url.c -- THE URL normalizer of the project, built on libcurl's URL API.
+ *
+ * DESIGN
+ * Every URL (seed, link, redirect target, Bloom key) goes through
+ * url_resolve(), so one resource has one spelling everywhere.  The work is
+ * split in two:
+ *   1. clean(): a single pass over the reference string that does what the
+ *      URL API does not do: trim leading/trailing C0 controls and spaces,
+ *      remove tabs/CR/LF anywhere, cut the fragment, reject schemes other
+ *      than http/https (PARSER_ESCHEME), turn '\' into '/' before the query
+ *      (as browsers do), and percent-normalize: in the authority and the
+ *      path, escapes of unreserved characters (ALPHA DIGIT - . _ ~) are
+ *      decoded and other escapes get uppercase hex; bytes that cannot be
+ *      sent (controls, space, "<>`{}, non-ASCII) are percent-encoded in the
+ *      path; the QUERY is kept byte for byte except that bytes which cannot
+ *      be sent (controls, space, "<>, non-ASCII) are percent-encoded.
+ *      Non-ASCII bytes in the host are left for IDN conversion.
+ *   2. libcurl (curl_url_set with the base handle) resolves the reference
+ *      (RFC 3986 section 5), removes dot segments, lowercases the scheme,
+ *      drops the default port and gives "/" to an empty path.  finish()
+ *      then lowercases the host and converts IDN hosts to punycode with
+ *      libidn2's idn2_lookup_u8 (UTF-8 in, locale independent: libcurl's
+ *      CURLU_PUNYCODE goes through idn2_lookup_ul, which depends on the
+ *      process locale and fails in the "C" locale).
+ * References with a same-scheme prefix and no "//" ("http:g" against an
+ * http base) are resolved as relative, as browsers do (RFC 3986 5.4.2
+ * allows either); "http:x" against another scheme becomes "http://x/".
+ * No state: every function is thread-safe.
+ */
+#include "parser.h"
+#include "parser_internal.h"
+
+#include <idn2.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A reference longer than this many times max_len is refused before any
+ * parsing: decoding escapes shrinks it at most threefold. */
+#define CLEAN_SLACK 4
+
+static const char hexdig[] = "0123456789ABCDEF";
+
+static int hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int is_alpha(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_unreserved(unsigned char c)
+{
+    return is_alpha(c) || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+static unsigned char lower(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+/* Where a byte sits in the reference; decides how it is escaped. */
+enum part { PART_AUTHORITY, PART_PATH, PART_QUERY };
+
+static int must_encode(unsigned char c, enum part part)
+{
+    if (c <= 0x20 || c >= 0x7F)
+        return part != PART_AUTHORITY || c <= 0x20 || c == 0x7F;
+    if (c == '"' || c == '<' || c == '>')
+        return part != PART_AUTHORITY;
+    if (c == '`' || c == '{' || c == '}')
+        return part == PART_PATH;
+    return 0;
+}
+
+/* Appends s[*i] (and, for an escape, the two digits after it) to o. */
+static size_t put_char(const char *s, size_t len, size_t *i, char *o, enum part part)
+{
+    unsigned char c = (unsigned char)s[*i];
+    if (c == '%' && part != PART_QUERY && *i + 2 < len && hexval((unsigned char)s[*i + 1]) >= 0 &&
+        hexval((unsigned char)s[*i + 2]) >= 0) {
+        unsigned char v = (unsigned char)(hexval((unsigned char)s[*i + 1]) * 16 +
+                                          hexval((unsigned char)s[*i + 2]));
+        *i += 2;
+        if (is_unreserved(v)) {
+            o[0] = (char)v;
+            return 1;
+        }
+        c = v;
+    } else if (c == '\\' && part == PART_PATH) {
+        o[0] = '/';
+        return 1;
+    } else if (!must_encode(c, part)) {
+        o[0] = (char)c;
+        return 1;
+    }
+    o[0] = '%';
+    o[1] = hexdig[c >> 4];
+    o[2] = hexdig[c & 15];
+    return 3;
+}
+
+/* Length of a scheme at the start of s ("http" for "http://..."), 0 if none. */
+static size_t scheme_len(const char *s, size_t len)
+{
+    size_t i = 0;
+    if (len == 0 || !is_alpha((unsigned char)s[0]))
+        return 0;
+    while (i < len && (is_alpha((unsigned char)s[i]) || (s[i] >= '0' && s[i] <= '9') ||
+                       s[i] == '+' || s[i] == '-' || s[i] == '.'))
+        i++;
+    return (i < len && s[i] == ':') ? i : 0;
+}
+
+static int is_slash(char c)
+{
+    return c == '/' || c == '\\';
+}
+
+/* Copies t[0..len) (already trimmed, no tabs/newlines, no fragment) into o,
+ * escaping per part.  abs: t starts with "//" (an authority follows). */
+static size_t copy_parts(const char *t, size_t len, int abs, char *o)
+{
+    size_t i = 0, n = 0;
+    enum part part = PART_PATH;
+    if (abs) {
+        o[n++] = '/';
+        o[n++] = '/';
+        i = 2;
+        part = PART_AUTHORITY;
+    }
+    for (; i < len; i++) {
+        char c = t[i];
+        if (part == PART_AUTHORITY && (is_slash(c) || c == '?'))
+            part = PART_PATH;
+        if (part == PART_PATH && c == '?') {
+            part = PART_QUERY;
+            o[n++] = '?';
+            continue;
+        }
+        n += put_char(t, len, &i, o + n, part);
+    }
+    o[n] = '\0';
+    return n;
+}
+
+/* Cleans ref into a malloc'd string *out (see DESIGN).  base_scheme: the
+ * scheme of the base ("http"/"https") or NULL without a base.  *absolute is
+ * set when the result carries its own scheme. */
+static int clean(const char *ref, size_t len, size_t max_len, const char *base_scheme, char **out,
+                 int *absolute)
+{
+    size_t i, n = 0, sl;
+    char *t, *o;
+    while (len > 0 && (unsigned char)ref[0] <= 0x20) {
+        ref++;
+        len--;
+    }
+    while (len > 0 && (unsigned char)ref[len - 1] <= 0x20)
+        len--;
+    if (len > CLEAN_SLACK * max_len + 64)
+        return PARSER_ETOOLONG;
+    t = malloc(len + 1);
+    if (!t)
+        return PARSER_ENOMEM;
+    for (i = 0; i < len && ref[i] != '#'; i++)
+        if (ref[i] != '\t' && ref[i] != '\r' && ref[i] != '\n')
+            t[n++] = ref[i];
+    t[n] = '\0';
+    o = malloc(3 * n + 16);
+    if (!o) {
+        free(t);
+        return PARSER_ENOMEM;
+    }
+    *absolute = 0;
+    sl = scheme_len(t, n);
+    if (sl > 0) {
+        size_t k = sl + 1, m;
+        char sch[6] = {0};
+        if (sl > 5)
+            goto bad_scheme;
+        for (m = 0; m < sl; m++)
+            sch[m] = (char)lower((unsigned char)t[m]);
+        if (strcmp(sch, "http") != 0 && strcmp(sch, "https") != 0)
+            goto bad_scheme;
+        if (n - k >= 2 && is_slash(t[k]) && is_slash(t[k + 1])) {
+            /* scheme://authority... */
+        } else if (base_scheme && strcmp(base_scheme, sch) == 0) {
+            /* "http:g" against an http base: relative, as browsers do */
+            n = copy_parts(t + k, n - k, 0, o);
+            goto done;
+        } else {
+            /* "http:x" or "http:/x" without such a base: "http://x" */
+            while (k < n && is_slash(t[k]))
+                k++;
+            k -= 2; /* k >= sl + 1 >= 5: overwrite two bytes with "//" */
+            t[k] = '/';
+            t[k + 1] = '/';
+        }
+        memcpy(o, sch, sl);
+        o[sl] = ':';
+        n = sl + 1 + copy_parts(t + k, n - k, 1, o + sl + 1);
+        *absolute = 1;
+        goto done;
+    }
+    n = copy_parts(t, n, n >= 2 && is_slash(t[0]) && is_slash(t[1]), o);
+done:
+    free(t);
+    *out = o;
+    return PARSER_OK;
+bad_scheme:
+    free(t);
+    free(o);
+    return PARSER_ESCHEME;
+}
+
+static int map_uc(CURLUcode uc)
+{
+    switch (uc) {
+    case CURLUE_OK:
+        return PARSER_OK;
+    case CURLUE_OUT_OF_MEMORY:
+        return PARSER_ENOMEM;
+    case CURLUE_UNSUPPORTED_SCHEME:
+        return PARSER_ESCHEME;
+    default:
+        return PARSER_EBADURL;
+    }
+}
+
+/* Host lowercased, IDN -> punycode, written back into h if it changed. */
+static int fix_host(CURLU *h)
+{
+    char *host = NULL, *p;
+    uint8_t *puny = NULL;
+    int upper = 0, wide = 0, rc = PARSER_OK;
+    CURLUcode uc = curl_url_get(h, CURLUPART_HOST, &host, 0);
+    if (uc)
+        return map_uc(uc);
+    for (p = host; *p; p++) {
+        upper |= (*p >= 'A' && *p <= 'Z');
+        wide |= ((unsigned char)*p >= 0x80);
+    }
+    if (wide) {
+        int ir =
+            idn2_lookup_u8((const uint8_t *)host, &puny, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+        if (ir != IDN2_OK)
+            ir = idn2_lookup_u8((const uint8_t *)host, &puny, IDN2_NFC_INPUT | IDN2_TRANSITIONAL);
+        if (ir == IDN2_MALLOC)
+            rc = PARSER_ENOMEM;
+        else if (ir != IDN2_OK)
+            rc = PARSER_EBADURL;
+        if (rc == PARSER_OK)
+            rc = map_uc(curl_url_set(h, CURLUPART_HOST, (const char *)puny, 0));
+    } else if (upper) {
+        for (p = host; *p; p++)
+            *p = (char)lower((unsigned char)*p);
+        rc = map_uc(curl_url_set(h, CURLUPART_HOST, host, 0));
+    }
+    free(puny);
+    curl_free(host);
+    return rc;
+}
+
+/* Host fixed, then the whole URL copied out (caller frees with free()). */
+static int finish(CURLU *h, size_t max_len, char **out, size_t *out_len)
+{
+    char *u = NULL;
+    size_t n;
+    int rc = fix_host(h);
+    if (rc)
+        return rc;
+    rc = map_uc(curl_url_get(h, CURLUPART_URL, &u, CURLU_NO_DEFAULT_PORT));
+    if (rc)
+        return rc;
+    n = strlen(u);
+    if (n > max_len) {
+        rc = PARSER_ETOOLONG;
+    } else if (!(*out = malloc(n + 1))) {
+        rc = PARSER_ENOMEM;
+    } else {
+        memcpy(*out, u, n + 1);
+        if (out_len)
+            *out_len = n;
+    }
+    curl_free(u);
+    return rc;
+}
+
+/* "http" or "https" of a handle made by url_base_new, copied into sch[6]. */
+static int handle_scheme(CURLU *h, char sch[6])
+{
+    char *s = NULL;
+    int rc = map_uc(curl_url_get(h, CURLUPART_SCHEME, &s, 0));
+    if (rc)
+        return rc;
+    if (strcmp(s, "http") != 0 && strcmp(s, "https") != 0)
+        rc = PARSER_ESCHEME;
+    else
+        memcpy(sch, s, strlen(s) + 1);
+    curl_free(s);
+    return rc;
+}
+
+int url_base_new(const char *base, size_t len, size_t max_len, CURLU **out)
+{
+    char *c = NULL;
+    int absolute = 0, rc;
+    CURLU *h = NULL;
+    *out = NULL;
+    rc = clean(base, len, max_len, NULL, &c, &absolute);
+    if (rc)
+        return rc;
+    if (!absolute) {
+        rc = PARSER_EBADURL;
+        goto out;
+    }
+    if (!(h = curl_url())) {
+        rc = PARSER_ENOMEM;
+        goto out;
+    }
+    rc = map_uc(curl_url_set(h, CURLUPART_URL, c, 0));
+    if (rc == PARSER_OK)
+        rc = fix_host(h);
+    if (rc) {
+        curl_url_cleanup(h);
+        goto out;
+    }
+    *out = h;
+out:
+    free(c);
+    return rc;
+}
+
+int url_resolve(CURLU *base, const char *ref, size_t len, size_t max_len, char **out,
+                size_t *out_len)
+{
+    char sch[6] = {0}, *c = NULL;
+    int absolute = 0, rc = PARSER_OK;
+    CURLU *h = NULL;
+    *out = NULL;
+    if (max_len == 0)
+        max_len = PARSER_DEFAULT_MAX_URL_LENGTH;
+    if (base && (rc = handle_scheme(base, sch)) != PARSER_OK)
+        return rc;
+    rc = clean(ref, len, max_len, base ? sch : NULL, &c, &absolute);
+    if (rc)
+        return rc;
+    if (!base && !absolute) {
+        rc = PARSER_EBADURL;
+        goto out;
+    }
+    h = base ? curl_url_dup(base) : curl_url();
+    if (!h) {
+        rc = PARSER_ENOMEM;
+        goto out;
+    }
+    /* An empty reference (or a bare "#frag") is the base itself. */
+    if (c[0] != '\0')
+        rc = map_uc(curl_url_set(h, CURLUPART_URL, c, 0));
+    if (rc == PARSER_OK)
+        rc = finish(h, max_len, out, out_len);
+out:
+    curl_url_cleanup(h);
+    free(c);
+    return rc;
+}
+
+int parser_url_normalize(const char *base, const char *ref, size_t max_len, char **out)
+{
+    CURLU *b = NULL;
+    int rc;
+    if (!ref || !out)
+        return PARSER_EINVAL;
+    *out = NULL;
+    if (max_len == 0)
+        max_len = PARSER_DEFAULT_MAX_URL_LENGTH;
+    if (base && (rc = url_base_new(base, strlen(base), max_len, &b)) != PARSER_OK)
+        return rc == PARSER_ESCHEME ? rc : PARSER_EBADURL;
+    rc = url_resolve(b, ref, strlen(ref), max_len, out, NULL);
+    curl_url_cleanup(b);
+    return rc;
+}
+
+/* Copies s into buf; length or PARSER_ETOOLONG. */
+static int put(char *buf, size_t buflen, const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= buflen || n > INT32_MAX)
+        return PARSER_ETOOLONG;
+    memcpy(buf, s, n + 1);
+    return (int)n;
+}
+
+int parser_url_host(const char *url, char *buf, size_t buflen)
+{
+    CURLU *h;
+    char *host = NULL;
+    int rc;
+    if (!url || !buf)
+        return PARSER_EINVAL;
+    if (!(h = curl_url()))
+        return PARSER_ENOMEM;
+    rc = map_uc(curl_url_set(h, CURLUPART_URL, url, 0));
+    if (rc == PARSER_OK)
+        rc = map_uc(curl_url_get(h, CURLUPART_HOST, &host, 0));
+    if (rc == PARSER_OK)
+        rc = put(buf, buflen, host);
+    curl_free(host);
+    curl_url_cleanup(h);
+    return rc;
+}
+
+int parser_url_origin(const char *url, char *buf, size_t buflen)
+{
+    CURLU *h;
+    char *sch = NULL, *host = NULL, *port = NULL;
+    int rc, n;
+    if (!url || !buf)
+        return PARSER_EINVAL;
+    if (!(h = curl_url()))
+        return PARSER_ENOMEM;
+    rc = map_uc(curl_url_set(h, CURLUPART_URL, url, 0));
+    if (rc == PARSER_OK)
+        rc = map_uc(curl_url_get(h, CURLUPART_SCHEME, &sch, 0));
+    if (rc == PARSER_OK)
+        rc = map_uc(curl_url_get(h, CURLUPART_HOST, &host, 0));
+    if (rc == PARSER_OK &&
+        curl_url_get(h, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT) != CURLUE_OK)
+        port = NULL;
+    if (rc == PARSER_OK) {
+        n = snprintf(buf, buflen, "%s://%s%s%s", sch, host, port ? ":" : "", port ? port : "");
+        rc = (n < 0 || (size_t)n >= buflen) ? PARSER_ETOOLONG : n;
+    }
+    curl_free(sch);
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(h);
+    return rc;
+}
+
+const char *parser_strerror(int err)
+{
+    switch (err) {
+    case PARSER_OK:
+        return "success";
+    case PARSER_EINVAL:
+        return "invalid argument";
+    case PARSER_ENOMEM:
+        return "out of memory";
+    case PARSER_EBADURL:
+        return "malformed URL";
+    case PARSER_ESCHEME:
+        return "scheme is not http or https";
+    case PARSER_ETOOLONG:
+        return "URL too long";
+    case PARSER_EPARSE:
+        return "HTML parser failed";
+    default:
+        return "unknown parser error";
+    }
+}
