@@ -1,1 +1,674 @@
-/* placeholder: being written */
+/*
+ * warc.c -- WARC/1.1 writer with one gzip member per record (see warc.h for
+ * the record layout and the body policy).
+ *
+ * DESIGN
+ * Data: one warc_t per file: the fd (O_APPEND), the warcinfo record's ID,
+ * a sticky failure text, and a pool of scratch contexts (zlib stream, SHA-1
+ * context, three growable buffers).  A call to warc_write_exchange() takes a
+ * context from the pool, builds both records uncompressed in it, hashes and
+ * compresses them there, in parallel with other threads, and then writes the
+ * two gzip members with one write(2) under the mutex.  The pool grows to the
+ * number of threads writing at once; contexts are freed at close.  Buffers
+ * grown past SCRATCH_KEEP by a huge page are released after use.
+ *
+ * Locking: `lock` guards the pool, the fd's writes and the failure state.
+ * It is the only lock; nothing else is called with it held.
+ *
+ * Invariants: the file is always a sequence of whole gzip members, each one a
+ * whole record; a failed write is undone with ftruncate(2).  IDs come from
+ * getrandom(2) (fallback /dev/urandom).  Touches no Redis key.
+ */
+#include "warc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define SCRATCH_KEEP (4u << 20) /* keep at most this much scratch per context */
+
+typedef struct sb {
+    char *p;
+    size_t len, cap;
+} sb_t;
+
+typedef struct scratch {
+    struct scratch *next;
+    z_stream z;
+    EVP_MD_CTX *md;
+    sb_t head; /* the rewritten response head */
+    sb_t rec;  /* one record, uncompressed */
+    sb_t out;  /* both gzip members */
+} scratch_t;
+
+struct warc {
+    int fd;
+    char path[256]; /* for messages (truncated) */
+    char info_id[WARC_RECORD_ID_LEN + 1];
+    pthread_mutex_t lock; /* guards all below */
+    scratch_t *pool;
+    bool failed;
+    char errtext[320];
+};
+
+/* One record to build: header values (NULL: field left out) and the block
+ * as up to two pieces. */
+typedef struct rec {
+    const char *type, *id, *date, *uri, *ip, *concurrent, *info_id, *filename;
+    bool truncated;
+    const char *content_type;
+    const void *part[2];
+    size_t part_len[2];
+    const char *payload_digest;
+} rec_t;
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static int sb_reserve(sb_t *b, size_t extra)
+{
+    if (extra <= b->cap - b->len)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < extra) {
+        if (cap > SIZE_MAX / 2)
+            return WARC_ENOMEM;
+        cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return WARC_ENOMEM;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int sb_put(sb_t *b, const void *p, size_t n)
+{
+    if (sb_reserve(b, n))
+        return WARC_ENOMEM;
+    if (n)
+        memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static int sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int sb_printf(sb_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || sb_reserve(b, (size_t)n + 1))
+        return WARC_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+static void sb_trim(sb_t *b)
+{
+    if (b->cap > SCRATCH_KEEP) {
+        free(b->p);
+        *b = (sb_t){0};
+    }
+    b->len = 0;
+}
+
+/* A header value must not break the header: no control bytes, no space. */
+static bool header_safe(const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        if (*u <= 0x20 || *u == 0x7f)
+            return false;
+    return true;
+}
+
+static void base32(const unsigned char *in, size_t n, char *out)
+{
+    static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc = (acc << 8) | in[i];
+        bits += 8;
+        while (bits >= 5) {
+            *out++ = alpha[(acc >> (bits - 5)) & 31];
+            bits -= 5;
+        }
+    }
+    if (bits > 0)
+        *out++ = alpha[(acc << (5 - bits)) & 31];
+    *out = '\0';
+}
+
+/* SHA-1 of the pieces into "sha1:BASE32". */
+static int digest_parts(EVP_MD_CTX *md, const void *const *part, const size_t *len, int n,
+                        char out[WARC_DIGEST_LEN + 1])
+{
+    unsigned char h[EVP_MAX_MD_SIZE];
+    unsigned hl = 0;
+    if (EVP_DigestInit_ex(md, EVP_sha1(), NULL) != 1)
+        return WARC_EINTERNAL;
+    for (int i = 0; i < n; i++)
+        if (len[i] && EVP_DigestUpdate(md, part[i], len[i]) != 1)
+            return WARC_EINTERNAL;
+    if (EVP_DigestFinal_ex(md, h, &hl) != 1 || hl != 20)
+        return WARC_EINTERNAL;
+    memcpy(out, "sha1:", 5);
+    base32(h, 20, out + 5);
+    return 0;
+}
+
+int warc_digest(const void *data, size_t len, char out[WARC_DIGEST_LEN + 1])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (!md)
+        return WARC_EINTERNAL;
+    int rc = digest_parts(md, &data, &len, 1, out);
+    EVP_MD_CTX_free(md);
+    return rc;
+}
+
+static int random_bytes(unsigned char *p, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(p + got, n - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (got == n)
+        return 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return WARC_EINTERNAL;
+    got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    return got == n ? 0 : WARC_EINTERNAL;
+}
+
+/* "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes. */
+static void uuid_id(unsigned char b[16], char out[WARC_RECORD_ID_LEN + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    char *p = out;
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    memcpy(p, "<urn:uuid:", 10);
+    p += 10;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *p++ = '-';
+        *p++ = hex[b[i] >> 4];
+        *p++ = hex[b[i] & 15];
+    }
+    *p++ = '>';
+    *p = '\0';
+}
+
+static void warc_date(int64_t ms, char out[64])
+{
+    if (ms <= 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+/* ---- the response head ----------------------------------------------------- */
+
+static bool name_is(const char *line, size_t name_len, const char *name)
+{
+    return name_len == strlen(name) && strncasecmp(line, name, name_len) == 0;
+}
+
+/* Parses a Content-Length value (OWS digits OWS) and compares it to want. */
+static bool cl_equals(const char *v, const char *end, size_t want)
+{
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+        end--;
+    if (v == end || end - v > 19)
+        return false;
+    unsigned long long n = 0;
+    for (; v < end; v++) {
+        if (*v < '0' || *v > '9')
+            return false;
+        n = n * 10 + (unsigned)(*v - '0');
+    }
+    return n == want;
+}
+
+/* Offset of the last response in a head that may hold several (1xx first). */
+static size_t last_block(const char *h, size_t n)
+{
+    size_t start = 0, ls = 0;
+    bool after_blank = false;
+    while (ls < n) {
+        const char *nl = memchr(h + ls, '\n', n - ls);
+        size_t le = nl ? (size_t)(nl - h) + 1 : n;
+        bool blank = le - ls <= 2 && (h[ls] == '\n' || h[ls] == '\r');
+        if (blank)
+            after_blank = true;
+        else if (after_blank) {
+            start = ls;
+            after_blank = false;
+        }
+        ls = le;
+    }
+    return start;
+}
+
+/* The stored head: see "the body policy" in warc.h. */
+static int rewrite_head(sb_t *out, const char *h, size_t n, const warc_exchange_t *x)
+{
+    static const char orig[] = "X-Crawler-Original-";
+    bool have_cl = false, first = true;
+    int rc = 0;
+    out->len = 0;
+    for (size_t ls = last_block(h, n); ls < n && rc == 0;) {
+        const char *line = h + ls, *nl = memchr(line, '\n', n - ls);
+        size_t le = nl ? (size_t)(nl - h) + 1 : n, len = le - ls;
+        if (len <= 2 && (line[0] == '\n' || line[0] == '\r'))
+            break; /* end of the head */
+        const char *colon = first ? NULL : memchr(line, ':', len);
+        size_t name_len = colon ? (size_t)(colon - line) : 0;
+        bool rename = false;
+        if (colon && name_is(line, name_len, "Transfer-Encoding"))
+            rename = true;
+        else if (colon && x->body_decoded && name_is(line, name_len, "Content-Encoding"))
+            rename = true;
+        else if (colon && name_is(line, name_len, "Content-Length")) {
+            bool keep = !have_cl && cl_equals(colon + 1, line + len, x->body_len);
+            rename = !keep; /* only the first correct one stays */
+            have_cl = have_cl || keep;
+        }
+        if (rename)
+            rc = sb_put(out, orig, sizeof orig - 1);
+        if (rc == 0)
+            rc = sb_put(out, line, len);
+        if (rc == 0 && line[len - 1] != '\n')
+            rc = sb_put(out, "\r\n", 2);
+        first = false;
+        ls = le;
+    }
+    if (rc == 0 && !have_cl)
+        rc = sb_printf(out, "Content-Length: %zu\r\n", x->body_len);
+    if (rc == 0)
+        rc = sb_put(out, "\r\n", 2);
+    return rc;
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+/* Compresses c->rec as one gzip member appended to c->out. */
+static int gz_member(scratch_t *c)
+{
+    if (c->rec.len > (1u << 31))
+        return WARC_EINVAL; /* a 2 GiB record: the size limit was not applied */
+    if (deflateReset(&c->z) != Z_OK)
+        return WARC_EINTERNAL;
+    uLong bound = deflateBound(&c->z, (uLong)c->rec.len);
+    if (sb_reserve(&c->out, bound))
+        return WARC_ENOMEM;
+    c->z.next_in = (Bytef *)c->rec.p;
+    c->z.avail_in = (uInt)c->rec.len;
+    c->z.next_out = (Bytef *)c->out.p + c->out.len;
+    c->z.avail_out = (uInt)bound;
+    if (deflate(&c->z, Z_FINISH) != Z_STREAM_END)
+        return WARC_EINTERNAL;
+    c->out.len += bound - c->z.avail_out;
+    return 0;
+}
+
+static int put_opt(sb_t *b, const char *name, const char *value)
+{
+    return value ? sb_printf(b, "%s: %s\r\n", name, value) : 0;
+}
+
+/* Builds record r in c->rec and appends it, compressed, to c->out. */
+static int add_record(scratch_t *c, const rec_t *r)
+{
+    char block_digest[WARC_DIGEST_LEN + 1];
+    size_t block_len = r->part_len[0] + r->part_len[1];
+    int rc = digest_parts(c->md, r->part, r->part_len, 2, block_digest);
+    c->rec.len = 0;
+    if (rc == 0)
+        rc = sb_printf(&c->rec,
+                       "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\n",
+                       r->type, r->id, r->date);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Target-URI", r->uri);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-IP-Address", r->ip);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Concurrent-To", r->concurrent);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Warcinfo-ID", r->info_id);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Filename", r->filename);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Truncated", r->truncated ? "length" : NULL);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Block-Digest", block_digest);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Payload-Digest", r->payload_digest);
+    rc = rc ? rc
+            : sb_printf(&c->rec, "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n", r->content_type,
+                        block_len);
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = sb_put(&c->rec, r->part[i], r->part_len[i]);
+    rc = rc ? rc : sb_put(&c->rec, "\r\n\r\n", 4);
+    return rc ? rc : gz_member(c);
+}
+
+/* ---- the writer ------------------------------------------------------------ */
+
+static void scratch_free(scratch_t *c)
+{
+    if (!c)
+        return;
+    deflateEnd(&c->z);
+    EVP_MD_CTX_free(c->md);
+    free(c->head.p);
+    free(c->rec.p);
+    free(c->out.p);
+    free(c);
+}
+
+static scratch_t *scratch_get(warc_t *w)
+{
+    pthread_mutex_lock(&w->lock);
+    scratch_t *c = w->pool;
+    if (c)
+        w->pool = c->next;
+    pthread_mutex_unlock(&w->lock);
+    if (c)
+        return c;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    if (deflateInit2(&c->z, WARC_GZIP_LEVEL, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(c);
+        return NULL;
+    }
+    c->md = EVP_MD_CTX_new();
+    if (!c->md) {
+        scratch_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void scratch_put(warc_t *w, scratch_t *c)
+{
+    sb_trim(&c->head);
+    sb_trim(&c->rec);
+    sb_trim(&c->out);
+    pthread_mutex_lock(&w->lock);
+    c->next = w->pool;
+    w->pool = c;
+    pthread_mutex_unlock(&w->lock);
+}
+
+/* Appends c->out to the file with one write(2) (more if the kernel writes
+ * short), undoing a partial write. */
+static int write_out(warc_t *w, const sb_t *out)
+{
+    int rc = WARC_OK;
+    pthread_mutex_lock(&w->lock);
+    if (w->failed) {
+        rc = WARC_EIO;
+        goto out;
+    }
+    off_t before = lseek(w->fd, 0, SEEK_END);
+    for (size_t done = 0; done < out->len;) {
+        ssize_t n = write(w->fd, out->p + done, out->len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int saved = n < 0 ? errno : EIO;
+            bool cut = done == 0 || (before >= 0 && ftruncate(w->fd, before) == 0);
+            snprintf(w->errtext, sizeof w->errtext, "write %s: %s%s", w->path, strerror(saved),
+                     cut ? "" : " (a partial record remains)");
+            w->failed = true;
+            rc = WARC_EIO;
+            goto out;
+        }
+        done += (size_t)n;
+    }
+out:
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+/* The payload of a request: what follows its head (usually nothing). */
+static size_t request_head_len(const char *r, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (r[i] == '\n' && r[i + 1] == '\n')
+            return i + 2;
+        if (i + 3 < n && memcmp(r + i, "\r\n\r\n", 4) == 0)
+            return i + 4;
+    }
+    return n;
+}
+
+static bool exchange_valid(const warc_exchange_t *x)
+{
+    return x && header_safe(x->target_uri) && (!x->ip || header_safe(x->ip)) && x->response_head &&
+           x->response_head_len > 0 && (x->body || x->body_len == 0) &&
+           (x->request || x->request_len == 0);
+}
+
+/* Builds both records of x into c->out. */
+static int build_exchange(warc_t *w, scratch_t *c, const warc_exchange_t *x)
+{
+    unsigned char rnd[32];
+    char req_id[WARC_RECORD_ID_LEN + 1], resp_id[WARC_RECORD_ID_LEN + 1], date[64];
+    char req_payload[WARC_DIGEST_LEN + 1], resp_payload[WARC_DIGEST_LEN + 1];
+    int rc = random_bytes(rnd, sizeof rnd);
+    if (rc)
+        return rc;
+    uuid_id(rnd, req_id);
+    uuid_id(rnd + 16, resp_id);
+    warc_date(x->fetch_time_ms, date);
+    rc = rewrite_head(&c->head, x->response_head, x->response_head_len, x);
+    size_t rh = request_head_len(x->request, x->request_len);
+    const void *rp = x->request ? x->request + rh : "";
+    size_t rpl = x->request_len - rh;
+    rc = rc ? rc : digest_parts(c->md, &rp, &rpl, 1, req_payload);
+    rc = rc ? rc : digest_parts(c->md, &x->body, &x->body_len, 1, resp_payload);
+    rec_t rq = {.type = "request",
+                .id = req_id,
+                .date = date,
+                .uri = x->target_uri,
+                .ip = x->ip,
+                .concurrent = resp_id,
+                .info_id = w->info_id,
+                .content_type = "application/http;msgtype=request",
+                .part = {x->request, NULL},
+                .part_len = {x->request_len, 0},
+                .payload_digest = req_payload};
+    rec_t rs = rq;
+    rs.type = "response";
+    rs.id = resp_id;
+    rs.concurrent = req_id;
+    rs.truncated = x->truncated != 0;
+    rs.content_type = "application/http;msgtype=response";
+    rs.part[0] = c->head.p;
+    rs.part_len[0] = c->head.len;
+    rs.part[1] = x->body;
+    rs.part_len[1] = x->body_len;
+    rs.payload_digest = resp_payload;
+    c->out.len = 0;
+    rc = rc ? rc : add_record(c, &rq);
+    return rc ? rc : add_record(c, &rs);
+}
+
+int warc_write_exchange(warc_t *w, const warc_exchange_t *x)
+{
+    if (!w || !exchange_valid(x))
+        return WARC_EINVAL;
+    scratch_t *c = scratch_get(w);
+    if (!c)
+        return WARC_ENOMEM;
+    int rc = build_exchange(w, c, x);
+    if (rc == 0)
+        rc = write_out(w, &c->out);
+    scratch_put(w, c);
+    return rc;
+}
+
+static bool text_safe(const char *s)
+{
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        if (*u < 0x20 || *u == 0x7f)
+            return false;
+    return true;
+}
+
+static int write_warcinfo(warc_t *w, const char *path, const char *software)
+{
+    unsigned char rnd[16];
+    char date[64], host[256] = "unknown";
+    const char *slash = strrchr(path, '/'), *fname = slash ? slash + 1 : path;
+    sb_t fields = {0};
+    int rc = random_bytes(rnd, sizeof rnd);
+    if (rc)
+        return rc;
+    uuid_id(rnd, w->info_id);
+    warc_date(0, date);
+    if (gethostname(host, sizeof host) != 0 || !text_safe(host))
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    rc = sb_printf(&fields,
+                   "software: %s\r\nformat: WARC File Format 1.1\r\n"
+                   "conformsTo: http://iipc.github.io/warc-specifications/specifications/"
+                   "warc-format/warc-1.1/\r\nhostname: %s\r\n",
+                   software, host);
+    scratch_t *c = rc ? NULL : scratch_get(w);
+    if (!c) {
+        free(fields.p);
+        return WARC_ENOMEM;
+    }
+    rec_t r = {.type = "warcinfo",
+               .id = w->info_id,
+               .date = date,
+               .filename = *fname && text_safe(fname) ? fname : NULL,
+               .content_type = "application/warc-fields",
+               .part = {fields.p, NULL},
+               .part_len = {fields.len, 0}};
+    c->out.len = 0;
+    rc = add_record(c, &r);
+    if (rc == 0)
+        rc = write_out(w, &c->out);
+    scratch_put(w, c);
+    free(fields.p);
+    return rc;
+}
+
+warc_t *warc_open(const char *path, const char *software, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    software = software ? software : "crawler";
+    if (!path || !*path || !text_safe(software)) {
+        snprintf(err, errlen, "warc: %s", path && *path ? "bad software name" : "empty path");
+        return NULL;
+    }
+    warc_t *w = calloc(1, sizeof *w);
+    if (w)
+        w->fd = -1;
+    if (!w || pthread_mutex_init(&w->lock, NULL) != 0) {
+        snprintf(err, errlen, "warc: out of memory");
+        free(w);
+        return NULL;
+    }
+    snprintf(w->path, sizeof w->path, "%s", path);
+    w->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    int rc = write_warcinfo(w, path, software);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", rc == WARC_EIO ? w->errtext : warc_strerror(rc));
+        goto fail;
+    }
+    return w;
+fail:
+    warc_close(w);
+    return NULL;
+}
+
+void warc_close(warc_t *w)
+{
+    if (!w)
+        return;
+    while (w->pool) {
+        scratch_t *c = w->pool;
+        w->pool = c->next;
+        scratch_free(c);
+    }
+    if (w->fd >= 0)
+        close(w->fd);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+const char *warc_error(warc_t *w)
+{
+    if (!w)
+        return "";
+    pthread_mutex_lock(&w->lock);
+    const char *s = w->errtext;
+    pthread_mutex_unlock(&w->lock);
+    return s;
+}
+
+const char *warc_strerror(int code)
+{
+    switch (code) {
+    case WARC_OK:
+        return "success";
+    case WARC_EINVAL:
+        return "invalid argument";
+    case WARC_ENOMEM:
+        return "out of memory";
+    case WARC_EIO:
+        return "write to the WARC file failed";
+    case WARC_EINTERNAL:
+        return "zlib, SHA-1 or the random source failed";
+    default:
+        return "unknown WARC error";
+    }
+}
