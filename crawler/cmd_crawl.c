@@ -1,4 +1,107 @@
-/* placeholder: being written */
+/*
+ * cmd_crawl.c -- `crawler crawl`: options, Redis (shared or embedded), the
+ * crawl's Bloom filter and frontier, seeding, outputs, then the engine.
+ */
+#include <hiredis/hiredis.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
-int cmd_crawl(int argc, char **argv) { (void)argc; (void)argv; return CLI_EXIT_ERROR; }
+#include "config.h"
+#include "engine.h"
+#include "output.h"
+#include "seeds.h"
+#include "warc.h"
+
+/* Creates (or joins) the crawl's filter and seeds it from cfg->seeds. */
+static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
+{
+    redisContext *rc = cli_redis_connect("crawl", r);
+    if (!rc)
+        return -1;
+    int rcode = -1, berr = 0;
+    char bname[256], err[512];
+    frontier_bloom_name(cfg->crawl, bname, sizeof bname);
+    bloom_params_t bp = {.capacity = cfg->bloom_capacity, .fp_rate = cfg->bloom_fp_rate};
+    bloom_t *b = bloom_open(rc, bname, NULL, &berr, err, sizeof err);
+    if (!b && berr == BLOOM_ENOTFOUND)
+        b = bloom_open(rc, bname, &bp, &berr, err, sizeof err);
+    frontier_t *f = NULL;
+    if (!b) {
+        fprintf(stderr, "crawler crawl: visited set %s: %s\n", bname, err);
+        goto out;
+    }
+    frontier_config_t fc;
+    frontier_config_defaults(&fc);
+    fc.crawl = cfg->crawl;
+    if (!(f = frontier_open(rc, &fc, b, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: frontier: %s\n", err);
+        goto out;
+    }
+    seeds_result_t res;
+    if (cfg->seeds && seeds_add_file(rc, f, cfg->crawl, cfg->seeds, cfg->force_seeds,
+                                     cfg->max_url_length, &res) < 0)
+        goto out;
+    if (cfg->seeds) {
+        if (!cfg->quiet)
+            fprintf(stderr, "crawler: %zu seeds queued, %zu already seen, %ld invalid lines\n",
+                    res.added, res.valid - res.added, res.rejected);
+        *rejected = res.rejected;
+    }
+    rcode = 0;
+out:
+    frontier_close(f);
+    bloom_close(b);
+    redisFree(rc);
+    return rcode;
+}
+
+int cmd_crawl(int argc, char **argv)
+{
+    crawl_config_t cfg;
+    config_defaults(&cfg);
+    int p = config_parse(&cfg, argc, argv);
+    if (p != 0) {
+        config_free(&cfg);
+        return p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    int status = CLI_EXIT_ERROR;
+    long rejected = 0;
+    out_t *out = NULL;
+    warc_t *warc = NULL;
+    char err[512];
+    rconn_t *r = cli_redis_open("crawl", cfg.redis_url, cfg.data_dir);
+    if (!r)
+        goto out;
+    if (!cfg.quiet)
+        fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));
+    if (seed(&cfg, r, &rejected) < 0)
+        goto out;
+    if (cfg.out && !(out = out_open(cfg.out, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, err);
+        goto out;
+    }
+    if (cfg.warc && !(warc = warc_open(cfg.warc, "crawler/" CRAWLER_VERSION, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg.warc, err);
+        goto out;
+    }
+    engine_totals_t t;
+    int rc = engine_run(&cfg, r, out, warc, &t);
+    if (!cfg.quiet)
+        fprintf(stderr,
+                "crawler: %llu pages, %llu bytes, %llu errors, %llu retried, %llu handed back\n",
+                (unsigned long long)t.pages, (unsigned long long)t.bytes,
+                (unsigned long long)t.errors, (unsigned long long)t.retried,
+                (unsigned long long)t.released);
+    status = rc < 0 ? CLI_EXIT_ERROR : rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
+out:
+    if (out && out_close(out) < 0) {
+        fprintf(stderr, "crawler crawl: --out: %s\n", out_error(out));
+        status = CLI_EXIT_ERROR;
+    }
+    warc_close(warc);
+    rconn_close(r);
+    config_free(&cfg);
+    return status;
+}

@@ -1,0 +1,96 @@
+/*
+ * config.h -- every option of `crawler crawl`, with its unit and default,
+ * and the parser that fills it from the command line and a config file.
+ */
+#ifndef CRAWLER_CONFIG_H
+#define CRAWLER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_DEFAULT_CONCURRENCY 32       /* transfers per thread */
+#define CONFIG_DEFAULT_CLAIM_BATCH 64       /* URLs per claim round trip */
+#define CONFIG_DEFAULT_TIMEOUT_MS 30000     /* whole transfer */
+#define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
+#define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
+#define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
+#define CONFIG_DEFAULT_USER_AGENT "crawler/0.1 (+https://github.com/crawler)"
+#define CONFIG_DEFAULT_GRACE_MS 5000        /* finish in-flight work after SIGTERM */
+#define CONFIG_MAX_PATTERNS 32              /* --include/--exclude/--allow/--deny each */
+
+typedef enum config_scope {
+    SCOPE_HOST = 0,   /* only the seeds' hosts */
+    SCOPE_DOMAIN = 1, /* the seeds' registrable-ish domains (host and its subdomains) */
+    SCOPE_ANY = 2,    /* anything http(s) */
+} config_scope_t;
+
+typedef struct crawl_config {
+    /* where */
+    const char *redis_url;  /* --redis; NULL: $REDIS_URL or embedded */
+    const char *data_dir;   /* --data-dir for the embedded server */
+    const char *crawl;      /* --crawl NAME */
+    const char *seeds;      /* --seeds FILE or NULL */
+    int force_seeds;        /* --force: re-queue seeds already seen */
+    /* engine */
+    uint32_t threads;       /* --threads, fetcher threads (default: cores) */
+    uint32_t concurrency;   /* --concurrency, transfers per thread */
+    uint32_t claim_batch;   /* --claim-batch, URLs per claim */
+    int wait;               /* --wait: keep running for new seeds when done */
+    uint32_t grace_ms;      /* --grace, ms to finish in-flight work on SIGTERM */
+    /* politeness (frontier) */
+    uint32_t per_host;      /* --per-host */
+    uint32_t delay_ms;      /* --delay, ms */
+    uint32_t max_delay_ms;  /* --max-delay, ms cap on Crawl-delay */
+    uint32_t lease_ms;      /* --lease, ms */
+    uint32_t max_tries;     /* --max-tries */
+    /* robots */
+    const char *user_agent; /* --user-agent */
+    int ignore_robots;      /* --ignore-robots */
+    int sitemaps;           /* --sitemaps: seed Sitemap: URLs */
+    /* scope and limits */
+    config_scope_t scope;   /* --scope host|domain|any */
+    const char *allow_domain[CONFIG_MAX_PATTERNS]; /* --allow-domain (repeatable) */
+    size_t n_allow_domain;
+    const char *deny_domain[CONFIG_MAX_PATTERNS];  /* --deny-domain (repeatable) */
+    size_t n_deny_domain;
+    const char *include[CONFIG_MAX_PATTERNS];      /* --include REGEX (repeatable) */
+    size_t n_include;
+    const char *exclude[CONFIG_MAX_PATTERNS];      /* --exclude REGEX (repeatable) */
+    size_t n_exclude;
+    uint32_t max_depth;      /* --max-depth; UINT32_MAX: none */
+    uint64_t max_pages;      /* --max-pages; 0: none */
+    uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
+    uint32_t max_url_length; /* --max-url-length, bytes */
+    uint64_t max_size;       /* --max-size, bytes of body (decoded) */
+    uint32_t timeout_ms;     /* --timeout, ms */
+    uint32_t connect_timeout_ms; /* --connect-timeout, ms */
+    uint32_t low_speed_bps;  /* --low-speed-limit, bytes/s */
+    uint32_t low_speed_s;    /* --low-speed-time, s */
+    int follow_nofollow;     /* --follow-nofollow */
+    int insecure;            /* --insecure: do not verify TLS */
+    int allow_private;       /* --allow-private: allow private/loopback hosts */
+    /* bloom */
+    uint64_t bloom_capacity; /* --bloom-capacity, items */
+    double bloom_fp_rate;    /* --bloom-fp-rate */
+    /* output */
+    const char *out;         /* --out FILE or "-" */
+    const char *warc;        /* --warc FILE */
+    int quiet;               /* --quiet: no progress line */
+    void *storage;           /* strings read from --config (config_free) */
+} crawl_config_t;
+
+/* Fills cfg with the defaults. */
+void config_defaults(crawl_config_t *cfg);
+/* Parses `crawl` options (argv[0] is "crawl"), including --config FILE
+ * (one "option value" or "option" per line, '#' comments, the same names
+ * without "--"; command-line options win).  Strings point into argv or into
+ * storage kept until config_free().  Returns 0, 1 if --help was printed, or
+ * -1 after printing a message for a bad option or value. */
+int config_parse(crawl_config_t *cfg, int argc, char **argv);
+void config_free(crawl_config_t *cfg);
+/* Prints the `crawl` help with every option and its default. */
+void config_usage(FILE *out);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * engine.h -- the fetcher threads of one crawler process.
+ *
+ * engine_run() starts cfg->threads threads, each with its own libcurl multi
+ * handle (cfg->concurrency transfers at once), its own Redis connection,
+ * Bloom and frontier handles, and runs the claim -> robots -> fetch ->
+ * stream-parse -> scope -> finish loop until the crawl is over (or, with
+ * cfg->wait, until a signal).  The calling thread handles SIGINT/SIGTERM and
+ * the progress line.
+ */
+#ifndef CRAWLER_ENGINE_H
+#define CRAWLER_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "rconn.h"
+
+struct out;
+struct warc;
+
+typedef struct engine_totals {
+    uint64_t pages;    /* finished (fetched or failed for good) by this process */
+    uint64_t bytes;    /* body bytes received */
+    uint64_t errors;   /* transport errors and refused URLs */
+    uint64_t retried;  /* handed to the frontier's retry */
+    uint64_t released; /* handed back at shutdown */
+} engine_totals_t;
+
+/* Runs the crawl; returns 0 when it ended normally or by a signal, -1 after
+ * printing the reason for a failure to start (Redis, Bloom, frontier).
+ * out and warc may be NULL; they are borrowed. */
+int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
+               struct warc *warc, engine_totals_t *totals);
+
+#endif

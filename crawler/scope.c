@@ -1,0 +1,203 @@
+/*
+ * scope.c -- link scope rules.
+ *
+ * DESIGN: the seed hosts and their registrable domains (libpsl, Debian's
+ * libpsl-dev, rather than a hand-kept suffix list) are kept in sorted arrays
+ * and looked up by binary search; domain rules match a host equal to the
+ * domain or ending in "." + domain.  Order of decisions for a link:
+ * deny-domain, exclude, include (if any given), allow-domain, then --scope.
+ */
+#include "scope.h"
+
+#include <libpsl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "parser.h"
+
+struct scope {
+    const crawl_config_t *cfg;
+    regex_t include[CONFIG_MAX_PATTERNS], exclude[CONFIG_MAX_PATTERNS];
+    size_t n_include, n_exclude;
+    char **hosts;   /* sorted seed hosts */
+    size_t n_hosts;
+    char **domains; /* sorted registrable domains of the seed hosts */
+    size_t n_domains;
+};
+
+int scope_registrable_domain(const char *host, char *buf, size_t buflen)
+{
+    const char *d = psl_registrable_domain(psl_builtin(), host);
+    if (!d || !*d)
+        d = host;
+    int n = snprintf(buf, buflen, "%s", d);
+    return n < 0 || (size_t)n >= buflen ? -1 : n;
+}
+
+static int compile_all(regex_t *dst, size_t *n, const char *const *src, size_t count, char *err,
+                       size_t errlen)
+{
+    for (size_t i = 0; i < count; i++) {
+        int rc = regcomp(&dst[i], src[i], REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[128];
+            regerror(rc, &dst[i], msg, sizeof msg);
+            snprintf(err, errlen, "bad regular expression '%s': %s", src[i], msg);
+            return -1;
+        }
+        (*n)++;
+    }
+    return 0;
+}
+
+scope_t *scope_new(const crawl_config_t *cfg, char *err, size_t errlen)
+{
+    scope_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->cfg = cfg;
+    if (compile_all(s->include, &s->n_include, cfg->include, cfg->n_include, err, errlen) < 0 ||
+        compile_all(s->exclude, &s->n_exclude, cfg->exclude, cfg->n_exclude, err, errlen) < 0) {
+        scope_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void scope_free(scope_t *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_include; i++)
+        regfree(&s->include[i]);
+    for (size_t i = 0; i < s->n_exclude; i++)
+        regfree(&s->exclude[i]);
+    free_list(s->hosts, s->n_hosts);
+    free_list(s->domains, s->n_domains);
+    free(s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t sort_unique(char **v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_str);
+    size_t w = 1;
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(v[i], v[w - 1]) == 0)
+            free(v[i]);
+        else
+            v[w++] = v[i];
+    }
+    return w;
+}
+
+int scope_set_seed_hosts(scope_t *s, const char *const *hosts, size_t n)
+{
+    char **h = calloc(n + 1, sizeof *h), **d = calloc(n + 1, sizeof *d);
+    size_t nh = 0, nd = 0;
+    if (!h || !d)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        char dom[256];
+        h[nh] = strdup(hosts[i]);
+        if (!h[nh++])
+            goto fail;
+        if (scope_registrable_domain(hosts[i], dom, sizeof dom) < 0)
+            continue;
+        d[nd] = strdup(dom);
+        if (!d[nd++])
+            goto fail;
+    }
+    free_list(s->hosts, s->n_hosts);
+    free_list(s->domains, s->n_domains);
+    s->hosts = h;
+    s->n_hosts = sort_unique(h, nh);
+    s->domains = d;
+    s->n_domains = sort_unique(d, nd);
+    return 0;
+fail:
+    free_list(h, nh);
+    free_list(d, nd);
+    return -1;
+}
+
+static int in_sorted(char *const *v, size_t n, const char *key)
+{
+    return n && bsearch(&key, v, n, sizeof *v, cmp_str) != NULL;
+}
+
+/* host is domain or a subdomain of it */
+static int under_domain(const char *host, const char *domain)
+{
+    size_t hl = strlen(host), dl = strlen(domain);
+    if (dl == 0 || hl < dl || strcasecmp(host + hl - dl, domain) != 0)
+        return 0;
+    return hl == dl || host[hl - dl - 1] == '.';
+}
+
+static int under_any(const char *host, const char *const *doms, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (under_domain(host, doms[i]))
+            return 1;
+    return 0;
+}
+
+int scope_is_seed_host(const scope_t *s, const char *host)
+{
+    return in_sorted(s->hosts, s->n_hosts, host);
+}
+
+static int matches_any(const regex_t *re, size_t n, const char *url)
+{
+    for (size_t i = 0; i < n; i++)
+        if (regexec(&re[i], url, 0, NULL, 0) == 0)
+            return 1;
+    return 0;
+}
+
+int scope_allows(const scope_t *s, const char *url)
+{
+    char host[256];
+    if (parser_url_host(url, host, sizeof host) < 0)
+        return 0;
+    const crawl_config_t *c = s->cfg;
+    if (under_any(host, c->deny_domain, c->n_deny_domain))
+        return 0;
+    if (matches_any(s->exclude, s->n_exclude, url))
+        return 0;
+    if (s->n_include && !matches_any(s->include, s->n_include, url))
+        return 0;
+    if (under_any(host, c->allow_domain, c->n_allow_domain))
+        return 1;
+    switch (c->scope) {
+    case SCOPE_ANY:
+        return 1;
+    case SCOPE_HOST:
+        return scope_is_seed_host(s, host);
+    case SCOPE_DOMAIN: {
+        char dom[256];
+        return scope_registrable_domain(host, dom, sizeof dom) >= 0 &&
+               in_sorted(s->domains, s->n_domains, dom);
+    }
+    }
+    return 0;
+}
