@@ -1,1 +1,413 @@
-/* placeholder: being written */
+/*
+ * html.c -- streaming link extraction: libxml2's HTML push parser with SAX
+ * callbacks only (no tree), fed chunk by chunk from the transfer.
+ *
+ * DESIGN
+ * A parser_t is one page.  parser_feed() runs each chunk through the bound
+ * filter (bound.c, caps every token so libxml2's pending input stays
+ * bounded) and hands it to htmlParseChunk(); the only SAX callback is
+ * startElement, which looks at a handful of elements:
+ *   a/area[href], link[href] (rel not stylesheet/icon/preload/...),
+ *   frame/iframe[src], meta http-equiv=refresh  -> links
+ *   link rel=canonical                          -> parser_canonical()
+ *   first base[href]                            -> base for later links
+ *   meta name=robots content=nofollow|none      -> no more links
+ * Each link is resolved against the base handle parsed once per page and
+ * normalized by url_resolve() (url.c), then given to the callback; dropped
+ * links are counted by reason.  Refs that are empty or only a fragment name
+ * the page itself and are skipped silently.  libxml2 decodes character
+ * references and converts the page to UTF-8 (charset from Content-Type,
+ * else <meta charset>, else its own detection), so URLs come out right
+ * whatever the page's charset.  Errors from libxml2 go to a per-context
+ * no-op structured handler: nothing is printed and no global is touched.
+ * Memory per page: the libxml2 context (bounded by bound.c), one 64 KB
+ * filter buffer, the base handle and the canonical URL.
+ * Streaming caveat: a link seen before a late <base> or <meta robots> has
+ * already been reported; parser_nofollow() after parser_finish() is the
+ * page's final word.
+ */
+#include "parser.h"
+#include "parser_internal.h"
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parserInternals.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FEED_CHUNK (64u * 1024) /* bytes handed to libxml2 per call */
+
+struct parser {
+    parser_config_t cfg;
+    htmlParserCtxtPtr ctxt;
+    CURLU *page;     /* the page URL; NULL if it did not parse */
+    CURLU *base;     /* first <base href>, or NULL */
+    int seen_base;   /* a <base href> was seen (later ones are ignored) */
+    int nofollow;    /* meta robots / X-Robots-Tag nofollow */
+    int finished;    /* parser_finish() was called */
+    int err;         /* first error (PARSER_ENOMEM) */
+    char *canonical; /* rel=canonical, normalized, or NULL */
+    parser_link_fn fn;
+    void *ud;
+    parser_stats_t st;
+    bound_t bound;
+    char fbuf[FEED_CHUNK + 4]; /* filter output */
+};
+
+int parser_is_html(const char *ct)
+{
+    size_t n;
+    if (!ct)
+        return 0;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    n = strcspn(ct, "; \t");
+    return (n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
+           (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0);
+}
+
+/* Value of attribute name in atts, or NULL. */
+static const char *attr(const xmlChar **atts, const char *name)
+{
+    if (!atts)
+        return NULL;
+    for (; atts[0]; atts += 2)
+        if (strcasecmp((const char *)atts[0], name) == 0)
+            return atts[1] ? (const char *)atts[1] : "";
+    return NULL;
+}
+
+/* True if s holds token tok (ASCII case-insensitive) delimited by
+ * whitespace or commas; with prefix, tok may start a longer token. */
+static int has_token(const char *s, const char *tok, int prefix)
+{
+    size_t tl = strlen(tok);
+    while (s && *s) {
+        size_t n;
+        s += strspn(s, " \t\r\n\f,");
+        n = strcspn(s, " \t\r\n\f,");
+        if (n >= tl && strncasecmp(s, tok, tl) == 0 && (prefix || n == tl))
+            return 1;
+        s += n;
+    }
+    return 0;
+}
+
+static int contains_ci(const char *s, const char *needle)
+{
+    size_t nl = strlen(needle);
+    for (; s && *s; s++)
+        if (strncasecmp(s, needle, nl) == 0)
+            return 1;
+    return 0;
+}
+
+/* "nofollow" or "none" in a robots directive list. */
+static int robots_nofollow(const char *s)
+{
+    return has_token(s, "nofollow", 0) || has_token(s, "none", 0);
+}
+
+/* Resolves ref against the current base.  Returns 0 and *out (free()) or a
+ * negative code, counted in the stats. */
+static int resolve(parser_t *p, const char *ref, size_t len, char **out, size_t *out_len)
+{
+    int rc =
+        url_resolve(p->base ? p->base : p->page, ref, len, p->cfg.max_url_length, out, out_len);
+    switch (rc) {
+    case PARSER_OK:
+        break;
+    case PARSER_ESCHEME:
+        p->st.dropped_scheme++;
+        break;
+    case PARSER_ETOOLONG:
+        p->st.dropped_long++;
+        break;
+    case PARSER_ENOMEM:
+        if (!p->err)
+            p->err = rc;
+        break;
+    default:
+        p->st.dropped_bad++;
+        break;
+    }
+    return rc;
+}
+
+/* Reports one link (ref: len bytes, as found in the page). */
+static void report(parser_t *p, const char *ref, size_t len, parser_link_kind_t kind, int nofollow)
+{
+    char *url = NULL;
+    size_t n = 0, i = 0;
+    while (i < len && (unsigned char)ref[i] <= 0x20)
+        i++;
+    if (i == len || ref[i] == '#')
+        return; /* the page itself */
+    if (p->nofollow || (nofollow && !p->cfg.follow_nofollow)) {
+        p->st.dropped_nofollow++;
+        return;
+    }
+    if (resolve(p, ref, len, &url, &n) != PARSER_OK)
+        return;
+    p->st.links++;
+    if (p->fn)
+        p->fn(p->ud, url, n, kind);
+    free(url);
+}
+
+/* The URL in a meta refresh content ("5; url='/next'"), or NULL. */
+static const char *refresh_url(const char *c, size_t *len)
+{
+    const char *e;
+    c += strspn(c, " \t\r\n\f");
+    c += strspn(c, "0123456789.");
+    c += strspn(c, " \t\r\n\f");
+    if (*c != ';' && *c != ',')
+        return NULL;
+    c++;
+    c += strspn(c, " \t\r\n\f");
+    if (strncasecmp(c, "url", 3) == 0) {
+        const char *q = c + 3;
+        q += strspn(q, " \t\r\n\f");
+        if (*q == '=')
+            c = q + 1 + strspn(q + 1, " \t\r\n\f");
+    }
+    if (*c == '"' || *c == '\'') {
+        e = strchr(c + 1, *c);
+        c++;
+        *len = e ? (size_t)(e - c) : strlen(c);
+    } else {
+        *len = strlen(c);
+    }
+    return *len ? c : NULL;
+}
+
+/* link rel values that name resources, not pages. */
+static int rel_is_resource(const char *rel)
+{
+    static const char *const skip[] = {
+        "stylesheet", "preload",  "modulepreload", "prefetch", "dns-prefetch",
+        "preconnect", "manifest", "pingback",      "edituri",  "wlwmanifest",
+        NULL};
+    size_t i;
+    for (i = 0; skip[i]; i++)
+        if (has_token(rel, skip[i], 0))
+            return 1;
+    return contains_ci(rel, "icon"); /* icon, shortcut icon, apple-touch-icon, mask-icon */
+}
+
+static void on_link(parser_t *p, const xmlChar **atts)
+{
+    const char *href = attr(atts, "href"), *rel = attr(atts, "rel");
+    if (!href)
+        return;
+    if (rel && has_token(rel, "canonical", 0)) {
+        char *url = NULL;
+        if (!p->canonical && resolve(p, href, strlen(href), &url, NULL) == PARSER_OK)
+            p->canonical = url;
+        return;
+    }
+    if (rel && rel_is_resource(rel))
+        return;
+    report(p, href, strlen(href), PARSER_LINK_LINK, rel && has_token(rel, "nofollow", 0));
+}
+
+static void on_meta(parser_t *p, const xmlChar **atts)
+{
+    const char *equiv = attr(atts, "http-equiv"), *name = attr(atts, "name");
+    const char *content = attr(atts, "content"), *url;
+    size_t len = 0;
+    if (!content)
+        return;
+    if (name && strcasecmp(name, "robots") == 0 && robots_nofollow(content))
+        p->nofollow = 1;
+    if (equiv && strcasecmp(equiv, "refresh") == 0 && (url = refresh_url(content, &len)))
+        report(p, url, len, PARSER_LINK_REFRESH, 0);
+}
+
+static void on_base(parser_t *p, const xmlChar **atts)
+{
+    const char *href = attr(atts, "href");
+    char *url = NULL;
+    size_t n = 0;
+    if (!href || p->seen_base)
+        return;
+    p->seen_base = 1; /* first <base href> only, as browsers do */
+    if (url_resolve(p->page, href, strlen(href), p->cfg.max_url_length, &url, &n) == PARSER_OK &&
+        url_base_new(url, n, p->cfg.max_url_length, &p->base) == PARSER_ENOMEM && !p->err)
+        p->err = PARSER_ENOMEM;
+    free(url);
+}
+
+static void on_start(void *ud, const xmlChar *xname, const xmlChar **atts)
+{
+    parser_t *p = ud;
+    const char *name = (const char *)xname, *v;
+    switch (name[0]) { /* libxml2 gives HTML element names in lowercase */
+    case 'a':
+        if ((strcmp(name, "a") == 0 || strcmp(name, "area") == 0) && (v = attr(atts, "href"))) {
+            const char *rel = attr(atts, "rel");
+            report(p, v, strlen(v), PARSER_LINK_A, rel && has_token(rel, "nofollow", 0));
+        }
+        break;
+    case 'b':
+        if (strcmp(name, "base") == 0)
+            on_base(p, atts);
+        break;
+    case 'f':
+    case 'i':
+        if ((strcmp(name, "frame") == 0 || strcmp(name, "iframe") == 0) && (v = attr(atts, "src")))
+            report(p, v, strlen(v), PARSER_LINK_FRAME, 0);
+        break;
+    case 'l':
+        if (strcmp(name, "link") == 0)
+            on_link(p, atts);
+        break;
+    case 'm':
+        if (strcmp(name, "meta") == 0)
+            on_meta(p, atts);
+        break;
+    default:
+        break;
+    }
+}
+
+static void quiet(void *ctx, const char *msg, ...)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+static void quiet_structured(void *ctx, xmlErrorPtr err)
+{
+    (void)ctx;
+    (void)err;
+}
+
+/* The charset parameter of a Content-Type value into buf, or 0. */
+static int header_charset(const char *ct, char *buf, size_t buflen)
+{
+    const char *c = ct;
+    size_t n;
+    while (c && (c = strchr(c, ';'))) {
+        c++;
+        c += strspn(c, " \t");
+        if (strncasecmp(c, "charset=", 8) != 0)
+            continue;
+        c += 8;
+        if (*c == '"')
+            c++;
+        n = strcspn(c, "\"; \t");
+        if (n == 0 || n >= buflen)
+            return 0;
+        memcpy(buf, c, n);
+        buf[n] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* Applies the Content-Type charset; later <meta charset> cannot override. */
+static void apply_charset(parser_t *p, const char *content_type)
+{
+    char cs[64];
+    xmlCharEncodingHandlerPtr h;
+    if (!content_type || !header_charset(content_type, cs, sizeof(cs)))
+        return;
+    if (strncasecmp(cs, "utf-16", 6) == 0 || strncasecmp(cs, "utf-32", 6) == 0)
+        p->bound.passthrough = 1;
+    h = xmlFindCharEncodingHandler(cs);
+    if (h)
+        xmlSwitchToEncoding(p->ctxt, h);
+}
+
+parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const char *content_type,
+                     const char *x_robots_tag, parser_link_fn fn, void *ud)
+{
+    htmlSAXHandler sax;
+    parser_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    if (cfg)
+        p->cfg = *cfg;
+    if (p->cfg.max_url_length == 0)
+        p->cfg.max_url_length = PARSER_DEFAULT_MAX_URL_LENGTH;
+    p->fn = fn;
+    p->ud = ud;
+    /* a truncated value must still be refused as too long: see url.c */
+    bound_init(&p->bound, 4 * p->cfg.max_url_length + 1024);
+    if (page_url &&
+        url_base_new(page_url, strlen(page_url), p->cfg.max_url_length, &p->page) == PARSER_ENOMEM)
+        goto fail;
+    p->nofollow = x_robots_tag && robots_nofollow(x_robots_tag);
+    memset(&sax, 0, sizeof(sax));
+    sax.initialized = XML_SAX2_MAGIC; /* so that libxml2 copies serror too */
+    sax.startElement = on_start;
+    sax.warning = quiet;
+    sax.error = quiet;
+    sax.fatalError = quiet;
+    sax.serror = quiet_structured;
+    p->ctxt = htmlCreatePushParserCtxt(&sax, p, NULL, 0, NULL, XML_CHAR_ENCODING_NONE);
+    if (!p->ctxt)
+        goto fail;
+    htmlCtxtUseOptions(p->ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                                    HTML_PARSE_NONET | HTML_PARSE_NOBLANKS);
+    apply_charset(p, content_type);
+    return p;
+fail:
+    parser_free(p);
+    return NULL;
+}
+
+int parser_feed(parser_t *p, const char *data, size_t len)
+{
+    if (!p || (!data && len) || p->finished)
+        return PARSER_EINVAL;
+    p->st.bytes += len;
+    while (len > 0 && !p->err) {
+        size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
+        size_t n = bound_filter(&p->bound, data, take, p->fbuf);
+        if (n > 0)
+            htmlParseChunk(p->ctxt, p->fbuf, (int)n, 0);
+        data += take;
+        len -= take;
+    }
+    p->st.capped = p->bound.dropped;
+    return p->err;
+}
+
+int parser_finish(parser_t *p)
+{
+    if (!p || p->finished)
+        return PARSER_EINVAL;
+    p->finished = 1;
+    htmlParseChunk(p->ctxt, NULL, 0, 1);
+    return p->err;
+}
+
+int parser_nofollow(const parser_t *p)
+{
+    return p ? p->nofollow : 0;
+}
+
+const char *parser_canonical(const parser_t *p)
+{
+    return p ? p->canonical : NULL;
+}
+
+const parser_stats_t *parser_get_stats(const parser_t *p)
+{
+    return p ? &p->st : NULL;
+}
+
+void parser_free(parser_t *p)
+{
+    if (!p)
+        return;
+    if (p->ctxt)
+        htmlFreeParserCtxt(p->ctxt);
+    curl_url_cleanup(p->page);
+    curl_url_cleanup(p->base);
+    free(p->canonical);
+    free(p);
+}

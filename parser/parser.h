@@ -19,12 +19,12 @@
 
 enum {
     PARSER_OK = 0,
-    PARSER_EINVAL = -1,    /* bad argument */
-    PARSER_ENOMEM = -2,    /* out of memory */
-    PARSER_EBADURL = -3,   /* not a URL / cannot be resolved */
-    PARSER_ESCHEME = -4,   /* scheme other than http/https (javascript:, mailto:, ...) */
-    PARSER_ETOOLONG = -5,  /* longer than the configured maximum */
-    PARSER_EPARSE = -6,    /* libxml2 refused the input */
+    PARSER_EINVAL = -1,   /* bad argument */
+    PARSER_ENOMEM = -2,   /* out of memory */
+    PARSER_EBADURL = -3,  /* not a URL / cannot be resolved */
+    PARSER_ESCHEME = -4,  /* scheme other than http/https (javascript:, mailto:, ...) */
+    PARSER_ETOOLONG = -5, /* longer than the configured maximum */
+    PARSER_EPARSE = -6,   /* libxml2 refused the input */
 };
 
 /* Resolves REF against BASE (BASE may be NULL when REF is absolute) and
@@ -54,8 +54,8 @@ typedef enum parser_link_kind {
 typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_link_kind_t kind);
 
 typedef struct parser_config {
-    size_t max_url_length;  /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
-    int follow_nofollow;    /* 1: also report rel=nofollow links */
+    size_t max_url_length; /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
+    int follow_nofollow;   /* 1: also report rel=nofollow links */
 } parser_config_t;
 
 /* Counters of one page. */
@@ -65,7 +65,10 @@ typedef struct parser_stats {
     uint64_t dropped_long;   /* longer than max_url_length */
     uint64_t dropped_bad;    /* unparsable */
     uint64_t dropped_nofollow;
-    uint64_t bytes;          /* fed */
+    uint64_t bytes;  /* fed */
+    uint64_t capped; /* bytes not given to libxml2: beyond the per-token caps that
+                        keep memory bounded (text, comments, scripts, attribute
+                        values too long to be a URL); see parser_internal.h */
 } parser_stats_t;
 
 typedef struct parser parser_t;
