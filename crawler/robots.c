@@ -1,1 +1,844 @@
-/* placeholder: being written */
+/*
+ * robots.c -- RFC 9309 robots.txt parser and matcher (see robots.h).
+ *
+ * DESIGN
+ * Parsing is one pass over the lines of the (at most ROBOTS_MAX_BYTES) body.
+ * Two candidate rule lists are filled at once: "spec" gets the rules of every
+ * group naming our product token, "star" those of every "*" group (a group
+ * naming both feeds both).  At the end spec is kept if any user-agent line
+ * named us (even an empty group: RFC 9309 5.1 "quxbot"), else star if any "*"
+ * line was seen, else nothing (allow all).  A group is a run of user-agent
+ * lines followed by member lines (allow, disallow, crawl-delay); the next
+ * user-agent line after a member starts a new group.  Sitemap lines belong
+ * to no group.
+ *
+ * Rules are stored percent-encoding normalized (norm() below; the path is
+ * normalized the same way before matching), back to back in one byte pool,
+ * sorted by (pattern length desc, allow first, bytes) with exact duplicates
+ * removed.  robots_allowed() walks that order and stops at the first match:
+ * the first match is the longest, and allow wins ties.  A pattern is a list
+ * of literal segments separated by '*', optionally ending in '$'; it is
+ * matched greedily (leftmost occurrence of each segment, found with the
+ * linear memmem), which is exact for '*'-only patterns and never backtracks.
+ *
+ * Invariants: every rule pattern is non-empty and NUL-free; nrules <=
+ * ROBOTS_MAX_RULES; nmaps <= ROBOTS_MAX_SITEMAPS; a robots_t is immutable.
+ * Memory is bounded by 3 x ROBOTS_MAX_BYTES per candidate list.
+ */
+#include "robots.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_STACK_BUF 4096 /* normalized paths up to this size avoid malloc */
+
+struct rule {
+    const char *p; /* pattern (pool + off), set once the pool stops moving */
+    uint32_t off;  /* pattern offset in its pool */
+    uint32_t len;  /* pattern octets (this is also its priority) */
+    uint8_t allow; /* 1 allow, 0 disallow */
+};
+
+/* A growable rule list with its pattern pool (one per candidate group). */
+struct rlist {
+    struct rule *v;
+    size_t n, cap;
+    char *pool;
+    size_t plen, pcap;
+    uint32_t delay_ms; /* largest Crawl-delay seen, 0 none */
+    int seen;          /* a user-agent line selected this list */
+};
+
+struct robots {
+    struct rule *rules;
+    size_t nrules;
+    char *pool;
+    uint32_t delay_ms;
+    uint32_t *map_off; /* sitemap i = map_pool + map_off[i], NUL-terminated */
+    size_t nmaps;
+    char *map_pool;
+};
+
+/* Sitemap URLs collected while parsing. */
+struct slist {
+    uint32_t *off;
+    uint32_t *hash; /* FNV-1a of each URL, for duplicate checks */
+    size_t n, cap, hcap;
+    char *pool;
+    size_t plen, pcap;
+};
+
+const char *robots_strerror(int err)
+{
+    switch (err) {
+    case ROBOTS_OK:
+        return "success";
+    case ROBOTS_EINVAL:
+        return "invalid argument";
+    case ROBOTS_ENOMEM:
+        return "out of memory";
+    case ROBOTS_ECORRUPT:
+        return "serialized robots rules are truncated or corrupt";
+    case ROBOTS_EVERSION:
+        return "serialized robots rules have an unknown format version";
+    default:
+        return "unknown robots error";
+    }
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Returns p grown to hold need (>= 1) elements, or NULL (p untouched). */
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(p, nc * elem);
+    if (np)
+        *cap = nc;
+    return np;
+}
+
+static uint32_t fnv1a(const void *buf, size_t n)
+{
+    const unsigned char *p = buf;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static int is_ws(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f';
+}
+
+static int is_alpha(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static unsigned char lower(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+static int hexval(unsigned char c)
+{
+    if (is_digit(c))
+        return c - '0';
+    c = lower(c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+static int is_unreserved(unsigned char c)
+{
+    return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Octets that norm() rewrites when they appear raw. */
+static int needs_escape(unsigned char c)
+{
+    return c <= 0x20 || c >= 0x7f;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n > 0 && is_ws((unsigned char)**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n > 0 && is_ws((unsigned char)(*s)[*n - 1]))
+        (*n)--;
+}
+
+/* Product token: leading run of [A-Za-z_-] (RFC 9309 2.2.1). */
+static size_t token_len(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (is_alpha((unsigned char)s[i]) || s[i] == '_' || s[i] == '-'))
+        i++;
+    return i;
+}
+
+static int token_eq(const char *a, size_t an, const char *b, size_t bn)
+{
+    if (an != bn)
+        return 0;
+    for (size_t i = 0; i < an; i++)
+        if (lower((unsigned char)a[i]) != lower((unsigned char)b[i]))
+            return 0;
+    return 1;
+}
+
+/* ---- normalization ------------------------------------------------------ */
+
+/* Writes the normalized form of in[0..n) to out (room for 3n bytes) and
+ * returns its length.  %XX of an unreserved octet -> the octet; other valid
+ * %xx -> %XX; raw octets <= 0x20, >= 0x7f and a '%' not starting a valid
+ * escape -> %XX; everything else unchanged. */
+static size_t norm(const char *in, size_t n, char *out)
+{
+    static const char hx[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == '%' && i + 2 < n) {
+            int h = hexval((unsigned char)in[i + 1]), l = hexval((unsigned char)in[i + 2]);
+            if (h >= 0 && l >= 0) {
+                unsigned char d = (unsigned char)(h * 16 + l);
+                if (is_unreserved(d)) {
+                    out[o++] = (char)d;
+                } else {
+                    out[o++] = '%';
+                    out[o++] = hx[h];
+                    out[o++] = hx[l];
+                }
+                i += 2;
+                continue;
+            }
+        }
+        if (c == '%' || needs_escape(c)) {
+            out[o++] = '%';
+            out[o++] = hx[c >> 4];
+            out[o++] = hx[c & 15];
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    return o;
+}
+
+/* True when norm() would return in unchanged (the common case). */
+static int is_normal(const char *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == '%' || needs_escape(c))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- matching ----------------------------------------------------------- */
+
+/* Does pattern p (normalized, '*' wildcards, optional final '$') match a
+ * prefix of path s?  Linear in |s| per segment; no backtracking. */
+static int match(const char *p, size_t plen, const char *s, size_t slen)
+{
+    int anchored = plen > 0 && p[plen - 1] == '$';
+    if (anchored)
+        plen--;
+    const char *star = memchr(p, '*', plen);
+    size_t seg = star ? (size_t)(star - p) : plen;
+    if (slen < seg || memcmp(s, p, seg) != 0)
+        return 0;
+    if (!star)
+        return !anchored || slen == seg;
+    size_t pos = seg, i = seg + 1;
+    for (;;) {
+        const char *nx = memchr(p + i, '*', plen - i);
+        size_t j = nx ? (size_t)(nx - p) : plen, l = j - i;
+        if (!nx && anchored)
+            return slen - pos >= l && memcmp(s + slen - l, p + i, l) == 0;
+        if (l > 0) {
+            const char *f = memmem(s + pos, slen - pos, p + i, l);
+            if (!f)
+                return 0;
+            pos = (size_t)(f - s) + l;
+        }
+        if (!nx)
+            return 1;
+        i = j + 1;
+    }
+}
+
+static int decide(const robots_t *r, const char *s, size_t n)
+{
+    static const char rt[] = "/robots.txt";
+    size_t rtl = sizeof(rt) - 1;
+    if (n >= rtl && memcmp(s, rt, rtl) == 0 && (n == rtl || s[rtl] == '?'))
+        return 1;
+    for (size_t i = 0; i < r->nrules; i++) {
+        const struct rule *ru = &r->rules[i];
+        if (match(ru->p, ru->len, s, n))
+            return ru->allow;
+    }
+    return 1;
+}
+
+int robots_allowed(const robots_t *r, const char *path_and_query)
+{
+    if (!r || !path_and_query)
+        return 0;
+    const char *s = path_and_query;
+    size_t n = strcspn(s, "#");
+    if (n == 0) {
+        s = "/";
+        n = 1;
+    }
+    if (r->nrules == 0)
+        return 1;
+    if (is_normal(s, n))
+        return decide(r, s, n);
+    char stackbuf[PATH_STACK_BUF];
+    char *buf = stackbuf;
+    if (n > sizeof(stackbuf) / 3) {
+        buf = malloc(3 * n);
+        if (!buf)
+            return 0;
+    }
+    size_t m = norm(s, n, buf);
+    int ok = decide(r, buf, m);
+    if (buf != stackbuf)
+        free(buf);
+    return ok;
+}
+
+uint32_t robots_crawl_delay_ms(const robots_t *r)
+{
+    return r ? r->delay_ms : 0;
+}
+
+size_t robots_sitemap_count(const robots_t *r)
+{
+    return r ? r->nmaps : 0;
+}
+
+const char *robots_sitemap(const robots_t *r, size_t i)
+{
+    if (!r || i >= r->nmaps)
+        return NULL;
+    return r->map_pool + r->map_off[i];
+}
+
+size_t robots_rule_count(const robots_t *r)
+{
+    return r ? r->nrules : 0;
+}
+
+void robots_free(robots_t *r)
+{
+    if (!r)
+        return;
+    free(r->rules);
+    free(r->pool);
+    free(r->map_off);
+    free(r->map_pool);
+    free(r);
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+static void rlist_free(struct rlist *l)
+{
+    free(l->v);
+    free(l->pool);
+    memset(l, 0, sizeof *l);
+}
+
+static void slist_free(struct slist *l)
+{
+    free(l->off);
+    free(l->hash);
+    free(l->pool);
+    memset(l, 0, sizeof *l);
+}
+
+/* Appends the normalized pattern p[0..n), n >= 1.  Silently ignores rules
+ * beyond ROBOTS_MAX_RULES. */
+static int rlist_add(struct rlist *l, const char *p, size_t n, int allow)
+{
+    if (l->n >= ROBOTS_MAX_RULES)
+        return 0;
+    struct rule *v = grow(l->v, &l->cap, l->n + 1, sizeof *v);
+    if (!v)
+        return ROBOTS_ENOMEM;
+    l->v = v;
+    char *pool = grow(l->pool, &l->pcap, l->plen + n, 1);
+    if (!pool)
+        return ROBOTS_ENOMEM;
+    l->pool = pool;
+    memcpy(pool + l->plen, p, n);
+    v[l->n] = (struct rule){.off = (uint32_t)l->plen, .len = (uint32_t)n, .allow = (uint8_t)allow};
+    l->n++;
+    l->plen += n;
+    return 0;
+}
+
+/* Appends URL u[0..n) (NUL-free) unless already present; *dup says which. */
+static int slist_add(struct slist *l, const char *u, size_t n, int *dup)
+{
+    uint32_t h = fnv1a(u, n);
+    *dup = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->hash[i] == h && strlen(l->pool + l->off[i]) == n &&
+            memcmp(l->pool + l->off[i], u, n) == 0) {
+            *dup = 1;
+            return 0;
+        }
+    }
+    if (l->n >= ROBOTS_MAX_SITEMAPS)
+        return 0;
+    uint32_t *off = grow(l->off, &l->cap, l->n + 1, sizeof *off);
+    if (!off)
+        return ROBOTS_ENOMEM;
+    l->off = off;
+    uint32_t *hash = grow(l->hash, &l->hcap, l->n + 1, sizeof *hash);
+    if (!hash)
+        return ROBOTS_ENOMEM;
+    l->hash = hash;
+    char *pool = grow(l->pool, &l->pcap, l->plen + n + 1, 1);
+    if (!pool)
+        return ROBOTS_ENOMEM;
+    l->pool = pool;
+    memcpy(pool + l->plen, u, n);
+    pool[l->plen + n] = '\0';
+    off[l->n] = (uint32_t)l->plen;
+    hash[l->n] = h;
+    l->n++;
+    l->plen += n + 1;
+    return 0;
+}
+
+/* Priority order: longer first, allow before disallow, then bytes. */
+static int cmp_rule(const void *a, const void *b)
+{
+    const struct rule *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len > y->len ? -1 : 1;
+    if (x->allow != y->allow)
+        return x->allow > y->allow ? -1 : 1;
+    return memcmp(x->p, y->p, x->len);
+}
+
+/* Moves the contents of l and m into a new robots_t (sorted, deduplicated);
+ * l and m are left empty.  NULL when out of memory. */
+static robots_t *finish(struct rlist *l, struct slist *m)
+{
+    robots_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < l->n; i++)
+        l->v[i].p = l->pool + l->v[i].off;
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, cmp_rule);
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (k == 0 || cmp_rule(&l->v[k - 1], &l->v[i]) != 0)
+            l->v[k++] = l->v[i];
+    r->rules = l->v;
+    r->nrules = k;
+    r->pool = l->pool;
+    r->delay_ms = l->delay_ms;
+    r->map_off = m->off;
+    r->nmaps = m->n;
+    r->map_pool = m->pool;
+    free(m->hash);
+    memset(l, 0, sizeof *l);
+    memset(m, 0, sizeof *m);
+    return r;
+}
+
+robots_t *robots_allow_all(void)
+{
+    struct rlist l = {0};
+    struct slist m = {0};
+    return finish(&l, &m);
+}
+
+robots_t *robots_disallow_all(void)
+{
+    struct rlist l = {0};
+    struct slist m = {0};
+    robots_t *r = NULL;
+    if (rlist_add(&l, "/", 1, 0) == 0)
+        r = finish(&l, &m);
+    rlist_free(&l);
+    return r;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+enum key { K_NONE, K_AGENT, K_ALLOW, K_DISALLOW, K_DELAY, K_SITEMAP };
+
+struct pstate {
+    const char *tok; /* our product token */
+    size_t toklen;
+    struct rlist spec, star;
+    struct slist maps;
+    int cur_spec, cur_star; /* the current group applies to spec / star */
+    int in_rules;           /* a member line followed the last user-agent line */
+    char *scratch;          /* normalization buffer */
+    size_t scap;
+};
+
+static enum key key_of(const char *k, size_t n)
+{
+    static const struct {
+        const char *name;
+        enum key key;
+    } keys[] = {
+        {"user-agent", K_AGENT},  {"useragent", K_AGENT},    {"allow", K_ALLOW},
+        {"disallow", K_DISALLOW}, {"dissallow", K_DISALLOW}, {"disalow", K_DISALLOW},
+        {"crawl-delay", K_DELAY}, {"crawldelay", K_DELAY},   {"sitemap", K_SITEMAP},
+        {"site-map", K_SITEMAP},
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (token_eq(k, n, keys[i].name, strlen(keys[i].name)))
+            return keys[i].key;
+    return K_NONE;
+}
+
+/* Splits a trimmed, comment-free line into key and value: "key: value" or
+ * "key value" (value one word). */
+static enum key split_line(const char *s, size_t n, const char **val, size_t *vlen)
+{
+    size_t k = 0;
+    while (k < n && (is_alpha((unsigned char)s[k]) || s[k] == '-' || s[k] == '_'))
+        k++;
+    size_t j = k;
+    while (j < n && is_ws((unsigned char)s[j]))
+        j++;
+    if (k == 0 || j >= n)
+        return K_NONE;
+    const char *v = s + j;
+    size_t vl = n - j;
+    if (s[j] == ':') {
+        v++;
+        vl--;
+        trim(&v, &vl);
+    } else {
+        if (j == k)
+            return K_NONE;
+        for (size_t i = 0; i < vl; i++)
+            if (is_ws((unsigned char)v[i]))
+                return K_NONE;
+    }
+    *val = v;
+    *vlen = vl;
+    return key_of(s, k);
+}
+
+static void on_agent(struct pstate *ps, const char *v, size_t n)
+{
+    if (ps->in_rules) {
+        ps->cur_spec = ps->cur_star = 0;
+        ps->in_rules = 0;
+    }
+    if (n >= 1 && v[0] == '*' && (n == 1 || is_ws((unsigned char)v[1]))) {
+        ps->cur_star = ps->star.seen = 1;
+        return;
+    }
+    size_t t = token_len(v, n);
+    if (t > 0 && token_eq(v, t, ps->tok, ps->toklen))
+        ps->cur_spec = ps->spec.seen = 1;
+}
+
+static int on_rule(struct pstate *ps, const char *v, size_t n, int allow)
+{
+    ps->in_rules = 1;
+    if (n == 0 || (!ps->cur_spec && !ps->cur_star))
+        return 0; /* "Disallow:" with no path is no rule */
+    char *buf = grow(ps->scratch, &ps->scap, 3 * n + 1, 1);
+    if (!buf)
+        return ROBOTS_ENOMEM;
+    ps->scratch = buf;
+    size_t m = 0;
+    if (v[0] != '/' && v[0] != '*')
+        buf[m++] = '/';
+    m += norm(v, n, buf + m);
+    int e = 0;
+    if (ps->cur_spec)
+        e = rlist_add(&ps->spec, buf, m, allow);
+    if (e == 0 && ps->cur_star)
+        e = rlist_add(&ps->star, buf, m, allow);
+    return e;
+}
+
+/* "3", "0.5", ".25", "2." -> milliseconds (truncated, clamped); -1 if bad. */
+static int64_t parse_delay(const char *v, size_t n)
+{
+    size_t i = 0;
+    int digits = 0;
+    uint64_t ms = 0, frac = 0, scale = 100;
+    for (; i < n && is_digit((unsigned char)v[i]); i++, digits++)
+        if (ms <= ROBOTS_MAX_CRAWL_DELAY_MS)
+            ms = ms * 10 + (uint64_t)(v[i] - '0') * 1000;
+    if (i < n && v[i] == '.')
+        for (i++; i < n && is_digit((unsigned char)v[i]); i++, digits++, scale /= 10)
+            frac += (uint64_t)(v[i] - '0') * scale;
+    if (digits == 0 || i != n)
+        return -1;
+    ms += frac;
+    return ms > ROBOTS_MAX_CRAWL_DELAY_MS ? ROBOTS_MAX_CRAWL_DELAY_MS : (int64_t)ms;
+}
+
+static void on_delay(struct pstate *ps, const char *v, size_t n)
+{
+    ps->in_rules = 1;
+    int64_t ms = parse_delay(v, n);
+    if (ms < 0)
+        return;
+    if (ps->cur_spec && (uint32_t)ms > ps->spec.delay_ms)
+        ps->spec.delay_ms = (uint32_t)ms;
+    if (ps->cur_star && (uint32_t)ms > ps->star.delay_ms)
+        ps->star.delay_ms = (uint32_t)ms;
+}
+
+static int has_prefix_ci(const char *s, size_t n, const char *pre)
+{
+    size_t pn = strlen(pre);
+    return n > pn && token_eq(s, pn, pre, pn);
+}
+
+static int on_sitemap(struct pstate *ps, const char *v, size_t n)
+{
+    if (n > ROBOTS_MAX_SITEMAP_LEN ||
+        !(has_prefix_ci(v, n, "http://") || has_prefix_ci(v, n, "https://")))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f)
+            return 0;
+    int dup;
+    return slist_add(&ps->maps, v, n, &dup);
+}
+
+static int on_line(struct pstate *ps, const char *s, size_t n)
+{
+    const char *hash = memchr(s, '#', n);
+    if (hash)
+        n = (size_t)(hash - s);
+    trim(&s, &n);
+    const char *v = NULL;
+    size_t vl = 0;
+    switch (split_line(s, n, &v, &vl)) {
+    case K_AGENT:
+        on_agent(ps, v, vl);
+        return 0;
+    case K_ALLOW:
+        return on_rule(ps, v, vl, 1);
+    case K_DISALLOW:
+        return on_rule(ps, v, vl, 0);
+    case K_DELAY:
+        on_delay(ps, v, vl);
+        return 0;
+    case K_SITEMAP:
+        return on_sitemap(ps, v, vl);
+    default:
+        return 0;
+    }
+}
+
+static int is_eol(char c)
+{
+    return c == '\n' || c == '\r' || c == '\0';
+}
+
+robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int *err)
+{
+    struct pstate ps = {0};
+    robots_t *r = NULL;
+    int e = ROBOTS_EINVAL;
+    if (!user_agent || (!body && len > 0))
+        goto out;
+    ps.tok = user_agent + strspn(user_agent, " \t");
+    ps.toklen = token_len(ps.tok, strlen(ps.tok));
+    if (ps.toklen == 0)
+        goto out;
+    size_t n = len;
+    if (n > ROBOTS_MAX_BYTES) { /* drop the line the limit cuts */
+        n = ROBOTS_MAX_BYTES;
+        while (!is_eol(body[n]) && n > 0 && !is_eol(body[n - 1]))
+            n--;
+    }
+    size_t i = (n >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && !is_eol(body[j]))
+            j++;
+        if ((e = on_line(&ps, body + i, j - i)) != 0)
+            goto out;
+        i = j + 1;
+    }
+    struct rlist none = {0};
+    struct rlist *keep = ps.spec.seen ? &ps.spec : ps.star.seen ? &ps.star : &none;
+    r = finish(keep, &ps.maps);
+    e = r ? 0 : ROBOTS_ENOMEM;
+out:
+    rlist_free(&ps.spec);
+    rlist_free(&ps.star);
+    slist_free(&ps.maps);
+    free(ps.scratch);
+    if (err)
+        *err = e;
+    return r;
+}
+
+/* ---- serialization ------------------------------------------------------
+ * "RBT" VERSION, varint delay_ms, varint nrules, per rule varint
+ * (len << 1 | allow) + pattern bytes, varint nsitemaps, per sitemap varint
+ * len + bytes, then FNV-1a 32 of everything before, little-endian.
+ * Varints are unsigned LEB128, minimal, at most 32 bits. */
+
+static size_t put_varint(unsigned char *o, uint32_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        o[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    o[n++] = (unsigned char)v;
+    return n;
+}
+
+static int get_varint(const unsigned char *p, size_t end, size_t *pos, uint32_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 35 && *pos < end; shift += 7) {
+        unsigned char b = p[(*pos)++];
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            if (x > UINT32_MAX || (b == 0 && shift > 0))
+                return -1; /* too large, or not minimal */
+            *v = (uint32_t)x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int robots_serialize(const robots_t *r, char **out, size_t *len)
+{
+    if (!r || !out || !len)
+        return ROBOTS_EINVAL;
+    size_t cap = 4 + 5 + 5 + 5 + 4;
+    for (size_t i = 0; i < r->nrules; i++)
+        cap += 5 + r->rules[i].len;
+    for (size_t i = 0; i < r->nmaps; i++)
+        cap += 5 + strlen(robots_sitemap(r, i));
+    unsigned char *o = malloc(cap);
+    if (!o)
+        return ROBOTS_ENOMEM;
+    size_t n = 0;
+    o[n++] = 'R';
+    o[n++] = 'B';
+    o[n++] = 'T';
+    o[n++] = ROBOTS_FORMAT_VERSION;
+    n += put_varint(o + n, r->delay_ms);
+    n += put_varint(o + n, (uint32_t)r->nrules);
+    for (size_t i = 0; i < r->nrules; i++) {
+        n += put_varint(o + n, r->rules[i].len << 1 | r->rules[i].allow);
+        memcpy(o + n, r->rules[i].p, r->rules[i].len);
+        n += r->rules[i].len;
+    }
+    n += put_varint(o + n, (uint32_t)r->nmaps);
+    for (size_t i = 0; i < r->nmaps; i++) {
+        const char *u = robots_sitemap(r, i);
+        size_t ul = strlen(u);
+        n += put_varint(o + n, (uint32_t)ul);
+        memcpy(o + n, u, ul);
+        n += ul;
+    }
+    uint32_t h = fnv1a(o, n);
+    for (int k = 0; k < 4; k++)
+        o[n++] = (unsigned char)(h >> (8 * k));
+    *out = (char *)o;
+    *len = n;
+    return 0;
+}
+
+/* Reads the rules; they must be in canonical order without duplicates. */
+static int read_rules(const unsigned char *p, size_t end, size_t *pos, struct rlist *l)
+{
+    uint32_t nrules, hdr;
+    if (get_varint(p, end, pos, &l->delay_ms) || l->delay_ms > ROBOTS_MAX_CRAWL_DELAY_MS ||
+        get_varint(p, end, pos, &nrules) || nrules > ROBOTS_MAX_RULES)
+        return ROBOTS_ECORRUPT;
+    for (uint32_t i = 0; i < nrules; i++) {
+        if (get_varint(p, end, pos, &hdr))
+            return ROBOTS_ECORRUPT;
+        size_t rl = hdr >> 1;
+        if (rl == 0 || rl > end - *pos || memchr(p + *pos, '\0', rl))
+            return ROBOTS_ECORRUPT;
+        struct rule cur = {.p = (const char *)p + *pos, .len = (uint32_t)rl, .allow = hdr & 1};
+        if (i > 0) {
+            struct rule prev = l->v[l->n - 1];
+            prev.p = l->pool + prev.off;
+            if (cmp_rule(&prev, &cur) >= 0)
+                return ROBOTS_ECORRUPT; /* out of order or duplicate */
+        }
+        int e = rlist_add(l, cur.p, rl, cur.allow);
+        if (e)
+            return e;
+        *pos += rl;
+    }
+    return 0;
+}
+
+static int read_sitemaps(const unsigned char *p, size_t end, size_t *pos, struct slist *m)
+{
+    uint32_t nmaps, ul;
+    if (get_varint(p, end, pos, &nmaps) || nmaps > ROBOTS_MAX_SITEMAPS)
+        return ROBOTS_ECORRUPT;
+    for (uint32_t i = 0; i < nmaps; i++) {
+        if (get_varint(p, end, pos, &ul) || ul == 0 || ul > ROBOTS_MAX_SITEMAP_LEN ||
+            ul > end - *pos || memchr(p + *pos, '\0', ul))
+            return ROBOTS_ECORRUPT;
+        int dup, e = slist_add(m, (const char *)p + *pos, ul, &dup);
+        if (e)
+            return e;
+        if (dup)
+            return ROBOTS_ECORRUPT;
+        *pos += ul;
+    }
+    return 0;
+}
+
+robots_t *robots_deserialize(const char *buf, size_t len, int *err)
+{
+    const unsigned char *p = (const unsigned char *)buf;
+    struct rlist l = {0};
+    struct slist m = {0};
+    robots_t *r = NULL;
+    int e = ROBOTS_EINVAL;
+    if (!buf)
+        goto out;
+    e = ROBOTS_ECORRUPT;
+    if (len < 4 + 3 + 4 || memcmp(p, "RBT", 3) != 0)
+        goto out;
+    e = ROBOTS_EVERSION;
+    if (p[3] != ROBOTS_FORMAT_VERSION)
+        goto out;
+    e = ROBOTS_ECORRUPT;
+    size_t end = len - 4, pos = 4;
+    uint32_t h = (uint32_t)p[end] | (uint32_t)p[end + 1] << 8 | (uint32_t)p[end + 2] << 16 |
+                 (uint32_t)p[end + 3] << 24;
+    if (h != fnv1a(p, end))
+        goto out;
+    if ((e = read_rules(p, end, &pos, &l)) != 0 || (e = read_sitemaps(p, end, &pos, &m)) != 0)
+        goto out;
+    e = ROBOTS_ECORRUPT;
+    if (pos != end)
+        goto out;
+    r = finish(&l, &m);
+    e = r ? 0 : ROBOTS_ENOMEM;
+out:
+    rlist_free(&l);
+    slist_free(&m);
+    if (err)
+        *err = e;
+    return r;
+}
