@@ -21,7 +21,7 @@ enum {
     O_GRACE, O_PER_HOST, O_DELAY, O_MAX_DELAY, O_LEASE, O_MAX_TRIES, O_UA, O_IGN_ROBOTS,
     O_SITEMAPS, O_SCOPE, O_ALLOW_DOM, O_DENY_DOM, O_INCLUDE, O_EXCLUDE, O_MAX_DEPTH,
     O_MAX_PAGES, O_MAX_PPH, O_MAX_URL, O_MAX_SIZE, O_TIMEOUT, O_CTIMEOUT, O_LSL, O_LST,
-    O_NOFOLLOW, O_INSECURE, O_PRIVATE, O_BCAP, O_BFP, O_OUT, O_WARC, O_QUIET, O_CONFIG, O_HELP,
+    O_NOFOLLOW, O_INSECURE, O_BACKOFF, O_PRIVATE, O_BCAP, O_BFP, O_OUT, O_WARC, O_QUIET, O_CONFIG, O_HELP,
 };
 
 typedef struct opt {
@@ -49,6 +49,7 @@ static const opt_t OPTS[] = {
     {"max-delay", 1, O_MAX_DELAY, "MS", "60000", "cap on a host's robots.txt Crawl-delay"},
     {"lease", 1, O_LEASE, "MS", "30000", "lease on claimed URLs (returned if a worker dies)"},
     {"max-tries", 1, O_MAX_TRIES, "N", "3", "fetch attempts before dead-lettering"},
+    {"retry-backoff", 1, O_BACKOFF, "MS", "2000", "first retry delay (doubles each try, with jitter)"},
     {"user-agent", 1, O_UA, "UA", CONFIG_DEFAULT_USER_AGENT, "User-Agent; its product token picks the robots.txt group"},
     {"ignore-robots", 0, O_IGN_ROBOTS, NULL, "off", "do not fetch or obey robots.txt"},
     {"sitemaps", 0, O_SITEMAPS, NULL, "off", "seed the URLs of robots.txt Sitemap: lines"},
@@ -93,6 +94,7 @@ void config_defaults(crawl_config_t *c)
     c->max_delay_ms = FRONTIER_DEFAULT_MAX_DELAY_MS;
     c->lease_ms = FRONTIER_DEFAULT_LEASE_MS;
     c->max_tries = FRONTIER_DEFAULT_MAX_TRIES;
+    c->backoff_ms = FRONTIER_DEFAULT_BACKOFF_MS;
     c->user_agent = CONFIG_DEFAULT_USER_AGENT;
     c->scope = SCOPE_HOST;
     c->max_depth = UINT32_MAX;
@@ -160,6 +162,7 @@ static int apply_num(crawl_config_t *c, int id, const char *v)
     case O_DELAY: return cli_u32(C, "--delay", v, 0, 86400000, &c->delay_ms);
     case O_MAX_DELAY: return cli_u32(C, "--max-delay", v, 0, 86400000, &c->max_delay_ms);
     case O_LEASE: return cli_u32(C, "--lease", v, 100, 86400000, &c->lease_ms);
+    case O_BACKOFF: return cli_u32(C, "--retry-backoff", v, 1, 86400000, &c->backoff_ms);
     case O_MAX_TRIES: return cli_u32(C, "--max-tries", v, 1, 1000, &c->max_tries);
     case O_MAX_DEPTH: return cli_u32(C, "--max-depth", v, 0, UINT32_MAX - 1, &c->max_depth);
     case O_MAX_PAGES: return cli_u64(C, "--max-pages", v, 1, UINT64_MAX, &c->max_pages);

@@ -45,6 +45,7 @@ typedef struct crawl_config {
     uint32_t max_delay_ms;  /* --max-delay, ms cap on Crawl-delay */
     uint32_t lease_ms;      /* --lease, ms */
     uint32_t max_tries;     /* --max-tries */
+    uint32_t backoff_ms;    /* --retry-backoff, ms before the first retry */
     /* robots */
     const char *user_agent; /* --user-agent */
     int ignore_robots;      /* --ignore-robots */

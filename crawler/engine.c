@@ -108,6 +108,7 @@ static int worker_open(worker_t *w)
     fc.max_pages = c->max_pages;
     fc.max_pages_per_host = c->max_pages_per_host;
     fc.max_tries = c->max_tries;
+    fc.backoff_ms = c->backoff_ms;
     if (!(w->fr = frontier_open(w->rc, &fc, w->bloom, err, sizeof err)))
         goto fail;
     if (!(w->scope = scope_new(c, err, sizeof err)))

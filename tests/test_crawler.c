@@ -1,0 +1,221 @@
+/*
+ * The crawler program against a generated site of a few thousand pages on
+ * the HTTP fixture: relative, absolute, fragment and off-site links,
+ * redirects, 404s, 500s, non-HTML files and a robots.txt-disallowed subtree.
+ * The server counts every request; the expected counts follow from the
+ * site's definition below.
+ */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+
+#define SITE_PAGES 2000
+#define MAX_TRIES "2"
+
+static int port_of_site;
+
+/* Page i links to: children 2i+1 (absolute path) and 2i+2 (relative), a
+ * full URL with a fragment, a fragment alone, an off-site host, mailto:, the
+ * disallowed subtree, a redirect, a 404, a PDF, and every 100th page a 500. */
+static int site(void *ud, const char *path, fx_route_t *out)
+{
+    (void)ud;
+    static _Thread_local char body[4096];
+    int i;
+    char tail;
+    if (sscanf(path, "/p/%d%c", &i, &tail) == 1 && i >= 0 && i < SITE_PAGES) {
+        int n = snprintf(body, sizeof body,
+                         "<html><head><title>p%d</title></head><body>"
+                         "<a href=\"/p/%d\">c1</a> <a href=\"%d\">c2</a>"
+                         "<a href=\"http://127.0.0.1:%d/p/%d#sec\">abs</a>"
+                         "<a href=\"#top\">top</a><a href=\"http://offsite.example/x%d\">off</a>"
+                         "<a href=\"mailto:a@b.example\">mail</a>"
+                         "<a href=\"/private/%d\">secret</a><a href=\"/r/%d\">redirect</a>"
+                         "<a href=\"/missing/%d\">gone</a><a href=\"/f/%d.pdf\">pdf</a>",
+                         i, 2 * i + 1 < SITE_PAGES ? 2 * i + 1 : 0,
+                         2 * i + 2 < SITE_PAGES ? 2 * i + 2 : 0, port_of_site,
+                         (i * 7) % SITE_PAGES, i, i, i, i, i);
+        if (i % 100 == 0)
+            n += snprintf(body + n, sizeof body - (size_t)n, "<a href=\"/err/%d\">e</a>", i);
+        snprintf(body + n, sizeof body - (size_t)n, "</body></html>");
+        *out = (fx_route_t){.body = body};
+        return 0;
+    }
+    if (sscanf(path, "/r/%d%c", &i, &tail) == 1) {
+        snprintf(body, sizeof body, "Location: /p/%d\n", (i * 3) % SITE_PAGES);
+        *out = (fx_route_t){.status = 301, .headers = body, .body = "moved"};
+        return 0;
+    }
+    if (sscanf(path, "/f/%d.pd%c", &i, &tail) == 2) {
+        *out = (fx_route_t){.content_type = "application/pdf", .body = "%PDF-1.4 <a href=/x>"};
+        return 0;
+    }
+    if (sscanf(path, "/err/%d%c", &i, &tail) == 1) {
+        *out = (fx_route_t){.status = 500, .body = "oops"};
+        return 0;
+    }
+    if (!strcmp(path, "/robots.txt")) {
+        *out = (fx_route_t){.content_type = "text/plain",
+                            .body = "User-agent: *\nDisallow: /private/\n"};
+        return 0;
+    }
+    return -1;
+}
+
+typedef struct check {
+    unsigned pages, redirects, missing, pdfs, errs, private_hits, other, dup;
+    char first_dup[128];
+} check_t;
+
+static void tally(void *ud, const char *path, unsigned hits)
+{
+    check_t *c = ud;
+    int i;
+    unsigned expect = 1;
+    if (sscanf(path, "/p/%d", &i) == 1)
+        c->pages++;
+    else if (!strncmp(path, "/r/", 3))
+        c->redirects++;
+    else if (!strncmp(path, "/missing/", 9))
+        c->missing++;
+    else if (!strncmp(path, "/f/", 3))
+        c->pdfs++;
+    else if (!strncmp(path, "/err/", 5)) {
+        c->errs++;
+        expect = (unsigned)atoi(MAX_TRIES);
+    } else if (!strncmp(path, "/private/", 9))
+        c->private_hits++;
+    else if (strcmp(path, "/robots.txt") != 0)
+        c->other++;
+    if (strcmp(path, "/robots.txt") != 0 && hits != expect) {
+        if (!c->dup)
+            snprintf(c->first_dup, sizeof c->first_dup, "%s x%u", path, hits);
+        c->dup++;
+    }
+}
+
+static void assert_site_crawled_once(fx_http_t *h)
+{
+    check_t c = {0};
+    fx_http_foreach(h, tally, &c);
+    cr_expect_eq(c.pages, SITE_PAGES, "%u of %d pages fetched", c.pages, SITE_PAGES);
+    cr_expect_eq(c.redirects, SITE_PAGES, "%u redirects fetched", c.redirects);
+    cr_expect_eq(c.missing, SITE_PAGES, "%u 404 pages fetched", c.missing);
+    cr_expect_eq(c.pdfs, SITE_PAGES, "%u PDFs fetched", c.pdfs);
+    cr_expect_eq(c.errs, SITE_PAGES / 100, "%u failing pages tried", c.errs);
+    cr_expect_eq(c.private_hits, 0, "%u robots-disallowed URLs requested", c.private_hits);
+    cr_expect_eq(c.other, 0, "%u unexpected paths requested", c.other);
+    cr_expect_eq(c.dup, 0, "%u URLs fetched a wrong number of times, first: %s", c.dup,
+                 c.first_dup);
+}
+
+static char *write_seeds(const char *dir, fx_http_t *h)
+{
+    char *path = NULL, content[128];
+    cr_assert(asprintf(&path, "%s/seeds.txt", dir) > 0);
+    snprintf(content, sizeof content, "%s/p/0\n", fx_http_base(h));
+    cr_assert_eq(fx_write_file(path, content), 0);
+    return path;
+}
+
+#define CRAWL_ARGS(redis, seeds, out)                                                          \
+    CRAWLER_BIN, "crawl", "--redis", (char *)(redis), "--seeds", (seeds), "--delay", "0",     \
+        "--per-host", "8", "--max-tries", MAX_TRIES, "--retry-backoff", "50", "--quiet",      \
+        "--out", (out)
+
+Test(crawler, generated_site_every_page_once_nothing_disallowed_or_offsite, .timeout = 300)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
+    port_of_site = fx_http_port(h);
+    fx_http_set_handler(h, site, NULL);
+    char *dir = fx_tmpdir(), out[512], log[512];
+    char *seeds = write_seeds(dir, h);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char *argv[] = {CRAWL_ARGS(fx_redis_url(r), seeds, out), NULL};
+    int rc = fx_run(argv, NULL, log, 240000);
+    char *err = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %.2000s", rc, err ? err : "");
+    free(err);
+    assert_site_crawled_once(h);
+    free(seeds);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}
+
+Test(crawler, three_processes_share_one_redis_and_split_the_site, .timeout = 300)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
+    port_of_site = fx_http_port(h);
+    fx_http_set_handler(h, site, NULL);
+    char *dir = fx_tmpdir(), out[3][512], log[512];
+    char *seeds = write_seeds(dir, h);
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(out[i], sizeof out[i], "%s/out%d.jsonl", dir, i);
+        snprintf(log, sizeof log, "%s/log%d", dir, i);
+        char *argv[] = {CRAWL_ARGS(fx_redis_url(r), seeds, out[i]), "--threads", "1", NULL};
+        pids[i] = fx_spawn(argv, NULL, log);
+        cr_assert(pids[i] > 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        int rc = fx_wait(pids[i], 240000);
+        cr_expect_eq(rc, 0, "crawler %d exited %d", i, rc);
+    }
+    assert_site_crawled_once(h);
+    free(seeds);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}
+
+Test(crawler, sigterm_mid_crawl_loses_nothing_and_resume_finishes, .timeout = 300)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
+    port_of_site = fx_http_port(h);
+    fx_http_set_handler(h, site, NULL);
+    char *dir = fx_tmpdir(), out[512], log[512];
+    char *seeds = write_seeds(dir, h);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char *argv[] = {CRAWL_ARGS(fx_redis_url(r), seeds, out), NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0);
+    /* stop it once it has fetched a part of the site (bounded wait) */
+    uint64_t deadline = fx_now_ms() + 60000;
+    while (fx_http_total(h) < SITE_PAGES / 2 && fx_now_ms() < deadline)
+        usleep(2000);
+    kill(pid, SIGTERM);
+    int rc = fx_wait(pid, 30000);
+    cr_expect_eq(rc, 0, "crawler exited %d after SIGTERM", rc);
+    /* resume: same crawl, same Redis */
+    rc = fx_run(argv, NULL, log, 240000);
+    cr_expect_eq(rc, 0, "resumed crawler exited %d", rc);
+    check_t c = {0};
+    fx_http_foreach(h, tally, &c);
+    cr_expect_eq(c.pages, SITE_PAGES, "%u of %d pages fetched after resume", c.pages, SITE_PAGES);
+    cr_expect_eq(c.private_hits, 0);
+    free(seeds);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}

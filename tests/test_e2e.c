@@ -1,0 +1,118 @@
+/*
+ * End to end: the `crawler` binary crawls sites served by the HTTP fixture
+ * through a private Redis (the test's own redis-server, or the crawler's
+ * embedded one), and the server counts what was requested.
+ */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+
+static char *seeds_file(const char *dir, const char *content)
+{
+    char *path = NULL;
+    cr_assert(asprintf(&path, "%s/seeds.txt", dir) > 0);
+    cr_assert_eq(fx_write_file(path, content), 0);
+    return path;
+}
+
+static size_t count_lines(const char *path)
+{
+    char *s = fx_read_file(path, NULL);
+    size_t n = 0;
+    for (char *p = s; p && *p; p++)
+        n += *p == '\n';
+    free(s);
+    return n;
+}
+
+static void three_pages(fx_http_t *h)
+{
+    fx_http_page(h, "/", "<html><body><a href=\"/a\">a</a> <a href='b.html#x'>b</a>"
+                         "<a href=\"/\">home</a></body></html>");
+    fx_http_page(h, "/a", "<a href=\"/b.html\">b</a><a href=\"http://other.example/\">off</a>");
+    fx_http_page(h, "/b.html", "<p>leaf <a href=\"./a\">a</a> <a href=\"/\">/</a></p>");
+    fx_http_set(h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+}
+
+static void assert_three_pages_once(fx_http_t *h, const char *out)
+{
+    cr_expect_eq(fx_http_hits(h, "/"), 1, "/ fetched %u times", fx_http_hits(h, "/"));
+    cr_expect_eq(fx_http_hits(h, "/a"), 1, "/a fetched %u times", fx_http_hits(h, "/a"));
+    cr_expect_eq(fx_http_hits(h, "/b.html"), 1, "/b.html fetched %u times",
+                 fx_http_hits(h, "/b.html"));
+    cr_expect_eq(fx_http_hits(h, "/robots.txt"), 1, "robots.txt fetched %u times",
+                 fx_http_hits(h, "/robots.txt"));
+    cr_expect_eq(fx_http_total(h), 4, "%zu requests in all", fx_http_total(h));
+    cr_expect_eq(count_lines(out), 3, "%zu output records", count_lines(out));
+}
+
+Test(e2e, three_page_site_each_page_fetched_once_via_shared_redis)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
+    three_pages(h);
+    char *dir = fx_tmpdir();
+    char seeds[256], out[512], log[512];
+    snprintf(seeds, sizeof seeds, "# test seeds\n\n%s/\n", fx_http_base(h));
+    char *sf = seeds_file(dir, seeds);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(r), "--seeds", sf,
+                    "--delay", "0", "--threads", "2", "--out", out, "--quiet", NULL};
+    int rc = fx_run(argv, NULL, log, 120000);
+    char *errtext = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %s", rc, errtext ? errtext : "");
+    free(errtext);
+    assert_three_pages_once(h, out);
+    free(sf);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}
+
+Test(e2e, embedded_redis_crawls_then_stops_and_a_second_run_adds_nothing)
+{
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
+    three_pages(h);
+    char *dir = fx_tmpdir();
+    char seeds[256], out[512], log[512], data[512], sock[600];
+    snprintf(seeds, sizeof seeds, "%s/\n", fx_http_base(h));
+    char *sf = seeds_file(dir, seeds);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(data, sizeof data, "%s/data", dir);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--data-dir", data, "--seeds", sf, "--delay", "0",
+                    "--out", out, "--quiet", NULL};
+    int rc = fx_run(argv, NULL, log, 120000);
+    char *errtext = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %s", rc, errtext ? errtext : "");
+    free(errtext);
+    assert_three_pages_once(h, out);
+    /* the embedded server is gone and its append-only data is kept */
+    snprintf(sock, sizeof sock, "%s/redis.sock", data);
+    struct stat st;
+    cr_expect(stat(sock, &st) != 0, "embedded redis socket still there after exit");
+    char aof[600];
+    snprintf(aof, sizeof aof, "%s/appendonlydir", data);
+    cr_expect(stat(aof, &st) == 0, "no append-only data in %s", data);
+    /* resuming the same crawl: the seed is already seen, nothing is fetched */
+    rc = fx_run(argv, NULL, log, 120000);
+    cr_expect_eq(rc, 0, "second run exited %d", rc);
+    cr_expect_eq(fx_http_total(h), 4, "second run fetched again: %zu requests", fx_http_total(h));
+    free(sf);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+}
