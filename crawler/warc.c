@@ -297,6 +297,7 @@ static int rewrite_head(sb_t *out, const char *h, size_t n, const warc_exchange_
 {
     static const char orig[] = "X-Crawler-Original-";
     bool have_cl = false, first = true;
+    const char *eol = "\r\n"; /* line ending for added lines: the status line's */
     int rc = 0;
     out->len = 0;
     for (size_t ls = last_block(h, n); ls < n && rc == 0;) {
@@ -304,7 +305,10 @@ static int rewrite_head(sb_t *out, const char *h, size_t n, const warc_exchange_
         size_t le = nl ? (size_t)(nl - h) + 1 : n, len = le - ls;
         if (len <= 2 && (line[0] == '\n' || line[0] == '\r'))
             break; /* end of the head */
-        const char *colon = first ? NULL : memchr(line, ':', len);
+        if (first && len >= 2 && line[len - 1] == '\n' && line[len - 2] != '\r')
+            eol = "\n";
+        bool folded = line[0] == ' ' || line[0] == '\t'; /* obs-fold continuation */
+        const char *colon = first || folded ? NULL : memchr(line, ':', len);
         size_t name_len = colon ? (size_t)(colon - line) : 0;
         bool rename = false;
         if (colon && name_is(line, name_len, "Transfer-Encoding"))
@@ -321,14 +325,14 @@ static int rewrite_head(sb_t *out, const char *h, size_t n, const warc_exchange_
         if (rc == 0)
             rc = sb_put(out, line, len);
         if (rc == 0 && line[len - 1] != '\n')
-            rc = sb_put(out, "\r\n", 2);
+            rc = sb_put(out, eol, strlen(eol));
         first = false;
         ls = le;
     }
     if (rc == 0 && !have_cl)
-        rc = sb_printf(out, "Content-Length: %zu\r\n", x->body_len);
+        rc = sb_printf(out, "Content-Length: %zu%s", x->body_len, eol);
     if (rc == 0)
-        rc = sb_put(out, "\r\n", 2);
+        rc = sb_put(out, eol, strlen(eol));
     return rc;
 }
 

@@ -1,0 +1,1089 @@
+/*
+ * test_warc.c -- the crawler's two output writers: JSON lines (output.h) and
+ * WARC/1.1 with per-record gzip (warc.h).
+ *
+ * JSON lines are checked byte for byte against expected lines, and every
+ * line the writer produces is validated as UTF-8 and JSON string syntax by an
+ * independent checker here.  WARC files are read back member by member with
+ * zlib (windowBits 31), each member parsed as exactly one record, every
+ * header checked, digests recomputed; /bin/gzip -t must accept the file.
+ */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "fixtures.h"
+#include "output.h"
+#include "warc.h"
+
+/* ---- helpers: paths ----------------------------------------------------- */
+
+static char *tmp_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    cr_assert_not_null(p);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* ---- helpers: an independent JSON-line checker -------------------------- */
+
+/* Strict UTF-8 check (no overlongs, surrogates or code points > U+10FFFF). */
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        unsigned cp, need;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            need = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            need = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            need = 3;
+            cp = c & 0x07;
+        } else
+            return false;
+        for (unsigned k = 1; k <= need; k++) {
+            if (i + k >= n || (s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        static const unsigned min[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < min[need] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += need + 1;
+    }
+    return true;
+}
+
+/* Skips one JSON string at *p (RFC 8259 syntax); false if malformed. */
+static bool json_string_ok(const char **p)
+{
+    const char *s = *p;
+    if (*s++ != '"')
+        return false;
+    for (;;) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"')
+            break;
+        if (c < 0x20)
+            return false; /* raw control byte (or end of line) */
+        if (c == '\\') {
+            s++;
+            if (*s == 'u') {
+                for (int k = 1; k <= 4; k++)
+                    if (!isxdigit((unsigned char)s[k]))
+                        return false;
+                s += 5;
+                continue;
+            }
+            if (!strchr("\"\\/bfnrt", *s) || !*s)
+                return false;
+        }
+        s++;
+    }
+    *p = s + 1;
+    return true;
+}
+
+/* Checks a line is exactly {"k":v,...}\n with the documented keys in order;
+ * values are strings, null or unsigned integers. */
+static bool json_line_ok(const char *line, size_t len)
+{
+    static const char *const keys[] = {"url",        "status",      "content_type", "depth",
+                                       "bytes",      "links_found", "links_new",    "fetch_ms",
+                                       "error_kind", "error_text",  "location",     "canonical",
+                                       "timestamp"};
+    if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len) != line + len - 1)
+        return false;
+    if (!utf8_valid((const unsigned char *)line, len))
+        return false;
+    const char *p = line;
+    if (*p++ != '{')
+        return false;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        size_t kl = strlen(keys[k]);
+        if (k && *p++ != ',')
+            return false;
+        if (p[0] != '"' || strncmp(p + 1, keys[k], kl) != 0 || p[kl + 1] != '"' || p[kl + 2] != ':')
+            return false;
+        p += kl + 3;
+        if (*p == '"') {
+            if (!json_string_ok(&p))
+                return false;
+        } else if (strncmp(p, "null", 4) == 0)
+            p += 4;
+        else if (isdigit((unsigned char)*p))
+            while (isdigit((unsigned char)*p))
+                p++;
+        else
+            return false;
+    }
+    return p[0] == '}' && p[1] == '\n' && p + 2 == line + len;
+}
+
+static char *format_line(const out_record_t *r)
+{
+    size_t n = out_format(NULL, 0, r);
+    char *buf = malloc(n + 1);
+    cr_assert_not_null(buf);
+    cr_assert_eq(out_format(buf, n + 1, r), n);
+    return buf;
+}
+
+/* ---- JSON lines ---------------------------------------------------------- */
+
+Test(output, escapes_strings_table)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"plain", "\"plain\""},
+        {"", "\"\""},
+        {"a\"b", "\"a\\\"b\""},
+        {"a\\b", "\"a\\\\b\""},
+        {"/slash", "\"/slash\""},
+        {"\n\r\t\b\f", "\"\\n\\r\\t\\b\\f\""},
+        {"\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\""},
+        {"caf\xC3\xA9", "\"caf\xC3\xA9\""},                           /* é */
+        {"\xE2\x82\xAC", "\"\xE2\x82\xAC\""},                         /* € */
+        {"\xF0\x9F\x98\x80", "\"\xF0\x9F\x98\x80\""},                 /* U+1F600 */
+        {"\xEF\xBF\xBF", "\"\xEF\xBF\xBF\""},                         /* U+FFFF is valid */
+        {"\xff", "\"\xEF\xBF\xBD\""},                                 /* never valid */
+        {"a\xC3", "\"a\xEF\xBF\xBD\""},                               /* truncated at the end */
+        {"\xC0\xAF", "\"\xEF\xBF\xBD\xEF\xBF\xBD\""},                 /* overlong '/' */
+        {"\xE0\x80\xAF", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""}, /* overlong */
+        {"\xED\xA0\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""}, /* surrogate */
+        {"\xE2\x82x", "\"\xEF\xBF\xBDx\""},                           /* maximal subpart */
+        {"\xF4\x90\x80\x80", "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""},
+        {"\xF0\x9F\x98", "\"\xEF\xBF\xBD\""},                    /* truncated 4-byte */
+        {"\x80x", "\"\xEF\xBF\xBDx\""},                          /* lone continuation */
+        {"\xC3\xA9\"\xff\n", "\"\xC3\xA9\\\"\xEF\xBF\xBD\\n\""}, /* mixed */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        out_record_t r = {.url = cases[i].in, .timestamp_ms = 1};
+        char *line = format_line(&r);
+        const char *v = line + strlen("{\"url\":");
+        const char *end = strstr(line, ",\"status\":");
+        cr_assert_not_null(end, "case %zu: no status key in %s", i, line);
+        size_t vl = (size_t)(end - v);
+        cr_expect(vl == strlen(cases[i].want) && memcmp(v, cases[i].want, vl) == 0,
+                  "case %zu: escaped %.*s, want %s", i, (int)vl, v, cases[i].want);
+        cr_expect(json_line_ok(line, strlen(line)), "case %zu: invalid line %s", i, line);
+        free(line);
+    }
+}
+
+Test(output, random_bytes_always_give_valid_json)
+{
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    char s[64];
+    for (int round = 0; round < 5000; round++) {
+        size_t n = 1 + round % 60;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            s[i] = (char)(1 + x % 255); /* any byte but NUL */
+        }
+        s[n] = '\0';
+        out_record_t r = {.url = s, .error_text = s, .canonical = s, .timestamp_ms = 1};
+        char *line = format_line(&r);
+        cr_assert(json_line_ok(line, strlen(line)), "round %d: invalid line %s", round, line);
+        free(line);
+    }
+}
+
+Test(output, writes_every_field_in_order)
+{
+    out_record_t r = {.url = "http://a.test/x",
+                      .status = 301,
+                      .content_type = "text/html; charset=utf-8",
+                      .depth = 3,
+                      .bytes = 5368709120ull,
+                      .links_found = 12,
+                      .links_new = 7,
+                      .fetch_ms = 41,
+                      .error_kind = "timeout",
+                      .error_text = "Operation timed out",
+                      .location = "http://a.test/y",
+                      .canonical = "http://a.test/c",
+                      .timestamp_ms = 1764460862345};
+    char *line = format_line(&r);
+    cr_expect_str_eq(line, "{\"url\":\"http://a.test/x\",\"status\":301,\"content_type\":\"text/"
+                           "html; charset=utf-8\",\"depth\":3,\"bytes\":5368709120,\"links_found\":"
+                           "12,\"links_new\":7,\"fetch_ms\":41,\"error_kind\":\"timeout\","
+                           "\"error_text\":\"Operation timed out\",\"location\":\"http://a.test/"
+                           "y\",\"canonical\":\"http://a.test/c\",\"timestamp\":\"2025-11-30T00:"
+                           "01:02.345Z\"}\n");
+    free(line);
+}
+
+Test(output, absent_values_are_null)
+{
+    out_record_t r = {.url = "http://a.test/", .timestamp_ms = 7};
+    char *line = format_line(&r);
+    cr_expect_str_eq(line, "{\"url\":\"http://a.test/\",\"status\":null,\"content_type\":null,"
+                           "\"depth\":0,\"bytes\":0,\"links_found\":0,\"links_new\":0,"
+                           "\"fetch_ms\":0,\"error_kind\":null,\"error_text\":null,"
+                           "\"location\":null,\"canonical\":null,"
+                           "\"timestamp\":\"1970-01-01T00:00:00.007Z\"}\n");
+    free(line);
+}
+
+Test(output, each_field_alone_is_written_in_its_place)
+{
+    const char *keys[] = {"content_type", "error_kind", "error_text", "location", "canonical"};
+    for (int k = 0; k < 5; k++) {
+        out_record_t r = {.url = "u", .timestamp_ms = 1};
+        const char **slot[] = {&r.content_type, &r.error_kind, &r.error_text, &r.location,
+                               &r.canonical};
+        *slot[k] = "V";
+        char *line = format_line(&r);
+        char want[64];
+        snprintf(want, sizeof want, "\"%s\":\"V\"", keys[k]);
+        cr_expect_not_null(strstr(line, want), "%s: %s", keys[k], line);
+        int nulls = 0;
+        for (const char *p = line; (p = strstr(p, ":null")); p++)
+            nulls++;
+        cr_expect_eq(nulls, 5, "%s: %d nulls in %s", keys[k], nulls, line); /* status + 4 */
+        free(line);
+    }
+}
+
+Test(output, zero_timestamp_means_now)
+{
+    out_record_t r = {.url = "u"};
+    char *line = format_line(&r);
+    cr_expect_null(strstr(line, "\"1970-"), "%s", line);
+    cr_expect(json_line_ok(line, strlen(line)), "%s", line);
+    free(line);
+}
+
+Test(output, format_reports_needed_size_like_snprintf)
+{
+    out_record_t r = {.url = "http://a.test/", .timestamp_ms = 1};
+    char small[10];
+    size_t n = out_format(small, sizeof small, &r);
+    cr_expect_gt(n, sizeof small);
+    char *line = format_line(&r);
+    cr_expect_eq(strlen(line), n);
+    free(line);
+    cr_expect_eq(out_format(small, sizeof small, NULL), 0);
+}
+
+Test(output, rejects_bad_arguments)
+{
+    char err[256] = "";
+    cr_expect_null(out_open("/nonexistent-dir/x/out.jsonl", err, sizeof err));
+    cr_expect_not_null(strstr(err, "No such file"), "%s", err);
+    cr_expect_null(out_open("", err, sizeof err));
+    cr_expect_eq(out_close(NULL), 0);
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "o.jsonl");
+    out_t *o = out_open(path, err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    out_record_t r = {0};
+    cr_expect_eq(out_write(o, &r), OUT_EINVAL);
+    cr_expect_eq(out_write(o, NULL), OUT_EINVAL);
+    cr_expect_eq(out_close(o), 0);
+    cr_expect_str_eq(out_strerror(OUT_EIO), "write to the output file failed");
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(output, flush_and_close_write_whole_lines_and_append)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "o.jsonl");
+    cr_assert_eq(fx_write_file(path, "{\"old\":1}\n"), 0);
+    out_t *o = out_open(path, err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    out_record_t r = {.url = "http://a.test/1", .status = 200, .timestamp_ms = 1};
+    cr_assert_eq(out_write(o, &r), 0);
+    cr_assert_eq(out_flush(o), 0);
+    char *one = format_line(&r);
+    size_t len = 0;
+    char *got = fx_read_file(path, &len);
+    cr_assert_not_null(got);
+    cr_expect(len == 10 + strlen(one) && memcmp(got + 10, one, strlen(one)) == 0, "%s", got);
+    free(got);
+    r.url = "http://a.test/2";
+    cr_assert_eq(out_write(o, &r), 0);
+    cr_assert_eq(out_close(o), 0);
+    got = fx_read_file(path, &len);
+    cr_assert_not_null(got);
+    cr_expect_eq(len, 10 + 2 * strlen(one));
+    cr_expect_not_null(strstr(got, "\"http://a.test/2\""));
+    free(got);
+    free(one);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(output, quiet_writer_flushes_by_itself)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "o.jsonl");
+    out_t *o = out_open(path, err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    out_record_t r = {.url = "http://a.test/tail", .timestamp_ms = 1};
+    cr_assert_eq(out_write(o, &r), 0);
+    /* No flush call: the background thread must write it (bounded wait; the
+     * verdict is whether it shows up, not how fast). */
+    size_t len = 0;
+    uint64_t until = fx_now_ms() + 20000;
+    while (len == 0 && fx_now_ms() < until) {
+        free(fx_read_file(path, &len));
+        if (len == 0)
+            usleep(50 * 1000);
+    }
+    cr_expect_gt(len, 0, "the line never reached the file without a flush");
+    cr_expect_eq(out_close(o), 0);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(output, dash_writes_to_stdout)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "stdout.txt");
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(saved >= 0 && fd >= 0);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+    out_t *o = out_open("-", err, sizeof err);
+    out_record_t r = {.url = "http://a.test/stdout", .timestamp_ms = 1};
+    int wrc = o ? out_write(o, &r) : -99;
+    int crc = out_close(o);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    cr_assert_not_null(o, "%s", err);
+    cr_expect_eq(wrc, 0);
+    cr_expect_eq(crc, 0);
+    char *want = format_line(&r);
+    char *got = fx_read_file(path, NULL);
+    cr_expect_str_eq(got, want);
+    free(got);
+    free(want);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(output, disk_full_is_reported_not_ignored)
+{
+    char err[256];
+    out_t *o = out_open("/dev/full", err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    out_record_t r = {.url = "http://a.test/", .timestamp_ms = 1};
+    cr_expect_eq(out_write(o, &r), 0); /* buffered */
+    cr_expect_eq(out_flush(o), OUT_EIO);
+    cr_expect_not_null(strstr(out_error(o), "No space left"), "%s", out_error(o));
+    cr_expect_eq(out_write(o, &r), OUT_EIO);
+    cr_expect_eq(out_close(o), OUT_EIO);
+}
+
+Test(output, full_buffer_is_written_out_and_errors_surface_in_write)
+{
+    char err[256];
+    out_t *o = out_open("/dev/full", err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    out_record_t r = {.url = "http://a.test/", .timestamp_ms = 1};
+    int rc = 0, i;
+    for (i = 0; i < 10000 && rc == 0; i++)
+        rc = out_write(o, &r);
+    cr_expect_eq(rc, OUT_EIO, "a full buffer was never written (%d writes)", i);
+    cr_expect_eq(out_close(o), OUT_EIO);
+}
+
+#define JT 8    /* writer threads */
+#define JN 1500 /* records per thread */
+
+typedef struct jarg {
+    out_t *o;
+    int t;
+    int failures;
+} jarg_t;
+
+/* Record i of thread t: lengths vary, a few exceed the stack buffer, one
+ * exceeds the whole output buffer. */
+static void make_record(int t, int i, out_record_t *r, char *url, size_t cap, char *big,
+                        size_t bigcap)
+{
+    snprintf(url, cap, "http://t%d.test/%d", t, i);
+    *r = (out_record_t){.url = url,
+                        .status = 200 + i % 5,
+                        .depth = (uint32_t)i,
+                        .bytes = (uint64_t)i * 3,
+                        .timestamp_ms = 1000 + i};
+    if (i % 97 == 0 || i == 777) {
+        size_t n = i == 777 ? bigcap - 1 : 3000 + (size_t)i;
+        memset(big, 'x', n);
+        big[n] = '\0';
+        r->error_text = big;
+    }
+}
+
+static void *json_writer(void *p)
+{
+    jarg_t *a = p;
+    char url[64];
+    size_t bigcap = OUT_BUFFER_BYTES + 1000;
+    char *big = malloc(bigcap);
+    for (int i = 0; i < JN && big; i++) {
+        out_record_t r;
+        make_record(a->t, i, &r, url, sizeof url, big, bigcap);
+        if (out_write(a->o, &r) != 0)
+            a->failures++;
+    }
+    free(big);
+    return NULL;
+}
+
+Test(output, concurrent_writers_produce_whole_lines)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "o.jsonl");
+    out_t *o = out_open(path, err, sizeof err);
+    cr_assert_not_null(o, "%s", err);
+    pthread_t th[JT];
+    jarg_t args[JT];
+    for (int t = 0; t < JT; t++) {
+        args[t] = (jarg_t){.o = o, .t = t};
+        cr_assert_eq(pthread_create(&th[t], NULL, json_writer, &args[t]), 0);
+    }
+    for (int t = 0; t < JT; t++) {
+        pthread_join(th[t], NULL);
+        cr_expect_eq(args[t].failures, 0);
+    }
+    cr_assert_eq(out_close(o), 0);
+    size_t len = 0;
+    char *data = fx_read_file(path, &len);
+    cr_assert_not_null(data);
+    static unsigned char seen[JT][JN];
+    memset(seen, 0, sizeof seen);
+    size_t bigcap = OUT_BUFFER_BYTES + 1000, lines = 0;
+    char *big = malloc(bigcap);
+    cr_assert_not_null(big);
+    for (size_t at = 0; at < len; lines++) {
+        char *nl = memchr(data + at, '\n', len - at);
+        cr_assert_not_null(nl, "last line has no newline");
+        size_t ll = (size_t)(nl - (data + at)) + 1;
+        int t = -1, i = -1;
+        cr_assert_eq(sscanf(data + at, "{\"url\":\"http://t%d.test/%d\"", &t, &i), 2,
+                     "line %zu: %.80s", lines, data + at);
+        cr_assert(t >= 0 && t < JT && i >= 0 && i < JN, "line %zu", lines);
+        out_record_t r;
+        char url[64];
+        make_record(t, i, &r, url, sizeof url, big, bigcap);
+        char *want = format_line(&r);
+        cr_assert(ll == strlen(want) && memcmp(data + at, want, ll) == 0,
+                  "line %zu (t%d #%d) is not whole", lines, t, i);
+        free(want);
+        cr_assert_eq(seen[t][i]++, 0, "t%d #%d twice", t, i);
+        at += ll;
+    }
+    cr_expect_eq(lines, (size_t)JT * JN);
+    free(big);
+    free(data);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+/* ---- WARC: a reader for the tests --------------------------------------- */
+
+#define MAXH 32
+
+typedef struct wrec {
+    char *raw; /* the whole decompressed member */
+    size_t raw_len;
+    char *hdr; /* copy of the header lines, split in place */
+    int nh;
+    char *name[MAXH], *value[MAXH];
+    const char *block;
+    size_t block_len;
+} wrec_t;
+
+typedef struct wfile {
+    wrec_t *r;
+    size_t n;
+} wfile_t;
+
+static const char *hget(const wrec_t *r, const char *name)
+{
+    const char *v = NULL;
+    for (int i = 0; i < r->nh; i++)
+        if (strcmp(r->name[i], name) == 0) {
+            cr_assert_null(v, "header %s appears twice", name);
+            v = r->value[i];
+        }
+    return v;
+}
+
+/* Parses one member as exactly one record. */
+static void parse_record(wrec_t *r, size_t idx)
+{
+    cr_assert(r->raw_len > 10 && memcmp(r->raw, "WARC/1.1\r\n", 10) == 0,
+              "record %zu: bad version line", idx);
+    char *end = memmem(r->raw, r->raw_len, "\r\n\r\n", 4);
+    cr_assert_not_null(end, "record %zu: no end of headers", idx);
+    size_t hlen = (size_t)(end - r->raw) - 10;
+    r->hdr = malloc(hlen + 3);
+    cr_assert_not_null(r->hdr);
+    memcpy(r->hdr, r->raw + 10, hlen);
+    memcpy(r->hdr + hlen, "\r\n", 3);
+    for (char *line = r->hdr; *line;) {
+        char *crlf = strstr(line, "\r\n");
+        cr_assert_not_null(crlf, "record %zu: header line without CRLF", idx);
+        *crlf = '\0';
+        char *colon = strstr(line, ": ");
+        cr_assert_not_null(colon, "record %zu: bad header line %s", idx, line);
+        cr_assert_lt(r->nh, MAXH);
+        *colon = '\0';
+        r->name[r->nh] = line;
+        r->value[r->nh++] = colon + 2;
+        line = crlf + 2;
+    }
+    const char *cl = hget(r, "Content-Length");
+    cr_assert_not_null(cl, "record %zu: no Content-Length", idx);
+    char *e = NULL;
+    unsigned long long n = strtoull(cl, &e, 10);
+    cr_assert(e && *e == '\0', "record %zu: bad Content-Length %s", idx, cl);
+    r->block = end + 4;
+    r->block_len = (size_t)n;
+    size_t used = (size_t)(r->block - r->raw) + r->block_len;
+    cr_assert_eq(used + 4, r->raw_len, "record %zu: Content-Length %llu does not match the block",
+                 idx, n);
+    cr_assert(memcmp(r->raw + used, "\r\n\r\n", 4) == 0, "record %zu: no CRLFCRLF after block",
+              idx);
+}
+
+/* Inflates the file member by member (windowBits 31, one inflateReset per
+ * member) and parses each member as one record. */
+static wfile_t read_warc(const char *path)
+{
+    size_t len = 0;
+    unsigned char *data = (unsigned char *)fx_read_file(path, &len);
+    cr_assert_not_null(data, "cannot read %s", path);
+    wfile_t f = {0};
+    z_stream z = {0};
+    cr_assert_eq(inflateInit2(&z, 31), Z_OK);
+    for (size_t at = 0; at < len;) {
+        size_t cap = 4096, out = 0;
+        char *buf = malloc(cap);
+        cr_assert_not_null(buf);
+        z.next_in = data + at;
+        z.avail_in = (uInt)(len - at);
+        int rc;
+        do {
+            if (cap - out < 4096) {
+                cap *= 2;
+                buf = realloc(buf, cap);
+                cr_assert_not_null(buf);
+            }
+            z.next_out = (Bytef *)buf + out;
+            z.avail_out = (uInt)(cap - out);
+            rc = inflate(&z, Z_NO_FLUSH);
+            out = cap - z.avail_out;
+            cr_assert(rc == Z_OK || rc == Z_STREAM_END, "member %zu: inflate error %d", f.n, rc);
+        } while (rc != Z_STREAM_END);
+        at = len - z.avail_in;
+        cr_assert_eq(inflateReset(&z), Z_OK);
+        f.r = realloc(f.r, (f.n + 1) * sizeof *f.r);
+        cr_assert_not_null(f.r);
+        f.r[f.n] = (wrec_t){.raw = buf, .raw_len = out};
+        parse_record(&f.r[f.n], f.n);
+        f.n++;
+    }
+    inflateEnd(&z);
+    free(data);
+    return f;
+}
+
+static void free_warc(wfile_t *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->r[i].raw);
+        free(f->r[i].hdr);
+    }
+    free(f->r);
+}
+
+static void expect_id(const char *id, const char *what)
+{
+    cr_assert_not_null(id, "%s: no record id", what);
+    cr_expect_eq(strlen(id), (size_t)WARC_RECORD_ID_LEN, "%s: %s", what, id);
+    cr_expect(strncmp(id, "<urn:uuid:", 10) == 0 && id[46] == '>', "%s: %s", what, id);
+    for (int i = 10; i < 46; i++) {
+        bool dash = i == 18 || i == 23 || i == 28 || i == 33;
+        cr_expect(dash ? id[i] == '-' : (isxdigit((unsigned char)id[i]) && !isupper(id[i])),
+                  "%s: %s", what, id);
+    }
+    cr_expect(id[24] == '4' && strchr("89ab", id[29]), "%s: not a v4 UUID: %s", what, id);
+}
+
+static void expect_date(const char *d, const char *what)
+{
+    static const char pat[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+    cr_assert_not_null(d, "%s: no WARC-Date", what);
+    cr_expect_eq(strlen(d), strlen(pat), "%s: %s", what, d);
+    for (size_t i = 0; i < strlen(pat) && d[i]; i++)
+        cr_expect(pat[i] == 'd' ? isdigit((unsigned char)d[i]) : d[i] == pat[i], "%s: %s", what, d);
+}
+
+static void expect_digest(const char *got, const void *data, size_t len, const char *what)
+{
+    char want[WARC_DIGEST_LEN + 1];
+    cr_assert_eq(warc_digest(data, len, want), 0);
+    cr_expect(got && strcmp(got, want) == 0, "%s: digest %s, recomputed %s", what,
+              got ? got : "(none)", want);
+}
+
+/* The head of a response block (up to and with its blank line). */
+static size_t block_head_len(const wrec_t *r)
+{
+    const char *e = memmem(r->block, r->block_len, "\r\n\r\n", 4);
+    const char *lf = memmem(r->block, r->block_len, "\n\n", 2);
+    if (lf && (!e || lf < e))
+        return (size_t)(lf - r->block) + 2;
+    cr_assert_not_null(e, "response block without end of head");
+    return (size_t)(e - r->block) + 4;
+}
+
+/* Checks an exchange's two records: headers, digests, links. */
+static void expect_exchange(const wrec_t *rq, const wrec_t *rs, const warc_exchange_t *x,
+                            const char *info_id)
+{
+    const char *u = x->target_uri;
+    cr_expect_str_eq(hget(rq, "WARC-Type"), "request", "%s", u);
+    cr_expect_str_eq(hget(rs, "WARC-Type"), "response", "%s", u);
+    expect_id(hget(rq, "WARC-Record-ID"), u);
+    expect_id(hget(rs, "WARC-Record-ID"), u);
+    expect_date(hget(rq, "WARC-Date"), u);
+    cr_expect_str_eq(hget(rq, "WARC-Date"), hget(rs, "WARC-Date"));
+    for (int k = 0; k < 2; k++) {
+        const wrec_t *r = k ? rs : rq;
+        cr_expect_str_eq(hget(r, "WARC-Target-URI"), u);
+        if (x->ip)
+            cr_expect_str_eq(hget(r, "WARC-IP-Address"), x->ip, "%s", u);
+        else
+            cr_expect_null(hget(r, "WARC-IP-Address"), "%s", u);
+        cr_expect_str_eq(hget(r, "WARC-Warcinfo-ID"), info_id, "%s", u);
+        cr_expect_str_eq(hget(r, "Content-Type"), k ? "application/http;msgtype=response"
+                                                    : "application/http;msgtype=request");
+        expect_digest(hget(r, "WARC-Block-Digest"), r->block, r->block_len, u);
+    }
+    cr_expect_str_eq(hget(rq, "WARC-Concurrent-To"), hget(rs, "WARC-Record-ID"), "%s", u);
+    cr_expect_str_eq(hget(rs, "WARC-Concurrent-To"), hget(rq, "WARC-Record-ID"), "%s", u);
+    cr_expect_str_neq(hget(rq, "WARC-Record-ID"), hget(rs, "WARC-Record-ID"));
+    /* the request block is the request exactly */
+    cr_expect(rq->block_len == x->request_len &&
+                  (!x->request_len || memcmp(rq->block, x->request, x->request_len) == 0),
+              "%s: request block differs", u);
+    /* the response block is a head and then the body exactly */
+    size_t hl = block_head_len(rs);
+    cr_expect(rs->block_len - hl == x->body_len &&
+                  (!x->body_len || memcmp(rs->block + hl, x->body, x->body_len) == 0),
+              "%s: response body differs", u);
+    expect_digest(hget(rs, "WARC-Payload-Digest"), rs->block + hl, rs->block_len - hl, u);
+    if (x->truncated)
+        cr_expect_str_eq(hget(rs, "WARC-Truncated"), "length");
+    else
+        cr_expect_null(hget(rs, "WARC-Truncated"));
+}
+
+static void expect_warcinfo(const wrec_t *r, const char *fname)
+{
+    cr_expect_str_eq(hget(r, "WARC-Type"), "warcinfo");
+    expect_id(hget(r, "WARC-Record-ID"), "warcinfo");
+    expect_date(hget(r, "WARC-Date"), "warcinfo");
+    cr_expect_str_eq(hget(r, "WARC-Filename"), fname);
+    cr_expect_str_eq(hget(r, "Content-Type"), "application/warc-fields");
+    cr_expect_null(hget(r, "WARC-Target-URI"));
+    expect_digest(hget(r, "WARC-Block-Digest"), r->block, r->block_len, "warcinfo");
+    cr_expect_not_null(memmem(r->block, r->block_len, "software: test-suite/1.0\r\n", 26));
+    cr_expect_not_null(memmem(r->block, r->block_len, "format: WARC File Format 1.1\r\n", 30));
+    cr_expect_not_null(memmem(r->block, r->block_len, "\r\nhostname: ", 12));
+}
+
+/* ---- WARC tests -------------------------------------------------------- */
+
+Test(warc, sha1_base32_matches_known_vectors)
+{
+    static const struct {
+        const char *in, *want;
+    } v[] = {
+        {"", "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"},
+        {"abc", "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"},
+        {"The quick brown fox jumps over the lazy dog", "sha1:F7KODRT2FUUPZ3MET3Q3W5XHHENZH2YS"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char got[WARC_DIGEST_LEN + 1];
+        cr_assert_eq(warc_digest(v[i].in, strlen(v[i].in), got), 0);
+        cr_expect_str_eq(got, v[i].want, "sha1(\"%s\")", v[i].in);
+    }
+}
+
+static const char req1[] =
+    "GET /a HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAccept-Encoding: gzip\r\n\r\n";
+static const char req4[] = "POST /form HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n\r\na=1";
+
+Test(warc, records_read_back_field_by_field)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "x.warc.gz");
+    warc_t *w = warc_open(path, "test-suite/1.0", err, sizeof err);
+    cr_assert_not_null(w, "%s", err);
+    static unsigned char bin[25600];
+    for (size_t i = 0; i < sizeof bin; i++)
+        bin[i] = (unsigned char)(i * 7 + i / 256);
+    const char *h1 = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n"
+                     "Content-Encoding: gzip\r\n\r\n";
+    warc_exchange_t x[] = {
+        {.target_uri = "http://127.0.0.1:8080/a",
+         .ip = "127.0.0.1",
+         .request = req1,
+         .request_len = strlen(req1),
+         .response_head = h1,
+         .response_head_len = strlen(h1),
+         .body = "<html>hello</html>",
+         .body_len = 18,
+         .body_decoded = 1,
+         .fetch_time_ms = 1764460862345},
+        {.target_uri = "http://127.0.0.1:8080/missing",
+         .response_head = "HTTP/1.0 404 Not Found\nContent-Length: 9\n\n",
+         .response_head_len = 42,
+         .body = "not found",
+         .body_len = 9},
+        {.target_uri = "http://[::1]:8080/big.bin",
+         .ip = "::1",
+         .request = req1,
+         .request_len = strlen(req1),
+         .response_head = "HTTP/1.1 200 OK\r\nContent-Length: 999999\r\n\r\n",
+         .response_head_len = 43,
+         .body = bin,
+         .body_len = sizeof bin,
+         .truncated = 1},
+        {.target_uri = "http://127.0.0.1/form",
+         .ip = "127.0.0.1",
+         .request = req4,
+         .request_len = strlen(req4),
+         .response_head = "HTTP/1.1 204 No Content\r\n\r\n",
+         .response_head_len = 27},
+    };
+    size_t nx = sizeof x / sizeof x[0];
+    for (size_t i = 0; i < nx; i++)
+        cr_assert_eq(warc_write_exchange(w, &x[i]), 0, "exchange %zu", i);
+    warc_close(w);
+
+    char *argv[] = {"/bin/gzip", "-t", path, NULL};
+    cr_expect_eq(fx_run(argv, NULL, NULL, 60000), 0, "gzip -t rejects the file");
+
+    wfile_t f = read_warc(path);
+    cr_assert_eq(f.n, 1 + 2 * nx);
+    expect_warcinfo(&f.r[0], "x.warc.gz");
+    const char *info = hget(&f.r[0], "WARC-Record-ID");
+    for (size_t i = 0; i < nx; i++)
+        expect_exchange(&f.r[1 + 2 * i], &f.r[2 + 2 * i], &x[i], info);
+    cr_expect_str_eq(hget(&f.r[1], "WARC-Date"), "2025-11-30T00:01:02.345Z");
+    /* the request payload digest covers what follows the request head */
+    expect_digest(hget(&f.r[7], "WARC-Payload-Digest"), "a=1", 3, "POST payload");
+    expect_digest(hget(&f.r[1], "WARC-Payload-Digest"), "", 0, "GET payload");
+    /* every record ID is unique */
+    for (size_t i = 0; i < f.n; i++)
+        for (size_t j = i + 1; j < f.n; j++)
+            cr_expect_str_neq(hget(&f.r[i], "WARC-Record-ID"), hget(&f.r[j], "WARC-Record-ID"));
+
+    /* gzip -dc gives the same bytes as inflating member by member */
+    char *plain = tmp_path(dir, "plain.warc");
+    char *zargv[] = {"/bin/gzip", "-dc", path, NULL};
+    cr_assert_eq(fx_run(zargv, plain, NULL, 60000), 0);
+    size_t plen = 0;
+    char *p = fx_read_file(plain, &plen);
+    cr_assert_not_null(p);
+    size_t at = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        cr_assert(at + f.r[i].raw_len <= plen && memcmp(p + at, f.r[i].raw, f.r[i].raw_len) == 0,
+                  "record %zu differs under gzip -dc", i);
+        at += f.r[i].raw_len;
+    }
+    cr_expect_eq(at, plen);
+    free(p);
+    free(plain);
+    free_warc(&f);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(warc, response_head_is_made_consistent_with_the_stored_body)
+{
+    static const struct {
+        const char *head;
+        int decoded;
+        const char *want; /* stored head for the body "hello" */
+    } c[] = {
+        /* chunked + gzip undone by libcurl: both renamed, length added */
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n", 1,
+         "HTTP/1.1 200 OK\r\nX-Crawler-Original-Transfer-Encoding: chunked\r\n"
+         "X-Crawler-Original-Content-Encoding: gzip\r\nContent-Length: 5\r\n\r\n"},
+        /* compressed length replaced by the decoded one */
+        {"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 3\r\nVary: x\r\n\r\n", 1,
+         "HTTP/1.1 200 OK\r\nX-Crawler-Original-Content-Encoding: br\r\n"
+         "X-Crawler-Original-Content-Length: 3\r\nVary: x\r\nContent-Length: 5\r\n\r\n"},
+        /* body still encoded: Content-Encoding kept */
+        {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\n", 0,
+         "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\n"},
+        /* a correct length is kept; a duplicate is renamed */
+        {"HTTP/1.1 200 OK\r\ncontent-length:  5 \r\nContent-Length: 5\r\n\r\n", 0,
+         "HTTP/1.1 200 OK\r\ncontent-length:  5 \r\nX-Crawler-Original-Content-Length: 5\r\n\r\n"},
+        /* interim 100 Continue dropped: only the final response is kept */
+        {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nServer: t\r\n\r\n", 0,
+         "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5\r\n\r\n"},
+        /* LF-only lines kept as received; added lines follow the status line's EOL */
+        {"HTTP/1.0 200 OK\nServer: t\n\n", 0, "HTTP/1.0 200 OK\nServer: t\nContent-Length: 5\n\n"},
+        /* HTTP/2 as libcurl reports it */
+        {"HTTP/2 200\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\n", 0,
+         "HTTP/2 200\r\ncontent-type: text/plain\r\ncontent-length: 5\r\n\r\n"},
+        /* a head without its blank line (or last newline) is completed */
+        {"HTTP/1.1 200 OK\r\nServer: x", 0,
+         "HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 5\r\n\r\n"},
+        /* a folded continuation is never taken for a header of its own */
+        {"HTTP/1.1 200 OK\r\nX-A: a\r\n Content-Length: 7\r\n\r\n", 0,
+         "HTTP/1.1 200 OK\r\nX-A: a\r\n Content-Length: 7\r\nContent-Length: 5\r\n\r\n"},
+        /* a folded header line stays with its (renamed) header */
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n", 1,
+         "HTTP/1.1 200 OK\r\nX-Crawler-Original-Transfer-Encoding: gzip,\r\n chunked\r\n"
+         "Content-Length: 5\r\n\r\n"},
+    };
+    size_t nc = sizeof c / sizeof c[0];
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "heads.warc.gz");
+    warc_t *w = warc_open(path, "test-suite/1.0", err, sizeof err);
+    cr_assert_not_null(w, "%s", err);
+    for (size_t i = 0; i < nc; i++) {
+        warc_exchange_t x = {.target_uri = "http://a.test/",
+                             .response_head = c[i].head,
+                             .response_head_len = strlen(c[i].head),
+                             .body = "hello",
+                             .body_len = 5,
+                             .body_decoded = c[i].decoded};
+        cr_assert_eq(warc_write_exchange(w, &x), 0, "case %zu", i);
+    }
+    warc_close(w);
+    wfile_t f = read_warc(path);
+    cr_assert_eq(f.n, 1 + 2 * nc);
+    for (size_t i = 0; i < nc; i++) {
+        const wrec_t *rs = &f.r[2 + 2 * i];
+        size_t wl = strlen(c[i].want);
+        cr_expect(rs->block_len == wl + 5 && memcmp(rs->block, c[i].want, wl) == 0 &&
+                      memcmp(rs->block + wl, "hello", 5) == 0,
+                  "case %zu: stored block\n%.*s\nwant head\n%s", i, (int)rs->block_len, rs->block,
+                  c[i].want);
+        expect_digest(hget(rs, "WARC-Payload-Digest"), "hello", 5, "payload");
+    }
+    free_warc(&f);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(warc, rejects_header_injection_and_bad_exchanges)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "bad.warc.gz");
+    warc_t *w = warc_open(path, "test-suite/1.0", err, sizeof err);
+    cr_assert_not_null(w, "%s", err);
+    const char *head = "HTTP/1.1 200 OK\r\n\r\n";
+    const char *uris[] = {"http://a/\r\nWARC-Type: evil", "http://a/ b", "", "http://a/\x7f"};
+    for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+        warc_exchange_t x = {
+            .target_uri = uris[i], .response_head = head, .response_head_len = strlen(head)};
+        cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL, "uri %zu", i);
+    }
+    warc_exchange_t x = {.target_uri = "http://a/",
+                         .ip = "1.2.3.4\r\nX: y",
+                         .response_head = head,
+                         .response_head_len = strlen(head)};
+    cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL);
+    x.ip = NULL;
+    x.response_head_len = 0;
+    cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL);
+    x.response_head_len = strlen(head);
+    x.body_len = 3; /* with a NULL body */
+    cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL);
+    cr_expect_eq(warc_write_exchange(w, NULL), WARC_EINVAL);
+    cr_expect_eq(warc_write_exchange(NULL, &x), WARC_EINVAL);
+    warc_close(w);
+    warc_close(NULL);
+    wfile_t f = read_warc(path);
+    cr_expect_eq(f.n, 1, "only the warcinfo record may be in the file");
+    free_warc(&f);
+    cr_expect_null(warc_open(path, "bad\r\nsoftware", err, sizeof err));
+    cr_expect_null(warc_open("/nonexistent-dir/x.warc.gz", NULL, err, sizeof err));
+    cr_expect_not_null(strstr(err, "No such file"), "%s", err);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+Test(warc, disk_full_is_reported)
+{
+    char err[256] = "";
+    cr_expect_null(warc_open("/dev/full", "test-suite/1.0", err, sizeof err));
+    cr_expect_not_null(strstr(err, "No space left"), "%s", err);
+    cr_expect_str_eq(warc_strerror(WARC_EIO), "write to the WARC file failed");
+}
+
+Test(warc, reopening_appends_a_new_warcinfo)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "again.warc.gz");
+    const char *head = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n";
+    warc_exchange_t x = {.target_uri = "http://a.test/",
+                         .response_head = head,
+                         .response_head_len = strlen(head),
+                         .body = "ok",
+                         .body_len = 2};
+    for (int round = 0; round < 2; round++) {
+        warc_t *w = warc_open(path, "test-suite/1.0", err, sizeof err);
+        cr_assert_not_null(w, "%s", err);
+        cr_assert_eq(warc_write_exchange(w, &x), 0);
+        warc_close(w);
+    }
+    wfile_t f = read_warc(path);
+    cr_assert_eq(f.n, 6);
+    expect_warcinfo(&f.r[0], "again.warc.gz");
+    expect_warcinfo(&f.r[3], "again.warc.gz");
+    cr_expect_str_neq(hget(&f.r[0], "WARC-Record-ID"), hget(&f.r[3], "WARC-Record-ID"));
+    expect_exchange(&f.r[1], &f.r[2], &x, hget(&f.r[0], "WARC-Record-ID"));
+    expect_exchange(&f.r[4], &f.r[5], &x, hget(&f.r[3], "WARC-Record-ID"));
+    free_warc(&f);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+#define WT 8  /* writer threads */
+#define WN 40 /* exchanges per thread */
+
+typedef struct warg {
+    warc_t *w;
+    int t;
+    int failures;
+} warg_t;
+
+static void make_exchange(int t, int i, warc_exchange_t *x, char *uri, size_t cap, char *body,
+                          size_t bodycap)
+{
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+    snprintf(uri, cap, "http://t%d.test/%d", t, i);
+    size_t n = ((size_t)i * 1237 + (size_t)t * 311) % bodycap;
+    for (size_t k = 0; k < n; k++)
+        body[k] = (char)('a' + (k * (size_t)(t + 1) + (size_t)i) % 26);
+    *x = (warc_exchange_t){.target_uri = uri,
+                           .ip = "127.0.0.1",
+                           .request = req1,
+                           .request_len = strlen(req1),
+                           .response_head = head,
+                           .response_head_len = strlen(head),
+                           .body = body,
+                           .body_len = n};
+}
+
+static void *warc_writer(void *p)
+{
+    warg_t *a = p;
+    char uri[64], *body = malloc(60000);
+    for (int i = 0; i < WN && body; i++) {
+        warc_exchange_t x;
+        make_exchange(a->t, i, &x, uri, sizeof uri, body, 60000);
+        if (warc_write_exchange(a->w, &x) != 0)
+            a->failures++;
+    }
+    free(body);
+    return NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+Test(warc, concurrent_writers_produce_whole_linked_records)
+{
+    char err[256];
+    char *dir = fx_tmpdir();
+    char *path = tmp_path(dir, "many.warc.gz");
+    warc_t *w = warc_open(path, "test-suite/1.0", err, sizeof err);
+    cr_assert_not_null(w, "%s", err);
+    pthread_t th[WT];
+    warg_t args[WT];
+    for (int t = 0; t < WT; t++) {
+        args[t] = (warg_t){.w = w, .t = t};
+        cr_assert_eq(pthread_create(&th[t], NULL, warc_writer, &args[t]), 0);
+    }
+    for (int t = 0; t < WT; t++) {
+        pthread_join(th[t], NULL);
+        cr_expect_eq(args[t].failures, 0);
+    }
+    warc_close(w);
+    char *argv[] = {"/bin/gzip", "-t", path, NULL};
+    cr_expect_eq(fx_run(argv, NULL, NULL, 60000), 0, "gzip -t rejects the file");
+
+    wfile_t f = read_warc(path);
+    cr_assert_eq(f.n, 1 + 2 * WT * WN);
+    const char *info = hget(&f.r[0], "WARC-Record-ID");
+    static unsigned char seen[WT][WN];
+    memset(seen, 0, sizeof seen);
+    char *body = malloc(60000), uri[64];
+    const char **ids = malloc(f.n * sizeof *ids);
+    cr_assert(body && ids);
+    for (size_t i = 1; i < f.n; i += 2) {
+        int t = -1, k = -1;
+        const char *u = hget(&f.r[i], "WARC-Target-URI");
+        cr_assert(u && sscanf(u, "http://t%d.test/%d", &t, &k) == 2, "record %zu", i);
+        cr_assert(t >= 0 && t < WT && k >= 0 && k < WN);
+        cr_assert_eq(seen[t][k]++, 0, "%s twice", u);
+        warc_exchange_t x;
+        make_exchange(t, k, &x, uri, sizeof uri, body, 60000);
+        expect_exchange(&f.r[i], &f.r[i + 1], &x, info);
+    }
+    for (size_t i = 0; i < f.n; i++)
+        ids[i] = hget(&f.r[i], "WARC-Record-ID");
+    qsort(ids, f.n, sizeof *ids, cmp_str);
+    for (size_t i = 1; i < f.n; i++)
+        cr_expect_str_neq(ids[i - 1], ids[i], "duplicate record id");
+    free(ids);
+    free(body);
+    free_warc(&f);
+    fx_rmtree(dir);
+    free(path);
+    free(dir);
+}
