@@ -16,6 +16,10 @@
  * The lexer works on bytes, so it is valid for ASCII-compatible charsets;
  * UTF-16/32 input (BOM or NUL-interleaved start) passes through unfiltered.
  * NUL bytes become spaces (libxml2 may take a NUL for the end of input).
+ * bound_pending() works around a libxml2 2.9 push-parser bug: when a chunk
+ * ends inside "</script" (say "</scr"), htmlParseScript takes the partial
+ * end tag for script text and the rest of the page is swallowed as script.
+ * The caller holds those bytes back until the end tag is complete.
  * State: the bound_t of one page; not shared.
  */
 #include "parser_internal.h"
@@ -142,8 +146,10 @@ static size_t comment_byte(bound_t *b, unsigned char c, char *o)
         return 3;
     }
     b->dashes = c == '-' ? (unsigned char)(b->dashes < 2 ? b->dashes + 1 : 2) : 0;
-    if (b->run > BOUND_TEXT_CAP)
+    if (b->run > BOUND_TEXT_CAP) {
+        b->dropped++;
         return 0;
+    }
     o[0] = (char)c;
     return 1;
 }
@@ -262,6 +268,17 @@ again:
     }
     o[0] = (char)c;
     return 1;
+}
+
+size_t bound_pending(const bound_t *b)
+{
+    if (b->passthrough)
+        return 0;
+    if (b->st == S_RAW_LT)
+        return 1;
+    if (b->st == S_RAW_END)
+        return 2 + (size_t)b->nlen;
+    return 0;
 }
 
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)

@@ -51,7 +51,9 @@ struct parser {
     void *ud;
     parser_stats_t st;
     bound_t bound;
-    char fbuf[FEED_CHUNK + 4]; /* filter output */
+    size_t nhold;                                  /* bytes in hold */
+    char hold[BOUND_MAX_PENDING];                  /* see bound_pending() */
+    char fbuf[BOUND_MAX_PENDING + FEED_CHUNK + 4]; /* filter output */
 };
 
 int parser_is_html(const char *ct)
@@ -366,7 +368,15 @@ int parser_feed(parser_t *p, const char *data, size_t len)
     p->st.bytes += len;
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
-        size_t n = bound_filter(&p->bound, data, take, p->fbuf);
+        size_t n = p->nhold, keep;
+        memcpy(p->fbuf, p->hold, n);
+        n += bound_filter(&p->bound, data, take, p->fbuf + n);
+        keep = bound_pending(&p->bound);
+        if (keep > n)
+            keep = n;
+        n -= keep;
+        memcpy(p->hold, p->fbuf + n, keep);
+        p->nhold = keep;
         if (n > 0)
             htmlParseChunk(p->ctxt, p->fbuf, (int)n, 0);
         data += take;
@@ -381,6 +391,8 @@ int parser_finish(parser_t *p)
     if (!p || p->finished)
         return PARSER_EINVAL;
     p->finished = 1;
+    if (p->nhold > 0)
+        htmlParseChunk(p->ctxt, p->hold, (int)p->nhold, 0);
     htmlParseChunk(p->ctxt, NULL, 0, 1);
     return p->err;
 }

@@ -57,5 +57,10 @@ void bound_init(bound_t *b, size_t attr_cap);
 /* Filters in[0..len) into out, which has room for len + 3 bytes; returns
  * the number of bytes written. */
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out);
+/* How many of the last bytes written are the start of a possible end tag of
+ * raw text ("<", "</scr"): hold them back from libxml2 until more input
+ * comes (at most BOUND_MAX_PENDING). */
+size_t bound_pending(const bound_t *b);
+#define BOUND_MAX_PENDING 8
 
 #endif

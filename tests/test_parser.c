@@ -1,0 +1,775 @@
+/*
+ * Tests of parser/: the URL normalizer (RFC 3986 section 5.4 examples and
+ * each normalization rule, table-driven) and the streaming link extractor
+ * (each extraction rule, malformed HTML, charsets, and pages of 50 MB fed in
+ * chunks with bounded memory).  Every failure message names its input.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <libxml/parser.h>
+#include <libxml/xmlmemory.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+#include "parser.h"
+
+/* ---- normalizer -------------------------------------------------------- */
+
+typedef struct norm_case {
+    const char *base; /* NULL: none */
+    const char *ref;
+    const char *want; /* expected URL when rc == 0 */
+    int rc;
+} norm_case_t;
+
+static void check_norm(const norm_case_t *c, size_t max_len)
+{
+    char *out = NULL;
+    int rc = parser_url_normalize(c->base, c->ref, max_len, &out);
+    cr_expect_eq(rc, c->rc, "normalize(base=%s, ref=\"%s\"): rc %d (%s), want %d (%s), got %s",
+                 c->base ? c->base : "NULL", c->ref, rc, parser_strerror(rc), c->rc,
+                 parser_strerror(c->rc), out ? out : "NULL");
+    if (rc == 0 && c->rc == 0) {
+        char *again = NULL;
+        cr_expect_str_eq(out, c->want, "normalize(base=%s, ref=\"%s\") = %s, want %s",
+                         c->base ? c->base : "NULL", c->ref, out, c->want);
+        /* normalization is idempotent */
+        cr_expect_eq(parser_url_normalize(NULL, out, max_len, &again), 0, "renormalize %s", out);
+        if (again)
+            cr_expect_str_eq(again, out, "normalize(%s) not idempotent: %s", out, again);
+        free(again);
+    } else {
+        cr_expect_null(out, "normalize(\"%s\") failed but set *out", c->ref);
+    }
+    free(out);
+}
+
+#define RFC_BASE "http://a/b/c/d;p?q"
+
+/* RFC 3986 5.4.1; fragments are dropped, other schemes refused, "//g" gets
+ * the "/" of an empty path. */
+static const norm_case_t rfc_normal[] = {
+    {RFC_BASE, "g:h", NULL, PARSER_ESCHEME},    {RFC_BASE, "g", "http://a/b/c/g", 0},
+    {RFC_BASE, "./g", "http://a/b/c/g", 0},     {RFC_BASE, "g/", "http://a/b/c/g/", 0},
+    {RFC_BASE, "/g", "http://a/g", 0},          {RFC_BASE, "//g", "http://g/", 0},
+    {RFC_BASE, "?y", "http://a/b/c/d;p?y", 0},  {RFC_BASE, "g?y", "http://a/b/c/g?y", 0},
+    {RFC_BASE, "#s", "http://a/b/c/d;p?q", 0},  {RFC_BASE, "g#s", "http://a/b/c/g", 0},
+    {RFC_BASE, "g?y#s", "http://a/b/c/g?y", 0}, {RFC_BASE, ";x", "http://a/b/c/;x", 0},
+    {RFC_BASE, "g;x", "http://a/b/c/g;x", 0},   {RFC_BASE, "g;x?y#s", "http://a/b/c/g;x?y", 0},
+    {RFC_BASE, "", "http://a/b/c/d;p?q", 0},    {RFC_BASE, ".", "http://a/b/c/", 0},
+    {RFC_BASE, "./", "http://a/b/c/", 0},       {RFC_BASE, "..", "http://a/b/", 0},
+    {RFC_BASE, "../", "http://a/b/", 0},        {RFC_BASE, "../g", "http://a/b/g", 0},
+    {RFC_BASE, "../..", "http://a/", 0},        {RFC_BASE, "../../", "http://a/", 0},
+    {RFC_BASE, "../../g", "http://a/g", 0},
+};
+
+/* RFC 3986 5.4.2; "http:g" takes the backward-compatible reading that the
+ * RFC allows and browsers use. */
+static const norm_case_t rfc_abnormal[] = {
+    {RFC_BASE, "../../../g", "http://a/g", 0},
+    {RFC_BASE, "../../../../g", "http://a/g", 0},
+    {RFC_BASE, "/./g", "http://a/g", 0},
+    {RFC_BASE, "/../g", "http://a/g", 0},
+    {RFC_BASE, "g.", "http://a/b/c/g.", 0},
+    {RFC_BASE, ".g", "http://a/b/c/.g", 0},
+    {RFC_BASE, "g..", "http://a/b/c/g..", 0},
+    {RFC_BASE, "..g", "http://a/b/c/..g", 0},
+    {RFC_BASE, "./../g", "http://a/b/g", 0},
+    {RFC_BASE, "./g/.", "http://a/b/c/g/", 0},
+    {RFC_BASE, "g/./h", "http://a/b/c/g/h", 0},
+    {RFC_BASE, "g/../h", "http://a/b/c/h", 0},
+    {RFC_BASE, "g;x=1/./y", "http://a/b/c/g;x=1/y", 0},
+    {RFC_BASE, "g;x=1/../y", "http://a/b/c/y", 0},
+    {RFC_BASE, "g?y/./x", "http://a/b/c/g?y/./x", 0},
+    {RFC_BASE, "g?y/../x", "http://a/b/c/g?y/../x", 0},
+    {RFC_BASE, "g#s/./x", "http://a/b/c/g", 0},
+    {RFC_BASE, "g#s/../x", "http://a/b/c/g", 0},
+    {RFC_BASE, "http:g", "http://a/b/c/g", 0},
+};
+
+Test(parser_url, resolves_rfc3986_normal_examples)
+{
+    for (size_t i = 0; i < sizeof(rfc_normal) / sizeof(rfc_normal[0]); i++)
+        check_norm(&rfc_normal[i], 0);
+}
+
+Test(parser_url, resolves_rfc3986_abnormal_examples)
+{
+    for (size_t i = 0; i < sizeof(rfc_abnormal) / sizeof(rfc_abnormal[0]); i++)
+        check_norm(&rfc_abnormal[i], 0);
+}
+
+static const norm_case_t rules[] = {
+    /* whitespace: trimmed around, tabs and newlines removed inside */
+    {NULL, "  http://x.org/a  ", "http://x.org/a", 0},
+    {NULL, "\t\n http://x.org/\r\n", "http://x.org/", 0},
+    {NULL, "http://x.org/a\tb\nc\rd", "http://x.org/abcd", 0},
+    {NULL, "ht\ntp://x.\torg/", "http://x.org/", 0},
+    /* scheme and host lowercased, path case kept */
+    {NULL, "HTTP://WWW.Example.ORG/Path/To", "http://www.example.org/Path/To", 0},
+    {NULL, "HtTpS://X.ORG", "https://x.org/", 0},
+    /* default port dropped, others kept */
+    {NULL, "http://x.org:80/", "http://x.org/", 0},
+    {NULL, "https://x.org:443/a", "https://x.org/a", 0},
+    {NULL, "http://x.org:443/", "http://x.org:443/", 0},
+    {NULL, "https://x.org:8443/a", "https://x.org:8443/a", 0},
+    {NULL, "http://x.org:0080/", "http://x.org/", 0},
+    /* dot segments removed, escaped dots too */
+    {NULL, "http://x.org/a/./b/../c", "http://x.org/a/c", 0},
+    {NULL, "http://x.org/a/%2e%2E/b", "http://x.org/b", 0},
+    {NULL, "http://x.org/../../a", "http://x.org/a", 0},
+    /* fragment dropped */
+    {NULL, "http://x.org/a#frag", "http://x.org/a", 0},
+    {NULL, "http://x.org/a?q=1#f?g", "http://x.org/a?q=1", 0},
+    /* empty path -> "/" */
+    {NULL, "http://x.org", "http://x.org/", 0},
+    {NULL, "http://x.org?q", "http://x.org/?q", 0},
+    /* path escapes: unreserved decoded, others uppercase hex */
+    {NULL, "http://x.org/%7euser/%41%2f%3a%5F", "http://x.org/~user/A%2F%3A_", 0},
+    {NULL, "http://x.org/a%2fb%e9", "http://x.org/a%2Fb%E9", 0},
+    {NULL, "http://x.org/100%/%zz", "http://x.org/100%/%zz", 0},
+    /* the query is kept as it is */
+    {NULL, "http://x.org/p?B=%7e&a=1&a=1&%2f", "http://x.org/p?B=%7e&a=1&a=1&%2f", 0},
+    {NULL, "http://x.org/p?a=/../b", "http://x.org/p?a=/../b", 0},
+    /* bytes that cannot be sent are escaped (UTF-8) */
+    {NULL, "http://x.org/a b?c d", "http://x.org/a%20b?c%20d", 0},
+    {NULL, "http://x.org/caf\xc3\xa9?q=\xc3\xa9", "http://x.org/caf%C3%A9?q=%C3%A9", 0},
+    {NULL, "http://x.org/a\"<>`{}", "http://x.org/a%22%3C%3E%60%7B%7D", 0},
+    /* backslashes before the query are slashes, as in browsers */
+    {NULL, "http://x.org\\a\\b?c\\d", "http://x.org/a/b?c\\d", 0},
+    /* IDN hosts -> punycode */
+    {NULL,
+     "http://B\xc3\xbc"
+     "cher.example/",
+     "http://xn--bcher-kva.example/", 0},
+    {NULL, "https://\xe2\x98\x83.net", "https://xn--n3h.net/", 0},
+    {NULL, "http://XN--BCHER-KVA.example/", "http://xn--bcher-kva.example/", 0},
+    /* IP literals, userinfo */
+    {NULL, "http://[::1]:80/x", "http://[::1]/x", 0},
+    {NULL, "http://[::1]:8080/x", "http://[::1]:8080/x", 0},
+    {NULL, "http://u:p@X.org/", "http://u:p@x.org/", 0},
+    /* scheme-relative, same-scheme relative */
+    {"https://a.org/b/c", "//c.org/d", "https://c.org/d", 0},
+    {"https://a.org/b/c", "https:d", "https://a.org/b/d", 0},
+    {"https://a.org/b/c", "http:d", "http://d/", 0},
+    {"http://a.org/b/", "\\\\c.org\\d", "http://c.org/d", 0},
+    {"http://a.org/b/", "  ", "http://a.org/b/", 0},
+    /* only http and https */
+    {NULL, "mailto:a@x.org", NULL, PARSER_ESCHEME},
+    {NULL, "javascript:alert(1)", NULL, PARSER_ESCHEME},
+    {NULL, "JaVa\tScRiPt:alert(1)", NULL, PARSER_ESCHEME},
+    {NULL, "data:text/html,<a>", NULL, PARSER_ESCHEME},
+    {NULL, "tel:+15551234", NULL, PARSER_ESCHEME},
+    {NULL, "ftp://x.org/f", NULL, PARSER_ESCHEME},
+    {NULL, "file:///etc/passwd", NULL, PARSER_ESCHEME},
+    {"http://a.org/", "mailto:x@y", NULL, PARSER_ESCHEME},
+    {"ftp://a.org/", "g", NULL, PARSER_ESCHEME},
+    /* not URLs */
+    {NULL, "/relative/without/base", NULL, PARSER_EBADURL},
+    {NULL, "", NULL, PARSER_EBADURL},
+    {NULL, "http://", NULL, PARSER_EBADURL},
+    {NULL, "http://a b.org/", NULL, PARSER_EBADURL},
+    {NULL, "http://x.org:99999/", NULL, PARSER_EBADURL},
+    {"not a url", "g", NULL, PARSER_EBADURL},
+};
+
+Test(parser_url, applies_each_normalization_rule)
+{
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+        check_norm(&rules[i], 0);
+}
+
+/* "http://x.org/" + pad 'a's: a URL of exactly n bytes (caller frees). */
+static char *url_of_len(size_t n)
+{
+    char *s = malloc(n + 1);
+    cr_assert_not_null(s);
+    memcpy(s, "http://x.org/", 13);
+    memset(s + 13, 'a', n - 13);
+    s[n] = '\0';
+    return s;
+}
+
+Test(parser_url, refuses_urls_longer_than_max_length)
+{
+    char *at = url_of_len(PARSER_DEFAULT_MAX_URL_LENGTH);
+    char *over = url_of_len(PARSER_DEFAULT_MAX_URL_LENGTH + 1);
+    char *huge = url_of_len(1000000);
+    norm_case_t ok = {NULL, at, at, 0}, too = {NULL, over, NULL, PARSER_ETOOLONG};
+    norm_case_t huge_c = {NULL, huge, NULL, PARSER_ETOOLONG};
+    norm_case_t bigger = {NULL, over, over, 0};
+    check_norm(&ok, 0);
+    check_norm(&too, 0);
+    check_norm(&huge_c, 0);
+    check_norm(&bigger, PARSER_DEFAULT_MAX_URL_LENGTH + 1);
+    /* escapes count after decoding: 3 bytes in, 1 byte out */
+    char *esc = malloc(3 * 2100 + 14);
+    memcpy(esc, "http://x.org/", 13);
+    for (size_t i = 0; i < 2100; i++)
+        memcpy(esc + 13 + 3 * i, "%61", 3);
+    esc[13 + 3 * 2100] = '\0';
+    norm_case_t esc_c = {NULL, esc, NULL, PARSER_ETOOLONG};
+    check_norm(&esc_c, 0);
+    free(at);
+    free(over);
+    free(huge);
+    free(esc);
+}
+
+Test(parser_url, rejects_bad_arguments)
+{
+    char *out = (char *)1;
+    cr_expect_eq(parser_url_normalize(NULL, NULL, 0, &out), PARSER_EINVAL);
+    cr_expect_eq(parser_url_normalize(NULL, "http://x/", 0, NULL), PARSER_EINVAL);
+    cr_expect_str_eq(parser_strerror(PARSER_ESCHEME), "scheme is not http or https");
+    cr_expect_str_neq(parser_strerror(-999), "");
+}
+
+typedef struct hostcase {
+    const char *url, *host, *origin;
+} hostcase_t;
+
+Test(parser_url, gives_host_and_origin_of_normalized_urls)
+{
+    static const hostcase_t cases[] = {
+        {"http://x.org/a?b", "x.org", "http://x.org"},
+        {"https://x.org:8443/a", "x.org", "https://x.org:8443"},
+        {"http://[::1]:8080/", "[::1]", "http://[::1]:8080"},
+        {"http://u:p@x.org/", "x.org", "http://x.org"},
+        {"https://xn--bcher-kva.example/", "xn--bcher-kva.example",
+         "https://xn--bcher-kva.example"},
+    };
+    char buf[256];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = parser_url_host(cases[i].url, buf, sizeof(buf));
+        cr_expect(n > 0 && strcmp(buf, cases[i].host) == 0, "host(%s) = %d %s", cases[i].url, n,
+                  n > 0 ? buf : "");
+        n = parser_url_origin(cases[i].url, buf, sizeof(buf));
+        cr_expect(n == (int)strlen(cases[i].origin) && strcmp(buf, cases[i].origin) == 0,
+                  "origin(%s) = %d %s", cases[i].url, n, n > 0 ? buf : "");
+    }
+    cr_expect_eq(parser_url_origin("http://x.org/", buf, 8), PARSER_ETOOLONG);
+    cr_expect_eq(parser_url_host("http://x.org/", buf, 5), PARSER_ETOOLONG);
+    cr_expect_eq(parser_url_host("no url", buf, sizeof(buf)), PARSER_EBADURL);
+    cr_expect_eq(parser_url_origin(NULL, buf, sizeof(buf)), PARSER_EINVAL);
+}
+
+Test(parser, recognizes_html_content_types)
+{
+    static const struct {
+        const char *ct;
+        int want;
+    } cases[] = {
+        {"text/html", 1},
+        {"text/html; charset=utf-8", 1},
+        {"TEXT/HTML;charset=iso-8859-1", 1},
+        {" application/xhtml+xml", 1},
+        {"text/plain", 0},
+        {"text/htmlx", 0},
+        {"application/json", 0},
+        {"", 0},
+        {NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_eq(parser_is_html(cases[i].ct), cases[i].want, "parser_is_html(%s)",
+                     cases[i].ct ? cases[i].ct : "NULL");
+}
+
+/* ---- link extraction ---------------------------------------------------- */
+
+#define PAGE "http://example.com/dir/page.html"
+
+/* Links seen, as "K url\n" lines (K: A, L, F, R). */
+typedef struct got {
+    char buf[8192];
+    size_t len;
+    uint64_t count;
+} got_t;
+
+static void collect(void *ud, const char *url, size_t len, parser_link_kind_t kind)
+{
+    got_t *g = ud;
+    static const char kinds[] = "ALFR";
+    g->count++;
+    cr_assert_eq(strlen(url), len, "callback length of %s", url);
+    if (g->len + len + 4 < sizeof(g->buf))
+        g->len +=
+            (size_t)snprintf(g->buf + g->len, sizeof(g->buf) - g->len, "%c %s\n", kinds[kind], url);
+}
+
+typedef struct page_opts {
+    const char *ct;  /* Content-Type */
+    const char *xrt; /* X-Robots-Tag */
+    int follow;      /* follow_nofollow */
+} page_opts_t;
+
+/* Parses html fed in pieces of chunk bytes; returns the finished parser
+ * (caller frees) with the links in *g. */
+static parser_t *parse(const char *html, size_t len, const page_opts_t *o, size_t chunk, got_t *g)
+{
+    parser_config_t cfg = {.max_url_length = 0, .follow_nofollow = o ? o->follow : 0};
+    parser_t *p = parser_new(&cfg, PAGE, o ? o->ct : NULL, o ? o->xrt : NULL, collect, g);
+    cr_assert_not_null(p, "parser_new");
+    memset(g, 0, sizeof(*g));
+    for (size_t i = 0; i < len; i += chunk) {
+        size_t n = len - i < chunk ? len - i : chunk;
+        cr_assert_eq(parser_feed(p, html + i, n), 0, "feed");
+    }
+    cr_assert_eq(parser_finish(p), 0, "finish");
+    return p;
+}
+
+typedef struct page_case {
+    const char *name;
+    const char *html;
+    const char *want; /* "K url\n" lines */
+} page_case_t;
+
+/* Checks a page with several chunkings (1 byte, 3, 4 KB, whole). */
+static void check_page(const page_case_t *c, size_t len, const page_opts_t *o)
+{
+    static const size_t chunks[] = {1, 3, 4096, 0};
+    got_t g;
+    if (len == 0)
+        len = strlen(c->html);
+    for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+        size_t chunk = chunks[k] ? chunks[k] : (len ? len : 1);
+        parser_t *p = parse(c->html, len, o, chunk, &g);
+        g.buf[g.len] = '\0';
+        cr_expect_str_eq(g.buf, c->want, "page '%s' (fed in %zu-byte chunks):\ngot:\n%swant:\n%s",
+                         c->name, chunk, g.buf, c->want);
+        parser_free(p);
+    }
+}
+
+static const page_case_t rules_pages[] = {
+    {"each element kind",
+     "<a href=a1>x</a><area href=/area><link rel=alternate href=/alt>"
+     "<frame src=/frame><iframe src=/iframe></iframe>"
+     "<meta http-equiv=refresh content=\"0; url=/refresh\">",
+     "A http://example.com/dir/a1\nA http://example.com/area\nL http://example.com/alt\n"
+     "F http://example.com/frame\nF http://example.com/iframe\nR http://example.com/refresh\n"},
+    {"resource links skipped",
+     "<link rel=stylesheet href=/s.css><link rel='alternate stylesheet' href=/s2.css>"
+     "<link rel=icon href=/i><link rel='shortcut icon' href=/i2><link rel=apple-touch-icon "
+     "href=/i3><link rel=preload as=style href=/p><link rel=dns-prefetch href=//cdn.x>"
+     "<link rel=manifest href=/m><link rel=next href=/page2><link href=/norel>",
+     "L http://example.com/page2\nL http://example.com/norel\n"},
+    {"first base only",
+     "<a href=before>b</a><base href=\"http://other.org/x/\"><base href=/ignored/>"
+     "<a href=after>a</a><a href=/abs>c</a>",
+     "A http://example.com/dir/before\nA http://other.org/x/after\nA http://other.org/abs\n"},
+    {"base without href does not count", "<base target=_blank><base href=/b/><a href=x>x</a>",
+     "A http://example.com/b/x\n"},
+    {"relative base", "<base href=../up/><a href=x>x</a>", "A http://example.com/up/x\n"},
+    {"character references decoded",
+     "<a href=\"/a?x=1&amp;y=2&#38;z=&#x33;\">x</a><a href='/caf&eacute;'>y</a>"
+     "<a href=/&lt;tag&gt;>z</a>",
+     "A http://example.com/a?x=1&y=2&z=3\nA http://example.com/caf%C3%A9\n"
+     "A http://example.com/%3Ctag%3E\n"},
+    {"dropped schemes, self links, fragments",
+     "<a href='javascript:void(0)'>j</a><a href=mailto:x@y>m</a><a href=tel:1>t</a>"
+     "<a href='data:text/html,x'>d</a><a href=#top>f</a><a href=''>e</a><a>no href</a>"
+     "<a href='/p#frag'>p</a>",
+     "A http://example.com/p\n"},
+    {"rel nofollow skipped",
+     "<a rel=nofollow href=/nf>n</a><a rel='external NoFollow' href=/nf2>n</a>"
+     "<link rel='next nofollow' href=/nf3><a rel=nofollowers href=/kept>k</a>",
+     "A http://example.com/kept\n"},
+    {"meta refresh forms",
+     "<meta http-equiv=REFRESH content=\"5;URL='/r1'\"><meta http-equiv=refresh content=\"3\">"
+     "<meta http-equiv=refresh content=\"1, url = /r2\"><meta http-equiv=refresh "
+     "content=\"0;/r3\">",
+     "R http://example.com/r1\nR http://example.com/r2\nR http://example.com/r3\n"},
+    {"links inside script, style, comments are not links",
+     "<script>document.write('<a href=/s1>');if(a<b){}</script><style>a{}</style>"
+     "<!-- <a href=/c1> --><a href=/real>r</a><script src=/x.js></script><a href=/r2>",
+     "A http://example.com/real\nA http://example.com/r2\n"},
+    {"uppercase tags and attributes", "<A HREF=/UP>x</A><IFRAME SRC=/IF></IFRAME>",
+     "A http://example.com/UP\nF http://example.com/IF\n"},
+};
+
+Test(parser, extracts_links_by_each_rule)
+{
+    for (size_t i = 0; i < sizeof(rules_pages) / sizeof(rules_pages[0]); i++)
+        check_page(&rules_pages[i], 0, NULL);
+}
+
+Test(parser, follow_nofollow_reports_rel_nofollow_links)
+{
+    page_case_t c = {"follow_nofollow", "<a rel=nofollow href=/nf>n</a>",
+                     "A http://example.com/nf\n"};
+    page_opts_t o = {.follow = 1};
+    check_page(&c, 0, &o);
+}
+
+Test(parser, meta_robots_nofollow_stops_links)
+{
+    static const page_case_t cases[] = {
+        {"meta robots nofollow", "<meta name=robots content='noindex, nofollow'><a href=/x>x</a>",
+         ""},
+        {"meta robots none", "<meta name=ROBOTS content=none><a href=/x>x</a>", ""},
+        {"meta robots index", "<meta name=robots content='index,follow'><a href=/x>x</a>",
+         "A http://example.com/x\n"},
+    };
+    got_t g;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_page(&cases[i], 0, NULL);
+    parser_t *p = parse(cases[0].html, strlen(cases[0].html), NULL, 5, &g);
+    cr_expect(parser_nofollow(p), "nofollow flag");
+    cr_expect_eq(parser_get_stats(p)->dropped_nofollow, 1);
+    parser_free(p);
+}
+
+Test(parser, x_robots_tag_nofollow_stops_links)
+{
+    page_case_t c = {"X-Robots-Tag", "<a href=/x>x</a><iframe src=/f></iframe>", ""};
+    page_opts_t o = {.xrt = "noarchive, NOFOLLOW"};
+    got_t g;
+    check_page(&c, 0, &o);
+    parser_t *p = parse(c.html, strlen(c.html), &o, 4096, &g);
+    cr_expect(parser_nofollow(p));
+    parser_free(p);
+}
+
+Test(parser, reports_canonical_with_the_page)
+{
+    const char *html = "<link rel=canonical href='/canon?a=1#x'><link rel=canonical href=/second>"
+                       "<a href=/x>x</a>";
+    got_t g;
+    parser_t *p = parse(html, strlen(html), NULL, 7, &g);
+    cr_expect_str_eq(parser_canonical(p), "http://example.com/canon?a=1");
+    cr_expect_eq(g.count, 1, "canonical is not a link: %s", g.buf);
+    parser_free(p);
+    p = parse("<a href=/x>", 11, NULL, 7, &g);
+    cr_expect_null(parser_canonical(p));
+    parser_free(p);
+}
+
+Test(parser, counts_dropped_links_by_reason)
+{
+    char html[8192];
+    int n = snprintf(html, sizeof(html),
+                     "<a href=javascript:x>1</a><a href=mailto:y>2</a><a href='http://a b/'>3</a>"
+                     "<a rel=nofollow href=/n>4</a><a href=/ok>5</a><a href='/%02100d'>6</a>",
+                     0);
+    got_t g;
+    parser_t *p = parse(html, (size_t)n, NULL, 100, &g);
+    const parser_stats_t *s = parser_get_stats(p);
+    cr_expect_eq(s->links, 1);
+    cr_expect_eq(s->dropped_scheme, 2);
+    cr_expect_eq(s->dropped_bad, 1);
+    cr_expect_eq(s->dropped_nofollow, 1);
+    cr_expect_eq(s->dropped_long, 1);
+    cr_expect_eq(s->bytes, (uint64_t)n);
+    parser_free(p);
+}
+
+static const page_case_t malformed[] = {
+    {"unclosed tags",
+     "<html><body><div><p><a href=/u1>one<a href=/u2>two<table><tr><td>"
+     "<a href=/u3",
+     "A http://example.com/u1\nA http://example.com/u2\nA http://example.com/u3\n"},
+    {"misnested tags", "<b><a href=/m1><i>x</b></a></i><p><div></p><a href=/m2></div>",
+     "A http://example.com/m1\nA http://example.com/m2\n"},
+    {"unquoted and odd attributes",
+     "<a href=/q1 class=x>1</a><a class = 'y' href = /q2 >2</a><a href=/q3/>3</a>"
+     "<a href=\"/q4\"title=t>4</a><a href='/q5'href=/dup>5</a><a hReF=/q6>6",
+     "A http://example.com/q1\nA http://example.com/q2\nA http://example.com/q3/\n"
+     "A http://example.com/q4\nA http://example.com/q5\nA http://example.com/q6\n"},
+    {"quote inside unquoted value", "<a href=/x\"y>1</a><a href=/z>2</a>",
+     "A http://example.com/x%22y\nA http://example.com/z\n"},
+    {"several base tags", "<base href=/b1/><base href=/b2/><base href=/b3/><a href=x>",
+     "A http://example.com/b1/x\n"},
+    {"garbage around tags", "<<<a href=/g1>>>><</a><!x><? pi ?><a href=/g2></ a><a href=/g3>",
+     "A http://example.com/g1\nA http://example.com/g2\nA http://example.com/g3\n"},
+    {"unterminated comment", "<a href=/c1><!-- <a href=/c2>", "A http://example.com/c1\n"},
+    {"unterminated script", "<a href=/s1><script>var a = '<a href=/s2>';",
+     "A http://example.com/s1\n"},
+    {"whitespace in href", "<a href=\"\n  /w1\t\n\">x</a><a href=' /w 2 '>",
+     "A http://example.com/w1\nA http://example.com/w%202\n"},
+};
+
+Test(parser, survives_malformed_html)
+{
+    for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++)
+        check_page(&malformed[i], 0, NULL);
+}
+
+Test(parser, survives_nul_bytes_and_invalid_utf8)
+{
+    static const char nul[] =
+        "<a href=/n1>a\0b</a>\0<a href=/n\0\x32>\0\0<a\0href=/n3><a href=/n4>";
+    static const char bad[] = "<p>\xff\xfe\xc3\x28 \xe2\x82</p><a href=/b1>\x80\x81</a>"
+                              "<a href=\"/b\xc3\x28\">x</a><a href=/b3>";
+    page_case_t c1 = {"NUL bytes", nul, NULL};
+    page_case_t c2 = {"invalid UTF-8", bad, NULL};
+    got_t g;
+    parser_t *p = parse(nul, sizeof(nul) - 1, NULL, 4096, &g);
+    g.buf[g.len] = '\0';
+    cr_expect(strstr(g.buf, "A http://example.com/n1\n") &&
+                  strstr(g.buf, "http://example.com/n4\n"),
+              "NUL bytes page: %s", g.buf);
+    parser_free(p);
+    p = parse(bad, sizeof(bad) - 1, NULL, 4096, &g);
+    g.buf[g.len] = '\0';
+    cr_expect(strstr(g.buf, "A http://example.com/b1\n") &&
+                  strstr(g.buf, "http://example.com/b3\n"),
+              "invalid UTF-8 page: %s", g.buf);
+    parser_free(p);
+    (void)c1;
+    (void)c2;
+}
+
+static char *read_data(const char *name, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/parser/%s", TEST_DATA_DIR, name);
+    char *s = fx_read_file(path, len);
+    cr_assert_not_null(s, "cannot read %s", path);
+    return s;
+}
+
+Test(parser, windows_1252_pages_give_utf8_urls)
+{
+    size_t len;
+    char *meta = read_data("win1252-meta.html", &len);
+    page_case_t c = {
+        "windows-1252 via meta", meta,
+        "A http://example.com/caf%C3%A9.html\nA http://example.com/na%C3%AFve?q=%C3%A9\n"
+        "A http://example.com/euro-%E2%82%AC\n"};
+    check_page(&c, len, NULL);
+    char *plain = read_data("win1252-noheader.html", &len);
+    page_case_t h = {"windows-1252 via Content-Type", plain,
+                     "A http://example.com/caf%C3%A9.html\nA http://example.com/euro-%E2%82%AC\n"};
+    page_opts_t o = {.ct = "text/html; charset=\"windows-1252\""};
+    check_page(&h, len, &o);
+    /* the header wins over a contradicting <meta charset> */
+    page_opts_t o2 = {.ct = "text/html; charset=windows-1252"};
+    page_case_t m = {"header beats meta", "<meta charset=utf-8><a href=/caf\xe9>",
+                     "A http://example.com/caf%C3%A9\n"};
+    check_page(&m, 0, &o2);
+    free(meta);
+    free(plain);
+}
+
+Test(parser, realistic_page_gives_expected_links)
+{
+    size_t len;
+    char *html = read_data("realistic.html", &len);
+    page_case_t c = {
+        "realistic.html", html,
+        "L http://example.com/feed.xml\nA http://example.com/\nA http://example.com/world/\n"
+        "A http://example.com/tech/?ref=nav&lang=en\nA https://shop.example.com/cart\n"
+        "A http://example.com/2024/01/story.html\nA http://example.com/about%20us.html\n"
+        "F http://video.example.org/embed/42\nA http://example.com/privacy\n"
+        "A http://example.com/terms\n"};
+    check_page(&c, len, NULL);
+    free(html);
+}
+
+Test(parser, libxml2_errors_are_not_printed)
+{
+    static const char junk[] = "<html><<<>\xff\xfe<a href=\"x<b></i></table>&bogus;&#xFFFFFFFF;"
+                               "<!DOCTYPE x><?xml ?></html></html><td></tr>\0\0<a href=/ok>";
+    char *dir = fx_tmpdir(), path[512];
+    cr_assert_not_null(dir);
+    snprintf(path, sizeof(path), "%s/stderr", dir);
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600), saved = dup(2);
+    cr_assert(fd >= 0 && saved >= 0);
+    dup2(fd, 2);
+    got_t g;
+    parser_t *p = parse(junk, sizeof(junk) - 1, NULL, 3, &g);
+    parser_free(p);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    struct stat st;
+    cr_expect_eq(stat(path, &st), 0);
+    cr_expect_eq(st.st_size, 0, "libxml2 wrote %lld bytes to stderr", (long long)st.st_size);
+    fx_rmtree(dir);
+    free(dir);
+}
+
+Test(parser, rejects_misuse)
+{
+    got_t g;
+    parser_t *p = parse("<a href=/x>", 11, NULL, 11, &g);
+    cr_expect_eq(parser_feed(p, "<a href=/y>", 11), PARSER_EINVAL, "feed after finish");
+    cr_expect_eq(parser_finish(p), PARSER_EINVAL, "finish twice");
+    cr_expect_eq(parser_feed(NULL, "x", 1), PARSER_EINVAL);
+    parser_free(p);
+    parser_free(NULL);
+    /* no page URL: absolute links still work, relative ones are counted bad */
+    p = parser_new(NULL, NULL, NULL, NULL, collect, &g);
+    cr_assert_not_null(p);
+    memset(&g, 0, sizeof(g));
+    cr_expect_eq(parser_feed(p, "<a href=/rel><a href=http://abs.org/>", 37), 0);
+    cr_expect_eq(parser_finish(p), 0);
+    cr_expect_eq(g.count, 1);
+    cr_expect_eq(parser_get_stats(p)->dropped_bad, 1);
+    parser_free(p);
+}
+
+/* ---- memory stays bounded: libxml2's live heap, counted ----------------- */
+
+/* libxml2's allocations are counted through xmlMemSetup, with
+ * malloc_usable_size so that blocks allocated before the hooks are set can
+ * still be freed through them (works under ASan too). */
+static long long live_bytes, peak_bytes;
+
+static void account(long long d)
+{
+    live_bytes += d;
+    if (live_bytes > peak_bytes)
+        peak_bytes = live_bytes;
+}
+
+static void *m_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (p)
+        account((long long)malloc_usable_size(p));
+    return p;
+}
+
+static void *m_realloc(void *q, size_t n)
+{
+    long long old = q ? (long long)malloc_usable_size(q) : 0;
+    void *p = realloc(q, n);
+    if (p)
+        account((long long)malloc_usable_size(p) - old);
+    return p;
+}
+
+static void m_free(void *p)
+{
+    if (p)
+        account(-(long long)malloc_usable_size(p));
+    free(p);
+}
+
+static char *m_strdup(const char *s)
+{
+    char *p = strdup(s);
+    if (p)
+        account((long long)malloc_usable_size(p));
+    return p;
+}
+
+static void count_libxml2_heap(void)
+{
+    cr_assert_eq(xmlMemSetup(m_free, m_malloc, m_realloc, m_strdup), 0, "xmlMemSetup");
+}
+
+#define BIG (50u * 1024 * 1024)         /* bytes fed */
+#define HEAP_BOUND (16ll * 1024 * 1024) /* generous bound on libxml2's peak heap */
+
+/* Feeds head, then BIG bytes of filler (fill(buf, n, offset) writes the next
+ * n bytes), then tail, in 64 KB chunks.  Returns the finished parser; the
+ * peak growth of libxml2's heap is in *peak. */
+static parser_t *feed_big(const char *head, size_t (*fill)(char *, size_t, size_t),
+                          const char *tail, got_t *g, long long *peak)
+{
+    static char chunk[64 * 1024];
+    parser_t *p = parser_new(NULL, PAGE, "text/html", NULL, collect, g);
+    cr_assert_not_null(p);
+    memset(g, 0, sizeof(*g));
+    long long base = live_bytes;
+    peak_bytes = live_bytes;
+    cr_assert_eq(parser_feed(p, head, strlen(head)), 0);
+    for (size_t done = 0; done < BIG;) {
+        size_t n = fill(chunk, sizeof(chunk), done);
+        cr_assert_eq(parser_feed(p, chunk, n), 0);
+        done += n;
+    }
+    cr_assert_eq(parser_feed(p, tail, strlen(tail)), 0);
+    cr_assert_eq(parser_finish(p), 0);
+    *peak = peak_bytes - base;
+    return p;
+}
+
+/* A realistic stream: paragraphs of text, one link each (items_written). */
+static size_t items_written;
+
+static size_t fill_items(char *buf, size_t cap, size_t off)
+{
+    size_t n = 0;
+    while (n + 200 < cap) {
+        int k = snprintf(buf + n, cap - n,
+                         "<div class=\"item\"><p>Lorem ipsum dolor sit amet, consectetur "
+                         "adipiscing elit.</p><a href=\"/item/%zu\">item</a></div>\n",
+                         off + n);
+        n += (size_t)k;
+        items_written++;
+    }
+    return n;
+}
+
+Test(parser, fifty_mb_page_in_chunks_finds_every_link_in_bounded_memory)
+{
+    got_t g;
+    long long peak;
+    count_libxml2_heap();
+    items_written = 0;
+    parser_t *p =
+        feed_big("<html><body>", fill_items, "<a href=/last>last</a></body></html>", &g, &peak);
+    cr_expect_eq(g.count, items_written + 1, "links found: %llu, want %zu",
+                 (unsigned long long)g.count, items_written + 1);
+    cr_expect(strstr(g.buf, "A http://example.com/item/0\n"), "first link: %.200s", g.buf);
+    cr_expect_lt(peak, HEAP_BOUND, "libxml2 heap grew by %lld bytes for a %u-byte page", peak, BIG);
+    parser_free(p);
+}
+
+static size_t fill_x(char *buf, size_t cap, size_t off)
+{
+    (void)off;
+    memset(buf, 'x', cap);
+    return cap;
+}
+
+/* Script-like bytes: '<' and '>' everywhere, never "</". */
+static size_t fill_code(char *buf, size_t cap, size_t off)
+{
+    (void)off;
+    for (size_t i = 0; i < cap; i++)
+        buf[i] = "if (a<b && c>d) x = \"'\"; "[i % 26];
+    return cap;
+}
+
+typedef struct huge_case {
+    const char *name, *head;
+    size_t (*fill)(char *, size_t, size_t);
+    const char *tail;
+} huge_case_t;
+
+Test(parser, huge_tokens_keep_memory_bounded_and_later_links_found)
+{
+    static const huge_case_t cases[] = {
+        {"50 MB quoted href", "<a href=\"/", fill_x, "\">x</a><a href=/after>"},
+        {"50 MB unquoted attribute", "<a title=", fill_x, " href=/t>x</a><a href=/after>"},
+        {"50 MB text run", "<p>", fill_x, "</p><a href=/after>"},
+        {"50 MB comment", "<!-- ", fill_x, " --><a href=/after>"},
+        {"50 MB script with < and >", "<script>", fill_code, "</script><a href=/after>"},
+        {"50 MB style", "<style>", fill_x, "</style><a href=/after>"},
+        {"50 MB tag name", "<a", fill_x, " href=/t><a href=/after>"},
+    };
+    count_libxml2_heap();
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        got_t g;
+        long long peak;
+        parser_t *p = feed_big(cases[i].head, cases[i].fill, cases[i].tail, &g, &peak);
+        g.buf[g.len] = '\0';
+        cr_expect(strstr(g.buf, "http://example.com/after\n"), "%s: link after it not found: %s",
+                  cases[i].name, g.buf);
+        cr_expect_lt(peak, HEAP_BOUND, "%s: libxml2 heap grew by %lld bytes", cases[i].name, peak);
+        cr_expect_gt(parser_get_stats(p)->capped, BIG / 2, "%s: capped %llu", cases[i].name,
+                     (unsigned long long)parser_get_stats(p)->capped);
+        parser_free(p);
+    }
+}
