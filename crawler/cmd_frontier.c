@@ -1,6 +1,532 @@
-/* placeholder: being written */
+/*
+ * cmd_frontier.c -- `crawler seed`, `crawler stats`, `crawler reset`: the
+ * subcommands that work on a crawl's frontier without crawling.
+ *
+ * DESIGN: each parses its options with getopt_long, opens the crawl's Redis
+ * (cli_redis_open: --redis, $REDIS_URL or the embedded server in --data-dir)
+ * and calls the frontier module; none keeps state.  seed reads the file with
+ * cli_read_urls (normalization, line-numbered errors) and seeds in batches of
+ * SEED_BATCH URLs; stats prints once, or every N seconds with --watch until
+ * SIGINT/SIGTERM (or --count refreshes); reset refuses without --yes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bloom.h"
 #include "cli.h"
-int cmd_seed(int argc, char **argv) { (void)argc; (void)argv; return CLI_EXIT_ERROR; }
-int cmd_stats(int argc, char **argv) { (void)argc; (void)argv; return CLI_EXIT_ERROR; }
-int cmd_reset(int argc, char **argv) { (void)argc; (void)argv; return CLI_EXIT_ERROR; }
+#include "frontier.h"
+
+#define SEED_BATCH 4096
+
+/* Options every subcommand here shares. */
+typedef struct common {
+    const char *redis;
+    const char *crawl;
+    const char *data_dir;
+} common_t;
+
+enum {
+    OPT_REDIS = 1000,
+    OPT_CRAWL,
+    OPT_DATA_DIR,
+    OPT_FORCE,
+    OPT_CAPACITY,
+    OPT_FP,
+    OPT_JSON,
+    OPT_WATCH,
+    OPT_COUNT,
+    OPT_YES,
+    OPT_HELP
+};
+
+#define COMMON_OPTIONS                                                                             \
+    {"redis", required_argument, NULL, OPT_REDIS}, {"crawl", required_argument, NULL, OPT_CRAWL},  \
+        {"data-dir", required_argument, NULL, OPT_DATA_DIR},                                       \
+    {                                                                                              \
+        "help", no_argument, NULL, OPT_HELP                                                        \
+    }
+
+#define COMMON_HELP                                                                                \
+    "  --redis URL      shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"           \
+    "                   (default: $REDIS_URL, else an embedded redis-server in --data-dir)\n"      \
+    "  --crawl NAME     crawl name; keys live under crawler:{NAME}: "                              \
+    "(default: " FRONTIER_DEFAULT_CRAWL ")\n"                                                      \
+    "  --data-dir DIR   embedded Redis directory (default: " RCONN_DEFAULT_DATA_DIR ")\n"          \
+    "  --help           this help\n"
+
+/* 1 if handled (value stored), 0 if not a common option, -1 on a bad value. */
+static int common_opt(const char *cmd, int c, common_t *co)
+{
+    switch (c) {
+    case OPT_REDIS:
+        co->redis = optarg;
+        return 1;
+    case OPT_CRAWL:
+        co->crawl = optarg;
+        return cli_crawl_name(cmd, optarg) < 0 ? -1 : 1;
+    case OPT_DATA_DIR:
+        co->data_dir = optarg;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Opens Redis; *rc NULL (message printed) on failure. */
+static rconn_t *open_redis(const char *cmd, const common_t *co, redisContext **rc)
+{
+    *rc = NULL;
+    rconn_t *r = cli_redis_open(cmd, co->redis, co->data_dir);
+    if (r)
+        *rc = cli_redis_connect(cmd, r);
+    if (r && !*rc) {
+        rconn_close(r);
+        r = NULL;
+    }
+    return r;
+}
+
+static void close_redis(rconn_t *r, redisContext *rc)
+{
+    if (rc)
+        redisFree(rc);
+    rconn_close(r);
+}
+
+static int unknown_option(const char *cmd)
+{
+    fprintf(stderr, "crawler %s: see `crawler %s --help`\n", cmd, cmd);
+    return CLI_EXIT_USAGE;
+}
+
+/* ---- seed ---------------------------------------------------------------- */
+
+typedef struct seeder {
+    frontier_t *f;
+    int force;
+    char **urls;
+    size_t n;
+    size_t added, offered;
+    int failed;
+} seeder_t;
+
+static int seed_flush(seeder_t *s)
+{
+    size_t added = 0;
+    int rc = frontier_seed(s->f, (const char *const *)s->urls, s->n, s->force, &added);
+    for (size_t i = 0; i < s->n; i++)
+        free(s->urls[i]);
+    s->offered += s->n;
+    s->n = 0;
+    if (rc < 0) {
+        fprintf(stderr, "crawler seed: %s\n", frontier_strerror(rc));
+        s->failed = 1;
+        return -1;
+    }
+    s->added += added;
+    return 0;
+}
+
+static int seed_one(void *ud, const char *url, const char *line, unsigned long lineno)
+{
+    (void)line;
+    (void)lineno;
+    seeder_t *s = ud;
+    s->urls[s->n] = strdup(url);
+    if (!s->urls[s->n]) {
+        fprintf(stderr, "crawler seed: out of memory\n");
+        s->failed = 1;
+        return -1;
+    }
+    if (++s->n == SEED_BATCH)
+        return seed_flush(s);
+    return 0;
+}
+
+static void seed_help(void)
+{
+    printf("usage: crawler seed FILE [OPTIONS]\n"
+           "Adds the URLs of FILE ('-': stdin; one a line, '#' comments and blank lines\n"
+           "ignored) to the crawl's frontier at depth 0.  Each URL is normalized and goes\n"
+           "through the crawl's Bloom filter: URLs already seen are skipped.  Invalid lines\n"
+           "are reported as FILE:LINE; the valid ones are still seeded, and the exit status\n"
+           "is 3 if any line was rejected.\n\noptions:\n"
+           "  --force          queue the seeds even if already seen (re-crawl)\n"
+           "  --capacity N     Bloom filter capacity if it must be created (default: %llu)\n"
+           "  --fp-rate P      Bloom false-positive rate if created (default: %g)\n" COMMON_HELP,
+           (unsigned long long)BLOOM_DEFAULT_CAPACITY, BLOOM_DEFAULT_FP_RATE);
+}
+
+/* Opens the crawl's filter, creating it with params if it does not exist. */
+static bloom_t *open_filter(redisContext *rc, const char *crawl, const bloom_params_t *p)
+{
+    char name[128], msg[256] = "";
+    int err = 0;
+    frontier_bloom_name(crawl, name, sizeof name);
+    bloom_t *b = bloom_open(rc, name, NULL, &err, msg, sizeof msg);
+    if (!b && err == BLOOM_ENOTFOUND)
+        b = bloom_open(rc, name, p, &err, msg, sizeof msg);
+    if (!b)
+        fprintf(stderr, "crawler seed: Bloom filter %s: %s\n", name,
+                msg[0] ? msg : bloom_strerror(err));
+    return b;
+}
+
+static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
+{
+    FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
+    if (!in) {
+        fprintf(stderr, "crawler seed: %s: %s\n", file, strerror(errno));
+        return CLI_EXIT_ERROR;
+    }
+    redisContext *rc;
+    rconn_t *r = open_redis("seed", co, &rc);
+    bloom_t *b = r ? open_filter(rc, co->crawl, bp) : NULL;
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = co->crawl;
+    char err[256] = "";
+    frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
+    if (b && !f)
+        fprintf(stderr, "crawler seed: %s\n", err);
+    int status = CLI_EXIT_ERROR;
+    seeder_t s = {.f = f, .force = force, .urls = calloc(SEED_BATCH, sizeof(char *))};
+    if (f && s.urls) {
+        long bad = cli_read_urls(in, strcmp(file, "-") ? file : "<stdin>", 0, seed_one, &s);
+        if (bad >= 0 && s.n)
+            seed_flush(&s);
+        for (size_t i = 0; i < s.n; i++)
+            free(s.urls[i]);
+        if (bad >= 0 && !s.failed) {
+            printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", s.added,
+                   s.offered - s.added, bad, co->crawl);
+            status = bad ? CLI_EXIT_INVALID : CLI_EXIT_OK;
+        }
+    }
+    free(s.urls);
+    frontier_close(f);
+    bloom_close(b);
+    close_redis(r, rc);
+    if (in != stdin)
+        fclose(in);
+    return status;
+}
+
+int cmd_seed(int argc, char **argv)
+{
+    static const struct option opts[] = {{"force", no_argument, NULL, OPT_FORCE},
+                                         {"capacity", required_argument, NULL, OPT_CAPACITY},
+                                         {"fp-rate", required_argument, NULL, OPT_FP},
+                                         COMMON_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
+    common_t co = {.crawl = FRONTIER_DEFAULT_CRAWL};
+    bloom_params_t bp = {.capacity = BLOOM_DEFAULT_CAPACITY, .fp_rate = BLOOM_DEFAULT_FP_RATE};
+    int force = 0, c, h;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if ((h = common_opt("seed", c, &co)) != 0) {
+            if (h < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_FORCE) {
+            force = 1;
+        } else if (c == OPT_CAPACITY) {
+            if (cli_u64("seed", "--capacity", optarg, 1, UINT64_MAX / 64, &bp.capacity) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_FP) {
+            if (cli_double("seed", "--fp-rate", optarg, 1e-12, 0.5, &bp.fp_rate) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_HELP || c == 'h') {
+            seed_help();
+            return CLI_EXIT_OK;
+        } else {
+            fprintf(stderr, "crawler seed: unknown option or missing value '%s'\n",
+                    argv[optind - 1]);
+            return unknown_option("seed");
+        }
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "crawler seed: expected one FILE argument\n");
+        return unknown_option("seed");
+    }
+    return seed_run(&co, argv[optind], force, &bp);
+}
+
+/* ---- stats --------------------------------------------------------------- */
+
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(o, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(o, "\\u%04x", *p);
+        else
+            fputc(*p, o);
+    }
+    fputc('"', o);
+}
+
+#define U(x) ((unsigned long long)(x))
+
+static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
+                       const frontier_worker_info_t *w, size_t nw)
+{
+    fprintf(o, "{\"crawl\": ");
+    json_str(o, crawl);
+    fprintf(o,
+            ", \"time_ms\": %llu, \"queued\": %llu, \"delayed\": %llu, \"in_flight\": %llu, "
+            "\"hosts\": %llu, \"ready_hosts\": %llu, \"dead\": %llu, \"enqueued\": %llu, "
+            "\"seeds\": %llu, \"claimed\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
+            "\"retried\": %llu, \"reclaimed\": %llu, \"released\": %llu, \"new_links\": %llu, "
+            "\"seen_links\": %llu, \"skipped_links\": %llu, \"status\": {\"2xx\": %llu, "
+            "\"3xx\": %llu, \"4xx\": %llu, \"5xx\": %llu, \"other\": %llu}, \"errors\": %llu, "
+            "\"error_kinds\": {",
+            U(s->now_ms), U(s->queued), U(s->delayed), U(s->in_flight), U(s->hosts),
+            U(s->ready_hosts), U(s->dead), U(s->enqueued), U(s->seeds), U(s->claimed),
+            U(s->fetched), U(s->bytes), U(s->retried), U(s->reclaimed), U(s->released),
+            U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->status_2xx),
+            U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other), U(s->errors));
+    for (size_t i = 0; i < s->nkinds; i++) {
+        fprintf(o, "%s", i ? ", " : "");
+        json_str(o, s->kinds[i].kind);
+        fprintf(o, ": %llu", U(s->kinds[i].count));
+    }
+    fprintf(o, "}, \"live_workers\": %u, \"workers\": [", s->workers);
+    for (size_t i = 0; i < nw; i++) {
+        fprintf(o, "%s{\"id\": ", i ? ", " : "");
+        json_str(o, w[i].id);
+        fprintf(o, ", \"host\": ");
+        json_str(o, w[i].host);
+        fprintf(o,
+                ", \"pid\": %ld, \"started_ms\": %llu, \"last_ms\": %llu, "
+                "\"lease_until_ms\": %llu, \"live\": %s, \"pages\": %llu, "
+                "\"pages_per_s\": %.2f, \"in_flight\": %u, \"leased\": %u}",
+                w[i].pid, U(w[i].started_ms), U(w[i].last_ms), U(w[i].lease_until_ms),
+                w[i].live ? "true" : "false", U(w[i].pages), w[i].pages_per_s, w[i].in_flight,
+                w[i].leased);
+    }
+    fprintf(o, "]}\n");
+}
+
+static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
+                       const frontier_worker_info_t *w, size_t nw)
+{
+    time_t t = (time_t)(s->now_ms / 1000);
+    struct tm tm;
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
+    fprintf(o, "crawl %s at %s UTC (Redis clock)\n", crawl, when);
+    fprintf(o, "  queued %llu  delayed %llu  in flight %llu  dead letters %llu\n", U(s->queued),
+            U(s->delayed), U(s->in_flight), U(s->dead));
+    fprintf(o, "  hosts %llu  ready hosts %llu\n", U(s->hosts), U(s->ready_hosts));
+    fprintf(o, "  enqueued %llu (seeds %llu)  claimed %llu  fetched %llu  bytes %llu\n",
+            U(s->enqueued), U(s->seeds), U(s->claimed), U(s->fetched), U(s->bytes));
+    fprintf(o, "  retried %llu  reclaimed %llu  released %llu\n", U(s->retried), U(s->reclaimed),
+            U(s->released));
+    fprintf(o, "  links: new %llu  seen %llu  skipped (limits) %llu\n", U(s->new_links),
+            U(s->seen_links), U(s->skipped_links));
+    fprintf(o, "  status: 2xx %llu  3xx %llu  4xx %llu  5xx %llu  other %llu\n", U(s->status_2xx),
+            U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
+    fprintf(o, "  errors %llu", U(s->errors));
+    for (size_t i = 0; i < s->nkinds; i++)
+        fprintf(o, "%s%s %llu", i ? ", " : ": ", s->kinds[i].kind, U(s->kinds[i].count));
+    fprintf(o, "\n  workers: %u live, %zu registered\n", s->workers, nw);
+    for (size_t i = 0; i < nw; i++) {
+        double ago = s->now_ms >= w[i].last_ms ? (double)(s->now_ms - w[i].last_ms) / 1e3 : 0;
+        fprintf(o,
+                "    %s  host %s pid %ld  pages %llu  %.1f pages/s  in flight %u (leased %u)"
+                "  seen %.1fs ago%s\n",
+                w[i].id, w[i].host[0] ? w[i].host : "?", w[i].pid, U(w[i].pages), w[i].pages_per_s,
+                w[i].in_flight, w[i].leased, ago, w[i].live ? "" : "  LEASE EXPIRED");
+    }
+}
+
+static int print_stats(redisContext *rc, const char *crawl, int json)
+{
+    frontier_stats_t s;
+    frontier_worker_info_t *w = NULL;
+    size_t nw = 0;
+    int err = frontier_stats(rc, crawl, &s);
+    if (err == 0)
+        err = frontier_workers(rc, crawl, &w, &nw);
+    if (err < 0) {
+        fprintf(stderr, "crawler stats: %s\n", frontier_strerror(err));
+        return -1;
+    }
+    if (json)
+        print_json(stdout, crawl, &s, w, nw);
+    else
+        print_text(stdout, crawl, &s, w, nw);
+    fflush(stdout);
+    free(w);
+    return 0;
+}
+
+static volatile sig_atomic_t stop_watch;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_watch = 1;
+}
+
+static int stats_watch(redisContext *rc, const char *crawl, int json, double every, uint64_t count)
+{
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int status = CLI_EXIT_OK;
+    for (uint64_t i = 0; !stop_watch && (count == 0 || i < count); i++) {
+        if (i && !json)
+            printf("\n");
+        if (print_stats(rc, crawl, json) < 0) {
+            status = CLI_EXIT_ERROR;
+            break;
+        }
+        if (count && i + 1 == count)
+            break;
+        for (double slept = 0; slept < every && !stop_watch; slept += 0.05) {
+            struct timespec ts = {0, 50 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return status;
+}
+
+static void stats_help(void)
+{
+    printf("usage: crawler stats [OPTIONS]\n"
+           "Prints a crawl's counters, queue sizes, error kinds and workers from Redis.\n\n"
+           "options:\n"
+           "  --json           one JSON object per reading\n"
+           "  --watch [SECS]   print again every SECS seconds (default 2) until interrupted\n"
+           "  --count N        with --watch: stop after N readings (default: 0, no "
+           "limit)\n" COMMON_HELP);
+}
+
+/* --watch takes an optional value, also as a separate argument. */
+static int watch_value(char **argv, int argc, double *every)
+{
+    const char *v = optarg;
+    if (!v && optind < argc && argv[optind][0] != '-') {
+        char *end;
+        strtod(argv[optind], &end);
+        if (*end == '\0')
+            v = argv[optind++];
+    }
+    return v ? cli_double("stats", "--watch", v, 0.01, 86400, every) : 0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
+                                         {"watch", optional_argument, NULL, OPT_WATCH},
+                                         {"count", required_argument, NULL, OPT_COUNT},
+                                         COMMON_OPTIONS,
+                                         {NULL, 0, NULL, 0}};
+    common_t co = {.crawl = FRONTIER_DEFAULT_CRAWL};
+    int json = 0, watch = 0, c, h;
+    double every = 2;
+    uint64_t count = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if ((h = common_opt("stats", c, &co)) != 0) {
+            if (h < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_JSON) {
+            json = 1;
+        } else if (c == OPT_WATCH) {
+            watch = 1;
+            if (watch_value(argv, argc, &every) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_COUNT) {
+            if (cli_u64("stats", "--count", optarg, 0, UINT64_MAX, &count) < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_HELP || c == 'h') {
+            stats_help();
+            return CLI_EXIT_OK;
+        } else {
+            fprintf(stderr, "crawler stats: unknown option or missing value '%s'\n",
+                    argv[optind - 1]);
+            return unknown_option("stats");
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "crawler stats: unexpected argument '%s'\n", argv[optind]);
+        return unknown_option("stats");
+    }
+    redisContext *rc;
+    rconn_t *r = open_redis("stats", &co, &rc);
+    if (!r)
+        return CLI_EXIT_ERROR;
+    int status = watch ? stats_watch(rc, co.crawl, json, every, count)
+                       : (print_stats(rc, co.crawl, json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
+    close_redis(r, rc);
+    return status;
+}
+
+/* ---- reset --------------------------------------------------------------- */
+
+static void reset_help(void)
+{
+    printf("usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
+           "Deletes every key of one crawl (crawler:{NAME}:*: queues, leases, stats, Bloom\n"
+           "filter) and nothing else.\n\noptions:\n"
+           "  --yes            required: confirm the deletion\n" COMMON_HELP
+           "  (--crawl is required here; no default)\n");
+}
+
+int cmd_reset(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"yes", no_argument, NULL, OPT_YES}, COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+    common_t co = {0};
+    int yes = 0, c, h;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if ((h = common_opt("reset", c, &co)) != 0) {
+            if (h < 0)
+                return CLI_EXIT_USAGE;
+        } else if (c == OPT_YES) {
+            yes = 1;
+        } else if (c == OPT_HELP || c == 'h') {
+            reset_help();
+            return CLI_EXIT_OK;
+        } else {
+            fprintf(stderr, "crawler reset: unknown option or missing value '%s'\n",
+                    argv[optind - 1]);
+            return unknown_option("reset");
+        }
+    }
+    if (optind < argc || !co.crawl) {
+        fprintf(stderr, "crawler reset: %s\n",
+                optind < argc ? "unexpected argument" : "--crawl NAME is required");
+        return unknown_option("reset");
+    }
+    if (!yes) {
+        fprintf(stderr, "crawler reset: refusing to delete crawl '%s' without --yes\n", co.crawl);
+        return CLI_EXIT_USAGE;
+    }
+    redisContext *rc;
+    rconn_t *r = open_redis("reset", &co, &rc);
+    if (!r)
+        return CLI_EXIT_ERROR;
+    uint64_t deleted = 0;
+    int err = frontier_reset(rc, co.crawl, &deleted);
+    if (err < 0)
+        fprintf(stderr, "crawler reset: %s (%llu keys deleted before the error)\n",
+                frontier_strerror(err), U(deleted));
+    else
+        printf("deleted %llu keys of crawl %s\n", U(deleted), co.crawl);
+    close_redis(r, rc);
+    return err < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+}

@@ -1,1 +1,673 @@
-/* placeholder: being written */
+/*
+ * frontier.c -- the handle, script loading and pipelined EVALSHA, claiming,
+ * heartbeats, releasing.  Finishing/seeding/retrying live in pages.c, stats
+ * and reset in stats.c, the Lua sources in scripts.c.
+ *
+ * DESIGN.  Keys of a crawl (P = "crawler:{NAME}:"):
+ *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"
+ *   P ready         zset   origin -> ms when it may next be claimed; holds the
+ *                          hosts with a non-empty queue and room in flight
+ *   P hnext         hash   origin -> earliest ms of its next claim
+ *   P hdelay        hash   origin -> its own delay in ms (robots Crawl-delay)
+ *   P hinflight     hash   origin -> URLs in flight (absent when 0)
+ *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
+ *   P hfail         hash   origin -> consecutive retried failures
+ *   P delayed       zset   entry -> ms when the retry is due
+ *   P dead          list   "DEPTH TRIES URL\tSTATUS\tERROR" (dead letters)
+ *   P lease:<wid>   hash   lease seq -> entry, the URLs worker wid holds
+ *   P workers       zset   wid -> ms when its lease expires
+ *   P worker:<wid>  hash   heartbeat: host pid started last lease_until pages
+ *                          pages_per_s in_flight
+ *   P seq           string lease sequence number
+ *   P stats         hash   gauges queued inflight; counters enqueued seeds
+ *                          claimed fetched bytes retried dead reclaimed
+ *                          released new_links seen_links skipped_links errors
+ *                          status_2xx..status_5xx status_other
+ *   P errors        hash   error kind -> count
+ *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/)
+ * Times are the Redis server's clock in ms since the epoch.
+ *
+ * A claim moves entries from queues into the worker's lease hash (leases, not
+ * pops); finish/retry/release remove them; a worker whose lease expired gets
+ * its entries pushed back to the front of their queues by whichever worker
+ * claims or heartbeats next.  The lease token given to the caller is
+ * "<seq>@<wid>", so any handle can finish an item.
+ */
+#include "frontier_internal.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- argument builder ---------------------------------------------------- */
+
+#define CHUNK_BYTES 8192
+struct fr_chunk {
+    fr_chunk_t *next;
+    size_t used;
+    char data[CHUNK_BYTES];
+};
+
+void fa_init(fr_args_t *a)
+{
+    memset(a, 0, sizeof *a);
+}
+
+void fa_free(fr_args_t *a)
+{
+    if (!a)
+        return;
+    while (a->chunks) {
+        fr_chunk_t *next = a->chunks->next;
+        free(a->chunks);
+        a->chunks = next;
+    }
+    free(a->v);
+    free(a->len);
+    memset(a, 0, sizeof *a);
+}
+
+void fa_str(fr_args_t *a, const char *s, size_t len)
+{
+    if (a->oom)
+        return;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 32;
+        const char **v = realloc(a->v, cap * sizeof *v);
+        if (v)
+            a->v = v;
+        size_t *l = v ? realloc(a->len, cap * sizeof *l) : NULL;
+        if (!v || !l) {
+            a->oom = 1;
+            return;
+        }
+        a->len = l;
+        a->cap = cap;
+    }
+    a->v[a->n] = s;
+    a->len[a->n++] = len;
+}
+
+void fa_cstr(fr_args_t *a, const char *s)
+{
+    fa_str(a, s, strlen(s));
+}
+
+void fa_copy(fr_args_t *a, const char *s, size_t len)
+{
+    if (a->oom)
+        return;
+    if (len > CHUNK_BYTES) {
+        a->oom = 1;
+        return;
+    }
+    fr_chunk_t *c = a->chunks;
+    if (!c || CHUNK_BYTES - c->used < len) {
+        c = malloc(sizeof *c);
+        if (!c) {
+            a->oom = 1;
+            return;
+        }
+        c->used = 0;
+        c->next = a->chunks;
+        a->chunks = c;
+    }
+    memcpy(c->data + c->used, s, len);
+    fa_str(a, c->data + c->used, len);
+    c->used += len;
+}
+
+void fa_u64(fr_args_t *a, uint64_t v)
+{
+    char buf[24];
+    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    fa_copy(a, buf, (size_t)len);
+}
+
+void fa_dbl(fr_args_t *a, double v)
+{
+    char buf[48];
+    int len = snprintf(buf, sizeof buf, "%.6f", v);
+    fa_copy(a, buf, (size_t)len);
+}
+
+void fa_evalsha(fr_args_t *a, size_t numkeys)
+{
+    fa_cstr(a, "EVALSHA");
+    fa_str(a, "", 0); /* sha: set by fr_run */
+    fa_u64(a, numkeys);
+}
+
+/* ---- running scripts ----------------------------------------------------- */
+
+int fr_load(frontier_t *f, int script)
+{
+    const char *pre = fr_script_prelude(), *body = fr_script_body(script);
+    size_t lp = strlen(pre), lb = strlen(body);
+    char *src = malloc(lp + lb + 1);
+    if (!src)
+        return FRONTIER_ENOMEM;
+    memcpy(src, pre, lp);
+    memcpy(src + lp, body, lb + 1);
+    redisReply *r = redisCommand(f->rc, "SCRIPT LOAD %b", src, lp + lb);
+    free(src);
+    f->round_trips++;
+    if (!r)
+        return FRONTIER_EIO;
+    int rc = FRONTIER_EREPLY;
+    if (r->type == REDIS_REPLY_STRING && r->len == 40) {
+        memcpy(f->sha[script], r->str, 41);
+        rc = 0;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
+}
+
+/* Sends the calls whose rep[i] is NULL and reads their replies; sets
+ * *reload if any said NOSCRIPT (that reply dropped, rep[i] left NULL). */
+static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep,
+                        int *reload)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rep[i])
+            continue;
+        calls[i].v[1] = f->sha[script];
+        calls[i].len[1] = 40;
+        if (redisAppendCommandArgv(f->rc, (int)calls[i].n, calls[i].v, calls[i].len) != REDIS_OK)
+            return FRONTIER_EIO;
+    }
+    f->round_trips++;
+    *reload = 0;
+    int err = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rep[i])
+            continue;
+        void *r = NULL;
+        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
+            return FRONTIER_EIO;
+        if (is_noscript(r)) {
+            freeReplyObject(r);
+            *reload = 1;
+            rep[i] = NULL;
+            continue;
+        }
+        rep[i] = r;
+    }
+    return err;
+}
+
+int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
+{
+    for (size_t i = 0; i < n; i++) {
+        rep[i] = NULL;
+        if (calls[i].oom || calls[i].n < 3)
+            return FRONTIER_ENOMEM;
+    }
+    int rc = FRONTIER_EREPLY;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int reload = 0;
+        rc = send_pending(f, script, calls, n, rep, &reload);
+        if (rc < 0 || !reload)
+            break;
+        rc = fr_load(f, script);
+        if (rc < 0)
+            break;
+        rc = FRONTIER_EREPLY;
+    }
+    if (rc < 0)
+        for (size_t i = 0; i < n; i++) {
+            if (rep[i])
+                freeReplyObject(rep[i]);
+            rep[i] = NULL;
+        }
+    return rc;
+}
+
+int fr_reply_u64(const redisReply *r, uint64_t *out)
+{
+    if (!r)
+        return -1;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        if (r->integer < 0)
+            return -1;
+        *out = (uint64_t)r->integer;
+        return 0;
+    }
+    if (r->type != REDIS_REPLY_STRING || r->len == 0 || r->len > 20)
+        return -1;
+    char buf[24], *end;
+    memcpy(buf, r->str, r->len);
+    buf[r->len] = '\0';
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno || *end || buf[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fr_lease_split(const char *lease, const char **worker, size_t *seqlen)
+{
+    if (!lease)
+        return FRONTIER_EINVAL;
+    const char *at = strchr(lease, '@');
+    if (!at || at == lease || at[1] == '\0')
+        return FRONTIER_EINVAL;
+    for (const char *p = lease; p < at; p++)
+        if (*p < '0' || *p > '9')
+            return FRONTIER_EINVAL;
+    *worker = at + 1;
+    *seqlen = (size_t)(at - lease);
+    return 0;
+}
+
+double fr_random(frontier_t *f)
+{
+    uint64_t x = f->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    f->rng = x;
+    return (double)(x >> 11) / 9007199254740992.0;
+}
+
+/* ---- handle -------------------------------------------------------------- */
+
+void frontier_config_defaults(frontier_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->crawl = FRONTIER_DEFAULT_CRAWL;
+    cfg->per_host = FRONTIER_DEFAULT_PER_HOST;
+    cfg->delay_ms = FRONTIER_DEFAULT_DELAY_MS;
+    cfg->max_delay_ms = FRONTIER_DEFAULT_MAX_DELAY_MS;
+    cfg->lease_ms = FRONTIER_DEFAULT_LEASE_MS;
+    cfg->max_depth = UINT32_MAX;
+    cfg->max_tries = FRONTIER_DEFAULT_MAX_TRIES;
+    cfg->backoff_ms = FRONTIER_DEFAULT_BACKOFF_MS;
+    cfg->backoff_max_ms = FRONTIER_DEFAULT_BACKOFF_MAX_MS;
+}
+
+static int valid_crawl(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > FRONTIER_MAX_CRAWL_NAME)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+int frontier_bloom_name(const char *crawl, char *buf, size_t buflen)
+{
+    if (!crawl || !valid_crawl(crawl) || !buf)
+        return FRONTIER_EINVAL;
+    int n = snprintf(buf, buflen, "crawler:{%s}:seen", crawl);
+    return n < 0 || (size_t)n >= buflen ? FRONTIER_EINVAL : 0;
+}
+
+/* Prefix "crawler:{NAME}:" of a crawl; FRONTIER_EINVAL for a bad name. */
+int fr_prefix(const char *crawl, char *buf, size_t buflen)
+{
+    if (!crawl)
+        crawl = FRONTIER_DEFAULT_CRAWL;
+    if (!valid_crawl(crawl))
+        return FRONTIER_EINVAL;
+    int n = snprintf(buf, buflen, "crawler:{%s}:", crawl);
+    return n < 0 || (size_t)n >= buflen ? FRONTIER_EINVAL : 0;
+}
+
+static void normalize_config(frontier_config_t *c)
+{
+    if (!c->per_host)
+        c->per_host = FRONTIER_DEFAULT_PER_HOST;
+    if (!c->lease_ms)
+        c->lease_ms = FRONTIER_DEFAULT_LEASE_MS;
+    if (!c->max_tries)
+        c->max_tries = FRONTIER_DEFAULT_MAX_TRIES;
+    if (c->backoff_max_ms < c->backoff_ms)
+        c->backoff_max_ms = c->backoff_ms;
+}
+
+static char *default_worker_id(const char *host, long pid)
+{
+    static atomic_uint counter;
+    unsigned n = atomic_fetch_add(&counter, 1);
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s:%ld:%u", host, pid, n);
+    return strdup(buf);
+}
+
+/* Checks the server is Redis >= 6.2 (LPOP count, ZADD GT). */
+static int check_version(frontier_t *f, char *errbuf, size_t errlen)
+{
+    redisReply *r = redisCommand(f->rc, "INFO server");
+    f->round_trips++;
+    if (!r) {
+        snprintf(errbuf, errlen, "redis: %s", f->rc->errstr);
+        return FRONTIER_EIO;
+    }
+    int major = 0, minor = 0;
+    const char *v = r->type == REDIS_REPLY_STRING ? strstr(r->str, "redis_version:") : NULL;
+    if (v)
+        sscanf(v + 14, "%d.%d", &major, &minor);
+    freeReplyObject(r);
+    if (major > 6 || (major == 6 && minor >= 2))
+        return 0;
+    snprintf(errbuf, errlen, "the frontier needs Redis >= 6.2 (server is %d.%d)", major, minor);
+    return FRONTIER_EREPLY;
+}
+
+static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
+{
+    for (int i = 0; i < FR_SCRIPT_COUNT; i++) {
+        int rc = fr_load(f, i);
+        if (rc < 0) {
+            snprintf(errbuf, errlen, "loading the %s script: %s%s%s", fr_script_name(i),
+                     frontier_strerror(rc), f->rc->err ? ": " : "",
+                     f->rc->err ? f->rc->errstr : "");
+            return rc;
+        }
+    }
+    return 0;
+}
+
+frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
+                          char *errbuf, size_t errlen)
+{
+    char dummy[8];
+    if (!errbuf) {
+        errbuf = dummy;
+        errlen = sizeof dummy;
+    }
+    if (!rc || !cfg || !bloom) {
+        snprintf(errbuf, errlen, "frontier_open: NULL argument");
+        return NULL;
+    }
+    frontier_t *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(errbuf, errlen, "out of memory");
+        return NULL;
+    }
+    f->rc = rc;
+    f->bloom = bloom;
+    f->cfg = *cfg;
+    normalize_config(&f->cfg);
+    const char *crawl = cfg->crawl ? cfg->crawl : FRONTIER_DEFAULT_CRAWL;
+    if (fr_prefix(crawl, f->prefix, sizeof f->prefix) < 0) {
+        snprintf(errbuf, errlen, "bad crawl name '%.80s'", crawl);
+        goto fail;
+    }
+    snprintf(f->crawl, sizeof f->crawl, "%s", crawl);
+    snprintf(f->ready_key, sizeof f->ready_key, "%sready", f->prefix);
+    f->cfg.crawl = f->crawl;
+    if (gethostname(f->host, sizeof f->host) != 0)
+        snprintf(f->host, sizeof f->host, "localhost");
+    f->host[sizeof f->host - 1] = '\0';
+    f->pid = (long)getpid();
+    f->worker = cfg->worker_id ? strdup(cfg->worker_id) : default_worker_id(f->host, f->pid);
+    if (!f->worker) {
+        snprintf(errbuf, errlen, "out of memory");
+        goto fail;
+    }
+    f->cfg.worker_id = f->worker;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    f->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)f->pid << 40) ^
+             (uint64_t)(uintptr_t)f;
+    if (!f->rng)
+        f->rng = 88172645463325252ULL;
+    if (check_version(f, errbuf, errlen) < 0 || open_scripts(f, errbuf, errlen) < 0)
+        goto fail;
+    int hrc = frontier_heartbeat(f, NULL, NULL);
+    if (hrc < 0) {
+        snprintf(errbuf, errlen, "registering the worker: %s", frontier_strerror(hrc));
+        goto fail;
+    }
+    return f;
+fail:
+    free(f->worker);
+    free(f);
+    return NULL;
+}
+
+void frontier_close(frontier_t *f)
+{
+    if (!f)
+        return;
+    if (f->rc && !f->rc->err) { /* best effort: unregister if we hold nothing */
+        fr_args_t a;
+        fa_init(&a);
+        fa_evalsha(&a, 1);
+        fa_cstr(&a, f->ready_key);
+        fa_cstr(&a, f->prefix);
+        fa_cstr(&a, f->worker);
+        redisReply *r = NULL;
+        if (fr_run(f, FR_BYE, &a, 1, &r) == 0)
+            freeReplyObject(r);
+        fa_free(&a);
+    }
+    free(f->worker);
+    free(f);
+}
+
+uint64_t frontier_round_trips(const frontier_t *f)
+{
+    return f ? f->round_trips : 0;
+}
+
+void frontier_item_clear(frontier_item_t *it)
+{
+    if (!it)
+        return;
+    free(it->url);
+    free(it->lease);
+    memset(it, 0, sizeof *it);
+}
+
+const char *frontier_strerror(int err)
+{
+    switch (err) {
+    case FRONTIER_OK:
+        return "success";
+    case FRONTIER_EINVAL:
+        return "invalid argument";
+    case FRONTIER_ENOMEM:
+        return "out of memory";
+    case FRONTIER_EIO:
+        return "Redis unreachable or connection lost";
+    case FRONTIER_EREPLY:
+        return "unexpected Redis reply or script error";
+    case FRONTIER_EBLOOM:
+        return "Bloom filter error";
+    case FRONTIER_ELEASE:
+        return "lease lost (expired and handed to another worker)";
+    default:
+        return "unknown frontier error";
+    }
+}
+
+/* ---- claim --------------------------------------------------------------- */
+
+/* Fills one item from an entry "DEPTH TRIES URL" and its lease number. */
+static int fill_item(frontier_t *f, const redisReply *e, uint64_t seq, uint64_t now,
+                     frontier_item_t *it)
+{
+    memset(it, 0, sizeof *it);
+    if (e->type != REDIS_REPLY_STRING)
+        return FRONTIER_EREPLY;
+    unsigned long d = 0, t = 0;
+    int off = 0;
+    const char *url = e->str;
+    if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0)
+        url = e->str + off;
+    it->url = strdup(url);
+    size_t ll = strlen(f->worker) + 24;
+    it->lease = malloc(ll);
+    if (!it->url || !it->lease) {
+        frontier_item_clear(it);
+        return FRONTIER_ENOMEM;
+    }
+    snprintf(it->lease, ll, "%llu@%s", (unsigned long long)seq, f->worker);
+    it->depth = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    it->tries = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+    it->claimed_ms = now;
+    return 0;
+}
+
+static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_item_t *items,
+                       size_t *n, frontier_state_t *state, uint32_t *wait_ms)
+{
+    uint64_t st, now, wait, base;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
+        fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
+        fr_reply_u64(r->element[3], &base) || st > 2 || r->elements - 4 > max)
+        return FRONTIER_EREPLY;
+    size_t got = r->elements - 4;
+    for (size_t i = 0; i < got; i++) {
+        int rc = fill_item(f, r->element[4 + i], base + i + 1, now, &items[i]);
+        if (rc < 0) {
+            for (size_t j = 0; j < i; j++)
+                frontier_item_clear(&items[j]);
+            return rc;
+        }
+    }
+    *n = got;
+    *state = got ? FRONTIER_READY : (frontier_state_t)st;
+    if (wait_ms)
+        *wait_ms = got ? 0 : (uint32_t)(wait > 1000 ? 1000 : wait);
+    return 0;
+}
+
+int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
+                   frontier_state_t *state, uint32_t *wait_ms)
+{
+    if (!f || !items || !n || !state || max == 0)
+        return FRONTIER_EINVAL;
+    *n = 0;
+    if (max > FR_MAX_CLAIM)
+        max = FR_MAX_CLAIM;
+    fr_args_t a;
+    fa_init(&a);
+    fa_evalsha(&a, 1);
+    fa_cstr(&a, f->ready_key);
+    fa_cstr(&a, f->prefix);
+    fa_cstr(&a, f->worker);
+    fa_u64(&a, max);
+    fa_u64(&a, f->cfg.per_host);
+    fa_u64(&a, f->cfg.delay_ms);
+    fa_u64(&a, f->cfg.max_delay_ms);
+    fa_u64(&a, f->cfg.lease_ms);
+    redisReply *r = NULL;
+    int rc = fr_run(f, FR_CLAIM, &a, 1, &r);
+    fa_free(&a);
+    if (rc < 0)
+        return rc;
+    rc = r->type == REDIS_REPLY_ERROR ? FRONTIER_EREPLY
+                                      : parse_claim(f, r, max, items, n, state, wait_ms);
+    freeReplyObject(r);
+    /* On ENOMEM the URLs stay leased to us and come back when this worker's
+     * lease expires (it stops claiming: the caller is out of memory). */
+    return rc;
+}
+
+/* ---- heartbeat, release, host delay -------------------------------------- */
+
+int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
+{
+    if (!f)
+        return FRONTIER_EINVAL;
+    frontier_worker_stats_t zero = {0};
+    if (!ws)
+        ws = &zero;
+    fr_args_t a;
+    fa_init(&a);
+    fa_evalsha(&a, 1);
+    fa_cstr(&a, f->ready_key);
+    fa_cstr(&a, f->prefix);
+    fa_cstr(&a, f->worker);
+    fa_u64(&a, f->cfg.lease_ms);
+    fa_u64(&a, f->cfg.per_host);
+    fa_cstr(&a, f->host);
+    fa_u64(&a, (uint64_t)f->pid);
+    fa_u64(&a, ws->pages);
+    fa_dbl(&a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
+    fa_u64(&a, ws->in_flight);
+    redisReply *r = NULL;
+    int rc = fr_run(f, FR_HEARTBEAT, &a, 1, &r);
+    fa_free(&a);
+    if (rc < 0)
+        return rc;
+    uint64_t n = 0;
+    if (fr_reply_u64(r, &n) < 0)
+        rc = FRONTIER_EREPLY;
+    else if (reclaimed)
+        *reclaimed = (size_t)n;
+    freeReplyObject(r);
+    return rc;
+}
+
+int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
+{
+    if (!f || (!items && n))
+        return FRONTIER_EINVAL;
+    if (n == 0)
+        return 0;
+    fr_args_t a;
+    fa_init(&a);
+    fa_evalsha(&a, 1);
+    fa_cstr(&a, f->ready_key);
+    fa_cstr(&a, f->prefix);
+    fa_u64(&a, f->cfg.per_host);
+    for (size_t i = 0; i < n; i++) {
+        const char *w;
+        size_t seqlen;
+        if (fr_lease_split(items[i].lease, &w, &seqlen) < 0) {
+            fa_free(&a);
+            return FRONTIER_EINVAL;
+        }
+        fa_cstr(&a, w);
+        fa_str(&a, items[i].lease, seqlen);
+    }
+    redisReply *r = NULL;
+    int rc = fr_run(f, FR_RELEASE, &a, 1, &r);
+    fa_free(&a);
+    if (rc < 0)
+        return rc;
+    uint64_t lost;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
+        rc = FRONTIER_EREPLY;
+    else if (lost)
+        rc = FRONTIER_ELEASE;
+    freeReplyObject(r);
+    return rc;
+}
+
+int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms)
+{
+    if (!f || !origin || !*origin)
+        return FRONTIER_EINVAL;
+    if (delay_ms > f->cfg.max_delay_ms)
+        delay_ms = f->cfg.max_delay_ms;
+    redisReply *r = redisCommand(f->rc, "HSET %shdelay %s %u", f->prefix, origin, delay_ms);
+    f->round_trips++;
+    if (!r)
+        return FRONTIER_EIO;
+    int rc = r->type == REDIS_REPLY_INTEGER ? 0 : FRONTIER_EREPLY;
+    freeReplyObject(r);
+    return rc;
+}

@@ -16,6 +16,12 @@
  * redisContext (borrowed, not owned) and with its own worker id.
  *
  * Errors: 0 or a negative FRONTIER_E* code; frontier_strerror() for text.
+ *
+ * Scripts run through EVALSHA (loaded at open, reloaded on NOSCRIPT) and read
+ * the Redis server's clock (TIME), so workers' clocks never matter.  Needs
+ * Redis >= 6.2 (LPOP with a count, ZADD GT).  The limits (per_host, delay,
+ * max_*) come from each handle's config: every worker of a crawl should use
+ * the same values; the counts they are checked against live in Redis.
  */
 #ifndef FRONTIER_H
 #define FRONTIER_H
@@ -48,18 +54,18 @@ enum {
 };
 
 typedef struct frontier_config {
-    const char *crawl;          /* crawl name (copied); NULL: "default" */
-    const char *worker_id;      /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
-    uint32_t per_host;          /* max URLs in flight per host, all workers; 0: default */
-    uint32_t delay_ms;          /* min ms between two claims of one host */
-    uint32_t max_delay_ms;      /* cap on a host's own delay (robots Crawl-delay) */
-    uint32_t lease_ms;          /* lease lifetime; renewed by frontier_heartbeat; 0: default */
-    uint32_t max_depth;         /* links deeper than this are not queued; UINT32_MAX: no limit */
-    uint64_t max_pages;         /* URLs admitted in total; 0: no limit */
+    const char *crawl;           /* crawl name (copied); NULL: "default" */
+    const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
+    uint32_t per_host;           /* max URLs in flight per host, all workers; 0: default */
+    uint32_t delay_ms;           /* min ms between two claims of one host */
+    uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
+    uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
+    uint32_t max_depth;          /* links deeper than this are not queued; UINT32_MAX: no limit */
+    uint64_t max_pages;          /* URLs admitted in total; 0: no limit */
     uint64_t max_pages_per_host; /* URLs admitted per host; 0: no limit */
-    uint32_t max_tries;         /* fetch attempts before dead-lettering; 0: default */
-    uint32_t backoff_ms;        /* first retry delay, doubled each try, with jitter */
-    uint32_t backoff_max_ms;    /* retry delay cap */
+    uint32_t max_tries;          /* fetch attempts before dead-lettering; 0: default */
+    uint32_t backoff_ms;         /* first retry delay, doubled each try, with jitter */
+    uint32_t backoff_max_ms;     /* retry delay cap */
 } frontier_config_t;
 
 /* Fills cfg with the defaults above. */
@@ -81,10 +87,11 @@ int frontier_bloom_name(const char *crawl, char *buf, size_t buflen);
 
 /* One leased URL. */
 typedef struct frontier_item {
-    char *url;      /* normalized URL (owned by the item) */
-    uint32_t depth; /* 0 for seeds */
-    uint32_t tries; /* fetch attempts before this one */
-    char *lease;    /* opaque lease token (owned by the item) */
+    char *url;           /* normalized URL (owned by the item) */
+    uint32_t depth;      /* 0 for seeds */
+    uint32_t tries;      /* fetch attempts before this one */
+    char *lease;         /* opaque lease token (owned by the item) */
+    uint64_t claimed_ms; /* Redis server time of the claim, ms since the epoch */
 } frontier_item_t;
 /* Frees the item's strings and zeroes it.  Accepts NULL. */
 void frontier_item_clear(frontier_item_t *it);
@@ -96,16 +103,21 @@ typedef enum frontier_state {
 } frontier_state_t;
 
 /* Claims up to max URLs (one round trip), honouring per-host concurrency and
- * delay across all workers.  Also promotes due retries.  On FRONTIER_WAIT,
- * *wait_ms (if not NULL) is a hint of how long until something may be ready. */
+ * delay across all workers.  Also promotes due retries, renews this worker's
+ * lease and reclaims the URLs of workers whose lease expired (as
+ * frontier_heartbeat does).  On FRONTIER_WAIT, *wait_ms (if not NULL) is a
+ * hint of how long until something may be ready (1..1000).  items[0..*n) are
+ * filled on FRONTIER_READY (caller clears each with frontier_item_clear); on
+ * error *n is 0 and nothing was claimed or the claim is lost with the
+ * connection (the lease then expires and the URLs come back). */
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms);
 
 /* What became of one fetched URL. */
 typedef struct frontier_outcome {
-    int status;            /* HTTP status, 0 if none */
-    const char *error;     /* error kind ("timeout", "dns", "robots", ...) or NULL */
-    uint64_t bytes;        /* body bytes received */
+    int status;        /* HTTP status, 0 if none */
+    const char *error; /* error kind ("timeout", "dns", "robots", ...) or NULL */
+    uint64_t bytes;    /* body bytes received */
 } frontier_outcome_t;
 
 /* One finished page: its outcome and the links found on it (normalized,
@@ -124,7 +136,12 @@ typedef struct frontier_done {
  * max_depth/max_pages/max_pages_per_host), and updates the counters.  All n
  * scripts go out in one pipelined round trip.  FRONTIER_ELEASE if a lease had
  * expired and been handed to another worker (that page is then not counted,
- * its links are still offered). */
+ * its links are still offered).  Links deeper than max_depth are never
+ * offered; links over a page limit are not added to the Bloom filter (so a
+ * later run with higher limits finds them again).  Links the local Bloom
+ * cache knows are skipped before the script.  The item may be claimed by
+ * another handle (the lease names its worker).  A link must not contain a
+ * space, tab or newline (normalized URLs never do). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
@@ -134,21 +151,26 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
                    uint32_t retry_after_ms);
 
-/* Hands leased URLs back to the front of their queues, untouched (shutdown). */
+/* Hands leased URLs back to the front of their queues, untouched (shutdown),
+ * in one round trip.  FRONTIER_ELEASE if some lease was already lost (the
+ * others are still handed back). */
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
 
-/* Sets a host's own delay (e.g. robots Crawl-delay), capped at max_delay_ms. */
+/* Sets a host's own delay (e.g. robots Crawl-delay), capped at max_delay_ms.
+ * A host's effective delay is max(delay_ms, min(own delay, max_delay_ms)). */
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms);
 
 /* Adds normalized seed URLs at depth 0 through the Bloom filter (already seen
- * ones are skipped unless force).  *added: how many were queued. */
+ * ones are skipped unless force).  *added: how many were queued.  Seeds count
+ * against max_pages/max_pages_per_host like links.  Scripts of 256 URLs,
+ * pipelined 16 at a time. */
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
 
 /* Per-worker numbers for the heartbeat record. */
 typedef struct frontier_worker_stats {
-    uint64_t pages;      /* finished by this worker */
-    double pages_per_s;  /* recent rate */
-    uint32_t in_flight;  /* URLs it holds now */
+    uint64_t pages;     /* finished by this worker */
+    double pages_per_s; /* recent rate */
+    uint32_t in_flight; /* URLs it holds now */
 } frontier_worker_stats_t;
 
 /* Renews this worker's lease and heartbeat record, and returns the URLs of
@@ -156,17 +178,62 @@ typedef struct frontier_worker_stats {
  * Call every lease_ms/3 or more often. */
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
 
+#define FRONTIER_STATS_MAX_KINDS 16
+#define FRONTIER_MAX_KIND_LEN 32
+
+/* Gauges (now): queued, delayed, in_flight, hosts (ever admitted a URL),
+ * ready_hosts (with queued URLs and room for one more fetch), dead.
+ * Counters (since the crawl began): enqueued (URLs admitted: seeds + new
+ * links), seeds, claimed, fetched (pages finished, whatever the outcome),
+ * bytes, retried, reclaimed (from dead workers), released, seen_links (links
+ * already in the filter), new_links, skipped_links (over max_depth or a page
+ * limit), status classes of fetched/retried responses, errors (outcomes with
+ * an error kind; by kind in kinds[], largest first, at most
+ * FRONTIER_STATS_MAX_KINDS). */
 typedef struct frontier_stats {
     uint64_t queued, delayed, in_flight, hosts, ready_hosts, dead;
     uint64_t claimed, fetched, bytes, retried, seen_links, new_links;
     uint64_t status_2xx, status_3xx, status_4xx, status_5xx, errors;
     uint32_t workers; /* with a live lease */
+    uint64_t enqueued, seeds, reclaimed, released, skipped_links, status_other;
+    uint64_t now_ms; /* Redis server time of the reading */
+    size_t nkinds;
+    struct {
+        char kind[FRONTIER_MAX_KIND_LEN];
+        uint64_t count;
+    } kinds[FRONTIER_STATS_MAX_KINDS];
 } frontier_stats_t;
 
-/* Reads the crawl's counters (works without an open handle). */
+/* Reads the crawl's counters in one round trip (works without an open
+ * handle). */
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out);
-/* Deletes every key of one crawl (and nothing else); *deleted may be NULL. */
+/* Deletes every key of one crawl (and nothing else): SCAN MATCH on the exact
+ * prefix "crawler:{NAME}:" (glob characters escaped), UNLINK in batches.
+ * Includes the crawl's Bloom filter.  *deleted may be NULL. */
 int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted);
+
+/* One worker's heartbeat record. */
+typedef struct frontier_worker_info {
+    char id[128];
+    char host[64];
+    long pid;
+    uint64_t started_ms, last_ms; /* server time: registered, last heartbeat */
+    uint64_t lease_until_ms;      /* its lease expires then */
+    uint64_t pages;               /* as last reported */
+    double pages_per_s;
+    uint32_t in_flight; /* as last reported */
+    uint32_t leased;    /* URLs leased to it in Redis now */
+    int live;           /* lease not expired */
+} frontier_worker_info_t;
+
+/* Lists the crawl's registered workers (two round trips).  *out is an array
+ * of *n records (caller frees with free(); NULL when *n == 0). */
+int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker_info_t **out,
+                     size_t *n);
+
+/* Redis round trips this handle made so far (for benchmarks).  Thread-safe
+ * as far as the handle is. */
+uint64_t frontier_round_trips(const frontier_t *f);
 
 const char *frontier_strerror(int err);
 

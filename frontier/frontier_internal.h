@@ -1,0 +1,86 @@
+/*
+ * frontier_internal.h -- what the frontier's files share: the handle, the
+ * script table, an argv builder for pipelined EVALSHA calls.
+ */
+#ifndef FRONTIER_INTERNAL_H
+#define FRONTIER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frontier.h"
+
+struct redisReply;
+
+enum { FR_CLAIM, FR_FINISH, FR_SEED, FR_RETRY, FR_RELEASE, FR_HEARTBEAT, FR_BYE, FR_SCRIPT_COUNT };
+
+#define FR_PREFIX_MAX (FRONTIER_MAX_CRAWL_NAME + 16)
+#define FR_MAX_CLAIM 1000   /* URLs per claim call (Lua unpack limit) */
+#define FR_SEED_CHUNK 256   /* seeds per script */
+#define FR_SEED_PIPELINE 16 /* seed scripts per round trip */
+
+const char *fr_script_prelude(void);
+const char *fr_script_body(int id);
+const char *fr_script_name(int id);
+
+struct frontier {
+    struct redisContext *rc; /* borrowed */
+    bloom_t *bloom;          /* borrowed */
+    frontier_config_t cfg;   /* crawl and worker_id point into the handle */
+    char crawl[FRONTIER_MAX_CRAWL_NAME + 1];
+    char prefix[FR_PREFIX_MAX]; /* "crawler:{NAME}:" */
+    char ready_key[FR_PREFIX_MAX + 8];
+    char *worker;
+    char host[64];
+    long pid;
+    char sha[FR_SCRIPT_COUNT][41];
+    uint64_t round_trips;
+    uint64_t rng; /* xorshift state for jitter */
+};
+
+/* Arguments of one Redis command, binary-safe.  Strings pushed with
+ * fa_str are borrowed (must outlive the call); numbers are formatted into
+ * chunks owned by the builder that never move. */
+typedef struct fr_chunk fr_chunk_t;
+typedef struct fr_args {
+    const char **v;
+    size_t *len;
+    size_t n, cap;
+    fr_chunk_t *chunks;
+    int oom;
+} fr_args_t;
+
+void fa_init(fr_args_t *a);
+void fa_free(fr_args_t *a);
+void fa_str(fr_args_t *a, const char *s, size_t len);
+void fa_cstr(fr_args_t *a, const char *s);
+void fa_u64(fr_args_t *a, uint64_t v);
+void fa_dbl(fr_args_t *a, double v);
+/* Copies s into the builder's chunks. */
+void fa_copy(fr_args_t *a, const char *s, size_t len);
+/* Starts an EVALSHA call: "EVALSHA" <sha slot> numkeys; argv[1] is filled
+ * in by fr_run. */
+void fa_evalsha(fr_args_t *a, size_t numkeys);
+
+/* Runs n prepared EVALSHA calls of one script pipelined in one round trip
+ * (reloading the script and resending the calls that got NOSCRIPT).  On 0,
+ * rep[i] holds every reply (caller frees with freeReplyObject; a reply may be
+ * an error reply).  FRONTIER_EIO if the connection failed (no reply kept),
+ * FRONTIER_ENOMEM if a builder ran out of memory (nothing sent). */
+int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
+/* Loads one script (SCRIPT LOAD) into f->sha. */
+int fr_load(frontier_t *f, int script);
+
+/* Writes the key prefix "crawler:{NAME}:" (NULL crawl: the default);
+ * FRONTIER_EINVAL for a bad name. */
+int fr_prefix(const char *crawl, char *buf, size_t buflen);
+
+/* Splits a lease token "<seq>@<worker>"; 0 or FRONTIER_EINVAL. */
+int fr_lease_split(const char *lease, const char **worker, size_t *seqlen);
+/* A uniform double in [0,1). */
+double fr_random(frontier_t *f);
+
+/* Integer value of a reply element (integer or numeric string); 0 or -1. */
+int fr_reply_u64(const struct redisReply *r, uint64_t *out);
+
+#endif

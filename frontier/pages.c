@@ -1,0 +1,349 @@
+/*
+ * pages.c -- finishing pages, seeding, retrying: the calls that offer links
+ * to the Bloom filter and the queues.
+ *
+ * DESIGN: the client computes each link's Bloom probe (block + k bit
+ * offsets, bloom_probe) and passes the block keys as KEYS and the offsets as
+ * ARGV; the script sets the bits with one BITFIELD per link and queues the
+ * link iff some bit was 0, exactly as bloom_add_many does, so the same filter
+ * serves both.  Links the process-local Bloom cache already knows are not
+ * sent (counted as seen); the ones that reached the filter are noted in the
+ * cache afterwards.  Finishing n pages = n scripts in one pipelined round
+ * trip; each script is atomic (ack + test-and-add + enqueue + counters), so a
+ * crash leaves either the page leased (re-crawled after the lease expires)
+ * or fully finished.
+ */
+#include "frontier_internal.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The links of one script, probed. */
+typedef struct offer {
+    bloom_probe_t *pr; /* [nsent] */
+    size_t *sent;      /* [nsent] index into the caller's link array */
+    uint32_t *bidx;    /* [nsent] index into blocks */
+    uint32_t *blocks;  /* distinct block numbers */
+    size_t nsent, nblocks, cached, skipped;
+} offer_t;
+
+static void offer_free(offer_t *o)
+{
+    free(o->pr);
+    free(o->sent);
+    free(o->bidx);
+    free(o->blocks);
+    memset(o, 0, sizeof *o);
+}
+
+static uint32_t block_index(offer_t *o, uint32_t block)
+{
+    for (size_t i = 0; i < o->nblocks; i++)
+        if (o->blocks[i] == block)
+            return (uint32_t)i;
+    o->blocks[o->nblocks] = block;
+    return (uint32_t)o->nblocks++;
+}
+
+/* Probes links[0..n) (skipping all when skip_all, and the ones the local
+ * cache knows when use_cache). */
+static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache,
+                         int skip_all, offer_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (n == 0)
+        return 0;
+    if (skip_all) {
+        o->skipped = n;
+        return 0;
+    }
+    o->pr = malloc(n * sizeof *o->pr);
+    o->sent = malloc(n * sizeof *o->sent);
+    o->bidx = malloc(n * sizeof *o->bidx);
+    o->blocks = malloc(n * sizeof *o->blocks);
+    if (!o->pr || !o->sent || !o->bidx || !o->blocks) {
+        offer_free(o);
+        return FRONTIER_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *l = links[i];
+        size_t len = l ? strlen(l) : 0;
+        if (len == 0) {
+            o->skipped++;
+            continue;
+        }
+        if (use_cache && bloom_cache_contains(f->bloom, l, len)) {
+            o->cached++;
+            continue;
+        }
+        bloom_probe(f->bloom, l, len, &o->pr[o->nsent]);
+        if (o->pr[o->nsent].k == 0 || o->pr[o->nsent].k > BLOOM_MAX_K) {
+            offer_free(o);
+            return FRONTIER_EBLOOM;
+        }
+        o->bidx[o->nsent] = block_index(o, o->pr[o->nsent].block);
+        o->sent[o->nsent++] = i;
+    }
+    return 0;
+}
+
+/* EVALSHA sha numkeys ready blockkeys... */
+static int offer_keys(frontier_t *f, const offer_t *o, fr_args_t *a)
+{
+    fa_evalsha(a, 1 + o->nblocks);
+    fa_cstr(a, f->ready_key);
+    for (size_t i = 0; i < o->nblocks; i++) {
+        char key[256];
+        int len = bloom_block_key(f->bloom, o->blocks[i], key, sizeof key);
+        if (len <= 0 || (size_t)len >= sizeof key)
+            return FRONTIER_EBLOOM;
+        fa_copy(a, key, (size_t)len);
+    }
+    return 0;
+}
+
+static uint32_t probe_k(const offer_t *o)
+{
+    return o->nsent ? o->pr[0].k : 1;
+}
+
+static void offer_links(const offer_t *o, const char *const *links, fr_args_t *a)
+{
+    for (size_t i = 0; i < o->nsent; i++) {
+        fa_cstr(a, links[o->sent[i]]);
+        fa_u64(a, 2 + o->bidx[i]); /* KEYS index: 1 is ready */
+        for (uint32_t j = 0; j < o->pr[i].k; j++)
+            fa_u64(a, o->pr[i].bit[j]);
+    }
+}
+
+/* Notes the links that reached the filter in the local cache; returns how
+ * many were new (code 'n'), or -1 if codes does not match. */
+static long offer_done(frontier_t *f, const offer_t *o, const char *const *links,
+                       const redisReply *codes)
+{
+    if (!codes || codes->type != REDIS_REPLY_STRING || codes->len != o->nsent)
+        return -1;
+    long nnew = 0;
+    const char *noted[64];
+    size_t nn = 0;
+    for (size_t i = 0; i < o->nsent; i++) {
+        char c = codes->str[i];
+        nnew += c == 'n';
+        if (c == 'n' || c == 's')
+            noted[nn++] = links[o->sent[i]];
+        if (nn == 64 || (i + 1 == o->nsent && nn)) {
+            bloom_cache_note(f->bloom, noted, NULL, nn);
+            nn = 0;
+        }
+    }
+    return nnew;
+}
+
+/* ---- finish -------------------------------------------------------------- */
+
+static int build_finish(frontier_t *f, const frontier_done_t *p, offer_t *o, fr_args_t *a)
+{
+    const char *w;
+    size_t seqlen;
+    if (!p->item || fr_lease_split(p->item->lease, &w, &seqlen) < 0 || (p->nlinks && !p->links))
+        return FRONTIER_EINVAL;
+    int rc = offer_prepare(f, p->links, p->nlinks, 1, p->link_depth > f->cfg.max_depth, o);
+    if (rc < 0)
+        return rc;
+    rc = offer_keys(f, o, a);
+    if (rc < 0)
+        return rc;
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, w);
+    fa_str(a, p->item->lease, seqlen);
+    fa_u64(a, p->outcome.status > 0 ? (uint64_t)p->outcome.status : 0);
+    fa_cstr(a, p->outcome.error ? p->outcome.error : "");
+    fa_u64(a, p->outcome.bytes);
+    fa_u64(a, p->link_depth);
+    fa_u64(a, f->cfg.max_pages);
+    fa_u64(a, f->cfg.max_pages_per_host);
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, probe_k(o));
+    fa_u64(a, o->cached);
+    fa_u64(a, o->skipped);
+    offer_links(o, p->links, a);
+    return 0;
+}
+
+static int read_finish(frontier_t *f, const frontier_done_t *p, const offer_t *o,
+                       const redisReply *r)
+{
+    uint64_t lost;
+    if (p->nnew)
+        *p->nnew = 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
+        return FRONTIER_EREPLY;
+    long nnew = offer_done(f, o, p->links, r->element[1]);
+    if (nnew < 0)
+        return FRONTIER_EREPLY;
+    if (p->nnew)
+        *p->nnew = (size_t)nnew;
+    return lost ? FRONTIER_ELEASE : 0;
+}
+
+int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
+{
+    if (!f || (!pages && n))
+        return FRONTIER_EINVAL;
+    if (n == 0)
+        return 0;
+    fr_args_t *calls = calloc(n, sizeof *calls);
+    offer_t *offers = calloc(n, sizeof *offers);
+    redisReply **rep = calloc(n, sizeof *rep);
+    int rc = calls && offers && rep ? 0 : FRONTIER_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = build_finish(f, &pages[i], &offers[i], &calls[i]);
+    if (rc == 0)
+        rc = fr_run(f, FR_FINISH, calls, n, rep);
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
+        int prc = rep[i]->type == REDIS_REPLY_ERROR ? FRONTIER_EREPLY
+                                                    : read_finish(f, &pages[i], &offers[i], rep[i]);
+        if (prc < 0 && (rc == 0 || rc == FRONTIER_ELEASE))
+            rc = prc; /* a script error outranks a lost lease */
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rep && rep[i])
+            freeReplyObject(rep[i]);
+        if (calls)
+            fa_free(&calls[i]);
+        if (offers)
+            offer_free(&offers[i]);
+    }
+    free(calls);
+    free(offers);
+    free(rep);
+    return rc;
+}
+
+/* ---- seed ---------------------------------------------------------------- */
+
+static int build_seed(frontier_t *f, const char *const *urls, size_t n, int force, offer_t *o,
+                      fr_args_t *a)
+{
+    int rc = offer_prepare(f, urls, n, !force, 0, o);
+    if (rc < 0)
+        return rc;
+    rc = offer_keys(f, o, a);
+    if (rc < 0)
+        return rc;
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, force ? "1" : "0");
+    fa_u64(a, f->cfg.max_pages);
+    fa_u64(a, f->cfg.max_pages_per_host);
+    /* wake hosts whatever this handle's per_host: a claim re-checks room, so
+     * a seeding process with another config never parks a host */
+    fa_u64(a, UINT32_MAX);
+    fa_u64(a, probe_k(o));
+    offer_links(o, urls, a);
+    return 0;
+}
+
+/* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds. */
+static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added)
+{
+    fr_args_t calls[FR_SEED_PIPELINE];
+    offer_t offers[FR_SEED_PIPELINE];
+    redisReply *rep[FR_SEED_PIPELINE] = {0};
+    size_t nc = (n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK;
+    memset(offers, 0, sizeof offers);
+    int rc = 0;
+    for (size_t i = 0; i < nc; i++)
+        fa_init(&calls[i]);
+    for (size_t i = 0; rc == 0 && i < nc; i++) {
+        size_t m = n - i * FR_SEED_CHUNK < FR_SEED_CHUNK ? n - i * FR_SEED_CHUNK : FR_SEED_CHUNK;
+        rc = build_seed(f, urls + i * FR_SEED_CHUNK, m, force, &offers[i], &calls[i]);
+    }
+    if (rc == 0)
+        rc = fr_run(f, FR_SEED, calls, nc, rep);
+    for (size_t i = 0; rc == 0 && i < nc; i++) {
+        long nnew = offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]);
+        if (nnew < 0)
+            rc = FRONTIER_EREPLY;
+        else
+            *added += (size_t)nnew;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        if (rep[i])
+            freeReplyObject(rep[i]);
+        fa_free(&calls[i]);
+        offer_free(&offers[i]);
+    }
+    return rc;
+}
+
+int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added)
+{
+    size_t dummy = 0;
+    if (!added)
+        added = &dummy;
+    *added = 0;
+    if (!f || (!urls && n))
+        return FRONTIER_EINVAL;
+    const size_t per_trip = (size_t)FR_SEED_CHUNK * FR_SEED_PIPELINE;
+    for (size_t i = 0; i < n; i += per_trip) {
+        int rc = seed_batch(f, urls + i, n - i < per_trip ? n - i : per_trip, force, added);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- retry --------------------------------------------------------------- */
+
+/* backoff_ms * 2^tries, capped, with equal jitter; at least retry_after. */
+static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_ms)
+{
+    uint64_t d = f->cfg.backoff_ms;
+    for (uint32_t i = 0; i < tries && d < f->cfg.backoff_max_ms; i++)
+        d *= 2;
+    if (d > f->cfg.backoff_max_ms)
+        d = f->cfg.backoff_max_ms;
+    d = d / 2 + (uint64_t)(fr_random(f) * (double)(d - d / 2));
+    return d < retry_after_ms ? retry_after_ms : d;
+}
+
+int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                   uint32_t retry_after_ms)
+{
+    const char *w;
+    size_t seqlen;
+    if (!f || !item || !o || fr_lease_split(item->lease, &w, &seqlen) < 0)
+        return FRONTIER_EINVAL;
+    fr_args_t a;
+    fa_init(&a);
+    fa_evalsha(&a, 1);
+    fa_cstr(&a, f->ready_key);
+    fa_cstr(&a, f->prefix);
+    fa_cstr(&a, w);
+    fa_str(&a, item->lease, seqlen);
+    fa_u64(&a, o->status > 0 ? (uint64_t)o->status : 0);
+    fa_cstr(&a, o->error ? o->error : "");
+    fa_u64(&a, retry_delay(f, item->tries, retry_after_ms));
+    fa_u64(&a, retry_after_ms);
+    fa_u64(&a, f->cfg.max_tries);
+    fa_u64(&a, f->cfg.backoff_ms);
+    fa_u64(&a, f->cfg.backoff_max_ms);
+    fa_dbl(&a, fr_random(f));
+    fa_u64(&a, f->cfg.per_host);
+    fa_u64(&a, o->bytes);
+    redisReply *r = NULL;
+    int rc = fr_run(f, FR_RETRY, &a, 1, &r);
+    fa_free(&a);
+    if (rc < 0)
+        return rc;
+    uint64_t lost;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
+        rc = FRONTIER_EREPLY;
+    else if (lost)
+        rc = FRONTIER_ELEASE;
+    freeReplyObject(r);
+    return rc;
+}

@@ -1,0 +1,355 @@
+/*
+ * scripts.c -- the frontier's Lua scripts, as C strings.
+ *
+ * DESIGN: every state change of the frontier is one of these scripts, so it
+ * is atomic on the Redis side.  Each script is PRELUDE + its body; the
+ * prelude reads the server clock (TIME: the only clock that matters) and
+ * defines the helpers the scripts share.  ARGV[1] is always the key prefix
+ * "crawler:{NAME}:"; every key a script touches is built from it, so all of
+ * them share the {NAME} hash tag (one Redis Cluster slot); KEYS[1] is the
+ * ready key (routing) and, in finish/seed, KEYS[2..] the Bloom block keys.
+ *
+ * Invariants kept by every script (see frontier.c for the key table):
+ *   - a host is in `ready` iff its queue is non-empty and its in-flight count
+ *     is below per_host; its score is >= hnext[host] (the earliest time of
+ *     its next claim);
+ *   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
+ *     hashes' sizes = sum of hinflight;
+ *   - an entry is "DEPTH TRIES URL".
+ * Loaded with SCRIPT LOAD and run with EVALSHA (reloaded on NOSCRIPT): no
+ * named server-side state, so two crawler versions on one Redis never clash.
+ */
+#include "frontier_internal.h"
+
+#define PRELUDE                                                                                    \
+    "local P = ARGV[1]\n"                                                                          \
+    "local T = redis.call('TIME')\n"                                                               \
+    "local now = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)\n"                      \
+    "local K_READY, K_STATS, K_DELAYED = P..'ready', P..'stats', P..'delayed'\n"                   \
+    "local K_HINF, K_HNEXT, K_HDELAY = P..'hinflight', P..'hnext', P..'hdelay'\n"                  \
+    "local K_HADMIT, K_HFAIL, K_WORKERS = P..'hadmit', P..'hfail', P..'workers'\n"                 \
+    "local function num(v) return tonumber(v) or 0 end\n"                                          \
+    "local function origin(url) return string.match(url, '^[^/]*//[^/]*') or url end\n"            \
+    "local function parse(e)\n"                                                                    \
+    "  local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')\n"                                    \
+    "  if not d then return 0, 0, e end\n"                                                         \
+    "  return tonumber(d), tonumber(t), u\n"                                                       \
+    "end\n"                                                                                        \
+    "local function qkey(h) return P..'q:'..h end\n"                                               \
+    "local function count(field, n)\n"                                                             \
+    "  if n ~= 0 then redis.call('HINCRBY', K_STATS, field, n) end\n"                              \
+    "end\n" /* the host may be claimable again: back into ready (keeping its score) */             \
+    "local function wake(h, per_host)\n"                                                           \
+    "  if num(redis.call('HGET', K_HINF, h)) < per_host and\n"                                     \
+    "     redis.call('LLEN', qkey(h)) > 0 then\n"                                                  \
+    "    local nx = num(redis.call('HGET', K_HNEXT, h))\n"                                         \
+    "    if nx < now then nx = now end\n"                                                          \
+    "    redis.call('ZADD', K_READY, 'NX', nx, h)\n"                                               \
+    "  end\n"                                                                                      \
+    "end\n"                                                                                        \
+    "local function unlease(h)\n"                                                                  \
+    "  if redis.call('HINCRBY', K_HINF, h, -1) <= 0 then redis.call('HDEL', K_HINF, h) end\n"      \
+    "end\n"                                                                                        \
+    "local function note_host(list, seen, h)\n"                                                    \
+    "  if not seen[h] then seen[h] = true; list[#list + 1] = h end\n"                              \
+    "end\n"                                                                                        \
+    "local function outcome(status, err, bytes)\n"                                                 \
+    "  if status >= 200 and status < 300 then count('status_2xx', 1)\n"                            \
+    "  elseif status >= 300 and status < 400 then count('status_3xx', 1)\n"                        \
+    "  elseif status >= 400 and status < 500 then count('status_4xx', 1)\n"                        \
+    "  elseif status >= 500 and status < 600 then count('status_5xx', 1)\n"                        \
+    "  elseif status ~= 0 then count('status_other', 1) end\n"                                     \
+    "  if err ~= '' then\n"                                                                        \
+    "    count('errors', 1)\n"                                                                     \
+    "    redis.call('HINCRBY', P..'errors', err, 1)\n"                                             \
+    "  end\n"                                                                                      \
+    "  count('bytes', bytes)\n"                                                                    \
+    "end\n" /* hand the leases of expired workers back to the front of their queues */             \
+    "local function reclaim(per_host)\n"                                                           \
+    "  local ws = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', '('..now, 'LIMIT', 0, 16)\n"      \
+    "  local n = 0\n"                                                                              \
+    "  for _, w in ipairs(ws) do\n"                                                                \
+    "    local lk = P..'lease:'..w\n"                                                              \
+    "    local kv = redis.call('HGETALL', lk)\n"                                                   \
+    "    local hosts, seen = {}, {}\n"                                                             \
+    "    for i = 2, #kv, 2 do\n"                                                                   \
+    "      local _, _, u = parse(kv[i])\n"                                                         \
+    "      local h = origin(u)\n"                                                                  \
+    "      redis.call('LPUSH', qkey(h), kv[i])\n"                                                  \
+    "      unlease(h)\n"                                                                           \
+    "      note_host(hosts, seen, h)\n"                                                            \
+    "      n = n + 1\n"                                                                            \
+    "    end\n"                                                                                    \
+    "    redis.call('DEL', lk, P..'worker:'..w)\n"                                                 \
+    "    redis.call('ZREM', K_WORKERS, w)\n"                                                       \
+    "    for _, h in ipairs(hosts) do wake(h, per_host) end\n"                                     \
+    "  end\n"                                                                                      \
+    "  count('inflight', -n); count('queued', n); count('reclaimed', n)\n"                         \
+    "  return n\n"                                                                                 \
+    "end\n" /* due retries go to the front of their queues */                                      \
+    "local function promote(per_host)\n"                                                           \
+    "  local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', now, 'LIMIT', 0, 256)\n"         \
+    "  if #due == 0 then return end\n"                                                             \
+    "  local hosts, seen = {}, {}\n"                                                               \
+    "  for _, e in ipairs(due) do\n"                                                               \
+    "    local _, _, u = parse(e)\n"                                                               \
+    "    local h = origin(u)\n"                                                                    \
+    "    redis.call('LPUSH', qkey(h), e)\n"                                                        \
+    "    note_host(hosts, seen, h)\n"                                                              \
+    "  end\n"                                                                                      \
+    "  redis.call('ZREM', K_DELAYED, unpack(due))\n"                                               \
+    "  count('queued', #due)\n"                                                                    \
+    "  for _, h in ipairs(hosts) do wake(h, per_host) end\n"                                       \
+    "end\n" /* Bloom test-and-add of links ARGV[i0..] (url, key index, k offsets) and              \
+               enqueue of the new ones within the page limits */                                   \
+    "local function offer(i0, k, depth, force, maxp, maxh, per_host)\n"                            \
+    "  local codes, hosts, byhost, hadm = {}, {}, {}, {}\n"                                        \
+    "  local admitted = num(redis.call('HGET', K_STATS, 'enqueued'))\n"                            \
+    "  local new, seen, skipped = 0, 0, 0\n"                                                       \
+    "  local bf = {}\n"                                                                            \
+    "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j-1] = 0; bf[4*j] = 1 end\n"      \
+    "  local i = i0\n"                                                                             \
+    "  while i + 1 + k <= #ARGV do\n"                                                              \
+    "    local url = ARGV[i]\n"                                                                    \
+    "    local h = origin(url)\n"                                                                  \
+    "    local ha = hadm[h]\n"                                                                     \
+    "    if ha == nil then ha = num(redis.call('HGET', K_HADMIT, h)); hadm[h] = ha end\n"          \
+    "    if (maxp > 0 and admitted >= maxp) or (maxh > 0 and ha >= maxh) then\n"                   \
+    "      codes[#codes + 1] = 'l'; skipped = skipped + 1\n"                                       \
+    "    else\n"                                                                                   \
+    "      for j = 1, k do bf[4*j-1] = ARGV[i + 1 + j] end\n"                                      \
+    "      local old = redis.call('BITFIELD', KEYS[tonumber(ARGV[i + 1])], unpack(bf))\n"          \
+    "      local isnew = force\n"                                                                  \
+    "      if not isnew then\n"                                                                    \
+    "        for j = 1, k do if old[j] == 0 then isnew = true; break end end\n"                    \
+    "      end\n"                                                                                  \
+    "      if isnew then\n"                                                                        \
+    "        codes[#codes + 1] = 'n'; new = new + 1\n"                                             \
+    "        admitted = admitted + 1; hadm[h] = ha + 1\n"                                          \
+    "        local q = byhost[h]\n"                                                                \
+    "        if not q then q = {}; byhost[h] = q; hosts[#hosts + 1] = h end\n"                     \
+    "        q[#q + 1] = depth..' 0 '..url\n"                                                      \
+    "      else\n"                                                                                 \
+    "        codes[#codes + 1] = 's'; seen = seen + 1\n"                                           \
+    "      end\n"                                                                                  \
+    "    end\n"                                                                                    \
+    "    i = i + 2 + k\n"                                                                          \
+    "  end\n"                                                                                      \
+    "  for _, h in ipairs(hosts) do\n"                                                             \
+    "    local q = byhost[h]\n"                                                                    \
+    "    redis.call('RPUSH', qkey(h), unpack(q))\n"                                                \
+    "    redis.call('HINCRBY', K_HADMIT, h, #q)\n"                                                 \
+    "    wake(h, per_host)\n"                                                                      \
+    "  end\n"                                                                                      \
+    "  count('enqueued', new); count('queued', new)\n"                                             \
+    "  return table.concat(codes), new, seen, skipped\n"                                           \
+    "end\n"
+
+/* ARGV: P worker max per_host delay_ms max_delay_ms lease_ms
+ * -> {0 ready|1 wait|2 done, now_ms, wait_ms, lease_base, entry...} */
+static const char claim_body[] =
+    "local worker = ARGV[2]\n"
+    "local max, per_host = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local delay, maxd, lease = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])\n"
+    "redis.call('ZADD', K_WORKERS, now + lease, worker)\n"
+    "reclaim(per_host)\n"
+    "promote(per_host)\n"
+    "local out = {}\n"
+    "local rounds = 0\n"
+    "while #out < max and rounds < 32 do\n"
+    "  rounds = rounds + 1\n"
+    "  local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max - #out)\n"
+    "  if #hosts == 0 then break end\n"
+    "  for _, h in ipairs(hosts) do\n"
+    "    local room = max - #out\n"
+    "    if room <= 0 then break end\n"
+    "    local inf = num(redis.call('HGET', K_HINF, h))\n"
+    "    local own = num(redis.call('HGET', K_HDELAY, h))\n"
+    "    if own > maxd then own = maxd end\n"
+    "    local d = delay\n"
+    "    if own > d then d = own end\n"
+    "    local take = per_host - inf\n"
+    "    if d > 0 and take > 1 then take = 1 end\n"
+    "    if take > room then take = room end\n"
+    "    local got = {}\n"
+    "    if take > 0 then got = redis.call('LPOP', qkey(h), take) or {} end\n"
+    "    for _, e in ipairs(got) do out[#out + 1] = e end\n"
+    "    if #got > 0 then\n"
+    "      redis.call('HINCRBY', K_HINF, h, #got)\n"
+    "      if d > 0 then redis.call('HSET', K_HNEXT, h, now + d) end\n"
+    "    end\n"
+    "    if #got == 0 or inf + #got >= per_host or redis.call('LLEN', qkey(h)) == 0 then\n"
+    "      redis.call('ZREM', K_READY, h)\n"
+    "    elseif d > 0 then\n"
+    "      redis.call('ZADD', K_READY, now + d, h)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "local n = #out\n"
+    "if n > 0 then\n"
+    "  local base = redis.call('INCRBY', P..'seq', n) - n\n"
+    "  local hs = {}\n"
+    "  for i = 1, n do hs[2*i-1] = base + i; hs[2*i] = out[i] end\n"
+    "  redis.call('HSET', P..'lease:'..worker, unpack(hs))\n"
+    "  count('claimed', n); count('queued', -n); count('inflight', n)\n"
+    "  return {0, now, 0, base, unpack(out)}\n"
+    "end\n"
+    "local ready = redis.call('ZCARD', K_READY)\n"
+    "local delayed = redis.call('ZCARD', K_DELAYED)\n"
+    "local inflight = num(redis.call('HGET', K_STATS, 'inflight'))\n"
+    "local queued = num(redis.call('HGET', K_STATS, 'queued'))\n"
+    "if ready == 0 and delayed == 0 and inflight <= 0 and queued <= 0 then\n"
+    "  return {2, now, 0, 0}\n"
+    "end\n"
+    "local wait = 1000\n"
+    "if ready == 0 then wait = 100 end\n"
+    "for _, k in ipairs({K_READY, K_DELAYED}) do\n"
+    "  local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')\n"
+    "  if r[2] and tonumber(r[2]) - now < wait then wait = tonumber(r[2]) - now end\n"
+    "end\n"
+    "if wait < 1 then wait = 1 end\n"
+    "return {1, now, math.floor(wait), 0}\n";
+
+/* KEYS: ready, Bloom blocks.  ARGV: P worker token status err bytes
+ * link_depth max_pages max_pages_per_host per_host k cached_seen skipped
+ * links... -> {lost, codes} */
+static const char finish_body[] =
+    "local per_host = tonumber(ARGV[10])\n"
+    "local lk = P..'lease:'..ARGV[2]\n"
+    "local e = redis.call('HGET', lk, ARGV[3])\n"
+    "local lost = 1\n"
+    "if e then\n"
+    "  lost = 0\n"
+    "  redis.call('HDEL', lk, ARGV[3])\n"
+    "  local _, _, u = parse(e)\n"
+    "  local h = origin(u)\n"
+    "  unlease(h)\n"
+    "  local status = tonumber(ARGV[4])\n"
+    "  outcome(status, ARGV[5], tonumber(ARGV[6]))\n"
+    "  if ARGV[5] == '' and status > 0 and status < 500 and status ~= 429 then\n"
+    "    redis.call('HDEL', K_HFAIL, h)\n"
+    "  end\n"
+    "  count('inflight', -1); count('fetched', 1)\n"
+    "  wake(h, per_host)\n"
+    "end\n"
+    "local codes, new, seen, skipped = offer(14, tonumber(ARGV[11]), ARGV[7], false,\n"
+    "  tonumber(ARGV[8]), tonumber(ARGV[9]), per_host)\n"
+    "count('new_links', new)\n"
+    "count('seen_links', seen + tonumber(ARGV[12]))\n"
+    "count('skipped_links', skipped + tonumber(ARGV[13]))\n"
+    "return {lost, codes}\n";
+
+/* KEYS: ready, Bloom blocks.  ARGV: P force max_pages max_pages_per_host
+ * per_host k seeds... -> codes */
+static const char seed_body[] =
+    "local codes, new = offer(7, tonumber(ARGV[6]), '0', ARGV[2] == '1',\n"
+    "  tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))\n"
+    "count('seeds', new)\n"
+    "return codes\n";
+
+/* ARGV: P worker token status err delay_ms retry_after_ms max_tries
+ * backoff_ms backoff_max_ms jitter(0..1) per_host bytes -> {lost, dead} */
+static const char retry_body[] =
+    "local lk = P..'lease:'..ARGV[2]\n"
+    "local e = redis.call('HGET', lk, ARGV[3])\n"
+    "if not e then return {1, 0} end\n"
+    "redis.call('HDEL', lk, ARGV[3])\n"
+    "local d, t, u = parse(e)\n"
+    "local h = origin(u)\n"
+    "unlease(h)\n"
+    "count('inflight', -1)\n"
+    "outcome(tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[13]))\n"
+    "local dead = 0\n"
+    "if t + 1 >= tonumber(ARGV[8]) then\n"
+    "  redis.call('RPUSH', P..'dead', e..'\\t'..ARGV[4]..'\\t'..ARGV[5])\n"
+    "  count('dead', 1); dead = 1\n"
+    "else\n"
+    "  redis.call('ZADD', K_DELAYED, now + tonumber(ARGV[6]), d..' '..(t + 1)..' '..u)\n"
+    "  count('retried', 1)\n"
+    "end\n"
+    "local nf = redis.call('HINCRBY', K_HFAIL, h, 1)\n"
+    "local hb = 0\n"
+    "if nf >= 2 then\n"
+    "  local x = nf - 2\n"
+    "  if x > 20 then x = 20 end\n"
+    "  hb = tonumber(ARGV[9]) * 2 ^ x\n"
+    "  if hb > tonumber(ARGV[10]) then hb = tonumber(ARGV[10]) end\n"
+    "  hb = math.floor(hb * (0.5 + 0.5 * tonumber(ARGV[11])))\n"
+    "end\n"
+    "if tonumber(ARGV[7]) > hb then hb = tonumber(ARGV[7]) end\n"
+    "if hb > 0 and now + hb > num(redis.call('HGET', K_HNEXT, h)) then\n"
+    "  redis.call('HSET', K_HNEXT, h, now + hb)\n"
+    "  redis.call('ZADD', K_READY, 'XX', 'GT', now + hb, h)\n"
+    "end\n"
+    "wake(h, tonumber(ARGV[12]))\n"
+    "return {0, dead}\n";
+
+/* ARGV: P per_host (worker token)... -> {lost, released}; the first item
+ * ends up at the front of its queue */
+static const char release_body[] =
+    "local per_host = tonumber(ARGV[2])\n"
+    "local lost, n = 0, 0\n"
+    "local hosts, seen = {}, {}\n"
+    "for i = #ARGV - 1, 3, -2 do\n"
+    "  local lk = P..'lease:'..ARGV[i]\n"
+    "  local e = redis.call('HGET', lk, ARGV[i + 1])\n"
+    "  if e then\n"
+    "    redis.call('HDEL', lk, ARGV[i + 1])\n"
+    "    local _, _, u = parse(e)\n"
+    "    local h = origin(u)\n"
+    "    redis.call('LPUSH', qkey(h), e)\n"
+    "    unlease(h)\n"
+    "    note_host(hosts, seen, h)\n"
+    "    n = n + 1\n"
+    "  else\n"
+    "    lost = lost + 1\n"
+    "  end\n"
+    "end\n"
+    "count('inflight', -n); count('queued', n); count('released', n)\n"
+    "for _, h in ipairs(hosts) do wake(h, per_host) end\n"
+    "return {lost, n}\n";
+
+/* ARGV: P worker lease_ms per_host host pid pages pages_per_s in_flight
+ * -> reclaimed */
+static const char heartbeat_body[] =
+    "local w, lease = ARGV[2], tonumber(ARGV[3])\n"
+    "redis.call('ZADD', K_WORKERS, now + lease, w)\n"
+    "local wk = P..'worker:'..w\n"
+    "redis.call('HSETNX', wk, 'started', now)\n"
+    "redis.call('HSET', wk, 'host', ARGV[5], 'pid', ARGV[6], 'pages', ARGV[7],\n"
+    "  'pages_per_s', ARGV[8], 'in_flight', ARGV[9], 'last', now, 'lease_until', now + lease)\n"
+    "return reclaim(tonumber(ARGV[4]))\n";
+
+/* ARGV: P worker: unregisters a worker that holds no lease */
+static const char bye_body[] = "if redis.call('HLEN', P..'lease:'..ARGV[2]) == 0 then\n"
+                               "  redis.call('ZREM', K_WORKERS, ARGV[2])\n"
+                               "  redis.call('DEL', P..'worker:'..ARGV[2])\n"
+                               "end\n"
+                               "return 0\n";
+
+static const char *const bodies[FR_SCRIPT_COUNT] = {
+    [FR_CLAIM] = claim_body, [FR_FINISH] = finish_body,   [FR_SEED] = seed_body,
+    [FR_RETRY] = retry_body, [FR_RELEASE] = release_body, [FR_HEARTBEAT] = heartbeat_body,
+    [FR_BYE] = bye_body,
+};
+
+static const char *const names[FR_SCRIPT_COUNT] = {
+    [FR_CLAIM] = "claim", [FR_FINISH] = "finish",   [FR_SEED] = "seed",
+    [FR_RETRY] = "retry", [FR_RELEASE] = "release", [FR_HEARTBEAT] = "heartbeat",
+    [FR_BYE] = "bye",
+};
+
+const char *fr_script_prelude(void)
+{
+    return PRELUDE;
+}
+
+const char *fr_script_body(int id)
+{
+    return id >= 0 && id < FR_SCRIPT_COUNT ? bodies[id] : NULL;
+}
+
+const char *fr_script_name(int id)
+{
+    return id >= 0 && id < FR_SCRIPT_COUNT ? names[id] : "?";
+}

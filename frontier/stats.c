@@ -1,0 +1,340 @@
+/*
+ * stats.c -- reading a crawl's counters and worker records, and deleting a
+ * crawl.  Works on a bare redisContext (no handle, no scripts): `crawler
+ * stats` and `crawler reset` use it from anywhere.
+ *
+ * DESIGN: stats are one pipelined round trip of read-only commands over the
+ * keys listed in frontier.c (TIME first, so "live" is judged by the server's
+ * clock).  Reset walks SCAN MATCH "crawler:{NAME}:*" (NAME's glob characters
+ * escaped) and UNLINKs each batch; the closing "}:" makes the prefix exact, so
+ * crawl "a" never matches crawl "ab".
+ */
+#include "frontier_internal.h"
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int get_now(const redisReply *t, uint64_t *now)
+{
+    uint64_t s, us;
+    if (!t || t->type != REDIS_REPLY_ARRAY || t->elements != 2 || fr_reply_u64(t->element[0], &s) ||
+        fr_reply_u64(t->element[1], &us))
+        return -1;
+    *now = s * 1000 + us / 1000;
+    return 0;
+}
+
+static uint64_t *stat_field(frontier_stats_t *s, const char *name)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } map[] = {
+#define F(n, m) {n, offsetof(frontier_stats_t, m)}
+        F("queued", queued),
+        F("inflight", in_flight),
+        F("claimed", claimed),
+        F("fetched", fetched),
+        F("bytes", bytes),
+        F("retried", retried),
+        F("dead", dead),
+        F("seen_links", seen_links),
+        F("new_links", new_links),
+        F("status_2xx", status_2xx),
+        F("status_3xx", status_3xx),
+        F("status_4xx", status_4xx),
+        F("status_5xx", status_5xx),
+        F("status_other", status_other),
+        F("errors", errors),
+        F("enqueued", enqueued),
+        F("seeds", seeds),
+        F("reclaimed", reclaimed),
+        F("released", released),
+        F("skipped_links", skipped_links),
+#undef F
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(map[i].name, name))
+            return (uint64_t *)((char *)s + map[i].off);
+    return NULL;
+}
+
+/* Fills counters from an HGETALL reply; negative gauges read as 0. */
+static int read_counters(const redisReply *h, frontier_stats_t *s)
+{
+    if (h->type != REDIS_REPLY_ARRAY || h->elements % 2)
+        return -1;
+    for (size_t i = 0; i + 1 < h->elements; i += 2) {
+        const redisReply *k = h->element[i], *v = h->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING)
+            return -1;
+        uint64_t *dst = stat_field(s, k->str), val = 0;
+        if (dst && fr_reply_u64(v, &val) == 0)
+            *dst = val;
+    }
+    return 0;
+}
+
+static void add_kind(frontier_stats_t *s, const char *kind, uint64_t n)
+{
+    size_t at = s->nkinds;
+    while (at > 0 && s->kinds[at - 1].count < n)
+        at--;
+    if (at >= FRONTIER_STATS_MAX_KINDS)
+        return;
+    size_t last = s->nkinds < FRONTIER_STATS_MAX_KINDS ? s->nkinds : FRONTIER_STATS_MAX_KINDS - 1;
+    memmove(&s->kinds[at + 1], &s->kinds[at], (last - at) * sizeof s->kinds[0]);
+    snprintf(s->kinds[at].kind, sizeof s->kinds[at].kind, "%s", kind);
+    s->kinds[at].count = n;
+    if (s->nkinds < FRONTIER_STATS_MAX_KINDS)
+        s->nkinds++;
+}
+
+static int read_kinds(const redisReply *h, frontier_stats_t *s)
+{
+    if (h->type != REDIS_REPLY_ARRAY || h->elements % 2)
+        return -1;
+    for (size_t i = 0; i + 1 < h->elements; i += 2) {
+        uint64_t n;
+        if (h->element[i]->type == REDIS_REPLY_STRING && fr_reply_u64(h->element[i + 1], &n) == 0)
+            add_kind(s, h->element[i]->str, n);
+    }
+    return 0;
+}
+
+static uint32_t count_live(const redisReply *w, uint64_t now)
+{
+    uint32_t live = 0;
+    if (w->type != REDIS_REPLY_ARRAY)
+        return 0;
+    for (size_t i = 0; i + 1 < w->elements; i += 2) {
+        const redisReply *sc = w->element[i + 1];
+        if (sc->type == REDIS_REPLY_STRING && strtod(sc->str, NULL) >= (double)now)
+            live++;
+    }
+    return live;
+}
+
+#define STATS_CMDS 8
+int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out)
+{
+    char p[FR_PREFIX_MAX];
+    if (!rc || !out || fr_prefix(crawl, p, sizeof p) < 0)
+        return FRONTIER_EINVAL;
+    memset(out, 0, sizeof *out);
+    static const char *const fmt[STATS_CMDS] = {"TIME",
+                                                "HGETALL %sstats",
+                                                "ZCARD %sdelayed",
+                                                "ZCARD %sready",
+                                                "LLEN %sdead",
+                                                "HLEN %shadmit",
+                                                "ZRANGE %sworkers 0 -1 WITHSCORES",
+                                                "HGETALL %serrors"};
+    for (int i = 0; i < STATS_CMDS; i++)
+        if ((i ? redisAppendCommand(rc, fmt[i], p) : redisAppendCommand(rc, fmt[i])) != REDIS_OK)
+            return FRONTIER_EIO;
+    redisReply *r[STATS_CMDS] = {0};
+    int rc_ = 0;
+    for (int i = 0; i < STATS_CMDS; i++) {
+        void *v = NULL;
+        if (redisGetReply(rc, &v) != REDIS_OK || !v) {
+            rc_ = FRONTIER_EIO;
+            break;
+        }
+        r[i] = v;
+        if (r[i]->type == REDIS_REPLY_ERROR)
+            rc_ = FRONTIER_EREPLY;
+    }
+    if (rc_ == 0 && (get_now(r[0], &out->now_ms) || read_counters(r[1], out) ||
+                     fr_reply_u64(r[2], &out->delayed) || fr_reply_u64(r[3], &out->ready_hosts) ||
+                     fr_reply_u64(r[4], &out->dead) || fr_reply_u64(r[5], &out->hosts) ||
+                     read_kinds(r[7], out)))
+        rc_ = FRONTIER_EREPLY;
+    if (rc_ == 0)
+        out->workers = count_live(r[6], out->now_ms);
+    for (int i = 0; i < STATS_CMDS; i++)
+        if (r[i])
+            freeReplyObject(r[i]);
+    return rc_;
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+static void fill_worker(frontier_worker_info_t *w, const redisReply *h, uint64_t leased)
+{
+    w->leased = leased > UINT32_MAX ? UINT32_MAX : (uint32_t)leased;
+    if (h->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i + 1 < h->elements; i += 2) {
+        const redisReply *k = h->element[i], *v = h->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+            continue;
+        uint64_t u = 0;
+        int isnum = fr_reply_u64(v, &u) == 0;
+        if (!strcmp(k->str, "host"))
+            snprintf(w->host, sizeof w->host, "%s", v->str);
+        else if (!strcmp(k->str, "pid") && isnum)
+            w->pid = (long)u;
+        else if (!strcmp(k->str, "started") && isnum)
+            w->started_ms = u;
+        else if (!strcmp(k->str, "last") && isnum)
+            w->last_ms = u;
+        else if (!strcmp(k->str, "pages") && isnum)
+            w->pages = u;
+        else if (!strcmp(k->str, "in_flight") && isnum)
+            w->in_flight = u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
+        else if (!strcmp(k->str, "pages_per_s"))
+            w->pages_per_s = strtod(v->str, NULL);
+    }
+}
+
+static int read_workers(struct redisContext *rc, const char *p, const redisReply *z, uint64_t now,
+                        frontier_worker_info_t *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *id = z->element[2 * i];
+        if (redisAppendCommand(rc, "HGETALL %sworker:%b", p, id->str, id->len) != REDIS_OK ||
+            redisAppendCommand(rc, "HLEN %slease:%b", p, id->str, id->len) != REDIS_OK)
+            return FRONTIER_EIO;
+        snprintf(w[i].id, sizeof w[i].id, "%s", id->str);
+        w[i].lease_until_ms = (uint64_t)strtod(z->element[2 * i + 1]->str, NULL);
+        w[i].live = w[i].lease_until_ms >= now;
+    }
+    int rc_ = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *h = NULL, *l = NULL;
+        if (redisGetReply(rc, &h) != REDIS_OK || redisGetReply(rc, &l) != REDIS_OK) {
+            if (h)
+                freeReplyObject(h);
+            return FRONTIER_EIO;
+        }
+        uint64_t leased = 0;
+        if (fr_reply_u64(l, &leased) < 0)
+            rc_ = FRONTIER_EREPLY;
+        fill_worker(&w[i], h, leased);
+        freeReplyObject(h);
+        freeReplyObject(l);
+    }
+    return rc_;
+}
+
+int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker_info_t **out,
+                     size_t *n)
+{
+    char p[FR_PREFIX_MAX];
+    if (!rc || !out || !n || fr_prefix(crawl, p, sizeof p) < 0)
+        return FRONTIER_EINVAL;
+    *out = NULL;
+    *n = 0;
+    redisReply *t = redisCommand(rc, "TIME");
+    redisReply *z = t ? redisCommand(rc, "ZRANGE %sworkers 0 -1 WITHSCORES", p) : NULL;
+    uint64_t now = 0;
+    int rc_ = !t || !z ? FRONTIER_EIO : 0;
+    if (rc_ == 0 && (get_now(t, &now) || z->type != REDIS_REPLY_ARRAY || z->elements % 2))
+        rc_ = FRONTIER_EREPLY;
+    for (size_t i = 0; rc_ == 0 && i < z->elements; i++)
+        if (z->element[i]->type != REDIS_REPLY_STRING)
+            rc_ = FRONTIER_EREPLY;
+    size_t cnt = rc_ == 0 ? z->elements / 2 : 0;
+    frontier_worker_info_t *w = cnt ? calloc(cnt, sizeof *w) : NULL;
+    if (cnt && !w)
+        rc_ = FRONTIER_ENOMEM;
+    if (rc_ == 0 && cnt)
+        rc_ = read_workers(rc, p, z, now, w, cnt);
+    if (rc_ == 0) {
+        *out = w;
+        *n = cnt;
+    } else {
+        free(w);
+    }
+    if (t)
+        freeReplyObject(t);
+    if (z)
+        freeReplyObject(z);
+    return rc_;
+}
+
+/* ---- reset --------------------------------------------------------------- */
+
+/* "crawler:{NAME}:*" with NAME's glob characters escaped. */
+static int reset_pattern(const char *crawl, char *buf, size_t buflen)
+{
+    char p[FR_PREFIX_MAX];
+    if (!crawl || fr_prefix(crawl, p, sizeof p) < 0)
+        return FRONTIER_EINVAL;
+    size_t o = 0;
+    for (const char *s = p; *s; s++) {
+        if (o + 3 >= buflen)
+            return FRONTIER_EINVAL;
+        if (strchr("*?[]\\^", *s))
+            buf[o++] = '\\';
+        buf[o++] = *s;
+    }
+    buf[o++] = '*';
+    buf[o] = '\0';
+    return 0;
+}
+
+static int unlink_keys(struct redisContext *rc, const redisReply *keys, uint64_t *deleted)
+{
+    if (keys->elements == 0)
+        return 0;
+    const char **argv = malloc((keys->elements + 1) * sizeof *argv);
+    size_t *lens = malloc((keys->elements + 1) * sizeof *lens);
+    int rc_ = argv && lens ? 0 : FRONTIER_ENOMEM;
+    for (size_t i = 0; rc_ == 0 && i < keys->elements; i++) {
+        if (keys->element[i]->type != REDIS_REPLY_STRING)
+            rc_ = FRONTIER_EREPLY;
+        else {
+            argv[i + 1] = keys->element[i]->str;
+            lens[i + 1] = keys->element[i]->len;
+        }
+    }
+    redisReply *r = NULL;
+    if (rc_ == 0) {
+        argv[0] = "UNLINK";
+        lens[0] = 6;
+        r = redisCommandArgv(rc, (int)keys->elements + 1, argv, lens);
+        rc_ = !r ? FRONTIER_EIO : r->type == REDIS_REPLY_INTEGER ? 0 : FRONTIER_EREPLY;
+        if (rc_ == 0)
+            *deleted += (uint64_t)r->integer;
+    }
+    if (r)
+        freeReplyObject(r);
+    free(argv);
+    free(lens);
+    return rc_;
+}
+
+int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted)
+{
+    char pat[2 * FR_PREFIX_MAX + 4];
+    uint64_t dummy = 0;
+    if (!deleted)
+        deleted = &dummy;
+    *deleted = 0;
+    if (!rc || reset_pattern(crawl, pat, sizeof pat) < 0)
+        return FRONTIER_EINVAL;
+    char cursor[32] = "0";
+    int rc_ = 0;
+    for (unsigned long rounds = 0; rc_ == 0 && rounds < 100000000UL; rounds++) {
+        redisReply *r = redisCommand(rc, "SCAN %s MATCH %s COUNT 1000", cursor, pat);
+        if (!r)
+            return FRONTIER_EIO;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            r->element[0]->type != REDIS_REPLY_STRING || r->element[0]->len >= sizeof cursor ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            freeReplyObject(r);
+            return FRONTIER_EREPLY;
+        }
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+        rc_ = unlink_keys(rc, r->element[1], deleted);
+        freeReplyObject(r);
+        if (!strcmp(cursor, "0"))
+            break;
+    }
+    return rc_;
+}

@@ -1,0 +1,808 @@
+/* The shared frontier against a real redis-server: politeness across worker
+ * processes, nothing lost when workers are killed, retries, limits, seeding,
+ * stats and reset, and the seed/stats/reset subcommands.
+ *
+ * Worker processes are forked; each opens its own connection, Bloom handle
+ * and frontier handle, and records what it does in "test:*" keys of the same
+ * Redis.  Verdicts rest on server timestamps (claimed_ms) and on sets of
+ * URLs, never on local wall-clock timing. */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bloom.h"
+#include "fixtures.h"
+#include "frontier.h"
+
+#define CRAWL "t"
+
+static redisContext *connect_port(int port)
+{
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (!c || c->err) {
+        if (c)
+            redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, (struct timeval){30, 0});
+    return c;
+}
+
+static bloom_t *open_bloom(redisContext *c, int create)
+{
+    char name[128];
+    frontier_bloom_name(CRAWL, name, sizeof name);
+    bloom_params_t p = {.capacity = 200000, .fp_rate = 1e-6};
+    int err = 0;
+    char msg[256] = "";
+    bloom_t *b = bloom_open(c, name, create ? &p : NULL, &err, msg, sizeof msg);
+    if (!b)
+        fprintf(stderr, "bloom_open: %s (%s)\n", bloom_strerror(err), msg);
+    return b;
+}
+
+static frontier_config_t test_config(void)
+{
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.per_host = 100;
+    return cfg;
+}
+
+static frontier_t *open_frontier(redisContext *c, bloom_t *b, const frontier_config_t *cfg)
+{
+    char err[256] = "";
+    frontier_t *f = frontier_open(c, cfg, b, err, sizeof err);
+    if (!f)
+        fprintf(stderr, "frontier_open: %s\n", err);
+    return f;
+}
+
+/* One test's services: redis, a connection, the filter, a frontier. */
+typedef struct env {
+    fx_redis_t *r;
+    redisContext *c;
+    bloom_t *b;
+    frontier_t *f;
+} env_t;
+
+static void env_start(env_t *e, const frontier_config_t *cfg)
+{
+    memset(e, 0, sizeof *e);
+    e->r = fx_redis_start();
+    cr_assert_not_null(e->r, "cannot start redis-server: %s", fx_error());
+    e->c = fx_redis_connect(e->r);
+    cr_assert_not_null(e->c, "%s", fx_error());
+    e->b = open_bloom(e->c, 1);
+    cr_assert_not_null(e->b, "cannot open the Bloom filter");
+    e->f = open_frontier(e->c, e->b, cfg);
+    cr_assert_not_null(e->f, "cannot open the frontier");
+}
+
+static void env_stop(env_t *e)
+{
+    frontier_close(e->f);
+    bloom_close(e->b);
+    if (e->c)
+        redisFree(e->c);
+    fx_redis_stop(e->r);
+}
+
+static long long redis_int(redisContext *c, const char *fmt, const char *arg)
+{
+    redisReply *r = redisCommand(c, fmt, arg);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "redis: %s", r ? r->str : c->errstr);
+    long long v = r->type == REDIS_REPLY_INTEGER  ? r->integer
+                  : r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10)
+                                                  : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+static size_t seed_urls(frontier_t *f, const char *const *urls, size_t n, int force)
+{
+    size_t added = 0;
+    int rc = frontier_seed(f, urls, n, force, &added);
+    cr_assert_eq(rc, 0, "frontier_seed: %s", frontier_strerror(rc));
+    return added;
+}
+
+/* Claims until something is ready or done (bounded); returns the state. */
+static frontier_state_t claim_wait(frontier_t *f, size_t max, frontier_item_t *items, size_t *n)
+{
+    frontier_state_t st = FRONTIER_WAIT;
+    for (int i = 0; i < 2000; i++) {
+        uint32_t wait = 0;
+        int rc = frontier_claim(f, max, items, n, &st, &wait);
+        cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+        if (st != FRONTIER_WAIT)
+            return st;
+        usleep((wait > 20 ? 20 : wait) * 1000);
+    }
+    cr_assert_fail("nothing became ready");
+    return st;
+}
+
+static void finish_one(frontier_t *f, const frontier_item_t *it, const char *const *links,
+                       size_t nlinks, size_t *nnew, int expect)
+{
+    frontier_done_t d = {.item = it,
+                         .outcome = {.status = 200, .bytes = 100},
+                         .links = links,
+                         .nlinks = nlinks,
+                         .link_depth = it->depth + 1,
+                         .nnew = nnew};
+    int rc = frontier_finish(f, &d, 1);
+    cr_assert_eq(rc, expect, "frontier_finish: %s", frontier_strerror(rc));
+}
+
+/* ---- worker processes ----------------------------------------------------- */
+
+/* Synthetic link graph: page i of n on host h(i mod hosts) links to 2i+1,
+ * 2i+2 (so everything is reachable from page 0) and two more pages. */
+#define GRAPH_HOSTS 5
+static void graph_url(int i, char *buf, size_t len)
+{
+    snprintf(buf, len, "http://h%d.test/p%d", i % GRAPH_HOSTS, i);
+}
+
+static size_t graph_links(const char *url, int n, char links[4][64])
+{
+    int i;
+    if (n <= 0 || sscanf(url, "http://h%*d.test/p%d", &i) != 1)
+        return 0;
+    int cand[4] = {2 * i + 1, 2 * i + 2, (7 * i + 3) % n, (13 * i + 5) % n};
+    size_t k = 0;
+    for (int j = 0; j < 4; j++)
+        if (cand[j] < n)
+            graph_url(cand[j], links[k++], 64);
+    return k;
+}
+
+typedef struct wopts {
+    int port;
+    frontier_config_t cfg;
+    size_t batch;
+    unsigned hold_ms; /* hold each batch this long before finishing */
+    int graph_n;      /* pages of the link graph (0: no links) */
+    int victim;       /* record the first batch in test:victim, then hang */
+} wopts_t;
+
+/* Records a batch: claim times, fetched set, in-flight check per origin. */
+static void record_batch(redisContext *c, const wopts_t *o, frontier_item_t *it, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char origin[128];
+        snprintf(origin, sizeof origin, "%.*s", (int)(strchr(it[i].url + 8, '/') - it[i].url),
+                 it[i].url);
+        redisReply *r = redisCommand(c, "INCR test:inflight:%s", origin);
+        if (r && r->type == REDIS_REPLY_INTEGER && r->integer > (long long)o->cfg.per_host)
+            freeReplyObject(redisCommand(c, "SET test:violation %s", it[i].url));
+        if (r)
+            freeReplyObject(r);
+        freeReplyObject(redisCommand(c, "RPUSH test:claims %s|%llu", origin, it[i].claimed_ms));
+        freeReplyObject(redisCommand(c, "SADD test:fetched %s", it[i].url));
+    }
+}
+
+static void unrecord_batch(redisContext *c, frontier_item_t *it, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        freeReplyObject(redisCommand(c, "DECR test:inflight:%.*s",
+                                     (int)(strchr(it[i].url + 8, '/') - it[i].url), it[i].url));
+}
+
+static int finish_batch(frontier_t *f, const wopts_t *o, frontier_item_t *it, size_t n)
+{
+    char links[64][4][64];
+    const char *lp[64][4];
+    frontier_done_t d[64];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = graph_links(it[i].url, o->graph_n, links[i]);
+        for (size_t j = 0; j < k; j++)
+            lp[i][j] = links[i][j];
+        d[i] = (frontier_done_t){.item = &it[i],
+                                 .outcome = {.status = 200},
+                                 .links = lp[i],
+                                 .nlinks = k,
+                                 .link_depth = it[i].depth + 1};
+    }
+    int rc = frontier_finish(f, d, n);
+    return rc == FRONTIER_ELEASE ? 0 : rc;
+}
+
+static int worker_loop(redisContext *c, frontier_t *f, const wopts_t *o)
+{
+    frontier_item_t it[64];
+    uint64_t deadline = fx_now_ms() + 60000;
+    while (fx_now_ms() < deadline) {
+        size_t n = 0;
+        frontier_state_t st;
+        uint32_t wait = 0;
+        if (frontier_claim(f, o->batch, it, &n, &st, &wait) < 0)
+            return 4;
+        if (st == FRONTIER_DONE)
+            return 0;
+        if (st == FRONTIER_WAIT) {
+            usleep((wait > 10 ? 10 : wait) * 1000);
+            continue;
+        }
+        if (o->victim) {
+            for (size_t i = 0; i < n; i++)
+                freeReplyObject(redisCommand(c, "RPUSH test:victim %s", it[i].url));
+            for (;;)
+                pause();
+        }
+        record_batch(c, o, it, n);
+        usleep(o->hold_ms * 1000);
+        unrecord_batch(c, it, n);
+        int rc = finish_batch(f, o, it, n);
+        for (size_t i = 0; i < n; i++)
+            frontier_item_clear(&it[i]);
+        if (rc < 0)
+            return 5;
+    }
+    return 3; /* never saw the end of the crawl */
+}
+
+static pid_t spawn_worker(const wopts_t *o)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    redisContext *c = connect_port(o->port);
+    bloom_t *b = c ? open_bloom(c, 0) : NULL;
+    frontier_t *f = b ? open_frontier(c, b, &o->cfg) : NULL;
+    int rc = f ? worker_loop(c, f, o) : 6;
+    frontier_close(f);
+    bloom_close(b);
+    if (c)
+        redisFree(c);
+    _exit(rc);
+}
+
+static void check_all_fetched(redisContext *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char url[64];
+        graph_url(i, url, sizeof url);
+        cr_assert_eq(redis_int(c, "SISMEMBER test:fetched %s", url), 1, "%s was never fetched",
+                     url);
+    }
+}
+
+static void check_drained(redisContext *c)
+{
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(c, CRAWL, &s), 0);
+    cr_assert_eq(s.queued, 0, "queued %llu", (unsigned long long)s.queued);
+    cr_assert_eq(s.in_flight, 0, "in flight %llu", (unsigned long long)s.in_flight);
+    cr_assert_eq(s.delayed, 0);
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+Test(frontier, seeding_twice_adds_nothing_and_force_requeues)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *urls[] = {"http://a.test/", "http://a.test/x", "http://b.test:8080/"};
+    cr_assert_eq(seed_urls(e.f, urls, 3, 0), 3);
+    cr_assert_eq(seed_urls(e.f, urls, 3, 0), 0, "seeding twice must add nothing");
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.queued, 3);
+    cr_assert_eq(s.hosts, 2);
+    cr_assert_eq(seed_urls(e.f, urls, 2, 1), 2, "--force re-queues seen seeds");
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.queued, 5);
+    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://b.test:8080"), 1);
+    env_stop(&e);
+}
+
+Test(frontier, finishing_a_page_queues_only_new_links)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *seed[] = {"http://a.test/"};
+    seed_urls(e.f, seed, 1, 0);
+    frontier_item_t it[4];
+    size_t n;
+    cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(it[0].url, "http://a.test/");
+    cr_assert_eq(it[0].depth, 0);
+    const char *links[] = {"http://a.test/", "http://a.test/1", "http://c.test/2"};
+    size_t nnew = 99;
+    finish_one(e.f, &it[0], links, 3, &nnew, 0);
+    cr_assert_eq(nnew, 2, "the page itself is already seen");
+    frontier_item_clear(&it[0]);
+    cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(it[i].depth, 1);
+        finish_one(e.f, &it[i], links, 3, &nnew, 0);
+        cr_assert_eq(nnew, 0);
+        frontier_item_clear(&it[i]);
+    }
+    cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_DONE);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.fetched, 3);
+    cr_assert_eq(s.status_2xx, 3);
+    cr_assert_eq(s.new_links, 2);
+    cr_assert_eq(s.seen_links, 7);
+    cr_assert_eq(s.bytes, 300);
+    env_stop(&e);
+}
+
+Test(frontier, four_worker_processes_respect_delay_and_per_host_and_all_see_the_end)
+{
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 2;
+    cfg.delay_ms = 40;
+    env_t e;
+    env_start(&e, &cfg);
+    char buf[16][64];
+    const char *urls[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://one.test/p%d", i);
+        urls[i] = buf[i];
+    }
+    seed_urls(e.f, urls, 16, 0);
+    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 4, .hold_ms = 100};
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++)
+        pids[i] = spawn_worker(&o);
+    for (int i = 0; i < 4; i++) {
+        int st = fx_wait(pids[i], 90000);
+        cr_assert_eq(st, 0, "worker %d exited %d (3: never saw the end of the crawl)", i, st);
+    }
+    redisReply *r = redisCommand(e.c, "LRANGE test:claims 0 -1");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 16, "16 claims recorded");
+    unsigned long long t[16];
+    for (size_t i = 0; i < 16; i++)
+        t[i] = strtoull(strchr(r->element[i]->str, '|') + 1, NULL, 10);
+    freeReplyObject(r);
+    for (int i = 0; i < 16; i++) /* sort the server timestamps */
+        for (int j = i + 1; j < 16; j++)
+            if (t[j] < t[i]) {
+                unsigned long long x = t[i];
+                t[i] = t[j];
+                t[j] = x;
+            }
+    for (int i = 1; i < 16; i++)
+        cr_assert_geq(t[i] - t[i - 1], 40, "claims %d and %d only %llu ms apart", i - 1, i,
+                      t[i] - t[i - 1]);
+    cr_assert_eq(redis_int(e.c, "EXISTS %s", "test:violation"), 0, "more than 2 in flight");
+    cr_assert_eq(redis_int(e.c, "SCARD %s", "test:fetched"), 16);
+    check_drained(e.c);
+    env_stop(&e);
+}
+
+Test(frontier, host_delay_from_robots_spaces_claims_of_that_host)
+{
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 1;
+    cfg.max_delay_ms = 150;
+    env_t e;
+    env_start(&e, &cfg);
+    cr_assert_eq(frontier_set_host_delay(e.f, "http://slow.test", 100000), 0);
+    const char *urls[] = {"http://slow.test/1", "http://slow.test/2", "http://slow.test/3"};
+    seed_urls(e.f, urls, 3, 0);
+    uint64_t last = 0;
+    for (int i = 0; i < 3; i++) {
+        frontier_item_t it;
+        size_t n;
+        cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+        if (i)
+            cr_assert_geq(it.claimed_ms - last, 150, "capped Crawl-delay not honoured");
+        last = it.claimed_ms;
+        finish_one(e.f, &it, NULL, 0, NULL, 0);
+        frontier_item_clear(&it);
+    }
+    env_stop(&e);
+}
+
+Test(frontier, worker_killed_mid_batch_has_its_urls_crawled_by_others)
+{
+    frontier_config_t cfg = test_config();
+    cfg.lease_ms = 300;
+    env_t e;
+    env_start(&e, &cfg);
+    char buf[40][64];
+    const char *urls[40];
+    for (int i = 0; i < 40; i++) {
+        graph_url(i, buf[i], sizeof buf[i]);
+        urls[i] = buf[i];
+    }
+    seed_urls(e.f, urls, 40, 0);
+    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 10, .victim = 1};
+    pid_t victim = spawn_worker(&o);
+    for (int i = 0; i < 1000 && redis_int(e.c, "LLEN %s", "test:victim") < 10; i++)
+        usleep(10000);
+    cr_assert_eq(redis_int(e.c, "LLEN %s", "test:victim"), 10, "the victim claimed a batch");
+    kill(victim, SIGKILL);
+    fx_wait(victim, 10000);
+    o.victim = 0;
+    o.batch = 4;
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn_worker(&o);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(fx_wait(pids[i], 90000), 0, "survivor %d failed", i);
+    redisReply *r = redisCommand(e.c, "LRANGE test:victim 0 -1");
+    for (size_t i = 0; i < r->elements; i++)
+        cr_assert_eq(redis_int(e.c, "SISMEMBER test:fetched %s", r->element[i]->str), 1,
+                     "%s (held by the killed worker) was never crawled", r->element[i]->str);
+    freeReplyObject(r);
+    check_all_fetched(e.c, 40);
+    check_drained(e.c);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_assert_geq(s.reclaimed, 10);
+    env_stop(&e);
+}
+
+Test(frontier, killing_workers_at_random_points_never_loses_a_url)
+{
+    frontier_config_t cfg = test_config();
+    cfg.lease_ms = 300;
+    cfg.per_host = 4;
+    env_t e;
+    env_start(&e, &cfg);
+    const int n = 400;
+    char first[64];
+    graph_url(0, first, sizeof first);
+    const char *seed[] = {first};
+    seed_urls(e.f, seed, 1, 0);
+    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 8, .graph_n = n};
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++)
+        pids[i] = spawn_worker(&o);
+    unsigned rng = 12345;
+    for (int kill_no = 0; kill_no < 12; kill_no++) {
+        usleep((20 + rand_r(&rng) % 120) * 1000);
+        int w = rand_r(&rng) % 4;
+        kill(pids[w], SIGKILL);
+        fx_wait(pids[w], 10000);
+        pids[w] = spawn_worker(&o);
+    }
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(fx_wait(pids[i], 120000), 0, "worker %d did not finish the crawl", i);
+    check_all_fetched(e.c, n);
+    check_drained(e.c);
+    env_stop(&e);
+}
+
+Test(frontier, retries_back_off_then_dead_letter)
+{
+    frontier_config_t cfg = test_config();
+    cfg.max_tries = 3;
+    cfg.backoff_ms = 40;
+    env_t e;
+    env_start(&e, &cfg);
+    const char *seed[] = {"http://r.test/a"};
+    seed_urls(e.f, seed, 1, 0);
+    uint64_t last = 0;
+    for (uint32_t attempt = 0; attempt < 3; attempt++) {
+        frontier_item_t it;
+        size_t n;
+        cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+        cr_assert_eq(it.tries, attempt);
+        if (attempt) /* equal jitter: at least half of backoff * 2^(tries-1) */
+            cr_assert_geq(it.claimed_ms - last, 20u << (attempt - 1), "retry came too early");
+        last = it.claimed_ms;
+        frontier_outcome_t out = {.status = 503, .error = "http-5xx"};
+        cr_assert_eq(frontier_retry(e.f, &it, &out, 0), 0);
+        frontier_item_clear(&it);
+    }
+    frontier_item_t it;
+    size_t n;
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_DONE);
+    redisReply *r = redisCommand(e.c, "LRANGE crawler:{t}:dead 0 -1");
+    cr_assert(r && r->elements == 1);
+    cr_assert_str_eq(r->element[0]->str, "0 2 http://r.test/a\t503\thttp-5xx");
+    freeReplyObject(r);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_assert_eq(s.retried, 2);
+    cr_assert_eq(s.dead, 1);
+    cr_assert_eq(s.status_5xx, 3);
+    cr_assert_eq(s.nkinds, 1);
+    cr_assert_str_eq(s.kinds[0].kind, "http-5xx");
+    cr_assert_eq(s.kinds[0].count, 3);
+    env_stop(&e);
+}
+
+Test(frontier, retry_after_and_repeated_failures_back_off_the_whole_host)
+{
+    frontier_config_t cfg = test_config();
+    cfg.backoff_ms = 300;
+    cfg.max_tries = 5;
+    env_t e;
+    env_start(&e, &cfg);
+    const char *urls[] = {"http://h.test/a", "http://h.test/b", "http://h.test/c"};
+    seed_urls(e.f, urls, 3, 0);
+    frontier_item_t it[3];
+    size_t n;
+    cr_assert_eq(claim_wait(e.f, 3, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 3);
+    frontier_outcome_t out = {.status = 429};
+    cr_assert_eq(frontier_retry(e.f, &it[0], &out, 500), 0); /* Retry-After: 500 ms */
+    out.status = 0;
+    out.error = "timeout";
+    cr_assert_eq(frontier_retry(e.f, &it[1], &out, 0), 0); /* 2nd failure: host backoff */
+    cr_assert_eq(frontier_release(e.f, &it[2], 1), 0);
+    long long next = redis_int(e.c, "HGET crawler:{t}:hnext %s", "http://h.test");
+    cr_assert_geq((unsigned long long)next, it[0].claimed_ms + 500, "Retry-After ignored");
+    uint64_t t0 = it[0].claimed_ms;
+    for (int i = 0; i < 3; i++)
+        frontier_item_clear(&it[i]);
+    cr_assert_eq(claim_wait(e.f, 1, it, &n), FRONTIER_READY);
+    cr_assert_geq(it[0].claimed_ms, (uint64_t)next, "host claimed before its backoff");
+    cr_assert_geq(it[0].claimed_ms - t0, 500);
+    frontier_item_clear(&it[0]);
+    env_stop(&e);
+}
+
+Test(frontier, depth_and_page_limits_are_shared_and_leave_skipped_links_unseen)
+{
+    frontier_config_t cfg = test_config();
+    cfg.max_depth = 1;
+    cfg.max_pages = 6;
+    cfg.max_pages_per_host = 3;
+    env_t e;
+    env_start(&e, &cfg);
+    const char *seed[] = {"http://a.test/0"};
+    seed_urls(e.f, seed, 1, 0);
+    frontier_item_t it;
+    size_t n, nnew;
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+    const char *l1[] = {"http://a.test/1", "http://a.test/2", "http://a.test/3", "http://b.test/1"};
+    finish_one(e.f, &it, l1, 4, &nnew, 0);
+    cr_assert_eq(nnew, 3, "a.test/3 is over max_pages_per_host");
+    frontier_item_clear(&it);
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+    cr_assert_eq(it.depth, 1);
+    const char *l2[] = {"http://d.test/deep"};
+    finish_one(e.f, &it, l2, 1, &nnew, 0);
+    cr_assert_eq(nnew, 0, "depth 2 > max_depth");
+    frontier_item_clear(&it);
+    const char *more[] = {"http://c.test/1", "http://c.test/2", "http://c.test/3"};
+    cr_assert_eq(seed_urls(e.f, more, 3, 0), 2, "max_pages 6 reached");
+    const char *probe[] = {"http://a.test/3", "http://d.test/deep", "http://c.test/3",
+                           "http://a.test/1"};
+    uint8_t present[4];
+    cr_assert_eq(bloom_contains_many(e.b, probe, NULL, 4, present), 0);
+    cr_assert_eq(present[0] + present[1] + present[2], 0, "skipped links were marked seen");
+    cr_assert_eq(present[3], 1);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_assert_eq(s.enqueued, 6);
+    env_stop(&e);
+}
+
+Test(frontier, lost_lease_reports_elease_but_still_offers_links)
+{
+    frontier_config_t cfg = test_config();
+    cfg.lease_ms = 150;
+    env_t e;
+    env_start(&e, &cfg);
+    const char *seed[] = {"http://a.test/"};
+    seed_urls(e.f, seed, 1, 0);
+    frontier_item_t it;
+    size_t n, got = 0;
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+    frontier_config_t cfg2 = cfg;
+    cfg2.worker_id = "other";
+    frontier_t *g = open_frontier(e.c, e.b, &cfg2);
+    cr_assert_not_null(g);
+    for (int i = 0; i < 500 && got == 0; i++) {
+        usleep(10000);
+        cr_assert_eq(frontier_heartbeat(g, NULL, &got), 0);
+    }
+    cr_assert_eq(got, 1, "the expired lease was not reclaimed");
+    const char *links[] = {"http://a.test/next"};
+    size_t nnew = 0;
+    finish_one(e.f, &it, links, 1, &nnew, FRONTIER_ELEASE);
+    cr_assert_eq(nnew, 1, "links of a page with a lost lease are still offered");
+    frontier_item_clear(&it);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_assert_eq(s.fetched, 0);
+    cr_assert_eq(s.queued, 2);
+    frontier_close(g);
+    env_stop(&e);
+}
+
+Test(frontier, release_hands_urls_back_to_the_front_in_order)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *urls[] = {"http://a.test/1", "http://a.test/2", "http://a.test/3",
+                          "http://a.test/4"};
+    seed_urls(e.f, urls, 4, 0);
+    frontier_item_t it[4];
+    size_t n;
+    cr_assert_eq(claim_wait(e.f, 2, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(frontier_release(e.f, it, 2), 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 4);
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_str_eq(it[i].url, urls[i]);
+        frontier_item_clear(&it[i]);
+    }
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_assert_eq(s.released, 2);
+    cr_assert_eq(s.in_flight, 4);
+    env_stop(&e);
+}
+
+Test(frontier, stats_list_live_workers_with_their_heartbeat)
+{
+    frontier_config_t cfg = test_config();
+    cfg.worker_id = "w1";
+    env_t e;
+    env_start(&e, &cfg);
+    frontier_worker_stats_t ws = {.pages = 42, .pages_per_s = 3.5, .in_flight = 2};
+    cr_assert_eq(frontier_heartbeat(e.f, &ws, NULL), 0);
+    frontier_worker_info_t *w = NULL;
+    size_t n = 0;
+    cr_assert_eq(frontier_workers(e.c, CRAWL, &w, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(w[0].id, "w1");
+    cr_assert_eq(w[0].pid, (long)getpid());
+    cr_assert_eq(w[0].pages, 42);
+    cr_assert_float_eq(w[0].pages_per_s, 3.5, 1e-9);
+    cr_assert(w[0].live && w[0].started_ms > 0 && w[0].lease_until_ms > w[0].last_ms);
+    free(w);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.workers, 1);
+    frontier_close(e.f); /* holds nothing: unregisters */
+    e.f = NULL;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.workers, 0);
+    env_stop(&e);
+}
+
+Test(frontier, reset_deletes_only_that_crawls_keys)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *urls[] = {"http://a.test/"};
+    seed_urls(e.f, urls, 1, 0);
+    const char *keep[] = {"crawler:{tt}:stats", "crawler:{t}x", "other", "crawler:{T}:stats"};
+    for (int i = 0; i < 4; i++)
+        freeReplyObject(redisCommand(e.c, "SET %s 1", keep[i]));
+    uint64_t deleted = 0;
+    cr_assert_eq(frontier_reset(e.c, CRAWL, &deleted), 0);
+    cr_assert_geq(deleted, 4, "stats, queue, ready, Bloom keys...");
+    redisReply *r = redisCommand(e.c, "KEYS *");
+    cr_assert_eq(r->elements, 4, "only the other keys remain");
+    freeReplyObject(r);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(redis_int(e.c, "EXISTS %s", keep[i]), 1, "%s was deleted", keep[i]);
+    cr_assert_eq(frontier_reset(e.c, "bad*name", NULL), FRONTIER_EINVAL);
+    env_stop(&e);
+}
+
+/* ---- the subcommands -------------------------------------------------------- */
+
+typedef struct run {
+    int status;
+    char *out, *err;
+} run_t;
+
+static run_t crawler(const char *dir, char *const extra[])
+{
+    char *argv[24] = {CRAWLER_BIN};
+    int n = 1;
+    for (int i = 0; extra[i] && n < 23; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    run_t r = {.status = fx_run(argv, out, err, 60000)};
+    r.out = fx_read_file(out, NULL);
+    r.err = fx_read_file(err, NULL);
+    cr_assert(r.out && r.err);
+    return r;
+}
+
+static void run_free(run_t *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+Test(frontier_cli, seed_reports_bad_lines_and_counts_added_vs_seen)
+{
+    fx_redis_t *rs = fx_redis_start();
+    cr_assert_not_null(rs, "%s", fx_error());
+    char *dir = fx_tmpdir();
+    char seeds[512], url[64];
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    snprintf(url, sizeof url, "%s", fx_redis_url(rs));
+    fx_write_file(seeds, "# seeds\nhttp://Example.COM/a\n\nnot a url\n"
+                         "  http://example.com/b   # trailing\nftp://x.test/\n"
+                         "http://example.com/a\n");
+    char *a1[] = {"seed", seeds, "--redis", url, "--crawl", "c1", "--capacity", "10000", NULL};
+    run_t r = crawler(dir, a1);
+    cr_assert_eq(r.status, 3, "exit status says lines were rejected: %d\n%s", r.status, r.err);
+    cr_assert(strstr(r.err, "seeds.txt:4:"), "line 4 not reported: %s", r.err);
+    cr_assert(strstr(r.err, "seeds.txt:6:"), "line 6 not reported: %s", r.err);
+    cr_assert(strstr(r.out, "2 added, 1 already seen, 2 rejected"), "%s", r.out);
+    run_free(&r);
+    r = crawler(dir, a1);
+    cr_assert(strstr(r.out, "0 added, 3 already seen"), "%s", r.out);
+    run_free(&r);
+    char *a2[] = {"seed", seeds, "--redis", url, "--crawl", "c1", "--force", NULL};
+    r = crawler(dir, a2);
+    cr_assert(strstr(r.out, "3 added, 0 already seen"), "%s", r.out);
+    run_free(&r);
+    char *a3[] = {"stats", "--redis", url, "--crawl", "c1", "--json", NULL};
+    r = crawler(dir, a3);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"queued\": 5"), "%s", r.out);
+    run_free(&r);
+    char *a4[] = {"seed", "--help", NULL};
+    r = crawler(dir, a4);
+    cr_assert(r.status == 0 && strstr(r.out, "--force"), "%s", r.out);
+    run_free(&r);
+    fx_rmtree(dir);
+    free(dir);
+    fx_redis_stop(rs);
+}
+
+Test(frontier_cli, reset_needs_yes_and_deletes_one_crawl)
+{
+    fx_redis_t *rs = fx_redis_start();
+    cr_assert_not_null(rs, "%s", fx_error());
+    redisContext *c = fx_redis_connect(rs);
+    cr_assert_not_null(c);
+    freeReplyObject(redisCommand(c, "SET crawler:{c1}:stats 1"));
+    freeReplyObject(redisCommand(c, "SET crawler:{c2}:stats 1"));
+    char *dir = fx_tmpdir();
+    char url[64];
+    snprintf(url, sizeof url, "%s", fx_redis_url(rs));
+    char *a1[] = {"reset", "--redis", url, "--crawl", "c1", NULL};
+    run_t r = crawler(dir, a1);
+    cr_assert_eq(r.status, 2, "reset without --yes must refuse");
+    run_free(&r);
+    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c1}:stats"), 1);
+    char *a2[] = {"reset", "--redis", url, "--crawl", "c1", "--yes", NULL};
+    r = crawler(dir, a2);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c1}:stats"), 0);
+    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c2}:stats"), 1);
+    char *a3[] = {"stats",   "--redis", url,       "--crawl", "c2",
+                  "--watch", "0.05",    "--count", "2",       NULL};
+    r = crawler(dir, a3);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "queued"), "%s", r.out);
+    run_free(&r);
+    redisFree(c);
+    fx_rmtree(dir);
+    free(dir);
+    fx_redis_stop(rs);
+}
