@@ -2,10 +2,20 @@
  * bloom.h -- a Bloom filter ("visited set") kept in Redis, shared by every
  * worker of a crawl on every machine.
  *
- * A filter is named; its geometry lives in the hash "<name>:meta" and its bits
- * in string keys "<name>:b:<i>" (blocks of at most 2^32 bits each).  Each item
- * is hashed once with XXH3-128; independent bits of that hash pick the block,
- * enhanced double hashing picks the k positions inside it.
+ * A filter is named; its geometry lives in the hash "<name>:meta" (fields m,
+ * k, blocks, block_bits, seed, hash = "xxh3-128", version, and for
+ * information capacity and fp_rate) and its bits in string keys
+ * "<name>:b:<i>", i = 0..blocks-1, all of block_bits bits (at most 2^32).
+ * Each item is hashed once with XXH3-128 (seeded); the top 32 bits of the
+ * high half pick the block, the low half and the low 32 bits of the high half
+ * drive enhanced double hashing for the k positions inside it (64-bit
+ * arithmetic: every position of the block is reachable).
+ *
+ * Test-and-add of one item is ONE Redis command,
+ *     BITFIELD <block key> SET u1 <o1> 1 ... SET u1 <ok> 1
+ * whose old values say whether the item was new (some old bit was 0), so of
+ * several concurrent adders of one item exactly one is told "new".  Batches
+ * are pipelined; read-only checks use BITFIELD_RO and write nothing.
  *
  * Handles are NOT thread-safe: one handle per thread, each on the thread's own
  * redisContext.  The handle borrows the redisContext; the caller keeps it open
@@ -24,57 +34,90 @@
 
 struct redisContext;
 
-#define BLOOM_MAX_K 32                      /* largest supported hash count */
-#define BLOOM_MAX_BLOCK_BITS (1ULL << 32)   /* one Redis string: 512 MiB */
-#define BLOOM_DEFAULT_CAPACITY 100000000ULL /* n: expected items */
-#define BLOOM_DEFAULT_FP_RATE 1e-4          /* p: target false-positive rate */
-#define BLOOM_DEFAULT_CACHE_BYTES (4u << 20) /* local "seen" cache: 4 MiB */
+#define BLOOM_MAX_K 32                         /* largest supported hash count */
+#define BLOOM_MAX_BLOCK_BITS (1ULL << 32)      /* one Redis string: 512 MiB */
+#define BLOOM_DEFAULT_CAPACITY 100000000ULL    /* n: expected items */
+#define BLOOM_DEFAULT_FP_RATE 1e-4             /* p: target false-positive rate */
+#define BLOOM_DEFAULT_CACHE_BYTES (4u << 20)   /* local "seen" cache: 4 MiB */
+#define BLOOM_DEFAULT_SEED 0x5EED5EEDC0FFEEULL /* hash seed when params give 0 */
 #define BLOOM_FORMAT_VERSION 1
+#define BLOOM_HASH_NAME "xxh3-128" /* the "hash" field of the meta hash */
+#define BLOOM_MAX_BLOCKS 65536u    /* block keys of one filter */
+#define BLOOM_MAX_NAME 512         /* bytes of a filter name */
+#define BLOOM_BATCH_ITEMS 4096u    /* items per pipelined round trip inside the batch calls */
+/* Filters of at least this many bytes get their block count chosen so that
+ * Redis' allocator (jemalloc: 4 size classes per power of two) wastes < 1%
+ * of m/8; a single 1.2 MB string would otherwise cost 1.31 MB. */
+#define BLOOM_FIT_MIN_BYTES (64u << 10)
 
 enum {
     BLOOM_OK = 0,
-    BLOOM_EINVAL = -1,    /* bad argument: n == 0, p outside (0,1), ... */
-    BLOOM_ENOMEM = -2,    /* out of memory */
-    BLOOM_EIO = -3,       /* Redis unreachable, connection lost mid-call */
-    BLOOM_EREPLY = -4,    /* Redis answered an error or an unexpected reply */
+    BLOOM_EINVAL = -1,     /* bad argument: n == 0, p outside (0,1), ... */
+    BLOOM_ENOMEM = -2,     /* out of memory */
+    BLOOM_EIO = -3,        /* Redis unreachable, connection lost mid-call */
+    BLOOM_EREPLY = -4,     /* Redis answered an error or an unexpected reply */
     BLOOM_EWRONGTYPE = -5, /* a key under the filter's name has the wrong type */
-    BLOOM_EMISMATCH = -6, /* stored geometry differs from the one asked for */
-    BLOOM_ECORRUPT = -7,  /* stored geometry is missing, foreign or corrupt */
-    BLOOM_ENOTFOUND = -8, /* no filter under that name and no params to create one */
+    BLOOM_EMISMATCH = -6,  /* stored geometry differs from the one asked for */
+    BLOOM_ECORRUPT = -7,   /* stored geometry is missing, foreign or corrupt */
+    BLOOM_ENOTFOUND = -8,  /* no filter under that name and no params to create one */
 };
 
 typedef struct bloom bloom_t;
 
 /* Parameters to create (or check against) a filter.  A zero field means
- * "not given": opening an existing filter with all zeros just uses it. */
+ * "not given": opening an existing filter with capacity and fp_rate both 0
+ * just uses it (and fails with BLOOM_ENOTFOUND if there is none).  When
+ * capacity or fp_rate is given, the missing one takes its default and the
+ * geometry they yield (bloom_geometry_for) is created, or compared with the
+ * stored one. */
 typedef struct bloom_params {
     uint64_t capacity;   /* n, expected items (0: not given) */
     double fp_rate;      /* p, target false-positive rate in (0,1) (0: not given) */
-    uint64_t block_bits; /* bits per block, <= BLOOM_MAX_BLOCK_BITS, multiple of 8
-                            (0: BLOOM_MAX_BLOCK_BITS) */
-    uint64_t seed;       /* hash seed stored with the geometry (0: default) */
-    size_t cache_bytes;  /* process-local cache of added hashes (0: default,
-                            SIZE_MAX: disabled); not stored in Redis */
+    uint64_t block_bits; /* largest bits per block, 8..BLOOM_MAX_BLOCK_BITS, multiple
+                            of 8 (0: BLOOM_MAX_BLOCK_BITS) */
+    uint64_t seed;       /* hash seed stored with the geometry (0: BLOOM_DEFAULT_SEED) */
+    size_t cache_bytes;  /* process-local cache of added hashes, bytes (0: default,
+                            SIZE_MAX: disabled); not stored in Redis; used even
+                            when capacity and fp_rate are 0 */
 } bloom_params_t;
 
-/* The geometry stored in Redis. */
+/* The geometry stored in Redis.  m == blocks * block_bits. */
 typedef struct bloom_geometry {
-    uint64_t m;          /* total bits */
-    uint32_t k;          /* hash functions */
-    uint32_t blocks;     /* number of block keys */
-    uint64_t block_bits; /* bits per block (the last block may be used partly) */
-    uint64_t seed;
-    uint32_t version;
+    uint64_t m;          /* total bits (Guava's m rounded up to whole blocks of
+                            whole bytes: at most 8 * blocks bits more) */
+    uint32_t k;          /* hash functions, 1..BLOOM_MAX_K */
+    uint32_t blocks;     /* number of block keys, 1..BLOOM_MAX_BLOCKS */
+    uint64_t block_bits; /* bits per block, a multiple of 8, <= BLOOM_MAX_BLOCK_BITS */
+    uint64_t seed;       /* XXH3-128 seed */
+    uint32_t version;    /* BLOOM_FORMAT_VERSION */
 } bloom_geometry_t;
 
-/* Sizing as Guava does it, in 64-bit arithmetic.  Returns BLOOM_EINVAL for
- * n == 0 or p outside (0,1).  Thread-safe. */
+/* Sizing as Guava does it, in 64-bit arithmetic:
+ * m = ceil(-n ln p / (ln 2)^2), k = max(1, round(m/n ln 2)), k capped at
+ * BLOOM_MAX_K (only for p < ~2^-32; the rate then ends a little above p).
+ * Returns BLOOM_EINVAL for n == 0, p outside (0,1) (or NaN), or an m beyond
+ * BLOOM_MAX_BLOCKS * BLOOM_MAX_BLOCK_BITS.  Thread-safe. */
 int bloom_size(uint64_t n, double p, uint64_t *m, uint32_t *k);
 
-/* Opens (creating if absent) the filter NAME on rc.  Creating allocates every
- * block at once.  On failure returns NULL and stores a BLOOM_E* code in *err
- * (if err is not NULL) and a message in errbuf (if given).  params may be NULL
- * (use an existing filter as it is).  name is copied. */
+/* The geometry bloom_open creates for params (defaults filled in as
+ * documented at bloom_params_t; capacity and fp_rate may not both be 0):
+ * bloom_size, then the fewest blocks of at most block_bits bits (for filters
+ * of BLOOM_FIT_MIN_BYTES or more: the fewest, from there, whose allocation in
+ * Redis wastes < 1%).  Pure and deterministic; thread-safe.  Returns 0 or
+ * BLOOM_EINVAL. */
+int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out);
+
+/* Opens (creating if absent) the filter NAME (1..BLOOM_MAX_NAME bytes) on rc.
+ * Creation is one Lua script, atomic against concurrent openers: it writes
+ * every block (SETBIT <last bit> 0, so all memory is allocated now) and then
+ * the meta hash.  An existing filter is checked: meta must be a hash with a
+ * known hash/version and sane numbers (else BLOOM_ECORRUPT), every block a
+ * string of the right length (BLOOM_EWRONGTYPE / BLOOM_ECORRUPT), and its
+ * geometry must equal the one params ask for, if any (else BLOOM_EMISMATCH,
+ * the message naming both).  Block keys without a meta hash: BLOOM_ECORRUPT.
+ * On failure returns NULL and stores a BLOOM_E* code in *err (if err is not
+ * NULL) and a message in errbuf (if given; always NUL-terminated).  params
+ * may be NULL (use an existing filter as it is).  name is copied. */
 bloom_t *bloom_open(struct redisContext *rc, const char *name, const bloom_params_t *params,
                     int *err, char *errbuf, size_t errlen);
 /* Frees the handle (not the Redis data, not rc).  Accepts NULL. */
@@ -82,21 +125,36 @@ void bloom_close(bloom_t *b);
 
 /* Geometry of an open filter; valid for the handle's lifetime. */
 const bloom_geometry_t *bloom_geometry(const bloom_t *b);
+/* The filter's name (the handle's copy). */
+const char *bloom_name(const bloom_t *b);
+/* Text of the last failure on this handle, more precise than
+ * bloom_strerror (e.g. Redis' own error, the key concerned); "" if none.
+ * Valid until the next call on the handle. */
+const char *bloom_errmsg(const bloom_t *b);
 
-/* Test-and-add N items in one pipelined round trip (fewer if the local cache
- * answers).  items[i] (len[i] bytes, or strlen if lens is NULL) should be a
- * normalized URL.  is_new[i] is set to 1 if item i was not in the filter
- * before this call (exactly one concurrent caller sees 1 for the same item),
- * else 0.  A duplicate inside one batch is reported new once. */
+/* Test-and-add N items in one pipelined round trip per BLOOM_BATCH_ITEMS
+ * items, minus those the local cache answers.  items[i] (lens[i] bytes, or
+ * strlen if lens is NULL) should be a normalized URL.  is_new[i] is set to 1
+ * if item i was not in the filter before this call (exactly one concurrent
+ * caller sees 1 for the same item), else 0.  A duplicate inside one batch is
+ * reported new once.  On failure (BLOOM_EIO: connection lost, the
+ * redisContext is then unusable, every later call fails with BLOOM_EIO too;
+ * BLOOM_EWRONGTYPE / BLOOM_EREPLY: a block key was replaced) is_new is
+ * undefined; each item is either fully added or not at all.  SIGPIPE from a
+ * dead connection is blocked and consumed for the calling thread only. */
 int bloom_add_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                    uint8_t *is_new);
-/* Read-only membership test of N items in one round trip; writes nothing. */
+/* Read-only membership test of N items (BITFIELD_RO), batched as above;
+ * writes nothing in Redis.  present[i] = 1 if item i is (probably) in the
+ * filter; never 0 for an added item.  Items found present are remembered in
+ * the local cache (bits are never cleared).  Errors as bloom_add_many. */
 int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                         uint8_t *present);
 
 /* Where an item lives: its block key index and k bit offsets inside that
- * block.  Lets another module (frontier/) fold the test-and-add into its own
- * atomic Redis script.  Pure; thread-safe. */
+ * block -- exactly the bits bloom_add_many sets, in the same order.  Lets
+ * another module (frontier/) fold the test-and-add into its own atomic Redis
+ * script.  Pure; safe to call from several threads on one handle. */
 typedef struct bloom_probe {
     uint32_t block;
     uint32_t k;
@@ -107,24 +165,35 @@ void bloom_probe(const bloom_t *b, const char *item, size_t len, bloom_probe_t *
  * length, or a negative code if buf is too small. */
 int bloom_block_key(const bloom_t *b, uint32_t block, char *buf, size_t buflen);
 /* 1 if the local cache already knows the item is in the filter (no Redis
- * access, never a false "yes" beyond the filter's own), else 0. */
+ * access), else 0.  The cache holds 64-bit fingerprints of items Redis
+ * confirmed, so a false "yes" beyond the filter's own needs a 64-bit
+ * collision (probability < entries / 2^64).  Counts a hit in cache_hits. */
 int bloom_cache_contains(bloom_t *b, const char *item, size_t len);
 /* Tells the local cache that these items are now in the filter (after an
- * external script added them).  Never fails; may evict. */
+ * external script added them; lens may be NULL: strlen).  Never fails; may
+ * evict older entries (8-way buckets, least recently noted goes). */
 void bloom_cache_note(bloom_t *b, const char *const *items, const size_t *lens, size_t n);
 
 typedef struct bloom_info {
     bloom_geometry_t geo;
-    uint64_t bits_set;     /* BITCOUNT over all blocks */
-    uint64_t redis_bytes;  /* MEMORY USAGE summed over the keys */
-    double fill;           /* bits_set / m */
-    double est_items;      /* -(m/k) ln(1 - X/m) */
-    double est_fp_rate;    /* (X/m)^k */
-    uint64_t cache_hits;   /* this handle's local cache hits */
+    uint64_t capacity;      /* n the filter was created for (0 if not recorded) */
+    double fp_rate;         /* p the filter was created for (0 if not recorded) */
+    uint64_t bits_set;      /* BITCOUNT over all blocks */
+    uint64_t redis_bytes;   /* MEMORY USAGE (SAMPLES 0) summed over meta and blocks */
+    double fill;            /* bits_set / m */
+    double est_items;       /* -(m/k) ln(1 - X/m) (infinity when every bit is set) */
+    double est_fp_rate;     /* (X/m)^k */
+    uint64_t cache_hits;    /* this handle's local cache hits */
+    uint64_t cache_entries; /* slots of this handle's local cache (0: disabled) */
 } bloom_info_t;
+/* Reads the counters above in one pipelined round trip.  Errors as
+ * bloom_add_many. */
 int bloom_info(bloom_t *b, bloom_info_t *out);
 
-/* Deletes the filter's keys. */
+/* Deletes the filter's keys (meta and every block it names) in one DEL.
+ * 0 also when there was no filter; BLOOM_EWRONGTYPE if "<name>:meta" is not
+ * a hash, BLOOM_ECORRUPT if its block count is unreadable (nothing deleted).
+ * Handles still open on the filter keep stale cache entries. */
 int bloom_destroy(struct redisContext *rc, const char *name);
 
 const char *bloom_strerror(int err);

@@ -1,0 +1,88 @@
+/*
+ * bloom_internal.h -- what the files of bloom/ share and nobody else sees:
+ * the handle's body, the item hash, the local cache, RESP building and the
+ * SIGPIPE guard around pipelined I/O.
+ */
+#ifndef BLOOM_INTERNAL_H
+#define BLOOM_INTERNAL_H
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom.h"
+
+#define BLOOM_CACHE_WAYS 8 /* fingerprints per bucket: one 64-byte cache line */
+
+/* The process-local cache: buckets of BLOOM_CACHE_WAYS 64-bit fingerprints
+ * (0 = empty), most recently noted first. */
+typedef struct bloom_cache {
+    uint64_t *slots; /* nbuckets * BLOOM_CACHE_WAYS, NULL when disabled */
+    size_t nbuckets; /* a power of two */
+    uint64_t hits;
+} bloom_cache_t;
+
+/* A growable output buffer of RESP commands. */
+typedef struct bloom_buf {
+    char *p;
+    size_t len, cap;
+    int oom; /* an append failed; the content is incomplete */
+} bloom_buf_t;
+
+struct bloom {
+    struct redisContext *rc; /* borrowed */
+    char *name;
+    size_t name_len;
+    bloom_geometry_t geo;
+    uint64_t capacity; /* informational, from meta */
+    double fp_rate;
+    bloom_cache_t cache;
+    bloom_buf_t out;   /* reused between batches */
+    uint32_t *pending; /* indices of the items sent in the current round trip */
+    uint64_t *fps;     /* their fingerprints */
+    char errmsg[512];
+};
+
+/* The one hash of an item. */
+typedef struct bloom_hash {
+    uint64_t lo, hi;
+} bloom_hash_t;
+
+bloom_hash_t bloom_hash_item(const bloom_t *b, const char *item, size_t len);
+/* Block and k positions from a hash (see bloom.h for the bit layout). */
+void bloom_probe_from_hash(const bloom_geometry_t *g, bloom_hash_t h, bloom_probe_t *out);
+/* The cache fingerprint of a hash; never 0. */
+uint64_t bloom_fingerprint(bloom_hash_t h);
+
+/* Cache: bytes == 0 means default, SIZE_MAX disabled.  Returns 0 or
+ * BLOOM_ENOMEM. */
+int bloom_cache_init(bloom_cache_t *c, size_t bytes);
+void bloom_cache_free(bloom_cache_t *c);
+int bloom_cache_has(bloom_cache_t *c, uint64_t fp);
+void bloom_cache_put(bloom_cache_t *c, uint64_t fp);
+
+/* RESP building: every append keeps the buffer consistent; failures set
+ * buf->oom. */
+void bloom_buf_bulk(bloom_buf_t *buf, const char *s, size_t len);
+void bloom_buf_array(bloom_buf_t *buf, size_t n);
+void bloom_buf_u64(bloom_buf_t *buf, uint64_t v); /* as a bulk string */
+/* Appends the block key "<name>:b:<i>" as a bulk string. */
+void bloom_buf_block_key(bloom_buf_t *buf, const bloom_t *b, uint32_t block);
+void bloom_buf_free(bloom_buf_t *buf);
+
+/* Blocks SIGPIPE for this thread around socket I/O and consumes one that the
+ * I/O raised, so a dead Redis gives an error, not a killed process. */
+typedef struct bloom_sigpipe {
+    sigset_t old;
+    int was_pending;
+} bloom_sigpipe_t;
+void bloom_sigpipe_block(bloom_sigpipe_t *g);
+void bloom_sigpipe_restore(bloom_sigpipe_t *g);
+
+/* Records a message in b->errmsg; returns code. */
+int bloom_fail(bloom_t *b, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Maps an I/O failure of rc to BLOOM_EIO with hiredis' message. */
+int bloom_fail_io(bloom_t *b);
+
+#endif

@@ -1,0 +1,805 @@
+/*
+ * test_bloom.c -- the Redis-backed Bloom filter (bloom/) and `crawler bloom`,
+ * against a real redis-server started per test.
+ *
+ * Statistics of the false-positive tests: a filter sized for n items at
+ * rate p gets exactly n items, then 10^6 items that were never added are
+ * checked.  Given the filter, each check is an independent Bernoulli(f)
+ * trial (f = (set bits / m)^k, about p); the count of false positives has
+ * mean 10^6 f and standard deviation sqrt(10^6 f): 100 (1%) for p = 10^-2,
+ * 32 (3.2%) for p = 10^-3.  The fill itself varies by about 0.1% (k times
+ * that in f).  +-20% is therefore more than 6 standard deviations: the test
+ * cannot fail by bad luck, and with fixed seeds and inputs it is
+ * deterministic anyway -- it fails only if the hashing is biased (e.g. the
+ * unreachable-position bug) or the sizing is wrong.
+ */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bloom.h"
+#include "fixtures.h"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* n strings made from fmt (with one %zu) for i in [from, from + n). */
+typedef struct urls {
+    char **v;
+    size_t *len;
+    size_t n;
+    char *mem;
+} urls_t;
+
+static urls_t make_urls(const char *fmt, size_t from, size_t n)
+{
+    urls_t u = {.n = n};
+    size_t stride = strlen(fmt) + 24;
+    u.v = malloc(n * sizeof *u.v);
+    u.len = malloc(n * sizeof *u.len);
+    u.mem = malloc(n * stride);
+    cr_assert(u.v && u.len && u.mem, "out of memory for %zu URLs", n);
+    for (size_t i = 0; i < n; i++) {
+        u.v[i] = u.mem + i * stride;
+        u.len[i] = (size_t)snprintf(u.v[i], stride, fmt, from + i);
+    }
+    return u;
+}
+
+static void free_urls(urls_t *u)
+{
+    free(u->v);
+    free(u->len);
+    free(u->mem);
+}
+
+static fx_redis_t *start_redis(redisContext **c)
+{
+    signal(SIGPIPE, SIG_IGN); /* fixtures' own hiredis calls; bloom guards itself */
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    *c = fx_redis_connect(r);
+    cr_assert_not_null(*c, "cannot connect to redis-server: %s", fx_error());
+    return r;
+}
+
+static bloom_t *open_ok(redisContext *c, const char *name, const bloom_params_t *p)
+{
+    int err = 0;
+    char msg[512];
+    bloom_t *b = bloom_open(c, name, p, &err, msg, sizeof msg);
+    cr_assert_not_null(b, "bloom_open('%s'): %s (%s)", name, bloom_strerror(err), msg);
+    return b;
+}
+
+static int open_fails(redisContext *c, const char *name, const bloom_params_t *p, char *msg,
+                      size_t msglen)
+{
+    int err = 0;
+    bloom_t *b = bloom_open(c, name, p, &err, msg, msglen);
+    cr_assert_null(b, "bloom_open('%s') should have failed", name);
+    return err;
+}
+
+static long long redis_int(redisContext *c, const char *cmd)
+{
+    redisReply *r = redisCommand(c, cmd);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "%s: no integer reply", cmd);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+static void redis_ok(redisContext *c, const char *cmd)
+{
+    redisReply *r = redisCommand(c, cmd);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "%s failed: %s", cmd, r ? r->str : c->errstr);
+    freeReplyObject(r);
+}
+
+/* Adds all of u in batches; returns how many were new. */
+static size_t add_all(bloom_t *b, const urls_t *u, size_t batch)
+{
+    uint8_t *res = malloc(batch);
+    size_t fresh = 0;
+    for (size_t i = 0; i < u->n; i += batch) {
+        size_t cnt = u->n - i < batch ? u->n - i : batch;
+        int rc = bloom_add_many(b, (const char *const *)u->v + i, u->len + i, cnt, res);
+        cr_assert_eq(rc, 0, "bloom_add_many: %s (%s)", bloom_strerror(rc), bloom_errmsg(b));
+        for (size_t j = 0; j < cnt; j++)
+            fresh += res[j];
+    }
+    free(res);
+    return fresh;
+}
+
+/* Checks all of u; returns how many were present. */
+static size_t count_present(bloom_t *b, const urls_t *u, size_t batch)
+{
+    uint8_t *res = malloc(batch);
+    size_t hits = 0;
+    for (size_t i = 0; i < u->n; i += batch) {
+        size_t cnt = u->n - i < batch ? u->n - i : batch;
+        int rc = bloom_contains_many(b, (const char *const *)u->v + i, u->len + i, cnt, res);
+        cr_assert_eq(rc, 0, "bloom_contains_many: %s (%s)", bloom_strerror(rc), bloom_errmsg(b));
+        for (size_t j = 0; j < cnt; j++)
+            hits += res[j];
+    }
+    free(res);
+    return hits;
+}
+
+/* ---- sizing and geometry (pure) ------------------------------------------- */
+
+Test(bloom, sizing_matches_guava_formulas)
+{
+    static const struct {
+        uint64_t n;
+        double p;
+        uint64_t m;
+        uint32_t k;
+    } cases[] = {
+        {1, 0.5, 2, 1},
+        {1000, 0.01, 9586, 7},
+        {1000000, 0.01, 9585059, 7},
+        {1000000, 0.001, 14377588, 10},
+        {100000000, 1e-4, 1917011676, 13},
+        {1000000000, 1e-6, 28755175133ULL, 20}, /* m > 2^32: 64-bit arithmetic */
+        {123457, 0.03, 901044, 5},
+        {10, 1e-15, 719, BLOOM_MAX_K}, /* k capped */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t m = 0;
+        uint32_t k = 0;
+        int rc = bloom_size(cases[i].n, cases[i].p, &m, &k);
+        cr_assert_eq(rc, 0, "bloom_size(%llu, %g) failed", (unsigned long long)cases[i].n,
+                     cases[i].p);
+        cr_expect_eq(m, cases[i].m, "bloom_size(%llu, %g): m = %llu, expected %llu",
+                     (unsigned long long)cases[i].n, cases[i].p, (unsigned long long)m,
+                     (unsigned long long)cases[i].m);
+        cr_expect_eq(k, cases[i].k, "bloom_size(%llu, %g): k = %u, expected %u",
+                     (unsigned long long)cases[i].n, cases[i].p, k, cases[i].k);
+    }
+}
+
+Test(bloom, sizing_rejects_zero_items_and_rates_outside_0_1)
+{
+    static const struct {
+        uint64_t n;
+        double p;
+    } bad[] = {{0, 0.01},  {100, 0.0}, {100, 1.0},      {100, -0.1},
+               {100, 1.5}, {100, NAN}, {100, INFINITY}, {UINT64_MAX, 1e-9}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t m;
+        uint32_t k;
+        cr_expect_eq(bloom_size(bad[i].n, bad[i].p, &m, &k), BLOOM_EINVAL,
+                     "bloom_size(%llu, %g) should be BLOOM_EINVAL", (unsigned long long)bad[i].n,
+                     bad[i].p);
+    }
+}
+
+Test(bloom, geometry_uses_whole_blocks_within_the_block_size)
+{
+    static const struct {
+        uint64_t n;
+        double p;
+        uint64_t block_bits;
+    } cases[] = {
+        {1000, 0.01, 0},          {1000, 0.01, 64},      {100000, 0.01, 0},
+        {1000000, 0.001, 0},      {1000000, 0.01, 8192}, {1000000000, 1e-6, 0},
+        {5000000000ULL, 1e-3, 0}, {123457, 0.03, 1000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bloom_params_t p = {
+            .capacity = cases[i].n, .fp_rate = cases[i].p, .block_bits = cases[i].block_bits};
+        bloom_geometry_t g;
+        uint64_t m;
+        uint32_t k;
+        cr_assert_eq(bloom_geometry_for(&p, &g), 0, "geometry_for(n=%llu)",
+                     (unsigned long long)p.capacity);
+        cr_assert_eq(bloom_size(p.capacity, p.fp_rate, &m, &k), 0);
+        uint64_t max_bb = p.block_bits ? p.block_bits : BLOOM_MAX_BLOCK_BITS;
+        cr_expect_eq(g.k, k, "n=%llu: k", (unsigned long long)p.capacity);
+        cr_expect_eq(g.m, (uint64_t)g.blocks * g.block_bits, "n=%llu: m != blocks * block_bits",
+                     (unsigned long long)p.capacity);
+        cr_expect(g.block_bits <= max_bb && g.block_bits % 8 == 0, "n=%llu: block_bits %llu",
+                  (unsigned long long)p.capacity, (unsigned long long)g.block_bits);
+        cr_expect(g.m >= m && g.m < m + 8 * (uint64_t)g.blocks, "n=%llu: m %llu vs Guava's %llu",
+                  (unsigned long long)p.capacity, (unsigned long long)g.m, (unsigned long long)m);
+        cr_expect_eq(g.seed, BLOOM_DEFAULT_SEED);
+    }
+    bloom_params_t bad = {.capacity = 1000, .fp_rate = 0.01, .block_bits = 12};
+    bloom_geometry_t g;
+    cr_expect_eq(bloom_geometry_for(&bad, &g), BLOOM_EINVAL, "block_bits 12 is not whole bytes");
+    bloom_params_t none = {0};
+    cr_expect_eq(bloom_geometry_for(&none, &g), BLOOM_EINVAL, "no capacity nor rate");
+}
+
+/* ---- probe positions -------------------------------------------------------- */
+
+Test(bloom, probe_gives_exactly_the_bits_add_sets)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {
+        .capacity = 1000, .fp_rate = 1e-3, .block_bits = 512, .cache_bytes = SIZE_MAX};
+    const char *items[] = {"https://example.com/", "https://example.com/a?b=c",
+                           "http://xn--bcher-kva.example/"};
+    for (size_t t = 0; t < 3; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "probe%zu", t);
+        bloom_t *b = open_ok(c, name, &p);
+        bloom_probe_t pr;
+        bloom_probe(b, items[t], strlen(items[t]), &pr);
+        cr_assert_eq(pr.k, bloom_geometry(b)->k);
+        cr_assert_lt(pr.block, bloom_geometry(b)->blocks);
+        uint8_t fresh = 0;
+        cr_assert_eq(bloom_add_many(b, &items[t], NULL, 1, &fresh), 0);
+        cr_assert_eq(fresh, 1, "first add of %s must be new", items[t]);
+        char key[128];
+        cr_assert_gt(bloom_block_key(b, pr.block, key, sizeof key), 0);
+        size_t distinct = 0;
+        for (uint32_t i = 0; i < pr.k; i++) {
+            char cmd[256];
+            snprintf(cmd, sizeof cmd, "GETBIT %s %llu", key, (unsigned long long)pr.bit[i]);
+            cr_expect_eq(redis_int(c, cmd), 1, "%s: bit %llu of %s not set", items[t],
+                         (unsigned long long)pr.bit[i], key);
+            int dup = 0;
+            for (uint32_t j = 0; j < i; j++)
+                dup |= pr.bit[j] == pr.bit[i];
+            distinct += !dup;
+        }
+        long long total = 0;
+        for (uint32_t blk = 0; blk < bloom_geometry(b)->blocks; blk++) {
+            char cmd[256];
+            bloom_block_key(b, blk, key, sizeof key);
+            snprintf(cmd, sizeof cmd, "BITCOUNT %s", key);
+            total += redis_int(c, cmd);
+        }
+        cr_expect_eq(total, (long long)distinct, "%s: add set %lld bits, probe names %zu", items[t],
+                     total, distinct);
+        bloom_close(b);
+    }
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, every_position_of_every_block_is_reachable)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    /* 480 bits -> 8 blocks of 64 bits, k = 3 */
+    bloom_params_t p = {.capacity = 100, .fp_rate = 0.1, .block_bits = 64};
+    bloom_t *b = open_ok(c, "reach", &p);
+    const bloom_geometry_t *g = bloom_geometry(b);
+    cr_assert_eq(g->blocks, 8);
+    cr_assert_eq(g->block_bits, 64);
+    uint8_t seen[8][64] = {{0}};
+    char item[64];
+    for (unsigned i = 0; i < 20000; i++) {
+        int n = snprintf(item, sizeof item, "https://reach.example/%u", i);
+        bloom_probe_t pr;
+        bloom_probe(b, item, (size_t)n, &pr);
+        cr_assert_lt(pr.block, 8);
+        for (uint32_t j = 0; j < pr.k; j++) {
+            cr_assert_lt(pr.bit[j], 64);
+            seen[pr.block][pr.bit[j]] = 1;
+        }
+    }
+    for (int blk = 0; blk < 8; blk++)
+        for (int bit = 0; bit < 64; bit++)
+            cr_expect(seen[blk][bit], "block %d bit %d never chosen", blk, bit);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* ---- correctness at scale ----------------------------------------------------- */
+
+Test(bloom, no_false_negatives_over_a_million_items, .timeout = 600)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 1000000, .fp_rate = 0.01, .cache_bytes = SIZE_MAX};
+    bloom_t *b = open_ok(c, "fn", &p);
+    urls_t u = make_urls("https://www.site-%zu.example/some/path/page.html?id=42", 0, 1000000);
+    size_t fresh = add_all(b, &u, 5000);
+    cr_expect_gt(fresh, 990000, "only %zu of 10^6 distinct items were new", fresh);
+    size_t present = count_present(b, &u, 5000);
+    cr_expect_eq(present, u.n, "%zu of %zu added items are missing", u.n - present, u.n);
+    cr_expect_eq(add_all(b, &u, 5000), 0, "re-adding must report every item seen");
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+static void check_fp_rate(double rate)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 100000, .fp_rate = rate, .cache_bytes = SIZE_MAX};
+    bloom_t *b = open_ok(c, "fp", &p);
+    urls_t in = make_urls("https://in.example/item/%zu", 0, 100000);
+    add_all(b, &in, 5000);
+    urls_t out = make_urls("https://out.example/item/%zu", 0, 1000000);
+    size_t fp = count_present(b, &out, 5000);
+    double measured = (double)fp / (double)out.n;
+    cr_expect(measured >= 0.8 * rate && measured <= 1.2 * rate,
+              "p = %g: measured false-positive rate %g (%zu of %zu) outside +-20%%", rate, measured,
+              fp, out.n);
+    free_urls(&in);
+    free_urls(&out);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, false_positive_rate_is_within_20_percent_of_1e_2, .timeout = 600)
+{
+    check_fp_rate(1e-2);
+}
+
+Test(bloom, false_positive_rate_is_within_20_percent_of_1e_3, .timeout = 600)
+{
+    check_fp_rate(1e-3);
+}
+
+Test(bloom, many_block_filter_behaves_like_a_one_block_one, .timeout = 600)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t one = {.capacity = 50000, .fp_rate = 0.01, .cache_bytes = SIZE_MAX};
+    bloom_params_t many = one;
+    many.block_bits = 8192;
+    bloom_t *b1 = open_ok(c, "one", &one);
+    bloom_t *bm = open_ok(c, "many", &many);
+    cr_assert_eq(bloom_geometry(b1)->blocks, 1);
+    cr_assert_geq(bloom_geometry(bm)->blocks, 50);
+    cr_assert_eq(bloom_geometry(b1)->k, bloom_geometry(bm)->k);
+    /* same answers to adds with duplicates inside and across batches */
+    urls_t u = make_urls("https://dup.example/%zu", 0, 50000);
+    for (size_t i = 7; i < u.n; i += 7) { /* every 7th item repeats its predecessor */
+        memcpy(u.v[i], u.v[i - 1], u.len[i - 1] + 1);
+        u.len[i] = u.len[i - 1];
+    }
+    size_t f1 = add_all(b1, &u, 1000), fm = add_all(bm, &u, 1000);
+    size_t distinct = u.n - (u.n - 1) / 7;
+    cr_expect(f1 <= distinct && f1 >= distinct - distinct / 50, "one block: %zu new of %zu", f1,
+              distinct);
+    cr_expect(fm <= distinct && fm >= distinct - distinct / 50, "many blocks: %zu new of %zu", fm,
+              distinct);
+    cr_expect_eq(count_present(b1, &u, 1000), u.n);
+    cr_expect_eq(count_present(bm, &u, 1000), u.n);
+    /* false-positive rate: both as theory says for `distinct` items */
+    const bloom_geometry_t *g = bloom_geometry(b1);
+    double want = pow(1 - exp(-(double)g->k * (double)distinct / (double)g->m), g->k);
+    urls_t out = make_urls("https://absent.example/%zu", 0, 500000);
+    double r1 = (double)count_present(b1, &out, 5000) / (double)out.n;
+    double rm = (double)count_present(bm, &out, 5000) / (double)out.n;
+    cr_expect(r1 >= 0.8 * want && r1 <= 1.2 * want,
+              "one block: false-positive rate %g, "
+              "theory %g",
+              r1, want);
+    cr_expect(rm >= 0.8 * want && rm <= 1.2 * want,
+              "many blocks: false-positive rate %g, "
+              "theory %g",
+              rm, want);
+    free_urls(&u);
+    free_urls(&out);
+    bloom_close(b1);
+    bloom_close(bm);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* ---- concurrency ----------------------------------------------------------------- */
+
+typedef struct adder {
+    fx_redis_t *redis;
+    const urls_t *urls;
+    size_t fresh;
+    int rc;
+    char msg[512];
+} adder_t;
+
+static void *adder_main(void *arg)
+{
+    adder_t *a = arg;
+    redisContext *c = fx_redis_connect(a->redis);
+    if (!c) {
+        a->rc = BLOOM_EIO;
+        snprintf(a->msg, sizeof a->msg, "%s", fx_error());
+        return NULL;
+    }
+    bloom_params_t p = {.capacity = 1000000, .fp_rate = 1e-7};
+    bloom_t *b = bloom_open(c, "race", &p, &a->rc, a->msg, sizeof a->msg);
+    uint8_t res[1000];
+    for (size_t i = 0; b && i < a->urls->n; i += 1000) {
+        size_t cnt = a->urls->n - i < 1000 ? a->urls->n - i : 1000;
+        a->rc = bloom_add_many(b, (const char *const *)a->urls->v + i, a->urls->len + i, cnt, res);
+        if (a->rc < 0) {
+            snprintf(a->msg, sizeof a->msg, "%s", bloom_errmsg(b));
+            break;
+        }
+        for (size_t j = 0; j < cnt; j++)
+            a->fresh += res[j];
+    }
+    bloom_close(b);
+    redisFree(c);
+    return NULL;
+}
+
+Test(bloom, concurrent_adds_report_new_once, .timeout = 600)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    urls_t u = make_urls("https://race.example/page/%zu", 0, 100000);
+    adder_t a[8];
+    pthread_t th[8];
+    for (int i = 0; i < 8; i++) {
+        a[i] = (adder_t){.redis = r, .urls = &u};
+        cr_assert_eq(pthread_create(&th[i], NULL, adder_main, &a[i]), 0);
+    }
+    size_t total = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        cr_expect_eq(a[i].rc, 0, "thread %d: %s (%s)", i, bloom_strerror(a[i].rc), a[i].msg);
+        total += a[i].fresh;
+    }
+    cr_expect_eq(total, 100000, "8 threads adding the same 10^5 URLs got %zu \"new\"", total);
+    free_urls(&u);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* ---- opening: reuse, mismatch and bad states --------------------------------------- */
+
+Test(bloom, later_openers_use_the_stored_geometry)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 20000, .fp_rate = 1e-3, .block_bits = 4096, .seed = 7};
+    bloom_t *b = open_ok(c, "geo", &p);
+    bloom_geometry_t g = *bloom_geometry(b);
+    const char *item = "https://example.org/x";
+    uint8_t fresh;
+    cr_assert_eq(bloom_add_many(b, &item, NULL, 1, &fresh), 0);
+    cr_assert_eq(fresh, 1);
+    bloom_t *again = open_ok(c, "geo", NULL);
+    const bloom_geometry_t *g2 = bloom_geometry(again);
+    cr_expect(g2->m == g.m && g2->k == g.k && g2->blocks == g.blocks &&
+                  g2->block_bits == g.block_bits && g2->seed == 7 && g2->version == 1,
+              "reopened geometry differs");
+    bloom_t *same = open_ok(c, "geo", &p); /* same parameters: fine */
+    bloom_params_t cache_only = {.cache_bytes = 1 << 16};
+    bloom_t *third = open_ok(c, "geo", &cache_only);
+    cr_assert_eq(bloom_contains_many(third, &item, NULL, 1, &fresh), 0);
+    cr_expect_eq(fresh, 1, "an item added through one handle is present through another");
+    cr_assert_eq(bloom_add_many(same, &item, NULL, 1, &fresh), 0);
+    cr_expect_eq(fresh, 0);
+    bloom_close(b);
+    bloom_close(again);
+    bloom_close(same);
+    bloom_close(third);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, absent_filter_without_parameters_is_not_found)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    char msg[512];
+    cr_expect_eq(open_fails(c, "nothing", NULL, msg, sizeof msg), BLOOM_ENOTFOUND);
+    cr_expect(strstr(msg, "nothing"), "message should name the filter: %s", msg);
+    cr_expect_eq(redis_int(c, "DBSIZE"), 0, "a failed open must not create keys");
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, geometry_mismatch_names_both_geometries)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 10000, .fp_rate = 0.01};
+    bloom_close(open_ok(c, "mm", &p));
+    bloom_params_t q = {.capacity = 20000, .fp_rate = 0.01};
+    char msg[512];
+    cr_expect_eq(open_fails(c, "mm", &q, msg, sizeof msg), BLOOM_EMISMATCH);
+    cr_expect(strstr(msg, "m=95856") && strstr(msg, "m=191704"),
+              "message should give both geometries: %s", msg);
+    bloom_params_t s = {.capacity = 10000, .fp_rate = 0.01, .seed = 99};
+    cr_expect_eq(open_fails(c, "mm", &s, msg, sizeof msg), BLOOM_EMISMATCH, "other seed");
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, wrong_key_type_is_reported)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    char msg[512];
+    bloom_params_t p = {.capacity = 1000, .fp_rate = 0.01};
+    redis_ok(c, "SET str:meta hello");
+    cr_expect_eq(open_fails(c, "str", &p, msg, sizeof msg), BLOOM_EWRONGTYPE, "%s", msg);
+    cr_expect_eq(open_fails(c, "str", NULL, msg, sizeof msg), BLOOM_EWRONGTYPE, "%s", msg);
+    cr_expect_eq(bloom_destroy(c, "str"), BLOOM_EWRONGTYPE);
+    /* a block replaced by a list: opening and adding both say so */
+    bloom_t *b = open_ok(c, "blk", &p);
+    redis_ok(c, "DEL blk:b:0");
+    redis_ok(c, "RPUSH blk:b:0 x");
+    cr_expect_eq(open_fails(c, "blk", NULL, msg, sizeof msg), BLOOM_EWRONGTYPE, "%s", msg);
+    const char *items[] = {"https://a.example/", "https://b.example/"};
+    uint8_t res[2];
+    cr_expect_eq(bloom_add_many(b, items, NULL, 2, res), BLOOM_EWRONGTYPE);
+    cr_expect_eq(bloom_contains_many(b, items, NULL, 2, res), BLOOM_EWRONGTYPE);
+    /* the connection stayed in step: it still answers correctly */
+    cr_expect_eq(redis_int(c, "EXISTS blk:meta"), 1);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, corrupt_or_foreign_metadata_is_reported)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    static const char *const metas[] = {
+        "HSET f1:meta m 1000 k 7 blocks 1 block_bits 1000 seed 1 hash murmur3 version 1",
+        "HSET f2:meta m 1000 k 7 blocks 1 block_bits 1000 seed 1 hash xxh3-128 version 2",
+        "HSET f3:meta m 1000 k 7 blocks 1 block_bits 1000 hash xxh3-128 version 1",
+        "HSET f4:meta m 1000 k seven blocks 1 block_bits 1000 seed 1 hash xxh3-128 version 1",
+        "HSET f5:meta m 2000 k 7 blocks 1 block_bits 1000 seed 1 hash xxh3-128 version 1",
+        "HSET f6:meta m 1000 k 0 blocks 1 block_bits 1000 seed 1 hash xxh3-128 version 1",
+        "HSET f7:meta m 1000 k 7 blocks 1 block_bits 1000 seed 1 hash xxh3-128 version 1",
+        "HSET f8:meta owner someone-else",
+    };
+    char msg[512], name[8];
+    for (size_t i = 0; i < sizeof metas / sizeof metas[0]; i++) {
+        redis_ok(c, metas[i]);
+        snprintf(name, sizeof name, "f%zu", i + 1);
+        /* f7 is well-formed but its block key is missing */
+        cr_expect_eq(open_fails(c, name, NULL, msg, sizeof msg), BLOOM_ECORRUPT, "%s: %s", metas[i],
+                     msg);
+    }
+    redis_ok(c, "SETBIT f7:b:0 7 0"); /* one byte, not 125 */
+    cr_expect_eq(open_fails(c, "f7", NULL, msg, sizeof msg), BLOOM_ECORRUPT, "short block: %s",
+                 msg);
+    redis_ok(c, "SETBIT f7:b:0 999 0");
+    bloom_close(open_ok(c, "f7", NULL));
+    /* blocks left over without meta are not silently reused */
+    redis_ok(c, "SETBIT orphan:b:0 5 1");
+    bloom_params_t p = {.capacity = 1000, .fp_rate = 0.01};
+    cr_expect_eq(open_fails(c, "orphan", &p, msg, sizeof msg), BLOOM_ECORRUPT, "%s", msg);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, bad_parameters_are_rejected_before_touching_redis)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    static const bloom_params_t bad[] = {
+        {.capacity = 1000, .fp_rate = 1.0},
+        {.capacity = 1000, .fp_rate = -0.5},
+        {.capacity = 1000, .fp_rate = 2.0},
+        {.capacity = 1000, .fp_rate = NAN},
+        {.capacity = 1000, .fp_rate = 0.01, .block_bits = 100},
+        {.capacity = 1000, .fp_rate = 0.01, .block_bits = (1ULL << 32) + 8},
+        {.capacity = 1ULL << 40, .fp_rate = 0.01, .block_bits = 8},
+    };
+    char msg[512];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_eq(open_fails(c, "bad", &bad[i], msg, sizeof msg), BLOOM_EINVAL, "params %zu: %s",
+                     i, msg);
+    cr_expect_eq(open_fails(c, "", NULL, msg, sizeof msg), BLOOM_EINVAL, "empty name");
+    cr_expect_eq(redis_int(c, "DBSIZE"), 0);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, redis_down_gives_eio_not_a_crash)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    signal(SIGPIPE, SIG_DFL); /* the library must not need the caller to ignore it */
+    bloom_params_t p = {.capacity = 100000, .fp_rate = 0.01, .cache_bytes = SIZE_MAX};
+    bloom_t *b = open_ok(c, "down", &p);
+    urls_t u = make_urls("https://down.example/%zu", 0, 20000);
+    cr_assert_eq(add_all(b, &u, 1000), 20000, "before the stop");
+    fx_redis_stop(r);
+    uint8_t *res = malloc(u.n);
+    int rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
+    cr_expect_eq(rc, BLOOM_EIO, "add after stop: %s", bloom_strerror(rc));
+    cr_expect(strlen(bloom_errmsg(b)) > 0, "a message says what happened");
+    rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
+    cr_expect_eq(rc, BLOOM_EIO, "the connection stays failed");
+    cr_expect_eq(bloom_contains_many(b, (const char *const *)u.v, u.len, 10, res), BLOOM_EIO);
+    bloom_info_t info;
+    cr_expect_eq(bloom_info(b, &info), BLOOM_EIO);
+    int err = 0;
+    cr_expect_null(bloom_open(c, "down", NULL, &err, NULL, 0));
+    cr_expect_eq(err, BLOOM_EIO);
+    cr_expect_eq(bloom_destroy(c, "down"), BLOOM_EIO);
+    free(res);
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(c);
+}
+
+Test(bloom, redis_lost_mid_batch_gives_eio)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    signal(SIGPIPE, SIG_DFL);
+    bloom_params_t p = {.capacity = 100000, .fp_rate = 0.01, .cache_bytes = SIZE_MAX};
+    bloom_t *b = open_ok(c, "lost", &p);
+    /* the server drops this client while the batch is in flight */
+    redisContext *killer = fx_redis_connect(r);
+    cr_assert_not_null(killer);
+    redis_ok(killer, "CLIENT SETNAME killer");
+    redisReply *id = redisCommand(c, "CLIENT ID");
+    cr_assert(id && id->type == REDIS_REPLY_INTEGER);
+    long long myid = id->integer;
+    freeReplyObject(id);
+    urls_t u = make_urls("https://lost.example/%zu", 0, 200000);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "CLIENT KILL ID %lld", myid);
+    redisAppendCommand(killer, cmd); /* sent now, answered whenever */
+    int done = 0;
+    redisBufferWrite(killer, &done);
+    uint8_t *res = malloc(u.n);
+    int rc = 0;
+    for (int i = 0; i < 50 && rc == 0; i++)
+        rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
+    cr_expect_eq(rc, BLOOM_EIO, "add while killed: %s", bloom_strerror(rc));
+    free(res);
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(killer);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* ---- the local cache ------------------------------------------------------------- */
+
+Test(bloom, cache_answers_seen_without_a_round_trip)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 10000, .fp_rate = 0.01, .cache_bytes = 1 << 16};
+    bloom_t *b = open_ok(c, "cache", &p);
+    urls_t u = make_urls("https://menu.example/nav/%zu", 0, 200);
+    cr_assert_eq(add_all(b, &u, 200), 200);
+    cr_expect(bloom_cache_contains(b, u.v[5], u.len[5]));
+    cr_expect_not(bloom_cache_contains(b, "https://other.example/", 22));
+    fx_redis_stop(r); /* from here on any round trip would fail */
+    uint8_t res[200];
+    int rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
+    cr_expect_eq(rc, 0, "cached items need no Redis: %s", bloom_strerror(rc));
+    for (size_t i = 0; i < u.n; i++)
+        cr_expect_eq(res[i], 0, "%s must be seen", u.v[i]);
+    rc = bloom_contains_many(b, (const char *const *)u.v, u.len, u.n, res);
+    cr_expect_eq(rc, 0);
+    for (size_t i = 0; i < u.n; i++)
+        cr_expect_eq(res[i], 1, "%s must be present", u.v[i]);
+    /* something new still needs Redis, which is gone: a clear error */
+    const char *fresh = "https://new.example/";
+    cr_expect_eq(bloom_add_many(b, &fresh, NULL, 1, res), BLOOM_EIO);
+    /* noted items (added by someone else's script) are answered too */
+    bloom_cache_note(b, &fresh, NULL, 1);
+    cr_expect(bloom_cache_contains(b, fresh, strlen(fresh)));
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(c);
+}
+
+Test(bloom, cache_keeps_fixed_memory_and_evicts)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 100000, .fp_rate = 0.01, .cache_bytes = 4096};
+    bloom_t *b = open_ok(c, "small", &p);
+    urls_t u = make_urls("https://evict.example/%zu", 0, 10000);
+    add_all(b, &u, 1000);
+    size_t cached = 0;
+    for (size_t i = 0; i < u.n; i++)
+        cached += (size_t)bloom_cache_contains(b, u.v[i], u.len[i]);
+    bloom_info_t info;
+    cr_assert_eq(bloom_info(b, &info), 0);
+    cr_expect_eq(info.cache_entries, 512, "4096 bytes hold 512 fingerprints");
+    cr_expect(cached > 0 && cached <= 512, "%zu cached", cached);
+    /* evicted ones are still seen: they go to Redis */
+    cr_expect_eq(add_all(b, &u, 1000), 0);
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+static long long changes_since_save(redisContext *c)
+{
+    redisReply *rep = redisCommand(c, "INFO persistence");
+    cr_assert(rep && rep->type == REDIS_REPLY_STRING);
+    const char *s = strstr(rep->str, "rdb_changes_since_last_save:");
+    cr_assert_not_null(s);
+    long long v = strtoll(s + strlen("rdb_changes_since_last_save:"), NULL, 10);
+    freeReplyObject(rep);
+    return v;
+}
+
+Test(bloom, contains_writes_nothing_and_duplicates_in_a_batch_are_new_once)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 10000, .fp_rate = 0.01, .cache_bytes = SIZE_MAX};
+    bloom_t *b = open_ok(c, "ro", &p);
+    urls_t u = make_urls("https://ro.example/%zu", 0, 3000);
+    long long before = changes_since_save(c);
+    cr_expect_eq(count_present(b, &u, 1000), 0);
+    cr_expect_eq(changes_since_save(c), before, "contains_many wrote to Redis");
+    const char *dup[] = {"https://d.example/", "https://e.example/", "https://d.example/",
+                         "https://d.example/"};
+    uint8_t res[4];
+    cr_assert_eq(bloom_add_many(b, dup, NULL, 4, res), 0);
+    cr_expect(res[0] == 1 && res[1] == 1 && res[2] == 0 && res[3] == 0, "new once: %d %d %d %d",
+              res[0], res[1], res[2], res[3]);
+    cr_expect_eq(bloom_add_many(b, dup, NULL, 0, res), 0, "an empty batch is fine");
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* ---- info and destroy --------------------------------------------------------------- */
+
+Test(bloom, info_reports_fill_estimates_and_memory)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 1000000, .fp_rate = 0.01};
+    bloom_t *b = open_ok(c, "info", &p);
+    urls_t u = make_urls("https://info.example/%zu", 0, 50000);
+    add_all(b, &u, 5000);
+    add_all(b, &u, 5000); /* all from the cache */
+    bloom_info_t in;
+    cr_assert_eq(bloom_info(b, &in), 0, "%s", bloom_errmsg(b));
+    const bloom_geometry_t *g = bloom_geometry(b);
+    cr_expect_eq(in.geo.m, g->m);
+    cr_expect_eq(in.capacity, 1000000);
+    cr_expect(fabs(in.fp_rate - 0.01) < 1e-12);
+    cr_expect_gt(in.bits_set, 0);
+    cr_expect(fabs(in.fill - (double)in.bits_set / (double)g->m) < 1e-12);
+    cr_expect(in.est_items > 49000 && in.est_items < 51000, "est items %g for 50000", in.est_items);
+    cr_expect(fabs(in.est_fp_rate / pow(in.fill, g->k) - 1) < 1e-9, "est fp %g", in.est_fp_rate);
+    cr_expect_eq(in.cache_hits, 50000);
+    double bytes = (double)g->m / 8;
+    cr_expect(in.redis_bytes >= bytes && in.redis_bytes <= 1.02 * bytes,
+              "Redis holds %llu bytes for m/8 = %.0f (%u blocks)",
+              (unsigned long long)in.redis_bytes, bytes, g->blocks);
+    free_urls(&u);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+Test(bloom, destroy_deletes_every_key)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 10000, .fp_rate = 0.01, .block_bits = 1024};
+    bloom_close(open_ok(c, "gone", &p));
+    redis_ok(c, "SET unrelated 1");
+    cr_assert_gt(redis_int(c, "DBSIZE"), 10);
+    cr_expect_eq(bloom_destroy(c, "gone"), 0);
+    cr_expect_eq(redis_int(c, "DBSIZE"), 1);
+    cr_expect_eq(bloom_destroy(c, "gone"), 0, "destroying nothing is fine");
+    redisFree(c);
+    fx_redis_stop(r);
+}
