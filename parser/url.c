@@ -238,6 +238,22 @@ static int map_uc(CURLUcode uc)
     }
 }
 
+/* A host we crawl: letters, digits, '-', '.', '_' (after IDN conversion), or
+ * an IP literal in brackets.  libcurl decodes escapes in the host, so
+ * "%7F" would otherwise come out as a raw control byte. */
+static int check_host(const char *host)
+{
+    const char *p;
+    if (host[0] == '[')
+        return PARSER_OK;
+    if (host[0] == '\0')
+        return PARSER_EBADURL;
+    for (p = host; *p; p++)
+        if (!is_unreserved((unsigned char)*p) || *p == '~')
+            return PARSER_EBADURL;
+    return PARSER_OK;
+}
+
 /* Host lowercased, IDN -> punycode, written back into h if it changed. */
 static int fix_host(CURLU *h)
 {
@@ -261,8 +277,10 @@ static int fix_host(CURLU *h)
         else if (ir != IDN2_OK)
             rc = PARSER_EBADURL;
         if (rc == PARSER_OK)
+            rc = check_host((const char *)puny);
+        if (rc == PARSER_OK)
             rc = map_uc(curl_url_set(h, CURLUPART_HOST, (const char *)puny, 0));
-    } else if (upper) {
+    } else if ((rc = check_host(host)) == PARSER_OK && upper) {
         for (p = host; *p; p++)
             *p = (char)lower((unsigned char)*p);
         rc = map_uc(curl_url_set(h, CURLUPART_HOST, host, 0));

@@ -175,6 +175,9 @@ static const norm_case_t rules[] = {
     {NULL, "http://", NULL, PARSER_EBADURL},
     {NULL, "http://a b.org/", NULL, PARSER_EBADURL},
     {NULL, "http://x.org:99999/", NULL, PARSER_EBADURL},
+    {NULL, "http://%7F%7Fx.org/", NULL, PARSER_EBADURL},
+    {NULL, "http://x%2Fy.org/", NULL, PARSER_EBADURL},
+    {NULL, "http://%E2%98%83.net/", "http://xn--n3h.net/", 0},
     {"not a url", "g", NULL, PARSER_EBADURL},
 };
 

@@ -1,0 +1,52 @@
+/*
+ * libFuzzer target for the URL normalizer.  Input: "base\nref" (no newline:
+ * ref alone, no base).  Checks, besides crashes, leaks and UB: a result is
+ * http(s), within max_len, idempotent, and has a host and an origin.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser.h"
+
+#define MAX_URL 512
+
+static void fail(const char *what, const char *in, const char *out)
+{
+    fprintf(stderr, "%s: [%s] -> [%s]\n", what, in, out ? out : "(null)");
+    abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1), *nl, *base = NULL, *ref, *out = NULL, *again = NULL,
+         buf[MAX_URL + 16];
+    if (!s)
+        return 0;
+    memcpy(s, data, size);
+    s[size] = '\0';
+    ref = s;
+    if ((nl = strchr(s, '\n'))) {
+        *nl = '\0';
+        base = s;
+        ref = nl + 1;
+    }
+    if (parser_url_normalize(base, ref, MAX_URL, &out) == 0) {
+        if (strlen(out) > MAX_URL)
+            fail("too long", ref, out);
+        if (strncmp(out, "http://", 7) != 0 && strncmp(out, "https://", 8) != 0)
+            fail("scheme", ref, out);
+        if (parser_url_normalize(NULL, out, MAX_URL, &again) != 0 || strcmp(again, out) != 0)
+            fail("not idempotent", out, again);
+        if (parser_url_host(out, buf, sizeof(buf)) <= 0 ||
+            parser_url_origin(out, buf, sizeof(buf)) <= 0)
+            fail("no host/origin", ref, out);
+    } else if (out) {
+        fail("error but output set", ref, out);
+    }
+    free(again);
+    free(out);
+    free(s);
+    return 0;
+}
