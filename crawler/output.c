@@ -5,9 +5,9 @@
  * Data: one out_t per output file: the fd (O_APPEND; stdout for "-"), a
  * buffer of whole lines (at most OUT_BUFFER_BYTES unless one line is larger),
  * the time its oldest line was added, and a sticky failure (the errno text of
- * the first failed write).  A background thread wakes every OUT_FLUSH_MS and
- * writes out lines older than that, so a quiet crawl still shows up under
- * `tail -f`.
+ * the first failed write).  A background thread wakes every FLUSH_TICK_MS and
+ * writes out the buffer once its oldest line is about OUT_FLUSH_MS old, so a quiet crawl still
+ * shows up under `tail -f`.
  *
  * Locking: `lock` guards everything but fd/path/is_stdout (set once).  Lines
  * are formatted outside the lock (on the caller's stack, or the heap for long
@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#define FLUSH_TICK_MS (OUT_FLUSH_MS / 4) /* the flush thread's wake-up period */
 
 struct out {
     int fd;
@@ -283,14 +285,13 @@ static void *flush_thread(void *arg)
     while (!o->stop) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += OUT_FLUSH_MS / 1000u;
-        until.tv_nsec += (long)(OUT_FLUSH_MS % 1000u) * 1000000L;
+        until.tv_nsec += (long)FLUSH_TICK_MS * 1000000L;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&o->wake, &o->lock, &until);
-        if (o->len && mono_ms() - o->oldest_ms + 50 >= OUT_FLUSH_MS)
+        if (o->len && mono_ms() - o->oldest_ms + FLUSH_TICK_MS >= OUT_FLUSH_MS)
             flush_locked(o);
     }
     pthread_mutex_unlock(&o->lock);

@@ -41,6 +41,9 @@
  * complete line, and every later out_write()/out_flush()/out_close() returns
  * OUT_EIO.  The caller decides whether to stop the crawl.
  *
+ * Standard output: when "-" is a pipe whose reader went away, write(2)
+ * raises SIGPIPE; the program should ignore SIGPIPE so this becomes OUT_EIO.
+ *
  * Thread-safety: every function may be called from any thread at the same
  * time on one out_t (one mutex inside), except out_close(), which must be
  * the last call.

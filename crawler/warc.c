@@ -530,8 +530,11 @@ static int build_exchange(warc_t *w, scratch_t *c, const warc_exchange_t *x)
     rs.part[1] = x->body;
     rs.part_len[1] = x->body_len;
     rs.payload_digest = resp_payload;
+    if (!x->request_len)
+        rs.concurrent = NULL; /* the request was not recorded */
     c->out.len = 0;
-    rc = rc ? rc : add_record(c, &rq);
+    if (x->request_len)
+        rc = rc ? rc : add_record(c, &rq);
     return rc ? rc : add_record(c, &rs);
 }
 

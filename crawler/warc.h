@@ -3,7 +3,8 @@
  *
  * The file starts (each time it is opened) with a warcinfo record; every
  * fetched URL then adds a request record and a response record, linked both
- * ways by WARC-Concurrent-To.  Each record is its own gzip member, so the
+ * ways by WARC-Concurrent-To (just the response when the request was not
+ * recorded).  Each record is its own gzip member, so the
  * file is a valid .warc.gz that gzip, zcat, warcio, pywb and other standard
  * tools read, and a reader can seek to any record.  Existing files are
  * appended to (a resumed crawl adds a new warcinfo and its records).
@@ -51,7 +52,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WARC_GZIP_LEVEL 6     /* zlib level of every member */
+/* zlib level of every member.  1, because the crawler is CPU-bound: on
+ * 20-38 KB HTML pages level 1 took 1.5-2.3x less CPU per exchange than the
+ * default level 6 for files 10-25% larger (measured side by side). */
+#define WARC_GZIP_LEVEL 1
 #define WARC_DIGEST_LEN 37    /* "sha1:" + 32 base32 chars */
 #define WARC_RECORD_ID_LEN 47 /* "<urn:uuid:…>" */
 
@@ -70,7 +74,7 @@ typedef struct warc_exchange {
     const char *target_uri;    /* required; no whitespace or control characters */
     const char *ip;            /* peer address ("127.0.0.1", "::1"), NULL: unknown */
     const char *request;       /* the request as sent: head (and body, if any) */
-    size_t request_len;        /* may be 0 when not recorded: an empty request block */
+    size_t request_len;        /* 0: not recorded (no request record is written) */
     const char *response_head; /* status line + headers as received, CRLF or LF */
     size_t response_head_len;  /* required (> 0) */
     const void *body;          /* the body as libcurl delivered it; may be NULL if 0 */
