@@ -1,4 +1,369 @@
-/* placeholder: being written */
+/*
+ * cmd_bloom.c -- `crawler bloom add|check|info`: operators dedupe URL lists
+ * against a Bloom filter in Redis and inspect a crawl's visited set.
+ *
+ * DESIGN: parses options with getopt_long, opens Redis (cli_redis_open:
+ * --redis, $REDIS_URL or the embedded server in --data-dir) and the filter
+ * (--name NAME, or --crawl NAME for the crawl's "crawler:{NAME}:seen"), then:
+ *   add    reads URLs (cli_read_urls: normalized by parser_url_normalize,
+ *          invalid lines reported with their number and skipped), collects
+ *          --batch of them, test-and-adds each batch in one round trip
+ *          (bloom_add_many) and prints "new URL" / "seen URL" in input order;
+ *   check  the same with bloom_contains_many ("yes URL" / "no URL"); writes
+ *          nothing, and fails clearly if there is no such filter;
+ *   info   bloom_info as text or --json.
+ * add creates the filter if absent (--capacity/--fp-rate, else the
+ * defaults); given explicitly, they must match an existing filter.
+ * Keeps no state; exit statuses are CLI_EXIT_*.
+ */
+#include <getopt.h>
+#include <hiredis/hiredis.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
 #include "cli.h"
-int cmd_bloom(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "crawler bloom: not built yet\n"); return CLI_EXIT_ERROR; }
+
+#define BLOOM_CLI_BATCH 1000
+#define BLOOM_CLI_MAX_BATCH 100000
+
+enum { ACT_ADD, ACT_CHECK, ACT_INFO };
+
+typedef struct bopts {
+    int action;
+    const char *name;
+    const char *crawl;
+    const char *redis;
+    const char *data_dir;
+    bloom_params_t params; /* capacity/fp_rate 0 unless given */
+    uint32_t batch;
+    int json;
+} bopts_t;
+
+/* A batch of normalized URLs waiting for their round trip. */
+typedef struct batch {
+    bloom_t *b;
+    int add;
+    char **urls;
+    size_t n, cap;
+    uint8_t *res;
+    int failed;
+    unsigned long fresh, total;
+} batch_t;
+
+static void help(void)
+{
+    printf("usage: crawler bloom add|check|info (--name NAME | --crawl NAME) [OPTIONS]\n"
+           "\n"
+           "  add    read URLs from stdin (one a line, '#' comments and blank lines ignored),\n"
+           "         normalize each as the crawler does, test-and-add it, print `new URL` or\n"
+           "         `seen URL` in input order; creates the filter if it does not exist\n"
+           "  check  same input, print `yes URL` or `no URL`; changes nothing\n"
+           "  info   geometry, bits set, fill, estimated items and false-positive rate,\n"
+           "         Redis memory\n"
+           "Invalid lines are reported on stderr as <stdin>:LINE and skipped; the exit\n"
+           "status is then 3.  Keys: NAME:meta (geometry hash) and NAME:b:<i> (bit blocks).\n"
+           "\n"
+           "options:\n"
+           "  --name NAME      filter name (required unless --crawl)\n"
+           "  --crawl NAME     use crawl NAME's visited set, crawler:{NAME}:seen\n"
+           "  --redis URL      shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"
+           "                   (default: $REDIS_URL, else an embedded redis-server in --data-dir)\n"
+           "  --data-dir DIR   embedded Redis directory (default: %s)\n"
+           "  --capacity N     add: expected items n when creating (default: %llu); if given,\n"
+           "                   an existing filter must have the geometry it implies\n"
+           "  --fp-rate P      add: false-positive rate p at n items when creating, 0 < P < 1\n"
+           "                   (default: %g); same rule\n"
+           "  --batch N        URLs per Redis round trip, 1..%d (default: %d)\n"
+           "  --json           info: print one JSON object\n"
+           "  --help           this help\n",
+           RCONN_DEFAULT_DATA_DIR, (unsigned long long)BLOOM_DEFAULT_CAPACITY,
+           BLOOM_DEFAULT_FP_RATE, BLOOM_CLI_MAX_BATCH, BLOOM_CLI_BATCH);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "crawler bloom: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\ncrawler bloom: see `crawler bloom --help`\n");
+    return CLI_EXIT_USAGE;
+}
+
+enum { O_NAME = 1000, O_CRAWL, O_REDIS, O_DATA_DIR, O_CAPACITY, O_FP, O_BATCH, O_JSON, O_HELP };
+
+/* One option; 0, or a CLI_EXIT_* status to return. */
+static int take_opt(int c, bopts_t *o, char **argv)
+{
+    switch (c) {
+    case O_NAME:
+        o->name = optarg;
+        return 0;
+    case O_CRAWL:
+        o->crawl = optarg;
+        return cli_crawl_name("bloom", optarg) < 0 ? CLI_EXIT_USAGE : 0;
+    case O_REDIS:
+        o->redis = optarg;
+        return 0;
+    case O_DATA_DIR:
+        o->data_dir = optarg;
+        return 0;
+    case O_CAPACITY:
+        return cli_u64("bloom", "--capacity", optarg, 1, UINT64_MAX / 64, &o->params.capacity) < 0
+                   ? CLI_EXIT_USAGE
+                   : 0;
+    case O_FP:
+        return cli_double("bloom", "--fp-rate", optarg, 1e-15, 0.999999, &o->params.fp_rate) < 0
+                   ? CLI_EXIT_USAGE
+                   : 0;
+    case O_BATCH:
+        return cli_u32("bloom", "--batch", optarg, 1, BLOOM_CLI_MAX_BATCH, &o->batch) < 0
+                   ? CLI_EXIT_USAGE
+                   : 0;
+    case O_JSON:
+        o->json = 1;
+        return 0;
+    default:
+        return usage_error("unknown option or missing value '%s'", argv[optind - 1]);
+    }
+}
+
+/* Parses argv (argv[0] "bloom", argv[1] the action).  Returns -1 to go on,
+ * else the exit status (help printed, or a usage error). */
+static int parse(int argc, char **argv, bopts_t *o)
+{
+    static const struct option opts[] = {{"name", required_argument, NULL, O_NAME},
+                                         {"crawl", required_argument, NULL, O_CRAWL},
+                                         {"redis", required_argument, NULL, O_REDIS},
+                                         {"data-dir", required_argument, NULL, O_DATA_DIR},
+                                         {"capacity", required_argument, NULL, O_CAPACITY},
+                                         {"fp-rate", required_argument, NULL, O_FP},
+                                         {"batch", required_argument, NULL, O_BATCH},
+                                         {"json", no_argument, NULL, O_JSON},
+                                         {"help", no_argument, NULL, O_HELP},
+                                         {NULL, 0, NULL, 0}};
+    static const char *const acts[] = {"add", "check", "info"};
+    *o = (bopts_t){.action = -1, .batch = BLOOM_CLI_BATCH};
+    for (int i = 1; i < argc; i++) /* --help anywhere wins */
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help();
+            return CLI_EXIT_OK;
+        }
+    if (argc < 2)
+        return usage_error("expected add, check or info%s", "");
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(argv[1], acts[i]))
+            o->action = i;
+    if (o->action < 0)
+        return usage_error("unknown action '%s' (expected add, check or info)", argv[1]);
+    optind = 0;
+    int c, st;
+    while ((c = getopt_long(argc - 1, argv + 1, ":", opts, NULL)) != -1)
+        if ((st = take_opt(c, o, argv + 1)) != 0)
+            return st;
+    if (optind < argc - 1)
+        return usage_error("unexpected argument '%s'", argv[optind + 1]);
+    if (!o->name == !o->crawl)
+        return usage_error("give exactly one of --name NAME and --crawl NAME%s", "");
+    if (o->name && (!*o->name || strlen(o->name) > BLOOM_MAX_NAME))
+        return usage_error("bad filter name '%s' (1 to 512 bytes)", o->name);
+    if (o->action != ACT_ADD && (o->params.capacity || o->params.fp_rate != 0.0))
+        return usage_error("--capacity and --fp-rate only apply to add%s", "");
+    if (o->action != ACT_INFO && o->json)
+        return usage_error("--json only applies to info%s", "");
+    return -1;
+}
+
+/* ---- add / check ------------------------------------------------------------ */
+
+static int flush(batch_t *bt)
+{
+    if (bt->n == 0)
+        return 0;
+    int rc = bt->add
+                 ? bloom_add_many(bt->b, (const char *const *)bt->urls, NULL, bt->n, bt->res)
+                 : bloom_contains_many(bt->b, (const char *const *)bt->urls, NULL, bt->n, bt->res);
+    if (rc < 0) {
+        const char *m = bloom_errmsg(bt->b);
+        fprintf(stderr, "crawler bloom: %s\n", *m ? m : bloom_strerror(rc));
+        bt->failed = 1;
+    }
+    for (size_t i = 0; i < bt->n; i++) {
+        if (rc == 0) {
+            const char *word =
+                bt->add ? (bt->res[i] ? "new " : "seen ") : (bt->res[i] ? "yes " : "no ");
+            fputs(word, stdout);
+            fputs(bt->urls[i], stdout);
+            fputc('\n', stdout);
+            bt->fresh += bt->res[i];
+            bt->total++;
+        }
+        free(bt->urls[i]);
+    }
+    bt->n = 0;
+    return rc < 0 ? -1 : 0;
+}
+
+static int take_url(void *ud, const char *url, const char *line, unsigned long lineno)
+{
+    (void)line;
+    (void)lineno;
+    batch_t *bt = ud;
+    if (!(bt->urls[bt->n] = strdup(url))) {
+        fprintf(stderr, "crawler bloom: out of memory\n");
+        bt->failed = 1;
+        return -1;
+    }
+    return ++bt->n == bt->cap ? flush(bt) : 0;
+}
+
+static int run_lines(bloom_t *b, const bopts_t *o)
+{
+    batch_t bt = {.b = b, .add = o->action == ACT_ADD, .cap = o->batch};
+    bt.urls = calloc(bt.cap, sizeof *bt.urls);
+    bt.res = malloc(bt.cap);
+    long bad = -1;
+    if (bt.urls && bt.res) {
+        bad = cli_read_urls(stdin, "<stdin>", 0, take_url, &bt);
+        if (bad >= 0)
+            flush(&bt);
+    } else {
+        fprintf(stderr, "crawler bloom: out of memory\n");
+    }
+    for (size_t i = 0; i < bt.n; i++)
+        free(bt.urls[i]);
+    free(bt.urls);
+    free(bt.res);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "crawler bloom: error writing standard output\n");
+        return CLI_EXIT_ERROR;
+    }
+    if (bad < 0 || bt.failed)
+        return CLI_EXIT_ERROR;
+    return bad > 0 ? CLI_EXIT_INVALID : CLI_EXIT_OK;
+}
+
+/* ---- info ---------------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+#define U(x) ((unsigned long long)(x))
+
+static void info_json(const bloom_t *b, const bloom_info_t *in)
+{
+    const bloom_geometry_t *g = &in->geo;
+    printf("{\"name\": ");
+    json_str(bloom_name(b));
+    printf(", \"hash\": \"%s\", \"version\": %u, \"m\": %llu, \"k\": %u, \"blocks\": %u, "
+           "\"block_bits\": %llu, \"seed\": %llu, \"capacity\": %llu, \"fp_rate\": %.17g, "
+           "\"bits_set\": %llu, \"fill\": %.17g, ",
+           BLOOM_HASH_NAME, g->version, U(g->m), g->k, g->blocks, U(g->block_bits), U(g->seed),
+           U(in->capacity), in->fp_rate, U(in->bits_set), in->fill);
+    if (isfinite(in->est_items))
+        printf("\"est_items\": %.17g, ", in->est_items);
+    else
+        printf("\"est_items\": null, ");
+    printf("\"est_fp_rate\": %.17g, \"redis_bytes\": %llu}\n", in->est_fp_rate, U(in->redis_bytes));
+}
+
+static void info_text(const bloom_t *b, const bloom_info_t *in, const char *where)
+{
+    const bloom_geometry_t *g = &in->geo;
+    printf("filter       %s (%s)\n", bloom_name(b), where);
+    printf("created for  n = %llu items at p = %g\n", U(in->capacity), in->fp_rate);
+    printf("bits (m)     %llu = %u block(s) of %llu bits (%.1f MiB)\n", U(g->m), g->blocks,
+           U(g->block_bits), (double)g->m / 8 / 1048576);
+    printf("hashes (k)   %u (%s, seed %llu, format %u)\n", g->k, BLOOM_HASH_NAME, U(g->seed),
+           g->version);
+    printf("bits set     %llu (fill %.6f)\n", U(in->bits_set), in->fill);
+    if (isfinite(in->est_items))
+        printf("est. items   %.0f\n", in->est_items);
+    else
+        printf("est. items   unknown (every bit is set)\n");
+    printf("est. fp rate %.3g\n", in->est_fp_rate);
+    printf("Redis memory %llu bytes (%.4f x m/8)\n", U(in->redis_bytes),
+           (double)in->redis_bytes / ((double)g->m / 8));
+}
+
+static int run_info(bloom_t *b, const bopts_t *o, const char *where)
+{
+    bloom_info_t in;
+    int rc = bloom_info(b, &in);
+    if (rc < 0) {
+        const char *m = bloom_errmsg(b);
+        fprintf(stderr, "crawler bloom: %s\n", *m ? m : bloom_strerror(rc));
+        return CLI_EXIT_ERROR;
+    }
+    if (o->json)
+        info_json(b, &in);
+    else
+        info_text(b, &in, where);
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+}
+
+/* ---- main ------------------------------------------------------------------------ */
+
+/* add without --capacity/--fp-rate: use what exists, else create with the
+ * defaults; with them: create, or insist on that geometry. */
+static bloom_t *open_filter(redisContext *rc, const char *name, const bopts_t *o, const char *where)
+{
+    char msg[512] = "";
+    int err = 0;
+    bloom_params_t p = o->params;
+    int given = p.capacity || p.fp_rate != 0.0;
+    bloom_t *b = bloom_open(rc, name, given ? &p : NULL, &err, msg, sizeof msg);
+    if (!b && err == BLOOM_ENOTFOUND && o->action == ACT_ADD) {
+        p.capacity = BLOOM_DEFAULT_CAPACITY;
+        p.fp_rate = BLOOM_DEFAULT_FP_RATE;
+        b = bloom_open(rc, name, &p, &err, msg, sizeof msg);
+    }
+    if (!b && err == BLOOM_ENOTFOUND)
+        fprintf(stderr,
+                "crawler bloom: no Bloom filter '%s' in %s (create one with "
+                "`crawler bloom add`)\n",
+                name, where);
+    else if (!b)
+        fprintf(stderr, "crawler bloom: %s\n", msg[0] ? msg : bloom_strerror(err));
+    return b;
+}
+
+int cmd_bloom(int argc, char **argv)
+{
+    bopts_t o;
+    int st = parse(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    char name[BLOOM_MAX_NAME + 1];
+    if (o.crawl)
+        snprintf(name, sizeof name, "crawler:{%s}:seen", o.crawl);
+    else
+        snprintf(name, sizeof name, "%s", o.name);
+    rconn_t *r = cli_redis_open("bloom", o.redis, o.data_dir);
+    if (!r)
+        return CLI_EXIT_ERROR;
+    redisContext *rc = cli_redis_connect("bloom", r);
+    bloom_t *b = rc ? open_filter(rc, name, &o, rconn_describe(r)) : NULL;
+    st = CLI_EXIT_ERROR;
+    if (b && o.action == ACT_INFO)
+        st = run_info(b, &o, rconn_describe(r));
+    else if (b)
+        st = run_lines(b, &o);
+    bloom_close(b);
+    if (rc)
+        redisFree(rc);
+    rconn_close(r);
+    return st;
+}
