@@ -13,7 +13,8 @@
  *      path, escapes of unreserved characters (ALPHA DIGIT - . _ ~) are
  *      decoded and other escapes get uppercase hex; bytes that cannot be
  *      sent (controls, space, "<>`{}, non-ASCII) are percent-encoded in the
- *      path; the QUERY is kept byte for byte except that bytes which cannot
+ *      path, and a '%' that starts no escape becomes "%25"; the QUERY is
+ *      kept byte for byte except that bytes which cannot
  *      be sent (controls, space, "<>, non-ASCII) are percent-encoded.
  *      Non-ASCII bytes in the host are left for IDN conversion.
  *   2. libcurl (curl_url_set with the base handle) resolves the reference
@@ -100,6 +101,9 @@ static size_t put_char(const char *s, size_t len, size_t *i, char *o, enum part 
     } else if (c == '\\' && part == PART_PATH) {
         o[0] = '/';
         return 1;
+    } else if (c == '%' && part != PART_QUERY) {
+        /* a '%' that starts no escape is escaped itself: decoding the
+         * escapes after it could otherwise form a new one next time */
     } else if (!must_encode(c, part)) {
         o[0] = (char)c;
         return 1;

@@ -132,7 +132,8 @@ static const norm_case_t rules[] = {
     /* path escapes: unreserved decoded, others uppercase hex */
     {NULL, "http://x.org/%7euser/%41%2f%3a%5F", "http://x.org/~user/A%2F%3A_", 0},
     {NULL, "http://x.org/a%2fb%e9", "http://x.org/a%2Fb%E9", 0},
-    {NULL, "http://x.org/100%/%zz", "http://x.org/100%/%zz", 0},
+    {NULL, "http://x.org/100%/%zz", "http://x.org/100%25/%25zz", 0},
+    {NULL, "http://x.org/%%33%4%31?%%33", "http://x.org/%253%2541?%%33", 0},
     /* the query is kept as it is */
     {NULL, "http://x.org/p?B=%7e&a=1&a=1&%2f", "http://x.org/p?B=%7e&a=1&a=1&%2f", 0},
     {NULL, "http://x.org/p?a=/../b", "http://x.org/p?a=/../b", 0},
