@@ -21,8 +21,9 @@
  * matched greedily (leftmost occurrence of each segment, found with the
  * linear memmem), which is exact for '*'-only patterns and never backtracks.
  *
- * Invariants: every rule pattern is non-empty and NUL-free; nrules <=
- * ROBOTS_MAX_RULES; nmaps <= ROBOTS_MAX_SITEMAPS; a robots_t is immutable.
+ * Invariants: every rule pattern is non-empty and NUL-free; at most
+ * ROBOTS_MAX_RULES rules and ROBOTS_MAX_SITEMAPS sitemaps; a robots_t is
+ * immutable.
  * Memory is bounded by 3 x ROBOTS_MAX_BYTES per candidate list.
  */
 #include "robots.h"
@@ -30,60 +31,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PATH_STACK_BUF 4096 /* normalized paths up to this size avoid malloc */
+#define PATH_STACK_BUF 4096          /* normalized paths up to this size avoid malloc */
+#define INDEX_MIN 16                 /* fewer rules than this are scanned linearly */
+#define NLEVEL 4                     /* index levels: literal prefixes of 2, 4, 8, 16 octets */
+#define NBUCKET 64                   /* hash buckets per level */
+#define NSLOT (NLEVEL * NBUCKET + 1) /* index slots: levels + catch-all */
+#define SHORT_HAY 256                /* shorter paths are searched without memmem */
 
+/* A byte string in a pool: a rule pattern or a sitemap URL. */
 struct rule {
-    const char *p; /* pattern (pool + off), set once the pool stops moving */
-    uint32_t off;  /* pattern offset in its pool */
-    uint32_t len;  /* pattern octets (this is also its priority) */
-    uint8_t allow; /* 1 allow, 0 disallow */
+    const char *p; /* pool + off, set once the pool stops moving; NUL-terminated */
+    uint32_t off;  /* offset in the pool */
+    uint32_t len;  /* octets (for a rule, also its priority) */
+    uint32_t lit;  /* rule: literal prefix (octets before the first '*' or final
+                      '$'); sitemap: FNV-1a of the URL, for duplicate checks */
+    uint8_t allow; /* rule: 1 allow, 0 disallow */
 };
 
-/* A growable rule list with its pattern pool (one per candidate group). */
-struct rlist {
+/* A growable list of strings kept back to back in one pool. */
+struct strv {
     struct rule *v;
     size_t n, cap;
     char *pool;
     size_t plen, pcap;
+};
+
+/* The rules of one candidate group while parsing. */
+struct group {
+    struct strv rules;
     uint32_t delay_ms; /* largest Crawl-delay seen, 0 none */
-    int seen;          /* a user-agent line selected this list */
+    int seen;          /* a user-agent line selected this group */
 };
 
 struct robots {
-    struct rule *rules;
-    size_t nrules;
-    char *pool;
+    struct strv rules; /* priority order */
+    struct strv maps;  /* sitemap URLs, file order */
+    uint32_t *index;   /* NULL, or slot starts [NSLOT + 1] then rule numbers */
     uint32_t delay_ms;
-    uint32_t *map_off; /* sitemap i = map_pool + map_off[i], NUL-terminated */
-    size_t nmaps;
-    char *map_pool;
-};
-
-/* Sitemap URLs collected while parsing. */
-struct slist {
-    uint32_t *off;
-    uint32_t *hash; /* FNV-1a of each URL, for duplicate checks */
-    size_t n, cap, hcap;
-    char *pool;
-    size_t plen, pcap;
 };
 
 const char *robots_strerror(int err)
 {
-    switch (err) {
-    case ROBOTS_OK:
-        return "success";
-    case ROBOTS_EINVAL:
-        return "invalid argument";
-    case ROBOTS_ENOMEM:
-        return "out of memory";
-    case ROBOTS_ECORRUPT:
-        return "serialized robots rules are truncated or corrupt";
-    case ROBOTS_EVERSION:
-        return "serialized robots rules have an unknown format version";
-    default:
+    static const char *const msg[] = {"success", "invalid argument", "out of memory",
+                                      "serialized robots rules are truncated or corrupt",
+                                      "serialized robots rules have an unknown format version"};
+    if (err > 0 || err < -(int)(sizeof(msg) / sizeof(msg[0]) - 1))
         return "unknown robots error";
-    }
+    return msg[-err];
 }
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -113,45 +107,21 @@ static uint32_t fnv1a(const void *buf, size_t n)
     return h;
 }
 
-static int is_ws(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\v' || c == '\f';
-}
-
-static int is_alpha(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int is_digit(unsigned char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-static unsigned char lower(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c - 'A' + 'a') : c;
-}
+/* ASCII-only character classes (no locale); c is an unsigned char value. */
+#define is_ws(c) ((c) == ' ' || (c) == '\t' || (c) == '\v' || (c) == '\f')
+#define is_alpha(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+#define is_digit(c) ((c) >= '0' && (c) <= '9')
+#define lower(c) ((c) >= 'A' && (c) <= 'Z' ? (c) - 'A' + 'a' : (c))
+#define is_unreserved(c)                                                                           \
+    (is_alpha(c) || is_digit(c) || (c) == '-' || (c) == '.' || (c) == '_' || (c) == '~')
+#define needs_escape(c) ((c) <= 0x20 || (c) >= 0x7f) /* norm() escapes these raw octets */
 
 static int hexval(unsigned char c)
 {
     if (is_digit(c))
         return c - '0';
-    c = lower(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-static int is_unreserved(unsigned char c)
-{
-    return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-/* Octets that norm() rewrites when they appear raw. */
-static int needs_escape(unsigned char c)
-{
-    return c <= 0x20 || c >= 0x7f;
+    c = (unsigned char)lower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 static void trim(const char **s, size_t *n)
@@ -234,6 +204,18 @@ static int is_normal(const char *in, size_t n)
 
 /* ---- matching ----------------------------------------------------------- */
 
+/* Leftmost occurrence of nd (nl >= 1) in h: memmem (linear) for long
+ * haystacks, a plain scan (at most SHORT_HAY * nl steps) for short ones. */
+static const char *find(const char *h, size_t hl, const char *nd, size_t nl)
+{
+    if (hl >= SHORT_HAY)
+        return memmem(h, hl, nd, nl);
+    for (size_t i = 0; i + nl <= hl; i++)
+        if (h[i] == nd[0] && memcmp(h + i, nd, nl) == 0)
+            return h + i;
+    return NULL;
+}
+
 /* Does pattern p (normalized, '*' wildcards, optional final '$') match a
  * prefix of path s?  Linear in |s| per segment; no backtracking. */
 static int match(const char *p, size_t plen, const char *s, size_t slen)
@@ -254,7 +236,7 @@ static int match(const char *p, size_t plen, const char *s, size_t slen)
         if (!nx && anchored)
             return slen - pos >= l && memcmp(s + slen - l, p + i, l) == 0;
         if (l > 0) {
-            const char *f = memmem(s + pos, slen - pos, p + i, l);
+            const char *f = find(s + pos, slen - pos, p + i, l);
             if (!f)
                 return 0;
             pos = (size_t)(f - s) + l;
@@ -265,18 +247,63 @@ static int match(const char *p, size_t plen, const char *s, size_t slen)
     }
 }
 
+static int rule_matches(const struct rule *ru, const char *s, size_t n)
+{
+    return ru->lit <= n && memcmp(s, ru->p, ru->lit) == 0 && match(ru->p, ru->len, s, n);
+}
+
+static size_t level_len(size_t lv)
+{
+    return (size_t)2 << lv;
+}
+
+/* Index slot of a rule: at the deepest level whose prefix length its literal
+ * prefix covers, the bucket of the hash of that prefix; a rule there can
+ * only match paths with the same prefix, so a path need only look at one
+ * bucket per level.  Rules with a literal prefix under 2 octets: catch-all. */
+static size_t slot_of(const struct rule *ru)
+{
+    for (size_t lv = NLEVEL; lv-- > 0;)
+        if (ru->lit >= level_len(lv))
+            return lv * NBUCKET + fnv1a(ru->p, level_len(lv)) % NBUCKET;
+    return NSLOT - 1;
+}
+
+/* Verdict for normalized path s: the first matching rule in priority order.
+ * With an index, only the path's bucket of each level and the catch-all slot
+ * are walked, merged by rule number (which is priority order). */
 static int decide(const robots_t *r, const char *s, size_t n)
 {
     static const char rt[] = "/robots.txt";
     size_t rtl = sizeof(rt) - 1;
     if (n >= rtl && memcmp(s, rt, rtl) == 0 && (n == rtl || s[rtl] == '?'))
         return 1;
-    for (size_t i = 0; i < r->nrules; i++) {
-        const struct rule *ru = &r->rules[i];
-        if (match(ru->p, ru->len, s, n))
+    if (!r->index) {
+        for (size_t i = 0; i < r->rules.n; i++)
+            if (rule_matches(&r->rules.v[i], s, n))
+                return r->rules.v[i].allow;
+        return 1;
+    }
+    const uint32_t *start = r->index, *order = r->index + NSLOT + 1;
+    size_t cur[NLEVEL + 1], end[NLEVEL + 1], k = 0;
+    for (size_t lv = 0; lv < NLEVEL && n >= level_len(lv); lv++, k++) {
+        size_t sl = lv * NBUCKET + fnv1a(s, level_len(lv)) % NBUCKET;
+        cur[k] = start[sl];
+        end[k] = start[sl + 1];
+    }
+    cur[k] = start[NSLOT - 1];
+    end[k++] = start[NSLOT];
+    for (;;) {
+        size_t best = k;
+        for (size_t j = 0; j < k; j++)
+            if (cur[j] < end[j] && (best == k || order[cur[j]] < order[cur[best]]))
+                best = j;
+        if (best == k)
+            return 1;
+        const struct rule *ru = &r->rules.v[order[cur[best]++]];
+        if (rule_matches(ru, s, n))
             return ru->allow;
     }
-    return 1;
 }
 
 int robots_allowed(const robots_t *r, const char *path_and_query)
@@ -289,7 +316,7 @@ int robots_allowed(const robots_t *r, const char *path_and_query)
         s = "/";
         n = 1;
     }
-    if (r->nrules == 0)
+    if (r->rules.n == 0)
         return 1;
     if (is_normal(s, n))
         return decide(r, s, n);
@@ -314,103 +341,74 @@ uint32_t robots_crawl_delay_ms(const robots_t *r)
 
 size_t robots_sitemap_count(const robots_t *r)
 {
-    return r ? r->nmaps : 0;
+    return r ? r->maps.n : 0;
 }
 
 const char *robots_sitemap(const robots_t *r, size_t i)
 {
-    if (!r || i >= r->nmaps)
-        return NULL;
-    return r->map_pool + r->map_off[i];
+    return r && i < r->maps.n ? r->maps.v[i].p : NULL;
 }
 
 size_t robots_rule_count(const robots_t *r)
 {
-    return r ? r->nrules : 0;
+    return r ? r->rules.n : 0;
 }
 
-void robots_free(robots_t *r)
-{
-    if (!r)
-        return;
-    free(r->rules);
-    free(r->pool);
-    free(r->map_off);
-    free(r->map_pool);
-    free(r);
-}
-
-/* ---- building ----------------------------------------------------------- */
-
-static void rlist_free(struct rlist *l)
+static void strv_free(struct strv *l)
 {
     free(l->v);
     free(l->pool);
     memset(l, 0, sizeof *l);
 }
 
-static void slist_free(struct slist *l)
+void robots_free(robots_t *r)
 {
-    free(l->off);
-    free(l->hash);
-    free(l->pool);
-    memset(l, 0, sizeof *l);
+    if (!r)
+        return;
+    strv_free(&r->rules);
+    strv_free(&r->maps);
+    free(r->index);
+    free(r);
 }
 
-/* Appends the normalized pattern p[0..n), n >= 1.  Silently ignores rules
- * beyond ROBOTS_MAX_RULES. */
-static int rlist_add(struct rlist *l, const char *p, size_t n, int allow)
+/* ---- building ----------------------------------------------------------- */
+
+/* Appends p[0..n) (n >= 1) and a NUL. */
+static int strv_add(struct strv *l, const char *p, size_t n, uint32_t lit, int allow)
 {
-    if (l->n >= ROBOTS_MAX_RULES)
-        return 0;
     struct rule *v = grow(l->v, &l->cap, l->n + 1, sizeof *v);
     if (!v)
         return ROBOTS_ENOMEM;
     l->v = v;
-    char *pool = grow(l->pool, &l->pcap, l->plen + n, 1);
-    if (!pool)
-        return ROBOTS_ENOMEM;
-    l->pool = pool;
-    memcpy(pool + l->plen, p, n);
-    v[l->n] = (struct rule){.off = (uint32_t)l->plen, .len = (uint32_t)n, .allow = (uint8_t)allow};
-    l->n++;
-    l->plen += n;
-    return 0;
-}
-
-/* Appends URL u[0..n) (NUL-free) unless already present; *dup says which. */
-static int slist_add(struct slist *l, const char *u, size_t n, int *dup)
-{
-    uint32_t h = fnv1a(u, n);
-    *dup = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        if (l->hash[i] == h && strlen(l->pool + l->off[i]) == n &&
-            memcmp(l->pool + l->off[i], u, n) == 0) {
-            *dup = 1;
-            return 0;
-        }
-    }
-    if (l->n >= ROBOTS_MAX_SITEMAPS)
-        return 0;
-    uint32_t *off = grow(l->off, &l->cap, l->n + 1, sizeof *off);
-    if (!off)
-        return ROBOTS_ENOMEM;
-    l->off = off;
-    uint32_t *hash = grow(l->hash, &l->hcap, l->n + 1, sizeof *hash);
-    if (!hash)
-        return ROBOTS_ENOMEM;
-    l->hash = hash;
     char *pool = grow(l->pool, &l->pcap, l->plen + n + 1, 1);
     if (!pool)
         return ROBOTS_ENOMEM;
     l->pool = pool;
-    memcpy(pool + l->plen, u, n);
+    memcpy(pool + l->plen, p, n);
     pool[l->plen + n] = '\0';
-    off[l->n] = (uint32_t)l->plen;
-    hash[l->n] = h;
-    l->n++;
+    v[l->n++] = (struct rule){
+        .off = (uint32_t)l->plen, .len = (uint32_t)n, .lit = lit, .allow = (uint8_t)allow};
     l->plen += n + 1;
     return 0;
+}
+
+static int rule_add(struct strv *l, const char *p, size_t n, int allow)
+{
+    return l->n < ROBOTS_MAX_RULES ? strv_add(l, p, n, 0, allow) : 0;
+}
+
+/* Appends URL u[0..n) unless already present (*dup set) or the list is full. */
+static int maps_add(struct strv *m, const char *u, size_t n, int *dup)
+{
+    uint32_t h = fnv1a(u, n);
+    *dup = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->v[i].lit == h && m->v[i].len == n && !memcmp(m->pool + m->v[i].off, u, n)) {
+            *dup = 1;
+            return 0;
+        }
+    }
+    return m->n < ROBOTS_MAX_SITEMAPS ? strv_add(m, u, n, h, 0) : 0;
 }
 
 /* Priority order: longer first, allow before disallow, then bytes. */
@@ -424,49 +422,78 @@ static int cmp_rule(const void *a, const void *b)
     return memcmp(x->p, y->p, x->len);
 }
 
-/* Moves the contents of l and m into a new robots_t (sorted, deduplicated);
- * l and m are left empty.  NULL when out of memory. */
-static robots_t *finish(struct rlist *l, struct slist *m)
+/* Groups rule numbers by slot_of() (counting sort, so each slot stays in
+ * priority order). */
+static int build_index(robots_t *r)
+{
+    size_t n = r->rules.n;
+    if (n < INDEX_MIN)
+        return 0;
+    uint32_t *ix = calloc(NSLOT + 1 + n, sizeof *ix);
+    if (!ix)
+        return ROBOTS_ENOMEM;
+    uint32_t *start = ix, *order = ix + NSLOT + 1, cur[NSLOT];
+    for (size_t i = 0; i < n; i++)
+        start[slot_of(&r->rules.v[i]) + 1]++;
+    for (size_t b = 1; b < NSLOT + 1; b++)
+        start[b] += start[b - 1];
+    memcpy(cur, start, sizeof cur);
+    for (size_t i = 0; i < n; i++)
+        order[cur[slot_of(&r->rules.v[i])]++] = (uint32_t)i;
+    r->index = ix;
+    return 0;
+}
+
+/* Moves g's rules and m into a new robots_t (rules sorted, exact duplicates
+ * removed); g and m are left empty.  NULL when out of memory. */
+static robots_t *finish(struct group *g, struct strv *m)
 {
     robots_t *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    for (size_t i = 0; i < l->n; i++)
-        l->v[i].p = l->pool + l->v[i].off;
+    struct strv *l = &g->rules;
+    for (size_t i = 0; i < l->n; i++) {
+        struct rule *ru = &l->v[i];
+        ru->p = l->pool + ru->off;
+        const char *star = memchr(ru->p, '*', ru->len);
+        ru->lit = star ? (uint32_t)(star - ru->p) : ru->len - (ru->p[ru->len - 1] == '$');
+    }
+    for (size_t i = 0; i < m->n; i++)
+        m->v[i].p = m->pool + m->v[i].off;
     if (l->n > 1)
         qsort(l->v, l->n, sizeof *l->v, cmp_rule);
     size_t k = 0;
     for (size_t i = 0; i < l->n; i++)
         if (k == 0 || cmp_rule(&l->v[k - 1], &l->v[i]) != 0)
             l->v[k++] = l->v[i];
-    r->rules = l->v;
-    r->nrules = k;
-    r->pool = l->pool;
-    r->delay_ms = l->delay_ms;
-    r->map_off = m->off;
-    r->nmaps = m->n;
-    r->map_pool = m->pool;
-    free(m->hash);
-    memset(l, 0, sizeof *l);
+    l->n = k;
+    r->rules = *l;
+    r->maps = *m;
+    r->delay_ms = g->delay_ms;
+    memset(g, 0, sizeof *g);
     memset(m, 0, sizeof *m);
+    if (build_index(r) != 0) {
+        robots_free(r);
+        return NULL;
+    }
     return r;
 }
 
 robots_t *robots_allow_all(void)
 {
-    struct rlist l = {0};
-    struct slist m = {0};
-    return finish(&l, &m);
+    struct group g = {0};
+    struct strv m = {0};
+    return finish(&g, &m);
 }
 
 robots_t *robots_disallow_all(void)
 {
-    struct rlist l = {0};
-    struct slist m = {0};
+    struct group g = {0};
+    struct strv m = {0};
     robots_t *r = NULL;
-    if (rlist_add(&l, "/", 1, 0) == 0)
-        r = finish(&l, &m);
-    rlist_free(&l);
+    if (strv_add(&g.rules, "/", 1, 0, 0) == 0)
+        r = finish(&g, &m);
+    strv_free(&g.rules);
     return r;
 }
 
@@ -477,8 +504,8 @@ enum key { K_NONE, K_AGENT, K_ALLOW, K_DISALLOW, K_DELAY, K_SITEMAP };
 struct pstate {
     const char *tok; /* our product token */
     size_t toklen;
-    struct rlist spec, star;
-    struct slist maps;
+    struct group spec, star;
+    struct strv maps;
     int cur_spec, cur_star; /* the current group applies to spec / star */
     int in_rules;           /* a member line followed the last user-agent line */
     char *scratch;          /* normalization buffer */
@@ -562,9 +589,9 @@ static int on_rule(struct pstate *ps, const char *v, size_t n, int allow)
     m += norm(v, n, buf + m);
     int e = 0;
     if (ps->cur_spec)
-        e = rlist_add(&ps->spec, buf, m, allow);
+        e = rule_add(&ps->spec.rules, buf, m, allow);
     if (e == 0 && ps->cur_star)
-        e = rlist_add(&ps->star, buf, m, allow);
+        e = rule_add(&ps->star.rules, buf, m, allow);
     return e;
 }
 
@@ -613,7 +640,7 @@ static int on_sitemap(struct pstate *ps, const char *v, size_t n)
         if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f)
             return 0;
     int dup;
-    return slist_add(&ps->maps, v, n, &dup);
+    return maps_add(&ps->maps, v, n, &dup);
 }
 
 static int on_line(struct pstate *ps, const char *s, size_t n)
@@ -673,14 +700,14 @@ robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int
             goto out;
         i = j + 1;
     }
-    struct rlist none = {0};
-    struct rlist *keep = ps.spec.seen ? &ps.spec : ps.star.seen ? &ps.star : &none;
+    struct group none = {0};
+    struct group *keep = ps.spec.seen ? &ps.spec : ps.star.seen ? &ps.star : &none;
     r = finish(keep, &ps.maps);
     e = r ? 0 : ROBOTS_ENOMEM;
 out:
-    rlist_free(&ps.spec);
-    rlist_free(&ps.star);
-    slist_free(&ps.maps);
+    strv_free(&ps.spec.rules);
+    strv_free(&ps.star.rules);
+    strv_free(&ps.maps);
     free(ps.scratch);
     if (err)
         *err = e;
@@ -725,10 +752,10 @@ int robots_serialize(const robots_t *r, char **out, size_t *len)
     if (!r || !out || !len)
         return ROBOTS_EINVAL;
     size_t cap = 4 + 5 + 5 + 5 + 4;
-    for (size_t i = 0; i < r->nrules; i++)
-        cap += 5 + r->rules[i].len;
-    for (size_t i = 0; i < r->nmaps; i++)
-        cap += 5 + strlen(robots_sitemap(r, i));
+    for (size_t i = 0; i < r->rules.n; i++)
+        cap += 5 + r->rules.v[i].len;
+    for (size_t i = 0; i < r->maps.n; i++)
+        cap += 5 + r->maps.v[i].len;
     unsigned char *o = malloc(cap);
     if (!o)
         return ROBOTS_ENOMEM;
@@ -738,19 +765,15 @@ int robots_serialize(const robots_t *r, char **out, size_t *len)
     o[n++] = 'T';
     o[n++] = ROBOTS_FORMAT_VERSION;
     n += put_varint(o + n, r->delay_ms);
-    n += put_varint(o + n, (uint32_t)r->nrules);
-    for (size_t i = 0; i < r->nrules; i++) {
-        n += put_varint(o + n, r->rules[i].len << 1 | r->rules[i].allow);
-        memcpy(o + n, r->rules[i].p, r->rules[i].len);
-        n += r->rules[i].len;
-    }
-    n += put_varint(o + n, (uint32_t)r->nmaps);
-    for (size_t i = 0; i < r->nmaps; i++) {
-        const char *u = robots_sitemap(r, i);
-        size_t ul = strlen(u);
-        n += put_varint(o + n, (uint32_t)ul);
-        memcpy(o + n, u, ul);
-        n += ul;
+    const struct strv *lists[2] = {&r->rules, &r->maps};
+    for (int k = 0; k < 2; k++) {
+        n += put_varint(o + n, (uint32_t)lists[k]->n);
+        for (size_t i = 0; i < lists[k]->n; i++) {
+            const struct rule *it = &lists[k]->v[i];
+            n += put_varint(o + n, k == 0 ? it->len << 1 | it->allow : it->len);
+            memcpy(o + n, it->p, it->len);
+            n += it->len;
+        }
     }
     uint32_t h = fnv1a(o, n);
     for (int k = 0; k < 4; k++)
@@ -760,49 +783,33 @@ int robots_serialize(const robots_t *r, char **out, size_t *len)
     return 0;
 }
 
-/* Reads the rules; they must be in canonical order without duplicates. */
-static int read_rules(const unsigned char *p, size_t end, size_t *pos, struct rlist *l)
+/* Reads list k (0: rules, 1: sitemaps) into l.  Rules must come in
+ * priority order, and neither list may hold duplicates. */
+static int read_list(const unsigned char *p, size_t end, size_t *pos, int k, struct strv *l)
 {
-    uint32_t nrules, hdr;
-    if (get_varint(p, end, pos, &l->delay_ms) || l->delay_ms > ROBOTS_MAX_CRAWL_DELAY_MS ||
-        get_varint(p, end, pos, &nrules) || nrules > ROBOTS_MAX_RULES)
+    uint32_t cnt, hdr;
+    if (get_varint(p, end, pos, &cnt) || cnt > (k == 0 ? ROBOTS_MAX_RULES : ROBOTS_MAX_SITEMAPS))
         return ROBOTS_ECORRUPT;
-    for (uint32_t i = 0; i < nrules; i++) {
+    for (uint32_t i = 0; i < cnt; i++) {
         if (get_varint(p, end, pos, &hdr))
             return ROBOTS_ECORRUPT;
-        size_t rl = hdr >> 1;
-        if (rl == 0 || rl > end - *pos || memchr(p + *pos, '\0', rl))
+        size_t sl = k == 0 ? hdr >> 1 : hdr;
+        if (sl == 0 || sl > end - *pos || (k == 1 && sl > ROBOTS_MAX_SITEMAP_LEN) ||
+            memchr(p + *pos, '\0', sl))
             return ROBOTS_ECORRUPT;
-        struct rule cur = {.p = (const char *)p + *pos, .len = (uint32_t)rl, .allow = hdr & 1};
-        if (i > 0) {
-            struct rule prev = l->v[l->n - 1];
+        const char *str = (const char *)p + *pos;
+        struct rule cur = {.p = str, .len = (uint32_t)sl, .allow = hdr & 1}, prev;
+        int e, dup = 0;
+        if (k == 0 && i > 0) {
+            prev = l->v[l->n - 1];
             prev.p = l->pool + prev.off;
             if (cmp_rule(&prev, &cur) >= 0)
                 return ROBOTS_ECORRUPT; /* out of order or duplicate */
         }
-        int e = rlist_add(l, cur.p, rl, cur.allow);
-        if (e)
-            return e;
-        *pos += rl;
-    }
-    return 0;
-}
-
-static int read_sitemaps(const unsigned char *p, size_t end, size_t *pos, struct slist *m)
-{
-    uint32_t nmaps, ul;
-    if (get_varint(p, end, pos, &nmaps) || nmaps > ROBOTS_MAX_SITEMAPS)
-        return ROBOTS_ECORRUPT;
-    for (uint32_t i = 0; i < nmaps; i++) {
-        if (get_varint(p, end, pos, &ul) || ul == 0 || ul > ROBOTS_MAX_SITEMAP_LEN ||
-            ul > end - *pos || memchr(p + *pos, '\0', ul))
-            return ROBOTS_ECORRUPT;
-        int dup, e = slist_add(m, (const char *)p + *pos, ul, &dup);
-        if (e)
-            return e;
-        if (dup)
-            return ROBOTS_ECORRUPT;
-        *pos += ul;
+        e = k == 0 ? strv_add(l, str, sl, 0, hdr & 1) : maps_add(l, str, sl, &dup);
+        if (e || dup)
+            return e ? e : ROBOTS_ECORRUPT;
+        *pos += sl;
     }
     return 0;
 }
@@ -810,8 +817,8 @@ static int read_sitemaps(const unsigned char *p, size_t end, size_t *pos, struct
 robots_t *robots_deserialize(const char *buf, size_t len, int *err)
 {
     const unsigned char *p = (const unsigned char *)buf;
-    struct rlist l = {0};
-    struct slist m = {0};
+    struct group g = {0};
+    struct strv m = {0};
     robots_t *r = NULL;
     int e = ROBOTS_EINVAL;
     if (!buf)
@@ -828,16 +835,19 @@ robots_t *robots_deserialize(const char *buf, size_t len, int *err)
                  (uint32_t)p[end + 3] << 24;
     if (h != fnv1a(p, end))
         goto out;
-    if ((e = read_rules(p, end, &pos, &l)) != 0 || (e = read_sitemaps(p, end, &pos, &m)) != 0)
+    if (get_varint(p, end, &pos, &g.delay_ms) || g.delay_ms > ROBOTS_MAX_CRAWL_DELAY_MS)
+        goto out;
+    if ((e = read_list(p, end, &pos, 0, &g.rules)) != 0 ||
+        (e = read_list(p, end, &pos, 1, &m)) != 0)
         goto out;
     e = ROBOTS_ECORRUPT;
     if (pos != end)
         goto out;
-    r = finish(&l, &m);
+    r = finish(&g, &m);
     e = r ? 0 : ROBOTS_ENOMEM;
 out:
-    rlist_free(&l);
-    slist_free(&m);
+    strv_free(&g.rules);
+    strv_free(&m);
     if (err)
         *err = e;
     return r;

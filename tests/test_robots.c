@@ -886,3 +886,97 @@ Test(robots, random_input_never_crashes)
         robots_free(r);
     }
 }
+
+/* Reference matcher: plain recursion, fine for the short strings below. */
+static int ref_match(const char *p, const char *s)
+{
+    if (*p == '\0')
+        return 1;
+    if (p[0] == '$' && p[1] == '\0')
+        return *s == '\0';
+    if (*p == '*') {
+        for (const char *t = s;; t++) {
+            if (ref_match(p + 1, t))
+                return 1;
+            if (!*t)
+                return 0;
+        }
+    }
+    return *s == *p && ref_match(p + 1, s + 1);
+}
+
+static uint64_t rng_next(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void random_string(uint64_t *x, char *out, size_t maxlen, const char *first,
+                          const char *alpha)
+{
+    size_t n = 1 + rng_next(x) % maxlen;
+    out[0] = first[rng_next(x) % strlen(first)];
+    for (size_t i = 1; i < n; i++)
+        out[i] = alpha[rng_next(x) % strlen(alpha)];
+    out[n] = '\0';
+}
+
+/* A random path, or (pat given) one built to nearly match pat: each '*'
+ * becomes 0-2 random octets, '$' is dropped, and sometimes an octet is
+ * changed or appended. */
+static void random_path(uint64_t *x, char *out, size_t cap, const char *pat)
+{
+    if (!pat) {
+        random_string(x, out, 10, "/", "/abc$");
+        return;
+    }
+    size_t n = 0;
+    out[n++] = '/';
+    for (const char *p = pat + (*pat == '/'); *p && n + 4 < cap; p++) {
+        if (*p == '*')
+            for (uint64_t k = rng_next(x) % 3; k > 0; k--)
+                out[n++] = "abc/"[rng_next(x) % 4];
+        else if (*p != '$' || p[1] != '\0')
+            out[n++] = *p;
+    }
+    if (rng_next(x) % 3 == 0)
+        out[rng_next(x) % n] = "abc"[rng_next(x) % 3];
+    if (rng_next(x) % 3 == 0)
+        out[n++] = 'a';
+    out[n] = '\0';
+    if (out[0] != '/')
+        out[0] = '/';
+}
+
+Test(robots, matches_brute_force_reference)
+{
+    uint64_t x = 42;
+    char pats[64][24], body[64 * 40], path[48];
+    int allow[64];
+    for (int set = 0; set < 400; set++) {
+        size_t np = 1 + rng_next(&x) % 64, len = 0;
+        len += (size_t)snprintf(body, sizeof(body), "User-agent: *\n");
+        for (size_t i = 0; i < np; i++) {
+            random_string(&x, pats[i], set % 2 ? 8 : 20, "/*", set % 3 ? "/abc*$" : "/ab*");
+            allow[i] = rng_next(&x) % 2;
+            len += (size_t)snprintf(body + len, sizeof(body) - len, "%s: %s\n",
+                                    allow[i] ? "Allow" : "Disallow", pats[i]);
+        }
+        robots_t *r = robots_parse(body, len, "mybot", NULL);
+        cr_assert_not_null(r);
+        for (int k = 0; k < 60; k++) {
+            random_path(&x, path, sizeof(path), k % 2 ? pats[rng_next(&x) % np] : NULL);
+            int best = -1, want = 1;
+            for (size_t i = 0; i < np; i++) {
+                int l = (int)strlen(pats[i]);
+                if (ref_match(pats[i], path) && (l > best || (l == best && allow[i]))) {
+                    best = l;
+                    want = allow[i];
+                }
+            }
+            cr_expect_eq(robots_allowed(r, path), want, "set %d (%zu rules): path \"%s\"\n%s", set,
+                         np, path, body);
+        }
+        robots_free(r);
+    }
+}
