@@ -96,9 +96,12 @@ int cmd_crawl(int argc, char **argv)
                 (unsigned long long)t.released);
     status = rc < 0 ? CLI_EXIT_ERROR : rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
 out:
-    if (out && out_close(out) < 0) {
-        fprintf(stderr, "crawler crawl: --out: %s\n", out_error(out));
-        status = CLI_EXIT_ERROR;
+    if (out) {
+        int oc = out_close(out);
+        if (oc < 0) {
+            fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, out_strerror(oc));
+            status = CLI_EXIT_ERROR;
+        }
     }
     warc_close(warc);
     rconn_close(r);

@@ -273,24 +273,20 @@ static void *worker_main(void *arg)
 
 /* ---- the calling thread: signals and progress ----------------------------- */
 
-static void progress(engine_t *e, redisContext *rc, uint64_t t0, int final)
+static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, uint64_t t0,
+                     int final)
 {
     frontier_stats_t fs = {0};
     if (!rc || frontier_stats(rc, e->cfg->crawl, &fs) < 0)
         memset(&fs, 0, sizeof fs);
     double secs = (double)(engine_now_ms() - t0) / 1000.0;
     uint64_t pages = atomic_load(&e->pages);
-    double k = 7, m = 0;
-    if (e->workers[0].bloom) {
-        const bloom_geometry_t *g = bloom_geometry(e->workers[0].bloom);
-        k = g->k;
-        m = (double)g->m;
-    }
-    double fill = m > 0 ? 1.0 - exp(-k * (double)fs.new_links / m) : 0;
+    /* fill estimated from the items added, not BITCOUNT: cheap every second */
+    double fill = g && g->m ? 1.0 - exp(-(double)g->k * (double)fs.new_links / (double)g->m) : 0;
     fprintf(stderr,
             "\r%llu pages  %.1f pages/s  queued %llu  in flight %llu  errors %llu  bloom fill "
             "%.4f%%   %s",
-            (unsigned long long)pages, secs > 0 ? pages / secs : 0.0,
+            (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0,
             (unsigned long long)fs.queued, (unsigned long long)fs.in_flight,
             (unsigned long long)atomic_load(&e->errors), fill * 100, final ? "\n" : "");
 }
@@ -301,8 +297,12 @@ static void supervise(engine_t *e, int show)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    char err[256];
+    char err[256], bname[256];
     redisContext *rc = show ? rconn_connect(e->redis, err, sizeof err) : NULL;
+    bloom_t *b = NULL;
+    if (rc && frontier_bloom_name(e->cfg->crawl, bname, sizeof bname) >= 0)
+        b = bloom_open(rc, bname, NULL, NULL, err, sizeof err);
+    const bloom_geometry_t *g = b ? bloom_geometry(b) : NULL;
     uint64_t t0 = engine_now_ms(), next = t0 + 1000;
     while (atomic_load(&e->running) > 0) {
         struct timespec ts = {0, 100 * 1000 * 1000};
@@ -314,12 +314,13 @@ static void supervise(engine_t *e, int show)
                              : "handing in-flight URLs back");
         }
         if (show && engine_now_ms() >= next) {
-            progress(e, rc, t0, 0);
+            progress(e, rc, g, t0, 0);
             next += 1000;
         }
     }
     if (show)
-        progress(e, rc, t0, 1);
+        progress(e, rc, g, t0, 1);
+    bloom_close(b);
     if (rc)
         redisFree(rc);
 }

@@ -607,6 +607,7 @@ void done_flush(worker_t *w)
     }
     free(pages);
     w->ndone = 0;
+    w->claim_after_ms = 0; /* finishing freed per-host slots: claim again now */
 }
 
 /* Starts fetching a leased URL (the transfer takes the item over). */

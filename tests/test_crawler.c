@@ -219,3 +219,175 @@ Test(crawler, sigterm_mid_crawl_loses_nothing_and_resume_finishes, .timeout = 30
     fx_http_stop(h);
     fx_redis_stop(r);
 }
+
+/* ---- single behaviours on small sites ------------------------------------- */
+
+typedef struct small {
+    fx_redis_t *r;
+    fx_http_t *h;
+    char *dir, *seeds, out[512], log[512];
+} small_t;
+
+static void small_start(small_t *s, const char *seed_path)
+{
+    s->r = fx_redis_start();
+    cr_assert_not_null(s->r, "cannot start redis-server: %s", fx_error());
+    s->h = fx_http_start();
+    cr_assert_not_null(s->h, "cannot start the HTTP fixture: %s", fx_error());
+    s->dir = fx_tmpdir();
+    cr_assert_not_null(s->dir);
+    char content[256];
+    snprintf(content, sizeof content, "%s%s\n", fx_http_base(s->h), seed_path);
+    cr_assert(asprintf(&s->seeds, "%s/seeds.txt", s->dir) > 0);
+    cr_assert_eq(fx_write_file(s->seeds, content), 0);
+    snprintf(s->out, sizeof s->out, "%s/out.jsonl", s->dir);
+    snprintf(s->log, sizeof s->log, "%s/log", s->dir);
+    fx_http_set(s->h, "/robots.txt", &(fx_route_t){.status = 404, .body = "no"});
+}
+
+/* Runs the crawler with the common options plus extra (NULL-terminated). */
+static int small_crawl(small_t *s, char *const extra[])
+{
+    char *argv[64] = {CRAWLER_BIN, "crawl",  "--redis", (char *)fx_redis_url(s->r),
+                      "--seeds",   s->seeds, "--delay", "0",
+                      "--out",     s->out,   "--quiet"};
+    int n = 11;
+    for (int i = 0; extra && extra[i] && n < 62; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    return fx_run(argv, NULL, s->log, 120000);
+}
+
+static void small_stop(small_t *s)
+{
+    free(s->seeds);
+    fx_rmtree(s->dir);
+    free(s->dir);
+    fx_http_stop(s->h);
+    fx_redis_stop(s->r);
+}
+
+Test(crawler, json_lines_have_every_field)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<a href=/a>a</a><a href=/a>again</a><a href=/gone>g</a>"
+                           "<link rel=canonical href=\"/canon\">");
+    fx_http_page(s.h, "/a", "leaf");
+    char *extra[] = {"--max-depth", "1", NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    char *out = fx_read_file(s.out, NULL);
+    cr_assert_not_null(out);
+    char root[256];
+    snprintf(root, sizeof root, "\"url\":\"%s/\"", fx_http_base(s.h));
+    char *line = strstr(out, root);
+    cr_assert_not_null(line, "no record for the seed in:\n%s", out);
+    char *eol = strchr(line, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    const char *want[] = {"\"status\":200", "\"content_type\":\"text/html; charset=utf-8\"",
+                          "\"depth\":0", "\"links_found\":2", "\"links_new\":2",
+                          "\"error_kind\":null", "\"canonical\":\"", "\"fetch_ms\":",
+                          "\"bytes\":", "\"timestamp\":\""};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect(strstr(line, want[i]) != NULL, "record lacks %s: %s", want[i], line);
+    *eol = '\n';
+    cr_expect(strstr(out, "\"status\":404") != NULL, "no 404 record in:\n%s", out);
+    free(out);
+    small_stop(&s);
+}
+
+Test(crawler, private_address_guard_refuses_non_seed_loopback_hosts)
+{
+    small_t s;
+    small_start(&s, "/");
+    char html[256];
+    /* "localhost" is not the seed host (127.0.0.1) but resolves to loopback */
+    snprintf(html, sizeof html, "<a href=\"http://localhost:%d/inner\">x</a>",
+             fx_http_port(s.h));
+    fx_http_page(s.h, "/", html);
+    fx_http_page(s.h, "/inner", "secret");
+    char *extra[] = {"--scope", "any", NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    cr_expect_eq(fx_http_hits(s.h, "/inner"), 0, "guard let a private address through");
+    char *out = fx_read_file(s.out, NULL);
+    cr_expect(out && strstr(out, "\"error_kind\":\"blocked\""), "no blocked record:\n%s", out);
+    free(out);
+    /* --allow-private lifts it */
+    small_t s2;
+    small_start(&s2, "/");
+    fx_http_page(s2.h, "/", html);
+    snprintf(html, sizeof html, "<a href=\"http://localhost:%d/inner\">x</a>",
+             fx_http_port(s2.h));
+    fx_http_page(s2.h, "/", html);
+    fx_http_page(s2.h, "/inner", "ok");
+    char *extra2[] = {"--scope", "any", "--allow-private", NULL};
+    cr_assert_eq(small_crawl(&s2, extra2), 0);
+    cr_expect_eq(fx_http_hits(s2.h, "/inner"), 1);
+    small_stop(&s2);
+    small_stop(&s);
+}
+
+Test(crawler, slow_and_oversized_responses_are_cut_off)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<a href=/slow>s</a><a href=/big>b</a>");
+    fx_http_set(s.h, "/slow", &(fx_route_t){.body = "<p>x</p>", .repeat = 5000,
+                                            .chunk_delay_ms = 200});
+    fx_http_set(s.h, "/big", &(fx_route_t){.body = "<p>0123456789</p>", .repeat = 1000000});
+    char *extra[] = {"--timeout", "1500", "--max-size", "100000", "--max-tries", "1", NULL};
+    uint64_t t0 = fx_now_ms();
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    (void)t0;
+    char *out = fx_read_file(s.out, NULL);
+    cr_assert_not_null(out);
+    cr_expect(strstr(out, "\"error_kind\":\"timeout\""), "slow page not cut:\n%s", out);
+    cr_expect(strstr(out, "\"error_kind\":\"too-large\""), "big page not cut:\n%s", out);
+    free(out);
+    small_stop(&s);
+}
+
+Test(crawler, bad_options_are_refused_with_usage_status)
+{
+    const char *cases[][3] = {{"--threads", "0", NULL},    {"--scope", "planet", NULL},
+                              {"--no-such-option", NULL, NULL}, {"--delay", "-5", NULL},
+                              {"--crawl", "bad name", NULL}, {"--bloom-fp-rate", "2", NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[] = {CRAWLER_BIN, "crawl", (char *)cases[i][0], (char *)cases[i][1], NULL};
+        int rc = fx_run(argv, NULL, NULL, 20000);
+        cr_expect_eq(rc, 2, "crawl %s %s exited %d, not 2", cases[i][0],
+                     cases[i][1] ? cases[i][1] : "", rc);
+    }
+    char *help[] = {CRAWLER_BIN, "crawl", "--help", NULL};
+    char *dir = fx_tmpdir(), path[512];
+    snprintf(path, sizeof path, "%s/help", dir);
+    cr_expect_eq(fx_run(help, path, NULL, 20000), 0);
+    char *text = fx_read_file(path, NULL);
+    cr_expect(text && strstr(text, "--per-host N") && strstr(text, "[default: 1]"),
+              "help lacks options/defaults:\n%s", text);
+    free(text);
+    char *version[] = {CRAWLER_BIN, "--version", NULL};
+    cr_expect_eq(fx_run(version, NULL, NULL, 20000), 0);
+    fx_rmtree(dir);
+    free(dir);
+}
+
+Test(crawler, config_file_options_apply_and_command_line_wins)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<a href=/d1>1</a>");
+    fx_http_page(s.h, "/d1", "<a href=/d2>2</a>");
+    fx_http_page(s.h, "/d2", "<a href=/d3>3</a>");
+    char cfg[512];
+    snprintf(cfg, sizeof cfg, "%s/crawl.conf", s.dir);
+    cr_assert_eq(fx_write_file(cfg, "# a config\nmax-depth 2\ndelay=0\nquiet\n"), 0);
+    char *extra[] = {"--config", cfg, NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    cr_expect_eq(fx_http_hits(s.h, "/d2"), 1);
+    cr_expect_eq(fx_http_hits(s.h, "/d3"), 0, "max-depth from the config file ignored");
+    cr_assert_eq(fx_write_file(cfg, "no-such-option 1\n"), 0);
+    cr_expect_eq(small_crawl(&s, extra), 2, "unknown config option accepted");
+    small_stop(&s);
+}
