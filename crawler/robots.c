@@ -16,15 +16,17 @@
  * normalized the same way before matching), back to back in one byte pool,
  * sorted by (pattern length desc, allow first, bytes) with exact duplicates
  * removed.  robots_allowed() walks that order and stops at the first match:
- * the first match is the longest, and allow wins ties.  A pattern is a list
- * of literal segments separated by '*', optionally ending in '$'; it is
- * matched greedily (leftmost occurrence of each segment, found with the
- * linear memmem), which is exact for '*'-only patterns and never backtracks.
+ * the first match is the longest, and allow wins ties.  With INDEX_MIN rules
+ * or more, an index (slot_of()) files each rule under a hash of its literal
+ * prefix cut to 16, 8, 4 or 2 octets, so a check walks one bucket per level
+ * plus the catch-all slot.  A pattern is a list of literal segments
+ * separated by '*', optionally ending in '$'; it is matched greedily
+ * (leftmost occurrence of each segment, by a linear search), which is exact
+ * for '*'-only patterns and never backtracks.
  *
  * Invariants: every rule pattern is non-empty and NUL-free; at most
  * ROBOTS_MAX_RULES rules and ROBOTS_MAX_SITEMAPS sitemaps; a robots_t is
- * immutable.
- * Memory is bounded by 3 x ROBOTS_MAX_BYTES per candidate list.
+ * immutable.  Memory is bounded by 3 x ROBOTS_MAX_BYTES per candidate list.
  */
 #include "robots.h"
 
@@ -312,22 +314,20 @@ int robots_allowed(const robots_t *r, const char *path_and_query)
         return 0;
     const char *s = path_and_query;
     size_t n = strcspn(s, "#");
-    if (n == 0) {
-        s = "/";
-        n = 1;
-    }
     if (r->rules.n == 0)
         return 1;
-    if (is_normal(s, n))
+    int slash = n == 0 || s[0] != '/'; /* "" and "?q" mean "/" and "/?q" */
+    if (!slash && is_normal(s, n))
         return decide(r, s, n);
     char stackbuf[PATH_STACK_BUF];
     char *buf = stackbuf;
-    if (n > sizeof(stackbuf) / 3) {
-        buf = malloc(3 * n);
+    if (n >= sizeof(stackbuf) / 3) {
+        buf = malloc(3 * n + 1);
         if (!buf)
             return 0;
     }
-    size_t m = norm(s, n, buf);
+    buf[0] = '/';
+    size_t m = (size_t)slash + norm(s, n, buf + slash);
     int ok = decide(r, buf, m);
     if (buf != stackbuf)
         free(buf);
@@ -402,13 +402,15 @@ static int maps_add(struct strv *m, const char *u, size_t n, int *dup)
 {
     uint32_t h = fnv1a(u, n);
     *dup = 0;
+    if (m->n >= ROBOTS_MAX_SITEMAPS)
+        return 0; /* full: skip the duplicate scan too */
     for (size_t i = 0; i < m->n; i++) {
         if (m->v[i].lit == h && m->v[i].len == n && !memcmp(m->pool + m->v[i].off, u, n)) {
             *dup = 1;
             return 0;
         }
     }
-    return m->n < ROBOTS_MAX_SITEMAPS ? strv_add(m, u, n, h, 0) : 0;
+    return strv_add(m, u, n, h, 0);
 }
 
 /* Priority order: longer first, allow before disallow, then bytes. */

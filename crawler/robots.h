@@ -74,19 +74,25 @@ robots_t *robots_disallow_all(void);
 void robots_free(robots_t *r);
 
 /* 1 if the crawler may fetch path_and_query ("/a/b?x=1", everything after
- * the authority; a '#' fragment is ignored; "" means "/"), 0 if not.
+ * the authority; a '#' fragment is ignored; "" means "/" and "?q" means
+ * "/?q"), 0 if not.
  * Longest matching pattern wins (length in octets of the normalized
  * pattern, '*' and '$' included), allow wins a tie; no match allows.
  * Patterns and path are compared after the same normalization: %XX of an
  * unreserved character (A-Z a-z 0-9 - . _ ~) is decoded, other %xx get
  * uppercase hex, octets >= 0x80, controls, space and a stray '%' are
  * percent-encoded; reserved characters are not touched ("%2F" != "/").
- * "/robots.txt" (with any query) is always allowed.  Cost: one pass over
- * the path plus, for each rule in priority order until the first match, a
- * prefix compare and, for wildcard rules, one linear substring search per
- * '*' segment (no backtracking).  Returns 0 for r == NULL or
- * path_and_query == NULL, and when a path longer than 4 KiB needs
- * normalization and memory runs out (fail closed).  Thread-safe. */
+ * "/robots.txt" (with any query) is always allowed.
+ * Cost: one pass over the path (plus a copy if it needs normalization),
+ * then rules are tried in priority order until the first match.  With 16
+ * rules or more an index narrows that to the rules whose literal prefix
+ * (the part before the first '*') could match this path, plus every rule
+ * whose literal prefix is shorter than 2 octets (a '*' right after the
+ * leading '/', or a leading '*'); each try is a prefix compare and, for a
+ * wildcard rule, one linear substring search per '*' segment (no
+ * backtracking).  Returns 0 for r == NULL or path_and_query == NULL, and
+ * when a path of 1365 octets or more needs normalization and memory runs out
+ * (fail closed).  Thread-safe (no shared mutable state). */
 int robots_allowed(const robots_t *r, const char *path_and_query);
 
 /* Crawl-delay of the chosen group in milliseconds (fractional seconds

@@ -383,7 +383,12 @@ Test(robots, percent_encoding_equivalence)
          "mybot",
          "User-agent: *\nDisallow: /$\nDisallow: /frag$\n",
          0,
-         {{"", 0}, {"/#top", 0}, {"/frag#x", 0}, {"/a", 1}}},
+         {{"", 0}, {"/#top", 0}, {"/frag#x", 0}, {"/a", 1}, {"#x", 0}}},
+        {"path without leading slash",
+         "mybot",
+         "User-agent: *\nDisallow: /?\nDisallow: /x\n",
+         0,
+         {{"?q=1", 0}, {"x", 0}, {"", 1}, {"/", 1}}},
     };
     RUN(cases);
 }
@@ -625,6 +630,22 @@ Test(robots, pathological_wildcards_stay_linear)
     cr_expect_eq(robots_allowed(r, path), 0, "a...ab must be disallowed");
     path[plen] = 'c';
     cr_expect_eq(robots_allowed(r, path), 0, "a...ac must be disallowed");
+    robots_free(r);
+
+    /* A long path that needs normalization (heap buffer). */
+    static const char enc_body[] = "User-agent: *\nDisallow: /~~*x$\n";
+    r = robots_parse(enc_body, strlen(enc_body), "mybot", NULL);
+    cr_assert_not_null(r);
+    char *enc = malloc(3 * 3000 + 3);
+    cr_assert_not_null(enc);
+    enc[0] = '/';
+    for (int i = 0; i < 3000; i++)
+        memcpy(enc + 1 + 3 * i, "%7e", 3);
+    memcpy(enc + 1 + 3 * 3000, "x", 2);
+    cr_expect_eq(robots_allowed(r, enc), 0, "9 KB percent-encoded path must be normalized");
+    enc[1 + 3 * 3000] = 'y';
+    cr_expect_eq(robots_allowed(r, enc), 1, "9 KB percent-encoded path ending in y");
+    free(enc);
     robots_free(r);
 
     /* Many wildcard rules, each a near miss, against the long path. */
