@@ -1,5 +1,5 @@
 /*
- * frontier.c -- the handle, script loading and pipelined EVALSHA, claiming,
+ * frontier.c -- the handle, function loading and pipelined FCALLs, claiming,
  * heartbeats, releasing.  Finishing/seeding/retrying live in pages.c, stats
  * and reset in stats.c, the Lua sources in scripts.c.
  *
@@ -32,6 +32,10 @@
  * its entries pushed back to the front of their queues by whichever worker
  * claims or heartbeats next.  The lease token given to the caller is
  * "<seq>@<wid>", so any handle can finish an item.
+ *
+ * The Lua code is a Redis 7 Functions library (scripts.c); every call goes
+ * through fr_run, which pipelines n FCALLs in one round trip and reloads the
+ * library once if the server lost it.
  */
 #include "frontier_internal.h"
 
@@ -136,41 +140,36 @@ void fa_dbl(fr_args_t *a, double v)
     fa_copy(a, buf, (size_t)len);
 }
 
-void fa_evalsha(fr_args_t *a, size_t numkeys)
+void fa_fcall(fr_args_t *a, size_t numkeys)
 {
-    fa_cstr(a, "EVALSHA");
-    fa_str(a, "", 0); /* sha: set by fr_run */
+    fa_cstr(a, "FCALL");
+    fa_str(a, "", 0); /* function name: set by fr_run */
     fa_u64(a, numkeys);
 }
 
 /* ---- running scripts ----------------------------------------------------- */
 
-int fr_load(frontier_t *f, int script)
+int fr_load(frontier_t *f)
 {
-    const char *pre = fr_script_prelude(), *body = fr_script_body(script);
-    size_t lp = strlen(pre), lb = strlen(body);
-    char *src = malloc(lp + lb + 1);
+    char *src = fr_library(f->fn);
     if (!src)
         return FRONTIER_ENOMEM;
-    memcpy(src, pre, lp);
-    memcpy(src + lp, body, lb + 1);
-    redisReply *r = redisCommand(f->rc, "SCRIPT LOAD %b", src, lp + lb);
+    redisReply *r = redisCommand(f->rc, "FUNCTION LOAD %s", src);
     free(src);
     f->round_trips++;
     if (!r)
         return FRONTIER_EIO;
-    int rc = FRONTIER_EREPLY;
-    if (r->type == REDIS_REPLY_STRING && r->len == 40) {
-        memcpy(f->sha[script], r->str, 41);
-        rc = 0;
-    }
+    int rc = r->type == REDIS_REPLY_STRING ||
+                     (r->type == REDIS_REPLY_ERROR && strstr(r->str, "already exists"))
+                 ? 0
+                 : FRONTIER_EREPLY;
     freeReplyObject(r);
     return rc;
 }
 
 static int is_noscript(const redisReply *r)
 {
-    return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
+    return r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
 }
 
 /* Sends the calls whose rep[i] is NULL and reads their replies; sets
@@ -181,8 +180,8 @@ static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, r
     for (size_t i = 0; i < n; i++) {
         if (rep[i])
             continue;
-        calls[i].v[1] = f->sha[script];
-        calls[i].len[1] = 40;
+        calls[i].v[1] = f->fn[script];
+        calls[i].len[1] = strlen(f->fn[script]);
         if (redisAppendCommandArgv(f->rc, (int)calls[i].n, calls[i].v, calls[i].len) != REDIS_OK)
             return FRONTIER_EIO;
     }
@@ -219,7 +218,7 @@ int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **r
         rc = send_pending(f, script, calls, n, rep, &reload);
         if (rc < 0 || !reload)
             break;
-        rc = fr_load(f, script);
+        rc = fr_load(f);
         if (rc < 0)
             break;
         rc = FRONTIER_EREPLY;
@@ -352,7 +351,7 @@ static char *default_worker_id(const char *host, long pid)
     return strdup(buf);
 }
 
-/* Checks the server is Redis >= 6.2 (LPOP count, ZADD GT). */
+/* Checks the server is Redis >= 7.0 (Functions). */
 static int check_version(frontier_t *f, char *errbuf, size_t errlen)
 {
     redisReply *r = redisCommand(f->rc, "INFO server");
@@ -366,24 +365,19 @@ static int check_version(frontier_t *f, char *errbuf, size_t errlen)
     if (v)
         sscanf(v + 14, "%d.%d", &major, &minor);
     freeReplyObject(r);
-    if (major > 6 || (major == 6 && minor >= 2))
+    if (major >= 7)
         return 0;
-    snprintf(errbuf, errlen, "the frontier needs Redis >= 6.2 (server is %d.%d)", major, minor);
+    snprintf(errbuf, errlen, "the frontier needs Redis >= 7.0 (server is %d.%d)", major, minor);
     return FRONTIER_EREPLY;
 }
 
 static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
 {
-    for (int i = 0; i < FR_SCRIPT_COUNT; i++) {
-        int rc = fr_load(f, i);
-        if (rc < 0) {
-            snprintf(errbuf, errlen, "loading the %s script: %s%s%s", fr_script_name(i),
-                     frontier_strerror(rc), f->rc->err ? ": " : "",
-                     f->rc->err ? f->rc->errstr : "");
-            return rc;
-        }
-    }
-    return 0;
+    int rc = fr_load(f);
+    if (rc < 0)
+        snprintf(errbuf, errlen, "loading the frontier's Redis functions: %s%s%s",
+                 frontier_strerror(rc), f->rc->err ? ": " : "", f->rc->err ? f->rc->errstr : "");
+    return rc;
 }
 
 frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
@@ -452,7 +446,7 @@ void frontier_close(frontier_t *f)
     if (f->rc && !f->rc->err) { /* best effort: unregister if we hold nothing */
         fr_args_t a;
         fa_init(&a);
-        fa_evalsha(&a, 1);
+        fa_fcall(&a, 1);
         fa_cstr(&a, f->ready_key);
         fa_cstr(&a, f->prefix);
         fa_cstr(&a, f->worker);
@@ -563,7 +557,7 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
         max = FR_MAX_CLAIM;
     fr_args_t a;
     fa_init(&a);
-    fa_evalsha(&a, 1);
+    fa_fcall(&a, 1);
     fa_cstr(&a, f->ready_key);
     fa_cstr(&a, f->prefix);
     fa_cstr(&a, f->worker);
@@ -596,7 +590,7 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
         ws = &zero;
     fr_args_t a;
     fa_init(&a);
-    fa_evalsha(&a, 1);
+    fa_fcall(&a, 1);
     fa_cstr(&a, f->ready_key);
     fa_cstr(&a, f->prefix);
     fa_cstr(&a, f->worker);
@@ -629,7 +623,7 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
         return 0;
     fr_args_t a;
     fa_init(&a);
-    fa_evalsha(&a, 1);
+    fa_fcall(&a, 1);
     fa_cstr(&a, f->ready_key);
     fa_cstr(&a, f->prefix);
     fa_u64(&a, f->cfg.per_host);

@@ -17,9 +17,9 @@
  *
  * Errors: 0 or a negative FRONTIER_E* code; frontier_strerror() for text.
  *
- * Scripts run through EVALSHA (loaded at open, reloaded on NOSCRIPT) and read
- * the Redis server's clock (TIME), so workers' clocks never matter.  Needs
- * Redis >= 6.2 (LPOP with a count, ZADD GT).  The limits (per_host, delay,
+ * The scripts are a Redis 7 Functions library (FCALL; loaded at open and
+ * reloaded if the server lost it) and read the Redis server's clock (TIME),
+ * so workers' clocks never matter.  Needs Redis >= 7.0.  The limits (per_host, delay,
  * max_*) come from each handle's config: every worker of a crawl should use
  * the same values; the counts they are checked against live in Redis.
  */

@@ -18,10 +18,14 @@ enum { FR_CLAIM, FR_FINISH, FR_SEED, FR_RETRY, FR_RELEASE, FR_HEARTBEAT, FR_BYE,
 #define FR_MAX_CLAIM 1000   /* URLs per claim call (Lua unpack limit) */
 #define FR_SEED_CHUNK 256   /* seeds per script */
 #define FR_SEED_PIPELINE 16 /* seed scripts per round trip */
+#define FR_FINISH_GROUP 32  /* pages per finish call (one atomic step) */
 
-const char *fr_script_prelude(void);
-const char *fr_script_body(int id);
+#define FR_FN_NAME 48 /* "cf<16 hex>_<name>" */
+
 const char *fr_script_name(int id);
+/* The Functions library (caller frees; NULL when out of memory) and, in fn,
+ * the names its functions are registered under. */
+char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
 
 struct frontier {
     struct redisContext *rc; /* borrowed */
@@ -33,7 +37,7 @@ struct frontier {
     char *worker;
     char host[64];
     long pid;
-    char sha[FR_SCRIPT_COUNT][41];
+    char fn[FR_SCRIPT_COUNT][FR_FN_NAME]; /* function names (FCALL) */
     uint64_t round_trips;
     uint64_t rng; /* xorshift state for jitter */
 };
@@ -58,18 +62,18 @@ void fa_u64(fr_args_t *a, uint64_t v);
 void fa_dbl(fr_args_t *a, double v);
 /* Copies s into the builder's chunks. */
 void fa_copy(fr_args_t *a, const char *s, size_t len);
-/* Starts an EVALSHA call: "EVALSHA" <sha slot> numkeys; argv[1] is filled
- * in by fr_run. */
-void fa_evalsha(fr_args_t *a, size_t numkeys);
+/* Starts an FCALL: "FCALL" <function slot> numkeys; argv[1] is filled in
+ * by fr_run. */
+void fa_fcall(fr_args_t *a, size_t numkeys);
 
-/* Runs n prepared EVALSHA calls of one script pipelined in one round trip
- * (reloading the script and resending the calls that got NOSCRIPT).  On 0,
+/* Runs n prepared FCALLs of one function pipelined in one round trip
+ * (loading the library and resending the calls that found no function).  On 0,
  * rep[i] holds every reply (caller frees with freeReplyObject; a reply may be
  * an error reply).  FRONTIER_EIO if the connection failed (no reply kept),
  * FRONTIER_ENOMEM if a builder ran out of memory (nothing sent). */
 int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
-/* Loads one script (SCRIPT LOAD) into f->sha. */
-int fr_load(frontier_t *f, int script);
+/* Loads the library (FUNCTION LOAD; "already exists" is fine). */
+int fr_load(frontier_t *f);
 
 /* Writes the key prefix "crawler:{NAME}:" (NULL crawl: the default);
  * FRONTIER_EINVAL for a bad name. */

@@ -20,13 +20,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The links of one script, probed. */
+/* The distinct Bloom blocks of one call (its KEYS after the ready key). */
+typedef struct blocks {
+    uint32_t *v;
+    size_t n, cap;
+} blocks_t;
+
+/* The links of one page, probed. */
 typedef struct offer {
     bloom_probe_t *pr; /* [nsent] */
     size_t *sent;      /* [nsent] index into the caller's link array */
-    uint32_t *bidx;    /* [nsent] index into blocks */
-    uint32_t *blocks;  /* distinct block numbers */
-    size_t nsent, nblocks, cached, skipped;
+    uint32_t *bidx;    /* [nsent] index into the call's blocks */
+    size_t nsent, cached, skipped;
 } offer_t;
 
 static void offer_free(offer_t *o)
@@ -34,23 +39,33 @@ static void offer_free(offer_t *o)
     free(o->pr);
     free(o->sent);
     free(o->bidx);
-    free(o->blocks);
     memset(o, 0, sizeof *o);
 }
 
-static uint32_t block_index(offer_t *o, uint32_t block)
+static int block_index(blocks_t *bl, uint32_t block, uint32_t *idx)
 {
-    for (size_t i = 0; i < o->nblocks; i++)
-        if (o->blocks[i] == block)
-            return (uint32_t)i;
-    o->blocks[o->nblocks] = block;
-    return (uint32_t)o->nblocks++;
+    for (size_t i = 0; i < bl->n; i++)
+        if (bl->v[i] == block) {
+            *idx = (uint32_t)i;
+            return 0;
+        }
+    if (bl->n == bl->cap) {
+        size_t cap = bl->cap ? 2 * bl->cap : 4;
+        uint32_t *v = realloc(bl->v, cap * sizeof *v);
+        if (!v)
+            return FRONTIER_ENOMEM;
+        bl->v = v;
+        bl->cap = cap;
+    }
+    bl->v[bl->n] = block;
+    *idx = (uint32_t)bl->n++;
+    return 0;
 }
 
 /* Probes links[0..n) (skipping all when skip_all, and the ones the local
  * cache knows when use_cache). */
 static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache,
-                         int skip_all, offer_t *o)
+                         int skip_all, blocks_t *bl, offer_t *o)
 {
     memset(o, 0, sizeof *o);
     if (n == 0)
@@ -62,8 +77,7 @@ static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int 
     o->pr = malloc(n * sizeof *o->pr);
     o->sent = malloc(n * sizeof *o->sent);
     o->bidx = malloc(n * sizeof *o->bidx);
-    o->blocks = malloc(n * sizeof *o->blocks);
-    if (!o->pr || !o->sent || !o->bidx || !o->blocks) {
+    if (!o->pr || !o->sent || !o->bidx) {
         offer_free(o);
         return FRONTIER_ENOMEM;
     }
@@ -83,20 +97,23 @@ static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int 
             offer_free(o);
             return FRONTIER_EBLOOM;
         }
-        o->bidx[o->nsent] = block_index(o, o->pr[o->nsent].block);
+        if (block_index(bl, o->pr[o->nsent].block, &o->bidx[o->nsent]) < 0) {
+            offer_free(o);
+            return FRONTIER_ENOMEM;
+        }
         o->sent[o->nsent++] = i;
     }
     return 0;
 }
 
-/* EVALSHA sha numkeys ready blockkeys... */
-static int offer_keys(frontier_t *f, const offer_t *o, fr_args_t *a)
+/* FCALL fn numkeys ready blockkeys... */
+static int offer_keys(frontier_t *f, const blocks_t *bl, fr_args_t *a)
 {
-    fa_evalsha(a, 1 + o->nblocks);
+    fa_fcall(a, 1 + bl->n);
     fa_cstr(a, f->ready_key);
-    for (size_t i = 0; i < o->nblocks; i++) {
+    for (size_t i = 0; i < bl->n; i++) {
         char key[256];
-        int len = bloom_block_key(f->bloom, o->blocks[i], key, sizeof key);
+        int len = bloom_block_key(f->bloom, bl->v[i], key, sizeof key);
         if (len <= 0 || (size_t)len >= sizeof key)
             return FRONTIER_EBLOOM;
         fa_copy(a, key, (size_t)len);
@@ -104,9 +121,12 @@ static int offer_keys(frontier_t *f, const offer_t *o, fr_args_t *a)
     return 0;
 }
 
-static uint32_t probe_k(const offer_t *o)
+static uint32_t probe_k(const offer_t *o, size_t n)
 {
-    return o->nsent ? o->pr[0].k : 1;
+    for (size_t i = 0; i < n; i++)
+        if (o[i].nsent)
+            return o[i].pr[0].k;
+    return 1;
 }
 
 static void offer_links(const offer_t *o, const char *const *links, fr_args_t *a)
@@ -144,49 +164,78 @@ static long offer_done(frontier_t *f, const offer_t *o, const char *const *links
 
 /* ---- finish -------------------------------------------------------------- */
 
-static int build_finish(frontier_t *f, const frontier_done_t *p, offer_t *o, fr_args_t *a)
+static void page_args(frontier_t *f, const frontier_done_t *p, const offer_t *o, fr_args_t *a)
 {
-    const char *w;
-    size_t seqlen;
-    if (!p->item || fr_lease_split(p->item->lease, &w, &seqlen) < 0 || (p->nlinks && !p->links))
-        return FRONTIER_EINVAL;
-    int rc = offer_prepare(f, p->links, p->nlinks, 1, p->link_depth > f->cfg.max_depth, o);
-    if (rc < 0)
-        return rc;
-    rc = offer_keys(f, o, a);
-    if (rc < 0)
-        return rc;
-    fa_cstr(a, f->prefix);
+    const char *w = NULL;
+    size_t seqlen = 0;
+    fr_lease_split(p->item->lease, &w, &seqlen);
     fa_cstr(a, w);
     fa_str(a, p->item->lease, seqlen);
     fa_u64(a, p->outcome.status > 0 ? (uint64_t)p->outcome.status : 0);
     fa_cstr(a, p->outcome.error ? p->outcome.error : "");
     fa_u64(a, p->outcome.bytes);
     fa_u64(a, p->link_depth);
+    fa_u64(a, o->cached);
+    fa_u64(a, o->skipped);
+    fa_u64(a, o->nsent);
+    (void)f;
+    offer_links(o, p->links, a);
+}
+
+/* One call finishing pages p[0..n). */
+static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, offer_t *o, fr_args_t *a)
+{
+    blocks_t bl = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *w;
+        size_t seqlen;
+        if (!p[i].item || fr_lease_split(p[i].item->lease, &w, &seqlen) < 0 ||
+            (p[i].nlinks && !p[i].links))
+            rc = FRONTIER_EINVAL;
+        else
+            rc = offer_prepare(f, p[i].links, p[i].nlinks, 1, p[i].link_depth > f->cfg.max_depth,
+                               &bl, &o[i]);
+    }
+    if (rc == 0)
+        rc = offer_keys(f, &bl, a);
+    free(bl.v);
+    if (rc < 0)
+        return rc;
+    fa_cstr(a, f->prefix);
+    fa_u64(a, n);
     fa_u64(a, f->cfg.max_pages);
     fa_u64(a, f->cfg.max_pages_per_host);
     fa_u64(a, f->cfg.per_host);
-    fa_u64(a, probe_k(o));
-    fa_u64(a, o->cached);
-    fa_u64(a, o->skipped);
-    offer_links(o, p->links, a);
+    fa_u64(a, probe_k(o, n));
+    for (size_t i = 0; i < n; i++)
+        page_args(f, &p[i], &o[i], a);
     return 0;
 }
 
-static int read_finish(frontier_t *f, const frontier_done_t *p, const offer_t *o,
+/* Reads {lost1, codes1, ...} of one call; FRONTIER_ELEASE if a lease was
+ * lost. */
+static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const offer_t *o,
                        const redisReply *r)
 {
-    uint64_t lost;
-    if (p->nnew)
-        *p->nnew = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 * n)
         return FRONTIER_EREPLY;
-    long nnew = offer_done(f, o, p->links, r->element[1]);
-    if (nnew < 0)
-        return FRONTIER_EREPLY;
-    if (p->nnew)
-        *p->nnew = (size_t)nnew;
-    return lost ? FRONTIER_ELEASE : 0;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lost;
+        if (p[i].nnew)
+            *p[i].nnew = 0;
+        long nnew = fr_reply_u64(r->element[2 * i], &lost) < 0
+                        ? -1
+                        : offer_done(f, &o[i], p[i].links, r->element[2 * i + 1]);
+        if (nnew < 0)
+            return FRONTIER_EREPLY;
+        if (p[i].nnew)
+            *p[i].nnew = (size_t)nnew;
+        if (lost)
+            rc = FRONTIER_ELEASE;
+    }
+    return rc;
 }
 
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
@@ -195,28 +244,33 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
         return FRONTIER_EINVAL;
     if (n == 0)
         return 0;
-    fr_args_t *calls = calloc(n, sizeof *calls);
+    size_t nc = (n + FR_FINISH_GROUP - 1) / FR_FINISH_GROUP;
+    fr_args_t *calls = calloc(nc, sizeof *calls);
     offer_t *offers = calloc(n, sizeof *offers);
-    redisReply **rep = calloc(n, sizeof *rep);
+    redisReply **rep = calloc(nc, sizeof *rep);
     int rc = calls && offers && rep ? 0 : FRONTIER_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = build_finish(f, &pages[i], &offers[i], &calls[i]);
+    for (size_t c = 0; rc == 0 && c < nc; c++) {
+        size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
+        rc = build_finish(f, pages + at, m, offers + at, &calls[c]);
+    }
     if (rc == 0)
-        rc = fr_run(f, FR_FINISH, calls, n, rep);
-    for (size_t i = 0; rc >= 0 && i < n; i++) {
-        int prc = rep[i]->type == REDIS_REPLY_ERROR ? FRONTIER_EREPLY
-                                                    : read_finish(f, &pages[i], &offers[i], rep[i]);
+        rc = fr_run(f, FR_FINISH, calls, nc, rep);
+    for (size_t c = 0; rc >= 0 && c < nc; c++) {
+        size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
+        int prc = rep[c]->type == REDIS_REPLY_ERROR
+                      ? FRONTIER_EREPLY
+                      : read_finish(f, pages + at, m, offers + at, rep[c]);
         if (prc < 0 && (rc == 0 || rc == FRONTIER_ELEASE))
             rc = prc; /* a script error outranks a lost lease */
     }
-    for (size_t i = 0; i < n; i++) {
-        if (rep && rep[i])
-            freeReplyObject(rep[i]);
+    for (size_t c = 0; c < nc; c++) {
+        if (rep && rep[c])
+            freeReplyObject(rep[c]);
         if (calls)
-            fa_free(&calls[i]);
-        if (offers)
-            offer_free(&offers[i]);
+            fa_free(&calls[c]);
     }
+    for (size_t i = 0; offers && i < n; i++)
+        offer_free(&offers[i]);
     free(calls);
     free(offers);
     free(rep);
@@ -228,10 +282,11 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
 static int build_seed(frontier_t *f, const char *const *urls, size_t n, int force, offer_t *o,
                       fr_args_t *a)
 {
-    int rc = offer_prepare(f, urls, n, !force, 0, o);
-    if (rc < 0)
-        return rc;
-    rc = offer_keys(f, o, a);
+    blocks_t bl = {0};
+    int rc = offer_prepare(f, urls, n, !force, 0, &bl, o);
+    if (rc == 0)
+        rc = offer_keys(f, &bl, a);
+    free(bl.v);
     if (rc < 0)
         return rc;
     fa_cstr(a, f->prefix);
@@ -241,7 +296,7 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int forc
     /* wake hosts whatever this handle's per_host: a claim re-checks room, so
      * a seeding process with another config never parks a host */
     fa_u64(a, UINT32_MAX);
-    fa_u64(a, probe_k(o));
+    fa_u64(a, probe_k(o, 1));
     offer_links(o, urls, a);
     return 0;
 }
@@ -319,7 +374,7 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
         return FRONTIER_EINVAL;
     fr_args_t a;
     fa_init(&a);
-    fa_evalsha(&a, 1);
+    fa_fcall(&a, 1);
     fa_cstr(&a, f->ready_key);
     fa_cstr(&a, f->prefix);
     fa_cstr(&a, w);

@@ -196,8 +196,8 @@ static void record_batch(redisContext *c, const wopts_t *o, frontier_item_t *it,
 static void unrecord_batch(redisContext *c, frontier_item_t *it, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        freeReplyObject(redisCommand(c, "DECR test:inflight:%.*s",
-                                     (int)(strchr(it[i].url + 8, '/') - it[i].url), it[i].url));
+        freeReplyObject(redisCommand(c, "DECR test:inflight:%b", it[i].url,
+                                     (size_t)(strchr(it[i].url + 8, '/') - it[i].url)));
 }
 
 static int finish_batch(frontier_t *f, const wopts_t *o, frontier_item_t *it, size_t n)
@@ -247,8 +247,10 @@ static int worker_loop(redisContext *c, frontier_t *f, const wopts_t *o)
         int rc = finish_batch(f, o, it, n);
         for (size_t i = 0; i < n; i++)
             frontier_item_clear(&it[i]);
-        if (rc < 0)
+        if (rc < 0) {
+            fprintf(stderr, "worker: frontier_finish: %s\n", frontier_strerror(rc));
             return 5;
+        }
     }
     return 3; /* never saw the end of the crawl */
 }
@@ -461,12 +463,12 @@ Test(frontier, killing_workers_at_random_points_never_loses_a_url)
     cfg.per_host = 4;
     env_t e;
     env_start(&e, &cfg);
-    const int n = 400;
+    const int n = 2000;
     char first[64];
     graph_url(0, first, sizeof first);
     const char *seed[] = {first};
     seed_urls(e.f, seed, 1, 0);
-    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 8, .graph_n = n};
+    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 8, .hold_ms = 1, .graph_n = n};
     pid_t pids[4];
     for (int i = 0; i < 4; i++)
         pids[i] = spawn_worker(&o);
@@ -482,6 +484,10 @@ Test(frontier, killing_workers_at_random_points_never_loses_a_url)
         cr_assert_eq(fx_wait(pids[i], 120000), 0, "worker %d did not finish the crawl", i);
     check_all_fetched(e.c, n);
     check_drained(e.c);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_log_info("random kills: %llu pages fetched, %llu URLs reclaimed from killed workers",
+                (unsigned long long)s.fetched, (unsigned long long)s.reclaimed);
     env_stop(&e);
 }
 
@@ -779,8 +785,8 @@ Test(frontier_cli, reset_needs_yes_and_deletes_one_crawl)
     cr_assert_not_null(rs, "%s", fx_error());
     redisContext *c = fx_redis_connect(rs);
     cr_assert_not_null(c);
-    freeReplyObject(redisCommand(c, "SET crawler:{c1}:stats 1"));
-    freeReplyObject(redisCommand(c, "SET crawler:{c2}:stats 1"));
+    freeReplyObject(redisCommand(c, "SET crawler:{c1}:seq 1"));
+    freeReplyObject(redisCommand(c, "SET crawler:{c2}:seq 1"));
     char *dir = fx_tmpdir();
     char url[64];
     snprintf(url, sizeof url, "%s", fx_redis_url(rs));
@@ -788,13 +794,13 @@ Test(frontier_cli, reset_needs_yes_and_deletes_one_crawl)
     run_t r = crawler(dir, a1);
     cr_assert_eq(r.status, 2, "reset without --yes must refuse");
     run_free(&r);
-    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c1}:stats"), 1);
+    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c1}:seq"), 1);
     char *a2[] = {"reset", "--redis", url, "--crawl", "c1", "--yes", NULL};
     r = crawler(dir, a2);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);
-    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c1}:stats"), 0);
-    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c2}:stats"), 1);
+    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c1}:seq"), 0);
+    cr_assert_eq(redis_int(c, "EXISTS %s", "crawler:{c2}:seq"), 1);
     char *a3[] = {"stats",   "--redis", url,       "--crawl", "c2",
                   "--watch", "0.05",    "--count", "2",       NULL};
     r = crawler(dir, a3);
