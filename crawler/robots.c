@@ -33,12 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PATH_STACK_BUF 4096          /* normalized paths up to this size avoid malloc */
-#define INDEX_MIN 16                 /* fewer rules than this are scanned linearly */
-#define NLEVEL 4                     /* index levels: literal prefixes of 2, 4, 8, 16 octets */
-#define NBUCKET 64                   /* hash buckets per level */
-#define NSLOT (NLEVEL * NBUCKET + 1) /* index slots: levels + catch-all */
-#define SHORT_HAY 256                /* shorter paths are searched without memmem */
+#define PATH_STACK_BUF 4096               /* normalized paths up to this size avoid malloc */
+#define INDEX_MIN 16                      /* fewer rules than this are scanned linearly */
+#define NLEVEL 4                          /* index levels: literal prefixes of 2, 4, 8, 16 octets */
+#define NBUCKET 64                        /* hash buckets per level */
+#define NSLOT (NLEVEL * NBUCKET + 1)      /* index slots: levels + catch-all */
+#define level_len(lv) ((size_t)2 << (lv)) /* prefix octets indexed at level lv */
+#define SHORT_HAY 256                     /* shorter paths are searched without memmem */
 
 /* A byte string in a pool: a rule pattern or a sitemap URL. */
 struct rule {
@@ -116,6 +117,7 @@ static uint32_t fnv1a(const void *buf, size_t n)
 #define lower(c) ((c) >= 'A' && (c) <= 'Z' ? (c) - 'A' + 'a' : (c))
 #define is_unreserved(c)                                                                           \
     (is_alpha(c) || is_digit(c) || (c) == '-' || (c) == '.' || (c) == '_' || (c) == '~')
+#define is_eol(c) ((c) == '\n' || (c) == '\r' || (c) == '\0')
 #define needs_escape(c) ((c) <= 0x20 || (c) >= 0x7f) /* norm() escapes these raw octets */
 
 static int hexval(unsigned char c)
@@ -252,11 +254,6 @@ static int match(const char *p, size_t plen, const char *s, size_t slen)
 static int rule_matches(const struct rule *ru, const char *s, size_t n)
 {
     return ru->lit <= n && memcmp(s, ru->p, ru->lit) == 0 && match(ru->p, ru->len, s, n);
-}
-
-static size_t level_len(size_t lv)
-{
-    return (size_t)2 << lv;
 }
 
 /* Index slot of a rule: at the deepest level whose prefix length its literal
@@ -669,11 +666,6 @@ static int on_line(struct pstate *ps, const char *s, size_t n)
     default:
         return 0;
     }
-}
-
-static int is_eol(char c)
-{
-    return c == '\n' || c == '\r' || c == '\0';
 }
 
 robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int *err)
