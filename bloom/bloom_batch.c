@@ -9,13 +9,12 @@
  * built by hand into the handle's reusable buffer):
  *     add:       BITFIELD    NAME:b:<blk> SET u1 <o1> 1 ... SET u1 <ok> 1
  *     contains:  BITFIELD_RO NAME:b:<blk> GET u1 <o1>   ... GET u1 <ok>
- * then the whole round is written at once and every reply read back (one
- * round trip).  A BITFIELD is atomic, so the old bits it returns decide
- * "new" for exactly one of several concurrent adders.  Replies are always
- * all drained, even after an error reply, so the connection stays in step;
- * a lost connection (hiredis then marks the context unusable) ends the call
- * with BLOOM_EIO.  Items that Redis confirmed are in the filter enter the
- * local cache only after their reply arrived.
+ * and written out every FLUSH_ITEMS commands (so Redis works while the rest
+ * is built), then every reply of the round is read back (one round trip).  A BITFIELD is atomic, so
+ * the old bits it returns decide "new" for exactly one of several concurrent adders.  Replies are
+ * always all drained, even after an error reply, so the connection stays in step; a lost connection
+ * (hiredis then marks the context unusable) ends the call with BLOOM_EIO.  Items that Redis
+ * confirmed are in the filter enter the local cache only after their reply arrived.
  *
  * Keys touched: NAME:b:<i> (BITFIELD, BITFIELD_RO, BITCOUNT, MEMORY USAGE),
  * NAME:meta (MEMORY USAGE).
@@ -30,6 +29,8 @@
 #include <hiredis/hiredis.h>
 
 #include "bloom_internal.h"
+
+#define FLUSH_ITEMS 256 /* commands built before writing starts */
 
 /* ---- RESP buffer ------------------------------------------------------------ */
 
@@ -92,12 +93,6 @@ void bloom_buf_bulk(bloom_buf_t *buf, const char *s, size_t len)
     buf->p[buf->len++] = '\n';
 }
 
-void bloom_buf_u64(bloom_buf_t *buf, uint64_t v)
-{
-    char d[20];
-    bloom_buf_bulk(buf, d, u64_digits(v, d));
-}
-
 void bloom_buf_block_key(bloom_buf_t *buf, const bloom_t *b, uint32_t block)
 {
     char d[20];
@@ -150,24 +145,49 @@ void bloom_sigpipe_restore(bloom_sigpipe_t *g)
 
 /* ---- batches ------------------------------------------------------------------ */
 
+/* Unchecked writers into a reserved buffer; each returns the new end. */
+static char *put_len(char *p, char type, uint64_t n)
+{
+    *p++ = type;
+    p += u64_digits(n, p);
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
+}
+
+static char *put_lit(char *p, const char *s, size_t len)
+{
+    memcpy(p, s, len);
+    return p + len;
+}
+
+#define LIT(p, s) put_lit((p), (s), sizeof(s) - 1)
+
+/* One BITFIELD (write: SET u1 o 1 per bit) or BITFIELD_RO (GET u1 o) of an
+ * item, with a single reservation: the hot path of every batch. */
 static void append_probe(bloom_buf_t *o, const bloom_t *b, const bloom_probe_t *pr, int write)
 {
-    bloom_buf_array(o, 2 + 4 * (size_t)pr->k - (write ? 0 : (size_t)pr->k));
-    if (write)
-        bloom_buf_bulk(o, "BITFIELD", 8);
-    else
-        bloom_buf_bulk(o, "BITFIELD_RO", 11);
-    bloom_buf_block_key(o, b, pr->block);
+    if (reserve(o, 64 + b->name_len + (size_t)pr->k * 48) < 0)
+        return;
+    char *p = o->p + o->len, d[20];
+    p = put_len(p, '*', 2 + (size_t)pr->k * (write ? 4 : 3));
+    p = write ? LIT(p, "$8\r\nBITFIELD\r\n") : LIT(p, "$11\r\nBITFIELD_RO\r\n");
+    size_t dn = u64_digits(pr->block, d);
+    p = put_len(p, '$', b->name_len + 3 + dn);
+    p = put_lit(p, b->name, b->name_len);
+    p = LIT(p, ":b:");
+    p = put_lit(p, d, dn);
+    p = LIT(p, "\r\n");
     for (uint32_t i = 0; i < pr->k; i++) {
+        p = write ? LIT(p, "$3\r\nSET\r\n$2\r\nu1\r\n") : LIT(p, "$3\r\nGET\r\n$2\r\nu1\r\n");
+        dn = u64_digits(pr->bit[i], d);
+        p = put_len(p, '$', dn);
+        p = put_lit(p, d, dn);
+        p = LIT(p, "\r\n");
         if (write)
-            bloom_buf_bulk(o, "SET", 3);
-        else
-            bloom_buf_bulk(o, "GET", 3);
-        bloom_buf_bulk(o, "u1", 2);
-        bloom_buf_u64(o, pr->bit[i]);
-        if (write)
-            bloom_buf_bulk(o, "1", 1);
+            p = LIT(p, "$1\r\n1\r\n");
     }
+    o->len = (size_t)(p - o->p);
 }
 
 static int reply_fail(bloom_t *b, const redisReply *r)
@@ -222,35 +242,61 @@ static int read_round(bloom_t *b, size_t np, uint8_t *res, int write)
     return rc;
 }
 
-/* One round: items [from, from + cnt). */
+/* Hands the commands built so far to hiredis and starts writing them, so
+ * that Redis works on them while the rest of the round is being built (the
+ * replies are read when the round is complete). */
+static int send_out(bloom_t *b)
+{
+    bloom_buf_t *o = &b->out;
+    if (o->oom)
+        return bloom_fail(b, BLOOM_ENOMEM, "out of memory building a batch");
+    if (o->len == 0)
+        return 0;
+    if (redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
+        return bloom_fail(b, BLOOM_ENOMEM, "out of memory queueing a batch");
+    o->len = 0;
+    int done = 0, rc = REDIS_OK;
+    bloom_sigpipe_t g;
+    bloom_sigpipe_block(&g);
+    rc = redisBufferWrite(b->rc, &done);
+    bloom_sigpipe_restore(&g);
+    return rc == REDIS_OK ? 0 : bloom_fail_io(b);
+}
+
+/* One round: items [from, from + cnt).  First every item is hashed and its
+ * cache bucket prefetched, then the cache is asked and the commands built. */
 static int run_round(bloom_t *b, const char *const *items, const size_t *lens, size_t from,
                      size_t cnt, uint8_t *res, int write)
 {
+    for (size_t i = 0; i < cnt; i++) {
+        size_t len = lens ? lens[from + i] : strlen(items[from + i]);
+        b->hashes[i] = bloom_hash_item(b, items[from + i], len);
+        bloom_cache_prefetch(&b->cache, bloom_fingerprint(b->hashes[i]));
+    }
     bloom_buf_t *o = &b->out;
     o->len = 0;
     o->oom = 0;
     size_t np = 0;
-    for (size_t i = from; i < from + cnt; i++) {
-        size_t len = lens ? lens[i] : strlen(items[i]);
-        bloom_hash_t h = bloom_hash_item(b, items[i], len);
-        uint64_t fp = bloom_fingerprint(h);
+    int rc;
+    for (size_t i = 0; i < cnt; i++) {
+        uint64_t fp = bloom_fingerprint(b->hashes[i]);
         if (bloom_cache_has(&b->cache, fp)) {
             b->cache.hits++;
-            res[i] = write ? 0 : 1;
+            res[from + i] = write ? 0 : 1;
             continue;
         }
         bloom_probe_t pr;
-        bloom_probe_from_hash(&b->geo, h, &pr);
+        bloom_probe_from_hash(&b->geo, b->hashes[i], &pr);
         append_probe(o, b, &pr, write);
-        b->pending[np] = (uint32_t)i;
+        b->pending[np] = (uint32_t)(from + i);
         b->fps[np++] = fp;
+        if (np % FLUSH_ITEMS == 0 && (rc = send_out(b)) < 0)
+            return rc;
     }
-    if (o->oom)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory building a batch");
     if (np == 0)
         return 0;
-    if (redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory queueing a batch");
+    if ((rc = send_out(b)) < 0)
+        return rc;
     return read_round(b, np, res, write);
 }
 

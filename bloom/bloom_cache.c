@@ -45,11 +45,17 @@ void bloom_cache_free(bloom_cache_t *c)
     c->nbuckets = 0;
 }
 
-static uint64_t *bucket_of(bloom_cache_t *c, uint64_t fp)
+static uint64_t *bucket_of(const bloom_cache_t *c, uint64_t fp)
 {
     /* the high bits pick the bucket; the whole fingerprint is compared */
     size_t i = (size_t)((fp * 0xD6E8FEB86659FD93ULL) >> 32) & (c->nbuckets - 1);
     return c->slots + i * BLOOM_CACHE_WAYS;
+}
+
+void bloom_cache_prefetch(const bloom_cache_t *c, uint64_t fp)
+{
+    if (c->slots)
+        __builtin_prefetch(bucket_of(c, fp), 1);
 }
 
 /* Moves way j of bucket s to the front. */

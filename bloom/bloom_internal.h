@@ -30,6 +30,11 @@ typedef struct bloom_buf {
     int oom; /* an append failed; the content is incomplete */
 } bloom_buf_t;
 
+/* The one hash of an item. */
+typedef struct bloom_hash {
+    uint64_t lo, hi;
+} bloom_hash_t;
+
 struct bloom {
     struct redisContext *rc; /* borrowed */
     char *name;
@@ -38,16 +43,12 @@ struct bloom {
     uint64_t capacity; /* informational, from meta */
     double fp_rate;
     bloom_cache_t cache;
-    bloom_buf_t out;   /* reused between batches */
-    uint32_t *pending; /* indices of the items sent in the current round trip */
-    uint64_t *fps;     /* their fingerprints */
+    bloom_buf_t out;      /* reused between batches */
+    uint32_t *pending;    /* indices of the items sent in the current round trip */
+    uint64_t *fps;        /* their fingerprints */
+    bloom_hash_t *hashes; /* the round's item hashes (BLOOM_BATCH_ITEMS) */
     char errmsg[512];
 };
-
-/* The one hash of an item. */
-typedef struct bloom_hash {
-    uint64_t lo, hi;
-} bloom_hash_t;
 
 bloom_hash_t bloom_hash_item(const bloom_t *b, const char *item, size_t len);
 /* Block and k positions from a hash (see bloom.h for the bit layout). */
@@ -60,13 +61,14 @@ uint64_t bloom_fingerprint(bloom_hash_t h);
 int bloom_cache_init(bloom_cache_t *c, size_t bytes);
 void bloom_cache_free(bloom_cache_t *c);
 int bloom_cache_has(bloom_cache_t *c, uint64_t fp);
+/* Starts loading fp's bucket into the CPU cache (a hint; no effect otherwise). */
+void bloom_cache_prefetch(const bloom_cache_t *c, uint64_t fp);
 void bloom_cache_put(bloom_cache_t *c, uint64_t fp);
 
 /* RESP building: every append keeps the buffer consistent; failures set
  * buf->oom. */
 void bloom_buf_bulk(bloom_buf_t *buf, const char *s, size_t len);
 void bloom_buf_array(bloom_buf_t *buf, size_t n);
-void bloom_buf_u64(bloom_buf_t *buf, uint64_t v); /* as a bulk string */
 /* Appends the block key "<name>:b:<i>" as a bulk string. */
 void bloom_buf_block_key(bloom_buf_t *buf, const bloom_t *b, uint32_t block);
 void bloom_buf_free(bloom_buf_t *buf);

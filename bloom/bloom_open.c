@@ -413,7 +413,8 @@ static int open_checks(bloom_t *b, const bloom_params_t *params)
         return bloom_fail(b, rc, "out of memory for the local cache");
     b->pending = malloc(BLOOM_BATCH_ITEMS * sizeof *b->pending);
     b->fps = malloc(BLOOM_BATCH_ITEMS * sizeof *b->fps);
-    if (!b->pending || !b->fps)
+    b->hashes = malloc(BLOOM_BATCH_ITEMS * sizeof *b->hashes);
+    if (!b->pending || !b->fps || !b->hashes)
         return bloom_fail(b, BLOOM_ENOMEM, "out of memory");
     int created = 0;
     rc = run_open_script(b, create ? &want : NULL, params, &created);
@@ -465,6 +466,7 @@ void bloom_close(bloom_t *b)
     bloom_buf_free(&b->out);
     free(b->pending);
     free(b->fps);
+    free(b->hashes);
     free(b->name);
     free(b);
 }
