@@ -334,8 +334,10 @@ out_t *out_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     o = calloc(1, sizeof *o);
-    if (o)
+    if (o) {
+        o->fd = -1;
         o->buf = malloc(OUT_BUFFER_BYTES);
+    }
     if (!o || !o->buf) {
         if (err && errlen)
             snprintf(err, errlen, "out of memory");
