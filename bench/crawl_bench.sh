@@ -7,15 +7,17 @@
 #   N            pages of the main site (default 20000)
 # environment:
 #   BUILD=dir    build directory with crawler/crawler, bench/gen_site, bench/bare_parse
-#                (default ./build; the three targets are (re)built if needed)
+#                (default ./build; the three targets are (re)built first unless NOBUILD=1)
 #   SMALL=M      pages of the second, smaller site, to show that RSS does not grow
 #                with the crawl (default 2000; 0 or >= N: skip)
 #   TIMEOUT=s    bound on each crawl (default 600)
 #   MD=file      where to write the figures (default bench/crawler.md; MD= to skip)
-#   PROFILE=1    also profile the crawler with `perf record` on the smaller site
-#                (or the main one) and list its top functions
+#   PROFILE=1    also profile the crawler with `perf record` (a third crawl of the main site)
+#                and list its top functions by self time
 #   CRAWLER_ARGS extra options for `crawler crawl` (e.g. "--threads 4")
 #   KEEP=1       keep the temporary directory (site, logs, outputs)
+#   NICE=n       run nginx, redis-server and both crawlers under `nice -n n` (e.g. -10 as
+#                root on a machine shared with other work; the same for both crawlers)
 #
 # What it does, all on 127.0.0.1: generates the site(s) with gen_site (pages
 # of ~19 KB, every page reachable from the index), serves them with nginx
@@ -40,6 +42,13 @@ MD=${MD-bench/crawler.md}
 PROFILE=${PROFILE:-0}
 CRAWLER_ARGS=${CRAWLER_ARGS:-}
 KEEP=${KEEP:-0}
+NICE=${NICE:-}
+NICE_CMD=()
+if [ -n "$NICE" ]; then
+  [[ $NICE =~ ^-?[0-9]+$ ]] || { echo "crawl_bench: NICE must be an integer" >&2; exit 1; }
+  NICE_CMD=(nice -n "$NICE")
+fi
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 die() { echo "crawl_bench: $*" >&2; exit 1; }
 [[ $N =~ ^[0-9]+$ && $N -ge 30 && $N -le 10000000 ]] || die "N must be an integer in 30..10000000 (got '$N')"
@@ -57,8 +66,10 @@ for tool in "$NGINX" wget /usr/bin/time redis-server redis-cli timeout cmake; do
     die "missing $tool: apt-get install -y nginx-light wget time redis-server coreutils cmake"
 done
 [ -d "$BUILD" ] || die "no build directory '$BUILD' (run bash .ci/setup, or set BUILD=dir)"
-cmake --build "$BUILD" --target crawler gen_site bare_parse >/dev/null ||
-  die "cannot build crawler, gen_site, bare_parse in $BUILD"
+if [ "${NOBUILD:-0}" != 1 ]; then
+  cmake --build "$BUILD" --target crawler gen_site bare_parse >/dev/null ||
+    die "cannot build crawler, gen_site, bare_parse in $BUILD (NOBUILD=1 uses what is there)"
+fi
 CRAWLER=$REPO/$BUILD/crawler/crawler
 [[ $BUILD = /* ]] && CRAWLER=$BUILD/crawler/crawler
 BENCHBIN=$(dirname "$(dirname "$CRAWLER")")/bench
@@ -69,6 +80,7 @@ done
 T=$(mktemp -d "${TMPDIR:-/tmp}/crawl_bench.XXXXXX")
 chmod 755 "$T" # nginx workers may run as another user
 PIDS=()
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
   local p
   for p in "${PIDS[@]}"; do
@@ -90,8 +102,8 @@ forget_pid() { # removes $1 from PIDS
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 free_port() { # a port nobody listens on now (the caller retries if it loses a race)
-  local p i
-  for i in $(seq 1 200); do
+  local p
+  for _ in $(seq 1 200); do
     p=$((20000 + RANDOM % 40000))
     port_busy "$p" || { echo "$p"; return 0; }
   done
@@ -122,7 +134,7 @@ declare -A PORT
 nginx_conf() {
   local servers="" n who
   for n in "${SIZES[@]}"; do
-    for who in wget crawler; do
+    for who in wget crawler prof; do
       servers+="  server { listen 127.0.0.1:${PORT[$who-$n]}; root $T/site-$n;
     access_log $T/access-$who-$n.log bench buffer=256k flush=1s; }
 "
@@ -156,13 +168,13 @@ EOF
 }
 
 start_nginx() {
-  local try n who pid
-  for try in 1 2 3 4 5; do
+  local n who pid
+  for _ in 1 2 3 4 5; do
     for n in "${SIZES[@]}"; do
-      for who in wget crawler; do PORT[$who-$n]=$(free_port); done
+      for who in wget crawler prof; do PORT[$who-$n]=$(free_port); done
     done
     nginx_conf >"$T/nginx.conf"
-    "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" &
+    "${NICE_CMD[@]}" "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" &
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 1 50); do
@@ -190,11 +202,11 @@ stop_nginx() { # graceful: the workers flush their access log buffers
 
 # ---------------------------------------------------------------- redis
 start_redis() { # sets REDIS_PORT, REDIS_PID
-  local try pid port dir=$T/redis-$1
+  local pid port dir=$T/redis-$1
   mkdir -p "$dir"
-  for try in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     port=$(free_port)
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+    "${NICE_CMD[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
       --daemonize no --logfile "$dir/redis.log" &
     pid=$!
     PIDS+=("$pid")
@@ -228,10 +240,10 @@ measure() { # tag n command...: runs it under time and timeout, records wall/cpu
   shift 2
   w0=$(ticks_of "$NGINX_WORKER")
   /usr/bin/time -f '%e %U %S %M' -o "$T/time-$tag-$n" \
-    timeout -k 10 "$TIMEOUT" "$@" >"$T/stdout-$tag-$n" 2>"$T/stderr-$tag-$n" || rc=$?
+    "${NICE_CMD[@]}" timeout -k 10 "$TIMEOUT" "$@" >"$T/stdout-$tag-$n" 2>"$T/stderr-$tag-$n" || rc=$?
   w1=$(ticks_of "$NGINX_WORKER")
   R[rc-$tag-$n]=$rc
-  read -r R[wall-$tag-$n] R[user-$tag-$n] R[sys-$tag-$n] R[rss-$tag-$n] < <(tail -1 "$T/time-$tag-$n")
+  read -r "R[wall-$tag-$n]" "R[user-$tag-$n]" "R[sys-$tag-$n]" "R[rss-$tag-$n]" < <(tail -1 "$T/time-$tag-$n")
   R[nginx-$tag-$n]=$(awk -v d=$((w1 - w0)) -v t="$CLK_TCK" 'BEGIN {printf "%.3f", d / t}')
   if [ "$rc" -ne 0 ]; then
     echo "crawl_bench: $tag on $n pages exited with status $rc$([ "$rc" = 124 ] && echo ' (timeout)')" >&2
@@ -291,7 +303,7 @@ run_parse() {
 check_log() {
   local who=$1 n=$2 log=$T/access-$1-$2.log
   [ -f "$log" ] || : >"$log"
-  read -r R[distinct-$who-$n] R[total-$who-$n] R[non200-$who-$n] R[other-$who-$n] < <(
+  read -r "R[distinct-$who-$n]" "R[total-$who-$n]" "R[non200-$who-$n]" "R[other-$who-$n]" < <(
     awk '{ page = ($2 == "/" || $2 ~ /\.html$/) }
          page && $1 == 200 { total++; if (!seen[$2]++) distinct++ }
          page && $1 != 200 { bad++ }
@@ -305,15 +317,15 @@ check_log() {
   R[ok-$who-$n]=$ok
 }
 
-profile() { # the crawler's top functions (perf, cpu-clock samples with call graphs)
+profile() { # the crawler's top functions (perf, cpu-clock samples, self time)
   local n=$1
   command -v perf >/dev/null || { echo "crawl_bench: PROFILE=1 needs perf (apt-get install -y linux-perf)" >&2; return 0; }
   echo "crawl_bench: profiling the crawler on $n pages"
   start_redis "prof-$n"
-  printf 'http://127.0.0.1:%s/\n' "${PORT[crawler-$n]}" >"$T/seeds-prof.txt"
-  # a second crawl of the same site: a fresh Redis, so every page is fetched again
+  # a second crawl of the same site (its own server block and log, a fresh Redis)
+  printf 'http://127.0.0.1:%s/\n' "${PORT[prof-$n]}" >"$T/seeds-prof.txt"
   # shellcheck disable=SC2086
-  timeout -k 10 "$TIMEOUT" perf record -e cpu-clock -F 2000 -g -o "$T/perf.data" -- \
+  timeout -k 10 "$TIMEOUT" perf record -e cpu-clock -F 2000 -o "$T/perf.data" -- \
     "$CRAWLER" crawl --redis "redis://127.0.0.1:$REDIS_PORT" --crawl "prof$n" \
     --seeds "$T/seeds-prof.txt" --delay 0 --per-host 64 --quiet --out /dev/null $CRAWLER_ARGS \
     >/dev/null 2>"$T/perf.log" || echo "crawl_bench: perf run failed (see $T/perf.log)" >&2
@@ -331,7 +343,7 @@ for n in "${SIZES[@]}"; do
   run_crawler "$n"
 done
 for n in "${SIZES[@]}"; do run_parse "$n"; done
-PROFILE_N=${SIZES[-1]}
+PROFILE_N=$N
 [ "$PROFILE" = 1 ] && profile "$PROFILE_N"
 stop_nginx
 STATUS=0
@@ -362,6 +374,7 @@ COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo "crawler: $THREADS_NOTE, \`--per-host 64 --delay 0 --quiet --out FILE\`, its own fresh redis-server."
   echo "wget: \`wget -r -l inf -np -nd --delete-after -q\` (one connection, keep-alive)."
   echo "nginx: 1 worker, keep-alive, sendfile, access log buffered (the server-side page count)."
+  echo "Load average (1, 5, 15 min) before the run: $LOAD_BEFORE; after: $(cut -d' ' -f1-3 /proc/loadavg)${NICE:+; everything measured ran under nice -n $NICE}."
   echo "All figures come from this one run, on a machine shared with other work: compare the ratios."
   for n in "${SIZES[@]}"; do
     echo
