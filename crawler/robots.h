@@ -55,10 +55,11 @@ typedef struct robots robots_t;
  * (user-agent/useragent, allow, disallow/dissallow/disalow, crawl-delay/
  * crawldelay, sitemap/site-map), CR, LF or CRLF ends, a leading UTF-8 BOM,
  * "key value" without a colon; anything else (NUL bytes end a line) is
- * ignored.  body need not be NUL-terminated and is not kept; user_agent is
- * not kept.  body may be NULL when len is 0 (an empty file: allow all).
- * Returns NULL with ROBOTS_EINVAL (user_agent NULL or without a product
- * token) or ROBOTS_ENOMEM. */
+ * ignored, and so are rule and Crawl-delay lines before any user-agent
+ * line.  A pattern starting with neither '/' nor '*' gets a leading '/';
+ * '$' anchors only at the end of a pattern.  body need not be NUL-terminated and is not kept;
+ * user_agent is not kept.  body may be NULL when len is 0 (an empty file: allow all). Returns NULL
+ * with ROBOTS_EINVAL (user_agent NULL or without a product token) or ROBOTS_ENOMEM. */
 robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int *err);
 
 /* A robots_t that allows everything (robots.txt answered 4xx or is absent).
