@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -100,6 +101,14 @@ static void redis_stop(void)
 }
 
 /* CPU seconds redis-server used so far (utime + stime from /proc). */
+static double self_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static double redis_cpu(void)
 {
     char path[64], buf[1024];
@@ -249,10 +258,37 @@ static double raw_list(redisContext *c, char **urls, size_t n, double *cpu_us)
     return (double)n / (t1 - t0);
 }
 
+/* Reference: Bloom test-and-add alone (bloom_add_many, 4096 per call) of
+ * the same URLs, the floor of the enqueue path. */
+static double bloom_only(redisContext *c, char **urls, size_t n, double *cpu_us)
+{
+    flushall(c);
+    bloom_params_t p = {.capacity = 4 * n, .fp_rate = 1e-4, .cache_bytes = SIZE_MAX};
+    char err[256];
+    int e;
+    bloom_t *b = bloom_open(c, "benchbloom", &p, &e, err, sizeof err);
+    uint8_t *is_new = malloc(4096);
+    if (!b || !is_new) {
+        bloom_close(b);
+        free(is_new);
+        return 0;
+    }
+    double c0 = redis_cpu(), t0 = now_s();
+    for (size_t i = 0; i < n; i += 4096)
+        bloom_add_many(b, (const char *const *)urls + i, NULL, n - i < 4096 ? n - i : 4096, is_new);
+    double t1 = now_s();
+    *cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
+    bloom_close(b);
+    free(is_new);
+    return (double)n / (t1 - t0);
+}
+
 typedef struct tput {
     size_t hosts;
     double rate, raw, seed_s, drain_s;
-    double cpu_us, raw_cpu_us; /* redis-server CPU per URL */
+    double cpu_us, raw_cpu_us;     /* redis-server CPU per URL */
+    double client_us, seed_cpu_us; /* client CPU per URL; Redis CPU per URL enqueued */
+    double bloom, bloom_cpu_us;    /* bloom_add_many alone: URLs/s, Redis CPU per URL */
     uint64_t trips;
 } tput_t;
 
@@ -263,14 +299,16 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
     if (!urls || ctx_open(&x, c, 4 * n) < 0)
         return -1;
     uint64_t rt0 = frontier_round_trips(x.f);
-    double c0 = redis_cpu();
+    double c0 = redis_cpu(), s0 = self_cpu();
     double t0 = now_s();
     size_t added = 0;
     frontier_seed(x.f, (const char *const *)urls, n, 0, &added);
     double t1 = now_s();
+    out->seed_cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
     size_t pages = drain(x.f, n, BATCH, NULL, NULL);
     double t2 = now_s();
     out->cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
+    out->client_us = (self_cpu() - s0) * 1e6 / (double)n;
     out->hosts = hosts;
     out->rate = (double)pages / (t2 - t0);
     out->seed_s = t1 - t0;
@@ -280,6 +318,7 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
         fprintf(stderr, "hosts %zu: added %zu, crawled %zu of %zu\n", hosts, added, pages, n);
     ctx_close(&x);
     out->raw = raw_list(c, urls, n, &out->raw_cpu_us);
+    out->bloom = bloom_only(c, urls, n, &out->bloom_cpu_us);
     free_urls(urls, n);
     return 0;
 }
@@ -362,16 +401,23 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
             "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
             "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
             "per pipelined round trip.  Reference (same run, same URLs): one plain Redis list, "
-            "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease.\n\n"
-            "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL | "
-            "URLs/s per Redis core | plain list URLs/s | plain list CPU us/URL | "
-            "frontier / plain (wall) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
+            "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
+            "enqueue.\n\n"
+            "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
+            "(of which enqueue) | URLs/s per Redis core | client CPU us/URL | plain list URLs/s "
+            "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
+            "plain list | frontier / Bloom alone |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, BATCH, FINISH_BATCH, BATCH);
     for (size_t i = 0; i < nt; i++)
-        fprintf(o, "| %zu | %.0f | %.2f | %.2f | %llu | %.1f | %.0f | %.0f | %.2f | %.3f |\n",
+        fprintf(o,
+                "| %zu | %.0f | %.2f | %.2f | %llu | %.1f (%.1f) | %.0f | %.1f | %.0f (%.1f) | "
+                "%.0f (%.1f) | %.3f | %.2f |\n",
                 t[i].hosts, t[i].rate, t[i].seed_s, t[i].drain_s, (unsigned long long)t[i].trips,
-                t[i].cpu_us, t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0, t[i].raw, t[i].raw_cpu_us,
-                t[i].rate / t[i].raw);
+                t[i].cpu_us, t[i].seed_cpu_us, t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0,
+                t[i].client_us, t[i].raw, t[i].raw_cpu_us, t[i].bloom, t[i].bloom_cpu_us,
+                t[i].rate / t[i].raw, t[i].bloom > 0 ? t[i].rate / t[i].bloom : 0);
     fprintf(o, "\n## Steady state: pages of 40 links (4 new, 36 already seen), 100 hosts\n\n"
                "Round trips counted in the client over every frontier call (claim, finish, one "
                "heartbeat).  A one-round-trip-per-link design (scrapy-redis style: pop, then SADD "

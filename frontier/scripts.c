@@ -124,7 +124,46 @@
     "  return {codes = {}, hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,\n"  \
     "          admitted = num(redis.call('HGET', K_STATS, 'enqueued'))}\n"                         \
     "end\n"                                                                                        \
+    "local function enqueue(st, h, depth, url)\n"                                                  \
+    "  st.new = st.new + 1\n"                                                                      \
+    "  local q = st.byhost[h]\n"                                                                   \
+    "  if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end\n"                  \
+    "  q[#q + 1] = depth..' 0 '..url\n"                                                            \
+    "end\n"                                                                                        \
+    "local function offer_fast(st, KEYS, ARGV, i, n, k, depth, force)\n"                           \
+    "  local codes, m, w = {}, 0, 2 + k\n"                                                         \
+    "  while m < n do\n"                                                                           \
+    "    local key = ARGV[i + m * w + 1]\n"                                                        \
+    "    local args, na, cnt = {}, 0, 0\n"                                                         \
+    "    while m + cnt < n and cnt < 64 and ARGV[i + (m + cnt) * w + 1] == key do\n"               \
+    "      local b = i + (m + cnt) * w\n"                                                          \
+    "      for j = 1, k do\n"                                                                      \
+    "        args[na + 1] = 'SET'; args[na + 2] = 'u1'; args[na + 3] = ARGV[b + 1 + j]\n"          \
+    "        args[na + 4] = 1; na = na + 4\n"                                                      \
+    "      end\n"                                                                                  \
+    "      cnt = cnt + 1\n"                                                                        \
+    "    end\n"                                                                                    \
+    "    local old = redis.call('BITFIELD', KEYS[tonumber(key)], unpack(args))\n"                  \
+    "    for c = 0, cnt - 1 do\n"                                                                  \
+    "      local url = ARGV[i + (m + c) * w]\n"                                                    \
+    "      local isnew = force\n"                                                                  \
+    "      if not isnew then\n"                                                                    \
+    "        for j = 1, k do if old[c * k + j] == 0 then isnew = true; break end end\n"            \
+    "      end\n"                                                                                  \
+    "      if isnew then\n"                                                                        \
+    "        codes[#codes + 1] = 'n'; enqueue(st, origin(url), depth, url)\n"                      \
+    "      else\n"                                                                                 \
+    "        codes[#codes + 1] = 's'; st.seen = st.seen + 1\n"                                     \
+    "      end\n"                                                                                  \
+    "    end\n"                                                                                    \
+    "    m = m + cnt\n"                                                                            \
+    "  end\n"                                                                                      \
+    "  return table.concat(codes), i + n * w\n"                                                    \
+    "end\n"                                                                                        \
     "local function offer_links(st, KEYS, ARGV, i, n, k, depth, force, maxp, maxh)\n"              \
+    "  if maxp == 0 and maxh == 0 then\n"                                                          \
+    "    return offer_fast(st, KEYS, ARGV, i, n, k, depth, force)\n"                               \
+    "  end\n"                                                                                      \
     "  local codes, bf = {}, {}\n"                                                                 \
     "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j-1] = 0; bf[4*j] = 1 end\n"      \
     "  for _ = 1, n do\n"                                                                          \
@@ -142,11 +181,8 @@
     "        for j = 1, k do if old[j] == 0 then isnew = true; break end end\n"                    \
     "      end\n"                                                                                  \
     "      if isnew then\n"                                                                        \
-    "        codes[#codes + 1] = 'n'; st.new = st.new + 1\n"                                       \
+    "        codes[#codes + 1] = 'n'; enqueue(st, h, depth, url)\n"                                \
     "        st.admitted = st.admitted + 1; st.hadm[h] = ha + 1\n"                                 \
-    "        local q = st.byhost[h]\n"                                                             \
-    "        if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end\n"            \
-    "        q[#q + 1] = depth..' 0 '..url\n"                                                      \
     "      else\n"                                                                                 \
     "        codes[#codes + 1] = 's'; st.seen = st.seen + 1\n"                                     \
     "      end\n"                                                                                  \
