@@ -52,7 +52,7 @@ static const opt_t OPTS[] = {
     {"retry-backoff", 1, O_BACKOFF, "MS", "2000", "first retry delay (doubles each try, with jitter)"},
     {"user-agent", 1, O_UA, "UA", CONFIG_DEFAULT_USER_AGENT, "User-Agent; its product token picks the robots.txt group"},
     {"ignore-robots", 0, O_IGN_ROBOTS, NULL, "off", "do not fetch or obey robots.txt"},
-    {"sitemaps", 0, O_SITEMAPS, NULL, "off", "seed the URLs of robots.txt Sitemap: lines"},
+    {"sitemaps", 0, O_SITEMAPS, NULL, "off", "seed robots.txt Sitemap: URLs and follow their <loc> URLs"},
     {"scope", 1, O_SCOPE, "host|domain|any", "host", "which links to follow (seeds' hosts / domains / all)"},
     {"allow-domain", 1, O_ALLOW_DOM, "DOMAIN", "none", "also follow this domain and its subdomains (repeatable)"},
     {"deny-domain", 1, O_DENY_DOM, "DOMAIN", "none", "never follow this domain and its subdomains (repeatable)"},

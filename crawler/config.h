@@ -16,7 +16,7 @@
 #define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
 #define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
 #define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
-#define CONFIG_DEFAULT_USER_AGENT "crawler/0.1 (+https://github.com/crawler)"
+#define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
 #define CONFIG_DEFAULT_GRACE_MS 5000        /* finish in-flight work after SIGTERM */
 #define CONFIG_MAX_PATTERNS 32              /* --include/--exclude/--allow/--deny each */
 

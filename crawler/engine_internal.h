@@ -23,6 +23,7 @@
 #include "rconn.h"
 #include "robots.h"
 #include "scope.h"
+#include "sitemap.h"
 
 #define ENGINE_MAX_LINKS_PER_PAGE 20000
 #define ENGINE_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
@@ -59,6 +60,7 @@ typedef struct xfer {
     int too_large;        /* body passed --max-size */
     int parse_started;
     parser_t *parser;
+    sitemap_t *sitemap; /* --sitemaps and an XML body */
     char *ctype, *location, *xrobots;
     uint32_t retry_after_ms;
     uint64_t bytes;

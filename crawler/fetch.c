@@ -143,6 +143,16 @@ static void on_link(void *ud, const char *url, size_t len, parser_link_kind_t ki
     add_link(ud, url, len);
 }
 
+static void on_loc(void *ud, const char *loc, size_t len)
+{
+    (void)len;
+    xfer_t *x = ud;
+    char *url = NULL;
+    if (parser_url_normalize(x->item.url, loc, x->w->e->cfg->max_url_length, &url) == 0)
+        add_link(x, url, strlen(url));
+    free(url);
+}
+
 /* ---- callbacks ------------------------------------------------------------ */
 
 static char *header_value(const char *line, size_t n, const char *name)
@@ -201,9 +211,15 @@ static void start_parser(xfer_t *x)
     x->parse_started = 1;
     long code = 0;
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
-    if (code < 200 || code >= 300 || !parser_is_html(x->ctype))
-        return;
     const crawl_config_t *c = x->w->e->cfg;
+    if (code < 200 || code >= 300)
+        return;
+    if (c->sitemaps && sitemap_is_xml(x->ctype)) {
+        x->sitemap = sitemap_new(on_loc, x);
+        return;
+    }
+    if (!parser_is_html(x->ctype))
+        return;
     parser_config_t pc = {.max_url_length = c->max_url_length,
                           .follow_nofollow = c->follow_nofollow};
     x->parser = parser_new(&pc, x->item.url, x->ctype, x->xrobots, on_link, x);
@@ -226,6 +242,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
         start_parser(x);
     if (x->parser)
         parser_feed(x->parser, data, len);
+    else if (x->sitemap)
+        sitemap_feed(x->sitemap, data, len);
     if (x->w->e->warc)
         buf_add(&x->body, data, len);
     return len;
@@ -252,6 +270,8 @@ static void xfer_clear(xfer_t *x)
     reset_headers(x);
     parser_free(x->parser);
     x->parser = NULL;
+    sitemap_free(x->sitemap);
+    x->sitemap = NULL;
     for (size_t i = 0; i < x->nlinks; i++)
         free(x->links[i]);
     x->nlinks = 0;
@@ -547,6 +567,8 @@ void fetch_page_done(worker_t *w, xfer_t *x, CURLcode res)
             redirect_link(w, x);
         if (x->parser)
             parser_finish(x->parser);
+        if (x->sitemap)
+            sitemap_finish(x->sitemap);
         const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
         write_warc(w, x);
         done_t *d = push_xfer(w, x, (int)code, x->too_large ? "too-large" : NULL,

@@ -4,6 +4,7 @@
  */
 #include <curl/curl.h>
 #include <libxml/parser.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(cmd, cmds[i].name) != 0)
             continue;
+        signal(SIGPIPE, SIG_IGN); /* a closed --out pipe is a write error, not death */
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
             fprintf(stderr, "crawler: curl_global_init failed\n");
             return CLI_EXIT_ERROR;

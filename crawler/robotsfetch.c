@@ -223,12 +223,35 @@ static void store_shared(worker_t *w, rentry_t *e)
     free(ser);
 }
 
+/* --sitemaps: the Sitemap: URLs in scope are seeded (through the Bloom
+ * filter, so each once); their <loc> URLs are then offered like links. */
+static void seed_sitemaps(worker_t *w, const robots_t *r)
+{
+    size_t n = robots_sitemap_count(r), k = 0;
+    char **urls = calloc(n + 1, sizeof *urls);
+    for (size_t i = 0; urls && i < n; i++) {
+        char *u = NULL;
+        if (parser_url_normalize(NULL, robots_sitemap(r, i), w->e->cfg->max_url_length, &u) == 0 &&
+            scope_allows(w->scope, u))
+            urls[k++] = u;
+        else
+            free(u);
+    }
+    if (k && frontier_seed(w->fr, (const char *const *)urls, k, 0, NULL) < 0)
+        w->failed = 1;
+    for (size_t i = 0; i < k; i++)
+        free(urls[i]);
+    free(urls);
+}
+
 static void note_sitemaps(worker_t *w, const robots_t *r)
 {
     size_t n = robots_sitemap_count(r);
     char key[256];
     if (!n || key_for(w, "sitemaps", NULL, key, sizeof key) < 0)
         return;
+    if (w->e->cfg->sitemaps)
+        seed_sitemaps(w, r);
     for (size_t i = 0; i < n; i++)
         redisAppendCommand(w->rc, "SADD %s %s", key, robots_sitemap(r, i));
     for (size_t i = 0; i < n; i++) {

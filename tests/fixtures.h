@@ -79,6 +79,13 @@ unsigned fx_http_max_concurrent(fx_http_t *h);
 void fx_http_stop(fx_http_t *h);
 
 /* ---- processes ---------------------------------------------------------- */
+/* The crawler binary under test: $CRAWLER_BIN if set (e.g. a TSan build of
+ * the program driven by these tests), else the one built with them. */
+char *fx_crawler_bin(const char *built);
+#ifdef CRAWLER_BIN_DEFAULT
+#define CRAWLER_BIN fx_crawler_bin(CRAWLER_BIN_DEFAULT)
+#endif
+
 /* Runs argv (argv[0] a path) with stdout/stderr to files (may be NULL: to
  * /dev/null), waits at most timeout_ms, killing it past that.  Returns the
  * exit status (0..255), 128+signal if killed by a signal, -1 on failure to

@@ -181,3 +181,9 @@ int fx_write_file(const char *path, const char *data)
         rc = -1;
     return rc;
 }
+
+char *fx_crawler_bin(const char *built)
+{
+    const char *env = getenv("CRAWLER_BIN");
+    return (char *)(env && *env ? env : built);
+}

@@ -391,3 +391,36 @@ Test(crawler, config_file_options_apply_and_command_line_wins)
     cr_expect_eq(small_crawl(&s, extra), 2, "unknown config option accepted");
     small_stop(&s);
 }
+
+Test(crawler, sitemaps_from_robots_are_followed_only_with_the_option)
+{
+    for (int with = 0; with <= 1; with++) {
+        small_t s;
+        small_start(&s, "/");
+        char robots[256], map[512];
+        snprintf(robots, sizeof robots, "User-agent: *\nDisallow: /hidden\nSitemap: %s/map.xml\n",
+                 fx_http_base(s.h));
+        fx_http_set(s.h, "/robots.txt", &(fx_route_t){.content_type = "text/plain",
+                                                        .body = robots});
+        snprintf(map, sizeof map,
+                 "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/"
+                 "sitemap/0.9\"><url><loc> %s/s1?a=1&amp;b=2 </loc></url>"
+                 "<url><loc><![CDATA[/s2]]></loc></url><url><loc>/hidden/x</loc></url>"
+                 "</urlset>",
+                 fx_http_base(s.h));
+        fx_http_set(s.h, "/map.xml", &(fx_route_t){.content_type = "application/xml",
+                                                     .body = map});
+        fx_http_page(s.h, "/", "<a href=/hidden/y>h</a>");
+        fx_http_page(s.h, "/s1?a=1&b=2", "one");
+        fx_http_page(s.h, "/s2", "two");
+        char *extra[] = {with ? "--sitemaps" : NULL, NULL};
+        cr_assert_eq(small_crawl(&s, extra), 0);
+        cr_expect_eq(fx_http_hits(s.h, "/map.xml"), (unsigned)with, "sitemap fetched %u times",
+                     fx_http_hits(s.h, "/map.xml"));
+        cr_expect_eq(fx_http_hits(s.h, "/s1?a=1&b=2"), (unsigned)with);
+        cr_expect_eq(fx_http_hits(s.h, "/s2"), (unsigned)with);
+        cr_expect_eq(fx_http_hits(s.h, "/hidden/x") + fx_http_hits(s.h, "/hidden/y"), 0,
+                     "robots.txt-disallowed URL fetched");
+        small_stop(&s);
+    }
+}

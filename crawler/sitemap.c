@@ -1,0 +1,141 @@
+/*
+ * sitemap.c -- streaming <loc> extraction with libxml2's SAX2 push parser.
+ *
+ * DESIGN: only three callbacks: element start/end (namespace-agnostic local
+ * name "loc") and characters, which are gathered into a fixed buffer of
+ * SITEMAP_MAX_LOC bytes while inside <loc>.  Options: XML_PARSE_NONET, no
+ * entity substitution (no XXE), no DTD loading, errors silenced; memory is
+ * bounded by libxml2's own limits (no XML_PARSE_HUGE).
+ */
+#include "sitemap.h"
+
+#include <ctype.h>
+#include <libxml/parser.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct sitemap {
+    xmlParserCtxtPtr ctx;
+    sitemap_fn fn;
+    void *ud;
+    int in_loc, overflow, failed;
+    size_t len;
+    char loc[SITEMAP_MAX_LOC];
+};
+
+int sitemap_is_xml(const char *ct)
+{
+    if (!ct)
+        return 0;
+    size_t n = strcspn(ct, "; \t");
+    if ((n == 8 && !strncasecmp(ct, "text/xml", 8)) ||
+        (n == 15 && !strncasecmp(ct, "application/xml", 15)))
+        return 1;
+    return n > 4 && !strncasecmp(ct + n - 4, "+xml", 4) &&
+           strncasecmp(ct, "application/xhtml+xml", 21) != 0;
+}
+
+static void on_start(void *ctx, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri,
+                     int nns, const xmlChar **ns, int nattr, int ndef, const xmlChar **attrs)
+{
+    (void)prefix, (void)uri, (void)nns, (void)ns, (void)nattr, (void)ndef, (void)attrs;
+    sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    if (!strcmp((const char *)local, "loc")) {
+        s->in_loc = 1;
+        s->len = 0;
+        s->overflow = 0;
+    }
+}
+
+static void on_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri)
+{
+    (void)prefix, (void)uri;
+    sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    if (!s->in_loc || strcmp((const char *)local, "loc") != 0)
+        return;
+    s->in_loc = 0;
+    const char *b = s->loc, *e = s->loc + s->len;
+    while (b < e && isspace((unsigned char)*b))
+        b++;
+    while (e > b && isspace((unsigned char)e[-1]))
+        e--;
+    if (!s->overflow && e > b) {
+        s->loc[e - s->loc] = '\0';
+        s->fn(s->ud, b, (size_t)(e - b));
+    }
+}
+
+static void on_chars(void *ctx, const xmlChar *ch, int len)
+{
+    sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    if (!s->in_loc || len <= 0)
+        return;
+    if (s->len + (size_t)len >= sizeof s->loc) {
+        s->overflow = 1;
+        return;
+    }
+    memcpy(s->loc + s->len, ch, (size_t)len);
+    s->len += (size_t)len;
+}
+
+static void quiet(void *ctx, const char *msg, ...)
+{
+    (void)ctx, (void)msg;
+}
+
+sitemap_t *sitemap_new(sitemap_fn fn, void *ud)
+{
+    sitemap_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->fn = fn;
+    s->ud = ud;
+    xmlSAXHandler sax;
+    memset(&sax, 0, sizeof sax);
+    sax.initialized = XML_SAX2_MAGIC;
+    sax.startElementNs = on_start;
+    sax.endElementNs = on_end;
+    sax.characters = on_chars;
+    sax.cdataBlock = on_chars;
+    sax.error = quiet;
+    sax.warning = quiet;
+    s->ctx = xmlCreatePushParserCtxt(&sax, NULL, NULL, 0, NULL);
+    if (!s->ctx) {
+        free(s);
+        return NULL;
+    }
+    s->ctx->_private = s;
+    xmlCtxtUseOptions(s->ctx, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    return s;
+}
+
+int sitemap_feed(sitemap_t *s, const char *data, size_t len)
+{
+    while (!s->failed && len > 0) {
+        int n = len > (1u << 20) ? 1 << 20 : (int)len;
+        if (xmlParseChunk(s->ctx, data, n, 0) != 0 && s->ctx->wellFormed == 0)
+            s->failed = 1;
+        data += n;
+        len -= (size_t)n;
+    }
+    return s->failed ? -1 : 0;
+}
+
+int sitemap_finish(sitemap_t *s)
+{
+    if (!s->failed && xmlParseChunk(s->ctx, NULL, 0, 1) != 0 && s->ctx->wellFormed == 0)
+        s->failed = 1;
+    return s->failed ? -1 : 0;
+}
+
+void sitemap_free(sitemap_t *s)
+{
+    if (!s)
+        return;
+    if (s->ctx) {
+        xmlFreeDoc(s->ctx->myDoc);
+        xmlFreeParserCtxt(s->ctx);
+    }
+    free(s);
+}
