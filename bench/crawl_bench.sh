@@ -34,6 +34,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 
+if [[ ${1:-} = -h || ${1:-} = --help ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
 N=${1:-20000}
 BUILD=${BUILD:-build}
 SMALL=${SMALL:-2000}
@@ -356,7 +360,7 @@ done
 
 # ---------------------------------------------------------------- figures
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
-pps() { calc "%.0f" "$1 / ${R[wall-$2-$1]}"; }
+pps() { calc "%.0f" "$1 / (${R[wall-$2-$1]} > 0 ? ${R[wall-$2-$1]} : 0.01)"; }
 cpu_ms() { calc "%.3f" "(${R[user-$2-$1]} + ${R[sys-$2-$1]}) * 1000 / $1"; }
 rss_mib() { calc "%.1f" "${R[rss-$1-$2]} / 1024"; }
 mib() { calc "%.1f" "$1 / 1048576"; }
@@ -366,6 +370,8 @@ CORES=$(nproc)
 THREADS_NOTE="default threads ($CORES cores)"
 [[ $CRAWLER_ARGS == *--threads* ]] && THREADS_NOTE="$CRAWLER_ARGS"
 COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git -C "$REPO" status --porcelain -uno 2>/dev/null | grep -c . || true)
+((DIRTY == 0)) || COMMIT+=" (+ uncommitted changes in $DIRTY files)"
 {
   echo "# Crawl benchmark: crawler vs wget on a local nginx site"
   echo
@@ -386,7 +392,7 @@ COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
       echo "| $who | ${R[wall-$who-$n]} | $(pps "$n" "$who") | $(cpu_ms "$n" "$who") | $(rss_mib "$who" "$n") | ${R[distinct-$who-$n]} distinct / ${R[total-$who-$n]} requests, ${R[non200-$who-$n]} not 200, ${R[other-$who-$n]} other files | ${R[ok-$who-$n]} |"
     done
     echo
-    local_pps=$(calc "%.2f" "${R[wall-wget-$n]} / ${R[wall-crawler-$n]}")
+    local_pps=$(calc "%.2f" "$(pps "$n" crawler) / $(pps "$n" wget)")
     cpu_c=$(cpu_ms "$n" crawler)
     redis_ms=$(calc "%.3f" "${R[rediscpu-$n]} * 1000 / $n")
     echo "| ratio | value | aim |"
