@@ -147,7 +147,14 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
  * delayed set with exponential backoff and jitter, at least retry_after_ms
  * from now (Retry-After; 0 if none), or to the dead-letter list after
- * max_tries.  The host as a whole is backed off too.  Atomic. */
+ * max_tries.  The host as a whole is backed off too.  Atomic.
+ * Delay: backoff_ms * 2^tries capped at backoff_max_ms, then a uniform
+ * random value in [d/2, d] (equal jitter), at least retry_after_ms.  Host:
+ * from its 2nd consecutive failure, its next claim waits
+ * backoff_ms * 2^(failures-2) (capped, jittered) and at least retry_after_ms;
+ * a finished page without error and with a status < 500 (not 429) resets it.
+ * FRONTIER_ELEASE if the lease was lost (nothing was done: the URL is back in
+ * the frontier or held by another worker) -- benign, not a failure. */
 int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
                    uint32_t retry_after_ms);
 
