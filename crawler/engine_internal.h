@@ -129,6 +129,7 @@ struct engine {
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     atomic_int stop;
     atomic_int running;
+    atomic_int out_failed, warc_failed; /* first write error reported once */
     atomic_uint_fast64_t pages, bytes, errors, retried, released;
     worker_t *workers;
 };

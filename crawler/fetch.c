@@ -464,7 +464,8 @@ static void write_record(worker_t *w, const done_t *d)
                       .location = d->location,
                       .canonical = d->canonical,
                       .timestamp_ms = (int64_t)engine_wall_ms()};
-    out_write(w->e->out, &r);
+    if (out_write(w->e->out, &r) < 0 && !atomic_exchange(&w->e->out_failed, 1))
+        fprintf(stderr, "crawler: --out: %s\n", out_error(w->e->out));
 }
 
 /* A failure worth another try: to the frontier's delayed set, or on the last
@@ -525,7 +526,8 @@ static void write_warc(worker_t *w, xfer_t *x)
                           .truncated = x->too_large,
                           .fetch_time_ms = (int64_t)(engine_wall_ms() -
                                                      (engine_now_ms() - x->t_start))};
-    warc_write_exchange(w->e->warc, &ex);
+    if (warc_write_exchange(w->e->warc, &ex) < 0 && !atomic_exchange(&w->e->warc_failed, 1))
+        fprintf(stderr, "crawler: --warc: %s\n", warc_error(w->e->warc));
 }
 
 /* done_push() for a transfer: also records its type, size and time. */

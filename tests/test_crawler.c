@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 #include "fixtures.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "output_check.h"
+#pragma GCC diagnostic pop
 
 #define SITE_PAGES 2000
 #define MAX_TRIES "2"
@@ -423,4 +427,60 @@ Test(crawler, sitemaps_from_robots_are_followed_only_with_the_option)
                      "robots.txt-disallowed URL fetched");
         small_stop(&s);
     }
+}
+
+Test(crawler, warc_and_json_lines_output_checked_field_by_field)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<a href=/a>a</a><a href=/moved>m</a>");
+    fx_http_page(s.h, "/a", "<p>page a body</p>");
+    fx_http_redirect(s.h, "/moved", 301, "/a");
+    char warc[600];
+    snprintf(warc, sizeof warc, "%s/crawl.warc.gz", s.dir);
+    char *extra[] = {"--warc", warc, NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    /* JSON lines: valid, documented keys in order, one per finished URL */
+    size_t len = 0;
+    char *out = fx_read_file(s.out, &len);
+    cr_assert_not_null(out);
+    size_t lines = 0;
+    for (char *p = out; *p;) {
+        char *nl = strchr(p, '\n');
+        cr_assert_not_null(nl, "unterminated JSON line");
+        cr_expect(json_line_ok(p, (size_t)(nl - p + 1)), "bad JSON line: %.*s", (int)(nl - p), p);
+        lines++;
+        p = nl + 1;
+    }
+    cr_expect_eq(lines, 3, "%zu JSON lines", lines);
+    cr_expect(strstr(out, "\"status\":301") && strstr(out, "\"location\":\"/a\""),
+              "redirect record lacks status/location:\n%s", out);
+    free(out);
+    /* WARC: warcinfo, then request+response per fetched URL */
+    wfile_t f = read_warc(warc);
+    cr_assert_geq(f.n, 7, "%zu WARC records", f.n);
+    cr_expect_str_eq(hget(&f.r[0], "WARC-Type"), "warcinfo");
+    int responses = 0, found_a = 0;
+    char a_url[256];
+    snprintf(a_url, sizeof a_url, "%s/a", fx_http_base(s.h));
+    for (size_t i = 1; i < f.n; i++) {
+        const char *type = hget(&f.r[i], "WARC-Type");
+        cr_assert_not_null(type);
+        if (strcmp(type, "response") != 0)
+            continue;
+        responses++;
+        cr_expect_not_null(hget(&f.r[i], "WARC-Target-URI"));
+        cr_expect_str_eq(hget(&f.r[i], "WARC-IP-Address"), "127.0.0.1");
+        cr_expect_not_null(hget(&f.r[i], "WARC-Concurrent-To"));
+        cr_expect(!strncmp(f.r[i].block, "HTTP/1.1 ", 9), "response block is not HTTP");
+        if (!strcmp(hget(&f.r[i], "WARC-Target-URI"), a_url)) {
+            found_a = 1;
+            cr_expect(memmem(f.r[i].block, f.r[i].block_len, "page a body", 11) != NULL,
+                      "page body not in its response record");
+        }
+    }
+    cr_expect_eq(responses, 3, "%d response records", responses);
+    cr_expect(found_a, "no response record for %s", a_url);
+    free_warc(&f);
+    small_stop(&s);
 }
