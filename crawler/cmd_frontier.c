@@ -151,16 +151,17 @@ static int seed_one(void *ud, const char *url, const char *line, unsigned long l
 
 static void seed_help(void)
 {
-    printf("usage: crawler seed FILE [OPTIONS]\n"
-           "Adds the URLs of FILE ('-': stdin; one a line, '#' comments and blank lines\n"
-           "ignored) to the crawl's frontier at depth 0.  Each URL is normalized and goes\n"
-           "through the crawl's Bloom filter: URLs already seen are skipped.  Invalid lines\n"
-           "are reported as FILE:LINE; the valid ones are still seeded, and the exit status\n"
-           "is 3 if any line was rejected.\n\noptions:\n"
-           "  --force          queue the seeds even if already seen (re-crawl)\n"
-           "  --capacity N     Bloom filter capacity if it must be created (default: %llu)\n"
-           "  --fp-rate P      Bloom false-positive rate if created (default: %g)\n" COMMON_HELP,
-           (unsigned long long)BLOOM_DEFAULT_CAPACITY, BLOOM_DEFAULT_FP_RATE);
+    printf(
+        "usage: crawler seed FILE [OPTIONS]\n"
+        "Adds the URLs of FILE ('-': stdin; one a line, '#' comments and blank lines\n"
+        "ignored) to the crawl's frontier at depth 0.  Each URL is normalized and goes\n"
+        "through the crawl's Bloom filter: URLs already seen are skipped.  Invalid lines\n"
+        "are reported as FILE:LINE; the valid ones are still seeded, and the exit status\n"
+        "is 3 if any line was rejected.\n\noptions:\n"
+        "  --force          queue the seeds even if already seen (re-crawl)\n"
+        "  --bloom-capacity N   Bloom filter capacity if it must be created (default: %llu)\n"
+        "  --bloom-fp-rate P    Bloom false-positive rate if created (default: %g)\n" COMMON_HELP,
+        (unsigned long long)BLOOM_DEFAULT_CAPACITY, BLOOM_DEFAULT_FP_RATE);
 }
 
 /* Opens the crawl's filter, creating it with params if it does not exist. */
@@ -221,8 +222,8 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
 int cmd_seed(int argc, char **argv)
 {
     static const struct option opts[] = {{"force", no_argument, NULL, OPT_FORCE},
-                                         {"capacity", required_argument, NULL, OPT_CAPACITY},
-                                         {"fp-rate", required_argument, NULL, OPT_FP},
+                                         {"bloom-capacity", required_argument, NULL, OPT_CAPACITY},
+                                         {"bloom-fp-rate", required_argument, NULL, OPT_FP},
                                          COMMON_OPTIONS,
                                          {NULL, 0, NULL, 0}};
     common_t co = {.crawl = FRONTIER_DEFAULT_CRAWL};
@@ -236,10 +237,10 @@ int cmd_seed(int argc, char **argv)
         } else if (c == OPT_FORCE) {
             force = 1;
         } else if (c == OPT_CAPACITY) {
-            if (cli_u64("seed", "--capacity", optarg, 1, UINT64_MAX / 64, &bp.capacity) < 0)
+            if (cli_u64("seed", "--bloom-capacity", optarg, 1, UINT64_MAX / 64, &bp.capacity) < 0)
                 return CLI_EXIT_USAGE;
         } else if (c == OPT_FP) {
-            if (cli_double("seed", "--fp-rate", optarg, 1e-12, 0.5, &bp.fp_rate) < 0)
+            if (cli_double("seed", "--bloom-fp-rate", optarg, 1e-12, 0.5, &bp.fp_rate) < 0)
                 return CLI_EXIT_USAGE;
         } else if (c == OPT_HELP || c == 'h') {
             seed_help();

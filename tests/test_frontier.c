@@ -751,7 +751,8 @@ Test(frontier_cli, seed_reports_bad_lines_and_counts_added_vs_seen)
     fx_write_file(seeds, "# seeds\nhttp://Example.COM/a\n\nnot a url\n"
                          "  http://example.com/b   # trailing\nftp://x.test/\n"
                          "http://example.com/a\n");
-    char *a1[] = {"seed", seeds, "--redis", url, "--crawl", "c1", "--capacity", "10000", NULL};
+    char *a1[] = {"seed",  seeds, "--redis", url, "--crawl", "c1", "--bloom-capacity",
+                  "10000", NULL};
     run_t r = crawler(dir, a1);
     cr_assert_eq(r.status, 3, "exit status says lines were rejected: %d\n%s", r.status, r.err);
     cr_assert(strstr(r.err, "seeds.txt:4:"), "line 4 not reported: %s", r.err);
