@@ -159,7 +159,9 @@ void bloom_probe_from_hash(const bloom_geometry_t *g, bloom_hash_t h, bloom_prob
         x += y;
         if (x >= M)
             x -= M;
-        y = (y + i) % M;
+        y += i; /* (y + i) mod M without a division: i < 32 and M >= 8 */
+        while (y >= M)
+            y -= M;
         out->bit[i] = x;
     }
 }
