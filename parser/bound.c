@@ -1,25 +1,30 @@
 /*
- * bound.c -- a byte-level lexer in front of libxml2 that caps every token,
- * so the push parser's pending input stays bounded whatever the page.
+ * bound.c -- a byte-level lexer in front of libxml2: it passes on markup
+ * only, and caps every tag, so libxml2's pending input stays bounded and it
+ * parses only what can hold a link.
  *
  * DESIGN
- * libxml2 (2.9) parses a token only once its end has arrived; until then it
- * keeps every byte.  This filter follows the same tokens as libxml2's HTML
- * parser -- text, tags with quoted attribute values, comments, and the raw
- * text of <script>/<style> (which ends only at "</script"/"</style") -- with
- * one counter per token.  Past a cap, bytes are dropped, but the bytes that
- * end the token are still passed on ('<' for text, '>' for a tag, the
- * closing quote of a value whose opening quote was passed, "-->" for a
- * comment, "</" for raw text), so libxml2 sees well-formed, shorter tokens
- * and the two lexers stay in step.  Dropped bytes are text, comments,
- * scripts, or attribute values too long to be a URL we accept.
+ * libxml2 (2.9) parses a token only once its end has arrived, keeping every
+ * byte until then (a 50 MB attribute costs 50 MB), and most of its time goes
+ * into text that can never hold a link.  This filter follows the tokens of
+ * libxml2's HTML parser -- text, tags with quoted attribute values,
+ * comments, and the raw text of <script>/<style>, which ends only at
+ * "</script" / "</style" -- and passes on:
+ *   - tags (start and end, with attributes), up to BOUND_TAG_CAP bytes per
+ *     tag and attr_cap bytes per quoted value; past a cap, bytes are dropped
+ *     but the '>' and the closing quote still pass, so libxml2 sees a shorter
+ *     well-formed tag;
+ *   - comments as "<!---->", raw text elements as "<script ...></script>",
+ *     DOCTYPE and processing instructions as tags;
+ * and drops character data.  A '<' is passed only once the next byte shows
+ * that it opens markup, and a raw-text end tag is emitted whole once fully
+ * seen -- which also avoids a libxml2 2.9 push-parser bug: a chunk ending
+ * inside "</script" (say "</scr") makes htmlParseScript take the rest of the
+ * page for script text.
  * The lexer works on bytes, so it is valid for ASCII-compatible charsets;
  * UTF-16/32 input (BOM or NUL-interleaved start) passes through unfiltered.
- * NUL bytes become spaces (libxml2 may take a NUL for the end of input).
- * bound_pending() works around a libxml2 2.9 push-parser bug: when a chunk
- * ends inside "</script" (say "</scr"), htmlParseScript takes the partial
- * end tag for script text and the rest of the page is swallowed as script.
- * The caller holds those bytes back until the end tag is complete.
+ * NUL bytes in tags become spaces (libxml2 may take a NUL for end of input).
+ * Output of one call: at most len + BOUND_SLACK bytes.
  * State: the bound_t of one page; not shared.
  */
 #include "parser_internal.h"
@@ -27,15 +32,15 @@
 #include <string.h>
 
 enum {
-    S_TEXT,      /* character data */
-    S_LT,        /* after '<' */
+    S_TEXT,      /* character data (dropped) */
+    S_LT,        /* after '<' (held back) */
     S_NAME,      /* tag name */
     S_TAG,       /* inside a tag, outside quotes */
     S_QUOTE,     /* inside a quoted attribute value */
     S_BANG,      /* after "<!" */
     S_BANG_DASH, /* after "<!-" */
-    S_COMMENT,   /* inside "<!--" ... "-->" */
-    S_RAW,       /* raw text of <script>/<style> */
+    S_COMMENT,   /* inside "<!--" ... "-->" (dropped) */
+    S_RAW,       /* raw text of <script>/<style> (dropped) */
     S_RAW_LT,    /* raw text, after '<' */
     S_RAW_END,   /* raw text, after "</", matching the element name */
 };
@@ -105,7 +110,6 @@ static int tag_byte(bound_t *b, unsigned char c)
     if (c == '>') {
         int raw = (b->flags & BF_RAWTAG) && !(b->flags & BF_SLASH);
         b->st = raw ? S_RAW : S_TEXT;
-        b->run = 0;
         return 1;
     }
     b->run++;
@@ -130,67 +134,12 @@ static int tag_byte(bound_t *b, unsigned char c)
     return b->run <= BOUND_TAG_CAP;
 }
 
-/* One byte of a comment.  Returns bytes written to o (0..3). */
-static size_t comment_byte(bound_t *b, unsigned char c, char *o)
-{
-    int over = b->run > BOUND_TEXT_CAP;
-    b->run++;
-    if (c == '>' && b->dashes >= 2) {
-        b->st = S_TEXT;
-        b->run = 0;
-        if (!over) {
-            o[0] = '>';
-            return 1;
-        }
-        memcpy(o, "-->", 3);
-        return 3;
-    }
-    b->dashes = c == '-' ? (unsigned char)(b->dashes < 2 ? b->dashes + 1 : 2) : 0;
-    if (b->run > BOUND_TEXT_CAP) {
-        b->dropped++;
-        return 0;
-    }
-    o[0] = (char)c;
-    return 1;
-}
-
-/* One byte of raw text (script/style).  Returns 1 to pass it on. */
-static int raw_byte(bound_t *b, unsigned char c)
-{
-    if (b->st == S_RAW_LT) {
-        if (c == '/') {
-            b->st = S_RAW_END;
-            b->nlen = 0;
-            b->run = 0;
-            return 1;
-        }
-        b->st = S_RAW;
-    } else if (b->st == S_RAW_END) {
-        size_t want = strlen(b->raw);
-        if (b->nlen < want && (c | 0x20) == (unsigned char)b->raw[b->nlen]) {
-            if (++b->nlen == want) { /* "</script": an end tag, as libxml2 sees it */
-                b->st = S_TAG;
-                b->flags = BF_END;
-            }
-            b->run++;
-            return 1;
-        }
-        b->st = S_RAW;
-    }
-    b->run++;
-    if (c == '<') {
-        b->st = S_RAW_LT;
-        return 1;
-    }
-    return b->run <= BOUND_TEXT_CAP;
-}
-
-/* One byte after '<' in text: starts a tag, a comment, or is plain text.
- * Returns 1 if the byte was consumed here (and passed on). */
-static int lt_byte(bound_t *b, unsigned char c)
+/* The byte after a held-back '<' in text.  Returns bytes written. */
+static size_t lt_byte(bound_t *b, unsigned char c, char *o)
 {
     b->flags = 0;
     b->nlen = 0;
+    b->run = 2;
     if (c == '!') {
         b->st = S_BANG;
     } else if (c == '/') {
@@ -202,35 +151,69 @@ static int lt_byte(bound_t *b, unsigned char c)
     } else if (c == '?') {
         b->st = S_TAG;
     } else {
-        b->st = S_TEXT; /* "< " is text for libxml2 */
-        b->run = 0;
+        b->st = c == '<' ? S_LT : S_TEXT; /* "a < b" is text */
         return 0;
     }
-    b->run = 2;
-    return 1;
+    o[0] = '<';
+    o[1] = (char)c;
+    return 2;
+}
+
+/* One byte of a comment: only its end is passed on, as "-->". */
+static size_t comment_byte(bound_t *b, unsigned char c, char *o)
+{
+    if (c == '>' && b->dashes >= 2) {
+        b->st = S_TEXT;
+        memcpy(o, "-->", 3);
+        return 3;
+    }
+    b->dashes = c == '-' ? (unsigned char)(b->dashes < 2 ? b->dashes + 1 : 2) : 0;
+    return 0;
+}
+
+/* One byte of raw text: only a complete "</script" is passed on. */
+static size_t raw_byte(bound_t *b, unsigned char c, char *o)
+{
+    if (b->st == S_RAW_END) {
+        size_t want = strlen(b->raw);
+        if ((c | 0x20) == (unsigned char)b->raw[b->nlen]) {
+            if (++b->nlen < want)
+                return 0;
+            /* "</script" (any case): an end tag, as libxml2 sees it */
+            o[0] = '<';
+            o[1] = '/';
+            memcpy(o + 2, b->raw, want);
+            b->st = S_TAG;
+            b->flags = BF_END;
+            b->run = 2 + want;
+            return 2 + want;
+        }
+        b->st = S_RAW;
+    } else if (b->st == S_RAW_LT) {
+        if (c == '/') {
+            b->st = S_RAW_END;
+            b->nlen = 0;
+            return 0;
+        }
+        b->st = S_RAW;
+    }
+    if (c == '<')
+        b->st = S_RAW_LT;
+    return 0;
 }
 
 /* Filters one byte; returns the number of bytes written to o. */
 static size_t step(bound_t *b, unsigned char c, char *o)
 {
     int pass;
-    if (c == 0)
-        c = ' ';
 again:
     switch (b->st) {
     case S_TEXT:
-        if (c == '<') {
+        if (c == '<')
             b->st = S_LT;
-            pass = 1;
-        } else {
-            pass = ++b->run <= BOUND_TEXT_CAP;
-        }
-        break;
+        return 0;
     case S_LT:
-        if (!lt_byte(b, c))
-            goto again;
-        pass = 1;
-        break;
+        return lt_byte(b, c, o);
     case S_NAME:
         if (is_alnum(c) || c == '-' || c == ':') {
             if (b->nlen < sizeof(b->name) - 1)
@@ -245,9 +228,8 @@ again:
         if (c == '-') {
             b->st = b->st == S_BANG ? S_BANG_DASH : S_COMMENT;
             b->dashes = 0;
-            b->run = 0;
-            pass = 1;
-            break;
+            o[0] = '-';
+            return 1;
         }
         b->st = S_TAG;
         goto again;
@@ -256,8 +238,7 @@ again:
     case S_RAW:
     case S_RAW_LT:
     case S_RAW_END:
-        pass = raw_byte(b, c);
-        break;
+        return raw_byte(b, c, o);
     default: /* S_TAG, S_QUOTE */
         pass = tag_byte(b, c);
         break;
@@ -266,25 +247,26 @@ again:
         b->dropped++;
         return 0;
     }
-    o[0] = (char)c;
+    o[0] = c == 0 ? ' ' : (char)c;
     return 1;
 }
 
-size_t bound_pending(const bound_t *b)
+/* Dashes ending s[0..k) ('-' count up to 2), given prev before s. */
+static unsigned char tail_dashes(const unsigned char *s, const unsigned char *k, unsigned char prev)
 {
-    if (b->passthrough)
+    if (k == s)
+        return prev;
+    if (k[-1] != '-')
         return 0;
-    if (b->st == S_RAW_LT)
-        return 1;
-    if (b->st == S_RAW_END)
-        return 2 + (size_t)b->nlen;
-    return 0;
+    if (k - s == 1)
+        return prev >= 1 ? 2 : 1;
+    return k[-2] == '-' ? 2 : 1;
 }
 
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)
 {
-    const unsigned char *s = (const unsigned char *)in;
-    size_t i = 0, n = 0;
+    const unsigned char *s = (const unsigned char *)in, *end = s + len, *k;
+    size_t n = 0;
     if (b->seen == 0)
         detect_wide(b, s, len);
     b->seen += len;
@@ -292,19 +274,20 @@ size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)
         memcpy(out, in, len);
         return len;
     }
-    while (i < len) {
-        if (b->st == S_TEXT) { /* fast path: copy text up to the next '<' or NUL */
-            size_t room = b->run < BOUND_TEXT_CAP ? BOUND_TEXT_CAP - b->run : 0, k = 0;
-            while (k < room && i + k < len && s[i + k] != '<' && s[i + k] != 0)
-                k++;
-            memcpy(out + n, s + i, k);
-            n += k;
-            i += k;
-            b->run += k;
-            if (i == len)
+    while (s < end) {
+        /* fast paths: skip dropped bytes up to the next one that matters */
+        if (b->st == S_TEXT || b->st == S_RAW) {
+            if (!(k = memchr(s, '<', (size_t)(end - s))))
                 break;
+            s = k;
+        } else if (b->st == S_COMMENT) {
+            k = memchr(s, '>', (size_t)(end - s));
+            b->dashes = tail_dashes(s, k ? k : end, b->dashes);
+            if (!k)
+                break;
+            s = k;
         }
-        n += step(b, s[i++], out + n);
+        n += step(b, *s++, out + n);
     }
     return n;
 }

@@ -4,24 +4,20 @@
  *
  * DESIGN
  * A parser_t is one page.  parser_feed() runs each chunk through the bound
- * filter (bound.c, caps every token so libxml2's pending input stays
- * bounded) and hands it to htmlParseChunk(); the only SAX callback is
- * startElement, which looks at a handful of elements:
- *   a/area[href], link[href] (rel not stylesheet/icon/preload/...),
- *   frame/iframe[src], meta http-equiv=refresh  -> links
- *   link rel=canonical                          -> parser_canonical()
- *   first base[href]                            -> base for later links
- *   meta name=robots content=nofollow|none      -> no more links
- * Each link is resolved against the base handle parsed once per page and
- * normalized by url_resolve() (url.c), then given to the callback; dropped
- * links are counted by reason.  Refs that are empty or only a fragment name
- * the page itself and are skipped silently.  libxml2 decodes character
- * references and converts the page to UTF-8 (charset from Content-Type,
- * else <meta charset>, else its own detection), so URLs come out right
- * whatever the page's charset.  Errors from libxml2 go to a per-context
- * no-op structured handler: nothing is printed and no global is touched.
- * Memory per page: the libxml2 context (bounded by bound.c), one 64 KB
- * filter buffer, the base handle and the canonical URL.
+ * filter (bound.c: only markup passes, each tag capped, so libxml2 neither
+ * buffers nor parses text), hands it to htmlParseChunk() and then resets
+ * libxml2's lookahead (unstall: works around a stall and trims consumed input); the only SAX
+ * callback is startElement, which looks at a handful of elements: a/area[href], link[href] (rel not
+ * stylesheet/icon/preload/...), frame/iframe[src], meta http-equiv=refresh  -> links link
+ * rel=canonical                          -> parser_canonical() first base[href] -> base for later
+ * links meta name=robots content=nofollow|none      -> no more links Each link is resolved against
+ * the base handle parsed once per page and normalized by url_resolve() (url.c), then given to the
+ * callback; dropped links are counted by reason.  Refs that are empty or only a fragment name the
+ * page itself and are skipped silently.  libxml2 decodes character references and converts the page
+ * to UTF-8 (charset from Content-Type, else <meta charset>, else its own detection), so URLs come
+ * out right whatever the page's charset.  Errors from libxml2 go to a per-context no-op structured
+ * handler: nothing is printed and no global is touched. Memory per page: the libxml2 context
+ * (bounded by bound.c and unstall), one 64 KB filter buffer, the base handle and the canonical URL.
  * Streaming caveat: a link seen before a late <base> or <meta robots> has
  * already been reported; parser_nofollow() after parser_finish() is the
  * page's final word.
@@ -36,6 +32,7 @@
 #include <strings.h>
 
 #define FEED_CHUNK (64u * 1024) /* bytes handed to libxml2 per call */
+#define SHRINK_AT (32 * 1024)   /* consumed input bytes libxml2 may keep */
 
 struct parser {
     parser_config_t cfg;
@@ -51,9 +48,7 @@ struct parser {
     void *ud;
     parser_stats_t st;
     bound_t bound;
-    size_t nhold;                                  /* bytes in hold */
-    char hold[BOUND_MAX_PENDING];                  /* see bound_pending() */
-    char fbuf[BOUND_MAX_PENDING + FEED_CHUNK + 4]; /* filter output */
+    char fbuf[FEED_CHUNK + BOUND_SLACK]; /* filter output */
 };
 
 int parser_is_html(const char *ct)
@@ -361,6 +356,26 @@ fail:
     return NULL;
 }
 
+/* Two workarounds for libxml2 2.9's HTML push parser, run after each chunk:
+ * - it resumes its lookahead scans (for the '>' of a tag, "-->", ...) from
+ *   ctxt->checkIndex with a saved "inside a quoted value" flag; when a chunk
+ *   ends inside an attribute value that state goes wrong, the scan never
+ *   finds the end of the tag, and the parser stalls and buffers the rest of
+ *   the page until parser_finish (98 MB of heap and quadratic time for a
+ *   48 MB page).  Resetting checkIndex restarts the next scan from the
+ *   current position with a fresh state (a rescan of one partial tag).
+ * - it shrinks its input buffer only while parsing text, which bound.c no
+ *   longer passes on; so drop the consumed input here, as its XML push
+ *   parser does (xmlParserInputShrink).  checkIndex is an offset into that
+ *   buffer: hence the reset first. */
+static void unstall(htmlParserCtxtPtr c)
+{
+    xmlParserInputPtr in = c->input;
+    c->checkIndex = 0;
+    if (in && in->buf && in->base && in->cur && in->cur - in->base > SHRINK_AT)
+        xmlParserInputShrink(in);
+}
+
 int parser_feed(parser_t *p, const char *data, size_t len)
 {
     if (!p || (!data && len) || p->finished)
@@ -368,17 +383,10 @@ int parser_feed(parser_t *p, const char *data, size_t len)
     p->st.bytes += len;
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
-        size_t n = p->nhold, keep;
-        memcpy(p->fbuf, p->hold, n);
-        n += bound_filter(&p->bound, data, take, p->fbuf + n);
-        keep = bound_pending(&p->bound);
-        if (keep > n)
-            keep = n;
-        n -= keep;
-        memcpy(p->hold, p->fbuf + n, keep);
-        p->nhold = keep;
+        size_t n = bound_filter(&p->bound, data, take, p->fbuf);
         if (n > 0)
             htmlParseChunk(p->ctxt, p->fbuf, (int)n, 0);
+        unstall(p->ctxt);
         data += take;
         len -= take;
     }
@@ -391,8 +399,6 @@ int parser_finish(parser_t *p)
     if (!p || p->finished)
         return PARSER_EINVAL;
     p->finished = 1;
-    if (p->nhold > 0)
-        htmlParseChunk(p->ctxt, p->hold, (int)p->nhold, 0);
     htmlParseChunk(p->ctxt, NULL, 0, 1);
     return p->err;
 }

@@ -22,24 +22,18 @@ int url_base_new(const char *base, size_t len, size_t max_len, CURLU **out);
 int url_resolve(CURLU *base, const char *ref, size_t len, size_t max_len, char **out,
                 size_t *out_len);
 
-/* ---- bound.c: keeps what libxml2 buffers bounded ------------------------
- * libxml2's push parser waits for the end of a token (the '>' of a tag, the
- * closing quote of an attribute, "-->", the next '<' of a text run, "</" in
- * a script) before parsing it, buffering everything until then: a 50 MB
- * attribute costs 50 MB.  The bound filter sits in front of it and drops the
- * bytes of any token beyond a cap, keeping the bytes that end the token, so
- * libxml2 never holds more than about a cap of pending input.  Only bytes
- * that cannot matter for links are dropped: text beyond BOUND_TEXT_CAP since
- * the last '<', comment and script/style bytes beyond the caps, attribute
- * values beyond attr_cap (longer than any URL we accept). */
-#define BOUND_TEXT_CAP (64u * 1024)     /* bytes of a text / comment / script run */
+/* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
+ * See bound.c: character data, comments and script/style text are dropped,
+ * tags pass with at most BOUND_TAG_CAP bytes each and quoted attribute
+ * values at most attr_cap bytes, so what libxml2 buffers stays bounded. */
 #define BOUND_TAG_CAP (256u * 1024)     /* bytes of one tag, attributes included */
 #define BOUND_ATTR_MIN_CAP (64u * 1024) /* bytes of one quoted attribute value */
+#define BOUND_SLACK 16                  /* extra output bytes one call may emit */
 
 typedef struct bound {
     int st;               /* lexer state (bound.c) */
     int passthrough;      /* 1: UTF-16/32 input, no filtering */
-    size_t run;           /* bytes in the current token */
+    size_t run;           /* bytes in the current tag */
     size_t attr;          /* bytes in the current quoted value */
     size_t attr_cap;      /* cap of a quoted value */
     size_t seen;          /* bytes seen so far */
@@ -49,18 +43,13 @@ typedef struct bound {
     unsigned char dashes; /* consecutive '-' in a comment */
     char name[8];         /* tag name being read, lowercase, truncated */
     char raw[8];          /* "script"/"style" while inside one */
-    uint64_t dropped;     /* bytes dropped so far */
+    uint64_t dropped;     /* tag bytes dropped beyond the caps */
 } bound_t;
 
 /* attr_cap: cap of a quoted attribute value (at least BOUND_ATTR_MIN_CAP). */
 void bound_init(bound_t *b, size_t attr_cap);
-/* Filters in[0..len) into out, which has room for len + 3 bytes; returns
- * the number of bytes written. */
+/* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;
+ * returns the number of bytes written. */
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out);
-/* How many of the last bytes written are the start of a possible end tag of
- * raw text ("<", "</scr"): hold them back from libxml2 until more input
- * comes (at most BOUND_MAX_PENDING). */
-size_t bound_pending(const bound_t *b);
-#define BOUND_MAX_PENDING 8
 
 #endif

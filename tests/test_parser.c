@@ -706,8 +706,8 @@ static size_t fill_items(char *buf, size_t cap, size_t off)
     size_t n = 0;
     while (n + 200 < cap) {
         int k = snprintf(buf + n, cap - n,
-                         "<div class=\"item\"><p>Lorem ipsum dolor sit amet, consectetur "
-                         "adipiscing elit.</p><a href=\"/item/%zu\">item</a></div>\n",
+                         "<div class=\"item\"><p>Lorem ipsum dolor sit amet, <a "
+                         "href=\"/item/%zu\">item</a> consectetur adipiscing elit.</p></div>\n",
                          off + n);
         n += (size_t)k;
         items_written++;
@@ -750,18 +750,19 @@ typedef struct huge_case {
     const char *name, *head;
     size_t (*fill)(char *, size_t, size_t);
     const char *tail;
+    int tag; /* the huge token is inside a tag */
 } huge_case_t;
 
 Test(parser, huge_tokens_keep_memory_bounded_and_later_links_found)
 {
     static const huge_case_t cases[] = {
-        {"50 MB quoted href", "<a href=\"/", fill_x, "\">x</a><a href=/after>"},
-        {"50 MB unquoted attribute", "<a title=", fill_x, " href=/t>x</a><a href=/after>"},
-        {"50 MB text run", "<p>", fill_x, "</p><a href=/after>"},
-        {"50 MB comment", "<!-- ", fill_x, " --><a href=/after>"},
-        {"50 MB script with < and >", "<script>", fill_code, "</script><a href=/after>"},
-        {"50 MB style", "<style>", fill_x, "</style><a href=/after>"},
-        {"50 MB tag name", "<a", fill_x, " href=/t><a href=/after>"},
+        {"50 MB quoted href", "<a href=\"/", fill_x, "\">x</a><a href=/after>", 1},
+        {"50 MB unquoted attribute", "<a title=", fill_x, " href=/t>x</a><a href=/after>", 1},
+        {"50 MB text run", "<p>", fill_x, "</p><a href=/after>", 0},
+        {"50 MB comment", "<!-- ", fill_x, " --><a href=/after>", 0},
+        {"50 MB script with < and >", "<script>", fill_code, "</script><a href=/after>", 0},
+        {"50 MB style", "<style>", fill_x, "</style><a href=/after>", 0},
+        {"50 MB tag name", "<a", fill_x, " href=/t><a href=/after>", 1},
     };
     count_libxml2_heap();
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -772,8 +773,9 @@ Test(parser, huge_tokens_keep_memory_bounded_and_later_links_found)
         cr_expect(strstr(g.buf, "http://example.com/after\n"), "%s: link after it not found: %s",
                   cases[i].name, g.buf);
         cr_expect_lt(peak, HEAP_BOUND, "%s: libxml2 heap grew by %lld bytes", cases[i].name, peak);
-        cr_expect_gt(parser_get_stats(p)->capped, BIG / 2, "%s: capped %llu", cases[i].name,
-                     (unsigned long long)parser_get_stats(p)->capped);
+        if (cases[i].tag) /* text, comments, scripts are skipped, not capped */
+            cr_expect_gt(parser_get_stats(p)->capped, BIG / 2, "%s: capped %llu", cases[i].name,
+                         (unsigned long long)parser_get_stats(p)->capped);
         parser_free(p);
     }
 }
