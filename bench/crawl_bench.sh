@@ -263,10 +263,10 @@ run_wget() {
     "http://127.0.0.1:${PORT[wget-$n]}/"
 }
 
-redis_keys_top() { # the biggest keys, "bytes key" (bounded: at most 2000 keys looked at)
-  redis-cli -p "$REDIS_PORT" --scan | head -2000 | while read -r k; do
+redis_key_sizes() { # "bytes key" for every key, biggest first (at most 5000 keys looked at)
+  redis-cli -p "$REDIS_PORT" --scan | head -5000 | while read -r k; do
     printf '%s %s\n' "$(redis-cli -p "$REDIS_PORT" memory usage "$k" | tr -d '\r')" "$k"
-  done | sort -rn | head -6
+  done | sort -rn
 }
 
 run_crawler() {
@@ -287,7 +287,10 @@ run_crawler() {
   R[rediskeys-$n]=$(redis-cli -p "$REDIS_PORT" dbsize | tr -d '\r')
   R[rediscpu-$n]=$(awk -v a="$r0u" -v b="$r0s" -v c="$(rinfo cpu used_cpu_user)" \
     -v d="$(rinfo cpu used_cpu_sys)" 'BEGIN {printf "%.3f", (c - a) + (d - b)}')
-  redis_keys_top >"$T/redis-top-$n"
+  redis_key_sizes >"$T/redis-keys-$n"
+  read -r "R[seenbytes-$n]" "R[seenkeys-$n]" "R[otherbytes-$n]" < <(awk '
+    $2 ~ /:seen(:|$)/ { sb += $1; sk++; next } { ob += $1 }
+    END { printf "%d %d %d\n", sb, sk, ob }' "$T/redis-keys-$n")
   R[records-$n]=$(wc -l <"$T/crawler-$n.jsonl" 2>/dev/null || echo 0)
   stop_redis
 }
@@ -386,10 +389,10 @@ DIRTY=$(git -C "$REPO" status --porcelain -uno 2>/dev/null | grep -c . || true)
     echo
     echo "## $n pages ($(calc "%.1f" "${SITE_BYTES[$n]} / $n / 1000") KB each, $(mib "${SITE_BYTES[$n]}") MiB)"
     echo
-    echo "| | wall s | pages/s | CPU ms/page | peak RSS MiB | pages fetched (server log) | check |"
-    echo "|---|---:|---:|---:|---:|---:|---|"
+    echo "| | wall s | pages/s | CPU ms/page | CPU s / wall s | peak RSS MiB | pages fetched (server log) | check |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---|"
     for who in wget crawler; do
-      echo "| $who | ${R[wall-$who-$n]} | $(pps "$n" "$who") | $(cpu_ms "$n" "$who") | $(rss_mib "$who" "$n") | ${R[distinct-$who-$n]} distinct / ${R[total-$who-$n]} requests, ${R[non200-$who-$n]} not 200, ${R[other-$who-$n]} other files | ${R[ok-$who-$n]} |"
+      echo "| $who | ${R[wall-$who-$n]} | $(pps "$n" "$who") | $(cpu_ms "$n" "$who") | $(calc "%.2f" "(${R[user-$who-$n]} + ${R[sys-$who-$n]}) / (${R[wall-$who-$n]} > 0 ? ${R[wall-$who-$n]} : 0.01)") | $(rss_mib "$who" "$n") | ${R[distinct-$who-$n]} distinct / ${R[total-$who-$n]} requests, ${R[non200-$who-$n]} not 200, ${R[other-$who-$n]} other files | ${R[ok-$who-$n]} |"
     done
     echo
     local_pps=$(calc "%.2f" "$(pps "$n" crawler) / $(pps "$n" wget)")
@@ -405,7 +408,8 @@ DIRTY=$(git -C "$REPO" status --porcelain -uno 2>/dev/null | grep -c . || true)
     echo "| crawler peak RSS | $(rss_mib crawler "$n") MiB | <= 64 MiB: $(verdict "${R[rss-crawler-$n]} <= 65536") |"
     echo
     echo "Redis after the crawl: used_memory $(mib "${R[redis-$n]}") MiB (empty server: $(mib "${R[redis0-$n]}") MiB; peak $(mib "${R[redispeak-$n]}") MiB; RSS $(mib "${R[redisrss-$n]}") MiB), ${R[rediskeys-$n]} keys, $(calc "%.0f" "(${R[redis-$n]} - ${R[redis0-$n]}) / $n") bytes per page."
-    echo "Biggest keys (bytes): $(awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}' "$T/redis-top-$n")."
+    echo "Of it, the visited set (Bloom filter, ${R[seenkeys-$n]} keys \`*:seen*\`, sized by --bloom-capacity, default 100 M URLs): $(mib "${R[seenbytes-$n]}") MiB; every other key: $(mib "${R[otherbytes-$n]}") MiB, $(calc "%.0f" "${R[otherbytes-$n]} / $n") bytes per page."
+    echo "Biggest other keys (bytes): $(grep -v ':seen' "$T/redis-keys-$n" | head -5 | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')."
     echo "nginx worker CPU during the crawl: wget $(calc "%.3f" "${R[nginx-wget-$n]} * 1000 / $n") ms/page, crawler $(calc "%.3f" "${R[nginx-crawler-$n]} * 1000 / $n") ms/page. Crawler JSON records: ${R[records-$n]}."
   done
   if ((SMALL > 0)); then
