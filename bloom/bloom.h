@@ -15,7 +15,8 @@
  *     BITFIELD <block key> SET u1 <o1> 1 ... SET u1 <ok> 1
  * whose old values say whether the item was new (some old bit was 0), so of
  * several concurrent adders of one item exactly one is told "new".  Batches
- * are pipelined; read-only checks use BITFIELD_RO and write nothing.
+ * are pipelined; read-only checks use BITFIELD_RO (Redis >= 6.2) and write
+ * nothing.
  *
  * Handles are NOT thread-safe: one handle per thread, each on the thread's own
  * redisContext.  The handle borrows the redisContext; the caller keeps it open
@@ -46,8 +47,9 @@ struct redisContext;
 #define BLOOM_MAX_NAME 512         /* bytes of a filter name */
 #define BLOOM_BATCH_ITEMS 4096u    /* items per pipelined round trip inside the batch calls */
 /* Filters of at least this many bytes get their block count chosen so that
- * Redis' allocator (jemalloc: 4 size classes per power of two) wastes < 1%
- * of m/8; a single 1.2 MB string would otherwise cost 1.31 MB. */
+ * Redis' memory for them (jemalloc: 4 size classes per power of two, plus
+ * each key's own overhead) exceeds m/8 by < 1% -- or as little as the next
+ * 256 block counts allow; a single 1.2 MB string would cost 1.31 MB. */
 #define BLOOM_FIT_MIN_BYTES (64u << 10)
 
 enum {
