@@ -25,6 +25,7 @@
 
 #include "bloom.h"
 #include "cli.h"
+#include "frontier.h"
 
 #define BLOOM_CLI_BATCH 1000
 #define BLOOM_CLI_MAX_BATCH 100000
@@ -347,9 +348,9 @@ int cmd_bloom(int argc, char **argv)
     if (st >= 0)
         return st;
     char name[BLOOM_MAX_NAME + 1];
-    if (o.crawl)
-        snprintf(name, sizeof name, "crawler:{%s}:seen", o.crawl);
-    else
+    if (o.crawl && frontier_bloom_name(o.crawl, name, sizeof name) < 0)
+        return usage_error("bad crawl name '%s'", o.crawl);
+    if (!o.crawl)
         snprintf(name, sizeof name, "%s", o.name);
     rconn_t *r = cli_redis_open("bloom", o.redis, o.data_dir);
     if (!r)
