@@ -139,7 +139,7 @@
     "      local b = i + (m + cnt) * w\n"                                                          \
     "      for j = 1, k do\n"                                                                      \
     "        args[na + 1] = 'SET'; args[na + 2] = 'u1'; args[na + 3] = ARGV[b + 1 + j]\n"          \
-    "        args[na + 4] = 1; na = na + 4\n"                                                      \
+    "        args[na + 4] = '1'; na = na + 4\n"                                                    \
     "      end\n"                                                                                  \
     "      cnt = cnt + 1\n"                                                                        \
     "    end\n"                                                                                    \
@@ -165,7 +165,7 @@
     "    return offer_fast(st, KEYS, ARGV, i, n, k, depth, force)\n"                               \
     "  end\n"                                                                                      \
     "  local codes, bf = {}, {}\n"                                                                 \
-    "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j-1] = 0; bf[4*j] = 1 end\n"      \
+    "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j-1] = 0; bf[4*j] = '1' end\n"    \
     "  for _ = 1, n do\n"                                                                          \
     "    local url = ARGV[i]\n"                                                                    \
     "    local h = origin(url)\n"                                                                  \
