@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "frontier.h"
 #include "parser.h"
+#include "robots.h"
 
 enum {
     O_REDIS = 1, O_DATA_DIR, O_CRAWL, O_SEEDS, O_FORCE, O_THREADS, O_CONC, O_BATCH, O_WAIT,
@@ -150,6 +151,21 @@ static int set_scope(crawl_config_t *c, const char *v)
     return 0;
 }
 
+/* The User-Agent must have a product token: it picks the robots.txt group. */
+static int set_user_agent(crawl_config_t *c, const char *v)
+{
+    int err = 0;
+    robots_t *probe = robots_parse(NULL, 0, v, &err);
+    if (!probe) {
+        fprintf(stderr, "crawler crawl: bad value '%s' for --user-agent: it must start with a "
+                        "product token such as MyCrawler/1.0\n", v);
+        return -1;
+    }
+    robots_free(probe);
+    c->user_agent = v;
+    return 0;
+}
+
 static int apply_num(crawl_config_t *c, int id, const char *v)
 {
     const char *C = "crawl";
@@ -191,7 +207,7 @@ static int apply(crawl_config_t *c, int id, const char *v)
     case O_SEEDS: c->seeds = v; return 0;
     case O_FORCE: c->force_seeds = 1; return 0;
     case O_WAIT: c->wait = 1; return 0;
-    case O_UA: c->user_agent = v; return *v ? 0 : -1;
+    case O_UA: return set_user_agent(c, v);
     case O_IGN_ROBOTS: c->ignore_robots = 1; return 0;
     case O_SITEMAPS: c->sitemaps = 1; return 0;
     case O_SCOPE: return set_scope(c, v);

@@ -128,7 +128,7 @@ fail:
 
 static void worker_close(worker_t *w)
 {
-    robots_cache_free(w);
+    rfetch_cache_free(w);
     fetch_free_pool(w);
     if (w->multi)
         curl_multi_cleanup(w->multi);
@@ -169,7 +169,7 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
         return FRONTIER_WAIT;
     }
     for (size_t i = 0; i < n; i++) {
-        robots_dispatch(w, &items[i]);
+        rfetch_dispatch(w, &items[i]);
         frontier_item_clear(&items[i]);
     }
     free(items);
@@ -191,7 +191,7 @@ static void handle_completions(worker_t *w)
         curl_multi_remove_handle(w->multi, m->easy_handle);
         fetch_unlink(w, x);
         if (x->kind == XF_ROBOTS)
-            robots_fetched(w, x, res);
+            rfetch_done(w, x, res);
         else
             fetch_page_done(w, x, res);
         fetch_put(w, x);
@@ -211,7 +211,7 @@ static void release_all(worker_t *w)
         }
         fetch_put(w, x);
     }
-    robots_release_parked(w);
+    rfetch_release_parked(w);
 }
 
 static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)

@@ -149,10 +149,10 @@ int done_push(worker_t *w, frontier_item_t *item, int status, const char *error_
               const char *error_text);
 void done_flush(worker_t *w);
 
-/* robotsfetch.c */
-void robots_dispatch(worker_t *w, frontier_item_t *item);
-void robots_fetched(worker_t *w, xfer_t *x, CURLcode res);
-void robots_cache_free(worker_t *w);
-void robots_release_parked(worker_t *w);
+/* robotsfetch.c (prefix rfetch_) */
+void rfetch_dispatch(worker_t *w, frontier_item_t *item);
+void rfetch_done(worker_t *w, xfer_t *x, CURLcode res);
+void rfetch_cache_free(worker_t *w);
+void rfetch_release_parked(worker_t *w);
 
 #endif

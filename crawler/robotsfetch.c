@@ -36,7 +36,7 @@ static void entry_clear(rentry_t *e)
     memset(e, 0, sizeof *e);
 }
 
-void robots_cache_free(worker_t *w)
+void rfetch_cache_free(worker_t *w)
 {
     for (size_t i = 0; i < w->nrobots; i++)
         entry_clear(&w->robots[i]);
@@ -46,7 +46,7 @@ void robots_cache_free(worker_t *w)
 }
 
 /* Hands parked URLs back to the frontier untouched (shutdown). */
-void robots_release_parked(worker_t *w)
+void rfetch_release_parked(worker_t *w)
 {
     for (size_t i = 0; i < w->nrobots; i++) {
         rentry_t *e = &w->robots[i];
@@ -134,8 +134,7 @@ static void apply(worker_t *w, rentry_t *e, frontier_item_t *item)
         frontier_item_clear(item);
         return;
     }
-    const char *path = item->url + strlen(e->origin);
-    if (*path != '/' || robots_allowed(e->rules, path)) {
+    if (robots_allowed(e->rules, item->url + strlen(e->origin))) {
         fetch_page(w, item);
         return;
     }
@@ -158,7 +157,7 @@ static int park(rentry_t *e, frontier_item_t *item)
     return 0;
 }
 
-void robots_dispatch(worker_t *w, frontier_item_t *item)
+void rfetch_dispatch(worker_t *w, frontier_item_t *item)
 {
     char origin[4096];
     if (w->e->cfg->ignore_robots || parser_url_origin(item->url, origin, sizeof origin) < 0) {
@@ -265,7 +264,7 @@ static void note_sitemaps(worker_t *w, const robots_t *r)
 }
 
 /* The robots.txt transfer of x->origin ended. */
-void robots_fetched(worker_t *w, xfer_t *x, CURLcode res)
+void rfetch_done(worker_t *w, xfer_t *x, CURLcode res)
 {
     long code = 0;
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
@@ -276,8 +275,7 @@ void robots_fetched(worker_t *w, xfer_t *x, CURLcode res)
                                        x->body.len >= ENGINE_ROBOTS_MAX_BYTES);
     if (complete && code >= 200 && code < 300) {
         int err = 0;
-        e->rules = robots_parse(x->body.p ? x->body.p : "", x->body.len,
-                                w->e->cfg->user_agent, &err);
+        e->rules = robots_parse(x->body.p, x->body.len, w->e->cfg->user_agent, &err);
     } else if (x->blocked || (complete && code >= 300 && code < 500)) {
         e->rules = robots_allow_all(); /* 4xx: no rules; blocked: the page fetch says so */
     } else {

@@ -37,6 +37,7 @@ struct fx_http {
     entry_t *bucket[NBUCKETS];
     size_t total, distinct;
     unsigned cur, max_cur;
+    int stopping; /* set by fx_http_stop: delays end early */
     fx_http_fn fn;
     void *ud;
 };
@@ -284,8 +285,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *con, const char 
     }
     if (!resp)
         return MHD_NO;
-    if (r.delay_ms)
-        usleep(r.delay_ms * 1000u);
+    for (unsigned waited = 0; waited < r.delay_ms && !__atomic_load_n(&h->stopping, __ATOMIC_RELAXED);
+         waited += 10)
+        usleep(10000);
     enum MHD_Result ret = MHD_queue_response(con, r.status ? (unsigned)r.status : 200, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -376,6 +378,7 @@ void fx_http_stop(fx_http_t *h)
 {
     if (!h)
         return;
+    __atomic_store_n(&h->stopping, 1, __ATOMIC_RELAXED);
     if (h->d)
         MHD_stop_daemon(h->d);
     for (unsigned b = 0; b < NBUCKETS; b++) {

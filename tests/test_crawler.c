@@ -356,7 +356,8 @@ Test(crawler, bad_options_are_refused_with_usage_status)
 {
     const char *cases[][3] = {{"--threads", "0", NULL},    {"--scope", "planet", NULL},
                               {"--no-such-option", NULL, NULL}, {"--delay", "-5", NULL},
-                              {"--crawl", "bad name", NULL}, {"--bloom-fp-rate", "2", NULL}};
+                              {"--crawl", "bad name", NULL}, {"--bloom-fp-rate", "2", NULL},
+                              {"--user-agent", "123", NULL}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[] = {CRAWLER_BIN, "crawl", (char *)cases[i][0], (char *)cases[i][1], NULL};
         int rc = fx_run(argv, NULL, NULL, 20000);
@@ -482,5 +483,111 @@ Test(crawler, warc_and_json_lines_output_checked_field_by_field)
     cr_expect_eq(responses, 3, "%d response records", responses);
     cr_expect(found_a, "no response record for %s", a_url);
     free_warc(&f);
+    small_stop(&s);
+}
+
+#include "config.h"
+#include "frontier.h"
+#include "scope.h"
+
+Test(crawler, scope_rules_table)
+{
+    static const struct {
+        const char *opts; /* scope|allow|deny|include|exclude, "" for none */
+        const char *url;
+        int want;
+    } cases[] = {
+        {"host||||", "http://www.example.com/x", 1},
+        {"host||||", "http://example.com/x", 0},
+        {"host||||", "http://blog.example.com/", 0},
+        {"domain||||", "http://blog.example.com/", 1},
+        {"domain||||", "http://example.com/", 1},
+        {"domain||||", "http://example.org/", 0},
+        {"domain||||", "http://www.shop.co.uk/", 1},
+        {"domain||||", "http://other.co.uk/", 0},
+        {"any||||", "http://anything.test/", 1},
+        {"host|partner.org|||", "http://a.partner.org/", 1},
+        {"any||ads.example.com||", "http://x.ads.example.com/", 0},
+        {"any||ads.example.com||", "http://example.com/", 1},
+        {"any|||/docs/|", "http://a.test/docs/1", 1},
+        {"any|||/docs/|", "http://a.test/blog/1", 0},
+        {"any||||\\.pdf$", "http://a.test/f.pdf", 0},
+        {"any||||\\.pdf$", "http://a.test/f.html", 1},
+    };
+    const char *seeds[] = {"www.example.com", "www.shop.co.uk"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        crawl_config_t cfg;
+        config_defaults(&cfg);
+        char buf[256], *save = NULL;
+        snprintf(buf, sizeof buf, "%s", cases[i].opts);
+        char *f[5] = {0};
+        char *p = buf;
+        for (int k = 0; k < 5; k++) {
+            char *bar = strchr(p, '|');
+            if (bar)
+                *bar = '\0';
+            f[k] = p;
+            p = bar ? bar + 1 : p + strlen(p);
+        }
+        (void)save;
+        cfg.scope = !strcmp(f[0], "domain") ? SCOPE_DOMAIN : !strcmp(f[0], "any") ? SCOPE_ANY
+                                                                                 : SCOPE_HOST;
+        if (*f[1])
+            cfg.allow_domain[cfg.n_allow_domain++] = f[1];
+        if (*f[2])
+            cfg.deny_domain[cfg.n_deny_domain++] = f[2];
+        if (*f[3])
+            cfg.include[cfg.n_include++] = f[3];
+        if (*f[4])
+            cfg.exclude[cfg.n_exclude++] = f[4];
+        char err[256];
+        scope_t *sc = scope_new(&cfg, err, sizeof err);
+        cr_assert_not_null(sc, "%s", err);
+        cr_assert_eq(scope_set_seed_hosts(sc, seeds, 2), 0);
+        cr_expect_eq(scope_allows(sc, cases[i].url), cases[i].want, "scope '%s' url %s: want %d",
+                     cases[i].opts, cases[i].url, cases[i].want);
+        scope_free(sc);
+    }
+    crawl_config_t cfg;
+    config_defaults(&cfg);
+    cfg.include[cfg.n_include++] = "([unclosed";
+    char err[256];
+    cr_expect_null(scope_new(&cfg, err, sizeof err), "a bad regex was accepted");
+}
+
+Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    char html[1024];
+    int n = snprintf(html, sizeof html, "<p>slow links</p>");
+    for (int i = 0; i < 5; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/slow%d", i);
+        n += snprintf(html + n, sizeof html - (size_t)n, "<a href=%s>s</a>", path);
+        fx_http_set(s.h, path, &(fx_route_t){.body = "late", .delay_ms = 30000});
+    }
+    fx_http_page(s.h, "/", html);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(s.r), "--seeds",
+                    s.seeds, "--delay", "0", "--per-host", "8", "--quiet", "--grace", "60000",
+                    NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    uint64_t deadline = fx_now_ms() + 30000;
+    while (fx_http_total(s.h) < 7 && fx_now_ms() < deadline) /* robots, /, 5 slow */
+        usleep(5000);
+    cr_assert_eq(fx_http_total(s.h), 7, "slow pages not in flight: %zu requests", fx_http_total(s.h));
+    kill(pid, SIGTERM);
+    usleep(200000);
+    kill(pid, SIGTERM);
+    int rc = fx_wait(pid, 20000); /* far less than the 30 s the pages take */
+    cr_expect_eq(rc, 0, "crawler exited %d after two signals", rc);
+    redisContext *c = fx_redis_connect(s.r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.queued, 5, "%llu queued after hand-back", (unsigned long long)st.queued);
+    cr_expect_eq(st.in_flight, 0, "%llu still in flight", (unsigned long long)st.in_flight);
+    redisFree(c);
     small_stop(&s);
 }
