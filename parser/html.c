@@ -37,13 +37,13 @@
 struct parser {
     parser_config_t cfg;
     htmlParserCtxtPtr ctxt;
-    CURLU *page;     /* the page URL; NULL if it did not parse */
-    CURLU *base;     /* first <base href>, or NULL */
-    int seen_base;   /* a <base href> was seen (later ones are ignored) */
-    int nofollow;    /* meta robots / X-Robots-Tag nofollow */
-    int finished;    /* parser_finish() was called */
-    int err;         /* first error (PARSER_ENOMEM) */
-    char *canonical; /* rel=canonical, normalized, or NULL */
+    url_base_t *page; /* the page URL; NULL if it did not parse */
+    url_base_t *base; /* first <base href>, or NULL */
+    int seen_base;    /* a <base href> was seen (later ones are ignored) */
+    int nofollow;     /* meta robots / X-Robots-Tag nofollow */
+    int finished;     /* parser_finish() was called */
+    int err;          /* first error (PARSER_ENOMEM) */
+    char *canonical;  /* rel=canonical, normalized, or NULL */
     parser_link_fn fn;
     void *ud;
     parser_stats_t st;
@@ -424,8 +424,8 @@ void parser_free(parser_t *p)
         return;
     if (p->ctxt)
         htmlFreeParserCtxt(p->ctxt);
-    curl_url_cleanup(p->page);
-    curl_url_cleanup(p->base);
+    url_base_free(p->page);
+    url_base_free(p->base);
     free(p->canonical);
     free(p);
 }

@@ -7,20 +7,34 @@
 #ifndef PARSER_INTERNAL_H
 #define PARSER_INTERNAL_H
 
-#include <curl/curl.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Cleans and parses an absolute http/https URL into *out (caller frees with
- * curl_url_cleanup).  Returns 0 or a PARSER_E* code. */
-int url_base_new(const char *base, size_t len, size_t max_len, CURLU **out);
+/* A base URL, normalized once per page, kept as a string with the offsets
+ * of its parts (RFC 3986 5.2.2 takes a prefix of it for each reference). */
+typedef struct url_base url_base_t;
+
+/* Cleans and normalizes an absolute http/https URL (len bytes) into a new
+ * base (caller frees with url_base_free).  Returns 0 or a PARSER_E* code. */
+int url_base_new(const char *base, size_t len, size_t max_len, url_base_t **out);
+void url_base_free(url_base_t *b);
+/* The normalized base URL (valid until url_base_free). */
+const char *url_base_str(const url_base_t *b);
 
 /* Resolves ref (len bytes, need not be NUL-terminated) against base (may be
- * NULL) and normalizes the result.  *out: malloc'd string, caller frees with
- * free(); *out_len its length.  Returns 0 or a PARSER_E* code.  Thread-safe
- * as long as base is not modified concurrently. */
-int url_resolve(CURLU *base, const char *ref, size_t len, size_t max_len, char **out,
+ * NULL) and normalizes the result: the reference is cleaned (url.c), the
+ * base prefix it keeps is put in front (RFC 3986 5.2.2), libcurl parses the
+ * absolute result (dot segments, default port, ...) and it is serialized
+ * from libcurl's parts.  *out: malloc'd, caller frees with free(); *out_len
+ * its length.  Returns 0 or a PARSER_E* code.  Thread-safe (base is only
+ * read). */
+int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
                 size_t *out_len);
+
+/* The same through libcurl's own relative resolution (curl_url_set of the
+ * reference on a handle holding the base): slower, the reference that
+ * url_resolve() is checked against in tests and fuzzing. */
+int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, char **out);
 
 /* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
  * See bound.c: character data, comments and script/style text are dropped,

@@ -32,6 +32,7 @@
 #include "parser.h"
 #include "parser_internal.h"
 
+#include <curl/curl.h>
 #include <idn2.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -158,14 +159,15 @@ static size_t copy_parts(const char *t, size_t len, int abs, char *o)
     return n;
 }
 
-/* Cleans ref into a malloc'd string *out (see DESIGN).  base_scheme: the
+/* Cleans ref into a malloc'd string *out (see DESIGN), written after
+ * reserve free bytes (room for a base prefix); the caller frees *out.  base_scheme: the
  * scheme of the base ("http"/"https") or NULL without a base.  *absolute is
  * set when the result carries its own scheme. */
-static int clean(const char *ref, size_t len, size_t max_len, const char *base_scheme, char **out,
-                 int *absolute)
+static int clean(const char *ref, size_t len, size_t max_len, const char *base_scheme,
+                 size_t reserve, char **out, int *absolute)
 {
     size_t i, n = 0, sl;
-    char *t, *o;
+    char tbuf[1024], *t, *o, *buf;
     while (len > 0 && (unsigned char)ref[0] <= 0x20) {
         ref++;
         len--;
@@ -174,18 +176,20 @@ static int clean(const char *ref, size_t len, size_t max_len, const char *base_s
         len--;
     if (len > CLEAN_SLACK * max_len + 64)
         return PARSER_ETOOLONG;
-    t = malloc(len + 1);
+    t = len < sizeof(tbuf) ? tbuf : malloc(len + 1);
     if (!t)
         return PARSER_ENOMEM;
     for (i = 0; i < len && ref[i] != '#'; i++)
         if (ref[i] != '\t' && ref[i] != '\r' && ref[i] != '\n')
             t[n++] = ref[i];
     t[n] = '\0';
-    o = malloc(3 * n + 16);
-    if (!o) {
-        free(t);
+    buf = malloc(reserve + 3 * n + 16);
+    if (!buf) {
+        if (t != tbuf)
+            free(t);
         return PARSER_ENOMEM;
     }
+    o = buf + reserve;
     *absolute = 0;
     sl = scheme_len(t, n);
     if (sl > 0) {
@@ -219,12 +223,14 @@ static int clean(const char *ref, size_t len, size_t max_len, const char *base_s
     }
     n = copy_parts(t, n, n >= 2 && is_slash(t[0]) && is_slash(t[1]), o);
 done:
-    free(t);
-    *out = o;
+    if (t != tbuf)
+        free(t);
+    *out = buf;
     return PARSER_OK;
 bad_scheme:
-    free(t);
-    free(o);
+    if (t != tbuf)
+        free(t);
+    free(buf);
     return PARSER_ESCHEME;
 }
 
@@ -258,140 +264,281 @@ static int check_host(const char *host)
     return PARSER_OK;
 }
 
-/* Host lowercased, IDN -> punycode, written back into h if it changed. */
-static int fix_host(CURLU *h)
+/* host (from curl, modified in place) lowercased, or IDN -> punycode in
+ * *puny (free()); *out is the host to write. */
+static int norm_host(char *host, uint8_t **puny, const char **out)
 {
-    char *host = NULL, *p;
-    uint8_t *puny = NULL;
-    int upper = 0, wide = 0, rc = PARSER_OK;
-    CURLUcode uc = curl_url_get(h, CURLUPART_HOST, &host, 0);
-    if (uc)
-        return map_uc(uc);
-    for (p = host; *p; p++) {
-        upper |= (*p >= 'A' && *p <= 'Z');
+    char *p;
+    int wide = 0, ir;
+    for (p = host; *p; p++)
         wide |= ((unsigned char)*p >= 0x80);
-    }
-    if (wide) {
-        int ir =
-            idn2_lookup_u8((const uint8_t *)host, &puny, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
-        if (ir != IDN2_OK)
-            ir = idn2_lookup_u8((const uint8_t *)host, &puny, IDN2_NFC_INPUT | IDN2_TRANSITIONAL);
-        if (ir == IDN2_MALLOC)
-            rc = PARSER_ENOMEM;
-        else if (ir != IDN2_OK)
-            rc = PARSER_EBADURL;
-        if (rc == PARSER_OK)
-            rc = check_host((const char *)puny);
-        if (rc == PARSER_OK)
-            rc = map_uc(curl_url_set(h, CURLUPART_HOST, (const char *)puny, 0));
-    } else if ((rc = check_host(host)) == PARSER_OK && upper) {
+    if (!wide) {
         for (p = host; *p; p++)
             *p = (char)lower((unsigned char)*p);
-        rc = map_uc(curl_url_set(h, CURLUPART_HOST, host, 0));
+        *out = host;
+        return check_host(host);
     }
-    free(puny);
-    curl_free(host);
-    return rc;
+    ir = idn2_lookup_u8((const uint8_t *)host, puny, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+    if (ir != IDN2_OK)
+        ir = idn2_lookup_u8((const uint8_t *)host, puny, IDN2_NFC_INPUT | IDN2_TRANSITIONAL);
+    if (ir == IDN2_MALLOC)
+        return PARSER_ENOMEM;
+    if (ir != IDN2_OK)
+        return PARSER_EBADURL;
+    *out = (const char *)*puny;
+    return check_host(*out);
 }
 
-/* Host fixed, then the whole URL copied out (caller frees with free()). */
-static int finish(CURLU *h, size_t max_len, char **out, size_t *out_len)
+/* The parts of a parsed URL, as libcurl stores them (curl_free each). */
+typedef struct parts {
+    char *scheme, *user, *password, *host, *zone, *port, *path, *query;
+} parts_t;
+
+static void parts_free(parts_t *u)
 {
-    char *u = NULL;
-    size_t n;
-    int rc = fix_host(h);
+    curl_free(u->scheme);
+    curl_free(u->user);
+    curl_free(u->password);
+    curl_free(u->host);
+    curl_free(u->zone);
+    curl_free(u->port);
+    curl_free(u->path);
+    curl_free(u->query);
+}
+
+static int get_parts(CURLU *h, parts_t *u)
+{
+    int rc = map_uc(curl_url_get(h, CURLUPART_SCHEME, &u->scheme, 0));
+    if (rc == PARSER_OK)
+        rc = map_uc(curl_url_get(h, CURLUPART_HOST, &u->host, 0));
+    if (rc == PARSER_OK)
+        rc = map_uc(curl_url_get(h, CURLUPART_PATH, &u->path, 0));
     if (rc)
         return rc;
-    rc = map_uc(curl_url_get(h, CURLUPART_URL, &u, CURLU_NO_DEFAULT_PORT));
+    if (strcmp(u->scheme, "http") != 0 && strcmp(u->scheme, "https") != 0)
+        return PARSER_ESCHEME;
+    /* optional parts: absent -> NULL */
+    (void)curl_url_get(h, CURLUPART_USER, &u->user, 0);
+    (void)curl_url_get(h, CURLUPART_PASSWORD, &u->password, 0);
+    (void)curl_url_get(h, CURLUPART_ZONEID, &u->zone, 0);
+    (void)curl_url_get(h, CURLUPART_PORT, &u->port, CURLU_NO_DEFAULT_PORT);
+    (void)curl_url_get(h, CURLUPART_QUERY, &u->query, 0);
+    return PARSER_OK;
+}
+
+/* The pieces of scheme://[user[:password]@]host[%25zone][:port]path[?query]
+ * into pc[]; returns their count. */
+static int url_pieces(const parts_t *u, const char *host, const char *pc[16])
+{
+    size_t hl = strlen(host);
+    int n = 0, zone = u->zone && host[0] == '[' && hl > 1;
+    pc[n++] = u->scheme;
+    pc[n++] = "://";
+    if (u->user) {
+        pc[n++] = u->user;
+        if (u->password) {
+            pc[n++] = ":";
+            pc[n++] = u->password;
+        }
+        pc[n++] = "@";
+    }
+    pc[n++] = host;
+    if (zone) { /* "[fe80::1" "%25" zone "]": the ']' is cut off below */
+        pc[n++] = "%25";
+        pc[n++] = u->zone;
+        pc[n++] = "]";
+    }
+    if (u->port) {
+        pc[n++] = ":";
+        pc[n++] = u->port;
+    }
+    pc[n++] = u->path[0] ? u->path : "/";
+    if (u->query && u->query[0]) {
+        pc[n++] = "?";
+        pc[n++] = u->query;
+    }
+    return zone ? -n : n;
+}
+
+/* Writes the URL parsed in h into *out (malloc'd).  This is only the
+ * serialization of the parts libcurl parsed; it replaces
+ * curl_url_get(CURLUPART_URL), which costs ten times more, and is where the
+ * host gets lowercased and IDN hosts become punycode. */
+static int serialize(CURLU *h, size_t max_len, char **out, size_t *out_len)
+{
+    parts_t u = {0};
+    uint8_t *puny = NULL;
+    const char *host = NULL, *pc[16];
+    size_t len[16], total = 0;
+    int rc = get_parts(h, &u), n = 0, i, zone;
+    if (rc == PARSER_OK)
+        rc = norm_host(u.host, &puny, &host);
     if (rc)
-        return rc;
-    n = strlen(u);
-    if (n > max_len) {
+        goto out;
+    n = url_pieces(&u, host, pc);
+    zone = n < 0;
+    n = zone ? -n : n;
+    for (i = 0; i < n; i++) {
+        len[i] = strlen(pc[i]);
+        if (zone && pc[i] == host)
+            len[i]--; /* the ']' comes after the zone */
+        total += len[i];
+    }
+    if (total > max_len) {
         rc = PARSER_ETOOLONG;
-    } else if (!(*out = malloc(n + 1))) {
-        rc = PARSER_ENOMEM;
-    } else {
-        memcpy(*out, u, n + 1);
-        if (out_len)
-            *out_len = n;
+        goto out;
     }
-    curl_free(u);
+    if (!(*out = malloc(total + 1))) {
+        rc = PARSER_ENOMEM;
+        goto out;
+    }
+    for (i = 0, total = 0; i < n; total += len[i], i++)
+        memcpy(*out + total, pc[i], len[i]);
+    (*out)[total] = '\0';
+    if (out_len)
+        *out_len = total;
+out:
+    free(puny);
+    parts_free(&u);
     return rc;
 }
 
-/* "http" or "https" of a handle made by url_base_new, copied into sch[6]. */
-static int handle_scheme(CURLU *h, char sch[6])
+struct url_base {
+    char scheme[6];    /* "http" / "https" */
+    char *doc;         /* the base URL, normalized */
+    size_t len;        /* strlen(doc) */
+    size_t origin_len; /* "scheme://authority" */
+    size_t path_end;   /* end of the path (start of "?query" or len) */
+    size_t dir_len;    /* up to and including the last '/' of the path */
+};
+
+void url_base_free(url_base_t *b)
 {
-    char *s = NULL;
-    int rc = map_uc(curl_url_get(h, CURLUPART_SCHEME, &s, 0));
+    if (!b)
+        return;
+    free(b->doc);
+    free(b);
+}
+
+int url_base_new(const char *s, size_t len, size_t max_len, url_base_t **out)
+{
+    url_base_t *b;
+    const char *auth, *path, *q;
+    int rc;
+    *out = NULL;
+    if (!(b = calloc(1, sizeof(*b))))
+        return PARSER_ENOMEM;
+    rc = url_resolve(NULL, s, len, max_len, &b->doc, &b->len);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    /* doc is our own serialization: scheme://authority/path[?query] */
+    auth = strstr(b->doc, "://") + 3;
+    path = strchr(auth, '/');
+    q = strchr(path, '?');
+    memcpy(b->scheme, b->doc, (size_t)(auth - 3 - b->doc));
+    b->origin_len = (size_t)(path - b->doc);
+    b->path_end = q ? (size_t)(q - b->doc) : b->len;
+    b->dir_len = b->path_end;
+    while (b->doc[b->dir_len - 1] != '/')
+        b->dir_len--;
+    *out = b;
+    return PARSER_OK;
+}
+
+const char *url_base_str(const url_base_t *b)
+{
+    return b->doc;
+}
+
+/* Parses the absolute URL abs with a fresh handle and serializes it. */
+static int parse_abs(const char *abs, size_t max_len, char **out, size_t *out_len)
+{
+    CURLU *h = curl_url();
+    int rc;
+    if (!h)
+        return PARSER_ENOMEM;
+    rc = map_uc(curl_url_set(h, CURLUPART_URL, abs, 0));
+    if (rc == PARSER_OK)
+        rc = serialize(h, max_len, out, out_len);
+    curl_url_cleanup(h);
+    return rc;
+}
+
+/* The base itself (an empty reference or a bare "#frag"). */
+static int copy_base(const url_base_t *b, size_t max_len, char **out, size_t *out_len)
+{
+    if (b->len > max_len)
+        return PARSER_ETOOLONG;
+    if (!(*out = malloc(b->len + 1)))
+        return PARSER_ENOMEM;
+    memcpy(*out, b->doc, b->len + 1);
+    if (out_len)
+        *out_len = b->len;
+    return PARSER_OK;
+}
+
+int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
+                size_t *out_len)
+{
+    char *buf = NULL, *c;
+    size_t pre = 0, reserve = base ? base->len + 8 : 0;
+    int absolute = 0, rc;
+    *out = NULL;
+    if (max_len == 0)
+        max_len = PARSER_DEFAULT_MAX_URL_LENGTH;
+    rc = clean(ref, len, max_len, base ? base->scheme : NULL, reserve, &buf, &absolute);
     if (rc)
         return rc;
-    if (strcmp(s, "http") != 0 && strcmp(s, "https") != 0)
-        rc = PARSER_ESCHEME;
-    else
-        memcpy(sch, s, strlen(s) + 1);
-    curl_free(s);
+    c = buf + reserve;
+    if (!absolute && !base) {
+        rc = PARSER_EBADURL;
+        goto out;
+    }
+    if (c[0] == '\0') {
+        rc = copy_base(base, max_len, out, out_len);
+        goto out;
+    }
+    /* RFC 3986 5.2.2: which part of the base the reference keeps, put in
+     * front of it; libcurl then parses the absolute result and removes dot
+     * segments. */
+    if (!absolute && c[0] == '/' && c[1] == '/') {
+        pre = strlen(base->scheme) + 1;
+        memcpy(c - pre, base->scheme, pre - 1);
+        c[-1] = ':';
+    } else if (!absolute) {
+        pre = c[0] == '/' ? base->origin_len : c[0] == '?' ? base->path_end : base->dir_len;
+        memcpy(c - pre, base->doc, pre);
+    }
+    rc = parse_abs(c - pre, max_len, out, out_len);
+out:
+    free(buf);
     return rc;
 }
 
-int url_base_new(const char *base, size_t len, size_t max_len, CURLU **out)
+int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, char **out)
 {
     char *c = NULL;
     int absolute = 0, rc;
     CURLU *h = NULL;
     *out = NULL;
-    rc = clean(base, len, max_len, NULL, &c, &absolute);
+    rc = clean(ref, strlen(ref), max_len, base->scheme, 0, &c, &absolute);
     if (rc)
         return rc;
-    if (!absolute) {
-        rc = PARSER_EBADURL;
+    if (c[0] == '\0') {
+        rc = copy_base(base, max_len, out, NULL);
         goto out;
     }
     if (!(h = curl_url())) {
         rc = PARSER_ENOMEM;
         goto out;
     }
-    rc = map_uc(curl_url_set(h, CURLUPART_URL, c, 0));
+    rc = map_uc(curl_url_set(h, CURLUPART_URL, base->doc, 0));
     if (rc == PARSER_OK)
-        rc = fix_host(h);
-    if (rc) {
-        curl_url_cleanup(h);
-        goto out;
-    }
-    *out = h;
-out:
-    free(c);
-    return rc;
-}
-
-int url_resolve(CURLU *base, const char *ref, size_t len, size_t max_len, char **out,
-                size_t *out_len)
-{
-    char sch[6] = {0}, *c = NULL;
-    int absolute = 0, rc = PARSER_OK;
-    CURLU *h = NULL;
-    *out = NULL;
-    if (max_len == 0)
-        max_len = PARSER_DEFAULT_MAX_URL_LENGTH;
-    if (base && (rc = handle_scheme(base, sch)) != PARSER_OK)
-        return rc;
-    rc = clean(ref, len, max_len, base ? sch : NULL, &c, &absolute);
-    if (rc)
-        return rc;
-    if (!base && !absolute) {
-        rc = PARSER_EBADURL;
-        goto out;
-    }
-    h = base ? curl_url_dup(base) : curl_url();
-    if (!h) {
-        rc = PARSER_ENOMEM;
-        goto out;
-    }
-    /* An empty reference (or a bare "#frag") is the base itself. */
-    if (c[0] != '\0')
         rc = map_uc(curl_url_set(h, CURLUPART_URL, c, 0));
     if (rc == PARSER_OK)
-        rc = finish(h, max_len, out, out_len);
+        rc = serialize(h, max_len, out, NULL);
 out:
     curl_url_cleanup(h);
     free(c);
@@ -400,7 +547,7 @@ out:
 
 int parser_url_normalize(const char *base, const char *ref, size_t max_len, char **out)
 {
-    CURLU *b = NULL;
+    url_base_t *b = NULL;
     int rc;
     if (!ref || !out)
         return PARSER_EINVAL;
@@ -410,7 +557,7 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
     if (base && (rc = url_base_new(base, strlen(base), max_len, &b)) != PARSER_OK)
         return rc == PARSER_ESCHEME ? rc : PARSER_EBADURL;
     rc = url_resolve(b, ref, strlen(ref), max_len, out, NULL);
-    curl_url_cleanup(b);
+    url_base_free(b);
     return rc;
 }
 

@@ -17,6 +17,7 @@
 
 #include "fixtures.h"
 #include "parser.h"
+#include "parser_internal.h"
 
 /* ---- normalizer -------------------------------------------------------- */
 
@@ -181,6 +182,33 @@ static const norm_case_t rules[] = {
     {NULL, "http://%E2%98%83.net/", "http://xn--n3h.net/", 0},
     {"not a url", "g", NULL, PARSER_EBADURL},
 };
+
+/* url_resolve() puts the kept base prefix in front of the reference itself
+ * (RFC 3986 5.2.2); it must agree with libcurl's own relative resolution. */
+static void check_same_as_curl(const norm_case_t *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        url_base_t *b = NULL;
+        char *fast = NULL, *ref = NULL;
+        if (!cases[i].base || url_base_new(cases[i].base, strlen(cases[i].base), 2048, &b) != 0)
+            continue;
+        int r1 = url_resolve(b, cases[i].ref, strlen(cases[i].ref), 2048, &fast, NULL);
+        int r2 = url_resolve_curl(b, cases[i].ref, 2048, &ref);
+        cr_expect(r1 == r2 && (r1 != 0 || strcmp(fast, ref) == 0),
+                  "base %s ref \"%s\": url_resolve %d %s, libcurl relative %d %s", cases[i].base,
+                  cases[i].ref, r1, fast ? fast : "", r2, ref ? ref : "");
+        free(fast);
+        free(ref);
+        url_base_free(b);
+    }
+}
+
+Test(parser_url, prefix_resolution_agrees_with_libcurl_relative_resolution)
+{
+    check_same_as_curl(rfc_normal, sizeof(rfc_normal) / sizeof(rfc_normal[0]));
+    check_same_as_curl(rfc_abnormal, sizeof(rfc_abnormal) / sizeof(rfc_abnormal[0]));
+    check_same_as_curl(rules, sizeof(rules) / sizeof(rules[0]));
+}
 
 Test(parser_url, applies_each_normalization_rule)
 {
