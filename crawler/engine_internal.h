@@ -28,8 +28,7 @@
 #define ENGINE_MAX_LINKS_PER_PAGE 20000
 #define ENGINE_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
 #define ENGINE_ROBOTS_TTL_S 86400              /* cache parsed rules for 24 h */
-#define ENGINE_ROBOTS_RETRY_TTL_S 60           /* "disallow all for now" lasts this long */
-#define ENGINE_ROBOTS_RETRY_MS 60000           /* URLs waiting on such a host retry after */
+#define ENGINE_ROBOTS_RETRY_TTL_S 60           /* "disallow all for now" lasts at most this */
 #define ENGINE_ROBOTS_CACHE 1024               /* parsed rule sets kept per thread */
 #define ENGINE_SEED_REFRESH_MS 5000
 
@@ -148,6 +147,7 @@ void fetch_free_pool(worker_t *w);
 int done_push(worker_t *w, frontier_item_t *item, int status, const char *error_kind,
               const char *error_text);
 void done_flush(worker_t *w);
+void fetch_retry(worker_t *w, const done_t *d, uint32_t retry_after_ms);
 
 /* robotsfetch.c (prefix rfetch_) */
 void rfetch_dispatch(worker_t *w, frontier_item_t *item);

@@ -468,23 +468,29 @@ static void write_record(worker_t *w, const done_t *d)
 }
 
 /* A failure worth another try: to the frontier's delayed set, or on the last
- * try to its dead-letter list (and then it is finished: one output record). */
-static void retry_or_fail(worker_t *w, xfer_t *x, int status, const char *kind, const char *text)
+ * try to its dead-letter list (and then it is finished: one output record).
+ * d describes the attempt (item, status, error, bytes, time). */
+void fetch_retry(worker_t *w, const done_t *d, uint32_t retry_after_ms)
 {
-    frontier_outcome_t o = {.status = status, .error = kind, .bytes = x->bytes};
+    frontier_outcome_t o = {.status = d->status, .error = d->error_kind, .bytes = d->bytes};
     atomic_fetch_add(&w->e->retried, 1);
-    if (frontier_retry(w->fr, &x->item, &o, x->retry_after_ms) < 0) {
+    if (frontier_retry(w->fr, &d->item, &o, retry_after_ms) < 0) {
         w->failed = 1;
         return;
     }
-    if (x->item.tries + 1 >= w->e->cfg->max_tries) {
-        done_t d = {.item = x->item, .status = status, .bytes = x->bytes,
-                    .fetch_ms = engine_now_ms() - x->t_start, .ctype = x->ctype,
-                    .error_kind = (char *)kind, .error_text = (char *)text};
-        write_record(w, &d);
+    if (d->item.tries + 1 >= w->e->cfg->max_tries) {
+        write_record(w, d);
         atomic_fetch_add(&w->e->pages, 1);
         atomic_fetch_add(&w->e->errors, 1);
     }
+}
+
+static void retry_or_fail(worker_t *w, xfer_t *x, int status, const char *kind, const char *text)
+{
+    done_t d = {.item = x->item, .status = status, .bytes = x->bytes,
+                .fetch_ms = engine_now_ms() - x->t_start, .ctype = x->ctype,
+                .error_kind = (char *)kind, .error_text = (char *)text};
+    fetch_retry(w, &d, x->retry_after_ms);
 }
 
 static void take_links(done_t *d, xfer_t *x)

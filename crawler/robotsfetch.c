@@ -98,6 +98,13 @@ static rentry_t *add_entry(worker_t *w, const char *origin)
     return e;
 }
 
+/* "Disallow all for now" lasts as long as the first retry backoff. */
+static uint32_t unavailable_ttl_s(const worker_t *w)
+{
+    uint32_t s = w->e->cfg->backoff_ms / 1000;
+    return s < 1 ? 1 : s > ENGINE_ROBOTS_RETRY_TTL_S ? ENGINE_ROBOTS_RETRY_TTL_S : s;
+}
+
 /* Reads the shared copy; 1 if found and loaded into e. */
 static int load_shared(worker_t *w, rentry_t *e)
 {
@@ -120,17 +127,16 @@ static int load_shared(worker_t *w, rentry_t *e)
     }
     if (r)
         freeReplyObject(r);
-    e->expires_ms = engine_now_ms() + LOCAL_TTL_MS;
+    e->expires_ms = engine_now_ms() + (e->unavailable ? unavailable_ttl_s(w) * 1000u : LOCAL_TTL_MS);
     return found;
 }
 
 static void apply(worker_t *w, rentry_t *e, frontier_item_t *item)
 {
     if (e->unavailable) {
-        frontier_outcome_t o = {.error = "robots-unavailable"};
-        if (frontier_retry(w->fr, item, &o, ENGINE_ROBOTS_RETRY_MS) < 0)
-            w->failed = 1;
-        atomic_fetch_add(&w->e->retried, 1);
+        done_t d = {.item = *item, .error_kind = "robots-unavailable",
+                    .error_text = "robots.txt answered 5xx or was unreachable; retrying later"};
+        fetch_retry(w, &d, 0); /* the frontier's backoff */
         frontier_item_clear(item);
         return;
     }
@@ -210,9 +216,8 @@ static void store_shared(worker_t *w, rentry_t *e)
         val[0] = e->unavailable ? 'U' : 'R';
         if (!e->unavailable)
             memcpy(val + 1, ser, len);
-        redisReply *r =
-            redisCommand(w->rc, "SET %s %b EX %d", key, val, vlen,
-                         e->unavailable ? ENGINE_ROBOTS_RETRY_TTL_S : ENGINE_ROBOTS_TTL_S);
+        uint32_t ttl = e->unavailable ? unavailable_ttl_s(w) : ENGINE_ROBOTS_TTL_S;
+        redisReply *r = redisCommand(w->rc, "SET %s %b EX %u", key, val, vlen, ttl);
         if (r)
             freeReplyObject(r);
         else
@@ -286,7 +291,7 @@ void rfetch_done(worker_t *w, xfer_t *x, CURLcode res)
         e->unavailable = 1;
         e->rules = robots_disallow_all();
     }
-    e->expires_ms = engine_now_ms() + LOCAL_TTL_MS;
+    e->expires_ms = engine_now_ms() + (e->unavailable ? unavailable_ttl_s(w) * 1000u : LOCAL_TTL_MS);
     if (!x->blocked)
         store_shared(w, e);
     uint32_t delay = e->rules && !e->unavailable ? robots_crawl_delay_ms(e->rules) : 0;

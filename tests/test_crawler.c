@@ -591,3 +591,26 @@ Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
     redisFree(c);
     small_stop(&s);
 }
+
+Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_set(s.h, "/robots.txt", &(fx_route_t){.status = 503, .body = "busy"});
+    fx_http_page(s.h, "/", "never fetched");
+    char *extra[] = {"--max-tries", "2", "--retry-backoff", "50", NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    cr_expect_eq(fx_http_hits(s.h, "/"), 0, "page fetched although robots.txt answered 503");
+    cr_expect_geq(fx_http_hits(s.h, "/robots.txt"), 1);
+    char *out = fx_read_file(s.out, NULL);
+    cr_expect(out && strstr(out, "\"error_kind\":\"robots-unavailable\""),
+              "no dead-letter record:\n%s", out ? out : "");
+    free(out);
+    redisContext *c = fx_redis_connect(s.r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.dead, 1, "%llu dead-lettered", (unsigned long long)st.dead);
+    redisFree(c);
+    small_stop(&s);
+}
