@@ -23,8 +23,9 @@ int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64
         s++;
     unsigned long long v = *s == '-' ? 0 : strtoull(s, &end, 10);
     if (*s == '-' || *s == '\0' || errno || *end || v < lo || v > hi) {
-        fprintf(stderr, "crawler %s: bad value '%s' for %s: expected a whole number from %llu "
-                        "to %llu\n",
+        fprintf(stderr,
+                "crawler %s: bad value '%s' for %s: expected a whole number from %llu "
+                "to %llu\n",
                 cmd, s, opt, (unsigned long long)lo, (unsigned long long)hi);
         return -1;
     }
@@ -42,15 +43,14 @@ int cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo, uint32
     return 0;
 }
 
-int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
-               double *out)
+int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (*s == '\0' || errno || *end || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "crawler %s: bad value '%s' for %s: expected a number from %g to %g\n",
-                cmd, s, opt, lo, hi);
+        fprintf(stderr, "crawler %s: bad value '%s' for %s: expected a number from %g to %g\n", cmd,
+                s, opt, lo, hi);
         return -1;
     }
     *out = v;
@@ -64,8 +64,9 @@ int cli_crawl_name(const char *cmd, const char *s)
     for (size_t i = 0; ok && i < n; i++)
         ok = isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '_' || s[i] == '-';
     if (!ok)
-        fprintf(stderr, "crawler %s: bad crawl name '%s': 1 to %d characters of A-Z a-z 0-9 . _ -\n",
-                cmd, s, FRONTIER_MAX_CRAWL_NAME);
+        fprintf(stderr,
+                "crawler %s: bad crawl name '%s': 1 to %d characters of A-Z a-z 0-9 . _ -\n", cmd,
+                s, FRONTIER_MAX_CRAWL_NAME);
     return ok ? 0 : -1;
 }
 

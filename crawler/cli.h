@@ -36,8 +36,7 @@ int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64
             uint64_t *out);
 int cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo, uint32_t hi,
             uint32_t *out);
-int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
-               double *out);
+int cli_double(const char *cmd, const char *opt, const char *s, double lo, double hi, double *out);
 /* A crawl name: 1..FRONTIER_MAX_CRAWL_NAME chars of [A-Za-z0-9._-]. */
 int cli_crawl_name(const char *cmd, const char *s);
 

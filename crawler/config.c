@@ -18,11 +18,49 @@
 #include "robots.h"
 
 enum {
-    O_REDIS = 1, O_DATA_DIR, O_CRAWL, O_SEEDS, O_FORCE, O_THREADS, O_CONC, O_BATCH, O_WAIT,
-    O_GRACE, O_PER_HOST, O_DELAY, O_MAX_DELAY, O_LEASE, O_MAX_TRIES, O_UA, O_IGN_ROBOTS,
-    O_SITEMAPS, O_SCOPE, O_ALLOW_DOM, O_DENY_DOM, O_INCLUDE, O_EXCLUDE, O_MAX_DEPTH,
-    O_MAX_PAGES, O_MAX_PPH, O_MAX_URL, O_MAX_SIZE, O_TIMEOUT, O_CTIMEOUT, O_LSL, O_LST,
-    O_NOFOLLOW, O_INSECURE, O_BACKOFF, O_PRIVATE, O_BCAP, O_BFP, O_OUT, O_WARC, O_QUIET, O_CONFIG, O_HELP,
+    O_REDIS = 1,
+    O_DATA_DIR,
+    O_CRAWL,
+    O_SEEDS,
+    O_FORCE,
+    O_THREADS,
+    O_CONC,
+    O_BATCH,
+    O_WAIT,
+    O_GRACE,
+    O_PER_HOST,
+    O_DELAY,
+    O_MAX_DELAY,
+    O_LEASE,
+    O_MAX_TRIES,
+    O_UA,
+    O_IGN_ROBOTS,
+    O_SITEMAPS,
+    O_SCOPE,
+    O_ALLOW_DOM,
+    O_DENY_DOM,
+    O_INCLUDE,
+    O_EXCLUDE,
+    O_MAX_DEPTH,
+    O_MAX_PAGES,
+    O_MAX_PPH,
+    O_MAX_URL,
+    O_MAX_SIZE,
+    O_TIMEOUT,
+    O_CTIMEOUT,
+    O_LSL,
+    O_LST,
+    O_NOFOLLOW,
+    O_INSECURE,
+    O_BACKOFF,
+    O_PRIVATE,
+    O_BCAP,
+    O_BFP,
+    O_OUT,
+    O_WARC,
+    O_QUIET,
+    O_CONFIG,
+    O_HELP,
 };
 
 typedef struct opt {
@@ -35,9 +73,12 @@ typedef struct opt {
 } opt_t;
 
 static const opt_t OPTS[] = {
-    {"redis", 1, O_REDIS, "URL", "$REDIS_URL, else embedded", "shared Redis: redis://[:pw@]host:port[/db]"},
-    {"data-dir", 1, O_DATA_DIR, "DIR", RCONN_DEFAULT_DATA_DIR, "embedded Redis data (append-only, resumable)"},
-    {"crawl", 1, O_CRAWL, "NAME", FRONTIER_DEFAULT_CRAWL, "crawl name (Redis key prefix crawler:{NAME}:)"},
+    {"redis", 1, O_REDIS, "URL", "$REDIS_URL, else embedded",
+     "shared Redis: redis://[:pw@]host:port[/db]"},
+    {"data-dir", 1, O_DATA_DIR, "DIR", RCONN_DEFAULT_DATA_DIR,
+     "embedded Redis data (append-only, resumable)"},
+    {"crawl", 1, O_CRAWL, "NAME", FRONTIER_DEFAULT_CRAWL,
+     "crawl name (Redis key prefix crawler:{NAME}:)"},
     {"seeds", 1, O_SEEDS, "FILE", "none", "seed URLs, one a line, # comments"},
     {"force", 0, O_FORCE, NULL, "off", "re-queue seeds even if already seen (re-crawl)"},
     {"threads", 1, O_THREADS, "T", "number of cores", "fetcher threads"},
@@ -50,27 +91,37 @@ static const opt_t OPTS[] = {
     {"max-delay", 1, O_MAX_DELAY, "MS", "60000", "cap on a host's robots.txt Crawl-delay"},
     {"lease", 1, O_LEASE, "MS", "30000", "lease on claimed URLs (returned if a worker dies)"},
     {"max-tries", 1, O_MAX_TRIES, "N", "3", "fetch attempts before dead-lettering"},
-    {"retry-backoff", 1, O_BACKOFF, "MS", "2000", "first retry delay (doubles each try, with jitter)"},
-    {"user-agent", 1, O_UA, "UA", CONFIG_DEFAULT_USER_AGENT, "User-Agent; its product token picks the robots.txt group"},
+    {"retry-backoff", 1, O_BACKOFF, "MS", "2000",
+     "first retry delay (doubles each try, with jitter)"},
+    {"user-agent", 1, O_UA, "UA", CONFIG_DEFAULT_USER_AGENT,
+     "User-Agent; its product token picks the robots.txt group"},
     {"ignore-robots", 0, O_IGN_ROBOTS, NULL, "off", "do not fetch or obey robots.txt"},
-    {"sitemaps", 0, O_SITEMAPS, NULL, "off", "seed robots.txt Sitemap: URLs and follow their <loc> URLs"},
-    {"scope", 1, O_SCOPE, "host|domain|any", "host", "which links to follow (seeds' hosts / domains / all)"},
-    {"allow-domain", 1, O_ALLOW_DOM, "DOMAIN", "none", "also follow this domain and its subdomains (repeatable)"},
-    {"deny-domain", 1, O_DENY_DOM, "DOMAIN", "none", "never follow this domain and its subdomains (repeatable)"},
+    {"sitemaps", 0, O_SITEMAPS, NULL, "off",
+     "seed robots.txt Sitemap: URLs and follow their <loc> URLs"},
+    {"scope", 1, O_SCOPE, "host|domain|any", "host",
+     "which links to follow (seeds' hosts / domains / all)"},
+    {"allow-domain", 1, O_ALLOW_DOM, "DOMAIN", "none",
+     "also follow this domain and its subdomains (repeatable)"},
+    {"deny-domain", 1, O_DENY_DOM, "DOMAIN", "none",
+     "never follow this domain and its subdomains (repeatable)"},
     {"include", 1, O_INCLUDE, "REGEX", "none", "follow only URLs matching (POSIX ERE, repeatable)"},
-    {"exclude", 1, O_EXCLUDE, "REGEX", "none", "never follow URLs matching (POSIX ERE, repeatable)"},
-    {"max-depth", 1, O_MAX_DEPTH, "N", "unlimited", "links deeper than N from a seed are not queued"},
+    {"exclude", 1, O_EXCLUDE, "REGEX", "none",
+     "never follow URLs matching (POSIX ERE, repeatable)"},
+    {"max-depth", 1, O_MAX_DEPTH, "N", "unlimited",
+     "links deeper than N from a seed are not queued"},
     {"max-pages", 1, O_MAX_PAGES, "N", "unlimited", "URLs admitted in total, all workers"},
     {"max-pages-per-host", 1, O_MAX_PPH, "N", "unlimited", "URLs admitted per host, all workers"},
     {"max-url-length", 1, O_MAX_URL, "BYTES", "2048", "longer URLs are dropped"},
-    {"max-size", 1, O_MAX_SIZE, "BYTES", "10485760", "body size cap (decoded); the transfer is cut"},
+    {"max-size", 1, O_MAX_SIZE, "BYTES", "10485760",
+     "body size cap (decoded); the transfer is cut"},
     {"timeout", 1, O_TIMEOUT, "MS", "30000", "whole-transfer timeout"},
     {"connect-timeout", 1, O_CTIMEOUT, "MS", "10000", "connect timeout"},
     {"low-speed-limit", 1, O_LSL, "BPS", "100", "abort below this many bytes/s ..."},
     {"low-speed-time", 1, O_LST, "S", "20", "... for this many seconds"},
     {"follow-nofollow", 0, O_NOFOLLOW, NULL, "off", "also follow rel=nofollow links"},
     {"insecure", 0, O_INSECURE, NULL, "off", "do not verify TLS certificates"},
-    {"allow-private", 0, O_PRIVATE, NULL, "off", "allow non-seed hosts on loopback/private addresses"},
+    {"allow-private", 0, O_PRIVATE, NULL, "off",
+     "allow non-seed hosts on loopback/private addresses"},
     {"bloom-capacity", 1, O_BCAP, "N", "100000000", "visited-set size when the crawl creates it"},
     {"bloom-fp-rate", 1, O_BFP, "P", "0.0001", "visited-set false-positive rate at capacity"},
     {"out", 1, O_OUT, "FILE", "none", "one JSON line per finished URL ('-': stdout)"},
@@ -157,8 +208,10 @@ static int set_user_agent(crawl_config_t *c, const char *v)
     int err = 0;
     robots_t *probe = robots_parse(NULL, 0, v, &err);
     if (!probe) {
-        fprintf(stderr, "crawler crawl: bad value '%s' for --user-agent: it must start with a "
-                        "product token such as MyCrawler/1.0\n", v);
+        fprintf(stderr,
+                "crawler crawl: bad value '%s' for --user-agent: it must start with a "
+                "product token such as MyCrawler/1.0\n",
+                v);
         return -1;
     }
     robots_free(probe);
@@ -170,27 +223,48 @@ static int apply_num(crawl_config_t *c, int id, const char *v)
 {
     const char *C = "crawl";
     switch (id) {
-    case O_THREADS: return cli_u32(C, "--threads", v, 1, 256, &c->threads);
-    case O_CONC: return cli_u32(C, "--concurrency", v, 1, 10000, &c->concurrency);
-    case O_BATCH: return cli_u32(C, "--claim-batch", v, 1, 10000, &c->claim_batch);
-    case O_GRACE: return cli_u32(C, "--grace", v, 0, 600000, &c->grace_ms);
-    case O_PER_HOST: return cli_u32(C, "--per-host", v, 1, 100000, &c->per_host);
-    case O_DELAY: return cli_u32(C, "--delay", v, 0, 86400000, &c->delay_ms);
-    case O_MAX_DELAY: return cli_u32(C, "--max-delay", v, 0, 86400000, &c->max_delay_ms);
-    case O_LEASE: return cli_u32(C, "--lease", v, 100, 86400000, &c->lease_ms);
-    case O_BACKOFF: return cli_u32(C, "--retry-backoff", v, 1, 86400000, &c->backoff_ms);
-    case O_MAX_TRIES: return cli_u32(C, "--max-tries", v, 1, 1000, &c->max_tries);
-    case O_MAX_DEPTH: return cli_u32(C, "--max-depth", v, 0, UINT32_MAX - 1, &c->max_depth);
-    case O_MAX_PAGES: return cli_u64(C, "--max-pages", v, 1, UINT64_MAX, &c->max_pages);
-    case O_MAX_PPH: return cli_u64(C, "--max-pages-per-host", v, 1, UINT64_MAX, &c->max_pages_per_host);
-    case O_MAX_URL: return cli_u32(C, "--max-url-length", v, 16, 1u << 20, &c->max_url_length);
-    case O_MAX_SIZE: return cli_u64(C, "--max-size", v, 1, UINT64_MAX, &c->max_size);
-    case O_TIMEOUT: return cli_u32(C, "--timeout", v, 1, 86400000, &c->timeout_ms);
-    case O_CTIMEOUT: return cli_u32(C, "--connect-timeout", v, 1, 86400000, &c->connect_timeout_ms);
-    case O_LSL: return cli_u32(C, "--low-speed-limit", v, 0, UINT32_MAX, &c->low_speed_bps);
-    case O_LST: return cli_u32(C, "--low-speed-time", v, 1, 86400, &c->low_speed_s);
-    case O_BCAP: return cli_u64(C, "--bloom-capacity", v, 1, UINT64_MAX / 64, &c->bloom_capacity);
-    case O_BFP: return cli_double(C, "--bloom-fp-rate", v, 1e-12, 0.5, &c->bloom_fp_rate);
+    case O_THREADS:
+        return cli_u32(C, "--threads", v, 1, 256, &c->threads);
+    case O_CONC:
+        return cli_u32(C, "--concurrency", v, 1, 10000, &c->concurrency);
+    case O_BATCH:
+        return cli_u32(C, "--claim-batch", v, 1, 10000, &c->claim_batch);
+    case O_GRACE:
+        return cli_u32(C, "--grace", v, 0, 600000, &c->grace_ms);
+    case O_PER_HOST:
+        return cli_u32(C, "--per-host", v, 1, 100000, &c->per_host);
+    case O_DELAY:
+        return cli_u32(C, "--delay", v, 0, 86400000, &c->delay_ms);
+    case O_MAX_DELAY:
+        return cli_u32(C, "--max-delay", v, 0, 86400000, &c->max_delay_ms);
+    case O_LEASE:
+        return cli_u32(C, "--lease", v, 100, 86400000, &c->lease_ms);
+    case O_BACKOFF:
+        return cli_u32(C, "--retry-backoff", v, 1, 86400000, &c->backoff_ms);
+    case O_MAX_TRIES:
+        return cli_u32(C, "--max-tries", v, 1, 1000, &c->max_tries);
+    case O_MAX_DEPTH:
+        return cli_u32(C, "--max-depth", v, 0, UINT32_MAX - 1, &c->max_depth);
+    case O_MAX_PAGES:
+        return cli_u64(C, "--max-pages", v, 1, UINT64_MAX, &c->max_pages);
+    case O_MAX_PPH:
+        return cli_u64(C, "--max-pages-per-host", v, 1, UINT64_MAX, &c->max_pages_per_host);
+    case O_MAX_URL:
+        return cli_u32(C, "--max-url-length", v, 16, 1u << 20, &c->max_url_length);
+    case O_MAX_SIZE:
+        return cli_u64(C, "--max-size", v, 1, UINT64_MAX, &c->max_size);
+    case O_TIMEOUT:
+        return cli_u32(C, "--timeout", v, 1, 86400000, &c->timeout_ms);
+    case O_CTIMEOUT:
+        return cli_u32(C, "--connect-timeout", v, 1, 86400000, &c->connect_timeout_ms);
+    case O_LSL:
+        return cli_u32(C, "--low-speed-limit", v, 0, UINT32_MAX, &c->low_speed_bps);
+    case O_LST:
+        return cli_u32(C, "--low-speed-time", v, 1, 86400, &c->low_speed_s);
+    case O_BCAP:
+        return cli_u64(C, "--bloom-capacity", v, 1, UINT64_MAX / 64, &c->bloom_capacity);
+    case O_BFP:
+        return cli_double(C, "--bloom-fp-rate", v, 1e-12, 0.5, &c->bloom_fp_rate);
     }
     return 1; /* not numeric */
 }
@@ -201,26 +275,60 @@ static int apply(crawl_config_t *c, int id, const char *v)
     if (r <= 0)
         return r;
     switch (id) {
-    case O_REDIS: c->redis_url = v; return 0;
-    case O_DATA_DIR: c->data_dir = v; return 0;
-    case O_CRAWL: c->crawl = v; return cli_crawl_name("crawl", v);
-    case O_SEEDS: c->seeds = v; return 0;
-    case O_FORCE: c->force_seeds = 1; return 0;
-    case O_WAIT: c->wait = 1; return 0;
-    case O_UA: return set_user_agent(c, v);
-    case O_IGN_ROBOTS: c->ignore_robots = 1; return 0;
-    case O_SITEMAPS: c->sitemaps = 1; return 0;
-    case O_SCOPE: return set_scope(c, v);
-    case O_ALLOW_DOM: return push(c->allow_domain, &c->n_allow_domain, v, "--allow-domain");
-    case O_DENY_DOM: return push(c->deny_domain, &c->n_deny_domain, v, "--deny-domain");
-    case O_INCLUDE: return push(c->include, &c->n_include, v, "--include");
-    case O_EXCLUDE: return push(c->exclude, &c->n_exclude, v, "--exclude");
-    case O_NOFOLLOW: c->follow_nofollow = 1; return 0;
-    case O_INSECURE: c->insecure = 1; return 0;
-    case O_PRIVATE: c->allow_private = 1; return 0;
-    case O_OUT: c->out = v; return 0;
-    case O_WARC: c->warc = v; return 0;
-    case O_QUIET: c->quiet = 1; return 0;
+    case O_REDIS:
+        c->redis_url = v;
+        return 0;
+    case O_DATA_DIR:
+        c->data_dir = v;
+        return 0;
+    case O_CRAWL:
+        c->crawl = v;
+        return cli_crawl_name("crawl", v);
+    case O_SEEDS:
+        c->seeds = v;
+        return 0;
+    case O_FORCE:
+        c->force_seeds = 1;
+        return 0;
+    case O_WAIT:
+        c->wait = 1;
+        return 0;
+    case O_UA:
+        return set_user_agent(c, v);
+    case O_IGN_ROBOTS:
+        c->ignore_robots = 1;
+        return 0;
+    case O_SITEMAPS:
+        c->sitemaps = 1;
+        return 0;
+    case O_SCOPE:
+        return set_scope(c, v);
+    case O_ALLOW_DOM:
+        return push(c->allow_domain, &c->n_allow_domain, v, "--allow-domain");
+    case O_DENY_DOM:
+        return push(c->deny_domain, &c->n_deny_domain, v, "--deny-domain");
+    case O_INCLUDE:
+        return push(c->include, &c->n_include, v, "--include");
+    case O_EXCLUDE:
+        return push(c->exclude, &c->n_exclude, v, "--exclude");
+    case O_NOFOLLOW:
+        c->follow_nofollow = 1;
+        return 0;
+    case O_INSECURE:
+        c->insecure = 1;
+        return 0;
+    case O_PRIVATE:
+        c->allow_private = 1;
+        return 0;
+    case O_OUT:
+        c->out = v;
+        return 0;
+    case O_WARC:
+        c->warc = v;
+        return 0;
+    case O_QUIET:
+        c->quiet = 1;
+        return 0;
     }
     return -1;
 }

@@ -9,16 +9,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CONFIG_DEFAULT_CONCURRENCY 32       /* transfers per thread */
-#define CONFIG_DEFAULT_CLAIM_BATCH 64       /* URLs per claim round trip */
-#define CONFIG_DEFAULT_TIMEOUT_MS 30000     /* whole transfer */
+#define CONFIG_DEFAULT_CONCURRENCY 32   /* transfers per thread */
+#define CONFIG_DEFAULT_CLAIM_BATCH 64   /* URLs per claim round trip */
+#define CONFIG_DEFAULT_TIMEOUT_MS 30000 /* whole transfer */
 #define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
 #define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
 #define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
 #define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
-#define CONFIG_DEFAULT_GRACE_MS 5000        /* finish in-flight work after SIGTERM */
-#define CONFIG_MAX_PATTERNS 32              /* --include/--exclude/--allow/--deny each */
+#define CONFIG_DEFAULT_GRACE_MS 5000 /* finish in-flight work after SIGTERM */
+#define CONFIG_MAX_PATTERNS 32       /* --include/--exclude/--allow/--deny each */
 
 typedef enum config_scope {
     SCOPE_HOST = 0,   /* only the seeds' hosts */
@@ -28,58 +28,58 @@ typedef enum config_scope {
 
 typedef struct crawl_config {
     /* where */
-    const char *redis_url;  /* --redis; NULL: $REDIS_URL or embedded */
-    const char *data_dir;   /* --data-dir for the embedded server */
-    const char *crawl;      /* --crawl NAME */
-    const char *seeds;      /* --seeds FILE or NULL */
-    int force_seeds;        /* --force: re-queue seeds already seen */
+    const char *redis_url; /* --redis; NULL: $REDIS_URL or embedded */
+    const char *data_dir;  /* --data-dir for the embedded server */
+    const char *crawl;     /* --crawl NAME */
+    const char *seeds;     /* --seeds FILE or NULL */
+    int force_seeds;       /* --force: re-queue seeds already seen */
     /* engine */
-    uint32_t threads;       /* --threads, fetcher threads (default: cores) */
-    uint32_t concurrency;   /* --concurrency, transfers per thread */
-    uint32_t claim_batch;   /* --claim-batch, URLs per claim */
-    int wait;               /* --wait: keep running for new seeds when done */
-    uint32_t grace_ms;      /* --grace, ms to finish in-flight work on SIGTERM */
+    uint32_t threads;     /* --threads, fetcher threads (default: cores) */
+    uint32_t concurrency; /* --concurrency, transfers per thread */
+    uint32_t claim_batch; /* --claim-batch, URLs per claim */
+    int wait;             /* --wait: keep running for new seeds when done */
+    uint32_t grace_ms;    /* --grace, ms to finish in-flight work on SIGTERM */
     /* politeness (frontier) */
-    uint32_t per_host;      /* --per-host */
-    uint32_t delay_ms;      /* --delay, ms */
-    uint32_t max_delay_ms;  /* --max-delay, ms cap on Crawl-delay */
-    uint32_t lease_ms;      /* --lease, ms */
-    uint32_t max_tries;     /* --max-tries */
-    uint32_t backoff_ms;    /* --retry-backoff, ms before the first retry */
+    uint32_t per_host;     /* --per-host */
+    uint32_t delay_ms;     /* --delay, ms */
+    uint32_t max_delay_ms; /* --max-delay, ms cap on Crawl-delay */
+    uint32_t lease_ms;     /* --lease, ms */
+    uint32_t max_tries;    /* --max-tries */
+    uint32_t backoff_ms;   /* --retry-backoff, ms before the first retry */
     /* robots */
     const char *user_agent; /* --user-agent */
     int ignore_robots;      /* --ignore-robots */
     int sitemaps;           /* --sitemaps: seed Sitemap: URLs */
     /* scope and limits */
-    config_scope_t scope;   /* --scope host|domain|any */
+    config_scope_t scope;                          /* --scope host|domain|any */
     const char *allow_domain[CONFIG_MAX_PATTERNS]; /* --allow-domain (repeatable) */
     size_t n_allow_domain;
-    const char *deny_domain[CONFIG_MAX_PATTERNS];  /* --deny-domain (repeatable) */
+    const char *deny_domain[CONFIG_MAX_PATTERNS]; /* --deny-domain (repeatable) */
     size_t n_deny_domain;
-    const char *include[CONFIG_MAX_PATTERNS];      /* --include REGEX (repeatable) */
+    const char *include[CONFIG_MAX_PATTERNS]; /* --include REGEX (repeatable) */
     size_t n_include;
-    const char *exclude[CONFIG_MAX_PATTERNS];      /* --exclude REGEX (repeatable) */
+    const char *exclude[CONFIG_MAX_PATTERNS]; /* --exclude REGEX (repeatable) */
     size_t n_exclude;
-    uint32_t max_depth;      /* --max-depth; UINT32_MAX: none */
-    uint64_t max_pages;      /* --max-pages; 0: none */
+    uint32_t max_depth;          /* --max-depth; UINT32_MAX: none */
+    uint64_t max_pages;          /* --max-pages; 0: none */
     uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
-    uint32_t max_url_length; /* --max-url-length, bytes */
-    uint64_t max_size;       /* --max-size, bytes of body (decoded) */
-    uint32_t timeout_ms;     /* --timeout, ms */
+    uint32_t max_url_length;     /* --max-url-length, bytes */
+    uint64_t max_size;           /* --max-size, bytes of body (decoded) */
+    uint32_t timeout_ms;         /* --timeout, ms */
     uint32_t connect_timeout_ms; /* --connect-timeout, ms */
-    uint32_t low_speed_bps;  /* --low-speed-limit, bytes/s */
-    uint32_t low_speed_s;    /* --low-speed-time, s */
-    int follow_nofollow;     /* --follow-nofollow */
-    int insecure;            /* --insecure: do not verify TLS */
-    int allow_private;       /* --allow-private: allow private/loopback hosts */
+    uint32_t low_speed_bps;      /* --low-speed-limit, bytes/s */
+    uint32_t low_speed_s;        /* --low-speed-time, s */
+    int follow_nofollow;         /* --follow-nofollow */
+    int insecure;                /* --insecure: do not verify TLS */
+    int allow_private;           /* --allow-private: allow private/loopback hosts */
     /* bloom */
     uint64_t bloom_capacity; /* --bloom-capacity, items */
     double bloom_fp_rate;    /* --bloom-fp-rate */
     /* output */
-    const char *out;         /* --out FILE or "-" */
-    const char *warc;        /* --warc FILE */
-    int quiet;               /* --quiet: no progress line */
-    void *storage;           /* strings read from --config (config_free) */
+    const char *out;  /* --out FILE or "-" */
+    const char *warc; /* --warc FILE */
+    int quiet;        /* --quiet: no progress line */
+    void *storage;    /* strings read from --config (config_free) */
 } crawl_config_t;
 
 /* Fills cfg with the defaults. */

@@ -153,8 +153,8 @@ static void heartbeat(worker_t *w, uint64_t now)
 static frontier_state_t claim(worker_t *w, uint64_t now)
 {
     const crawl_config_t *c = w->e->cfg;
-    size_t room = c->concurrency > w->active + w->parked ? c->concurrency - w->active - w->parked
-                                                          : 0;
+    size_t room =
+        c->concurrency > w->active + w->parked ? c->concurrency - w->active - w->parked : 0;
     if (room > c->claim_batch)
         room = c->claim_batch;
     if (room == 0 || now < w->claim_after_ms)
@@ -261,8 +261,8 @@ static void *worker_main(void *arg)
         done_flush(w);
         release_all(w);
         if (w->failed)
-            fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n",
-                    w->idx, w->rc && w->rc->err ? w->rc->errstr : "error");
+            fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
+                    w->rc && w->rc->err ? w->rc->errstr : "error");
     } else {
         w->failed = 1;
     }
@@ -325,8 +325,8 @@ static void supervise(engine_t *e, int show)
         redisFree(rc);
 }
 
-int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
-               struct warc *warc, engine_totals_t *totals)
+int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
+               engine_totals_t *totals)
 {
     engine_t e = {.cfg = cfg, .redis = redis, .out = out, .warc = warc};
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)

@@ -31,7 +31,7 @@ typedef struct engine_totals {
 /* Runs the crawl; returns 0 when it ended normally or by a signal, -1 after
  * printing the reason for a failure to start (Redis, Bloom, frontier).
  * out and warc may be NULL; they are borrowed. */
-int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
-               struct warc *warc, engine_totals_t *totals);
+int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
+               engine_totals_t *totals);
 
 #endif

@@ -51,12 +51,12 @@ typedef struct xfer {
     CURL *h;
     struct xfer *next_free;
     struct xfer *prev, *next; /* worker's list of running transfers */
-    frontier_item_t item; /* XF_PAGE: the leased URL */
-    char *origin;         /* XF_ROBOTS: origin whose robots.txt this is */
-    char host[256];       /* host of the URL, for the private-address guard */
-    int seed_host;        /* host is a seed host: the guard lets it through */
-    int blocked;          /* the guard refused the address */
-    int too_large;        /* body passed --max-size */
+    frontier_item_t item;     /* XF_PAGE: the leased URL */
+    char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
+    char host[256];           /* host of the URL, for the private-address guard */
+    int seed_host;            /* host is a seed host: the guard lets it through */
+    int blocked;              /* the guard refused the address */
+    int too_large;            /* body passed --max-size */
     int parse_started;
     parser_t *parser;
     sitemap_t *sitemap; /* --sitemaps and an XML body */
@@ -78,8 +78,8 @@ typedef struct xfer {
 /* A robots.txt rule set known to this thread, or one being fetched. */
 typedef struct rentry {
     char *origin;
-    robots_t *rules;         /* NULL while pending */
-    int unavailable;         /* 5xx/unreachable: disallow all for now */
+    robots_t *rules; /* NULL while pending */
+    int unavailable; /* 5xx/unreachable: disallow all for now */
     uint64_t expires_ms;
     frontier_item_t *parked; /* URLs waiting for the rules */
     size_t nparked, parked_cap;
@@ -108,8 +108,8 @@ struct worker {
     CURLM *multi;
     xfer_t *free_xfers;
     xfer_t *running; /* transfers in the multi handle */
-    size_t active; /* transfers running */
-    size_t parked; /* URLs waiting for robots.txt */
+    size_t active;   /* transfers running */
+    size_t parked;   /* URLs waiting for robots.txt */
     rentry_t *robots;
     size_t nrobots;
     done_t *done;

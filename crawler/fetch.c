@@ -421,18 +421,26 @@ static const char *curl_error_kind(CURLcode res)
 {
     switch (res) {
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY: return "dns";
-    case CURLE_COULDNT_CONNECT: return "connect";
-    case CURLE_OPERATION_TIMEDOUT: return "timeout";
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return "dns";
+    case CURLE_COULDNT_CONNECT:
+        return "connect";
+    case CURLE_OPERATION_TIMEDOUT:
+        return "timeout";
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE: return "tls";
-    case CURLE_FILESIZE_EXCEEDED: return "too-large";
-    case CURLE_UNSUPPORTED_PROTOCOL: return "protocol";
-    case CURLE_TOO_MANY_REDIRECTS: return "redirects";
-    default: return "network";
+    case CURLE_SSL_CACERT_BADFILE:
+        return "tls";
+    case CURLE_FILESIZE_EXCEEDED:
+        return "too-large";
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        return "protocol";
+    case CURLE_TOO_MANY_REDIRECTS:
+        return "redirects";
+    default:
+        return "network";
     }
 }
 
@@ -440,10 +448,9 @@ static const char *curl_error_kind(CURLcode res)
 static int retryable(CURLcode res)
 {
     return res == CURLE_COULDNT_RESOLVE_HOST || res == CURLE_COULDNT_CONNECT ||
-           res == CURLE_OPERATION_TIMEDOUT || res == CURLE_RECV_ERROR ||
-           res == CURLE_SEND_ERROR || res == CURLE_GOT_NOTHING ||
-           res == CURLE_PARTIAL_FILE || res == CURLE_HTTP2 || res == CURLE_HTTP2_STREAM ||
-           res == CURLE_SSL_CONNECT_ERROR;
+           res == CURLE_OPERATION_TIMEDOUT || res == CURLE_RECV_ERROR || res == CURLE_SEND_ERROR ||
+           res == CURLE_GOT_NOTHING || res == CURLE_PARTIAL_FILE || res == CURLE_HTTP2 ||
+           res == CURLE_HTTP2_STREAM || res == CURLE_SSL_CONNECT_ERROR;
 }
 
 static void write_record(worker_t *w, const done_t *d)
@@ -487,9 +494,13 @@ void fetch_retry(worker_t *w, const done_t *d, uint32_t retry_after_ms)
 
 static void retry_or_fail(worker_t *w, xfer_t *x, int status, const char *kind, const char *text)
 {
-    done_t d = {.item = x->item, .status = status, .bytes = x->bytes,
-                .fetch_ms = engine_now_ms() - x->t_start, .ctype = x->ctype,
-                .error_kind = (char *)kind, .error_text = (char *)text};
+    done_t d = {.item = x->item,
+                .status = status,
+                .bytes = x->bytes,
+                .fetch_ms = engine_now_ms() - x->t_start,
+                .ctype = x->ctype,
+                .error_kind = (char *)kind,
+                .error_text = (char *)text};
     fetch_retry(w, &d, x->retry_after_ms);
 }
 
@@ -529,8 +540,8 @@ static void write_warc(worker_t *w, xfer_t *x)
                           .body_len = x->body.len,
                           .body_decoded = 1,
                           .truncated = x->too_large,
-                          .fetch_time_ms = (int64_t)(engine_wall_ms() -
-                                                     (engine_now_ms() - x->t_start))};
+                          .fetch_time_ms =
+                              (int64_t)(engine_wall_ms() - (engine_now_ms() - x->t_start))};
     if (warc_write_exchange(w->e->warc, &ex) < 0 && !atomic_exchange(&w->e->warc_failed, 1))
         fprintf(stderr, "crawler: --warc: %s\n", warc_error(w->e->warc));
 }
@@ -603,14 +614,13 @@ void done_flush(worker_t *w)
     }
     for (size_t i = 0; i < w->ndone; i++) {
         done_t *d = &w->done[i];
-        pages[i] = (frontier_done_t){.item = &d->item,
-                                     .outcome = {.status = d->status,
-                                                 .error = d->error_kind,
-                                                 .bytes = d->bytes},
-                                     .links = (const char *const *)d->links,
-                                     .nlinks = d->nlinks,
-                                     .link_depth = d->link_depth,
-                                     .nnew = &d->nnew};
+        pages[i] = (frontier_done_t){
+            .item = &d->item,
+            .outcome = {.status = d->status, .error = d->error_kind, .bytes = d->bytes},
+            .links = (const char *const *)d->links,
+            .nlinks = d->nlinks,
+            .link_depth = d->link_depth,
+            .nnew = &d->nnew};
     }
     int rc = frontier_finish(w->fr, pages, w->ndone);
     if (rc < 0 && rc != FRONTIER_ELEASE) {

@@ -12,18 +12,17 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: crawler COMMAND [OPTIONS]\n"
-            "\n"
-            "commands:\n"
-            "  crawl   crawl from the frontier (and --seeds FILE) until the crawl is over\n"
-            "  seed    add the URLs of a seeds file to a crawl's frontier\n"
-            "  stats   print a crawl's counters from Redis\n"
-            "  reset   delete every key of one crawl\n"
-            "  bloom   add/check URLs in a Bloom filter, or show its info\n"
-            "\n"
-            "`crawler COMMAND --help` lists the options of each command.\n"
-            "crawler --version prints the version.\n");
+    fprintf(out, "usage: crawler COMMAND [OPTIONS]\n"
+                 "\n"
+                 "commands:\n"
+                 "  crawl   crawl from the frontier (and --seeds FILE) until the crawl is over\n"
+                 "  seed    add the URLs of a seeds file to a crawl's frontier\n"
+                 "  stats   print a crawl's counters from Redis\n"
+                 "  reset   delete every key of one crawl\n"
+                 "  bloom   add/check URLs in a Bloom filter, or show its info\n"
+                 "\n"
+                 "`crawler COMMAND --help` lists the options of each command.\n"
+                 "crawler --version prints the version.\n");
 }
 
 int main(int argc, char **argv)
@@ -45,8 +44,11 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"crawl", cmd_crawl}, {"seed", cmd_seed},   {"stats", cmd_stats},
-                {"reset", cmd_reset}, {"bloom", cmd_bloom}};
+    } cmds[] = {{"crawl", cmd_crawl},
+                {"seed", cmd_seed},
+                {"stats", cmd_stats},
+                {"reset", cmd_reset},
+                {"bloom", cmd_bloom}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         if (strcmp(cmd, cmds[i].name) != 0)
             continue;

@@ -33,8 +33,8 @@
 
 struct rconn {
     rconn_target_t t;
-    pid_t child;      /* embedded redis-server, 0 if none */
-    int lock_fd;      /* flock on the data dir, -1 if none */
+    pid_t child; /* embedded redis-server, 0 if none */
+    int lock_fd; /* flock on the data dir, -1 if none */
     char desc[PATH_MAX + 96];
 };
 
@@ -263,9 +263,21 @@ static pid_t spawn_redis(const char *dir, const rconn_target_t *t)
         argv[n++] = "--unixsocketperm";
         argv[n++] = "700";
     }
-    char *fixed[] = {"--dir", (char *)dir, "--appendonly", "yes", "--appendfsync", "everysec",
-                     "--save", "", "--daemonize", "no", "--logfile", logfile,
-                     "--protected-mode", "yes", NULL};
+    char *fixed[] = {"--dir",
+                     (char *)dir,
+                     "--appendonly",
+                     "yes",
+                     "--appendfsync",
+                     "everysec",
+                     "--save",
+                     "",
+                     "--daemonize",
+                     "no",
+                     "--logfile",
+                     logfile,
+                     "--protected-mode",
+                     "yes",
+                     NULL};
     for (int i = 0; fixed[i]; i++)
         argv[n++] = fixed[i];
     argv[n] = NULL;

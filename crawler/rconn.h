@@ -26,7 +26,7 @@ struct redisContext;
 #define RCONN_COMMAND_TIMEOUT_MS 30000
 
 typedef struct rconn_target {
-    char *host;      /* NULL for a unix socket */
+    char *host; /* NULL for a unix socket */
     int port;
     char *unix_path; /* NULL for TCP */
     char *password;  /* NULL: no AUTH */

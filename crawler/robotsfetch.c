@@ -127,14 +127,16 @@ static int load_shared(worker_t *w, rentry_t *e)
     }
     if (r)
         freeReplyObject(r);
-    e->expires_ms = engine_now_ms() + (e->unavailable ? unavailable_ttl_s(w) * 1000u : LOCAL_TTL_MS);
+    e->expires_ms =
+        engine_now_ms() + (e->unavailable ? unavailable_ttl_s(w) * 1000u : LOCAL_TTL_MS);
     return found;
 }
 
 static void apply(worker_t *w, rentry_t *e, frontier_item_t *item)
 {
     if (e->unavailable) {
-        done_t d = {.item = *item, .error_kind = "robots-unavailable",
+        done_t d = {.item = *item,
+                    .error_kind = "robots-unavailable",
                     .error_text = "robots.txt answered 5xx or was unreachable; retrying later"};
         fetch_retry(w, &d, 0); /* the frontier's backoff */
         frontier_item_clear(item);
@@ -276,8 +278,8 @@ void rfetch_done(worker_t *w, xfer_t *x, CURLcode res)
     rentry_t *e = find(w, x->origin);
     if (!e)
         return;
-    int complete = res == CURLE_OK || (res == CURLE_WRITE_ERROR &&
-                                       x->body.len >= ENGINE_ROBOTS_MAX_BYTES);
+    int complete =
+        res == CURLE_OK || (res == CURLE_WRITE_ERROR && x->body.len >= ENGINE_ROBOTS_MAX_BYTES);
     if (complete && code >= 200 && code < 300) {
         int err = 0;
         e->rules = robots_parse(x->body.p, x->body.len, w->e->cfg->user_agent, &err);
@@ -291,7 +293,8 @@ void rfetch_done(worker_t *w, xfer_t *x, CURLcode res)
         e->unavailable = 1;
         e->rules = robots_disallow_all();
     }
-    e->expires_ms = engine_now_ms() + (e->unavailable ? unavailable_ttl_s(w) * 1000u : LOCAL_TTL_MS);
+    e->expires_ms =
+        engine_now_ms() + (e->unavailable ? unavailable_ttl_s(w) * 1000u : LOCAL_TTL_MS);
     if (!x->blocked)
         store_shared(w, e);
     uint32_t delay = e->rules && !e->unavailable ? robots_crawl_delay_ms(e->rules) : 0;

@@ -22,7 +22,7 @@ struct scope {
     const crawl_config_t *cfg;
     regex_t include[CONFIG_MAX_PATTERNS], exclude[CONFIG_MAX_PATTERNS];
     size_t n_include, n_exclude;
-    char **hosts;   /* sorted seed hosts */
+    char **hosts; /* sorted seed hosts */
     size_t n_hosts;
     char **domains; /* sorted registrable domains of the seed hosts */
     size_t n_domains;

@@ -50,8 +50,7 @@ static int flush(batch_t *b)
         lens[i] = strlen(argv[i]);
     redisReply *r = argc > 2 ? redisCommandArgv(b->rc, argc, argv, lens) : NULL;
     if (argc > 2 && (!r || r->type == REDIS_REPLY_ERROR)) {
-        fprintf(stderr, "crawler: recording seed hosts failed: %s\n",
-                r ? r->str : b->rc->errstr);
+        fprintf(stderr, "crawler: recording seed hosts failed: %s\n", r ? r->str : b->rc->errstr);
         rc = -1;
     }
     if (r)
@@ -75,8 +74,8 @@ static int on_url(void *ud, const char *url, const char *line, unsigned long lin
     return b->n == SEED_BATCH ? flush(b) : 0;
 }
 
-int seeds_add_file(redisContext *rc, frontier_t *f, const char *crawl, const char *path,
-                   int force, size_t max_url_length, seeds_result_t *res)
+int seeds_add_file(redisContext *rc, frontier_t *f, const char *crawl, const char *path, int force,
+                   size_t max_url_length, seeds_result_t *res)
 {
     memset(res, 0, sizeof *res);
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;

@@ -14,9 +14,9 @@
 struct redisContext;
 
 typedef struct seeds_result {
-    size_t valid;    /* lines that were valid URLs */
-    size_t added;    /* queued (new, or forced) */
-    long rejected;   /* invalid lines (reported on stderr with line numbers) */
+    size_t valid;  /* lines that were valid URLs */
+    size_t added;  /* queued (new, or forced) */
+    long rejected; /* invalid lines (reported on stderr with line numbers) */
 } seeds_result_t;
 
 /* Reads path ("-": stdin) and seeds the crawl of f (opened on rc).  Returns

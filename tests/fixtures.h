@@ -72,8 +72,7 @@ unsigned fx_http_hits(fx_http_t *h, const char *path);
 size_t fx_http_total(fx_http_t *h);
 size_t fx_http_distinct(fx_http_t *h);
 /* Calls fn for every requested path with its hit count. */
-void fx_http_foreach(fx_http_t *h, void (*fn)(void *ud, const char *path, unsigned hits),
-                     void *ud);
+void fx_http_foreach(fx_http_t *h, void (*fn)(void *ud, const char *path, unsigned hits), void *ud);
 /* Most requests in flight at the same time so far. */
 unsigned fx_http_max_concurrent(fx_http_t *h);
 void fx_http_stop(fx_http_t *h);

@@ -198,8 +198,8 @@ static struct MHD_Response *build(const fx_route_t *r)
         s->body = dup_or_null(r->body ? r->body : " ", s->len);
         s->repeat = repeat;
         s->chunk_delay_ms = r->chunk_delay_ms;
-        resp = MHD_create_response_from_callback((uint64_t)s->len * repeat, 64 * 1024,
-                                                 stream_read, s, stream_free);
+        resp = MHD_create_response_from_callback((uint64_t)s->len * repeat, 64 * 1024, stream_read,
+                                                 s, stream_free);
     }
     if (!resp)
         return NULL;
@@ -285,8 +285,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *con, const char 
     }
     if (!resp)
         return MHD_NO;
-    for (unsigned waited = 0; waited < r.delay_ms && !__atomic_load_n(&h->stopping, __ATOMIC_RELAXED);
-         waited += 10)
+    for (unsigned waited = 0;
+         waited < r.delay_ms && !__atomic_load_n(&h->stopping, __ATOMIC_RELAXED); waited += 10)
         usleep(10000);
     enum MHD_Result ret = MHD_queue_response(con, r.status ? (unsigned)r.status : 200, resp);
     MHD_destroy_response(resp);
@@ -301,13 +301,11 @@ fx_http_t *fx_http_start(void)
     pthread_mutex_init(&h->lock, NULL);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                MHD_USE_ERROR_LOG,
-                            0, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, &a,
-                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, h,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_END);
+    h->d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
+        NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_END);
     if (!h->d) {
         fx_set_error("libmicrohttpd could not start on 127.0.0.1");
         fprintf(stderr, "fx_http_start: %s\n", fx_error());

