@@ -135,7 +135,7 @@
     "  while m < n do\n"                                                                           \
     "    local key = ARGV[i + m * w + 1]\n"                                                        \
     "    local args, na, cnt = {}, 0, 0\n"                                                         \
-    "    while m + cnt < n and cnt < 64 and ARGV[i + (m + cnt) * w + 1] == key do\n"               \
+    "    while m + cnt < n and (cnt + 1) * k <= 1024 and ARGV[i + (m + cnt) * w + 1] == key do\n"  \
     "      local b = i + (m + cnt) * w\n"                                                          \
     "      for j = 1, k do\n"                                                                      \
     "        args[na + 1] = 'SET'; args[na + 2] = 'u1'; args[na + 3] = ARGV[b + 1 + j]\n"          \
@@ -194,7 +194,9 @@
     "local function offer_flush(st, per_host)\n"                                                   \
     "  for _, h in ipairs(st.hosts) do\n"                                                          \
     "    local q = st.byhost[h]\n"                                                                 \
-    "    redis.call('RPUSH', qkey(h), unpack(q))\n"                                                \
+    "    for j = 1, #q, 4000 do\n" /* unpack() is limited to ~8000 values */                       \
+    "      redis.call('RPUSH', qkey(h), unpack(q, j, math.min(j + 3999, #q)))\n"                   \
+    "    end\n"                                                                                    \
     "    redis.call('HINCRBY', K_HADMIT, h, #q)\n"                                                 \
     "    wake(h, per_host)\n"                                                                      \
     "  end\n"                                                                                      \

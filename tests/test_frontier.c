@@ -348,6 +348,33 @@ Test(frontier, finishing_a_page_queues_only_new_links)
     env_stop(&e);
 }
 
+Test(frontier, a_page_with_thousands_of_links_is_finished_in_one_step)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *seed[] = {"http://big.test/"};
+    seed_urls(e.f, seed, 1, 0);
+    enum { N = 9000 };
+    char(*buf)[48] = malloc(N * sizeof *buf);
+    const char **links = malloc(N * sizeof *links);
+    cr_assert(buf && links);
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://big.test/%d", i);
+        links[i] = buf[i];
+    }
+    frontier_item_t it;
+    size_t n, nnew = 0;
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+    finish_one(e.f, &it, links, N, &nnew, 0);
+    cr_assert_eq(nnew, N);
+    frontier_item_clear(&it);
+    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://big.test"), N);
+    free(buf);
+    free(links);
+    env_stop(&e);
+}
+
 Test(frontier, four_worker_processes_respect_delay_and_per_host_and_all_see_the_end)
 {
     frontier_config_t cfg = test_config();
