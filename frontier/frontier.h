@@ -131,10 +131,12 @@ typedef struct frontier_done {
     size_t *nnew;        /* out, may be NULL: links that were new and queued */
 } frontier_done_t;
 
-/* Finishes n pages.  Per page ONE atomic script acknowledges the lease,
- * test-and-adds the links in the Bloom filter and queues the new ones (within
- * max_depth/max_pages/max_pages_per_host), and updates the counters.  All n
- * scripts go out in one pipelined round trip.  FRONTIER_ELEASE if a lease had
+/* Finishes n pages.  One atomic Redis function call per group of up to 32
+ * pages acknowledges each page's lease, test-and-adds its links in the Bloom
+ * filter and queues the new ones (within max_depth/max_pages/
+ * max_pages_per_host), and updates the counters: a crash leaves each page
+ * either still leased (re-crawled later) or fully finished.  All the calls go
+ * out in one pipelined round trip.  FRONTIER_ELEASE if a lease had
  * expired and been handed to another worker (that page is then not counted,
  * its links are still offered).  Links deeper than max_depth are never
  * offered; links over a page limit are not added to the Bloom filter (so a
