@@ -120,6 +120,29 @@
     "  for _, h in ipairs(hosts) do wake(h, per_host) end\n"                                       \
     "end\n" /* Bloom test-and-add of links ARGV[i0..] (url, key index, k offsets) and              \
                enqueue of the new ones within the page limits */                                   \
+    "local function take_leases(ARGV, np, i, k)\n"                                                 \
+    "  local at, bylk, lks, ent = {}, {}, {}, {}\n"                                                \
+    "  for p = 1, np do\n"                                                                         \
+    "    at[p] = i\n"                                                                              \
+    "    local lk = P..'lease:'..ARGV[i]\n"                                                        \
+    "    local g = bylk[lk]\n"                                                                     \
+    "    if not g then g = {}; bylk[lk] = g; lks[#lks + 1] = lk end\n"                             \
+    "    g[#g + 1] = p\n"                                                                          \
+    "    i = i + 9 + tonumber(ARGV[i + 8]) * (2 + k)\n"                                            \
+    "  end\n"                                                                                      \
+    "  for _, lk in ipairs(lks) do\n"                                                              \
+    "    local g, toks, once, del = bylk[lk], {}, {}, {}\n"                                        \
+    "    for x, p in ipairs(g) do toks[x] = ARGV[at[p] + 1] end\n"                                 \
+    "    local vals = redis.call('HMGET', lk, unpack(toks))\n"                                     \
+    "    for x, p in ipairs(g) do\n"                                                               \
+    "      if vals[x] and not once[toks[x]] then\n"                                                \
+    "        once[toks[x]] = true; ent[p] = vals[x]; del[#del + 1] = toks[x]\n"                    \
+    "      end\n"                                                                                  \
+    "    end\n"                                                                                    \
+    "    if #del > 0 then redis.call('HDEL', lk, unpack(del)) end\n"                               \
+    "  end\n"                                                                                      \
+    "  return ent\n"                                                                               \
+    "end\n"                                                                                        \
     "local function offer_begin()\n"                                                               \
     "  return {codes = {}, hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,\n"  \
     "          admitted = num(redis.call('HGET', K_STATS, 'enqueued'))}\n"                         \
@@ -281,13 +304,12 @@ static const char finish_body[] =
     "             status_5xx = 0, status_other = 0, errors = 0, seen_links = 0, skipped_links = "
     "0}\n"
     "local kinds = {}\n"
+    "local ent = take_leases(ARGV, np, 7, k)\n"
     "local i = 7\n"
-    "for _ = 1, np do\n"
-    "  local lk, tok = P..'lease:'..ARGV[i], ARGV[i + 1]\n"
+    "for pg = 1, np do\n"
     "  local status, err = tonumber(ARGV[i + 2]), ARGV[i + 3]\n"
-    "  local e = redis.call('HGET', lk, tok)\n"
+    "  local e = ent[pg]\n"
     "  if e then\n"
-    "    redis.call('HDEL', lk, tok)\n"
     "    local _, _, u = parse(e)\n"
     "    local h = origin(u)\n"
     "    dec[h] = (dec[h] or 0) + 1\n"

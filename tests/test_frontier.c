@@ -659,6 +659,28 @@ Test(frontier, lost_lease_reports_elease_but_still_offers_links)
     env_stop(&e);
 }
 
+Test(frontier, finishing_a_page_twice_counts_it_once)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *seed[] = {"http://a.test/"};
+    seed_urls(e.f, seed, 1, 0);
+    frontier_item_t it;
+    size_t n;
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+    frontier_done_t d = {.item = &it, .outcome = {.status = 200}, .link_depth = 1};
+    frontier_done_t twice[2] = {d, d};
+    cr_assert_eq(frontier_finish(e.f, twice, 2), FRONTIER_ELEASE);
+    frontier_item_clear(&it);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    cr_assert_eq(s.fetched, 1);
+    cr_assert_eq(s.in_flight, 0);
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_DONE);
+    env_stop(&e);
+}
+
 Test(frontier, release_hands_urls_back_to_the_front_in_order)
 {
     frontier_config_t cfg = test_config();
