@@ -56,10 +56,10 @@
     "local function count(field, n)\n"                                                             \
     "  if n ~= 0 then redis.call('HINCRBY', K_STATS, field, n) end\n"                              \
     "end\n" /* the host may be claimable again: back into ready (keeping its score) */             \
-    "local function wake(h, per_host)\n"                                                           \
+    "local function wake(h, per_host, nonempty)\n"                                                 \
     "  if redis.call('ZSCORE', K_READY, h) then return end\n"                                      \
     "  if num(redis.call('HGET', K_HINF, h)) < per_host and\n"                                     \
-    "     redis.call('LLEN', qkey(h)) > 0 then\n"                                                  \
+    "     (nonempty or redis.call('LLEN', qkey(h)) > 0) then\n"                                    \
     "    local nx = num(redis.call('HGET', K_HNEXT, h))\n"                                         \
     "    if nx < now then nx = now end\n"                                                          \
     "    redis.call('ZADD', K_READY, 'NX', nx, h)\n"                                               \
@@ -100,7 +100,7 @@
     "    end\n"                                                                                    \
     "    redis.call('DEL', lk, P..'worker:'..w)\n"                                                 \
     "    redis.call('ZREM', K_WORKERS, w)\n"                                                       \
-    "    for _, h in ipairs(hosts) do wake(h, per_host) end\n"                                     \
+    "    for _, h in ipairs(hosts) do wake(h, per_host, true) end\n"                               \
     "  end\n"                                                                                      \
     "  count('inflight', -n); count('queued', n); count('reclaimed', n)\n"                         \
     "  return n\n"                                                                                 \
@@ -117,7 +117,7 @@
     "  end\n"                                                                                      \
     "  redis.call('ZREM', K_DELAYED, unpack(due))\n"                                               \
     "  count('queued', #due)\n"                                                                    \
-    "  for _, h in ipairs(hosts) do wake(h, per_host) end\n"                                       \
+    "  for _, h in ipairs(hosts) do wake(h, per_host, true) end\n"                                 \
     "end\n" /* Bloom test-and-add of links ARGV[i0..] (url, key index, k offsets) and              \
                enqueue of the new ones within the page limits */                                   \
     "local function take_leases(ARGV, np, i, k)\n"                                                 \
@@ -221,7 +221,7 @@
     "      redis.call('RPUSH', qkey(h), unpack(q, j, math.min(j + 3999, #q)))\n"                   \
     "    end\n"                                                                                    \
     "    redis.call('HINCRBY', K_HADMIT, h, #q)\n"                                                 \
-    "    wake(h, per_host)\n"                                                                      \
+    "    wake(h, per_host, true)\n"                                                                \
     "  end\n"                                                                                      \
     "  count('enqueued', st.new); count('queued', st.new)\n"                                       \
     "end\n"
@@ -418,7 +418,7 @@ static const char release_body[] =
     "  end\n"
     "end\n"
     "count('inflight', -n); count('queued', n); count('released', n)\n"
-    "for _, h in ipairs(hosts) do wake(h, per_host) end\n"
+    "for _, h in ipairs(hosts) do wake(h, per_host, true) end\n"
     "return {lost, n}\n";
 
 /* ARGV: P worker lease_ms per_host host pid pages pages_per_s in_flight
