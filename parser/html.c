@@ -325,6 +325,7 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
     parser_t *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
+    charset_init();
     if (cfg)
         p->cfg = *cfg;
     if (p->cfg.max_url_length == 0)
@@ -376,6 +377,20 @@ static void unstall(htmlParserCtxtPtr c)
         xmlParserInputShrink(in);
 }
 
+/* htmlParseChunk with the calling thread's generic error handler silenced:
+ * libxml2 reports charset conversion errors (bytes undefined in
+ * windows-1252, odd UTF-16) without a parser context, so the per-context
+ * handlers set in parser_new do not see them and they would go to stderr.
+ * The previous handler is restored before returning. */
+static void parse_chunk(parser_t *p, const char *data, size_t len, int terminate)
+{
+    xmlGenericErrorFunc old = xmlGenericError;
+    void *old_ctx = xmlGenericErrorContext;
+    xmlSetGenericErrorFunc(NULL, quiet);
+    htmlParseChunk(p->ctxt, data, (int)len, terminate);
+    xmlSetGenericErrorFunc(old_ctx, old);
+}
+
 int parser_feed(parser_t *p, const char *data, size_t len)
 {
     if (!p || (!data && len) || p->finished)
@@ -385,7 +400,7 @@ int parser_feed(parser_t *p, const char *data, size_t len)
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
         size_t n = bound_filter(&p->bound, data, take, p->fbuf);
         if (n > 0)
-            htmlParseChunk(p->ctxt, p->fbuf, (int)n, 0);
+            parse_chunk(p, p->fbuf, n, 0);
         unstall(p->ctxt);
         data += take;
         len -= take;
@@ -399,7 +414,7 @@ int parser_finish(parser_t *p)
     if (!p || p->finished)
         return PARSER_EINVAL;
     p->finished = 1;
-    htmlParseChunk(p->ctxt, NULL, 0, 1);
+    parse_chunk(p, NULL, 0, 1);
     return p->err;
 }
 

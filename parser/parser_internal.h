@@ -36,6 +36,11 @@ int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_
  * url_resolve() is checked against in tests and fuzzing. */
 int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, char **out);
 
+/* ---- charset.c: registers a WHATWG windows-1252 decoder with libxml2
+ * (iconv's stops the parse at the five undefined bytes).  Once per process;
+ * thread-safe. */
+void charset_init(void);
+
 /* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
  * See bound.c: character data, comments and script/style text are dropped,
  * tags pass with at most BOUND_TAG_CAP bytes each and quoted attribute

@@ -1,10 +1,12 @@
 /*
  * libFuzzer target for the URL normalizer.  Input: "base\nref" (no newline:
  * ref alone, no base).  Checks, besides crashes, leaks and UB: a result is
- * http(s), within max_len, idempotent, and has a host and an origin; and
- * url_resolve() (base prefix + reference, RFC 3986 5.2.2) agrees with
- * libcurl's own relative resolution (url_resolve_curl), except where libcurl
- * deviates from RFC 3986 (bases whose path has an empty segment).
+ * http(s), within max_len, idempotent, and has a host and an origin.
+ * (It used to compare url_resolve with libcurl's own relative resolution;
+ * that found libcurl 7.88 deviating from RFC 3986 -- "./?q" against
+ * http://a/bc/q gives http://a/bc?q, "..///y" loses an empty segment,
+ * ".:x" is refused as a scheme -- so the comparison is kept only for the
+ * RFC tables in tests/test_parser.c.)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +14,6 @@
 #include <string.h>
 
 #include "parser.h"
-#include "parser_internal.h"
 
 #define MAX_URL 512
 
@@ -48,24 +49,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fail("no host/origin", ref, out);
     } else if (out) {
         fail("error but output set", ref, out);
-    }
-    if (base) {
-        url_base_t *b = NULL;
-        char *fast = NULL, *slow = NULL;
-        /* libcurl's relative resolution deviates from RFC 3986 5.2.3 when
-         * the base path has empty segments ("//"): skip those bases */
-        if (url_base_new(base, strlen(base), MAX_URL, &b) == 0 &&
-            !strstr(strstr(url_base_str(b), "://") + 3, "//")) {
-            int r1 = url_resolve(b, ref, strlen(ref), MAX_URL, &fast, NULL);
-            int r2 = url_resolve_curl(b, ref, MAX_URL, &slow);
-            if (r1 != r2 || (r1 == 0 && strcmp(fast, slow) != 0)) {
-                fprintf(stderr, "base [%s] rc %d vs %d\n", base, r1, r2);
-                fail("prefix resolution differs from libcurl's", fast ? fast : "", slow);
-            }
-        }
-        free(fast);
-        free(slow);
-        url_base_free(b);
     }
     free(again);
     free(out);

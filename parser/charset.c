@@ -1,0 +1,73 @@
+/*
+ * charset.c -- a windows-1252 decoder for libxml2, as browsers decode it.
+ *
+ * DESIGN
+ * libxml2 decodes windows-1252 through iconv, which refuses the five bytes
+ * the code page leaves undefined (0x81 0x8D 0x8F 0x90 0x9D); libxml2 then
+ * stops parsing, so one such byte in an href loses every later link of the
+ * page.  The WHATWG Encoding Standard (what browsers do) maps those bytes
+ * to U+0081 etc.  charset_init() registers, once per process, a handler
+ * named "windows-1252" (with the aliases cp1252 and x-cp1252) that decodes
+ * that way; libxml2 finds registered handlers before iconv, both for the
+ * charset we pass from Content-Type and for <meta charset>.
+ * State: the registration is process-wide (libxml2's handler table), done
+ * under pthread_once; the decoder itself is stateless.
+ */
+#include "parser_internal.h"
+
+#include <libxml/encoding.h>
+#include <pthread.h>
+
+/* U+ code points of bytes 0x80..0x9F. */
+static const unsigned short cp1252_high[32] = {
+    0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+    0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
+    0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
+
+/* libxml2 input function: windows-1252 in[0..*inlen) to UTF-8 out[0..*outlen);
+ * both lengths are updated to what was consumed / written. */
+static int cp1252_in(unsigned char *out, int *outlen, const unsigned char *in, int *inlen)
+{
+    int i = 0, o = 0;
+    while (i < *inlen) {
+        unsigned c = in[i];
+        if (c >= 0x80 && c < 0xA0)
+            c = cp1252_high[c - 0x80];
+        if (c < 0x80) {
+            if (o + 1 > *outlen)
+                break;
+            out[o++] = (unsigned char)c;
+        } else if (c < 0x800) {
+            if (o + 2 > *outlen)
+                break;
+            out[o++] = (unsigned char)(0xC0 | (c >> 6));
+            out[o++] = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            if (o + 3 > *outlen)
+                break;
+            out[o++] = (unsigned char)(0xE0 | (c >> 12));
+            out[o++] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            out[o++] = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        i++;
+    }
+    *inlen = i;
+    *outlen = o;
+    return o;
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void register_handlers(void)
+{
+    /* registered in libxml2's table, freed by xmlCleanupParser */
+    if (xmlNewCharEncodingHandler("windows-1252", cp1252_in, NULL)) {
+        xmlAddEncodingAlias("windows-1252", "cp1252");
+        xmlAddEncodingAlias("windows-1252", "x-cp1252");
+    }
+}
+
+void charset_init(void)
+{
+    pthread_once(&once, register_handlers);
+}
