@@ -37,7 +37,7 @@ struct redisContext;
 
 #define BLOOM_MAX_K 32                         /* largest supported hash count */
 #define BLOOM_MAX_BLOCK_BITS (1ULL << 32)      /* one Redis string: 512 MiB */
-#define BLOOM_DEFAULT_CAPACITY 100000000ULL    /* n: expected items */
+#define BLOOM_DEFAULT_CAPACITY 10000000ULL     /* n: expected items (24 MB at 1e-4) */
 #define BLOOM_DEFAULT_FP_RATE 1e-4             /* p: target false-positive rate */
 #define BLOOM_DEFAULT_CACHE_BYTES (4u << 20)   /* local "seen" cache: 4 MiB */
 #define BLOOM_DEFAULT_SEED 0x5EED5EEDC0FFEEULL /* hash seed when params give 0 */

@@ -6,8 +6,8 @@
  * (cli_redis_open: --redis, $REDIS_URL or the embedded server in --data-dir)
  * and calls the frontier module; none keeps state.  seed reads the file with
  * cli_read_urls (normalization, line-numbered errors) and seeds in batches of
- * SEED_BATCH URLs; stats prints once, or every N seconds with --watch until
- * SIGINT/SIGTERM (or --count refreshes); reset refuses without --yes.
+ * batches (seeds.c, which also records the seeds' hosts); stats prints once, or every N seconds
+ * with --watch until SIGINT/SIGTERM (or --count refreshes); reset refuses without --yes.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,9 +20,8 @@
 
 #include "bloom.h"
 #include "cli.h"
+#include "seeds.h"
 #include "frontier.h"
-
-#define SEED_BATCH 4096
 
 /* Options every subcommand here shares. */
 typedef struct common {
@@ -107,48 +106,6 @@ static int unknown_option(const char *cmd)
 
 /* ---- seed ---------------------------------------------------------------- */
 
-typedef struct seeder {
-    frontier_t *f;
-    int force;
-    char **urls;
-    size_t n;
-    size_t added, offered;
-    int failed;
-} seeder_t;
-
-static int seed_flush(seeder_t *s)
-{
-    size_t added = 0;
-    int rc = frontier_seed(s->f, (const char *const *)s->urls, s->n, s->force, &added);
-    for (size_t i = 0; i < s->n; i++)
-        free(s->urls[i]);
-    s->offered += s->n;
-    s->n = 0;
-    if (rc < 0) {
-        fprintf(stderr, "crawler seed: %s\n", frontier_strerror(rc));
-        s->failed = 1;
-        return -1;
-    }
-    s->added += added;
-    return 0;
-}
-
-static int seed_one(void *ud, const char *url, const char *line, unsigned long lineno)
-{
-    (void)line;
-    (void)lineno;
-    seeder_t *s = ud;
-    s->urls[s->n] = strdup(url);
-    if (!s->urls[s->n]) {
-        fprintf(stderr, "crawler seed: out of memory\n");
-        s->failed = 1;
-        return -1;
-    }
-    if (++s->n == SEED_BATCH)
-        return seed_flush(s);
-    return 0;
-}
-
 static void seed_help(void)
 {
     printf(
@@ -167,7 +124,7 @@ static void seed_help(void)
 /* Opens the crawl's filter, creating it with params if it does not exist. */
 static bloom_t *open_filter(redisContext *rc, const char *crawl, const bloom_params_t *p)
 {
-    char name[128], msg[256] = "";
+    char name[128], msg[512] = "";
     int err = 0;
     frontier_bloom_name(crawl, name, sizeof name);
     bloom_t *b = bloom_open(rc, name, NULL, &err, msg, sizeof msg);
@@ -181,11 +138,6 @@ static bloom_t *open_filter(redisContext *rc, const char *crawl, const bloom_par
 
 static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
 {
-    FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
-    if (!in) {
-        fprintf(stderr, "crawler seed: %s: %s\n", file, strerror(errno));
-        return CLI_EXIT_ERROR;
-    }
     redisContext *rc;
     rconn_t *r = open_redis("seed", co, &rc);
     bloom_t *b = r ? open_filter(rc, co->crawl, bp) : NULL;
@@ -197,25 +149,15 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
     if (b && !f)
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = CLI_EXIT_ERROR;
-    seeder_t s = {.f = f, .force = force, .urls = calloc(SEED_BATCH, sizeof(char *))};
-    if (f && s.urls) {
-        long bad = cli_read_urls(in, strcmp(file, "-") ? file : "<stdin>", 0, seed_one, &s);
-        if (bad >= 0 && s.n)
-            seed_flush(&s);
-        for (size_t i = 0; i < s.n; i++)
-            free(s.urls[i]);
-        if (bad >= 0 && !s.failed) {
-            printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", s.added,
-                   s.offered - s.added, bad, co->crawl);
-            status = bad ? CLI_EXIT_INVALID : CLI_EXIT_OK;
-        }
+    seeds_result_t res;
+    if (f && seeds_add_file(rc, f, co->crawl, file, force, 0, &res) == 0) {
+        printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", res.added,
+               res.valid - res.added, res.rejected, co->crawl);
+        status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
     }
-    free(s.urls);
     frontier_close(f);
     bloom_close(b);
     close_redis(r, rc);
-    if (in != stdin)
-        fclose(in);
     return status;
 }
 

@@ -122,7 +122,7 @@ static const opt_t OPTS[] = {
     {"insecure", 0, O_INSECURE, NULL, "off", "do not verify TLS certificates"},
     {"allow-private", 0, O_PRIVATE, NULL, "off",
      "allow non-seed hosts on loopback/private addresses"},
-    {"bloom-capacity", 1, O_BCAP, "N", "100000000", "visited-set size when the crawl creates it"},
+    {"bloom-capacity", 1, O_BCAP, "N", "10000000", "visited-set size when the crawl creates it"},
     {"bloom-fp-rate", 1, O_BFP, "P", "0.0001", "visited-set false-positive rate at capacity"},
     {"out", 1, O_OUT, "FILE", "none", "one JSON line per finished URL ('-': stdout)"},
     {"warc", 1, O_WARC, "FILE", "none", "WARC/1.1 records (per-record gzip)"},

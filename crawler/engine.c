@@ -142,8 +142,13 @@ static void worker_close(worker_t *w)
 
 static void heartbeat(worker_t *w, uint64_t now)
 {
-    frontier_worker_stats_t ws = {.pages = w->pages,
-                                  .in_flight = (uint32_t)(w->active + w->parked)};
+    double secs = (double)(now - w->hb_pages_ms) / 1000.0;
+    frontier_worker_stats_t ws = {
+        .pages = w->pages,
+        .pages_per_s = w->hb_pages_ms && secs > 0 ? (double)(w->pages - w->hb_pages) / secs : 0,
+        .in_flight = (uint32_t)(w->active + w->parked)};
+    w->hb_pages = w->pages;
+    w->hb_pages_ms = now;
     if (frontier_heartbeat(w->fr, &ws, NULL) < 0)
         w->failed = 1;
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;

@@ -115,8 +115,9 @@ struct worker {
     done_t *done;
     size_t ndone, done_cap;
     uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
-    uint64_t pages; /* finished by this worker, for its heartbeat */
-    int failed;     /* Redis lost: the thread stops */
+    uint64_t pages;                 /* finished by this worker, for its heartbeat */
+    uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
+    int failed;                     /* Redis lost: the thread stops */
 };
 
 struct engine {

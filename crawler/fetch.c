@@ -481,7 +481,10 @@ void fetch_retry(worker_t *w, const done_t *d, uint32_t retry_after_ms)
 {
     frontier_outcome_t o = {.status = d->status, .error = d->error_kind, .bytes = d->bytes};
     atomic_fetch_add(&w->e->retried, 1);
-    if (frontier_retry(w->fr, &d->item, &o, retry_after_ms) < 0) {
+    int rc = frontier_retry(w->fr, &d->item, &o, retry_after_ms);
+    if (rc == FRONTIER_ELEASE)
+        return; /* lease lost: another worker owns the URL now */
+    if (rc < 0) {
         w->failed = 1;
         return;
     }
