@@ -958,9 +958,9 @@ Test(bloom, cli_help_lists_options_and_bad_options_are_usage_errors)
 {
     cli_run_t res = run_cli("--help", NULL);
     cr_expect_eq(res.status, 0);
-    static const char *const want[] = {"--name",     "--crawl",   "--redis",   "--data-dir",
-                                       "--capacity", "100000000", "--fp-rate", "0.0001",
-                                       "--batch",    "--json",    "crawl-data"};
+    static const char *const want[] = {"--name",     "--crawl",  "--redis",   "--data-dir",
+                                       "--capacity", "10000000", "--fp-rate", "0.0001",
+                                       "--batch",    "--json",   "crawl-data"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect(strstr(res.out, want[i]), "--help lacks %s", want[i]);
     cli_free(&res);
