@@ -180,6 +180,8 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
     free(items);
     if (st != FRONTIER_READY)
         w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
+    else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */
+        w->claim_after_ms = now + 20;
     return st;
 }
 
