@@ -30,14 +30,27 @@ enum {
 /* Resolves REF against BASE (BASE may be NULL when REF is absolute) and
  * normalizes the result: whitespace trimmed, tabs/newlines removed, scheme and
  * host lowercased, default port dropped, dot segments removed, fragment
- * dropped, empty path -> "/", percent-escapes uppercased and unreserved ones
- * decoded, IDN host -> punycode, query kept.  Only http/https pass.
- * On success *out is a new string (caller frees with free()) and 0 is
- * returned.  max_len == 0 means PARSER_DEFAULT_MAX_URL_LENGTH.  Thread-safe. */
+ * dropped, empty path -> "/", IDN host -> punycode.  Percent-escapes in the
+ * host and path: unreserved ones decoded, others uppercase hex, a '%' that
+ * starts no escape -> "%25", unsendable bytes (space, controls, "<>`{},
+ * non-ASCII as UTF-8) escaped, '\' -> '/'.  The query is kept byte for byte
+ * (only unsendable bytes escaped; an empty "?" is dropped).  Userinfo is
+ * kept.  "http:g" against an http base is relative (as browsers do).
+ * Hosts must be letters/digits/-._ (after IDN) or an IP literal.
+ * Returns 0 and *out, a new string (caller frees with free()), or
+ * PARSER_ESCHEME (not http/https, in REF or BASE), PARSER_ETOOLONG (result,
+ * or REF itself beyond 4 * max_len, longer than max_len), PARSER_EBADURL
+ * (unparsable, relative without BASE, bad BASE), PARSER_ENOMEM,
+ * PARSER_EINVAL (REF or out NULL); *out is NULL on failure.
+ * max_len == 0 means PARSER_DEFAULT_MAX_URL_LENGTH.  Idempotent.
+ * Thread-safe.  Costs about 2 libcurl parses; the HTML parser resolves
+ * links against a base parsed once per page (~1 us per link). */
 int parser_url_normalize(const char *base, const char *ref, size_t max_len, char **out);
 
-/* Host part ("example.com") and origin ("http://example.com:8080") of a
- * normalized URL, written into buf.  Return length or negative code. */
+/* Host part ("example.com", "[::1]") and origin ("http://example.com:8080",
+ * the port only when not the default) of a normalized URL, written into buf
+ * with a NUL.  Return the length, or PARSER_ETOOLONG (buf too small),
+ * PARSER_EBADURL, PARSER_ENOMEM, PARSER_EINVAL.  Thread-safe. */
 int parser_url_host(const char *url, char *buf, size_t buflen);
 int parser_url_origin(const char *url, char *buf, size_t buflen);
 
@@ -49,8 +62,13 @@ typedef enum parser_link_kind {
     PARSER_LINK_REFRESH, /* meta http-equiv=refresh */
 } parser_link_kind_t;
 
-/* Called once per extracted link, url normalized and absolute, valid only
- * during the call. */
+/* Called once per extracted link, in document order, url normalized and
+ * absolute (NUL-terminated, len = strlen), valid only during the call.
+ * Not called for: links whose ref is empty or only a fragment (the page
+ * itself), rel=canonical (see parser_canonical), links after a
+ * meta robots nofollow, rel=nofollow (unless follow_nofollow), link rel=
+ * stylesheet/icon/preload/prefetch/preconnect/dns-prefetch/modulepreload/
+ * manifest/pingback, dropped URLs (counted in parser_stats_t). */
 typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_link_kind_t kind);
 
 typedef struct parser_config {
@@ -60,15 +78,15 @@ typedef struct parser_config {
 
 /* Counters of one page. */
 typedef struct parser_stats {
-    uint64_t links;          /* reported to the callback */
-    uint64_t dropped_scheme; /* javascript:, mailto:, data:, tel:, ... */
-    uint64_t dropped_long;   /* longer than max_url_length */
-    uint64_t dropped_bad;    /* unparsable */
-    uint64_t dropped_nofollow;
-    uint64_t bytes;  /* fed */
-    uint64_t capped; /* bytes not given to libxml2: beyond the per-token caps that
-                        keep memory bounded (text, comments, scripts, attribute
-                        values too long to be a URL); see parser_internal.h */
+    uint64_t links;            /* reported to the callback */
+    uint64_t dropped_scheme;   /* javascript:, mailto:, data:, tel:, ... */
+    uint64_t dropped_long;     /* longer than max_url_length */
+    uint64_t dropped_bad;      /* unparsable, or relative without a page URL */
+    uint64_t dropped_nofollow; /* rel=nofollow, or any link once the page is nofollow */
+    uint64_t bytes;            /* fed */
+    uint64_t capped;           /* tag bytes not parsed: beyond the caps that keep memory
+                                  bounded (256 KB per tag; per quoted attribute value
+                                  4 * max_url_length + 1 KB, at least 64 KB) */
 } parser_stats_t;
 
 typedef struct parser parser_t;
@@ -77,19 +95,31 @@ typedef struct parser parser_t;
  * (text/html, application/xhtml+xml).  NULL -> false. */
 int parser_is_html(const char *content_type);
 
-/* A new page parser.  page_url: the (normalized) URL of the page, the base
- * for relative links until <base href>; content_type: the HTTP header value
- * or NULL (its charset is used if present); x_robots_tag: header value or
- * NULL.  Strings are copied.  NULL on out-of-memory.  Not thread-safe; use
- * one per transfer. */
+/* A new page parser.  page_url: the URL of the page (normalized again
+ * here), the base for relative links until the first <base href>; NULL or
+ * unparsable: relative links are counted in dropped_bad.  content_type: the
+ * HTTP header value or NULL; its charset, if any, wins over <meta charset>
+ * (windows-1252 is decoded as browsers do).  x_robots_tag: header value or
+ * NULL ("nofollow" or "none" in it: no links).  cfg may be NULL (defaults).
+ * Strings are copied.  NULL on out-of-memory.  Not thread-safe: one per
+ * transfer; several parsers may run in different threads at once. */
 parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const char *content_type,
                      const char *x_robots_tag, parser_link_fn fn, void *ud);
-/* Feeds the next chunk of the body.  Memory stays bounded whatever the total. */
+/* Feeds the next chunk of the body (any size, any split).  Memory stays
+ * bounded whatever the total: libxml2 is given markup only (text, comments
+ * and script/style bodies are skipped) with every tag capped, and never
+ * holds more than one pending tag.  libxml2 prints nothing.  Returns 0,
+ * PARSER_ENOMEM, or PARSER_EINVAL (NULL parser, or after parser_finish). */
 int parser_feed(parser_t *p, const char *data, size_t len);
-/* Ends the document (flushes pending callbacks). */
+/* Ends the document (flushes pending callbacks).  Returns 0, PARSER_ENOMEM,
+ * or PARSER_EINVAL if already finished. */
 int parser_finish(parser_t *p);
-/* After parser_finish(): page-level results. canonical is NULL or valid until
- * parser_free(). */
+/* After parser_finish(): page-level results.  parser_nofollow() is the
+ * page's final word: links before a late <meta name=robots> were already
+ * reported (streaming), so a caller that batches links per page drops the
+ * batch when it is true.  canonical: the first link rel=canonical,
+ * normalized, or NULL; valid until parser_free().  Stats: valid until
+ * parser_free().  parser_free accepts NULL. */
 int parser_nofollow(const parser_t *p);
 const char *parser_canonical(const parser_t *p);
 const parser_stats_t *parser_get_stats(const parser_t *p);
