@@ -11,9 +11,9 @@
  * comments, and the raw text of <script>/<style>, which ends only at
  * "</script" / "</style" -- and passes on:
  *   - tags (start and end, with attributes), up to BOUND_TAG_CAP bytes per
- *     tag and attr_cap bytes per quoted value; past a cap, bytes are dropped
- *     but the '>' and the closing quote still pass, so libxml2 sees a shorter
- *     well-formed tag;
+ *     tag plus attr_cap bytes per attribute value (see tag_byte); past a
+ *     cap, bytes are dropped but the '>' and the closing quote still pass,
+ *     so libxml2 sees a shorter well-formed tag;
  *   - comments as "<!---->", raw text elements as "<script ...></script>",
  *     DOCTYPE and processing instructions as tags;
  * and drops character data.  A '<' is passed only once the next byte shows
@@ -47,10 +47,11 @@ enum {
 
 enum {
     BF_END = 1,     /* the tag is an end tag */
-    BF_EQ = 2,      /* after '=' (a quote opens a value) */
-    BF_QPASS = 4,   /* the opening quote was passed on */
+    BF_EQ = 2,      /* after '=' (a value follows) */
+    BF_VPASS = 4,   /* the current value started within the tag cap */
     BF_SLASH = 8,   /* last tag byte was '/' ("/>") */
     BF_RAWTAG = 16, /* the start tag opens raw text */
+    BF_UNQ = 32,    /* inside an unquoted attribute value */
 };
 
 void bound_init(bound_t *b, size_t attr_cap)
@@ -95,17 +96,20 @@ static void name_done(bound_t *b)
     b->st = S_TAG;
 }
 
-/* One byte of a tag (S_TAG / S_QUOTE).  Returns 1 to pass it on. */
+/* One byte of a tag (S_TAG / S_QUOTE).  Returns 1 to pass it on.
+ * A value (quoted or not) that starts within BOUND_TAG_CAP is passed up to
+ * attr_cap bytes, one that starts past it is dropped whole: a value is thus
+ * never cut short of attr_cap, which is longer than any URL we accept, so a
+ * cut URL is always refused as too long, never reported shortened. */
 static int tag_byte(bound_t *b, unsigned char c)
 {
     if (b->st == S_QUOTE) {
         if ((char)c == b->quote) {
             b->st = S_TAG;
-            return (b->flags & BF_QPASS) != 0;
+            return (b->flags & BF_VPASS) != 0;
         }
         b->run++;
-        b->attr++;
-        return (b->flags & BF_QPASS) && b->attr <= b->attr_cap && b->run <= BOUND_TAG_CAP;
+        return (b->flags & BF_VPASS) && ++b->attr <= b->attr_cap;
     }
     if (c == '>') {
         int raw = (b->flags & BF_RAWTAG) && !(b->flags & BF_SLASH);
@@ -113,23 +117,30 @@ static int tag_byte(bound_t *b, unsigned char c)
         return 1;
     }
     b->run++;
-    if ((c == '"' || c == '\'') && (b->flags & BF_EQ)) {
-        b->st = S_QUOTE;
-        b->quote = (char)c;
-        b->attr = 0;
-        b->flags &= (unsigned char)~(BF_EQ | BF_SLASH | BF_QPASS);
-        if (b->run <= BOUND_TAG_CAP)
-            b->flags |= BF_QPASS;
-        return (b->flags & BF_QPASS) != 0;
-    }
-    if (c == '=')
-        b->flags |= BF_EQ;
-    else if (!is_space(c))
-        b->flags &= (unsigned char)~BF_EQ;
     if (!is_space(c)) {
         b->flags &= (unsigned char)~BF_SLASH;
         if (c == '/')
             b->flags |= BF_SLASH;
+    }
+    if (b->flags & BF_UNQ) { /* inside an unquoted value */
+        if (!is_space(c))
+            return (b->flags & BF_VPASS) && ++b->attr <= b->attr_cap;
+        b->flags &= (unsigned char)~(BF_UNQ | BF_VPASS);
+    } else if ((b->flags & BF_EQ) && !is_space(c) && c != '=') { /* a value starts */
+        b->flags &= (unsigned char)~(BF_EQ | BF_VPASS);
+        b->attr = 0;
+        if (b->run <= BOUND_TAG_CAP)
+            b->flags |= BF_VPASS;
+        if (c == '"' || c == '\'') {
+            b->st = S_QUOTE;
+            b->quote = (char)c;
+        } else {
+            b->flags |= BF_UNQ;
+            b->attr = 1;
+        }
+        return (b->flags & BF_VPASS) != 0;
+    } else if (c == '=') {
+        b->flags |= BF_EQ;
     }
     return b->run <= BOUND_TAG_CAP;
 }

@@ -45,16 +45,18 @@ void charset_init(void);
  * See bound.c: character data, comments and script/style text are dropped,
  * tags pass with at most BOUND_TAG_CAP bytes each and quoted attribute
  * values at most attr_cap bytes, so what libxml2 buffers stays bounded. */
-#define BOUND_TAG_CAP (256u * 1024)     /* bytes of one tag, attributes included */
-#define BOUND_ATTR_MIN_CAP (64u * 1024) /* bytes of one quoted attribute value */
-#define BOUND_SLACK 16                  /* extra output bytes one call may emit */
+#ifndef BOUND_TAG_CAP                   /* (smaller in the fuzzing build, to reach the caps) */
+#define BOUND_TAG_CAP (256u * 1024)     /* bytes of one tag, besides its values */
+#define BOUND_ATTR_MIN_CAP (64u * 1024) /* minimum cap of one attribute value */
+#endif
+#define BOUND_SLACK 16 /* extra output bytes one call may emit */
 
 typedef struct bound {
     int st;               /* lexer state (bound.c) */
     int passthrough;      /* 1: UTF-16/32 input, no filtering */
     size_t run;           /* bytes in the current tag */
-    size_t attr;          /* bytes in the current quoted value */
-    size_t attr_cap;      /* cap of a quoted value */
+    size_t attr;          /* bytes in the current attribute value */
+    size_t attr_cap;      /* cap of an attribute value */
     size_t seen;          /* bytes seen so far */
     char quote;           /* quote that opened the value */
     unsigned char flags;  /* BF_* (bound.c) */
@@ -65,7 +67,9 @@ typedef struct bound {
     uint64_t dropped;     /* tag bytes dropped beyond the caps */
 } bound_t;
 
-/* attr_cap: cap of a quoted attribute value (at least BOUND_ATTR_MIN_CAP). */
+/* attr_cap: cap of an attribute value (at least BOUND_ATTR_MIN_CAP); keep
+ * it above what url.c refuses as too long before parsing (4 * max_len + 64)
+ * so that a cut value is never reported as a shorter URL. */
 void bound_init(bound_t *b, size_t attr_cap);
 /* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;
  * returns the number of bytes written. */

@@ -615,6 +615,49 @@ Test(parser, realistic_page_gives_expected_links)
     free(html);
 }
 
+/* "<a " + filler attributes up to pad bytes + tail + "<a href=/after>" */
+static char *oversized_tag(size_t pad, const char *tail, size_t value_len)
+{
+    size_t tl = strlen(tail), n = 0;
+    char *s = malloc(pad + tl + value_len + 64);
+    cr_assert_not_null(s);
+    memcpy(s, "<a ", 3);
+    n = 3;
+    while (n < pad)
+        n += (size_t)snprintf(s + n, 16, "x=y ");
+    memcpy(s + n, tail, tl);
+    n += tl;
+    memset(s + n, 'a', value_len);
+    n += value_len;
+    n += (size_t)snprintf(s + n, 64, "%s><a href=/after>", strchr(tail, '"') ? "\"" : "");
+    return s;
+}
+
+Test(parser, oversized_tags_never_report_a_cut_url)
+{
+    static const struct {
+        const char *name, *tail;
+        size_t pad, value_len;
+        uint64_t dropped_long;
+    } cases[] = {
+        {"href after the tag cap", "href=\"/late", 300 * 1024, 10, 0},
+        {"quoted href across the tag cap", "href=\"/", 256 * 1024 - 100, 20000, 1},
+        {"unquoted href across the tag cap", "href=/", 256 * 1024 - 100, 20000, 1},
+        {"unquoted href after the tag cap", "href=/", 300 * 1024, 10, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        got_t g;
+        char *html = oversized_tag(cases[i].pad, cases[i].tail, cases[i].value_len);
+        parser_t *p = parse(html, strlen(html), NULL, 65536, &g);
+        g.buf[g.len] = '\0';
+        cr_expect_str_eq(g.buf, "A http://example.com/after\n", "%s: got %s", cases[i].name, g.buf);
+        cr_expect_eq(parser_get_stats(p)->dropped_long, cases[i].dropped_long, "%s: dropped_long",
+                     cases[i].name);
+        parser_free(p);
+        free(html);
+    }
+}
+
 Test(parser, libxml2_errors_are_not_printed)
 {
     static const char junk[] = "<html><<<>\xff\xfe<a href=\"x<b></i></table>&bogus;&#xFFFFFFFF;"

@@ -6,6 +6,8 @@ if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
 endif()
 # coverage feedback from the library under test, not only from the harness
 target_compile_options(parser PRIVATE -fsanitize=fuzzer-no-link)
+# small tag caps, so that inputs of a few KB reach the capping paths
+target_compile_definitions(parser PRIVATE BOUND_TAG_CAP=1024u BOUND_ATTR_MIN_CAP=256u)
 foreach(t parser url)
   add_executable(fuzz_${t} ${CMAKE_CURRENT_LIST_DIR}/fuzz_${t}.c)
   target_link_libraries(fuzz_${t} PRIVATE parser)
