@@ -595,6 +595,11 @@ void fetch_page_done(worker_t *w, xfer_t *x, CURLcode res)
         done_t *d = push_xfer(w, x, (int)code, x->too_large ? "too-large" : NULL,
                               x->too_large ? "body larger than --max-size" : NULL);
         if (d) {
+            if (x->parser && parser_nofollow(x->parser)) { /* a late meta robots nofollow */
+                for (size_t i = 0; i < x->nlinks; i++)
+                    free(x->links[i]);
+                x->nlinks = 0;
+            }
             take_links(d, x);
             if (code >= 300 && code < 400)
                 d->link_depth = d->item.depth; /* a redirect target keeps the depth */
