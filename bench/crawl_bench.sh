@@ -165,7 +165,6 @@ http {
   default_type application/octet-stream;
   sendfile on; tcp_nopush on; tcp_nodelay on;
   keepalive_timeout 65; keepalive_requests 1000000;
-  open_file_cache max=100000 inactive=120s;
   log_format bench '\$status \$request_uri';
 $temps$servers}
 EOF
