@@ -119,110 +119,10 @@ static void assert_site_crawled_once(fx_http_t *h)
                  c.first_dup);
 }
 
-static char *write_seeds(const char *dir, fx_http_t *h)
-{
-    char *path = NULL, content[128];
-    cr_assert(asprintf(&path, "%s/seeds.txt", dir) > 0);
-    snprintf(content, sizeof content, "%s/p/0\n", fx_http_base(h));
-    cr_assert_eq(fx_write_file(path, content), 0);
-    return path;
-}
-
 #define CRAWL_ARGS(redis, seeds, out)                                                              \
     CRAWLER_BIN, "crawl", "--redis", (char *)(redis), "--seeds", (seeds), "--delay", "0",          \
         "--per-host", "8", "--max-tries", MAX_TRIES, "--retry-backoff", "50", "--quiet", "--out",  \
         (out)
-
-Test(crawler, generated_site_every_page_once_nothing_disallowed_or_offsite, .timeout = 300)
-{
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
-    fx_http_t *h = fx_http_start();
-    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
-    port_of_site = fx_http_port(h);
-    fx_http_set_handler(h, site, NULL);
-    char *dir = fx_tmpdir(), out[512], log[512];
-    char *seeds = write_seeds(dir, h);
-    snprintf(out, sizeof out, "%s/out.jsonl", dir);
-    snprintf(log, sizeof log, "%s/log", dir);
-    char *argv[] = {CRAWL_ARGS(fx_redis_url(r), seeds, out), NULL};
-    int rc = fx_run(argv, NULL, log, 240000);
-    char *err = fx_read_file(log, NULL);
-    cr_expect_eq(rc, 0, "crawler exited %d: %.2000s", rc, err ? err : "");
-    free(err);
-    assert_site_crawled_once(h);
-    free(seeds);
-    fx_rmtree(dir);
-    free(dir);
-    fx_http_stop(h);
-    fx_redis_stop(r);
-}
-
-Test(crawler, three_processes_share_one_redis_and_split_the_site, .timeout = 300)
-{
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
-    fx_http_t *h = fx_http_start();
-    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
-    port_of_site = fx_http_port(h);
-    fx_http_set_handler(h, site, NULL);
-    char *dir = fx_tmpdir(), out[3][512], log[512];
-    char *seeds = write_seeds(dir, h);
-    pid_t pids[3];
-    for (int i = 0; i < 3; i++) {
-        snprintf(out[i], sizeof out[i], "%s/out%d.jsonl", dir, i);
-        snprintf(log, sizeof log, "%s/log%d", dir, i);
-        char *argv[] = {CRAWL_ARGS(fx_redis_url(r), seeds, out[i]), "--threads", "1", NULL};
-        pids[i] = fx_spawn(argv, NULL, log);
-        cr_assert(pids[i] > 0);
-    }
-    for (int i = 0; i < 3; i++) {
-        int rc = fx_wait(pids[i], 240000);
-        cr_expect_eq(rc, 0, "crawler %d exited %d", i, rc);
-    }
-    assert_site_crawled_once(h);
-    free(seeds);
-    fx_rmtree(dir);
-    free(dir);
-    fx_http_stop(h);
-    fx_redis_stop(r);
-}
-
-Test(crawler, sigterm_mid_crawl_loses_nothing_and_resume_finishes, .timeout = 300)
-{
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
-    fx_http_t *h = fx_http_start();
-    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
-    port_of_site = fx_http_port(h);
-    fx_http_set_handler(h, site, NULL);
-    char *dir = fx_tmpdir(), out[512], log[512];
-    char *seeds = write_seeds(dir, h);
-    snprintf(out, sizeof out, "%s/out.jsonl", dir);
-    snprintf(log, sizeof log, "%s/log", dir);
-    char *argv[] = {CRAWL_ARGS(fx_redis_url(r), seeds, out), NULL};
-    pid_t pid = fx_spawn(argv, NULL, log);
-    cr_assert(pid > 0);
-    /* stop it once it has fetched a part of the site (bounded wait) */
-    uint64_t deadline = fx_now_ms() + 60000;
-    while (fx_http_total(h) < SITE_PAGES / 2 && fx_now_ms() < deadline)
-        usleep(2000);
-    kill(pid, SIGTERM);
-    int rc = fx_wait(pid, 30000);
-    cr_expect_eq(rc, 0, "crawler exited %d after SIGTERM", rc);
-    /* resume: same crawl, same Redis */
-    rc = fx_run(argv, NULL, log, 240000);
-    cr_expect_eq(rc, 0, "resumed crawler exited %d", rc);
-    check_t c = {0};
-    fx_http_foreach(h, tally, &c);
-    cr_expect_eq(c.pages, SITE_PAGES, "%u of %d pages fetched after resume", c.pages, SITE_PAGES);
-    cr_expect_eq(c.private_hits, 0);
-    free(seeds);
-    fx_rmtree(dir);
-    free(dir);
-    fx_http_stop(h);
-    fx_redis_stop(r);
-}
 
 /* ---- single behaviours on small sites ------------------------------------- */
 
@@ -269,6 +169,76 @@ static void small_stop(small_t *s)
     free(s->dir);
     fx_http_stop(s->h);
     fx_redis_stop(s->r);
+}
+
+/* A small_t whose site is the generated one above, seeded at /p/0. */
+static void gen_start(small_t *s)
+{
+    small_start(s, "/p/0");
+    port_of_site = fx_http_port(s->h);
+    fx_http_set(s->h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain",
+                              .body = "User-agent: *\nDisallow: /private/\n"});
+    fx_http_set_handler(s->h, site, NULL);
+}
+
+Test(crawler, generated_site_every_page_once_nothing_disallowed_or_offsite, .timeout = 300)
+{
+    small_t s;
+    gen_start(&s);
+    char *argv[] = {CRAWL_ARGS(fx_redis_url(s.r), s.seeds, s.out), NULL};
+    int rc = fx_run(argv, NULL, s.log, 240000);
+    char *err = fx_read_file(s.log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %.2000s", rc, err ? err : "");
+    free(err);
+    assert_site_crawled_once(s.h);
+    small_stop(&s);
+}
+
+Test(crawler, three_processes_share_one_redis_and_split_the_site, .timeout = 300)
+{
+    small_t s;
+    gen_start(&s);
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++) {
+        char out[600], log[600];
+        snprintf(out, sizeof out, "%s/out%d.jsonl", s.dir, i);
+        snprintf(log, sizeof log, "%s/log%d", s.dir, i);
+        char *argv[] = {CRAWL_ARGS(fx_redis_url(s.r), s.seeds, out), "--threads", "1", NULL};
+        pids[i] = fx_spawn(argv, NULL, log);
+        cr_assert(pids[i] > 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        int rc = fx_wait(pids[i], 240000);
+        cr_expect_eq(rc, 0, "crawler %d exited %d", i, rc);
+    }
+    assert_site_crawled_once(s.h);
+    small_stop(&s);
+}
+
+Test(crawler, sigterm_mid_crawl_loses_nothing_and_resume_finishes, .timeout = 300)
+{
+    small_t s;
+    gen_start(&s);
+    fx_http_t *h = s.h;
+    char *argv[] = {CRAWL_ARGS(fx_redis_url(s.r), s.seeds, s.out), NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    /* stop it once it has fetched a part of the site (bounded wait) */
+    uint64_t deadline = fx_now_ms() + 60000;
+    while (fx_http_total(h) < SITE_PAGES / 2 && fx_now_ms() < deadline)
+        usleep(2000);
+    kill(pid, SIGTERM);
+    int rc = fx_wait(pid, 30000);
+    cr_expect_eq(rc, 0, "crawler exited %d after SIGTERM", rc);
+    /* resume: same crawl, same Redis */
+    rc = fx_run(argv, NULL, s.log, 240000);
+    cr_expect_eq(rc, 0, "resumed crawler exited %d", rc);
+    check_t c = {0};
+    fx_http_foreach(h, tally, &c);
+    cr_expect_eq(c.pages, SITE_PAGES, "%u of %d pages fetched after resume", c.pages, SITE_PAGES);
+    cr_expect_eq(c.private_hits, 0);
+    small_stop(&s);
 }
 
 Test(crawler, json_lines_have_every_field)
