@@ -301,11 +301,11 @@ fx_http_t *fx_http_start(void)
     pthread_mutex_init(&h->lock, NULL);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    h->d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
-        NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_END);
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
+                            NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, &a,
+                            MHD_OPTION_URI_LOG_CALLBACK, uri_log, h, MHD_OPTION_NOTIFY_COMPLETED,
+                            completed, h, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_END);
     if (!h->d) {
         fx_set_error("libmicrohttpd could not start on 127.0.0.1");
         fprintf(stderr, "fx_http_start: %s\n", fx_error());
