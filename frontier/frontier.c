@@ -53,8 +53,8 @@
 #define CHUNK_BYTES 8192
 struct fr_chunk {
     fr_chunk_t *next;
-    size_t used;
-    char data[CHUNK_BYTES];
+    size_t used, cap;
+    char data[];
 };
 
 void fa_init(fr_args_t *a)
@@ -102,28 +102,34 @@ void fa_cstr(fr_args_t *a, const char *s)
     fa_str(a, s, strlen(s));
 }
 
-void fa_copy(fr_args_t *a, const char *s, size_t len)
+char *fa_alloc(fr_args_t *a, size_t len)
 {
     if (a->oom)
-        return;
-    if (len > CHUNK_BYTES) {
-        a->oom = 1;
-        return;
-    }
+        return NULL;
     fr_chunk_t *c = a->chunks;
-    if (!c || CHUNK_BYTES - c->used < len) {
-        c = malloc(sizeof *c);
+    if (!c || c->cap - c->used < len) {
+        size_t cap = len > CHUNK_BYTES ? len : CHUNK_BYTES;
+        c = malloc(sizeof *c + cap);
         if (!c) {
             a->oom = 1;
-            return;
+            return NULL;
         }
         c->used = 0;
+        c->cap = cap;
         c->next = a->chunks;
         a->chunks = c;
     }
-    memcpy(c->data + c->used, s, len);
-    fa_str(a, c->data + c->used, len);
+    char *p = c->data + c->used;
     c->used += len;
+    fa_str(a, p, len);
+    return a->oom ? NULL : p;
+}
+
+void fa_copy(fr_args_t *a, const char *s, size_t len)
+{
+    char *p = fa_alloc(a, len);
+    if (p && len)
+        memcpy(p, s, len);
 }
 
 void fa_u64(fr_args_t *a, uint64_t v)

@@ -1,6 +1,6 @@
 /*
  * frontier_internal.h -- what the frontier's files share: the handle, the
- * script table, an argv builder for pipelined EVALSHA calls.
+ * script table, an argv builder for pipelined FCALLs.
  */
 #ifndef FRONTIER_INTERNAL_H
 #define FRONTIER_INTERNAL_H
@@ -62,6 +62,9 @@ void fa_u64(fr_args_t *a, uint64_t v);
 void fa_dbl(fr_args_t *a, double v);
 /* Copies s into the builder's chunks. */
 void fa_copy(fr_args_t *a, const char *s, size_t len);
+/* Appends an argument of len bytes that the caller fills in through the
+ * returned pointer (in the builder's chunks); NULL when out of memory. */
+char *fa_alloc(fr_args_t *a, size_t len);
 /* Starts an FCALL: "FCALL" <function slot> numkeys; argv[1] is filled in
  * by fr_run. */
 void fa_fcall(fr_args_t *a, size_t numkeys);

@@ -3,15 +3,21 @@
  * to the Bloom filter and the queues.
  *
  * DESIGN: the client computes each link's Bloom probe (block + k bit
- * offsets, bloom_probe) and passes the block keys as KEYS and the offsets as
- * ARGV; the script sets the bits with one BITFIELD per link and queues the
- * link iff some bit was 0, exactly as bloom_add_many does, so the same filter
- * serves both.  Links the process-local Bloom cache already knows are not
- * sent (counted as seen); the ones that reached the filter are noted in the
- * cache afterwards.  Finishing n pages = n scripts in one pipelined round
- * trip; each script is atomic (ack + test-and-add + enqueue + counters), so a
- * crash leaves either the page leased (re-crawled after the lease expires)
- * or fully finished.
+ * offsets, bloom_probe) and passes the block keys as KEYS and, per link, its
+ * queue entry "DEPTH 0 URL" and its k offsets as ARGV, in a "link section":
+ *     ngroups, then per block: KEYS index, count, (entry, offset*k)*count
+ * The links of one block are sent together (group_by_block), so the script
+ * sets the bits of a whole run with one BITFIELD (at most 1024 bits per
+ * call) and queues an entry iff one of its old bits was 0, exactly as
+ * bloom_add_many decides, so the same filter serves both.  The new entries
+ * are pushed with one RPUSH per host, and the per-host bookkeeping (admitted
+ * counts, waking hosts in the ready set) is a few HMGET/HSET/ZADD calls per
+ * script, not calls per link.  Links the process-local Bloom cache already
+ * knows are not sent (counted as seen); the ones that reached the filter are
+ * noted in the cache afterwards.  Finishing n pages = ceil(n/32) calls in
+ * one pipelined round trip; each call is atomic (ack + test-and-add +
+ * enqueue + counters), so a crash leaves each page either still leased
+ * (re-crawled after the lease expires) or fully finished.
  */
 #include "frontier_internal.h"
 
@@ -62,6 +68,50 @@ static int block_index(blocks_t *bl, uint32_t block, uint32_t *idx)
     return 0;
 }
 
+/* Reorders the probed links so that the links of one block are contiguous
+ * (stable: blocks in order of first appearance); the script sets the bits
+ * of a block's run with one BITFIELD. */
+static int group_by_block(offer_t *o)
+{
+    size_t runs = 0, distinct = 0;
+    for (size_t i = 0; i < o->nsent; i++) {
+        runs += i == 0 || o->bidx[i] != o->bidx[i - 1];
+        int first = 1;
+        for (size_t j = 0; first && j < i; j++)
+            first = o->bidx[j] != o->bidx[i];
+        distinct += first;
+        if (runs > distinct)
+            break;
+    }
+    if (runs <= distinct)
+        return 0;
+    bloom_probe_t *pr = malloc(o->nsent * sizeof *pr);
+    size_t *sent = malloc(o->nsent * sizeof *sent);
+    uint32_t *bidx = malloc(o->nsent * sizeof *bidx);
+    uint8_t *done = calloc(o->nsent, 1);
+    if (!pr || !sent || !bidx || !done) {
+        free(pr), free(sent), free(bidx), free(done);
+        return FRONTIER_ENOMEM;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < o->nsent; i++) {
+        if (done[i])
+            continue;
+        for (size_t j = i; j < o->nsent; j++)
+            if (!done[j] && o->bidx[j] == o->bidx[i]) {
+                pr[m] = o->pr[j];
+                sent[m] = o->sent[j];
+                bidx[m++] = o->bidx[j];
+                done[j] = 1;
+            }
+    }
+    free(o->pr), free(o->sent), free(o->bidx), free(done);
+    o->pr = pr;
+    o->sent = sent;
+    o->bidx = bidx;
+    return 0;
+}
+
 /* Probes links[0..n) (skipping all when skip_all, and the ones the local
  * cache knows when use_cache). */
 static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache,
@@ -103,7 +153,7 @@ static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int 
         }
         o->sent[o->nsent++] = i;
     }
-    return 0;
+    return group_by_block(o);
 }
 
 /* FCALL fn numkeys ready blockkeys... */
@@ -129,11 +179,40 @@ static uint32_t probe_k(const offer_t *o, size_t n)
     return 1;
 }
 
-static void offer_links(const offer_t *o, const char *const *links, fr_args_t *a)
+/* Arguments of the link section: ngroups, then per block run: KEYS index,
+ * count, and per link its entry "DEPTH 0 URL" and k bit offsets. */
+static size_t section_len(const offer_t *o, size_t *ngroups)
 {
+    size_t ng = 0;
+    for (size_t i = 0; i < o->nsent; i++)
+        ng += i == 0 || o->bidx[i] != o->bidx[i - 1];
+    if (ngroups)
+        *ngroups = ng;
+    return 1 + 2 * ng + (o->nsent ? o->nsent * (1 + o->pr[0].k) : 0);
+}
+
+static void offer_links(const offer_t *o, const char *const *links, uint32_t depth, fr_args_t *a)
+{
+    size_t ng;
+    section_len(o, &ng);
+    fa_u64(a, ng);
+    char dbuf[16];
+    int dl = snprintf(dbuf, sizeof dbuf, "%u 0 ", depth);
     for (size_t i = 0; i < o->nsent; i++) {
-        fa_cstr(a, links[o->sent[i]]);
-        fa_u64(a, 2 + o->bidx[i]); /* KEYS index: 1 is ready */
+        if (i == 0 || o->bidx[i] != o->bidx[i - 1]) {
+            size_t cnt = 1;
+            while (i + cnt < o->nsent && o->bidx[i + cnt] == o->bidx[i])
+                cnt++;
+            fa_u64(a, 2 + o->bidx[i]); /* KEYS index: 1 is ready */
+            fa_u64(a, cnt);
+        }
+        const char *url = links[o->sent[i]];
+        size_t ul = strlen(url);
+        char *e = fa_alloc(a, (size_t)dl + ul);
+        if (e) {
+            memcpy(e, dbuf, (size_t)dl);
+            memcpy(e + dl, url, ul);
+        }
         for (uint32_t j = 0; j < o->pr[i].k; j++)
             fa_u64(a, o->pr[i].bit[j]);
     }
@@ -177,9 +256,13 @@ static void page_args(frontier_t *f, const frontier_done_t *p, const offer_t *o,
     fa_u64(a, p->link_depth);
     fa_u64(a, o->cached);
     fa_u64(a, o->skipped);
-    fa_u64(a, o->nsent);
     (void)f;
-    offer_links(o, p->links, a);
+    if (o->nsent == 0) {
+        fa_u64(a, 0); /* span: no link section */
+        return;
+    }
+    fa_u64(a, section_len(o, NULL));
+    offer_links(o, p->links, p->link_depth, a);
 }
 
 /* One call finishing pages p[0..n). */
@@ -297,7 +380,7 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int forc
      * a seeding process with another config never parks a host */
     fa_u64(a, UINT32_MAX);
     fa_u64(a, probe_k(o, 1));
-    offer_links(o, urls, a);
+    offer_links(o, urls, 0, a);
     return 0;
 }
 

@@ -52,6 +52,12 @@
     "  if not d then return 0, 0, e end\n"                                                         \
     "  return tonumber(d), tonumber(t), u\n"                                                       \
     "end\n"                                                                                        \
+    "local function host_of(e)\n"                                                                  \
+    "  local h = string.match(e, '^%d+ %d+ ([^/]*//[^/]*)')\n"                                     \
+    "  if h then return h end\n"                                                                   \
+    "  local _, _, u = parse(e)\n"                                                                 \
+    "  return origin(u)\n"                                                                         \
+    "end\n"                                                                                        \
     "local function qkey(h) return P..'q:'..h end\n"                                               \
     "local function count(field, n)\n"                                                             \
     "  if n ~= 0 then redis.call('HINCRBY', K_STATS, field, n) end\n"                              \
@@ -63,6 +69,27 @@
     "    local nx = num(redis.call('HGET', K_HNEXT, h))\n"                                         \
     "    if nx < now then nx = now end\n"                                                          \
     "    redis.call('ZADD', K_READY, 'NX', nx, h)\n"                                               \
+    "  end\n"                                                                                      \
+    "end\n"                                                                                        \
+    "local function wake_many(hs, per_host, check_len)\n"                                          \
+    "  for a = 1, #hs, 2000 do\n"                                                                  \
+    "    local b = math.min(a + 1999, #hs)\n"                                                      \
+    "    local sc, cand = redis.call('ZMSCORE', K_READY, unpack(hs, a, b)), {}\n"                  \
+    "    for j = a, b do if not sc[j - a + 1] then cand[#cand + 1] = hs[j] end end\n"              \
+    "    if #cand > 0 then\n"                                                                      \
+    "      local inf = redis.call('HMGET', K_HINF, unpack(cand))\n"                                \
+    "      local nx = redis.call('HMGET', K_HNEXT, unpack(cand))\n"                                \
+    "      local za = {}\n"                                                                        \
+    "      for j, h in ipairs(cand) do\n"                                                          \
+    "        if num(inf[j]) < per_host and (not check_len or redis.call('LLEN', qkey(h)) > 0) "    \
+    "then\n"                                                                                       \
+    "          local t = num(nx[j])\n"                                                             \
+    "          if t < now then t = now end\n"                                                      \
+    "          za[#za + 1] = t; za[#za + 1] = h\n"                                                 \
+    "        end\n"                                                                                \
+    "      end\n"                                                                                  \
+    "      if #za > 0 then redis.call('ZADD', K_READY, 'NX', unpack(za)) end\n"                    \
+    "    end\n"                                                                                    \
     "  end\n"                                                                                      \
     "end\n"                                                                                        \
     "local function unlease(h)\n"                                                                  \
@@ -118,9 +145,9 @@
     "  redis.call('ZREM', K_DELAYED, unpack(due))\n"                                               \
     "  count('queued', #due)\n"                                                                    \
     "  for _, h in ipairs(hosts) do wake(h, per_host, true) end\n"                                 \
-    "end\n" /* Bloom test-and-add of links ARGV[i0..] (url, key index, k offsets) and              \
-               enqueue of the new ones within the page limits */                                   \
-    "local function take_leases(ARGV, np, i, k)\n"                                                 \
+    "end\n" /* take_leases: acks; offer_*: Bloom test-and-add of a link section (see               \
+                pages.c) and enqueue of the new entries within the page limits */                  \
+    "local function take_leases(ARGV, np, i)\n"                                                    \
     "  local at, bylk, lks, ent = {}, {}, {}, {}\n"                                                \
     "  for p = 1, np do\n"                                                                         \
     "    at[p] = i\n"                                                                              \
@@ -128,7 +155,7 @@
     "    local g = bylk[lk]\n"                                                                     \
     "    if not g then g = {}; bylk[lk] = g; lks[#lks + 1] = lk end\n"                             \
     "    g[#g + 1] = p\n"                                                                          \
-    "    i = i + 9 + tonumber(ARGV[i + 8]) * (2 + k)\n"                                            \
+    "    i = i + 9 + tonumber(ARGV[i + 8])\n"                                                      \
     "  end\n"                                                                                      \
     "  for _, lk in ipairs(lks) do\n"                                                              \
     "    local g, toks, once, del = bylk[lk], {}, {}, {}\n"                                        \
@@ -144,85 +171,107 @@
     "  return ent\n"                                                                               \
     "end\n"                                                                                        \
     "local function offer_begin()\n"                                                               \
-    "  return {codes = {}, hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,\n"  \
+    "  return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,\n"              \
     "          admitted = num(redis.call('HGET', K_STATS, 'enqueued'))}\n"                         \
     "end\n"                                                                                        \
-    "local function enqueue(st, h, depth, url)\n"                                                  \
+    "local function enqueue(st, e, h)\n"                                                           \
+    "  h = h or host_of(e)\n"                                                                      \
     "  st.new = st.new + 1\n"                                                                      \
     "  local q = st.byhost[h]\n"                                                                   \
     "  if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end\n"                  \
-    "  q[#q + 1] = depth..' 0 '..url\n"                                                            \
+    "  q[#q + 1] = e\n"                                                                            \
     "end\n"                                                                                        \
-    "local function offer_fast(st, KEYS, ARGV, i, n, k, depth, force)\n"                           \
-    "  local codes, m, w = {}, 0, 2 + k\n"                                                         \
-    "  while m < n do\n"                                                                           \
-    "    local key = ARGV[i + m * w + 1]\n"                                                        \
-    "    local args, na, cnt = {}, 0, 0\n"                                                         \
-    "    while m + cnt < n and (cnt + 1) * k <= 1024 and ARGV[i + (m + cnt) * w + 1] == key do\n"  \
-    "      local b = i + (m + cnt) * w\n"                                                          \
-    "      for j = 1, k do\n"                                                                      \
-    "        args[na + 1] = 'SET'; args[na + 2] = 'u1'; args[na + 3] = ARGV[b + 1 + j]\n"          \
-    "        args[na + 4] = '1'; na = na + 4\n"                                                    \
+    "local function offer_fast(st, KEYS, ARGV, i, k, force)\n"                                     \
+    "  local codes, nc, w, per = {}, 0, 1 + k, math.floor(1024 / k)\n"                             \
+    "  local ng = tonumber(ARGV[i]); i = i + 1\n"                                                  \
+    "  for _ = 1, ng do\n"                                                                         \
+    "    local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])\n"                          \
+    "    i = i + 2\n"                                                                              \
+    "    local m = 0\n"                                                                            \
+    "    while m < n do\n"                                                                         \
+    "      local cnt = n - m\n"                                                                    \
+    "      if cnt > per then cnt = per end\n"                                                      \
+    "      local args, na = {}, 0\n"                                                               \
+    "      for c = 0, cnt - 1 do\n"                                                                \
+    "        local b = i + (m + c) * w\n"                                                          \
+    "        for j = b + 1, b + k do\n"                                                            \
+    "          args[na + 1] = 'SET'; args[na + 2] = 'u1'; args[na + 3] = ARGV[j]\n"                \
+    "          args[na + 4] = '1'; na = na + 4\n"                                                  \
+    "        end\n"                                                                                \
     "      end\n"                                                                                  \
-    "      cnt = cnt + 1\n"                                                                        \
+    "      local old = redis.call('BITFIELD', key, unpack(args))\n"                                \
+    "      for c = 0, cnt - 1 do\n"                                                                \
+    "        local isnew = force\n"                                                                \
+    "        if not isnew then\n"                                                                  \
+    "          for j = c * k + 1, c * k + k do if old[j] == 0 then isnew = true; break end end\n"  \
+    "        end\n"                                                                                \
+    "        nc = nc + 1\n"                                                                        \
+    "        if isnew then codes[nc] = 'n'; enqueue(st, ARGV[i + (m + c) * w])\n"                  \
+    "        else codes[nc] = 's'; st.seen = st.seen + 1 end\n"                                    \
+    "      end\n"                                                                                  \
+    "      m = m + cnt\n"                                                                          \
     "    end\n"                                                                                    \
-    "    local old = redis.call('BITFIELD', KEYS[tonumber(key)], unpack(args))\n"                  \
-    "    for c = 0, cnt - 1 do\n"                                                                  \
-    "      local url = ARGV[i + (m + c) * w]\n"                                                    \
-    "      local isnew = force\n"                                                                  \
-    "      if not isnew then\n"                                                                    \
-    "        for j = 1, k do if old[c * k + j] == 0 then isnew = true; break end end\n"            \
-    "      end\n"                                                                                  \
-    "      if isnew then\n"                                                                        \
-    "        codes[#codes + 1] = 'n'; enqueue(st, origin(url), depth, url)\n"                      \
-    "      else\n"                                                                                 \
-    "        codes[#codes + 1] = 's'; st.seen = st.seen + 1\n"                                     \
-    "      end\n"                                                                                  \
-    "    end\n"                                                                                    \
-    "    m = m + cnt\n"                                                                            \
+    "    i = i + n * w\n"                                                                          \
     "  end\n"                                                                                      \
-    "  return table.concat(codes), i + n * w\n"                                                    \
+    "  return table.concat(codes), i\n"                                                            \
     "end\n"                                                                                        \
-    "local function offer_links(st, KEYS, ARGV, i, n, k, depth, force, maxp, maxh)\n"              \
-    "  if maxp == 0 and maxh == 0 then\n"                                                          \
-    "    return offer_fast(st, KEYS, ARGV, i, n, k, depth, force)\n"                               \
-    "  end\n"                                                                                      \
-    "  local codes, bf = {}, {}\n"                                                                 \
-    "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j-1] = 0; bf[4*j] = '1' end\n"    \
-    "  for _ = 1, n do\n"                                                                          \
-    "    local url = ARGV[i]\n"                                                                    \
-    "    local h = origin(url)\n"                                                                  \
-    "    local ha = st.hadm[h]\n"                                                                  \
-    "    if ha == nil then ha = num(redis.call('HGET', K_HADMIT, h)); st.hadm[h] = ha end\n"       \
-    "    if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then\n"                \
-    "      codes[#codes + 1] = 'l'; st.skipped = st.skipped + 1\n"                                 \
-    "    else\n"                                                                                   \
-    "      for j = 1, k do bf[4*j-1] = ARGV[i + 1 + j] end\n"                                      \
-    "      local old = redis.call('BITFIELD', KEYS[tonumber(ARGV[i + 1])], unpack(bf))\n"          \
-    "      local isnew = force\n"                                                                  \
-    "      if not isnew then\n"                                                                    \
-    "        for j = 1, k do if old[j] == 0 then isnew = true; break end end\n"                    \
-    "      end\n"                                                                                  \
-    "      if isnew then\n"                                                                        \
-    "        codes[#codes + 1] = 'n'; enqueue(st, h, depth, url)\n"                                \
-    "        st.admitted = st.admitted + 1; st.hadm[h] = ha + 1\n"                                 \
+    "local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)\n"                        \
+    "  if maxp == 0 and maxh == 0 then return offer_fast(st, KEYS, ARGV, i, k, force) end\n"       \
+    "  local codes, nc, bf = {}, 0, {}\n"                                                          \
+    "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j] = '1' end\n"                   \
+    "  local ng = tonumber(ARGV[i]); i = i + 1\n"                                                  \
+    "  for _ = 1, ng do\n"                                                                         \
+    "    local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])\n"                          \
+    "    i = i + 2\n"                                                                              \
+    "    for _ = 1, n do\n"                                                                        \
+    "      local e = ARGV[i]\n"                                                                    \
+    "      local h = host_of(e)\n"                                                                 \
+    "      local ha = st.hadm[h]\n"                                                                \
+    "      if ha == nil then ha = num(redis.call('HGET', K_HADMIT, h)); st.hadm[h] = ha end\n"     \
+    "      nc = nc + 1\n"                                                                          \
+    "      if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then\n"              \
+    "        codes[nc] = 'l'; st.skipped = st.skipped + 1\n"                                       \
     "      else\n"                                                                                 \
-    "        codes[#codes + 1] = 's'; st.seen = st.seen + 1\n"                                     \
+    "        for j = 1, k do bf[4*j-1] = ARGV[i + j] end\n"                                        \
+    "        local old = redis.call('BITFIELD', key, unpack(bf))\n"                                \
+    "        local isnew = force\n"                                                                \
+    "        if not isnew then\n"                                                                  \
+    "          for j = 1, k do if old[j] == 0 then isnew = true; break end end\n"                  \
+    "        end\n"                                                                                \
+    "        if isnew then\n"                                                                      \
+    "          codes[nc] = 'n'; enqueue(st, e, h)\n"                                               \
+    "          st.admitted = st.admitted + 1; st.hadm[h] = ha + 1\n"                               \
+    "        else\n"                                                                               \
+    "          codes[nc] = 's'; st.seen = st.seen + 1\n"                                           \
+    "        end\n"                                                                                \
     "      end\n"                                                                                  \
+    "      i = i + 1 + k\n"                                                                        \
     "    end\n"                                                                                    \
-    "    i = i + 2 + k\n"                                                                          \
     "  end\n"                                                                                      \
     "  return table.concat(codes), i\n"                                                            \
     "end\n"                                                                                        \
     "local function offer_flush(st, per_host)\n"                                                   \
-    "  for _, h in ipairs(st.hosts) do\n"                                                          \
+    "  local hs = st.hosts\n"                                                                      \
+    "  for _, h in ipairs(hs) do\n"                                                                \
     "    local q = st.byhost[h]\n"                                                                 \
-    "    for j = 1, #q, 4000 do\n" /* unpack() is limited to ~8000 values */                       \
+    "    for j = 1, #q, 4000 do\n"                                                                 \
     "      redis.call('RPUSH', qkey(h), unpack(q, j, math.min(j + 3999, #q)))\n"                   \
     "    end\n"                                                                                    \
-    "    redis.call('HINCRBY', K_HADMIT, h, #q)\n"                                                 \
-    "    wake(h, per_host, true)\n"                                                                \
     "  end\n"                                                                                      \
+    "  if #hs <= 2 then\n"                                                                         \
+    "    for _, h in ipairs(hs) do redis.call('HINCRBY', K_HADMIT, h, #st.byhost[h]) end\n"        \
+    "  else\n"                                                                                     \
+    "    for a = 1, #hs, 2000 do\n"                                                                \
+    "      local b = math.min(a + 1999, #hs)\n"                                                    \
+    "      local adm, kv = redis.call('HMGET', K_HADMIT, unpack(hs, a, b)), {}\n"                  \
+    "      for j = a, b do\n"                                                                      \
+    "        kv[2 * (j - a) + 1] = hs[j]; kv[2 * (j - a) + 2] = num(adm[j - a + 1]) + "            \
+    "#st.byhost[hs[j]]\n"                                                                          \
+    "      end\n"                                                                                  \
+    "      redis.call('HSET', K_HADMIT, unpack(kv))\n"                                             \
+    "    end\n"                                                                                    \
+    "  end\n"                                                                                      \
+    "  wake_many(hs, per_host, false)\n"                                                           \
     "  count('enqueued', st.new); count('queued', st.new)\n"                                       \
     "end\n"
 
@@ -241,11 +290,13 @@ static const char claim_body[] =
     "  rounds = rounds + 1\n"
     "  local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max - #out)\n"
     "  if #hosts == 0 then break end\n"
-    "  for _, h in ipairs(hosts) do\n"
+    "  local infs = redis.call('HMGET', K_HINF, unpack(hosts))\n"
+    "  local owns = redis.call('HMGET', K_HDELAY, unpack(hosts))\n"
+    "  local hinf, hnx, zrem, zadd = {}, {}, {}, {}\n"
+    "  for x, h in ipairs(hosts) do\n"
     "    local room = max - #out\n"
     "    if room <= 0 then break end\n"
-    "    local inf = num(redis.call('HGET', K_HINF, h))\n"
-    "    local own = num(redis.call('HGET', K_HDELAY, h))\n"
+    "    local inf, own = num(infs[x]), num(owns[x])\n"
     "    if own > maxd then own = maxd end\n"
     "    local d = delay\n"
     "    if own > d then d = own end\n"
@@ -256,15 +307,20 @@ static const char claim_body[] =
     "    if take > 0 then got = redis.call('LPOP', qkey(h), take) or {} end\n"
     "    for _, e in ipairs(got) do out[#out + 1] = e end\n"
     "    if #got > 0 then\n"
-    "      redis.call('HINCRBY', K_HINF, h, #got)\n"
-    "      if d > 0 then redis.call('HSET', K_HNEXT, h, now + d) end\n"
+    "      hinf[#hinf + 1] = h; hinf[#hinf + 1] = inf + #got\n"
+    "      if d > 0 then hnx[#hnx + 1] = h; hnx[#hnx + 1] = now + d end\n"
     "    end\n"
-    "    if #got == 0 or inf + #got >= per_host or redis.call('LLEN', qkey(h)) == 0 then\n"
-    "      redis.call('ZREM', K_READY, h)\n"
+    "    if #got == 0 or #got < take or inf + #got >= per_host or\n"
+    "       redis.call('LLEN', qkey(h)) == 0 then\n"
+    "      zrem[#zrem + 1] = h\n"
     "    elseif d > 0 then\n"
-    "      redis.call('ZADD', K_READY, now + d, h)\n"
+    "      zadd[#zadd + 1] = now + d; zadd[#zadd + 1] = h\n"
     "    end\n"
     "  end\n"
+    "  if #hinf > 0 then redis.call('HSET', K_HINF, unpack(hinf)) end\n"
+    "  if #hnx > 0 then redis.call('HSET', K_HNEXT, unpack(hnx)) end\n"
+    "  if #zrem > 0 then redis.call('ZREM', K_READY, unpack(zrem)) end\n"
+    "  if #zadd > 0 then redis.call('ZADD', K_READY, unpack(zadd)) end\n"
     "end\n"
     "local n = #out\n"
     "if n > 0 then\n"
@@ -293,8 +349,8 @@ static const char claim_body[] =
 
 /* Finishes a group of pages, atomically.  KEYS: ready, Bloom blocks.
  * ARGV: P npages max_pages max_pages_per_host per_host k, then per page:
- * worker token status err bytes link_depth cached_seen skipped nlinks
- * (url key_index offset*k)*nlinks  -> {lost1, codes1, lost2, codes2, ...} */
+ * worker token status err bytes link_depth cached_seen skipped span, and a
+ * link section of span arguments (pages.c)  -> {lost1, codes1, lost2, ...} */
 static const char finish_body[] =
     "local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
@@ -303,21 +359,22 @@ static const char finish_body[] =
     "local acc = {fetched = 0, bytes = 0, status_2xx = 0, status_3xx = 0, status_4xx = 0,\n"
     "             status_5xx = 0, status_other = 0, errors = 0, seen_links = 0, skipped_links = "
     "0}\n"
+    "local SC = {'status_other', 'status_2xx', 'status_3xx', 'status_4xx', 'status_5xx'}\n"
     "local kinds = {}\n"
-    "local ent = take_leases(ARGV, np, 7, k)\n"
+    "local ent = take_leases(ARGV, np, 7)\n"
     "local i = 7\n"
     "for pg = 1, np do\n"
     "  local status, err = tonumber(ARGV[i + 2]), ARGV[i + 3]\n"
     "  local e = ent[pg]\n"
     "  if e then\n"
-    "    local _, _, u = parse(e)\n"
-    "    local h = origin(u)\n"
+    "    local h = host_of(e)\n"
     "    dec[h] = (dec[h] or 0) + 1\n"
     "    note_host(hosts, seen, h)\n"
-    "    local sc = 'status_other'\n"
-    "    if status >= 200 and status < 600 then sc = 'status_'..math.floor(status / 100)..'xx'\n"
-    "    elseif status == 0 then sc = nil end\n"
-    "    if sc then acc[sc] = acc[sc] + 1 end\n"
+    "    if status ~= 0 then\n"
+    "      local sc = 'status_other'\n"
+    "      if status >= 200 and status < 600 then sc = SC[math.floor(status / 100)] end\n"
+    "      acc[sc] = acc[sc] + 1\n"
+    "    end\n"
     "    if err ~= '' then acc.errors = acc.errors + 1; kinds[err] = (kinds[err] or 0) + 1 end\n"
     "    if err == '' and status > 0 and status < 500 and status ~= 429 then okh[h] = true end\n"
     "    acc.fetched = acc.fetched + 1\n"
@@ -328,11 +385,12 @@ static const char finish_body[] =
     "  end\n"
     "  acc.seen_links = acc.seen_links + tonumber(ARGV[i + 6])\n"
     "  acc.skipped_links = acc.skipped_links + tonumber(ARGV[i + 7])\n"
-    "  local codes\n"
-    "  codes, i = offer_links(st, KEYS, ARGV, i + 9, tonumber(ARGV[i + 8]), k, ARGV[i + 5], "
-    "false,\n"
-    "                         maxp, maxh)\n"
+    "  local codes, j = '', i + 9\n"
+    "  if ARGV[i + 8] ~= '0' then\n"
+    "    codes, j = offer_links(st, KEYS, ARGV, j, k, false, maxp, maxh)\n"
+    "  end\n"
     "  out[#out + 1] = codes\n"
+    "  i = j\n"
     "end\n"
     "for _, h in ipairs(hosts) do\n"
     "  if redis.call('HINCRBY', K_HINF, h, -dec[h]) <= 0 then redis.call('HDEL', K_HINF, h) end\n"
@@ -344,16 +402,15 @@ static const char finish_body[] =
     "acc.skipped_links = acc.skipped_links + st.skipped\n"
     "for f, n in pairs(acc) do count(f, n) end\n"
     "for kind, n in pairs(kinds) do redis.call('HINCRBY', P..'errors', kind, n) end\n"
-    "for _, h in ipairs(hosts) do wake(h, per_host) end\n"
+    "wake_many(hosts, per_host, true)\n"
     "offer_flush(st, per_host)\n"
     "return out\n";
 
 /* KEYS: ready, Bloom blocks.  ARGV: P force max_pages max_pages_per_host
- * per_host k seeds... -> codes */
+ * per_host k, link section -> codes */
 static const char seed_body[] =
     "local st = offer_begin()\n"
-    "local n = (#ARGV - 6) / (2 + tonumber(ARGV[6]))\n"
-    "local codes = offer_links(st, KEYS, ARGV, 7, n, tonumber(ARGV[6]), '0', ARGV[2] == '1',\n"
+    "local codes = offer_links(st, KEYS, ARGV, 7, tonumber(ARGV[6]), ARGV[2] == '1',\n"
     "                          tonumber(ARGV[3]), tonumber(ARGV[4]))\n"
     "offer_flush(st, tonumber(ARGV[5]))\n"
     "count('seeds', st.new)\n"

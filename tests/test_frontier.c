@@ -375,6 +375,76 @@ Test(frontier, a_page_with_thousands_of_links_is_finished_in_one_step)
     env_stop(&e);
 }
 
+/* Links of one page spread over many hosts and Bloom blocks: each is reported
+ * new once, queued once on its own host, and every host becomes claimable. */
+Test(frontier, links_over_many_hosts_and_bloom_blocks_are_queued_once)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    cr_assert_gt(bloom_geometry(e.b)->blocks, 1, "the test filter should have several blocks");
+    enum { N = 700, HOSTS = 150 };
+    char(*buf)[48] = malloc(N * sizeof *buf);
+    const char **links = malloc(N * sizeof *links);
+    uint8_t *present = malloc(N);
+    cr_assert(buf && links && present);
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://h%d.test/p%d", i % HOSTS, i);
+        links[i] = buf[i];
+    }
+    const char *seeds[] = {"http://s1.test/", "http://s2.test/"};
+    cr_assert_eq(seed_urls(e.f, seeds, 2, 0), 2);
+    frontier_item_t it[2];
+    size_t n = 0, nnew = 0;
+    cr_assert_eq(claim_wait(e.f, 2, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 2);
+    finish_one(e.f, &it[0], links, 600, &nnew, 0);
+    cr_assert_eq(nnew, 600);
+    finish_one(e.f, &it[1], links, N, &nnew, 0); /* 600 seen + 100 new */
+    cr_assert_eq(nnew, N - 600);
+    frontier_item_clear(&it[0]);
+    frontier_item_clear(&it[1]);
+    cr_assert_eq(bloom_contains_many(e.b, links, NULL, N, present), 0);
+    for (int i = 0; i < N; i++)
+        cr_assert(present[i], "%s is not in the filter", links[i]);
+    cr_assert_eq(redis_int(e.c, "ZCARD %s", "crawler:{t}:ready"), HOSTS);
+    cr_assert_eq(redis_int(e.c, "HLEN %s", "crawler:{t}:hadmit"), HOSTS + 2);
+    cr_assert_eq(redis_int(e.c, "HGET crawler:{t}:hadmit %s", "http://h7.test"),
+                 N / HOSTS + (7 < N % HOSTS));
+    /* drain: every link comes out exactly once */
+    uint8_t *got = calloc(N, 1);
+    cr_assert_not_null(got);
+    frontier_item_t batch[256];
+    for (int round = 0; round < 100; round++) {
+        frontier_state_t st = claim_wait(e.f, 256, batch, &n);
+        if (st == FRONTIER_DONE)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            int idx = -1;
+            cr_assert_eq(sscanf(batch[i].url, "http://h%*d.test/p%d", &idx), 1, "%s", batch[i].url);
+            cr_assert(idx >= 0 && idx < N && !got[idx], "%s claimed twice", batch[i].url);
+            got[idx] = 1;
+            finish_one(e.f, &batch[i], NULL, 0, NULL, 0);
+            frontier_item_clear(&batch[i]);
+        }
+    }
+    for (int i = 0; i < N; i++)
+        cr_assert(got[i], "%s was never claimed", links[i]);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.new_links, N);
+    cr_assert_eq(s.seen_links, 600);
+    cr_assert_eq(s.fetched, N + 2);
+    cr_assert_eq(s.hosts, HOSTS + 2);
+    cr_assert_eq(s.queued, 0);
+    cr_assert_eq(s.in_flight, 0);
+    free(got);
+    free(present);
+    free(buf);
+    free(links);
+    env_stop(&e);
+}
+
 Test(frontier, four_worker_processes_respect_delay_and_per_host_and_all_see_the_end)
 {
     frontier_config_t cfg = test_config();
