@@ -371,9 +371,13 @@ verdict() { awk "BEGIN { exit !($1) }" && echo "met" || echo "MISSED"; }
 CORES=$(nproc)
 THREADS_NOTE="default threads ($CORES cores)"
 [[ $CRAWLER_ARGS == *--threads* ]] && THREADS_NOTE="$CRAWLER_ARGS"
-COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-DIRTY=$(git -C "$REPO" status --porcelain -uno 2>/dev/null | grep -c . || true)
-((DIRTY == 0)) || COMMIT+=" (+ uncommitted changes in $DIRTY files)"
+if [ -n "${BENCH_COMMIT:-}" ]; then # e.g. when run from a `git archive` export
+  COMMIT=$BENCH_COMMIT
+else
+  COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  DIRTY=$(git -C "$REPO" status --porcelain -uno 2>/dev/null | grep -c . || true)
+  ((DIRTY == 0)) || COMMIT+=" (+ uncommitted changes in $DIRTY files)"
+fi
 {
   echo "# Crawl benchmark: crawler vs wget on a local nginx site"
   echo
