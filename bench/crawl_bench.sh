@@ -16,7 +16,7 @@
 #                and list its top functions by self time
 #   CRAWLER_ARGS extra options for `crawler crawl` (e.g. "--threads 4")
 #   KEEP=1       keep the temporary directory (site, logs, outputs)
-#   NICE=n       run nginx, redis-server and both crawlers under `nice -n n` (e.g. -10 as
+#   NICE=n       run nginx, redis-server, both crawlers and the parses under `nice -n n` (-10 as
 #                root on a machine shared with other work; the same for both crawlers)
 #
 # What it does, all on 127.0.0.1: generates the site(s) with gen_site (pages
@@ -298,7 +298,7 @@ run_parse() {
   local n=$1 mode line
   for mode in bare parser; do
     echo "crawl_bench: $mode parse, $n pages"
-    line=$("$BENCHBIN/bare_parse" "$mode" "$T/manifest-$n" "$T/site-$n" \
+    line=$("${NICE_CMD[@]}" "$BENCHBIN/bare_parse" "$mode" "$T/manifest-$n" "$T/site-$n" \
       "http://127.0.0.1:${PORT[crawler-$n]}") || die "bare_parse $mode failed"
     R[$mode-$n]=$(sed -n 's/.*ms_per_page=\([0-9]*\.[0-9]\{0,3\}\).*/\1/p' <<<"$line")
   done
@@ -411,7 +411,7 @@ fi
     echo "| crawler peak RSS | $(rss_mib crawler "$n") MiB | <= 64 MiB: $(verdict "${R[rss-crawler-$n]} <= 65536") |"
     echo
     echo "Redis after the crawl: used_memory $(mib "${R[redis-$n]}") MiB (empty server: $(mib "${R[redis0-$n]}") MiB; peak $(mib "${R[redispeak-$n]}") MiB; RSS $(mib "${R[redisrss-$n]}") MiB), ${R[rediskeys-$n]} keys, $(calc "%.0f" "(${R[redis-$n]} - ${R[redis0-$n]}) / $n") bytes per page."
-    echo "Of it, the visited set (Bloom filter, ${R[seenkeys-$n]} keys \`*:seen*\`, sized by --bloom-capacity, default 100 M URLs): $(mib "${R[seenbytes-$n]}") MiB; every other key: $(mib "${R[otherbytes-$n]}") MiB, $(calc "%.0f" "${R[otherbytes-$n]} / $n") bytes per page."
+    echo "Of it, the visited set (Bloom filter, ${R[seenkeys-$n]} keys \`*:seen*\`, sized by --bloom-capacity, not by the crawl): $(mib "${R[seenbytes-$n]}") MiB; every other key: $(mib "${R[otherbytes-$n]}") MiB, $(calc "%.0f" "${R[otherbytes-$n]} / $n") bytes per page."
     echo "Biggest other keys (bytes): $(grep -v ':seen' "$T/redis-keys-$n" | head -5 | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')."
     echo "nginx worker CPU during the crawl: wget $(calc "%.3f" "${R[nginx-wget-$n]} * 1000 / $n") ms/page, crawler $(calc "%.3f" "${R[nginx-crawler-$n]} * 1000 / $n") ms/page. Crawler JSON records: ${R[records-$n]}."
   done
