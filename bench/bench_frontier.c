@@ -193,6 +193,7 @@ static void free_urls(char **u, size_t n)
 /* Claims and finishes (with the given links per page) until DONE or
  * max_pages; returns pages finished. */
 typedef const char *const *(*links_fn)(void *ud, size_t *n);
+static double claim_cpu; /* redis-server CPU seconds spent in claims (drain) */
 static size_t drain(frontier_t *f, size_t max_pages, size_t claim_batch, links_fn links, void *ud)
 {
     static frontier_item_t it[BATCH];
@@ -202,7 +203,10 @@ static size_t drain(frontier_t *f, size_t max_pages, size_t claim_batch, links_f
     while (pages < max_pages && now_s() < deadline) {
         size_t n = 0;
         frontier_state_t st;
-        if (frontier_claim(f, claim_batch, it, &n, &st, NULL) < 0 || st == FRONTIER_DONE)
+        double cc0 = redis_cpu();
+        int crc = frontier_claim(f, claim_batch, it, &n, &st, NULL);
+        claim_cpu += redis_cpu() - cc0;
+        if (crc < 0 || st == FRONTIER_DONE)
             break;
         if (st == FRONTIER_WAIT) {
             usleep(1000);
@@ -288,6 +292,7 @@ typedef struct tput {
     double rate, raw, seed_s, drain_s;
     double cpu_us, raw_cpu_us;     /* redis-server CPU per URL */
     double client_us, seed_cpu_us; /* client CPU per URL; Redis CPU per URL enqueued */
+    double claim_cpu_us;           /* Redis CPU per URL claimed */
     double bloom, bloom_cpu_us;    /* bloom_add_many alone: URLs/s, Redis CPU per URL */
     uint64_t trips;
 } tput_t;
@@ -305,7 +310,9 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
     frontier_seed(x.f, (const char *const *)urls, n, 0, &added);
     double t1 = now_s();
     out->seed_cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
+    claim_cpu = 0;
     size_t pages = drain(x.f, n, BATCH, NULL, NULL);
+    out->claim_cpu_us = claim_cpu * 1e6 / (double)n;
     double t2 = now_s();
     out->cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
     out->client_us = (self_cpu() - s0) * 1e6 / (double)n;
@@ -390,35 +397,39 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
             load[0] = 0;
         fclose(la);
     }
-    fprintf(o,
-            "# Frontier benchmark\n\n"
-            "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), one "
-            "client connection, %ld CPUs, load average %.1f at the end of the run.  Wall-clock "
-            "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
-            "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
-            "Redis core sustains at that cost.\n\n"
-            "## Throughput: enqueue -> claim -> acknowledge (%zu URLs, per_host high, delay 0)\n\n"
-            "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
-            "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
-            "per pipelined round trip (atomic calls of 32 pages).  Reference (same run, same "
-            "URLs): one plain Redis list, "
-            "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
-            "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
-            "enqueue.\n\n"
-            "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
-            "(of which enqueue) | URLs/s per Redis core | client CPU us/URL | plain list URLs/s "
-            "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
-            "plain list | frontier / Bloom alone |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, BATCH, FINISH_BATCH, BATCH);
+    fprintf(
+        o,
+        "# Frontier benchmark\n\n"
+        "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), one "
+        "client connection, %ld CPUs, load average %.1f at the end of the run.  Wall-clock "
+        "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
+        "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
+        "Redis core sustains at that cost.\n\n"
+        "## Throughput: enqueue -> claim -> acknowledge (%zu URLs, per_host high, delay 0)\n\n"
+        "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
+        "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
+        "per pipelined round trip (atomic calls of 32 pages).  Reference (same run, same "
+        "URLs): one plain Redis list, "
+        "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
+        "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
+        "enqueue.\n\n"
+        "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
+        "(enqueue + claim + ack) | URLs/s per Redis core | client CPU us/URL | plain list URLs/s "
+        "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
+        "plain list | frontier / Bloom alone |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, BATCH, FINISH_BATCH, BATCH);
     for (size_t i = 0; i < nt; i++)
         fprintf(o,
-                "| %zu | %.0f | %.2f | %.2f | %llu | %.1f (%.1f) | %.0f | %.1f | %.0f (%.1f) | "
+                "| %zu | %.0f | %.2f | %.2f | %llu | %.1f (%.1f + %.1f + %.1f) | %.0f | %.1f | "
+                "%.0f (%.1f) | "
                 "%.0f (%.1f) | %.3f | %.2f |\n",
                 t[i].hosts, t[i].rate, t[i].seed_s, t[i].drain_s, (unsigned long long)t[i].trips,
-                t[i].cpu_us, t[i].seed_cpu_us, t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0,
-                t[i].client_us, t[i].raw, t[i].raw_cpu_us, t[i].bloom, t[i].bloom_cpu_us,
-                t[i].rate / t[i].raw, t[i].bloom > 0 ? t[i].rate / t[i].bloom : 0);
+                t[i].cpu_us, t[i].seed_cpu_us, t[i].claim_cpu_us,
+                t[i].cpu_us - t[i].seed_cpu_us - t[i].claim_cpu_us,
+                t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0, t[i].client_us, t[i].raw, t[i].raw_cpu_us,
+                t[i].bloom, t[i].bloom_cpu_us, t[i].rate / t[i].raw,
+                t[i].bloom > 0 ? t[i].rate / t[i].bloom : 0);
     fprintf(o, "\n## Steady state: pages of 40 links (4 new, 36 already seen), 100 hosts\n\n"
                "Round trips counted in the client over every frontier call (claim, finish, one "
                "heartbeat).  A one-round-trip-per-link design (scrapy-redis style: pop, then SADD "

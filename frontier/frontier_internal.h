@@ -12,7 +12,17 @@
 
 struct redisReply;
 
-enum { FR_CLAIM, FR_FINISH, FR_SEED, FR_RETRY, FR_RELEASE, FR_HEARTBEAT, FR_BYE, FR_SCRIPT_COUNT };
+enum {
+    FR_CLAIM,
+    FR_FINISH,
+    FR_SEED,
+    FR_RETRY,
+    FR_RELEASE,
+    FR_HEARTBEAT,
+    FR_BYE,
+    FR_ACK,
+    FR_SCRIPT_COUNT
+};
 
 #define FR_PREFIX_MAX (FRONTIER_MAX_CRAWL_NAME + 16)
 #define FR_MAX_CLAIM 1000   /* URLs per claim call (Lua unpack limit) */

@@ -321,6 +321,177 @@ static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const 
     return rc;
 }
 
+/* ---- finish, common case (ack) ------------------------------------------ */
+
+/* Length of a URL's origin "scheme://host[:port]", as the scripts' host_of
+ * and origin read it from an entry. */
+static size_t origin_len(const char *url)
+{
+    const char *p = strchr(url, '/');
+    const char *q = p && p[1] == '/' ? strchr(p + 2, '/') : NULL;
+    return p && p[1] == '/' && q ? (size_t)(q - url) : strlen(url);
+}
+
+/* 1 if pages p[0..n) can take the ack path: valid items, all leased to one
+ * worker, no lease twice. */
+static int ack_eligible(const frontier_done_t *p, size_t n)
+{
+    const char *w0, *w;
+    size_t s0, sl;
+    if (!p[0].item || fr_lease_split(p[0].item->lease, &w0, &s0) < 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].item || !p[i].item->url || fr_lease_split(p[i].item->lease, &w, &sl) < 0 ||
+            strcmp(w, w0) != 0 || (p[i].nlinks && !p[i].links))
+            return 0;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(p[j].item->lease, p[i].item->lease) == 0)
+                return 0;
+    }
+    return 1;
+}
+
+static int no_error(const frontier_outcome_t *o)
+{
+    return !o->error || !*o->error;
+}
+
+/* The hosts of the pages (origin, pages, any page fine) and the counters,
+ * summed as the finish script would sum them for pages whose lease held. */
+static void ack_totals(const frontier_done_t *p, size_t n, const offer_t *o, fr_args_t *a)
+{
+    size_t nh = 0, hidx[FR_FINISH_GROUP], hcnt[FR_FINISH_GROUP];
+    int hok[FR_FINISH_GROUP];
+    uint64_t c[10] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0}; /* as F in ack_body */
+    for (size_t i = 0; i < n; i++) {
+        const char *u = p[i].item->url;
+        size_t ol = origin_len(u), h = 0;
+        while (h < nh && !(origin_len(p[hidx[h]].item->url) == ol &&
+                           memcmp(p[hidx[h]].item->url, u, ol) == 0))
+            h++;
+        if (h == nh) {
+            hidx[nh] = i;
+            hcnt[nh] = 0;
+            hok[nh++] = 0;
+        }
+        int st = p[i].outcome.status > 0 ? p[i].outcome.status : 0;
+        hcnt[h]++;
+        hok[h] |= no_error(&p[i].outcome) && st > 0 && st < 500 && st != 429;
+        c[1] += p[i].outcome.bytes;
+        if (st >= 200 && st < 600)
+            c[2 + (st / 100 - 2)]++;
+        else if (st != 0)
+            c[6]++;
+        c[7] += !no_error(&p[i].outcome);
+        c[8] += o[i].cached;
+        c[9] += o[i].skipped;
+    }
+    fa_u64(a, nh);
+    for (size_t h = 0; h < nh; h++) {
+        fa_str(a, p[hidx[h]].item->url, origin_len(p[hidx[h]].item->url));
+        fa_u64(a, hcnt[h]);
+        fa_u64(a, (uint64_t)hok[h]);
+    }
+    for (int x = 0; x < 10; x++)
+        fa_u64(a, c[x]);
+    size_t nk = 0, kidx[FR_FINISH_GROUP], kcnt[FR_FINISH_GROUP];
+    for (size_t i = 0; i < n; i++) {
+        if (no_error(&p[i].outcome))
+            continue;
+        size_t k = 0;
+        while (k < nk && strcmp(p[kidx[k]].outcome.error, p[i].outcome.error) != 0)
+            k++;
+        if (k == nk) {
+            kidx[nk] = i;
+            kcnt[nk++] = 0;
+        }
+        kcnt[k]++;
+    }
+    fa_u64(a, nk);
+    for (size_t k = 0; k < nk; k++) {
+        fa_cstr(a, p[kidx[k]].outcome.error);
+        fa_u64(a, kcnt[k]);
+    }
+}
+
+/* One ack call for pages p[0..n) (n <= FR_FINISH_GROUP, ack_eligible). */
+static int build_ack(frontier_t *f, const frontier_done_t *p, size_t n, offer_t *o, fr_args_t *a)
+{
+    blocks_t bl = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = offer_prepare(f, p[i].links, p[i].nlinks, 1, p[i].link_depth > f->cfg.max_depth, &bl,
+                           &o[i]);
+    if (rc == 0)
+        rc = offer_keys(f, &bl, a);
+    free(bl.v);
+    if (rc < 0)
+        return rc;
+    const char *w;
+    size_t seqlen;
+    fr_lease_split(p[0].item->lease, &w, &seqlen);
+    fa_cstr(a, f->prefix);
+    fa_u64(a, n);
+    fa_u64(a, f->cfg.max_pages);
+    fa_u64(a, f->cfg.max_pages_per_host);
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, probe_k(o, n));
+    fa_cstr(a, w);
+    ack_totals(p, n, o, a);
+    for (size_t i = 0; i < n; i++) {
+        fr_lease_split(p[i].item->lease, &w, &seqlen);
+        fa_str(a, p[i].item->lease, seqlen);
+        if (o[i].nsent == 0) {
+            fa_u64(a, 0);
+            continue;
+        }
+        fa_u64(a, section_len(&o[i], NULL));
+        offer_links(&o[i], p[i].links, p[i].link_depth, a);
+    }
+    return 0;
+}
+
+static int is_slow(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+           r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "slow") == 0;
+}
+
+/* Sends again, through the finish script, the groups whose ack found a
+ * lease missing (nothing was changed by it); one more round trip. */
+static int finish_slow_groups(frontier_t *f, const frontier_done_t *pages, size_t n,
+                              offer_t *offers, redisReply **rep, size_t nc)
+{
+    size_t idx[64], ns = 0;
+    fr_args_t calls[64];
+    redisReply *r2[64] = {0};
+    for (size_t c = 0; c < nc && ns < 64; c++)
+        if (is_slow(rep[c]))
+            idx[ns++] = c;
+    if (ns == 0)
+        return 0;
+    int rc = 0;
+    for (size_t s = 0; s < ns; s++) {
+        size_t at = idx[s] * FR_FINISH_GROUP;
+        size_t m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
+        for (size_t i = 0; i < m; i++)
+            offer_free(&offers[at + i]);
+        fa_init(&calls[s]);
+        if (rc == 0)
+            rc = build_finish(f, pages + at, m, offers + at, &calls[s]);
+    }
+    if (rc == 0)
+        rc = fr_run(f, FR_FINISH, calls, ns, r2);
+    for (size_t s = 0; s < ns; s++) {
+        fa_free(&calls[s]);
+        if (rc == 0) {
+            freeReplyObject(rep[idx[s]]);
+            rep[idx[s]] = r2[s];
+        }
+    }
+    return rc;
+}
+
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
 {
     if (!f || (!pages && n))
@@ -332,12 +503,20 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
     offer_t *offers = calloc(n, sizeof *offers);
     redisReply **rep = calloc(nc, sizeof *rep);
     int rc = calls && offers && rep ? 0 : FRONTIER_ENOMEM;
+    int fast = nc <= 64; /* finish_slow_groups handles up to 64 groups */
+    for (size_t c = 0; rc == 0 && fast && c < nc; c++) {
+        size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
+        fast = ack_eligible(pages + at, m);
+    }
     for (size_t c = 0; rc == 0 && c < nc; c++) {
         size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
-        rc = build_finish(f, pages + at, m, offers + at, &calls[c]);
+        rc = fast ? build_ack(f, pages + at, m, offers + at, &calls[c])
+                  : build_finish(f, pages + at, m, offers + at, &calls[c]);
     }
     if (rc == 0)
-        rc = fr_run(f, FR_FINISH, calls, nc, rep);
+        rc = fr_run(f, fast ? FR_ACK : FR_FINISH, calls, nc, rep);
+    if (rc == 0 && fast)
+        rc = finish_slow_groups(f, pages, n, offers, rep, nc);
     for (size_t c = 0; rc >= 0 && c < nc; c++) {
         size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
         int prc = rep[c]->type == REDIS_REPLY_ERROR

@@ -406,6 +406,67 @@ static const char finish_body[] =
     "offer_flush(st, per_host)\n"
     "return out\n";
 
+/* The common case of finish, with the per-page bookkeeping done by the
+ * client: every page of the group is leased to one worker, no token twice.
+ * KEYS as finish.  ARGV: P npages max_pages max_pages_per_host per_host k
+ * worker nhosts (origin pages ok)*nhosts, fetched bytes status_2xx..5xx
+ * status_other errors seen_links skipped_links nkinds (kind n)*nkinds, then
+ * per page: token span and a link section of span arguments.  If a lease is
+ * missing it changes nothing and returns {'slow'} (the client then sends
+ * the group to finish, which sorts lost pages out); else as finish. */
+static const char ack_body[] =
+    "local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "local lk, nh = P..'lease:'..ARGV[7], tonumber(ARGV[8])\n"
+    "local c = 9 + 3 * nh\n"
+    "local nkinds = tonumber(ARGV[c + 10])\n"
+    "local i = c + 11 + 2 * nkinds\n"
+    "local toks, at = {}, {}\n"
+    "for pg = 1, np do\n"
+    "  toks[pg] = ARGV[i]; at[pg] = i + 2\n"
+    "  i = i + 2 + tonumber(ARGV[i + 1])\n"
+    "end\n"
+    "local vals = redis.call('HMGET', lk, unpack(toks))\n"
+    "for pg = 1, np do if not vals[pg] then return {'slow'} end end\n"
+    "redis.call('HDEL', lk, unpack(toks))\n"
+    "local hosts, ok = {}, {}\n"
+    "for h = 9, c - 1, 3 do\n"
+    "  hosts[#hosts + 1] = ARGV[h]\n"
+    "  if ARGV[h + 2] == '1' then ok[#ok + 1] = ARGV[h] end\n"
+    "end\n"
+    "if nh > 0 then\n"
+    "  local hv, set, del = redis.call('HMGET', K_HINF, unpack(hosts)), {}, {}\n"
+    "  for x, host in ipairs(hosts) do\n"
+    "    local v = num(hv[x]) - tonumber(ARGV[9 + 3 * (x - 1) + 1])\n"
+    "    if v <= 0 then del[#del + 1] = host else set[#set + 1] = host; set[#set + 1] = v end\n"
+    "  end\n"
+    "  if #set > 0 then redis.call('HSET', K_HINF, unpack(set)) end\n"
+    "  if #del > 0 then redis.call('HDEL', K_HINF, unpack(del)) end\n"
+    "end\n"
+    "if #ok > 0 then redis.call('HDEL', K_HFAIL, unpack(ok)) end\n"
+    "local st = offer_begin()\n"
+    "local out = {}\n"
+    "for pg = 1, np do\n"
+    "  local codes = ''\n"
+    "  if ARGV[at[pg] - 1] ~= '0' then\n"
+    "    codes = offer_links(st, KEYS, ARGV, at[pg], k, false, maxp, maxh)\n"
+    "  end\n"
+    "  out[2 * pg - 1] = 0; out[2 * pg] = codes\n"
+    "end\n"
+    "local F = {'fetched', 'bytes', 'status_2xx', 'status_3xx', 'status_4xx', 'status_5xx',\n"
+    "           'status_other', 'errors', 'seen_links', 'skipped_links'}\n"
+    "for x, f in ipairs(F) do\n"
+    "  if ARGV[c + x - 1] ~= '0' then redis.call('HINCRBY', K_STATS, f, ARGV[c + x - 1]) end\n"
+    "end\n"
+    "count('inflight', -np); count('new_links', st.new)\n"
+    "count('seen_links', st.seen); count('skipped_links', st.skipped)\n"
+    "for x = c + 11, c + 10 + 2 * nkinds, 2 do\n"
+    "  redis.call('HINCRBY', P..'errors', ARGV[x], ARGV[x + 1])\n"
+    "end\n"
+    "wake_many(hosts, per_host, true)\n"
+    "offer_flush(st, per_host)\n"
+    "return out\n";
+
 /* KEYS: ready, Bloom blocks.  ARGV: P force max_pages max_pages_per_host
  * per_host k, link section -> codes */
 static const char seed_body[] =
@@ -499,13 +560,13 @@ static const char bye_body[] = "if redis.call('HLEN', P..'lease:'..ARGV[2]) == 0
 static const char *const bodies[FR_SCRIPT_COUNT] = {
     [FR_CLAIM] = claim_body, [FR_FINISH] = finish_body,   [FR_SEED] = seed_body,
     [FR_RETRY] = retry_body, [FR_RELEASE] = release_body, [FR_HEARTBEAT] = heartbeat_body,
-    [FR_BYE] = bye_body,
+    [FR_BYE] = bye_body,     [FR_ACK] = ack_body,
 };
 
 static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_CLAIM] = "claim", [FR_FINISH] = "finish",   [FR_SEED] = "seed",
     [FR_RETRY] = "retry", [FR_RELEASE] = "release", [FR_HEARTBEAT] = "heartbeat",
-    [FR_BYE] = "bye",
+    [FR_BYE] = "bye",     [FR_ACK] = "ack",
 };
 
 static uint64_t fnv1a(uint64_t h, const char *s)

@@ -411,10 +411,17 @@ Test(frontier, links_over_many_hosts_and_bloom_blocks_are_queued_once)
     cr_assert_eq(redis_int(e.c, "HLEN %s", "crawler:{t}:hadmit"), HOSTS + 2);
     cr_assert_eq(redis_int(e.c, "HGET crawler:{t}:hadmit %s", "http://h7.test"),
                  N / HOSTS + (7 < N % HOSTS));
-    /* drain: every link comes out exactly once */
+    /* drain, finishing whole batches with mixed outcomes: every link comes
+     * out exactly once, and the counters add up */
     uint8_t *got = calloc(N, 1);
     cr_assert_not_null(got);
-    frontier_item_t batch[256];
+    static frontier_item_t batch[256];
+    static frontier_done_t d[256];
+    const frontier_outcome_t kinds[4] = {{.status = 404, .bytes = 1},
+                                         {.status = 301, .bytes = 2},
+                                         {.status = 0, .error = "timeout"},
+                                         {.status = 200, .bytes = 4, .error = "truncated"}};
+    size_t want[4] = {0};
     for (int round = 0; round < 100; round++) {
         frontier_state_t st = claim_wait(e.f, 256, batch, &n);
         if (st == FRONTIER_DONE)
@@ -424,9 +431,12 @@ Test(frontier, links_over_many_hosts_and_bloom_blocks_are_queued_once)
             cr_assert_eq(sscanf(batch[i].url, "http://h%*d.test/p%d", &idx), 1, "%s", batch[i].url);
             cr_assert(idx >= 0 && idx < N && !got[idx], "%s claimed twice", batch[i].url);
             got[idx] = 1;
-            finish_one(e.f, &batch[i], NULL, 0, NULL, 0);
-            frontier_item_clear(&batch[i]);
+            d[i] = (frontier_done_t){.item = &batch[i], .outcome = kinds[idx % 4]};
+            want[idx % 4]++;
         }
+        cr_assert_eq(frontier_finish(e.f, d, n), 0);
+        for (size_t i = 0; i < n; i++)
+            frontier_item_clear(&batch[i]);
     }
     for (int i = 0; i < N; i++)
         cr_assert(got[i], "%s was never claimed", links[i]);
@@ -435,6 +445,13 @@ Test(frontier, links_over_many_hosts_and_bloom_blocks_are_queued_once)
     cr_assert_eq(s.new_links, N);
     cr_assert_eq(s.seen_links, 600);
     cr_assert_eq(s.fetched, N + 2);
+    cr_assert_eq(s.status_2xx, want[3] + 2);
+    cr_assert_eq(s.status_3xx, want[1]);
+    cr_assert_eq(s.status_4xx, want[0]);
+    cr_assert_eq(s.errors, want[2] + want[3]);
+    cr_assert_eq(s.bytes, 200 + want[0] + 2 * want[1] + 4 * want[3]);
+    cr_assert_eq(s.nkinds, 2);
+    cr_assert_eq(s.kinds[0].count + s.kinds[1].count, want[2] + want[3]);
     cr_assert_eq(s.hosts, HOSTS + 2);
     cr_assert_eq(s.queued, 0);
     cr_assert_eq(s.in_flight, 0);
