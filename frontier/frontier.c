@@ -238,6 +238,53 @@ int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **r
     return rc;
 }
 
+int fr_send(frontier_t *f, int script, fr_args_t *call)
+{
+    if (call->oom || call->n < 3)
+        return FRONTIER_ENOMEM;
+    call->v[1] = f->fn[script];
+    call->len[1] = strlen(f->fn[script]);
+    if (redisAppendCommandArgv(f->rc, (int)call->n, call->v, call->len) != REDIS_OK)
+        return FRONTIER_EIO;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(f->rc, &done) != REDIS_OK)
+            return FRONTIER_EIO;
+    return 0;
+}
+
+int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
+{
+    f->round_trips++;
+    int reload = 0, rc = 0;
+    for (size_t i = 0; i < n; i++)
+        rep[i] = NULL;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        void *r = NULL;
+        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
+            rc = FRONTIER_EIO;
+        else if (is_noscript(r)) {
+            freeReplyObject(r);
+            reload = 1;
+        } else
+            rep[i] = r;
+    }
+    for (int attempt = 0; rc == 0 && reload && attempt < 2; attempt++) {
+        rc = fr_load(f);
+        if (rc == 0)
+            rc = send_pending(f, script, calls, n, rep, &reload);
+    }
+    if (rc == 0 && reload)
+        rc = FRONTIER_EREPLY;
+    if (rc < 0)
+        for (size_t i = 0; i < n; i++) {
+            if (rep[i])
+                freeReplyObject(rep[i]);
+            rep[i] = NULL;
+        }
+    return rc;
+}
+
 int fr_reply_u64(const redisReply *r, uint64_t *out)
 {
     if (!r)

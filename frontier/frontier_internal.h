@@ -85,6 +85,15 @@ void fa_fcall(fr_args_t *a, size_t numkeys);
  * an error reply).  FRONTIER_EIO if the connection failed (no reply kept),
  * FRONTIER_ENOMEM if a builder ran out of memory (nothing sent). */
 int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
+/* Sends one prepared FCALL now (appended and written out), so that Redis
+ * runs it while the caller prepares the next one; fr_collect then reads the
+ * replies of the calls sent so far.  FRONTIER_ENOMEM (nothing sent) or
+ * FRONTIER_EIO. */
+int fr_send(frontier_t *f, int script, fr_args_t *call);
+/* Reads the replies of the n calls sent with fr_send (one round trip),
+ * reloading the library and resending the calls that found no function, as
+ * fr_run does; same results as fr_run. */
+int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
 int fr_load(frontier_t *f);
 

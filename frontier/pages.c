@@ -498,6 +498,13 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
         return FRONTIER_EINVAL;
     if (n == 0)
         return 0;
+    for (size_t i = 0; i < n; i++) { /* before any group is sent */
+        const char *w;
+        size_t seqlen;
+        if (!pages[i].item || fr_lease_split(pages[i].item->lease, &w, &seqlen) < 0 ||
+            (pages[i].nlinks && !pages[i].links))
+            return FRONTIER_EINVAL;
+    }
     size_t nc = (n + FR_FINISH_GROUP - 1) / FR_FINISH_GROUP;
     fr_args_t *calls = calloc(nc, sizeof *calls);
     offer_t *offers = calloc(n, sizeof *offers);
@@ -508,13 +515,21 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
         size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
         fast = ack_eligible(pages + at, m);
     }
+    size_t sent = 0;
     for (size_t c = 0; rc == 0 && c < nc; c++) {
         size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
         rc = fast ? build_ack(f, pages + at, m, offers + at, &calls[c])
                   : build_finish(f, pages + at, m, offers + at, &calls[c]);
+        if (rc == 0)
+            rc = fr_send(f, fast ? FR_ACK : FR_FINISH, &calls[c]);
+        sent += rc == 0;
     }
-    if (rc == 0)
-        rc = fr_run(f, fast ? FR_ACK : FR_FINISH, calls, nc, rep);
+    /* calls already sent ran: read their replies even after a failed build */
+    if (sent && rc != FRONTIER_EIO) {
+        int crc = fr_collect(f, fast ? FR_ACK : FR_FINISH, calls, sent, rep);
+        if (rc == 0 || crc < 0)
+            rc = crc;
+    }
     if (rc == 0 && fast)
         rc = finish_slow_groups(f, pages, n, offers, rep, nc);
     for (size_t c = 0; rc >= 0 && c < nc; c++) {
@@ -563,13 +578,14 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int forc
     return 0;
 }
 
-/* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds. */
+/* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds,
+ * each sent as soon as it is built (Redis runs it while the next is built). */
 static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added)
 {
     fr_args_t calls[FR_SEED_PIPELINE];
     offer_t offers[FR_SEED_PIPELINE];
     redisReply *rep[FR_SEED_PIPELINE] = {0};
-    size_t nc = (n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK;
+    size_t nc = (n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK, sent = 0;
     memset(offers, 0, sizeof offers);
     int rc = 0;
     for (size_t i = 0; i < nc; i++)
@@ -577,13 +593,18 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int forc
     for (size_t i = 0; rc == 0 && i < nc; i++) {
         size_t m = n - i * FR_SEED_CHUNK < FR_SEED_CHUNK ? n - i * FR_SEED_CHUNK : FR_SEED_CHUNK;
         rc = build_seed(f, urls + i * FR_SEED_CHUNK, m, force, &offers[i], &calls[i]);
+        if (rc == 0)
+            rc = fr_send(f, FR_SEED, &calls[i]);
+        sent += rc == 0;
     }
+    /* the calls sent are read even after a failed build (they ran) */
+    int crc = sent && rc != FRONTIER_EIO ? fr_collect(f, FR_SEED, calls, sent, rep) : 0;
     if (rc == 0)
-        rc = fr_run(f, FR_SEED, calls, nc, rep);
-    for (size_t i = 0; rc == 0 && i < nc; i++) {
+        rc = crc;
+    for (size_t i = 0; crc == 0 && i < sent; i++) {
         long nnew = offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]);
         if (nnew < 0)
-            rc = FRONTIER_EREPLY;
+            rc = rc ? rc : FRONTIER_EREPLY;
         else
             *added += (size_t)nnew;
     }
