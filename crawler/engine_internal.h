@@ -66,7 +66,7 @@ typedef struct xfer {
     char **links;
     size_t nlinks, links_cap;
     uint64_t *seen; /* open-addressing set of link hashes (page-local dedupe) */
-    size_t seen_cap;
+    size_t seen_cap, nseen;
     buf_t body;     /* robots body, or the page body when writing WARC */
     buf_t reqhead;  /* raw request head (WARC) */
     buf_t resphead; /* raw response head (WARC) */

@@ -91,7 +91,7 @@ static int seen_insert(xfer_t *x, uint64_t h)
 {
     if (h == 0)
         h = 1;
-    if ((x->nlinks + 1) * 2 > x->seen_cap) {
+    if ((x->nseen + 1) * 2 > x->seen_cap) {
         size_t cap = x->seen_cap ? x->seen_cap * 2 : 256;
         uint64_t *n = calloc(cap, sizeof *n);
         if (!n)
@@ -115,14 +115,15 @@ static int seen_insert(xfer_t *x, uint64_t h)
         j = (j + 1) & (x->seen_cap - 1);
     }
     x->seen[j] = h;
+    x->nseen++;
     return 1;
 }
 
 static void add_link(xfer_t *x, const char *url, size_t len)
 {
-    if (x->nlinks >= ENGINE_MAX_LINKS_PER_PAGE || !scope_allows(x->w->scope, url))
-        return;
-    if (seen_insert(x, XXH3_64bits(url, len)) != 1)
+    /* de-duplicate first: menus repeat links, and the scope check costs more */
+    if (x->nlinks >= ENGINE_MAX_LINKS_PER_PAGE || seen_insert(x, XXH3_64bits(url, len)) != 1 ||
+        !scope_allows(x->w->scope, url))
         return;
     if (x->nlinks == x->links_cap) {
         size_t cap = x->links_cap ? x->links_cap * 2 : 32;
@@ -277,6 +278,7 @@ static void xfer_clear(xfer_t *x)
     x->nlinks = 0;
     if (x->seen)
         memset(x->seen, 0, x->seen_cap * sizeof *x->seen);
+    x->nseen = 0;
     x->body.len = x->reqhead.len = x->resphead.len = 0;
     x->blocked = x->too_large = x->parse_started = x->seed_host = 0;
     x->bytes = 0;
@@ -516,7 +518,7 @@ static void take_links(done_t *d, xfer_t *x)
     x->nlinks = x->links_cap = 0;
     free(x->seen);
     x->seen = NULL;
-    x->seen_cap = 0;
+    x->seen_cap = x->nseen = 0;
 }
 
 static void redirect_link(worker_t *w, xfer_t *x)

@@ -588,13 +588,78 @@ static int put(char *buf, size_t buflen, const char *s)
     return (int)n;
 }
 
+/* The parts of a URL in the normalizer's own output form,
+ * "http[s]://[userinfo@]host[:port]/...", found by scanning (no allocation:
+ * the crawler asks for the host of every link).  0, or -1 when url is not in
+ * that form (then libcurl's parser decides). */
+typedef struct url_parts {
+    size_t scheme_len; /* "http" / "https" */
+    const char *host;  /* lowercase name, IPv4, or "[v6]" */
+    size_t host_len;
+    const char *port; /* NULL, or the digits after ':' */
+    size_t port_len;
+} url_parts_t;
+
+static int host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+}
+
+static int split_normalized(const char *url, url_parts_t *p)
+{
+    if (!strncmp(url, "http://", 7))
+        p->scheme_len = 4;
+    else if (!strncmp(url, "https://", 8))
+        p->scheme_len = 5;
+    else
+        return -1;
+    const char *auth = url + p->scheme_len + 3, *end = strchr(auth, '/');
+    if (!end)
+        return -1;
+    const char *at = memchr(auth, '@', (size_t)(end - auth)), *h = at ? at + 1 : auth, *q = h;
+    if (*q == '[') {
+        while (q < end && *q != ']')
+            q++;
+        if (q == end)
+            return -1;
+        q++;
+    } else {
+        while (q < end && host_char(*q))
+            q++;
+    }
+    p->host = h;
+    p->host_len = (size_t)(q - h);
+    p->port = NULL;
+    p->port_len = 0;
+    if (q < end && *q == ':') {
+        p->port = q + 1;
+        p->port_len = (size_t)(end - q - 1);
+        for (const char *d = p->port; d < end; d++)
+            if (*d < '0' || *d > '9')
+                return -1;
+        if (p->port_len == 0)
+            return -1;
+    } else if (q != end) {
+        return -1;
+    }
+    return p->host_len ? 0 : -1;
+}
+
 int parser_url_host(const char *url, char *buf, size_t buflen)
 {
     CURLU *h;
     char *host = NULL;
     int rc;
+    url_parts_t fast;
     if (!url || !buf)
         return PARSER_EINVAL;
+    if (split_normalized(url, &fast) == 0) {
+        if (fast.host_len >= buflen || fast.host_len > INT32_MAX)
+            return PARSER_ETOOLONG;
+        memcpy(buf, fast.host, fast.host_len);
+        buf[fast.host_len] = '\0';
+        return (int)fast.host_len;
+    }
     if (!(h = curl_url()))
         return PARSER_ENOMEM;
     rc = map_uc(curl_url_set(h, CURLUPART_URL, url, 0));
@@ -612,8 +677,15 @@ int parser_url_origin(const char *url, char *buf, size_t buflen)
     CURLU *h;
     char *sch = NULL, *host = NULL, *port = NULL;
     int rc, n;
+    url_parts_t fast;
     if (!url || !buf)
         return PARSER_EINVAL;
+    if (split_normalized(url, &fast) == 0) {
+        n = snprintf(buf, buflen, "%.*s://%.*s%s%.*s", (int)fast.scheme_len, url,
+                     (int)fast.host_len, fast.host, fast.port ? ":" : "", (int)fast.port_len,
+                     fast.port ? fast.port : "");
+        return (n < 0 || (size_t)n >= buflen) ? PARSER_ETOOLONG : n;
+    }
     if (!(h = curl_url()))
         return PARSER_ENOMEM;
     rc = map_uc(curl_url_set(h, CURLUPART_URL, url, 0));

@@ -5,6 +5,7 @@
  * chunks with bounded memory).  Every failure message names its input.
  */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <libxml/parser.h>
@@ -289,6 +290,44 @@ Test(parser_url, gives_host_and_origin_of_normalized_urls)
     cr_expect_eq(parser_url_host("http://x.org/", buf, 5), PARSER_ETOOLONG);
     cr_expect_eq(parser_url_host("no url", buf, sizeof(buf)), PARSER_EBADURL);
     cr_expect_eq(parser_url_origin(NULL, buf, sizeof(buf)), PARSER_EINVAL);
+}
+
+/* The scanning fast path gives what libcurl's parser gives, for the
+ * normalizer's output of varied references. */
+Test(parser_url, host_and_origin_agree_with_libcurl)
+{
+    static const char *const refs[] = {"HTTP://Example.COM:80/a/../b?x#f",
+                                       "https://u:p@x.org:8443/p",
+                                       "http://[::1]:8080/",
+                                       "http://127.0.0.1:1/",
+                                       "https://b\xc3\xbc"
+                                       "cher.example/",
+                                       "http://a_b.example./x",
+                                       "http://x.org?q",
+                                       "https://X.org:443",
+                                       "http://1.2.3.4:65535/z"};
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+        char *url = NULL, host[256], origin[512];
+        cr_assert_eq(parser_url_normalize(NULL, refs[i], 0, &url), 0, "normalize %s", refs[i]);
+        cr_assert_gt(parser_url_host(url, host, sizeof host), 0, "host of %s", url);
+        cr_assert_gt(parser_url_origin(url, origin, sizeof origin), 0, "origin of %s", url);
+        CURLU *h = curl_url();
+        char *ch = NULL, *cs = NULL, *cp = NULL;
+        cr_assert_eq(curl_url_set(h, CURLUPART_URL, url, 0), CURLUE_OK);
+        cr_assert_eq(curl_url_get(h, CURLUPART_HOST, &ch, 0), CURLUE_OK);
+        cr_assert_eq(curl_url_get(h, CURLUPART_SCHEME, &cs, 0), CURLUE_OK);
+        if (curl_url_get(h, CURLUPART_PORT, &cp, CURLU_NO_DEFAULT_PORT) != CURLUE_OK)
+            cp = NULL;
+        char want[512];
+        snprintf(want, sizeof want, "%s://%s%s%s", cs, ch, cp ? ":" : "", cp ? cp : "");
+        cr_expect_str_eq(host, ch, "host of %s", url);
+        cr_expect_str_eq(origin, want, "origin of %s", url);
+        curl_free(ch);
+        curl_free(cs);
+        curl_free(cp);
+        curl_url_cleanup(h);
+        free(url);
+    }
 }
 
 Test(parser, recognizes_html_content_types)
