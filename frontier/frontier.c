@@ -18,7 +18,8 @@
  *   P workers       zset   wid -> ms when its lease expires
  *   P worker:<wid>  hash   heartbeat: host pid started last lease_until pages
  *                          pages_per_s in_flight
- *   P seq           string lease sequence number
+ *   P seq           string claim counter: claim b leases b*10000+1.. (the
+ *                          lease numbers; FR_MAX_CLAIM < 10000)
  *   P stats         hash   gauges queued inflight; counters enqueued seeds
  *                          claimed fetched bytes retried dead reclaimed
  *                          released new_links seen_links skipped_links errors

@@ -34,13 +34,17 @@
 
 #define PRELUDE                                                                                    \
     "local P, now, K_READY, K_STATS, K_DELAYED, K_HINF, K_HNEXT, K_HDELAY\n"                       \
-    "local K_HADMIT, K_HFAIL, K_WORKERS\n"                                                         \
+    "local K_HADMIT, K_HFAIL, K_WORKERS, SUF\n"                                                    \
     "local function begin(a)\n"                                                                    \
     "  if a[1] ~= P then\n"                                                                        \
     "    P = a[1]\n"                                                                               \
     "    K_READY, K_STATS, K_DELAYED = P..'ready', P..'stats', P..'delayed'\n"                     \
     "    K_HINF, K_HNEXT, K_HDELAY = P..'hinflight', P..'hnext', P..'hdelay'\n"                    \
     "    K_HADMIT, K_HFAIL, K_WORKERS = P..'hadmit', P..'hfail', P..'workers'\n"                   \
+    "  end\n"                                                                                      \
+    "  if not SUF then -- lease numbers of a claim: its number .. SUF[i] (no float formatting)\n"  \
+    "    SUF = {}\n"                                                                               \
+    "    for i = 1, 9999 do SUF[i] = string.format('%04d', i) end\n"                               \
     "  end\n"                                                                                      \
     "  local T = redis.call('TIME')\n"                                                             \
     "  now = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)\n"                          \
@@ -324,9 +328,9 @@ static const char claim_body[] =
     "end\n"
     "local n = #out\n"
     "if n > 0 then\n"
-    "  local base = redis.call('INCRBY', P..'seq', n) - n\n"
-    "  local hs = {}\n"
-    "  for i = 1, n do hs[2*i-1] = base + i; hs[2*i] = out[i] end\n"
+    "  local b = redis.call('INCR', P..'seq')\n"
+    "  local base, bs, hs = b * 10000, tostring(b), {}\n"
+    "  for i = 1, n do hs[2*i-1] = bs..SUF[i]; hs[2*i] = out[i] end\n"
     "  redis.call('HSET', P..'lease:'..worker, unpack(hs))\n"
     "  count('claimed', n); count('queued', -n); count('inflight', n)\n"
     "  return {0, now, 0, base, unpack(out)}\n"
