@@ -11,7 +11,8 @@
 #   SMALL=M      pages of the second, smaller site, to show that RSS does not grow
 #                with the crawl (default 2000; 0 or >= N: skip)
 #   TIMEOUT=s    bound on each crawl (default 600)
-#   MD=file      where to write the figures (default bench/crawler.md; MD= to skip)
+#   MD=file      where to write the figures (default bench/crawler.md; MD= to skip); what
+#                follows a line "<!-- notes -->" in the old file is kept
 #   PROFILE=1    also profile the crawler with `perf record` (a third crawl of the main site)
 #                and list its top functions by self time
 #   CRAWLER_ARGS extra options for `crawler crawl` (e.g. "--threads 4")
@@ -433,6 +434,10 @@ fi
 
 cat "$T/report.md"
 if [ -n "$MD" ]; then
+  # hand-written notes below the marker line survive a new run
+  if [ -f "$MD" ] && grep -q '^<!-- notes -->$' "$MD"; then
+    { echo; sed -n '/^<!-- notes -->$/,$p' "$MD"; } >>"$T/report.md"
+  fi
   cp "$T/report.md" "$MD"
   echo
   echo "crawl_bench: figures written to $MD"
