@@ -185,7 +185,14 @@
     "  if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end\n"                  \
     "  q[#q + 1] = e\n"                                                                            \
     "end\n"                                                                                        \
+    "local BF -- BITFIELD arguments: SET u1 <offset> 1, only the offsets are rewritten\n"          \
+    "local function bf_init()\n"                                                                   \
+    "  BF = {}\n"                                                                                  \
+    "  for j = 1, 1024 do BF[4*j-3] = 'SET'; BF[4*j-2] = 'u1'; BF[4*j-1] = '0'; BF[4*j] = '1' "    \
+    "end\n"                                                                                        \
+    "end\n"                                                                                        \
     "local function offer_fast(st, KEYS, ARGV, i, k, force)\n"                                     \
+    "  if not BF then bf_init() end\n"                                                             \
     "  local codes, nc, w, per = {}, 0, 1 + k, math.floor(1024 / k)\n"                             \
     "  local ng = tonumber(ARGV[i]); i = i + 1\n"                                                  \
     "  for _ = 1, ng do\n"                                                                         \
@@ -195,15 +202,12 @@
     "    while m < n do\n"                                                                         \
     "      local cnt = n - m\n"                                                                    \
     "      if cnt > per then cnt = per end\n"                                                      \
-    "      local args, na = {}, 0\n"                                                               \
+    "      local na = 1\n"                                                                         \
     "      for c = 0, cnt - 1 do\n"                                                                \
     "        local b = i + (m + c) * w\n"                                                          \
-    "        for j = b + 1, b + k do\n"                                                            \
-    "          args[na + 1] = 'SET'; args[na + 2] = 'u1'; args[na + 3] = ARGV[j]\n"                \
-    "          args[na + 4] = '1'; na = na + 4\n"                                                  \
-    "        end\n"                                                                                \
+    "        for j = b + 1, b + k do BF[na + 2] = ARGV[j]; na = na + 4 end\n"                      \
     "      end\n"                                                                                  \
-    "      local old = redis.call('BITFIELD', key, unpack(args))\n"                                \
+    "      local old = redis.call('BITFIELD', key, unpack(BF, 1, na - 1))\n"                       \
     "      for c = 0, cnt - 1 do\n"                                                                \
     "        local isnew = force\n"                                                                \
     "        if not isnew then\n"                                                                  \
