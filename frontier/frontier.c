@@ -36,7 +36,8 @@
  *
  * The Lua code is a Redis 7 Functions library (scripts.c); every call goes
  * through fr_run, which pipelines n FCALLs in one round trip and reloads the
- * library once if the server lost it.
+ * library once if the server lost it, or through fr_send + fr_collect, the
+ * same with each call written out as soon as it is built (seed, finish).
  */
 #include "frontier_internal.h"
 

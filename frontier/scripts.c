@@ -11,7 +11,10 @@
  * Redis never run each other's code.  ARGV[1] is always the key prefix
  * "crawler:{NAME}:"; every key a script touches is built from it, so all of
  * them share the {NAME} hash tag (one Redis Cluster slot); KEYS[1] is the
- * ready key (routing) and, in finish/seed, KEYS[2..] the Bloom block keys.
+ * ready key (routing) and, in finish/ack/seed, KEYS[2..] the Bloom block
+ * keys.  finish is the general per-page acknowledgement; ack is its common
+ * case (one worker, counters summed by the client) and hands a group back
+ * to finish, unchanged, when a lease is missing.
  *
  * Invariants kept by every script (see frontier.c for the key table):
  *   - a host is in `ready` iff its queue is non-empty and its in-flight count
