@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "fixtures.h"
 
 #define MAX_REPS 9
 
@@ -58,81 +59,14 @@ static void die(const char *what, const char *why)
     exit(1);
 }
 
-/* ---- a private redis-server ---------------------------------------------------- */
+/* ---- a private redis-server (the test fixture: tests/fixtures.h) ------------ */
 
-static pid_t redis_pid = -1;
-static char redis_dir[] = "/tmp/bench-bloom-XXXXXX";
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
-static redisContext *connect_port(int port)
-{
-    struct timeval tv = {2, 0};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (c && c->err) {
-        redisFree(c);
-        return NULL;
-    }
-    if (c)
-        redisSetTimeout(c, (struct timeval){60, 0});
-    return c;
-}
-
-static int start_redis(void)
-{
-    if (!mkdtemp(redis_dir))
-        die("mkdtemp", strerror(errno));
-    int port = free_port();
-    char ports[16];
-    snprintf(ports, sizeof ports, "%d", port);
-    redis_pid = fork();
-    if (redis_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) {
-            dup2(devnull, 1);
-            dup2(devnull, 2);
-        }
-        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1", "--save", "",
-               "--appendonly", "no", "--dir", redis_dir, "--loglevel", "warning", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 500; i++) { /* up to 10 s */
-        redisContext *c = connect_port(port);
-        if (c) {
-            redisFree(c);
-            return port;
-        }
-        usleep(20000);
-    }
-    die("redis-server", "did not start within 10 s (apt-get install -y redis-server)");
-    return -1;
-}
+static fx_redis_t *redis;
 
 static void stop_redis(void)
 {
-    if (redis_pid > 0) {
-        kill(redis_pid, SIGTERM);
-        waitpid(redis_pid, NULL, 0);
-        redis_pid = -1;
-    }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", redis_dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "bench_bloom: could not remove %s\n", redis_dir);
+    fx_redis_stop(redis);
+    redis = NULL;
 }
 
 static redisReply *cmd_ok(redisContext *c, const char *fmt, const char *arg)
@@ -564,11 +498,13 @@ int main(int argc, char **argv)
     cfg_t cf;
     parse_args(argc, argv, &cf);
     signal(SIGPIPE, SIG_IGN);
-    int port = start_redis();
+    if (!(redis = fx_redis_start()))
+        die("redis-server", fx_error());
     atexit(stop_redis);
-    redisContext *c = connect_port(port);
+    redisContext *c = fx_redis_connect(redis);
     if (!c)
-        die("connect", "cannot connect to the private redis-server");
+        die("connect", fx_error());
+    redisSetTimeout(c, (struct timeval){60, 0});
     redisReply *v = cmd_ok(c, "INFO %s", "server");
     char version[32] = "?";
     const char *p = strstr(v->str, "redis_version:");

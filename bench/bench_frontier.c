@@ -3,7 +3,7 @@
  * acknowledge) with 1, 100 and 10,000 hosts, and Redis round trips per
  * crawled page for pages of 40 links in steady state.
  *
- * DESIGN: starts its own redis-server on a free loopback port (no
+ * DESIGN: starts its own redis-server (the test fixture) on a free loopback port (no
  * persistence), runs every case against it in one invocation, and reports
  * each speed next to a reference measured in the same run: the same number
  * of URLs pushed and popped through a plain Redis list with the same
@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "fixtures.h"
 #include "frontier.h"
 
 #define BATCH 1000       /* URLs per claim */
@@ -40,64 +41,24 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- redis-server -------------------------------------------------------- */
+/* ---- redis-server (the test fixture: tests/fixtures.h) ------------------ */
 
+static fx_redis_t *redis;
 static pid_t redis_pid = -1;
-static char redis_dir[] = "/tmp/bench-frontier-XXXXXX";
 
-static int free_port(void)
+static redisContext *redis_start(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
-static redisContext *redis_connect(int port)
-{
-    redisContext *c = redisConnect("127.0.0.1", port);
-    if (c && c->err) {
-        redisFree(c);
+    if (!(redis = fx_redis_start()))
         return NULL;
-    }
-    return c;
-}
-
-static redisContext *redis_start(int *port)
-{
-    if (!mkdtemp(redis_dir) || (*port = free_port()) <= 0)
-        return NULL;
-    char ps[16];
-    snprintf(ps, sizeof ps, "%d", *port);
-    redis_pid = fork();
-    if (redis_pid == 0) {
-        execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "",
-               "--appendonly", "no", "--dir", redis_dir, "--loglevel", "warning", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 500; i++) {
-        usleep(10000);
-        redisContext *c = redis_connect(*port);
-        if (c)
-            return c;
-    }
-    return NULL;
+    redis_pid = fx_redis_pid(redis);
+    return fx_redis_connect(redis);
 }
 
 static void redis_stop(void)
 {
-    if (redis_pid > 0) {
-        kill(redis_pid, SIGTERM);
-        waitpid(redis_pid, NULL, 0);
-    }
-    rmdir(redis_dir);
+    fx_redis_stop(redis);
+    redis = NULL;
+    redis_pid = -1;
 }
 
 /* CPU seconds redis-server used so far (utime + stime from /proc). */
@@ -476,8 +437,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_frontier [--urls N] [--pages N] [--out FILE]\n");
         return 2;
     }
-    int port;
-    redisContext *c = redis_start(&port);
+    redisContext *c = redis_start();
     if (!c) {
         fprintf(stderr, "bench_frontier: cannot start redis-server\n");
         redis_stop();

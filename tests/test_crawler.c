@@ -20,7 +20,10 @@
 #pragma GCC diagnostic pop
 
 #define SITE_PAGES 2000
-#define MAX_TRIES "2"
+#define MAX_TRIES_N 2
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MAX_TRIES STR(MAX_TRIES_N)
 
 static int port_of_site;
 
@@ -92,7 +95,7 @@ static void tally(void *ud, const char *path, unsigned hits)
         c->pdfs++;
     else if (!strncmp(path, "/err/", 5)) {
         c->errs++;
-        expect = (unsigned)atoi(MAX_TRIES);
+        expect = MAX_TRIES_N;
     } else if (!strncmp(path, "/private/", 9))
         c->private_hits++;
     else if (strcmp(path, "/robots.txt") != 0)
