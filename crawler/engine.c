@@ -232,6 +232,30 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
            w->ndone == 0;
 }
 
+/* Sleeps in curl_multi_poll until a transfer needs attention, the next
+ * claim is due, or (URLs parked on another worker's robots.txt) the next
+ * look in Redis; never spins. */
+static void wait_for_work(worker_t *w)
+{
+    const crawl_config_t *c = w->e->cfg;
+    int room = w->active + w->parked < c->concurrency;
+    int ms;
+    if (w->ndone)
+        return;
+    if (w->active) {
+        ms = room ? 5 : 100;
+    } else {
+        uint64_t t = engine_now_ms();
+        ms = !room ? 100 : w->claim_after_ms > t ? (int)(w->claim_after_ms - t) : 0;
+        if (ms > 250)
+            ms = 250;
+    }
+    if (w->nremote && ms > ENGINE_ROBOTS_POLL_MS)
+        ms = ENGINE_ROBOTS_POLL_MS;
+    if (ms > 0)
+        curl_multi_poll(w->multi, NULL, 0, ms, NULL);
+}
+
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
@@ -250,20 +274,14 @@ static void *worker_main(void *arg)
                 stop_at = now + c->grace_ms;
             if (!stop && !w->failed)
                 st = claim(w, now);
+            rfetch_poll(w);
             if (should_exit(w, st, stop_at))
                 break;
             int still;
             curl_multi_perform(w->multi, &still);
             handle_completions(w);
             done_flush(w);
-            if (w->active == 0 && w->ndone == 0 && st != FRONTIER_READY) {
-                uint64_t t = engine_now_ms();
-                int ms = w->claim_after_ms > t ? (int)(w->claim_after_ms - t) : 0;
-                curl_multi_poll(w->multi, NULL, 0, ms > 250 ? 250 : ms, NULL);
-            } else if (w->active) {
-                curl_multi_poll(w->multi, NULL, 0, w->active + w->parked < c->concurrency ? 5 : 100,
-                                NULL);
-            }
+            wait_for_work(w);
         }
         done_flush(w);
         release_all(w);

@@ -31,6 +31,7 @@
 #define ENGINE_ROBOTS_RETRY_TTL_S 60           /* "disallow all for now" lasts at most this */
 #define ENGINE_ROBOTS_CACHE 1024               /* parsed rule sets kept per thread */
 #define ENGINE_SEED_REFRESH_MS 5000
+#define ENGINE_ROBOTS_POLL_MS 50 /* looking for another worker's robots.txt */
 
 typedef struct engine engine_t;
 
@@ -80,6 +81,7 @@ typedef struct rentry {
     char *origin;
     robots_t *rules; /* NULL while pending */
     int unavailable; /* 5xx/unreachable: disallow all for now */
+    int remote;      /* another worker is fetching it (rfetch_poll) */
     uint64_t expires_ms;
     frontier_item_t *parked; /* URLs waiting for the rules */
     size_t nparked, parked_cap;
@@ -112,6 +114,8 @@ struct worker {
     size_t parked;   /* URLs waiting for robots.txt */
     rentry_t *robots;
     size_t nrobots;
+    size_t nremote; /* entries waiting for another worker's robots.txt */
+    uint64_t next_remote_poll_ms;
     done_t *done;
     size_t ndone, done_cap;
     uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
@@ -155,5 +159,6 @@ void rfetch_dispatch(worker_t *w, frontier_item_t *item);
 void rfetch_done(worker_t *w, xfer_t *x, CURLcode res);
 void rfetch_cache_free(worker_t *w);
 void rfetch_release_parked(worker_t *w);
+void rfetch_poll(worker_t *w);
 
 #endif

@@ -7,7 +7,9 @@
  * disallow all for now; URLs of that host go back to the frontier's retry).
  * Each thread keeps up to ENGINE_ROBOTS_CACHE parsed rule sets for a minute.
  * A URL whose origin has no rules yet is parked on a pending entry while one
- * robots.txt transfer (redirects followed, up to 5; 500 KiB read) runs.
+ * robots.txt transfer (redirects followed, up to 5; 500 KiB read) runs; one
+ * per host for the whole crawl: the worker that wins "P robots-lock:<origin>"
+ * fetches, the others poll Redis for the result (rfetch_poll).
  * Sitemap: lines go to the set "crawler:{NAME}:sitemaps".  Crawl-delay sets
  * the host's own delay in the frontier (capped there).
  */
@@ -165,6 +167,96 @@ static int park(rentry_t *e, frontier_item_t *item)
     return 0;
 }
 
+/* The rules of e are known now: its parked URLs go on. */
+static void apply_parked(worker_t *w, rentry_t *e)
+{
+    char *origin = strdup(e->origin);
+    size_t n = e->nparked;
+    frontier_item_t *items = e->parked;
+    e->parked = NULL;
+    e->nparked = e->parked_cap = 0;
+    w->parked -= n;
+    for (size_t i = 0; i < n; i++) {
+        rentry_t *cur = origin ? find(w, origin) : NULL;
+        if (cur && cur->rules)
+            apply(w, cur, &items[i]);
+        else
+            fetch_page(w, &items[i]); /* cannot happen; never drop a leased URL */
+        frontier_item_clear(&items[i]);
+    }
+    free(items);
+    free(origin);
+}
+
+/* One robots.txt fetch per host for the whole crawl: the fetcher holds
+ * "P robots-lock:<origin>" (SET NX, expires after the fetch timeout, so a
+ * dead holder does not block anyone for long); others wait for the rules to
+ * appear in Redis.  1 if this worker holds the lock (or Redis failed). */
+static int lock_origin(worker_t *w, const char *origin)
+{
+    char key[4200];
+    if (key_for(w, "robots-lock:", origin, key, sizeof key) < 0)
+        return 1;
+    redisReply *r = redisCommand(w->rc, "SET %s 1 NX PX %u", key,
+                                 w->e->cfg->timeout_ms + w->e->cfg->connect_timeout_ms);
+    int mine = !r || r->type == REDIS_REPLY_STATUS;
+    if (!r)
+        w->failed = 1;
+    if (r)
+        freeReplyObject(r);
+    return mine;
+}
+
+static void unlock_origin(worker_t *w, const char *origin)
+{
+    char key[4200];
+    if (key_for(w, "robots-lock:", origin, key, sizeof key) < 0)
+        return;
+    redisReply *r = redisCommand(w->rc, "DEL %s", key);
+    if (r)
+        freeReplyObject(r);
+    else
+        w->failed = 1;
+}
+
+/* Starts this worker's fetch of origin's robots.txt; on failure the entry
+ * allows all (a page fetch will say what is wrong with the host). */
+static void start_robots(worker_t *w, rentry_t *e)
+{
+    xfer_t *x = fetch_get(w, XF_ROBOTS, e->origin);
+    if (!x || !(x->origin = strdup(e->origin)) || fetch_start(w, x) < 0) {
+        if (x)
+            fetch_put(w, x);
+        e->rules = robots_allow_all();
+        e->expires_ms = engine_now_ms() + LOCAL_TTL_MS;
+    }
+}
+
+/* Entries waiting for another worker's fetch: look for the rules in Redis
+ * every ENGINE_ROBOTS_POLL_MS, or take the fetch over if its lock has expired. */
+void rfetch_poll(worker_t *w)
+{
+    uint64_t now = engine_now_ms();
+    if (!w->nremote || now < w->next_remote_poll_ms)
+        return;
+    w->next_remote_poll_ms = now + ENGINE_ROBOTS_POLL_MS;
+    for (size_t i = 0; i < w->nrobots; i++) {
+        rentry_t *e = &w->robots[i];
+        if (!e->remote)
+            continue;
+        if (load_shared(w, e)) {
+            e->remote = 0;
+            w->nremote--;
+            apply_parked(w, e);
+            i = (size_t)-1; /* entries may have moved: start over */
+        } else if (lock_origin(w, e->origin)) {
+            e->remote = 0;
+            w->nremote--;
+            start_robots(w, e);
+        }
+    }
+}
+
 void rfetch_dispatch(worker_t *w, frontier_item_t *item)
 {
     char origin[4096];
@@ -183,12 +275,11 @@ void rfetch_dispatch(worker_t *w, frontier_item_t *item)
             return;
         }
         if (!load_shared(w, e)) {
-            xfer_t *x = fetch_get(w, XF_ROBOTS, origin);
-            if (!x || !(x->origin = strdup(origin)) || fetch_start(w, x) < 0) {
-                if (x)
-                    fetch_put(w, x);
-                e->rules = robots_allow_all();
-                e->expires_ms = engine_now_ms() + LOCAL_TTL_MS;
+            if (lock_origin(w, origin)) {
+                start_robots(w, e);
+            } else {
+                e->remote = 1; /* another worker is fetching it */
+                w->nremote++;
             }
         }
     }
@@ -302,16 +393,6 @@ void rfetch_done(worker_t *w, xfer_t *x, CURLcode res)
         w->failed = 1;
     if (!e->unavailable)
         note_sitemaps(w, e->rules);
-    size_t n = e->nparked;
-    frontier_item_t *items = e->parked;
-    e->parked = NULL;
-    e->nparked = e->parked_cap = 0;
-    w->parked -= n;
-    for (size_t i = 0; i < n; i++) {
-        e = find(w, x->origin); /* apply() may have moved entries */
-        if (e)
-            apply(w, e, &items[i]);
-        frontier_item_clear(&items[i]);
-    }
-    free(items);
+    unlock_origin(w, e->origin);
+    apply_parked(w, e);
 }

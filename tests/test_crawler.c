@@ -589,3 +589,49 @@ Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
     redisFree(c);
     small_stop(&s);
 }
+
+Test(crawler, robots_txt_is_fetched_once_per_host_across_workers, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/s0");
+    /* a slow robots.txt: every worker claims URLs of the host meanwhile */
+    fx_http_set(s.h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain",
+                              .body = "User-agent: *\nDisallow: /no\n",
+                              .delay_ms = 500});
+    char seeds[4096];
+    int n = 0;
+    for (int i = 0; i < 30; i++) {
+        char path[16];
+        snprintf(path, sizeof path, "/s%d", i);
+        fx_http_page(s.h, path, "<a href=/no>no</a>");
+        n += snprintf(seeds + n, sizeof seeds - (size_t)n, "%s%s\n", fx_http_base(s.h), path);
+    }
+    cr_assert_eq(fx_write_file(s.seeds, seeds), 0);
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++) {
+        char log[600];
+        snprintf(log, sizeof log, "%s/log%d", s.dir, i);
+        /* two URLs in flight per thread: six threads hold URLs of the host
+         * while its robots.txt is still on its way */
+        char *argv[] = {CRAWLER_BIN,     "crawl", "--redis",       (char *)fx_redis_url(s.r),
+                        "--seeds",       s.seeds, "--delay",       "0",
+                        "--per-host",    "30",    "--threads",     "2",
+                        "--claim-batch", "2",     "--concurrency", "2",
+                        "--quiet",       NULL};
+        pids[i] = fx_spawn(argv, NULL, log);
+        cr_assert(pids[i] > 0);
+    }
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(fx_wait(pids[i], 60000), 0, "crawler %d failed", i);
+    cr_expect_eq(fx_http_hits(s.h, "/robots.txt"), 1, "robots.txt fetched %u times",
+                 fx_http_hits(s.h, "/robots.txt"));
+    for (int i = 0; i < 30; i++) {
+        char path[16];
+        snprintf(path, sizeof path, "/s%d", i);
+        cr_expect_eq(fx_http_hits(s.h, path), 1, "%s fetched %u times", path,
+                     fx_http_hits(s.h, path));
+    }
+    cr_expect_eq(fx_http_hits(s.h, "/no"), 0, "disallowed URL fetched");
+    small_stop(&s);
+}
