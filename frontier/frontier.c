@@ -670,6 +670,25 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
     return rc;
 }
 
+/* Runs one prepared call of a script answering {lost, ...} (release,
+ * retry) and frees the arguments: 0, FRONTIER_ELEASE if the lease was lost,
+ * or the failure. */
+int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
+{
+    redisReply *r = NULL;
+    int rc = fr_run(f, script, a, 1, &r);
+    fa_free(a);
+    if (rc < 0)
+        return rc;
+    uint64_t lost;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
+        rc = FRONTIER_EREPLY;
+    else if (lost)
+        rc = FRONTIER_ELEASE;
+    freeReplyObject(r);
+    return rc;
+}
+
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
 {
     if (!f || (!items && n))
@@ -692,18 +711,7 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
         fa_cstr(&a, w);
         fa_str(&a, items[i].lease, seqlen);
     }
-    redisReply *r = NULL;
-    int rc = fr_run(f, FR_RELEASE, &a, 1, &r);
-    fa_free(&a);
-    if (rc < 0)
-        return rc;
-    uint64_t lost;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
-        rc = FRONTIER_EREPLY;
-    else if (lost)
-        rc = FRONTIER_ELEASE;
-    freeReplyObject(r);
-    return rc;
+    return fr_run_lease_call(f, FR_RELEASE, &a);
 }
 
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms)

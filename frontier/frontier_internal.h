@@ -94,6 +94,10 @@ int fr_send(frontier_t *f, int script, fr_args_t *call);
  * reloading the library and resending the calls that found no function, as
  * fr_run does; same results as fr_run. */
 int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
+/* Runs one prepared call of a script that answers {lost, ...} (release,
+ * retry), freeing a: 0, FRONTIER_ELEASE when the lease was lost, or the
+ * failure. */
+int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
 int fr_load(frontier_t *f);
 

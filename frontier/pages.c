@@ -672,16 +672,5 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
     fa_dbl(&a, fr_random(f));
     fa_u64(&a, f->cfg.per_host);
     fa_u64(&a, o->bytes);
-    redisReply *r = NULL;
-    int rc = fr_run(f, FR_RETRY, &a, 1, &r);
-    fa_free(&a);
-    if (rc < 0)
-        return rc;
-    uint64_t lost;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
-        rc = FRONTIER_EREPLY;
-    else if (lost)
-        rc = FRONTIER_ELEASE;
-    freeReplyObject(r);
-    return rc;
+    return fr_run_lease_call(f, FR_RETRY, &a);
 }
