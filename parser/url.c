@@ -44,6 +44,7 @@
 #include "parser.h"
 #include "parser_internal.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <idn2.h>
 #include <stdlib.h>
@@ -281,6 +282,29 @@ static int check_host(const char *host)
     return PARSER_OK;
 }
 
+/* 1 if every dot-separated label is a number as libcurl reads IPv4 parts
+ * (decimal, or 0x hex): such a host would be re-read as an address. */
+static int numeric_ipv4_form(const char *h)
+{
+    while (*h) {
+        const char *e = strchr(h, '.');
+        size_t n = e ? (size_t)(e - h) : strlen(h);
+        size_t i = 0;
+        int hex = n >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X');
+        if (hex)
+            i = 2;
+        else if (n == 0)
+            return 0;
+        for (; i < n; i++)
+            if (!(hex ? isxdigit((unsigned char)h[i]) : isdigit((unsigned char)h[i])))
+                return 0;
+        h += n;
+        if (*h == '.')
+            h++;
+    }
+    return 1;
+}
+
 /* host (from curl, modified in place) lowercased, or IDN -> punycode in
  * *puny (free()); *out is the host to write. */
 static int norm_host(char *host, uint8_t **puny, const char **out)
@@ -303,6 +327,10 @@ static int norm_host(char *host, uint8_t **puny, const char **out)
     if (ir != IDN2_OK)
         return PARSER_EBADURL;
     *out = (const char *)*puny;
+    /* "²" maps to "2": a name that becomes an address form is refused, or
+     * normalizing the output again would give another URL (0.0.0.2) */
+    if (numeric_ipv4_form(*out))
+        return PARSER_EBADURL;
     return check_host(*out);
 }
 

@@ -911,3 +911,23 @@ Test(parser, huge_tokens_keep_memory_bounded_and_later_links_found)
         parser_free(p);
     }
 }
+
+/* Found by fuzz_url: NFKC maps "²" to "2", which libcurl would then read as
+ * the address 0.0.0.2 when the output is normalized again. */
+Test(parser_url, idn_host_that_becomes_an_address_form_is_refused)
+{
+    char *out = NULL;
+    cr_expect_eq(parser_url_normalize(NULL, "HTTP:\xc2\xb2", 0, &out), PARSER_EBADURL, "got %s",
+                 out ? out : "(null)");
+    free(out);
+    out = NULL;
+    cr_expect_eq(parser_url_normalize(NULL, "http://\xc2\xb9.\xc2\xb2/", 0, &out), PARSER_EBADURL);
+    free(out);
+    out = NULL;
+    cr_expect_eq(parser_url_normalize(NULL,
+                                      "http://b\xc3\xbc"
+                                      "cher.example/",
+                                      0, &out),
+                 0);
+    free(out);
+}
