@@ -4,6 +4,8 @@
 # corpus.  Exits non-zero on any crash, leak, UB report or failed check.
 #   tests/fuzz/run.sh [SECONDS_PER_TARGET]   (default 30)
 # FUZZ_BUILD_DIR overrides the build directory (default build-fuzz).
+# FUZZ_SEED sets libFuzzer's seed (default 1, so CI runs are repeatable;
+# use FUZZ_SEED=0 for a random one when hunting).
 set -eu
 secs=${1:-30}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +25,7 @@ for t in parser url; do
     echo "== fuzz_$t for ${secs}s"
     # new inputs go to $work; the checked-in corpus is only read
     if ! "$build/tests/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=16384 -print_final_stats=1 \
+        -max_len=16384 -print_final_stats=1 -seed="${FUZZ_SEED:-1}" \
         -artifact_prefix="$build/fuzz-artifacts/$t/" "$work" "$here/corpus/$t"; then
         echo "fuzz_$t FAILED (artifacts in $build/fuzz-artifacts/$t)" >&2
         status=1
