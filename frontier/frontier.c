@@ -213,6 +213,16 @@ static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, r
     return err;
 }
 
+/* Frees and clears n replies (after a failed pipelined call). */
+static void free_replies(struct redisReply **rep, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rep[i])
+            freeReplyObject(rep[i]);
+        rep[i] = NULL;
+    }
+}
+
 int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
 {
     for (size_t i = 0; i < n; i++) {
@@ -232,11 +242,7 @@ int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **r
         rc = FRONTIER_EREPLY;
     }
     if (rc < 0)
-        for (size_t i = 0; i < n; i++) {
-            if (rep[i])
-                freeReplyObject(rep[i]);
-            rep[i] = NULL;
-        }
+        free_replies(rep, n);
     return rc;
 }
 
@@ -279,11 +285,7 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply
     if (rc == 0 && reload)
         rc = FRONTIER_EREPLY;
     if (rc < 0)
-        for (size_t i = 0; i < n; i++) {
-            if (rep[i])
-                freeReplyObject(rep[i]);
-            rep[i] = NULL;
-        }
+        free_replies(rep, n);
     return rc;
 }
 
