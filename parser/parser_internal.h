@@ -31,6 +31,11 @@ const char *url_base_str(const url_base_t *b);
 int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
                 size_t *out_len);
 
+/* url_resolve() without its same-origin shortcut (every result parsed by
+ * libcurl): what tests and fuzz_url check the shortcut against. */
+int url_resolve_full(const url_base_t *base, const char *ref, size_t len, size_t max_len,
+                     char **out, size_t *out_len);
+
 /* The same through libcurl's own relative resolution (curl_url_set of the
  * reference on a handle holding the base): slower, the reference that
  * url_resolve() is checked against in tests and fuzzing. */

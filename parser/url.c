@@ -22,6 +22,11 @@
  *      parts (url_base_t) -- and libcurl parses the absolute result
  *      (curl_url_set): it removes dot segments, lowercases the scheme,
  *      drops the default port, validates the host and port.
+ *      Shortcut: a reference that keeps the base's origin (relative, or
+ *      the base's own "scheme://authority/" byte for byte) and has no dot
+ *      segment and no empty query is already normal once the prefix is in
+ *      front of it, so libcurl is skipped (resolve_same_origin; most links
+ *      of a page).  Tests and fuzz_url check it against url_resolve_full().
  *   3. serialize(): the URL is written from libcurl's parts, with the host
  *      lowercased, checked (letters, digits, -._ or an IP literal) and IDN
  *      hosts converted to punycode by libidn2's idn2_lookup_u8 (UTF-8 in,
@@ -524,8 +529,80 @@ static int copy_base(const url_base_t *b, size_t max_len, char **out, size_t *ou
     return PARSER_OK;
 }
 
+/* 1 if the path p[0..n) has a "." or ".." segment (the only thing libcurl's
+ * parse would still change in a same-origin result: clean() has already
+ * decoded %2E and turned '\\' into '/'). */
+static int has_dot_segment(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && p[j] != '/')
+            j++;
+        if ((j - i == 1 && p[i] == '.') || (j - i == 2 && p[i] == '.' && p[i + 1] == '.'))
+            return 1;
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* The common case without libcurl: a reference that keeps the base's
+ * origin ("p", "/p", "?q", or the base's own "scheme://authority/...",
+ * byte for byte) and whose result has no dot segment and no empty query is
+ * already in normal form once the kept prefix is in front of it -- the base
+ * is normalized, clean() normalized the rest.  c is the cleaned reference
+ * inside buf (with room before it); on success the result is moved to the
+ * start of buf and handed over as *out.  Returns 1 when it applied (rc in
+ * *rc), 0 when the reference needs the full parse.  tests/test_parser.c
+ * and fuzz_url check it against url_resolve_full(). */
+static int resolve_same_origin(const url_base_t *b, char *buf, char *c, int absolute,
+                               size_t max_len, char **out, size_t *out_len, int *rc)
+{
+    size_t pre, n, path_len;
+    const char *q;
+    if (absolute) {
+        if (strncmp(c, b->doc, b->origin_len) != 0 || c[b->origin_len] != '/')
+            return 0;
+        c += b->origin_len; /* now an origin-relative reference */
+    } else if (c[0] == '/' && c[1] == '/') {
+        return 0;
+    }
+    n = strlen(c);
+    q = memchr(c, '?', n);
+    path_len = q ? (size_t)(q - c) : n;
+    if (has_dot_segment(c, path_len) || (q && q[1] == '\0'))
+        return 0;
+    pre = c[0] == '/' ? b->origin_len : c[0] == '?' ? b->path_end : b->dir_len;
+    if (pre + n > max_len) {
+        *rc = PARSER_ETOOLONG;
+        return 1;
+    }
+    memcpy(buf, b->doc, pre);
+    memmove(buf + pre, c, n + 1);
+    *out = buf;
+    if (out_len)
+        *out_len = pre + n;
+    *rc = PARSER_OK;
+    return 1;
+}
+
+static int resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len,
+                   int shortcut, char **out, size_t *out_len);
+
 int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
                 size_t *out_len)
+{
+    return resolve(base, ref, len, max_len, 1, out, out_len);
+}
+
+int url_resolve_full(const url_base_t *base, const char *ref, size_t len, size_t max_len,
+                     char **out, size_t *out_len)
+{
+    return resolve(base, ref, len, max_len, 0, out, out_len);
+}
+
+static int resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len,
+                   int shortcut, char **out, size_t *out_len)
 {
     char *buf = NULL, *c;
     size_t pre = 0, reserve = base ? base->len + 8 : 0;
@@ -544,6 +621,12 @@ int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_
     if (c[0] == '\0') {
         rc = copy_base(base, max_len, out, out_len);
         goto out;
+    }
+    if (shortcut && base &&
+        resolve_same_origin(base, buf, c, absolute, max_len, out, out_len, &rc)) {
+        if (rc != PARSER_OK)
+            free(buf); /* on success buf is *out */
+        return rc;
     }
     /* RFC 3986 5.2.2: which part of the base the reference keeps, put in
      * front of it; libcurl then parses the absolute result and removes dot

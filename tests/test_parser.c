@@ -211,6 +211,93 @@ Test(parser_url, prefix_resolution_agrees_with_libcurl_relative_resolution)
     check_same_as_curl(rules, sizeof(rules) / sizeof(rules[0]));
 }
 
+/* References that take url_resolve()'s same-origin shortcut, or just miss
+ * it (dot segments, an empty query, another spelling of the origin). */
+static const char *const shortcut_refs[] = {
+    "g",
+    "g/h/i.html",
+    "/g",
+    "/",
+    "?y",
+    "?",
+    "g?",
+    "g?y?z",
+    "./g",
+    "g/.",
+    "g/..",
+    "..",
+    ".",
+    "a/./b",
+    "a/../b",
+    "%2e/g",
+    "%2E%2e/g",
+    ".g",
+    "g.",
+    "..g",
+    "g/...",
+    "g//h",
+    "//g",
+    "///g",
+    "g;x?y",
+    "g:h",
+    "1:x",
+    "g\\h",
+    "\\g",
+    "a b",
+    "%41%2f",
+    "http://a/b/c/g",
+    "http://a/b/../g",
+    "http://a/b?",
+    "http://A/g",
+    "http://a:80/g",
+    "http://a:8080/g",
+    "http://a?x",
+    "http://a",
+    "http://a/",
+    "https://a/g",
+    "http:g",
+    "http:/g",
+    "http://u@a/g",
+    "g?a=/../b",
+    "g\xc3\xa9",
+    "g?\xc3\xa9 x",
+    "%zz",
+    "100%",
+    "g#f",
+    "#f",
+    "g?q#f",
+    "  g  ",
+    "g\t/h",
+};
+static const char *const shortcut_bases[] = {
+    "http://a/b/c/d;p?q", "http://a/", "http://a:8080/x/", "https://u:p@a/b/c", "http://a/b?q",
+};
+
+Test(parser_url, same_origin_shortcut_agrees_with_the_full_parse)
+{
+    size_t nb = sizeof(shortcut_bases) / sizeof(shortcut_bases[0]);
+    size_t nr = sizeof(shortcut_refs) / sizeof(shortcut_refs[0]);
+    for (size_t i = 0; i < nb; i++) {
+        url_base_t *b = NULL;
+        cr_assert_eq(url_base_new(shortcut_bases[i], strlen(shortcut_bases[i]), 2048, &b), 0);
+        for (size_t j = 0; j < nr; j++) {
+            const char *ref = shortcut_refs[j];
+            for (size_t max = 8; max <= 2048; max = max < 64 ? max + 1 : max * 2) {
+                char *fast = NULL, *full = NULL;
+                size_t fl = 0, ul = 0;
+                int r1 = url_resolve(b, ref, strlen(ref), max, &fast, &fl);
+                int r2 = url_resolve_full(b, ref, strlen(ref), max, &full, &ul);
+                cr_expect(r1 == r2 && (r1 != 0 || (strcmp(fast, full) == 0 && fl == ul)),
+                          "base %s ref \"%s\" max %zu: shortcut %d %s, full parse %d %s",
+                          shortcut_bases[i], ref, max, r1, fast ? fast : "", r2, full ? full : "");
+                free(fast);
+                free(full);
+            }
+        }
+        url_base_free(b);
+    }
+}
+
 Test(parser_url, applies_each_normalization_rule)
 {
     for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)

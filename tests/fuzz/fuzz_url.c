@@ -6,7 +6,8 @@
  * that found libcurl 7.88 deviating from RFC 3986 -- "./?q" against
  * http://a/bc/q gives http://a/bc?q, "..///y" loses an empty segment,
  * ".:x" is refused as a scheme -- so the comparison is kept only for the
- * RFC tables in tests/test_parser.c.)
+ * RFC tables in tests/test_parser.c.)  With a base, url_resolve()'s
+ * same-origin shortcut must give exactly what the full parse gives.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,8 +15,28 @@
 #include <string.h>
 
 #include "parser.h"
+#include "parser_internal.h"
 
 #define MAX_URL 512
+
+/* url_resolve (with its shortcut) and url_resolve_full agree. */
+static void check_shortcut(const char *base, const char *ref)
+{
+    url_base_t *b = NULL;
+    char *a = NULL, *f = NULL;
+    size_t al = 0, fl = 0;
+    if (url_base_new(base, strlen(base), MAX_URL, &b) != 0)
+        return;
+    int ra = url_resolve(b, ref, strlen(ref), MAX_URL, &a, &al);
+    int rf = url_resolve_full(b, ref, strlen(ref), MAX_URL, &f, &fl);
+    if (ra != rf || (ra == 0 && (strcmp(a, f) != 0 || al != fl || al != strlen(a)))) {
+        fprintf(stderr, "shortcut %d [%s], full parse %d [%s]\n", ra, a ? a : "", rf, f ? f : "");
+        abort();
+    }
+    free(a);
+    free(f);
+    url_base_free(b);
+}
 
 static void fail(const char *what, const char *in, const char *out)
 {
@@ -37,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         base = s;
         ref = nl + 1;
     }
+    if (base)
+        check_shortcut(base, ref);
     if (parser_url_normalize(base, ref, MAX_URL, &out) == 0) {
         if (strlen(out) > MAX_URL)
             fail("too long", ref, out);
