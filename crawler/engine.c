@@ -2,14 +2,17 @@
  * engine.c -- fetcher threads and their loop.
  *
  * DESIGN: each worker thread owns a CURLM (up to cfg->concurrency transfers),
- * a redisContext, a bloom_t and a frontier_t (its own worker id and leases),
- * and a scope.  DNS answers are shared between threads through one CURLSH
+ * two redisContexts -- one for claims, retries and heartbeats, one for
+ * finishing pages, each with its bloom_t and frontier_t under the same
+ * worker id (its leases) -- and a scope.  DNS answers are shared between threads through one CURLSH
  * whose lock callbacks use engine.share_locks (one mutex per curl lock data
  * type; no other lock is ever held with them).  One loop turn:
  *   heartbeat (renews leases, reclaims dead workers' URLs) when due ->
  *   claim a batch if there is room -> robots check, start transfers ->
  *   curl_multi_perform/poll -> completed transfers become finished pages ->
- *   one pipelined frontier_finish for all of them -> output records.
+ *   when the previous finish batch has answered (its socket is polled with
+ *   the transfers): its output records, then the pages finished since go out
+ *   as the next batch (frontier_finish_start), without waiting for Redis.
  * Shutdown: engine.stop 1 = stop claiming, finish what runs (cfg->grace_ms);
  * 2 = hand everything back to the frontier at once and exit.  The thread
  * that called engine_run() waits for signals (blocked in the workers) and
@@ -21,6 +24,7 @@
 #include <hiredis/hiredis.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +93,13 @@ static int worker_open(worker_t *w)
     if (!(w->rc = rconn_connect(e->redis, err, sizeof err)))
         goto fail;
     frontier_bloom_name(c->crawl, bname, sizeof bname);
-    bloom_params_t bp = {.capacity = c->bloom_capacity, .fp_rate = c->bloom_fp_rate};
+    /* the claiming side offers few links (sitemaps): no local cache */
+    bloom_params_t bp = {
+        .capacity = c->bloom_capacity, .fp_rate = c->bloom_fp_rate, .cache_bytes = SIZE_MAX};
+    bloom_params_t join = {.cache_bytes = SIZE_MAX};
     int berr = 0;
     /* join the crawl's filter as created (by whoever seeded first) */
-    if (!(w->bloom = bloom_open(w->rc, bname, NULL, &berr, err, sizeof err)) &&
+    if (!(w->bloom = bloom_open(w->rc, bname, &join, &berr, err, sizeof err)) &&
         berr == BLOOM_ENOTFOUND)
         w->bloom = bloom_open(w->rc, bname, &bp, &berr, err, sizeof err);
     if (!w->bloom)
@@ -111,6 +118,12 @@ static int worker_open(worker_t *w)
     fc.backoff_ms = c->backoff_ms;
     if (!(w->fr = frontier_open(w->rc, &fc, w->bloom, err, sizeof err)))
         goto fail;
+    /* the finishing connection: same filter, same worker id */
+    fc.worker_id = frontier_worker_id(w->fr);
+    if (!(w->fin_rc = rconn_connect(e->redis, err, sizeof err)) ||
+        !(w->fin_bloom = bloom_open(w->fin_rc, bname, NULL, &berr, err, sizeof err)) ||
+        !(w->fin_fr = frontier_open(w->fin_rc, &fc, w->fin_bloom, err, sizeof err)))
+        goto fail;
     if (!(w->scope = scope_new(c, err, sizeof err)))
         goto fail;
     if (!(w->multi = curl_multi_init())) {
@@ -128,6 +141,14 @@ fail:
 
 static void worker_close(worker_t *w)
 {
+    if (w->fin_pending)
+        done_complete(w, 1);
+    frontier_close(w->fin_fr);
+    bloom_close(w->fin_bloom);
+    if (w->fin_rc)
+        redisFree(w->fin_rc);
+    free(w->fin_done);
+    free(w->fin_pages);
     rfetch_cache_free(w);
     fetch_free_pool(w);
     if (w->multi)
@@ -229,7 +250,7 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
     if (stop == 1)
         return (w->active == 0 && w->parked == 0) || engine_now_ms() >= stop_at;
     return st == FRONTIER_DONE && !w->e->cfg->wait && w->active == 0 && w->parked == 0 &&
-           w->ndone == 0;
+           w->ndone == 0 && !w->fin_pending;
 }
 
 /* Sleeps in curl_multi_poll until a transfer needs attention, the next
@@ -240,8 +261,8 @@ static void wait_for_work(worker_t *w)
     const crawl_config_t *c = w->e->cfg;
     int room = w->active + w->parked < c->concurrency;
     int ms;
-    if (w->ndone)
-        return;
+    if (w->ndone && !w->fin_pending)
+        return; /* flush them now */
     if (w->active) {
         ms = room ? 5 : 100;
     } else {
@@ -252,8 +273,11 @@ static void wait_for_work(worker_t *w)
     }
     if (w->nremote && ms > ENGINE_ROBOTS_POLL_MS)
         ms = ENGINE_ROBOTS_POLL_MS;
+    /* a finish batch in flight: its reply wakes us too */
+    struct curl_waitfd fin = {.fd = w->fin_pending ? w->fin_rc->fd : -1,
+                              .events = CURL_WAIT_POLLIN};
     if (ms > 0)
-        curl_multi_poll(w->multi, NULL, 0, ms, NULL);
+        curl_multi_poll(w->multi, w->fin_pending ? &fin : NULL, w->fin_pending ? 1 : 0, ms, NULL);
 }
 
 static void *worker_main(void *arg)
@@ -280,10 +304,14 @@ static void *worker_main(void *arg)
             int still;
             curl_multi_perform(w->multi, &still);
             handle_completions(w);
-            done_flush(w);
+            /* one finish batch in flight at a time; pages finished meanwhile
+             * wait for the next one (bigger batches while Redis is busy) */
+            done_complete(w, 0);
+            if (!w->fin_pending)
+                done_flush(w, 0);
             wait_for_work(w);
         }
-        done_flush(w);
+        done_flush(w, 1);
         release_all(w);
         if (w->failed)
             fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,

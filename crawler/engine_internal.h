@@ -116,8 +116,19 @@ struct worker {
     size_t nrobots;
     size_t nremote; /* entries waiting for another worker's robots.txt */
     uint64_t next_remote_poll_ms;
-    done_t *done;
+    done_t *done; /* pages finished by the transfers, not yet sent to Redis */
     size_t ndone, done_cap;
+    /* Finishing runs on its own connection and frontier handle (same worker
+     * id), so that the thread goes on fetching and parsing while Redis runs
+     * the finish calls: fin_pending is the batch in flight, fin_done its
+     * pages (kept until the replies are read). */
+    redisContext *fin_rc;
+    bloom_t *fin_bloom;
+    frontier_t *fin_fr;
+    frontier_pending_t *fin_pending;
+    frontier_done_t *fin_pages;
+    done_t *fin_done;
+    size_t nfin, fin_cap, fin_done_cap;
     uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
     uint64_t pages;                 /* finished by this worker, for its heartbeat */
     uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
@@ -151,7 +162,14 @@ void fetch_page_done(worker_t *w, xfer_t *x, CURLcode res);
 void fetch_free_pool(worker_t *w);
 int done_push(worker_t *w, frontier_item_t *item, int status, const char *error_kind,
               const char *error_text);
-void done_flush(worker_t *w);
+/* Sends the pages finished so far to Redis (frontier_finish_start on the
+ * finishing connection), after completing the batch still in flight, if
+ * any; with wait, also completes the batch it sent. */
+void done_flush(worker_t *w, int wait);
+/* Completes the batch in flight (reads the replies, writes the output
+ * records) -- at once if it has answered (or block), else returns 0 and
+ * leaves it. Returns 1 when a batch was completed. */
+int done_complete(worker_t *w, int block);
 void fetch_retry(worker_t *w, const done_t *d, uint32_t retry_after_ms);
 
 /* robotsfetch.c (prefix rfetch_) */

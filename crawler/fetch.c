@@ -3,8 +3,12 @@
  * body callbacks that stream the body into the HTML parser as it arrives,
  * the private-address guard, and what a finished transfer becomes (a
  * finished page with its links, a redirect offered as a link, a retry, or a
- * failure).  Finished pages are batched per loop turn and handed to
- * frontier_finish() in one round trip (done_flush), then written out.
+ * failure).  Finished pages are batched and sent with
+ * frontier_finish_start() on the worker's finishing connection (done_flush);
+ * the thread goes on fetching and parsing while Redis runs the calls, and
+ * reads the replies and writes the output records when they have arrived
+ * (done_complete).  One batch is in flight at a time: pages finished
+ * meanwhile make the next batch, so batches grow while Redis is busy.
  *
  * Easy handles are pooled per worker and reused, so connections stay in the
  * multi handle's cache and are kept alive between pages of one host.
@@ -14,6 +18,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -611,20 +616,83 @@ void fetch_page_done(worker_t *w, xfer_t *x, CURLcode res)
     }
 }
 
-/* Finishes every page of this loop turn in one pipelined round trip, then
- * writes their output records. */
-void done_flush(worker_t *w)
+static void done_free(done_t *d)
 {
+    frontier_item_clear(&d->item);
+    for (size_t j = 0; j < d->nlinks; j++)
+        free(d->links[j]);
+    free(d->links);
+    free(d->ctype);
+    free(d->error_kind);
+    free(d->error_text);
+    free(d->canonical);
+    free(d->location);
+}
+
+/* Writes the output records of the batch in flight, once its replies are
+ * read (rc: what frontier_finish_end returned), and frees it. */
+static void done_finished(worker_t *w, int rc)
+{
+    if (rc < 0 && rc != FRONTIER_ELEASE) {
+        fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
+                frontier_strerror(rc));
+        w->failed = 1;
+    }
+    for (size_t i = 0; i < w->nfin; i++) {
+        done_t *d = &w->fin_done[i];
+        if (rc == 0 || rc == FRONTIER_ELEASE)
+            write_record(w, d);
+        w->pages++;
+        atomic_fetch_add(&w->e->pages, 1);
+        done_free(d);
+    }
+    w->nfin = 0;
+    w->claim_after_ms = 0; /* finishing freed per-host slots: claim again now */
+}
+
+int done_complete(worker_t *w, int block)
+{
+    if (!w->fin_pending)
+        return 0;
+    if (!block) { /* only when the first bytes of the reply are there */
+        struct pollfd pfd = {.fd = w->fin_rc->fd, .events = POLLIN};
+        if (poll(&pfd, 1, 0) <= 0)
+            return 0;
+    }
+    int rc = frontier_finish_end(w->fin_fr, w->fin_pending);
+    w->fin_pending = NULL;
+    done_finished(w, rc);
+    return 1;
+}
+
+/* The pages of this loop turn become the batch in flight: one pipelined
+ * send (frontier_finish_start); the replies are read later. */
+void done_flush(worker_t *w, int wait)
+{
+    done_complete(w, 1);
     if (!w->ndone)
         return;
-    frontier_done_t *pages = calloc(w->ndone, sizeof *pages);
-    if (!pages) {
-        w->failed = 1;
-        return;
+    if (w->fin_cap < w->ndone) {
+        frontier_done_t *np = realloc(w->fin_pages, w->ndone * sizeof *np);
+        if (np)
+            w->fin_pages = np;
+        if (!np) {
+            w->failed = 1;
+            return;
+        }
+        w->fin_cap = w->ndone;
     }
-    for (size_t i = 0; i < w->ndone; i++) {
-        done_t *d = &w->done[i];
-        pages[i] = (frontier_done_t){
+    done_t *t = w->fin_done; /* swap the buffers: done -> in flight */
+    size_t tcap = w->fin_done_cap;
+    w->fin_done = w->done;
+    w->fin_done_cap = w->done_cap;
+    w->nfin = w->ndone;
+    w->done = t;
+    w->done_cap = tcap;
+    w->ndone = 0;
+    for (size_t i = 0; i < w->nfin; i++) {
+        done_t *d = &w->fin_done[i];
+        w->fin_pages[i] = (frontier_done_t){
             .item = &d->item,
             .outcome = {.status = d->status, .error = d->error_kind, .bytes = d->bytes},
             .links = (const char *const *)d->links,
@@ -632,31 +700,11 @@ void done_flush(worker_t *w)
             .link_depth = d->link_depth,
             .nnew = &d->nnew};
     }
-    int rc = frontier_finish(w->fr, pages, w->ndone);
-    if (rc < 0 && rc != FRONTIER_ELEASE) {
-        fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
-                frontier_strerror(rc));
-        w->failed = 1;
-    }
-    for (size_t i = 0; i < w->ndone; i++) {
-        done_t *d = &w->done[i];
-        if (rc == 0 || rc == FRONTIER_ELEASE)
-            write_record(w, d);
-        w->pages++;
-        atomic_fetch_add(&w->e->pages, 1);
-        frontier_item_clear(&d->item);
-        for (size_t j = 0; j < d->nlinks; j++)
-            free(d->links[j]);
-        free(d->links);
-        free(d->ctype);
-        free(d->error_kind);
-        free(d->error_text);
-        free(d->canonical);
-        free(d->location);
-    }
-    free(pages);
-    w->ndone = 0;
-    w->claim_after_ms = 0; /* finishing freed per-host slots: claim again now */
+    int rc = frontier_finish_start(w->fin_fr, w->fin_pages, w->nfin, &w->fin_pending);
+    if (rc < 0)
+        done_finished(w, rc);
+    else if (wait)
+        done_complete(w, 1);
 }
 
 /* Starts fetching a leased URL (the transfer takes the item over). */

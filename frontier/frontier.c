@@ -516,6 +516,11 @@ void frontier_close(frontier_t *f)
     free(f);
 }
 
+const char *frontier_worker_id(const frontier_t *f)
+{
+    return f ? f->worker : NULL;
+}
+
 uint64_t frontier_round_trips(const frontier_t *f)
 {
     return f ? f->round_trips : 0;

@@ -149,6 +149,22 @@ typedef struct frontier_done {
  * space, tab or newline (normalized URLs never do). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 
+/* frontier_finish in two halves, so that the caller works while Redis runs
+ * the calls: _start checks and sends them (0 and *out, or an error with
+ * nothing left to read: *out NULL); _end reads the replies, fills nnew and
+ * returns what frontier_finish would (it also frees *out).  pages and the
+ * strings they point to must stay valid until _end.  Between the two, no
+ * other command may be sent on the handle's connection (give the finishing
+ * its own connection and handle: the lease names the worker, so a handle
+ * may finish the items another handle claimed), and _end must come before
+ * the connection is used again.  Redis runs the calls whether or not the
+ * caller waits for them: a process that dies in between leaves each page
+ * either finished or still leased, as with frontier_finish. */
+typedef struct frontier_pending frontier_pending_t;
+int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
+                          frontier_pending_t **out);
+int frontier_finish_end(frontier_t *f, frontier_pending_t *pending);
+
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
  * delayed set with exponential backoff and jitter, at least retry_after_ms
  * from now (Retry-After; 0 if none), or to the dead-letter list after
@@ -177,6 +193,9 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
  * against max_pages/max_pages_per_host like links.  Scripts of 256 URLs,
  * pipelined 16 at a time. */
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
+
+/* The handle's worker id (valid until frontier_close). */
+const char *frontier_worker_id(const frontier_t *f);
 
 /* Per-worker numbers for the heartbeat record. */
 typedef struct frontier_worker_stats {

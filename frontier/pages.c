@@ -492,12 +492,38 @@ static int finish_slow_groups(frontier_t *f, const frontier_done_t *pages, size_
     return rc;
 }
 
-int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
+struct frontier_pending {
+    const frontier_done_t *pages;
+    size_t n, nc, sent;
+    fr_args_t *calls;
+    offer_t *offers;
+    redisReply **rep;
+    int fast, rc;
+};
+
+static void pending_free(frontier_pending_t *p)
 {
-    if (!f || (!pages && n))
+    for (size_t c = 0; c < p->nc; c++) {
+        if (p->rep && p->rep[c])
+            freeReplyObject(p->rep[c]);
+        if (p->calls)
+            fa_free(&p->calls[c]);
+    }
+    for (size_t i = 0; p->offers && i < p->n; i++)
+        offer_free(&p->offers[i]);
+    free(p->calls);
+    free(p->offers);
+    free(p->rep);
+    free(p);
+}
+
+int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
+                          frontier_pending_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!f || (!pages && n) || !out)
         return FRONTIER_EINVAL;
-    if (n == 0)
-        return 0;
     for (size_t i = 0; i < n; i++) { /* before any group is sent */
         const char *w;
         size_t seqlen;
@@ -505,53 +531,77 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
             (pages[i].nlinks && !pages[i].links))
             return FRONTIER_EINVAL;
     }
-    size_t nc = (n + FR_FINISH_GROUP - 1) / FR_FINISH_GROUP;
-    fr_args_t *calls = calloc(nc, sizeof *calls);
-    offer_t *offers = calloc(n, sizeof *offers);
-    redisReply **rep = calloc(nc, sizeof *rep);
-    int rc = calls && offers && rep ? 0 : FRONTIER_ENOMEM;
-    int fast = nc <= 64; /* finish_slow_groups handles up to 64 groups */
-    for (size_t c = 0; rc == 0 && fast && c < nc; c++) {
+    frontier_pending_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return FRONTIER_ENOMEM;
+    p->pages = pages;
+    p->n = n;
+    p->nc = (n + FR_FINISH_GROUP - 1) / FR_FINISH_GROUP;
+    p->calls = calloc(p->nc ? p->nc : 1, sizeof *p->calls);
+    p->offers = calloc(n ? n : 1, sizeof *p->offers);
+    p->rep = calloc(p->nc ? p->nc : 1, sizeof *p->rep);
+    int rc = p->calls && p->offers && p->rep ? 0 : FRONTIER_ENOMEM;
+    p->fast = p->nc <= 64; /* finish_slow_groups handles up to 64 groups */
+    for (size_t c = 0; rc == 0 && p->fast && c < p->nc; c++) {
         size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
-        fast = ack_eligible(pages + at, m);
+        p->fast = ack_eligible(pages + at, m);
     }
-    size_t sent = 0;
-    for (size_t c = 0; rc == 0 && c < nc; c++) {
+    for (size_t c = 0; rc == 0 && c < p->nc; c++) {
         size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
-        rc = fast ? build_ack(f, pages + at, m, offers + at, &calls[c])
-                  : build_finish(f, pages + at, m, offers + at, &calls[c]);
+        rc = p->fast ? build_ack(f, pages + at, m, p->offers + at, &p->calls[c])
+                     : build_finish(f, pages + at, m, p->offers + at, &p->calls[c]);
         if (rc == 0)
-            rc = fr_send(f, fast ? FR_ACK : FR_FINISH, &calls[c]);
-        sent += rc == 0;
+            rc = fr_send(f, p->fast ? FR_ACK : FR_FINISH, &p->calls[c]);
+        p->sent += rc == 0;
     }
+    p->rc = rc;
+    if (rc < 0 && (p->sent == 0 || rc == FRONTIER_EIO)) {
+        pending_free(p); /* nothing to read back */
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
+{
+    if (!p)
+        return 0;
+    if (!f) {
+        pending_free(p);
+        return FRONTIER_EINVAL;
+    }
+    int rc = p->rc;
     /* calls already sent ran: read their replies even after a failed build */
-    if (sent && rc != FRONTIER_EIO) {
-        int crc = fr_collect(f, fast ? FR_ACK : FR_FINISH, calls, sent, rep);
+    if (p->sent) {
+        int crc = fr_collect(f, p->fast ? FR_ACK : FR_FINISH, p->calls, p->sent, p->rep);
         if (rc == 0 || crc < 0)
             rc = crc;
     }
-    if (rc == 0 && fast)
-        rc = finish_slow_groups(f, pages, n, offers, rep, nc);
-    for (size_t c = 0; rc >= 0 && c < nc; c++) {
-        size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
-        int prc = rep[c]->type == REDIS_REPLY_ERROR
+    if (rc == 0 && p->fast)
+        rc = finish_slow_groups(f, p->pages, p->n, p->offers, p->rep, p->nc);
+    for (size_t c = 0; rc >= 0 && c < p->nc; c++) {
+        size_t at = c * FR_FINISH_GROUP;
+        size_t m = p->n - at < FR_FINISH_GROUP ? p->n - at : FR_FINISH_GROUP;
+        int prc = p->rep[c]->type == REDIS_REPLY_ERROR
                       ? FRONTIER_EREPLY
-                      : read_finish(f, pages + at, m, offers + at, rep[c]);
+                      : read_finish(f, p->pages + at, m, p->offers + at, p->rep[c]);
         if (prc < 0 && (rc == 0 || rc == FRONTIER_ELEASE))
             rc = prc; /* a script error outranks a lost lease */
     }
-    for (size_t c = 0; c < nc; c++) {
-        if (rep && rep[c])
-            freeReplyObject(rep[c]);
-        if (calls)
-            fa_free(&calls[c]);
-    }
-    for (size_t i = 0; offers && i < n; i++)
-        offer_free(&offers[i]);
-    free(calls);
-    free(offers);
-    free(rep);
+    pending_free(p);
     return rc;
+}
+
+int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
+{
+    if (!f || (!pages && n))
+        return FRONTIER_EINVAL;
+    if (n == 0)
+        return 0;
+    frontier_pending_t *p = NULL;
+    int rc = frontier_finish_start(f, pages, n, &p);
+    return rc < 0 ? rc : frontier_finish_end(f, p);
 }
 
 /* ---- seed ---------------------------------------------------------------- */

@@ -1,0 +1,164 @@
+/* frontier_finish_start / frontier_finish_end against a real redis-server:
+ * the crawler finishes pages on a second connection while the first one
+ * goes on claiming, so these check that a finish split in two halves does
+ * exactly what frontier_finish does, and that the handle finishing need not
+ * be the one that claimed (same worker id, another connection). */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
+#include "fixtures.h"
+#include "frontier.h"
+
+#define CRAWL "fin"
+
+/* One connection with its filter and frontier handles. */
+typedef struct side {
+    redisContext *c;
+    bloom_t *b;
+    frontier_t *f;
+} side_t;
+
+static void side_open(side_t *s, fx_redis_t *r, const char *worker_id)
+{
+    char name[128], err[256] = "";
+    int berr = 0;
+    bloom_params_t p = {.capacity = 100000, .fp_rate = 1e-6};
+    frontier_bloom_name(CRAWL, name, sizeof name);
+    s->c = fx_redis_connect(r);
+    cr_assert_not_null(s->c, "%s", fx_error());
+    s->b = bloom_open(s->c, name, &p, &berr, err, sizeof err);
+    cr_assert_not_null(s->b, "bloom_open: %s", err);
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.per_host = 1000;
+    cfg.worker_id = worker_id;
+    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
+    cr_assert_not_null(s->f, "frontier_open: %s", err);
+}
+
+static void side_close(side_t *s)
+{
+    frontier_close(s->f);
+    bloom_close(s->b);
+    redisFree(s->c);
+}
+
+static long long stat_of(redisContext *c, const char *field)
+{
+    redisReply *r = redisCommand(c, "HGET crawler:{" CRAWL "}:stats %s", field);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "HGET: %s", r ? r->str : c->errstr);
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+static size_t claim_n(frontier_t *f, frontier_item_t *items, size_t max)
+{
+    size_t n = 0;
+    frontier_state_t st;
+    uint32_t wait = 0;
+    int rc = frontier_claim(f, max, items, &n, &st, &wait);
+    cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+    return n;
+}
+
+Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a, b;
+    side_open(&a, r, "w1");
+    side_open(&b, r, frontier_worker_id(a.f)); /* the finishing side: same worker */
+    cr_assert_str_eq(frontier_worker_id(b.f), "w1");
+
+    char urls[40][64];
+    const char *seeds[40];
+    for (int i = 0; i < 40; i++) {
+        snprintf(urls[i], sizeof urls[i], "http://h%d.test/p", i % 4);
+        snprintf(urls[i] + strlen(urls[i]), sizeof urls[i] - strlen(urls[i]), "%d", i);
+        seeds[i] = urls[i];
+    }
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(a.f, seeds, 20, 0, &added), 0);
+    cr_assert_eq(added, 20);
+
+    frontier_item_t items[20] = {0};
+    size_t n = claim_n(a.f, items, 10);
+    cr_assert_eq(n, 10, "claimed %zu", n);
+
+    /* each claimed page links to one of the 20 unseeded URLs and to a seed */
+    const char *links[10][2];
+    size_t nnew[10];
+    frontier_done_t pages[10];
+    for (size_t i = 0; i < n; i++) {
+        links[i][0] = seeds[20 + i];
+        links[i][1] = seeds[i];
+        pages[i] = (frontier_done_t){.item = &items[i],
+                                     .outcome = {.status = 200, .bytes = 10},
+                                     .links = links[i],
+                                     .nlinks = 2,
+                                     .link_depth = items[i].depth + 1,
+                                     .nnew = &nnew[i]};
+    }
+    frontier_pending_t *p = NULL;
+    int rc = frontier_finish_start(b.f, pages, n, &p);
+    cr_assert_eq(rc, 0, "frontier_finish_start: %s", frontier_strerror(rc));
+    cr_assert_not_null(p);
+
+    /* meanwhile the claiming side goes on with its own connection */
+    frontier_item_t more[20] = {0};
+    size_t m = claim_n(a.f, more, 20);
+    cr_assert_geq(m, 10, "claimed %zu more", m);
+
+    rc = frontier_finish_end(b.f, p);
+    cr_assert_eq(rc, 0, "frontier_finish_end: %s", frontier_strerror(rc));
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(nnew[i], 1, "page %zu: %zu new links", i, nnew[i]);
+    cr_expect_eq(stat_of(a.c, "fetched"), 10);
+    cr_expect_eq(stat_of(a.c, "enqueued"), 30);
+    cr_expect_eq(stat_of(a.c, "inflight"), (long long)m);
+
+    /* the same pages again: their leases are gone, nothing changes */
+    rc = frontier_finish_start(b.f, pages, n, &p);
+    cr_assert_eq(rc, 0);
+    rc = frontier_finish_end(b.f, p);
+    cr_expect_eq(rc, FRONTIER_ELEASE, "second finish: %s", frontier_strerror(rc));
+    cr_expect_eq(stat_of(a.c, "fetched"), 10);
+    cr_expect_eq(stat_of(a.c, "enqueued"), 30);
+
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&items[i]);
+    for (size_t i = 0; i < m; i++)
+        frontier_item_clear(&more[i]);
+    side_close(&b);
+    side_close(&a);
+    fx_redis_stop(r);
+}
+
+Test(finish, start_refuses_bad_pages_before_sending_anything)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a;
+    side_open(&a, r, NULL);
+    frontier_item_t bogus = {.url = "http://h.test/", .lease = "no-such-lease"};
+    frontier_done_t d = {.item = &bogus, .outcome = {.status = 200}};
+    frontier_pending_t *p = (frontier_pending_t *)&d; /* must be reset to NULL */
+    cr_expect_eq(frontier_finish_start(a.f, &d, 1, &p), FRONTIER_EINVAL);
+    cr_expect_null(p);
+    cr_expect_eq(frontier_finish_start(a.f, NULL, 1, &p), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_finish_end(a.f, NULL), 0);
+    /* nothing was left unread on the connection */
+    redisReply *rep = redisCommand(a.c, "PING");
+    cr_assert(rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0);
+    freeReplyObject(rep);
+    cr_expect_eq(stat_of(a.c, "fetched"), 0);
+    side_close(&a);
+    fx_redis_stop(r);
+}
