@@ -72,15 +72,21 @@ typedef struct bloom bloom_t;
  * capacity or fp_rate is given, the missing one takes its default and the
  * geometry they yield (bloom_geometry_for) is created, or compared with the
  * stored one. */
+/* A local cache several handles share (see bloom_shared_cache_new). */
+typedef struct bloom_cache bloom_cache_t;
+
 typedef struct bloom_params {
-    uint64_t capacity;   /* n, expected items (0: not given) */
-    double fp_rate;      /* p, target false-positive rate in (0,1) (0: not given) */
-    uint64_t block_bits; /* largest bits per block, 8..BLOOM_MAX_BLOCK_BITS, multiple
-                            of 8 (0: BLOOM_MAX_BLOCK_BITS) */
-    uint64_t seed;       /* hash seed stored with the geometry (0: BLOOM_DEFAULT_SEED) */
-    size_t cache_bytes;  /* process-local cache of added hashes, bytes (0: default,
-                            SIZE_MAX: disabled); not stored in Redis; used even
-                            when capacity and fp_rate are 0 */
+    uint64_t capacity;           /* n, expected items (0: not given) */
+    double fp_rate;              /* p, target false-positive rate in (0,1) (0: not given) */
+    uint64_t block_bits;         /* largest bits per block, 8..BLOOM_MAX_BLOCK_BITS, multiple
+                                    of 8 (0: BLOOM_MAX_BLOCK_BITS) */
+    uint64_t seed;               /* hash seed stored with the geometry (0: BLOOM_DEFAULT_SEED) */
+    size_t cache_bytes;          /* process-local cache of added hashes, bytes (0: default,
+                                    SIZE_MAX: disabled); not stored in Redis; used even
+                                    when capacity and fp_rate are 0 */
+    bloom_cache_t *shared_cache; /* if set: use this shared cache (not owned; it must
+                                    outlive the handle) instead of a private one, and
+                                    ignore cache_bytes */
 } bloom_params_t;
 
 /* The geometry stored in Redis.  m == blocks * block_bits. */
@@ -171,6 +177,15 @@ int bloom_block_key(const bloom_t *b, uint32_t block, char *buf, size_t buflen);
  * confirmed, so a false "yes" beyond the filter's own needs a 64-bit
  * collision (probability < entries / 2^64).  Counts a hit in cache_hits. */
 int bloom_cache_contains(bloom_t *b, const char *item, size_t len);
+/* A local cache for several handles of one process (say, one per thread) on
+ * the same filter, so that what one handle learnt answers for all: bytes as
+ * cache_bytes (0: default), passed as bloom_params_t.shared_cache.  Safe to
+ * use from several threads at once (atomic slots, no reordering on a hit;
+ * the handles themselves stay single-thread).  NULL when out of memory. */
+bloom_cache_t *bloom_shared_cache_new(size_t bytes);
+/* After every handle using it is closed.  Accepts NULL. */
+void bloom_shared_cache_free(bloom_cache_t *c);
+
 /* Tells the local cache that these items are now in the filter (after an
  * external script added them; lens may be NULL: strlen).  Never fails; may
  * evict older entries (8-way buckets, least recently noted goes). */

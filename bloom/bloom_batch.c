@@ -236,7 +236,7 @@ static int read_round(bloom_t *b, size_t np, uint8_t *res, int write)
         }
         res[b->pending[j]] = (uint8_t)v;
         if (write || v)
-            bloom_cache_put(&b->cache, b->fps[j]);
+            bloom_cache_put(b->cc, b->fps[j]);
     }
     bloom_sigpipe_restore(&g);
     return rc;
@@ -271,7 +271,7 @@ static int run_round(bloom_t *b, const char *const *items, const size_t *lens, s
     for (size_t i = 0; i < cnt; i++) {
         size_t len = lens ? lens[from + i] : strlen(items[from + i]);
         b->hashes[i] = bloom_hash_item(b, items[from + i], len);
-        bloom_cache_prefetch(&b->cache, bloom_fingerprint(b->hashes[i]));
+        bloom_cache_prefetch(b->cc, bloom_fingerprint(b->hashes[i]));
     }
     bloom_buf_t *o = &b->out;
     o->len = 0;
@@ -280,7 +280,7 @@ static int run_round(bloom_t *b, const char *const *items, const size_t *lens, s
     int rc;
     for (size_t i = 0; i < cnt; i++) {
         uint64_t fp = bloom_fingerprint(b->hashes[i]);
-        if (bloom_cache_has(&b->cache, fp)) {
+        if (bloom_cache_has(b->cc, fp)) {
             b->cache.hits++;
             res[from + i] = write ? 0 : 1;
             continue;
@@ -333,7 +333,7 @@ int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens
 
 int bloom_cache_contains(bloom_t *b, const char *item, size_t len)
 {
-    if (!bloom_cache_has(&b->cache, bloom_fingerprint(bloom_hash_item(b, item, len))))
+    if (!bloom_cache_has(b->cc, bloom_fingerprint(bloom_hash_item(b, item, len))))
         return 0;
     b->cache.hits++;
     return 1;
@@ -343,7 +343,7 @@ void bloom_cache_note(bloom_t *b, const char *const *items, const size_t *lens, 
 {
     for (size_t i = 0; i < n; i++) {
         size_t len = lens ? lens[i] : strlen(items[i]);
-        bloom_cache_put(&b->cache, bloom_fingerprint(bloom_hash_item(b, items[i], len)));
+        bloom_cache_put(b->cc, bloom_fingerprint(bloom_hash_item(b, items[i], len)));
     }
 }
 
@@ -427,7 +427,7 @@ int bloom_info(bloom_t *b, bloom_info_t *out)
     in.est_items = in.bits_set >= b->geo.m ? INFINITY : -(m / k) * log1p(-x / m);
     in.est_fp_rate = pow(in.fill, k);
     in.cache_hits = b->cache.hits;
-    in.cache_entries = b->cache.nbuckets * BLOOM_CACHE_WAYS;
+    in.cache_entries = b->cc->nbuckets * BLOOM_CACHE_WAYS;
     *out = in;
     return 0;
 }

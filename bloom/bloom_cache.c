@@ -10,7 +10,9 @@
  * buckets) and never grows.  Only fingerprints of items that Redis confirmed
  * are in the filter get in (bloom_batch.c, bloom_cache_note), and bits are
  * never cleared, so a hit can only mean "seen".  One cache per handle, and
- * handles are single-thread: no locks.
+ * handles are single-thread: no locks -- or one shared by several handles
+ * (bloom_shared_cache_new), whose slots are then read and written
+ * atomically, without the reordering.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +67,64 @@ static void to_front(uint64_t *s, int j, uint64_t fp)
     s[0] = fp;
 }
 
+/* Shared caches: every slot is read and written atomically (relaxed: a
+ * slot only ever holds 0 or a fingerprint some handle confirmed, so any
+ * value read is valid); a bucket fills from its front (compare-and-swap of
+ * its first empty way), and a full one replaces the way fp picks.  No
+ * reordering on a hit, so lookups never write. */
+static int shared_has(const uint64_t *s, uint64_t fp)
+{
+    for (int j = 0; j < BLOOM_CACHE_WAYS; j++) {
+        uint64_t v = __atomic_load_n(&s[j], __ATOMIC_RELAXED);
+        if (v == fp)
+            return 1;
+        if (v == 0)
+            return 0;
+    }
+    return 0;
+}
+
+static void shared_put(uint64_t *s, uint64_t fp)
+{
+    for (int j = 0; j < BLOOM_CACHE_WAYS; j++) {
+        uint64_t v = __atomic_load_n(&s[j], __ATOMIC_RELAXED);
+        if (v == fp)
+            return;
+        if (v == 0) {
+            if (__atomic_compare_exchange_n(&s[j], &v, fp, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                return;
+            if (v == fp) /* another handle put it there first */
+                return;
+        }
+    }
+    __atomic_store_n(&s[(fp >> 7) & (BLOOM_CACHE_WAYS - 1)], fp, __ATOMIC_RELAXED);
+}
+
+bloom_cache_t *bloom_shared_cache_new(size_t bytes)
+{
+    bloom_cache_t *c = calloc(1, sizeof *c);
+    if (!c || bloom_cache_init(c, bytes == SIZE_MAX ? 0 : bytes) < 0) {
+        free(c);
+        return NULL;
+    }
+    c->shared = 1;
+    return c;
+}
+
+void bloom_shared_cache_free(bloom_cache_t *c)
+{
+    if (!c)
+        return;
+    bloom_cache_free(c);
+    free(c);
+}
+
 int bloom_cache_has(bloom_cache_t *c, uint64_t fp)
 {
     if (!c->slots)
         return 0;
+    if (c->shared)
+        return shared_has(bucket_of(c, fp), fp);
     uint64_t *s = bucket_of(c, fp);
     for (int j = 0; j < BLOOM_CACHE_WAYS; j++) {
         if (s[j] == fp) {
@@ -85,6 +141,10 @@ void bloom_cache_put(bloom_cache_t *c, uint64_t fp)
 {
     if (!c->slots)
         return;
+    if (c->shared) {
+        shared_put(bucket_of(c, fp), fp);
+        return;
+    }
     uint64_t *s = bucket_of(c, fp);
     int j = 0;
     while (j < BLOOM_CACHE_WAYS - 1 && s[j] != fp && s[j] != 0)

@@ -17,11 +17,12 @@
 
 /* The process-local cache: buckets of BLOOM_CACHE_WAYS 64-bit fingerprints
  * (0 = empty), most recently noted first. */
-typedef struct bloom_cache {
+struct bloom_cache {
     uint64_t *slots; /* nbuckets * BLOOM_CACHE_WAYS, NULL when disabled */
     size_t nbuckets; /* a power of two */
     uint64_t hits;
-} bloom_cache_t;
+    int shared; /* bloom_shared_cache_new: atomic slot access, no reordering */
+};
 
 /* A growable output buffer of RESP commands. */
 typedef struct bloom_buf {
@@ -42,7 +43,9 @@ struct bloom {
     bloom_geometry_t geo;
     uint64_t capacity; /* informational, from meta */
     double fp_rate;
-    bloom_cache_t cache;
+    bloom_cache_t cache;  /* private cache (disabled when a shared one is used); its
+                             hits count this handle's hits either way */
+    bloom_cache_t *cc;    /* the cache in use: &cache or a shared one */
     bloom_buf_t out;      /* reused between batches */
     uint32_t *pending;    /* indices of the items sent in the current round trip */
     uint64_t *fps;        /* their fingerprints */

@@ -118,10 +118,12 @@ static int worker_open(worker_t *w)
     fc.backoff_ms = c->backoff_ms;
     if (!(w->fr = frontier_open(w->rc, &fc, w->bloom, err, sizeof err)))
         goto fail;
-    /* the finishing connection: same filter, same worker id */
+    /* the finishing connection: same filter, same worker id, and the local
+     * cache all workers share (what one learnt answers for all) */
     fc.worker_id = frontier_worker_id(w->fr);
+    bloom_params_t fin = {.shared_cache = e->seen_cache};
     if (!(w->fin_rc = rconn_connect(e->redis, err, sizeof err)) ||
-        !(w->fin_bloom = bloom_open(w->fin_rc, bname, NULL, &berr, err, sizeof err)) ||
+        !(w->fin_bloom = bloom_open(w->fin_rc, bname, &fin, &berr, err, sizeof err)) ||
         !(w->fin_fr = frontier_open(w->fin_rc, &fc, w->fin_bloom, err, sizeof err)))
         goto fail;
     if (!(w->scope = scope_new(c, err, sizeof err)))
@@ -386,10 +388,12 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();
     e.workers = calloc(cfg->threads, sizeof *e.workers);
-    if (!e.share || !e.workers) {
+    e.seen_cache = bloom_shared_cache_new(0);
+    if (!e.share || !e.workers || !e.seen_cache) {
         fprintf(stderr, "crawler: out of memory\n");
         free(e.workers);
         curl_share_cleanup(e.share);
+        bloom_shared_cache_free(e.seen_cache);
         return -1;
     }
     curl_share_setopt(e.share, CURLSHOPT_LOCKFUNC, share_lock);
@@ -429,5 +433,6 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&e.share_locks[i]);
     free(e.workers);
+    bloom_shared_cache_free(e.seen_cache);
     return failed ? -1 : 0;
 }

@@ -141,6 +141,7 @@ struct engine {
     struct out *out;
     struct warc *warc;
     CURLSH *share;
+    bloom_cache_t *seen_cache; /* the finishing handles' shared local Bloom cache */
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     atomic_int stop;
     atomic_int running;
