@@ -274,6 +274,23 @@ static unsigned char tail_dashes(const unsigned char *s, const unsigned char *k,
     return k[-2] == '-' ? 2 : 1;
 }
 
+/* Bulk form of tag_byte for the bytes s[0..len) of a quoted value (no quote
+ * and no NUL among them): what passes is copied at once.  Returns bytes
+ * written. */
+static size_t quote_run(bound_t *b, const unsigned char *s, size_t len, char *o)
+{
+    size_t pass = 0;
+    b->run += len;
+    if (b->flags & BF_VPASS) {
+        size_t room = b->attr < b->attr_cap ? b->attr_cap - b->attr : 0;
+        pass = len < room ? len : room;
+        b->attr += len;
+        memcpy(o, s, pass);
+    }
+    b->dropped += len - pass;
+    return pass;
+}
+
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)
 {
     const unsigned char *s = (const unsigned char *)in, *end = s + len, *k;
@@ -297,6 +314,15 @@ size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)
             if (!k)
                 break;
             s = k;
+        } else if (b->st == S_QUOTE && !b->slow) {
+            k = memchr(s, (unsigned char)b->quote, (size_t)(end - s));
+            size_t run = (size_t)((k ? k : end) - s);
+            if (run > 1 && !memchr(s, 0, run)) {
+                n += quote_run(b, s, run, out + n);
+                s += run;
+                if (!k)
+                    break;
+            }
         }
         n += step(b, *s++, out + n);
     }

@@ -67,6 +67,7 @@ typedef struct bound {
     unsigned char flags;  /* BF_* (bound.c) */
     unsigned char nlen;   /* bytes in name[] */
     unsigned char dashes; /* consecutive '-' in a comment */
+    unsigned char slow;   /* 1: no bulk paths, byte by byte (tests compare both) */
     char name[8];         /* tag name being read, lowercase, truncated */
     char raw[8];          /* "script"/"style" while inside one */
     uint64_t dropped;     /* tag bytes dropped beyond the caps */
