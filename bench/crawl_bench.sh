@@ -25,8 +25,10 @@
 # (one server block per crawl so each crawl has its own access log: the
 # server-side count of pages fetched), starts a fresh redis-server (no
 # persistence) for each crawler run, crawls each site with wget (single
-# connection, the reference) and with `crawler crawl` (default threads,
-# --per-host 64 --delay 0), measuring each process with /usr/bin/time (wall,
+# connection, the reference) and with `crawler crawl` (default threads and
+# transfers, --per-host 256 --delay 0: the single host opened up -- a page
+# holds its per-host slot until its finish call is acknowledged, so a limit
+# of exactly threads x transfers would throttle the claims), measuring each process with /usr/bin/time (wall,
 # user+sys CPU, max RSS), and parses the same pages with bench/bare_parse.
 # Correctness: each crawler must have fetched every one of the N pages, with
 # status 200, and the crawler each page exactly once (nginx access log).
@@ -279,7 +281,7 @@ run_crawler() {
   printf 'http://127.0.0.1:%s/\n' "${PORT[crawler-$n]}" >"$T/seeds-$n.txt"
   # shellcheck disable=SC2086 # CRAWLER_ARGS is a list of options
   measure crawler "$n" "$CRAWLER" crawl --redis "redis://127.0.0.1:$REDIS_PORT" \
-    --crawl "bench$n" --seeds "$T/seeds-$n.txt" --delay 0 --per-host 64 --quiet \
+    --crawl "bench$n" --seeds "$T/seeds-$n.txt" --delay 0 --per-host 256 --quiet \
     --out "$T/crawler-$n.jsonl" $CRAWLER_ARGS
   R[redis-$n]=$(rinfo memory used_memory)
   R[redispeak-$n]=$(rinfo memory used_memory_peak)
@@ -334,7 +336,7 @@ profile() { # the crawler's top functions (perf, cpu-clock samples, self time)
   # shellcheck disable=SC2086
   timeout -k 10 "$TIMEOUT" perf record -e cpu-clock -F 2000 -o "$T/perf.data" -- \
     "$CRAWLER" crawl --redis "redis://127.0.0.1:$REDIS_PORT" --crawl "prof$n" \
-    --seeds "$T/seeds-prof.txt" --delay 0 --per-host 64 --quiet --out /dev/null $CRAWLER_ARGS \
+    --seeds "$T/seeds-prof.txt" --delay 0 --per-host 256 --quiet --out /dev/null $CRAWLER_ARGS \
     >/dev/null 2>"$T/perf.log" || echo "crawl_bench: perf run failed (see $T/perf.log)" >&2
   stop_redis
   perf report -i "$T/perf.data" --no-children --sort dso,symbol --stdio -g none --percent-limit 0.7 \
