@@ -10,10 +10,14 @@
  * libxml2's HTML parser -- text, tags with quoted attribute values,
  * comments, and the raw text of <script>/<style>, which ends only at
  * "</script" / "</style" -- and passes on:
- *   - tags (start and end, with attributes), up to BOUND_TAG_CAP bytes per
- *     tag plus attr_cap bytes per attribute value (see tag_byte); past a
- *     cap, bytes are dropped but the '>' and the closing quote still pass,
- *     so libxml2 sees a shorter well-formed tag;
+ *   - the tags that can hold a link or change how links are read (a, area,
+ *     base, link, meta, frame, iframe) and script/style, start and end, with
+ *     attributes, up to BOUND_TAG_CAP bytes per tag plus attr_cap bytes per
+ *     attribute value (see tag_byte); past a cap, bytes are dropped but the
+ *     '>' and the closing quote still pass, so libxml2 sees a shorter
+ *     well-formed tag.  Other elements (div, p, li, span, ...) are dropped
+ *     whole: a tag's name is held back until it is complete, then the tag is
+ *     passed or skipped to its '>' (quotes followed, as libxml2 would);
  *   - comments as "<!---->", raw text elements as "<script ...></script>",
  *     DOCTYPE and processing instructions as tags;
  * and drops character data.  A '<' is passed only once the next byte shows
@@ -52,7 +56,20 @@ enum {
     BF_SLASH = 8,   /* last tag byte was '/' ("/>") */
     BF_RAWTAG = 16, /* the start tag opens raw text */
     BF_UNQ = 32,    /* inside an unquoted attribute value */
+    BF_DROP = 64,   /* a tag of an element we do not need: nothing passes */
+    BF_LONG = 128,  /* the tag name was longer than name[] holds */
 };
+
+/* The elements whose tags pass (with script/style); the rest are dropped. */
+static int keep_name(const char *n)
+{
+    static const char *const keep[] = {"a",     "area",   "base",   "link",  "meta",
+                                       "frame", "iframe", "script", "style", NULL};
+    for (int i = 0; keep[i]; i++)
+        if (strcmp(n, keep[i]) == 0)
+            return 1;
+    return 0;
+}
 
 void bound_init(bound_t *b, size_t attr_cap)
 {
@@ -85,15 +102,27 @@ static void detect_wide(bound_t *b, const unsigned char *in, size_t len)
         b->passthrough = 1;
 }
 
-/* End of a tag name: decides whether the tag opens raw text. */
-static void name_done(bound_t *b)
+/* End of a tag name: decides whether the tag opens raw text, and whether it
+ * passes -- then its held-back start ("<", "/", the name) is written to o.
+ * Returns bytes written. */
+static size_t name_done(bound_t *b, char *o)
 {
+    size_t n = 0;
     b->name[b->nlen] = '\0';
+    b->st = S_TAG;
     if (!(b->flags & BF_END) && (strcmp(b->name, "script") == 0 || strcmp(b->name, "style") == 0)) {
         b->flags |= BF_RAWTAG;
         memcpy(b->raw, b->name, sizeof(b->raw));
     }
-    b->st = S_TAG;
+    if ((b->flags & BF_LONG) || !keep_name(b->name)) {
+        b->flags |= BF_DROP;
+        return 0;
+    }
+    o[n++] = '<';
+    if (b->flags & BF_END)
+        o[n++] = '/';
+    memcpy(o + n, b->name, b->nlen);
+    return n + b->nlen;
 }
 
 /* One byte of a tag (S_TAG / S_QUOTE).  Returns 1 to pass it on.
@@ -154,11 +183,13 @@ static size_t lt_byte(bound_t *b, unsigned char c, char *o)
     if (c == '!') {
         b->st = S_BANG;
     } else if (c == '/') {
-        b->st = S_NAME;
+        b->st = S_NAME; /* held back until the name is complete */
         b->flags = BF_END;
+        return 0;
     } else if (is_alpha(c)) {
         b->st = S_NAME;
         b->name[b->nlen++] = (char)(c | 0x20);
+        return 0;
     } else if (c == '?') {
         b->st = S_TAG;
     } else {
@@ -229,11 +260,14 @@ again:
         if (is_alnum(c) || c == '-' || c == ':') {
             if (b->nlen < sizeof(b->name) - 1)
                 b->name[b->nlen++] = (char)(c | 0x20);
-            pass = ++b->run <= BOUND_TAG_CAP;
-            break;
+            else
+                b->flags |= BF_LONG;
+            ++b->run;
+            return 0; /* held back: name_done writes it */
+        } else {
+            size_t w = name_done(b, o);
+            return w + step(b, c, o + w);
         }
-        name_done(b);
-        goto again;
     case S_BANG:
     case S_BANG_DASH:
         if (c == '-') {
@@ -252,6 +286,8 @@ again:
         return raw_byte(b, c, o);
     default: /* S_TAG, S_QUOTE */
         pass = tag_byte(b, c);
+        if (b->flags & BF_DROP)
+            return 0; /* a dropped element, not a cap */
         break;
     }
     if (!pass) {
@@ -285,8 +321,10 @@ static size_t quote_run(bound_t *b, const unsigned char *s, size_t len, char *o)
         size_t room = b->attr < b->attr_cap ? b->attr_cap - b->attr : 0;
         pass = len < room ? len : room;
         b->attr += len;
-        memcpy(o, s, pass);
     }
+    if (b->flags & BF_DROP)
+        return 0; /* a dropped element, not a cap */
+    memcpy(o, s, pass);
     b->dropped += len - pass;
     return pass;
 }

@@ -54,7 +54,7 @@ void charset_init(void);
 #define BOUND_TAG_CAP (256u * 1024)     /* bytes of one tag, besides its values */
 #define BOUND_ATTR_MIN_CAP (64u * 1024) /* minimum cap of one attribute value */
 #endif
-#define BOUND_SLACK 16 /* extra output bytes one call may emit */
+#define BOUND_SLACK 32 /* extra output bytes one call may emit */
 
 typedef struct bound {
     int st;               /* lexer state (bound.c) */

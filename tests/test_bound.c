@@ -103,3 +103,22 @@ Test(bound, bulk_paths_match_the_byte_lexer_on_edge_cases)
     check_same("values over the caps", s, n, BOUND_ATTR_MIN_CAP);
     free(s);
 }
+
+Test(bound, passes_only_the_tags_of_elements_that_hold_links)
+{
+    static const char page[] =
+        "<!DOCTYPE html><html><head><title>t</title>"
+        "<META charset=utf-8><link rel=stylesheet href=/s.css><base href='/b/'></head>"
+        "<body><div class=\"a\"><p>text <a href=\"/x\">x</a> <span>s</span></p>"
+        "<ul><li><area href=/m><iframe src=/f></iframe></li></ul><abbr title=x>y</abbr>"
+        "<anchor href=/no><a-b href=/no><script>var a='<a href=/s>';</script></div></body>";
+    static const char want[] =
+        "<!DOCTYPE html><meta charset=utf-8><link rel=stylesheet href=/s.css><base href='/b/'>"
+        "<a href=\"/x\"></a><area href=/m><iframe src=/f></iframe><script></script>";
+    size_t n;
+    uint64_t dropped;
+    char *out = filter(page, sizeof page - 1, sizeof page, 0, 0, &n, &dropped);
+    cr_expect(n == sizeof want - 1 && memcmp(out, want, n) == 0, "got [%.*s]", (int)n, out);
+    cr_expect_eq(dropped, 0, "skipped elements are not counted as capped");
+    free(out);
+}
