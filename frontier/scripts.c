@@ -351,6 +351,7 @@ static const char claim_body[] =
     "end\n"
     "local wait = 1000\n"
     "if ready == 0 then wait = 100 end\n"
+    "if ready == 0 and delayed == 0 and queued <= 0 then wait = 20 end -- only in flight: soon\n"
     "for _, k in ipairs({K_READY, K_DELAYED}) do\n"
     "  local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')\n"
     "  if r[2] and tonumber(r[2]) - now < wait then wait = tonumber(r[2]) - now end\n"
