@@ -72,6 +72,14 @@ Test(bound, bulk_paths_match_the_byte_lexer_on_real_pages)
     }
 }
 
+/* Appends the string t at s + n; returns the new length. */
+static size_t put(char *s, size_t n, const char *t)
+{
+    size_t len = strlen(t);
+    memcpy(s + n, t, len);
+    return n + len;
+}
+
 Test(bound, bulk_paths_match_the_byte_lexer_on_edge_cases)
 {
     static const char *const cases[] = {
@@ -92,14 +100,11 @@ Test(bound, bulk_paths_match_the_byte_lexer_on_edge_cases)
     size_t big = BOUND_ATTR_MIN_CAP * 3 + BOUND_TAG_CAP;
     char *s = malloc(big + 64);
     cr_assert_not_null(s);
-    size_t n = 0;
-    n += (size_t)sprintf(s, "<a href=\"");
+    size_t n = put(s, 0, "<a href=\"");
     memset(s + n, 'v', BOUND_ATTR_MIN_CAP * 2);
-    n += BOUND_ATTR_MIN_CAP * 2;
-    n += (size_t)sprintf(s + n, "\" y=");
+    n = put(s, n + BOUND_ATTR_MIN_CAP * 2, "\" y=");
     memset(s + n, 'w', BOUND_TAG_CAP);
-    n += BOUND_TAG_CAP;
-    n += (size_t)sprintf(s + n, " z=\"late value\">");
+    n = put(s, n + BOUND_TAG_CAP, " z=\"late value\">");
     check_same("values over the caps", s, n, BOUND_ATTR_MIN_CAP);
     free(s);
 }
