@@ -179,7 +179,7 @@ int bloom_block_key(const bloom_t *b, uint32_t block, char *buf, size_t buflen);
 int bloom_cache_contains(bloom_t *b, const char *item, size_t len);
 /* A local cache for several handles of one process (say, one per thread) on
  * the same filter, so that what one handle learnt answers for all: bytes as
- * cache_bytes (0: default), passed as bloom_params_t.shared_cache.  Safe to
+ * cache_bytes (0: default, SIZE_MAX: disabled), passed as bloom_params_t.shared_cache.  Safe to
  * use from several threads at once (atomic slots, no reordering on a hit;
  * the handles themselves stay single-thread).  NULL when out of memory. */
 bloom_cache_t *bloom_shared_cache_new(size_t bytes);

@@ -103,7 +103,7 @@ static void shared_put(uint64_t *s, uint64_t fp)
 bloom_cache_t *bloom_shared_cache_new(size_t bytes)
 {
     bloom_cache_t *c = calloc(1, sizeof *c);
-    if (!c || bloom_cache_init(c, bytes == SIZE_MAX ? 0 : bytes) < 0) {
+    if (!c || bloom_cache_init(c, bytes) < 0) {
         free(c);
         return NULL;
     }

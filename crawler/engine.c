@@ -4,9 +4,10 @@
  * DESIGN: each worker thread owns a CURLM (up to cfg->concurrency transfers),
  * two redisContexts -- one for claims, retries and heartbeats, one for
  * finishing pages, each with its bloom_t and frontier_t under the same
- * worker id (its leases) -- and a scope.  DNS answers are shared between threads through one CURLSH
- * whose lock callbacks use engine.share_locks (one mutex per curl lock data
- * type; no other lock is ever held with them).  One loop turn:
+ * worker id (its leases) -- and a scope.  DNS answers are shared between
+ * threads through one CURLSH whose lock callbacks use engine.share_locks
+ * (one mutex per curl lock data type; no other lock is ever held with them).
+ * One loop turn:
  *   heartbeat (renews leases, reclaims dead workers' URLs) when due ->
  *   claim a batch if there is room -> robots check, start transfers ->
  *   curl_multi_perform/poll -> completed transfers become finished pages ->

@@ -16,9 +16,9 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -674,12 +674,11 @@ void done_flush(worker_t *w, int wait)
         return;
     if (w->fin_cap < w->ndone) {
         frontier_done_t *np = realloc(w->fin_pages, w->ndone * sizeof *np);
-        if (np)
-            w->fin_pages = np;
         if (!np) {
             w->failed = 1;
             return;
         }
+        w->fin_pages = np;
         w->fin_cap = w->ndone;
     }
     done_t *t = w->fin_done; /* swap the buffers: done -> in flight */

@@ -587,21 +587,6 @@ static int resolve_same_origin(const url_base_t *b, char *buf, char *c, int abso
 }
 
 static int resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len,
-                   int shortcut, char **out, size_t *out_len);
-
-int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
-                size_t *out_len)
-{
-    return resolve(base, ref, len, max_len, 1, out, out_len);
-}
-
-int url_resolve_full(const url_base_t *base, const char *ref, size_t len, size_t max_len,
-                     char **out, size_t *out_len)
-{
-    return resolve(base, ref, len, max_len, 0, out, out_len);
-}
-
-static int resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len,
                    int shortcut, char **out, size_t *out_len)
 {
     char *buf = NULL, *c;
@@ -643,6 +628,18 @@ static int resolve(const url_base_t *base, const char *ref, size_t len, size_t m
 out:
     free(buf);
     return rc;
+}
+
+int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
+                size_t *out_len)
+{
+    return resolve(base, ref, len, max_len, 1, out, out_len);
+}
+
+int url_resolve_full(const url_base_t *base, const char *ref, size_t len, size_t max_len,
+                     char **out, size_t *out_len)
+{
+    return resolve(base, ref, len, max_len, 0, out, out_len);
 }
 
 int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, char **out)
