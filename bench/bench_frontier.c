@@ -34,6 +34,8 @@
 #define FINISH_BATCH 250 /* pages per pipelined finish */
 #define MAX_SECONDS 120  /* per case */
 
+static double fp_rate = 1e-4; /* --fp-rate: the frontier filter's p (the crawler's default) */
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -87,6 +89,35 @@ static double redis_cpu(void)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* BENCH_FRONTIER_CMDSTATS set: Redis's per-command times of one phase on stderr;
+ * BENCH_FRONTIER_CALLGRIND set (redis-server run under valgrind --tool=callgrind
+ * through a wrapper first in PATH): its counters dumped at each phase
+ * boundary, an instruction count per phase that the shared machine cannot
+ * disturb. */
+static void cmdstats(redisContext *c, const char *phase)
+{
+    if (getenv("BENCH_FRONTIER_CALLGRIND")) { /* redis-server runs under valgrind's callgrind */
+        char pid[16];
+        snprintf(pid, sizeof pid, "%d", (int)redis_pid);
+        pid_t ch = fork();
+        if (ch == 0) {
+            execlp("callgrind_control", "callgrind_control", "--dump", pid, (char *)NULL);
+            _exit(127);
+        }
+        if (ch > 0)
+            waitpid(ch, NULL, 0);
+    }
+    if (!getenv("BENCH_FRONTIER_CMDSTATS"))
+        return;
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    if (r && r->type == REDIS_REPLY_STRING)
+        fprintf(stderr, "-- %s\n%s\n", phase, r->str);
+    if (r)
+        freeReplyObject(r);
+    if ((r = redisCommand(c, "CONFIG RESETSTAT")))
+        freeReplyObject(r);
+}
+
 static void flushall(redisContext *c)
 {
     redisReply *r = redisCommand(c, "FLUSHALL");
@@ -109,7 +140,7 @@ static int ctx_open(ctx_t *x, redisContext *c, uint64_t capacity)
     flushall(c);
     char name[128], err[256] = "";
     frontier_bloom_name("bench", name, sizeof name);
-    bloom_params_t p = {.capacity = capacity, .fp_rate = 1e-4};
+    bloom_params_t p = {.capacity = capacity, .fp_rate = fp_rate};
     int e = 0;
     x->b = bloom_open(c, name, &p, &e, err, sizeof err);
     if (!x->b) {
@@ -265,17 +296,20 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
     if (!urls || ctx_open(&x, c, 4 * n) < 0)
         return -1;
     uint64_t rt0 = frontier_round_trips(x.f);
+    cmdstats(c, "before");
     double c0 = redis_cpu(), s0 = self_cpu();
     double t0 = now_s();
     size_t added = 0;
     frontier_seed(x.f, (const char *const *)urls, n, 0, &added);
     double t1 = now_s();
+    cmdstats(c, "enqueue");
     out->seed_cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
     claim_cpu = 0;
     size_t pages = drain(x.f, n, BATCH, NULL, NULL);
     out->claim_cpu_us = claim_cpu * 1e6 / (double)n;
     double t2 = now_s();
     out->cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
+    cmdstats(c, "claim + ack");
     out->client_us = (self_cpu() - s0) * 1e6 / (double)n;
     out->hosts = hosts;
     out->rate = (double)pages / (t2 - t0);
@@ -430,6 +464,8 @@ int main(int argc, char **argv)
             n = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--pages"))
             pages = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--fp-rate"))
+            fp_rate = strtod(argv[i + 1], NULL);
         else if (!strcmp(argv[i], "--out"))
             out = argv[i + 1];
     }
@@ -461,13 +497,6 @@ int main(int argc, char **argv)
             report(o, n, t, 3, s, quick ? 0 : 3);
             fclose(o);
         }
-    }
-    if (getenv("BENCH_FRONTIER_CMDSTATS")) {
-        redisReply *r = redisCommand(c, "INFO commandstats");
-        if (r && r->type == REDIS_REPLY_STRING)
-            fprintf(stderr, "%s\n", r->str);
-        if (r)
-            freeReplyObject(r);
     }
     redisFree(c);
     redis_stop();

@@ -667,6 +667,46 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int forc
     return rc;
 }
 
+/* A seed's place after grouping: its origin's hash, then its input index. */
+typedef struct seed_ord {
+    uint64_t h;
+    size_t i;
+} seed_ord_t;
+
+static int seed_ord_cmp(const void *a, const void *b)
+{
+    const seed_ord_t *x = a, *y = b;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* urls regrouped so that the seeds of one origin are contiguous, each
+ * origin's seeds in input order (hash collisions only merge two groups);
+ * NULL when out of memory. */
+static const char **group_by_origin(const char *const *urls, size_t n)
+{
+    seed_ord_t *ord = malloc(n * sizeof *ord);
+    const char **out = malloc(n * sizeof *out);
+    if (!ord || !out) {
+        free(ord);
+        free(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = 14695981039346656037ULL;
+        const char *u = urls[i] ? urls[i] : "";
+        for (size_t j = 0, ol = origin_len(u); j < ol; j++)
+            h = (h ^ (unsigned char)u[j]) * 1099511628211ULL;
+        ord[i] = (seed_ord_t){h, i};
+    }
+    qsort(ord, n, sizeof *ord, seed_ord_cmp);
+    for (size_t i = 0; i < n; i++)
+        out[i] = urls[ord[i].i];
+    free(ord);
+    return out;
+}
+
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added)
 {
     size_t dummy = 0;
@@ -675,13 +715,19 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, s
     *added = 0;
     if (!f || (!urls && n))
         return FRONTIER_EINVAL;
+    /* Each script pushes once per host it touches and updates each host's
+     * bookkeeping, so seeds grouped by host cost fewer calls per seed (100k
+     * seeds over 10,000 hosts: ~26 hosts per script of 256, not 256). */
+    const char **grouped = n > FR_SEED_CHUNK ? group_by_origin(urls, n) : NULL;
+    if (n > FR_SEED_CHUNK && !grouped)
+        return FRONTIER_ENOMEM;
+    const char *const *in = grouped ? grouped : urls;
     const size_t per_trip = (size_t)FR_SEED_CHUNK * FR_SEED_PIPELINE;
-    for (size_t i = 0; i < n; i += per_trip) {
-        int rc = seed_batch(f, urls + i, n - i < per_trip ? n - i : per_trip, force, added);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i += per_trip)
+        rc = seed_batch(f, in + i, n - i < per_trip ? n - i : per_trip, force, added);
+    free(grouped);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---- retry --------------------------------------------------------------- */

@@ -36,8 +36,8 @@
 #include <string.h>
 
 #define PRELUDE                                                                                    \
-    "local P, now, K_READY, K_STATS, K_DELAYED, K_HINF, K_HNEXT, K_HDELAY\n"                       \
-    "local K_HADMIT, K_HFAIL, K_WORKERS, SUF\n"                                                    \
+    "local P, now, nows, K_READY, K_STATS, K_DELAYED, K_HINF, K_HNEXT, K_HDELAY\n"                 \
+    "local K_HADMIT, K_HFAIL, K_WORKERS, SUF, NS\n"                                                \
     "local function begin(a)\n"                                                                    \
     "  if a[1] ~= P then\n"                                                                        \
     "    P = a[1]\n"                                                                               \
@@ -48,11 +48,15 @@
     "  if not SUF then -- lease numbers of a claim: its number .. SUF[i] (no float formatting)\n"  \
     "    SUF = {}\n"                                                                               \
     "    for i = 1, 9999 do SUF[i] = string.format('%04d', i) end\n"                               \
+    "    NS = {} -- small counts as strings: Redis 7.0 formats a Lua number with %.17g\n"          \
+    "    for i = 0, 9999 do NS[i] = tostring(i) end\n"                                             \
     "  end\n"                                                                                      \
     "  local T = redis.call('TIME')\n"                                                             \
     "  now = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)\n"                          \
+    "  nows = string.format('%d', now)\n"                                                          \
     "end\n"                                                                                        \
     "local function num(v) return tonumber(v) or 0 end\n"                                          \
+    "local function str(n) return NS[n] or string.format('%d', n) end\n"                          \
     "local function origin(url) return string.match(url, '^[^/]*//[^/]*') or url end\n"            \
     "local function parse(e)\n"                                                                    \
     "  local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')\n"                                    \
@@ -67,7 +71,7 @@
     "end\n"                                                                                        \
     "local function qkey(h) return P..'q:'..h end\n"                                               \
     "local function count(field, n)\n"                                                             \
-    "  if n ~= 0 then redis.call('HINCRBY', K_STATS, field, n) end\n"                              \
+    "  if n ~= 0 then redis.call('HINCRBY', K_STATS, field, str(n)) end\n"                         \
     "end\n" /* the host may be claimable again: back into ready (keeping its score) */             \
     "local function wake(h, per_host, nonempty)\n"                                                 \
     "  if redis.call('ZSCORE', K_READY, h) then return end\n"                                      \
@@ -90,13 +94,30 @@
     "      for j, h in ipairs(cand) do\n"                                                          \
     "        if num(inf[j]) < per_host and (not check_len or redis.call('LLEN', qkey(h)) > 0) "    \
     "then\n"                                                                                       \
-    "          local t = num(nx[j])\n"                                                             \
-    "          if t < now then t = now end\n"                                                      \
+    "          local t = nx[j]\n"                                                                 \
+    "          if num(t) < now then t = nows end\n"                                                \
     "          za[#za + 1] = t; za[#za + 1] = h\n"                                                 \
     "        end\n"                                                                                \
     "      end\n"                                                                                  \
     "      if #za > 0 then redis.call('ZADD', K_READY, 'NX', unpack(za)) end\n"                    \
     "    end\n"                                                                                    \
+    "  end\n"                                                                                      \
+    "end\n"                                                                                        \
+    "local function wake_new(hs, per_host) -- hosts whose queue was empty until now\n"            \
+    "  for a = 1, #hs, 2000 do\n"                                                                  \
+    "    local b = math.min(a + 1999, #hs)\n"                                                      \
+    "    local inf = redis.call('HMGET', K_HINF, unpack(hs, a, b))\n"                              \
+    "    local nx = redis.call('HMGET', K_HNEXT, unpack(hs, a, b))\n"                              \
+    "    local za = {}\n"                                                                          \
+    "    for j = a, b do\n"                                                                        \
+    "      local x = j - a + 1\n"                                                                  \
+    "      if num(inf[x]) < per_host then\n"                                                       \
+    "        local t = nx[x]\n"                                                                    \
+    "        if num(t) < now then t = nows end\n"                                                  \
+    "        za[#za + 1] = t; za[#za + 1] = hs[j]\n"                                               \
+    "      end\n"                                                                                  \
+    "    end\n"                                                                                    \
+    "    if #za > 0 then redis.call('ZADD', K_READY, 'NX', unpack(za)) end\n"                      \
     "  end\n"                                                                                      \
     "end\n"                                                                                        \
     "local function unlease(h)\n"                                                                  \
@@ -262,27 +283,29 @@
     "  return table.concat(codes), i\n"                                                            \
     "end\n"                                                                                        \
     "local function offer_flush(st, per_host)\n"                                                   \
-    "  local hs = st.hosts\n"                                                                      \
+    "  local hs, woke = st.hosts, {}\n"                                                            \
     "  for _, h in ipairs(hs) do\n"                                                                \
     "    local q = st.byhost[h]\n"                                                                 \
     "    for j = 1, #q, 4000 do\n"                                                                 \
-    "      redis.call('RPUSH', qkey(h), unpack(q, j, math.min(j + 3999, #q)))\n"                   \
+    "      local e = math.min(j + 3999, #q)\n"                                                     \
+    "      local len = redis.call('RPUSH', qkey(h), unpack(q, j, e))\n"                            \
+    "      if j == 1 and len == e then woke[#woke + 1] = h end\n"                                  \
     "    end\n"                                                                                    \
     "  end\n"                                                                                      \
     "  if #hs <= 2 then\n"                                                                         \
-    "    for _, h in ipairs(hs) do redis.call('HINCRBY', K_HADMIT, h, #st.byhost[h]) end\n"        \
+    "    for _, h in ipairs(hs) do redis.call('HINCRBY', K_HADMIT, h, str(#st.byhost[h])) end\n"   \
     "  else\n"                                                                                     \
     "    for a = 1, #hs, 2000 do\n"                                                                \
     "      local b = math.min(a + 1999, #hs)\n"                                                    \
     "      local adm, kv = redis.call('HMGET', K_HADMIT, unpack(hs, a, b)), {}\n"                  \
     "      for j = a, b do\n"                                                                      \
-    "        kv[2 * (j - a) + 1] = hs[j]; kv[2 * (j - a) + 2] = num(adm[j - a + 1]) + "            \
-    "#st.byhost[hs[j]]\n"                                                                          \
+    "        kv[2 * (j - a) + 1] = hs[j]\n"                                                        \
+    "        kv[2 * (j - a) + 2] = str(num(adm[j - a + 1]) + #st.byhost[hs[j]])\n"                 \
     "      end\n"                                                                                  \
     "      redis.call('HSET', K_HADMIT, unpack(kv))\n"                                             \
     "    end\n"                                                                                    \
     "  end\n"                                                                                      \
-    "  wake_many(hs, per_host, false)\n"                                                           \
+    "  wake_new(woke, per_host) -- a queue already non-empty keeps its place in ready\n"          \
     "  count('enqueued', st.new); count('queued', st.new)\n"                                       \
     "end\n"
 
@@ -299,7 +322,7 @@ static const char claim_body[] =
     "local rounds = 0\n"
     "while #out < max and rounds < 32 do\n"
     "  rounds = rounds + 1\n"
-    "  local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', now, 'LIMIT', 0, max - #out)\n"
+    "  local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', nows, 'LIMIT', '0', str(max - #out))\n"
     "  if #hosts == 0 then break end\n"
     "  local infs = redis.call('HMGET', K_HINF, unpack(hosts))\n"
     "  local owns = redis.call('HMGET', K_HDELAY, unpack(hosts))\n"
@@ -315,17 +338,17 @@ static const char claim_body[] =
     "    if d > 0 and take > 1 then take = 1 end\n"
     "    if take > room then take = room end\n"
     "    local got = {}\n"
-    "    if take > 0 then got = redis.call('LPOP', qkey(h), take) or {} end\n"
+    "    if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or {} end\n"
     "    for _, e in ipairs(got) do out[#out + 1] = e end\n"
     "    if #got > 0 then\n"
-    "      hinf[#hinf + 1] = h; hinf[#hinf + 1] = inf + #got\n"
-    "      if d > 0 then hnx[#hnx + 1] = h; hnx[#hnx + 1] = now + d end\n"
+    "      hinf[#hinf + 1] = h; hinf[#hinf + 1] = str(inf + #got)\n"
+    "      if d > 0 then hnx[#hnx + 1] = h; hnx[#hnx + 1] = string.format('%d', now + d) end\n"
     "    end\n"
     "    if #got == 0 or #got < take or inf + #got >= per_host or\n"
     "       redis.call('LLEN', qkey(h)) == 0 then\n"
     "      zrem[#zrem + 1] = h\n"
     "    elseif d > 0 then\n"
-    "      zadd[#zadd + 1] = now + d; zadd[#zadd + 1] = h\n"
+    "      zadd[#zadd + 1] = string.format('%d', now + d); zadd[#zadd + 1] = h\n"
     "    end\n"
     "  end\n"
     "  if #hinf > 0 then redis.call('HSET', K_HINF, unpack(hinf)) end\n"
@@ -441,7 +464,7 @@ static const char ack_body[] =
     "local vals = redis.call('HMGET', lk, unpack(toks))\n"
     "for pg = 1, np do if not vals[pg] then return {'slow'} end end\n"
     "redis.call('HDEL', lk, unpack(toks))\n"
-    "local hosts, ok = {}, {}\n"
+    "local hosts, ok, wk = {}, {}, {}\n"
     "for h = 9, c - 1, 3 do\n"
     "  hosts[#hosts + 1] = ARGV[h]\n"
     "  if ARGV[h + 2] == '1' then ok[#ok + 1] = ARGV[h] end\n"
@@ -449,8 +472,12 @@ static const char ack_body[] =
     "if nh > 0 then\n"
     "  local hv, set, del = redis.call('HMGET', K_HINF, unpack(hosts)), {}, {}\n"
     "  for x, host in ipairs(hosts) do\n"
-    "    local v = num(hv[x]) - tonumber(ARGV[9 + 3 * (x - 1) + 1])\n"
-    "    if v <= 0 then del[#del + 1] = host else set[#set + 1] = host; set[#set + 1] = v end\n"
+    "    local old = num(hv[x])\n"
+    "    local v = old - tonumber(ARGV[9 + 3 * (x - 1) + 1])\n"
+    "    if v <= 0 then del[#del + 1] = host else set[#set + 1] = host; set[#set + 1] = str(v) end\n"
+    "    -- below per_host before: its place in ready did not depend on this ack (a host\n"
+    "    -- left out by a worker with a smaller per_host is woken once it drains)\n"
+    "    if v < per_host and (old >= per_host or v <= 0) then wk[#wk + 1] = host end\n"
     "  end\n"
     "  if #set > 0 then redis.call('HSET', K_HINF, unpack(set)) end\n"
     "  if #del > 0 then redis.call('HDEL', K_HINF, unpack(del)) end\n"
@@ -475,7 +502,7 @@ static const char ack_body[] =
     "for x = c + 11, c + 10 + 2 * nkinds, 2 do\n"
     "  redis.call('HINCRBY', P..'errors', ARGV[x], ARGV[x + 1])\n"
     "end\n"
-    "wake_many(hosts, per_host, true)\n"
+    "wake_many(wk, per_host, true)\n"
     "offer_flush(st, per_host)\n"
     "return out\n";
 
