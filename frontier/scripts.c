@@ -56,7 +56,7 @@
     "  nows = string.format('%d', now)\n"                                                          \
     "end\n"                                                                                        \
     "local function num(v) return tonumber(v) or 0 end\n"                                          \
-    "local function str(n) return NS[n] or string.format('%d', n) end\n"                          \
+    "local function str(n) return NS[n] or string.format('%d', n) end\n"                           \
     "local function origin(url) return string.match(url, '^[^/]*//[^/]*') or url end\n"            \
     "local function parse(e)\n"                                                                    \
     "  local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')\n"                                    \
@@ -94,7 +94,7 @@
     "      for j, h in ipairs(cand) do\n"                                                          \
     "        if num(inf[j]) < per_host and (not check_len or redis.call('LLEN', qkey(h)) > 0) "    \
     "then\n"                                                                                       \
-    "          local t = nx[j]\n"                                                                 \
+    "          local t = nx[j]\n"                                                                  \
     "          if num(t) < now then t = nows end\n"                                                \
     "          za[#za + 1] = t; za[#za + 1] = h\n"                                                 \
     "        end\n"                                                                                \
@@ -103,7 +103,7 @@
     "    end\n"                                                                                    \
     "  end\n"                                                                                      \
     "end\n"                                                                                        \
-    "local function wake_new(hs, per_host) -- hosts whose queue was empty until now\n"            \
+    "local function wake_new(hs, per_host) -- hosts whose queue was empty until now\n"             \
     "  for a = 1, #hs, 2000 do\n"                                                                  \
     "    local b = math.min(a + 1999, #hs)\n"                                                      \
     "    local inf = redis.call('HMGET', K_HINF, unpack(hs, a, b))\n"                              \
@@ -305,7 +305,7 @@
     "      redis.call('HSET', K_HADMIT, unpack(kv))\n"                                             \
     "    end\n"                                                                                    \
     "  end\n"                                                                                      \
-    "  wake_new(woke, per_host) -- a queue already non-empty keeps its place in ready\n"          \
+    "  wake_new(woke, per_host) -- a queue already non-empty keeps its place in ready\n"           \
     "  count('enqueued', st.new); count('queued', st.new)\n"                                       \
     "end\n"
 
@@ -322,7 +322,8 @@ static const char claim_body[] =
     "local rounds = 0\n"
     "while #out < max and rounds < 32 do\n"
     "  rounds = rounds + 1\n"
-    "  local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', nows, 'LIMIT', '0', str(max - #out))\n"
+    "  local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', nows, 'LIMIT', '0', str(max - "
+    "#out))\n"
     "  if #hosts == 0 then break end\n"
     "  local infs = redis.call('HMGET', K_HINF, unpack(hosts))\n"
     "  local owns = redis.call('HMGET', K_HDELAY, unpack(hosts))\n"
@@ -474,7 +475,8 @@ static const char ack_body[] =
     "  for x, host in ipairs(hosts) do\n"
     "    local old = num(hv[x])\n"
     "    local v = old - tonumber(ARGV[9 + 3 * (x - 1) + 1])\n"
-    "    if v <= 0 then del[#del + 1] = host else set[#set + 1] = host; set[#set + 1] = str(v) end\n"
+    "    if v <= 0 then del[#del + 1] = host else set[#set + 1] = host; set[#set + 1] = str(v) "
+    "end\n"
     "    -- below per_host before: its place in ready did not depend on this ack (a host\n"
     "    -- left out by a worker with a smaller per_host is woken once it drains)\n"
     "    if v < per_host and (old >= per_host or v <= 0) then wk[#wk + 1] = host end\n"
