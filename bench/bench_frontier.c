@@ -11,11 +11,21 @@
  * trips are counted in the client (frontier_round_trips).  Every loop is
  * bounded in count and time.
  *
- * usage: bench_frontier [--urls N] [--pages N] [--out FILE.md]
+ * The throughput cases run --clients workers (default 2), each with its own
+ * connection and frontier handle on the one crawl, as crawler processes
+ * share a Redis: each seeds its slice of the URLs, then all claim and
+ * acknowledge until the frontier says DONE.  One client leaves Redis idle
+ * while it builds its next call; two keep it busy (the Redis CPU per URL,
+ * also reported, does not depend on this).
+ *
+ * usage: bench_frontier [--urls N] [--pages N] [--clients N] [--fp-rate P]
+ *                       [--quick 0..4] [--out FILE.md]
  */
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +45,7 @@
 #define MAX_SECONDS 120  /* per case */
 
 static double fp_rate = 1e-4; /* --fp-rate: the frontier filter's p (the crawler's default) */
+static int nclients = 2;      /* --clients: workers, each with its own connection and handle */
 
 static double now_s(void)
 {
@@ -133,11 +144,11 @@ typedef struct ctx {
     frontier_t *f;
 } ctx_t;
 
-static int ctx_open(ctx_t *x, redisContext *c, uint64_t capacity)
+/* A handle on the crawl "bench" (made by the first opener) on connection c. */
+static int ctx_attach(ctx_t *x, redisContext *c, uint64_t capacity)
 {
     memset(x, 0, sizeof *x);
     x->c = c;
-    flushall(c);
     char name[128], err[256] = "";
     frontier_bloom_name("bench", name, sizeof name);
     bloom_params_t p = {.capacity = capacity, .fp_rate = fp_rate};
@@ -156,6 +167,12 @@ static int ctx_open(ctx_t *x, redisContext *c, uint64_t capacity)
     if (!x->f)
         fprintf(stderr, "frontier_open: %s\n", err);
     return x->f ? 0 : -1;
+}
+
+static int ctx_open(ctx_t *x, redisContext *c, uint64_t capacity)
+{
+    flushall(c);
+    return ctx_attach(x, c, capacity);
 }
 
 static void ctx_close(ctx_t *x)
@@ -185,19 +202,23 @@ static void free_urls(char **u, size_t n)
 /* Claims and finishes (with the given links per page) until DONE or
  * max_pages; returns pages finished. */
 typedef const char *const *(*links_fn)(void *ud, size_t *n);
-static double claim_cpu; /* redis-server CPU seconds spent in claims (drain) */
+static double claim_cpu;   /* redis-server CPU seconds spent in claims (drain) */
+static int measure_claims; /* set while one client alone talks to Redis */
 static size_t drain(frontier_t *f, size_t max_pages, size_t claim_batch, links_fn links, void *ud)
 {
-    static frontier_item_t it[BATCH];
-    static frontier_done_t d[BATCH];
+    frontier_item_t *it = calloc(BATCH, sizeof *it);
+    frontier_done_t *d = calloc(BATCH, sizeof *d);
     size_t pages = 0;
+    if (!it || !d)
+        max_pages = 0;
     double deadline = now_s() + MAX_SECONDS;
     while (pages < max_pages && now_s() < deadline) {
         size_t n = 0;
         frontier_state_t st;
-        double cc0 = redis_cpu();
+        double cc0 = measure_claims ? redis_cpu() : 0;
         int crc = frontier_claim(f, claim_batch, it, &n, &st, NULL);
-        claim_cpu += redis_cpu() - cc0;
+        if (measure_claims)
+            claim_cpu += redis_cpu() - cc0;
         if (crc < 0 || st == FRONTIER_DONE)
             break;
         if (st == FRONTIER_WAIT) {
@@ -218,6 +239,8 @@ static size_t drain(frontier_t *f, size_t max_pages, size_t claim_batch, links_f
             frontier_item_clear(&it[i]);
         pages += n;
     }
+    free(it);
+    free(d);
     return pages;
 }
 
@@ -289,36 +312,96 @@ typedef struct tput {
     uint64_t trips;
 } tput_t;
 
+/* One client of the throughput case: its own connection and handles on the
+ * one crawl; seeds its slice of the URLs, then claims and acknowledges until
+ * the frontier says DONE. */
+typedef struct client {
+    ctx_t x;
+    redisContext *c;
+    const char *const *urls;
+    size_t n, added, pages, phase;
+    pthread_t th;
+} client_t;
+
+static void *client_run(void *arg)
+{
+    client_t *k = arg;
+    if (k->phase == 0)
+        frontier_seed(k->x.f, k->urls, k->n, 0, &k->added);
+    else
+        k->pages = drain(k->x.f, SIZE_MAX, BATCH, NULL, NULL);
+    return NULL;
+}
+
+/* Runs phase (0 seed, 1 drain) on every client, client 0 on this thread. */
+static void clients_phase(client_t *k, int nk, size_t phase)
+{
+    int started[8] = {0};
+    for (int i = 0; i < nk; i++)
+        k[i].phase = phase;
+    for (int i = 1; i < nk; i++)
+        started[i] = pthread_create(&k[i].th, NULL, client_run, &k[i]) == 0;
+    client_run(&k[0]);
+    for (int i = 1; i < nk; i++)
+        if (started[i])
+            pthread_join(k[i].th, NULL);
+        else
+            client_run(&k[i]);
+}
+
 static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
 {
-    ctx_t x;
+    client_t k[8];
+    int nk = nclients;
+    memset(k, 0, sizeof k);
     char **urls = make_urls(n, hosts, "t");
-    if (!urls || ctx_open(&x, c, 4 * n) < 0)
+    if (!urls || ctx_open(&k[0].x, c, 4 * n) < 0)
         return -1;
-    uint64_t rt0 = frontier_round_trips(x.f);
+    k[0].c = c;
+    for (int i = 1; i < nk; i++)
+        if (!(k[i].c = fx_redis_connect(redis)) || ctx_attach(&k[i].x, k[i].c, 4 * n) < 0)
+            return -1;
+    for (int i = 0; i < nk; i++) { /* contiguous slices: each client seeds every host */
+        k[i].urls = (const char *const *)urls + n * (size_t)i / (size_t)nk;
+        k[i].n = n * (size_t)(i + 1) / (size_t)nk - n * (size_t)i / (size_t)nk;
+    }
+    uint64_t rt0 = 0;
+    for (int i = 0; i < nk; i++)
+        rt0 += frontier_round_trips(k[i].x.f);
     cmdstats(c, "before");
     double c0 = redis_cpu(), s0 = self_cpu();
     double t0 = now_s();
-    size_t added = 0;
-    frontier_seed(x.f, (const char *const *)urls, n, 0, &added);
+    clients_phase(k, nk, 0);
     double t1 = now_s();
     cmdstats(c, "enqueue");
     out->seed_cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
     claim_cpu = 0;
-    size_t pages = drain(x.f, n, BATCH, NULL, NULL);
-    out->claim_cpu_us = claim_cpu * 1e6 / (double)n;
+    measure_claims = nk == 1;
+    clients_phase(k, nk, 1);
+    out->claim_cpu_us = nk == 1 ? claim_cpu * 1e6 / (double)n : -1;
     double t2 = now_s();
     out->cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
     cmdstats(c, "claim + ack");
     out->client_us = (self_cpu() - s0) * 1e6 / (double)n;
+    size_t added = 0, pages = 0;
+    uint64_t rt1 = 0;
+    for (int i = 0; i < nk; i++) {
+        added += k[i].added;
+        pages += k[i].pages;
+        rt1 += frontier_round_trips(k[i].x.f);
+    }
     out->hosts = hosts;
     out->rate = (double)pages / (t2 - t0);
     out->seed_s = t1 - t0;
     out->drain_s = t2 - t1;
-    out->trips = frontier_round_trips(x.f) - rt0;
+    out->trips = rt1 - rt0;
     if (added != n || pages != n)
         fprintf(stderr, "hosts %zu: added %zu, crawled %zu of %zu\n", hosts, added, pages, n);
-    ctx_close(&x);
+    for (int i = nk - 1; i >= 0; i--) {
+        ctx_close(&k[i].x);
+        if (i > 0)
+            redisFree(k[i].c);
+    }
     out->raw = raw_list(c, urls, n, &out->raw_cpu_us);
     out->bloom = bloom_only(c, urls, n, &out->bloom_cpu_us);
     free_urls(urls, n);
@@ -392,39 +475,49 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
             load[0] = 0;
         fclose(la);
     }
-    fprintf(
-        o,
-        "# Frontier benchmark\n\n"
-        "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), one "
-        "client connection, %ld CPUs, load average %.1f at the end of the run.  Wall-clock "
-        "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
-        "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
-        "Redis core sustains at that cost.\n\n"
-        "## Throughput: enqueue -> claim -> acknowledge (%zu URLs, per_host high, delay 0)\n\n"
-        "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
-        "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
-        "per pipelined round trip (atomic calls of 32 pages).  Reference (same run, same "
-        "URLs): one plain Redis list, "
-        "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
-        "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
-        "enqueue.\n\n"
-        "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
-        "(enqueue + claim + ack) | URLs/s per Redis core | client CPU us/URL | plain list URLs/s "
-        "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
-        "plain list | frontier / Bloom alone |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, BATCH, FINISH_BATCH, BATCH);
-    for (size_t i = 0; i < nt; i++)
+    fprintf(o,
+            "# Frontier benchmark\n\n"
+            "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), one "
+            "client connection, %ld CPUs, load average %.1f at the end of the run.  Wall-clock "
+            "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
+            "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
+            "Redis core sustains at that cost.\n\n"
+            "## Throughput: enqueue -> claim -> acknowledge (%zu URLs, per_host high, delay 0, "
+            "%d client%s, Bloom p = %g)\n\n"
+            "Each client has its own connection and frontier handle; it seeds its slice of the "
+            "URLs, then all claim and acknowledge until the frontier is done.  "
+            "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
+            "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
+            "per pipelined round trip (atomic calls of 32 pages).  Reference (same run, same "
+            "URLs): one plain Redis list, "
+            "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
+            "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
+            "enqueue.\n\n"
+            "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
+            "(enqueue + claim + ack, or enqueue + claim and ack) | URLs/s per Redis core | client "
+            "CPU us/URL | plain list URLs/s "
+            "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
+            "plain list | frontier / Bloom alone |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, nclients, nclients == 1 ? "" : "s",
+            fp_rate, BATCH, FINISH_BATCH, BATCH);
+    for (size_t i = 0; i < nt; i++) {
+        char split[64]; /* claim and ack apart only with one client */
+        if (t[i].claim_cpu_us >= 0)
+            snprintf(split, sizeof split, "%.1f + %.1f + %.1f", t[i].seed_cpu_us, t[i].claim_cpu_us,
+                     t[i].cpu_us - t[i].seed_cpu_us - t[i].claim_cpu_us);
+        else
+            snprintf(split, sizeof split, "%.1f + %.1f", t[i].seed_cpu_us,
+                     t[i].cpu_us - t[i].seed_cpu_us);
         fprintf(o,
-                "| %zu | %.0f | %.2f | %.2f | %llu | %.1f (%.1f + %.1f + %.1f) | %.0f | %.1f | "
+                "| %zu | %.0f | %.2f | %.2f | %llu | %.1f (%s) | %.0f | %.1f | "
                 "%.0f (%.1f) | "
                 "%.0f (%.1f) | %.3f | %.2f |\n",
                 t[i].hosts, t[i].rate, t[i].seed_s, t[i].drain_s, (unsigned long long)t[i].trips,
-                t[i].cpu_us, t[i].seed_cpu_us, t[i].claim_cpu_us,
-                t[i].cpu_us - t[i].seed_cpu_us - t[i].claim_cpu_us,
-                t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0, t[i].client_us, t[i].raw, t[i].raw_cpu_us,
-                t[i].bloom, t[i].bloom_cpu_us, t[i].rate / t[i].raw,
+                t[i].cpu_us, split, t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0, t[i].client_us,
+                t[i].raw, t[i].raw_cpu_us, t[i].bloom, t[i].bloom_cpu_us, t[i].rate / t[i].raw,
                 t[i].bloom > 0 ? t[i].rate / t[i].bloom : 0);
+    }
     fprintf(o, "\n## Steady state: pages of 40 links (4 new, 36 already seen), 100 hosts\n\n"
                "Round trips counted in the client over every frontier call (claim, finish, one "
                "heartbeat).  A one-round-trip-per-link design (scrapy-redis style: pop, then SADD "
@@ -464,13 +557,16 @@ int main(int argc, char **argv)
             n = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--pages"))
             pages = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--clients"))
+            nclients = (int)strtol(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--fp-rate"))
             fp_rate = strtod(argv[i + 1], NULL);
         else if (!strcmp(argv[i], "--out"))
             out = argv[i + 1];
     }
-    if (n == 0 || n > 10000000 || pages == 0 || pages > 10000000) {
-        fprintf(stderr, "usage: bench_frontier [--urls N] [--pages N] [--out FILE]\n");
+    if (n == 0 || n > 10000000 || pages == 0 || pages > 10000000 || nclients < 1 || nclients > 8) {
+        fprintf(stderr, "usage: bench_frontier [--urls N] [--pages N] [--clients 1..8] "
+                        "[--fp-rate P] [--quick 0..4] [--out FILE]\n");
         return 2;
     }
     redisContext *c = redis_start();

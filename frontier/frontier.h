@@ -191,9 +191,9 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
 /* Adds normalized seed URLs at depth 0 through the Bloom filter (already seen
  * ones are skipped unless force).  *added: how many were queued.  Seeds count
  * against max_pages/max_pages_per_host like links.  The URLs are first
- * grouped by host (each host's URLs keep their order; so, when a limit cuts
- * a batch short, which hosts' seeds get in is not input order), then sent
- * in scripts of 256 URLs, pipelined 16 at a time. */
+ * grouped by host (so fewer hosts per script; when a limit cuts a batch
+ * short, which hosts' seeds get in is not input order), then sent in
+ * scripts of 256 URLs, pipelined 16 at a time. */
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
 
 /* The handle's worker id (valid until frontier_close). */

@@ -82,28 +82,7 @@
     "    redis.call('ZADD', K_READY, 'NX', nx, h)\n"                                               \
     "  end\n"                                                                                      \
     "end\n"                                                                                        \
-    "local function wake_many(hs, per_host, check_len)\n"                                          \
-    "  for a = 1, #hs, 2000 do\n"                                                                  \
-    "    local b = math.min(a + 1999, #hs)\n"                                                      \
-    "    local sc, cand = redis.call('ZMSCORE', K_READY, unpack(hs, a, b)), {}\n"                  \
-    "    for j = a, b do if not sc[j - a + 1] then cand[#cand + 1] = hs[j] end end\n"              \
-    "    if #cand > 0 then\n"                                                                      \
-    "      local inf = redis.call('HMGET', K_HINF, unpack(cand))\n"                                \
-    "      local nx = redis.call('HMGET', K_HNEXT, unpack(cand))\n"                                \
-    "      local za = {}\n"                                                                        \
-    "      for j, h in ipairs(cand) do\n"                                                          \
-    "        if num(inf[j]) < per_host and (not check_len or redis.call('LLEN', qkey(h)) > 0) "    \
-    "then\n"                                                                                       \
-    "          local t = nx[j]\n"                                                                  \
-    "          if num(t) < now then t = nows end\n"                                                \
-    "          za[#za + 1] = t; za[#za + 1] = h\n"                                                 \
-    "        end\n"                                                                                \
-    "      end\n"                                                                                  \
-    "      if #za > 0 then redis.call('ZADD', K_READY, 'NX', unpack(za)) end\n"                    \
-    "    end\n"                                                                                    \
-    "  end\n"                                                                                      \
-    "end\n"                                                                                        \
-    "local function wake_new(hs, per_host) -- hosts whose queue was empty until now\n"             \
+    "local function wake_new(hs, per_host) -- hosts with a queue: into ready if room (NX)\n"       \
     "  for a = 1, #hs, 2000 do\n"                                                                  \
     "    local b = math.min(a + 1999, #hs)\n"                                                      \
     "    local inf = redis.call('HMGET', K_HINF, unpack(hs, a, b))\n"                              \
@@ -119,6 +98,12 @@
     "    end\n"                                                                                    \
     "    if #za > 0 then redis.call('ZADD', K_READY, 'NX', unpack(za)) end\n"                      \
     "  end\n"                                                                                      \
+    "end\n"                                                                                        \
+    "local function wake_many(hs, per_host) -- hosts that may have become claimable\n"             \
+    "  local ne = {}\n"                                                                            \
+    "  for _, h in ipairs(hs) do if redis.call('LLEN', qkey(h)) > 0 then ne[#ne + 1] = h end "     \
+    "end\n"                                                                                        \
+    "  wake_new(ne, per_host)\n"                                                                   \
     "end\n"                                                                                        \
     "local function unlease(h)\n"                                                                  \
     "  if redis.call('HINCRBY', K_HINF, h, -1) <= 0 then redis.call('HDEL', K_HINF, h) end\n"      \
@@ -438,7 +423,7 @@ static const char finish_body[] =
     "acc.skipped_links = acc.skipped_links + st.skipped\n"
     "for f, n in pairs(acc) do count(f, n) end\n"
     "for kind, n in pairs(kinds) do redis.call('HINCRBY', P..'errors', kind, n) end\n"
-    "wake_many(hosts, per_host, true)\n"
+    "wake_many(hosts, per_host)\n"
     "offer_flush(st, per_host)\n"
     "return out\n";
 
@@ -504,7 +489,7 @@ static const char ack_body[] =
     "for x = c + 11, c + 10 + 2 * nkinds, 2 do\n"
     "  redis.call('HINCRBY', P..'errors', ARGV[x], ARGV[x + 1])\n"
     "end\n"
-    "wake_many(wk, per_host, true)\n"
+    "wake_many(wk, per_host)\n"
     "offer_flush(st, per_host)\n"
     "return out\n";
 

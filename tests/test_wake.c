@@ -1,0 +1,209 @@
+/* Which hosts the scripts put back into the ready set, against a real
+ * redis-server.  To spend fewer calls per host, an enqueue wakes only hosts
+ * whose queue was empty, an acknowledgement only hosts it brought below
+ * per_host (or to nothing in flight), and frontier_seed groups its URLs by
+ * host before it cuts them into scripts.  These check that no host is ever
+ * over-claimed or left parked with URLs queued, and that the grouping
+ * saves the pushes it is for. */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
+#include "fixtures.h"
+#include "frontier.h"
+
+#define CRAWL "wake"
+
+typedef struct side {
+    redisContext *c;
+    bloom_t *b;
+    frontier_t *f;
+} side_t;
+
+static void side_open(side_t *s, fx_redis_t *r, uint32_t per_host)
+{
+    char name[128], err[256] = "";
+    int berr = 0;
+    bloom_params_t p = {.capacity = 100000, .fp_rate = 1e-6};
+    frontier_bloom_name(CRAWL, name, sizeof name);
+    s->c = fx_redis_connect(r);
+    cr_assert_not_null(s->c, "%s", fx_error());
+    s->b = bloom_open(s->c, name, &p, &berr, err, sizeof err);
+    cr_assert_not_null(s->b, "bloom_open: %s", err);
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.per_host = per_host;
+    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
+    cr_assert_not_null(s->f, "frontier_open: %s", err);
+}
+
+static void side_close(side_t *s)
+{
+    frontier_close(s->f);
+    bloom_close(s->b);
+    redisFree(s->c);
+}
+
+static size_t claim_n(frontier_t *f, frontier_item_t *items, size_t max)
+{
+    size_t n = 0;
+    frontier_state_t st;
+    uint32_t wait = 0;
+    int rc = frontier_claim(f, max, items, &n, &st, &wait);
+    cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+    return n;
+}
+
+static void seed1(frontier_t *f, const char *url)
+{
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(f, &url, 1, 0, &added), 0);
+    cr_assert_eq(added, 1, "%s not added", url);
+}
+
+static void finish1(frontier_t *f, frontier_item_t *it)
+{
+    frontier_done_t d = {.item = it, .outcome = {.status = 200, .bytes = 1}};
+    int rc = frontier_finish(f, &d, 1);
+    cr_assert_eq(rc, 0, "frontier_finish: %s", frontier_strerror(rc));
+    frontier_item_clear(it);
+}
+
+static long long zscore_exists(redisContext *c, const char *host)
+{
+    redisReply *r = redisCommand(c, "ZSCORE crawler:{" CRAWL "}:ready %s", host);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR);
+    long long in = r->type == REDIS_REPLY_STRING;
+    freeReplyObject(r);
+    return in;
+}
+
+static long long rpush_calls(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    const char *p = strstr(r->str, "cmdstat_rpush:calls=");
+    long long n = p ? strtoll(p + strlen("cmdstat_rpush:calls="), NULL, 10) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* 3,000 URLs over 7 hosts, interleaved, in one call: 12 scripts of 256.
+ * Grouped by host, each script pushes to one or two hosts (at most 12 + 7
+ * pushes in all); cut in input order, each would push to all 7 (84). */
+Test(wake, seeding_groups_by_host_before_cutting_scripts)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a;
+    side_open(&a, r, 100000);
+    enum { N = 3000, HOSTS = 7 };
+    static char buf[N][64];
+    static const char *urls[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://h%d.test/p%d", i % HOSTS, i);
+        urls[i] = buf[i];
+    }
+    redisReply *z = redisCommand(a.c, "CONFIG RESETSTAT");
+    cr_assert(z && z->type == REDIS_REPLY_STATUS);
+    freeReplyObject(z);
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
+    cr_assert_eq(added, N);
+    long long pushes = rpush_calls(a.c);
+    cr_expect_leq(pushes, 12 + HOSTS, "%lld RPUSH calls for 12 scripts", pushes);
+    cr_expect_geq(pushes, HOSTS);
+
+    /* every URL is queued once, under its own host */
+    static frontier_item_t items[N];
+    static char once[N];
+    size_t got = 0;
+    for (int round = 0; round < 10 && got < N; round++)
+        got += claim_n(a.f, items + got, N - got < 1000 ? N - got : 1000);
+    cr_assert_eq(got, N, "claimed %zu of %d", got, N);
+    for (size_t i = 0; i < got; i++) {
+        int h = -1, p = -1;
+        cr_assert_eq(sscanf(items[i].url, "http://h%d.test/p%d", &h, &p), 2, "%s", items[i].url);
+        cr_assert(p >= 0 && p < N && h == p % HOSTS, "%s", items[i].url);
+        cr_expect_eq(once[p], 0, "%s claimed twice", items[i].url);
+        once[p] = 1;
+        frontier_item_clear(&items[i]);
+    }
+    side_close(&a);
+    fx_redis_stop(r);
+}
+
+Test(wake, a_host_at_per_host_is_not_woken_by_an_enqueue_and_is_by_its_ack)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a;
+    side_open(&a, r, 1);
+    const char *host = "http://one.test";
+    frontier_item_t it[4] = {0};
+
+    /* queue empty when the second URL arrives, one in flight: seeding may
+     * wake it (it does not know the claimers' per_host), a claim may not
+     * take it and parks it again */
+    seed1(a.f, "http://one.test/1");
+    cr_assert_eq(claim_n(a.f, it, 4), 1);
+    seed1(a.f, "http://one.test/2");
+    cr_expect_eq(claim_n(a.f, it + 1, 4), 0, "a second URL of the host was claimed");
+    cr_expect_eq(zscore_exists(a.c, host), 0, "ready with per_host URLs in flight");
+
+    /* queue non-empty when the third arrives: not woken at all */
+    seed1(a.f, "http://one.test/3");
+    cr_expect_eq(zscore_exists(a.c, host), 0, "woken with its queue already non-empty");
+    cr_expect_eq(claim_n(a.f, it + 1, 4), 0);
+
+    /* the ack brings it below per_host: ready again, one at a time */
+    finish1(a.f, &it[0]);
+    cr_expect_eq(zscore_exists(a.c, host), 1, "not woken by its ack");
+    cr_assert_eq(claim_n(a.f, it, 4), 1);
+    cr_expect_str_eq(it[0].url, "http://one.test/2");
+    finish1(a.f, &it[0]);
+    cr_assert_eq(claim_n(a.f, it, 4), 1);
+    cr_expect_str_eq(it[0].url, "http://one.test/3");
+    finish1(a.f, &it[0]);
+    cr_expect_eq(zscore_exists(a.c, host), 0, "ready with an empty queue");
+    side_close(&a);
+    fx_redis_stop(r);
+}
+
+/* A worker with per_host 2 parks the host (2 in flight); a worker with
+ * per_host 5 finishes both pages: the first ack (2 -> 1, below 5 before and
+ * after) need not wake it, the last (-> 0) must. */
+Test(wake, a_host_parked_by_a_smaller_per_host_is_woken_once_it_drains)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t small, big;
+    side_open(&small, r, 2);
+    side_open(&big, r, 5);
+    const char *urls[3] = {"http://two.test/a", "http://two.test/b", "http://two.test/c"};
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(small.f, urls, 3, 0, &added), 0);
+    cr_assert_eq(added, 3);
+    frontier_item_t it[4] = {0};
+    cr_assert_eq(claim_n(small.f, it, 4), 2);
+    cr_expect_eq(zscore_exists(small.c, "http://two.test"), 0, "still ready at per_host 2");
+    finish1(big.f, &it[0]);
+    finish1(big.f, &it[1]);
+    cr_expect_eq(zscore_exists(small.c, "http://two.test"), 1, "left parked with a URL queued");
+    cr_assert_eq(claim_n(small.f, it, 4), 1);
+    cr_expect_str_eq(it[0].url, "http://two.test/c");
+    finish1(small.f, &it[0]);
+    frontier_state_t st;
+    size_t n = 9;
+    cr_assert_eq(frontier_claim(small.f, 4, it, &n, &st, NULL), 0);
+    cr_expect_eq(n, 0);
+    cr_expect_eq(st, FRONTIER_DONE, "the crawl did not end");
+    side_close(&big);
+    side_close(&small);
+    fx_redis_stop(r);
+}
