@@ -37,7 +37,7 @@
 
 #define PRELUDE                                                                                    \
     "local P, now, nows, K_READY, K_STATS, K_DELAYED, K_HINF, K_HNEXT, K_HDELAY\n"                 \
-    "local K_HADMIT, K_HFAIL, K_WORKERS, SUF, NS\n"                                                \
+    "local K_HADMIT, K_HFAIL, K_WORKERS, SUF, NS, BIG\n"                                           \
     "local function begin(a)\n"                                                                    \
     "  if a[1] ~= P then\n"                                                                        \
     "    P = a[1]\n"                                                                               \
@@ -48,6 +48,11 @@
     "  if not SUF then -- lease numbers of a claim: its number .. SUF[i] (no float formatting)\n"  \
     "    SUF = {}\n"                                                                               \
     "    for i = 1, 9999 do SUF[i] = string.format('%04d', i) end\n"                               \
+    "    -- A value longer than hash-max-listpack-value (64 unless an operator raised\n"           \
+    "    -- it) makes a hash a hash table at once: a lease hash of hundreds of fields\n"           \
+    "    -- left a listpack (Debian keeps up to 512) is searched linearly by every\n"              \
+    "    -- insert and every ack\n"                                                                \
+    "    BIG = string.rep('~', 65)\n"                                                              \
     "    NS = {} -- small counts as strings: Redis 7.0 formats a Lua number with %.17g\n"          \
     "    for i = 0, 9999 do NS[i] = tostring(i) end\n"                                             \
     "  end\n"                                                                                      \
@@ -347,7 +352,14 @@ static const char claim_body[] =
     "  local b = redis.call('INCR', P..'seq')\n"
     "  local base, bs, hs = b * 10000, tostring(b), {}\n"
     "  for i = 1, n do hs[2*i-1] = bs..SUF[i]; hs[2*i] = out[i] end\n"
-    "  redis.call('HSET', P..'lease:'..worker, unpack(hs))\n"
+    "  local lk = P..'lease:'..worker\n"
+    "  if n >= 16 and redis.call('OBJECT', 'ENCODING', lk) ~= 'hashtable' then -- see BIG\n"
+    "    hs[2 * n + 1] = '~'; hs[2 * n + 2] = BIG\n"
+    "    redis.call('HSET', lk, unpack(hs))\n"
+    "    redis.call('HDEL', lk, '~')\n"
+    "  else\n"
+    "    redis.call('HSET', lk, unpack(hs))\n"
+    "  end\n"
     "  count('claimed', n); count('queued', -n); count('inflight', n)\n"
     "  return {0, now, 0, base, unpack(out)}\n"
     "end\n"

@@ -207,3 +207,50 @@ Test(wake, a_host_parked_by_a_smaller_per_host_is_woken_once_it_drains)
     side_close(&small);
     fx_redis_stop(r);
 }
+
+/* A claim of many URLs makes the lease hash a hash table (a listpack of
+ * hundreds of fields is searched linearly by every ack) without leaving
+ * anything but the leases in it. */
+Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a;
+    side_open(&a, r, 100000);
+    enum { N = 40 };
+    char buf[N][48];
+    const char *urls[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://big.test/%d", i);
+        urls[i] = buf[i];
+    }
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
+    frontier_item_t it[N] = {0};
+    cr_assert_eq(claim_n(a.f, it, 30), 30);
+    char key[128];
+    snprintf(key, sizeof key, "crawler:{" CRAWL "}:lease:%s", frontier_worker_id(a.f));
+    redisReply *e = redisCommand(a.c, "OBJECT ENCODING %s", key);
+    cr_assert(e && e->type == REDIS_REPLY_STRING, "no lease hash");
+    cr_expect_str_eq(e->str, "hashtable");
+    freeReplyObject(e);
+    redisReply *h = redisCommand(a.c, "HLEN %s", key);
+    cr_assert(h && h->type == REDIS_REPLY_INTEGER);
+    cr_expect_eq(h->integer, 30, "lease hash holds %lld fields", h->integer);
+    freeReplyObject(h);
+    for (int i = 0; i < 30; i++)
+        finish1(a.f, &it[i]);
+    cr_assert_eq(claim_n(a.f, it, 30), N - 30);
+    for (int i = 0; i < N - 30; i++)
+        finish1(a.f, &it[i]);
+    frontier_state_t st;
+    size_t n = 9;
+    cr_assert_eq(frontier_claim(a.f, 4, it, &n, &st, NULL), 0);
+    cr_expect_eq(st, FRONTIER_DONE);
+    redisReply *x = redisCommand(a.c, "EXISTS %s", key);
+    cr_assert(x && x->type == REDIS_REPLY_INTEGER);
+    cr_expect_eq(x->integer, 0, "lease hash left behind");
+    freeReplyObject(x);
+    side_close(&a);
+    fx_redis_stop(r);
+}
