@@ -477,8 +477,8 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
     }
     fprintf(o,
             "# Frontier benchmark\n\n"
-            "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), one "
-            "client connection, %ld CPUs, load average %.1f at the end of the run.  Wall-clock "
+            "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), %ld "
+            "CPUs, load average %.1f at the end of the run.  Wall-clock "
             "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
             "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
             "Redis core sustains at that cost.\n\n"
@@ -527,21 +527,27 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
     for (size_t i = 0; i < ns; i++)
         fprintf(o, "| %zu | %zu | %.0f | %.0f | %.0f | %.3f |\n", s[i].batch, s[i].pages, s[i].rate,
                 s[i].rate * 40, s[i].cpu_us, s[i].trips_per_page);
-    double best = 0, best_core = 0, worst_trips = 0;
+    double worst = 0, worst_trips = 0;
+    size_t counted = 0, at = 0;
+    char each[256] = "";
     for (size_t i = 0; i < nt; i++) {
-        best = t[i].rate > best ? t[i].rate : best;
-        double core = t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0;
-        best_core = core > best_core ? core : best_core;
+        if (t[i].hosts == 0)
+            continue; /* case not run (--quick) */
+        worst = counted++ == 0 || t[i].rate < worst ? t[i].rate : worst;
+        int w = snprintf(each + at, sizeof each - at, "%s%zu host%s: %.0f (%.0f per Redis core)",
+                         at ? ", " : "", t[i].hosts, t[i].hosts == 1 ? "" : "s", t[i].rate,
+                         t[i].cpu_us > 0 ? 1e6 / t[i].cpu_us : 0);
+        at += w > 0 && (size_t)w < sizeof each - at ? (size_t)w : 0;
     }
     for (size_t i = 0; i < ns; i++)
         worst_trips = s[i].trips_per_page > worst_trips ? s[i].trips_per_page : worst_trips;
     fprintf(o,
             "\n## Against the targets\n\n"
-            "- >= 50,000 URLs/s through the frontier: %s in this run (best %.0f URLs/s wall "
-            "clock, %.0f URLs/s per Redis core by CPU time).\n"
+            "- >= 50,000 URLs/s through the frontier, in every case: %s in this run (URLs/s wall "
+            "clock: %s).\n"
             "- <= 3 round trips per crawled page in steady state: %s (worst case, claim "
             "batch 1: %.3f).\n",
-            best >= 50000 ? "met" : "NOT met", best, best_core,
+            counted && worst >= 50000 ? "met" : "NOT met", each,
             worst_trips <= 3 ? "met" : "NOT met", worst_trips);
 }
 
