@@ -105,7 +105,7 @@ static double redis_cpu(void)
  * through a wrapper first in PATH): its counters dumped at each phase
  * boundary, an instruction count per phase that the shared machine cannot
  * disturb. */
-static void cmdstats(redisContext *c, const char *phase)
+static void phase_end(redisContext *c, const char *phase)
 {
     if (getenv("BENCH_FRONTIER_CALLGRIND")) { /* redis-server runs under valgrind's callgrind */
         char pid[16];
@@ -368,12 +368,12 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
     uint64_t rt0 = 0;
     for (int i = 0; i < nk; i++)
         rt0 += frontier_round_trips(k[i].x.f);
-    cmdstats(c, "before");
+    phase_end(c, "before");
     double c0 = redis_cpu(), s0 = self_cpu();
     double t0 = now_s();
     clients_phase(k, nk, 0);
     double t1 = now_s();
-    cmdstats(c, "enqueue");
+    phase_end(c, "enqueue");
     out->seed_cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
     claim_cpu = 0;
     measure_claims = nk == 1;
@@ -381,7 +381,7 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
     out->claim_cpu_us = nk == 1 ? claim_cpu * 1e6 / (double)n : -1;
     double t2 = now_s();
     out->cpu_us = (redis_cpu() - c0) * 1e6 / (double)n;
-    cmdstats(c, "claim + ack");
+    phase_end(c, "claim + ack");
     out->client_us = (self_cpu() - s0) * 1e6 / (double)n;
     size_t added = 0, pages = 0;
     uint64_t rt1 = 0;

@@ -9,45 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bloom.h"
-#include "fixtures.h"
-#include "frontier.h"
+#include "side.h"
 
 #define CRAWL "fin"
-
-/* One connection with its filter and frontier handles. */
-typedef struct side {
-    redisContext *c;
-    bloom_t *b;
-    frontier_t *f;
-} side_t;
-
-static void side_open(side_t *s, fx_redis_t *r, const char *worker_id)
-{
-    char name[128], err[256] = "";
-    int berr = 0;
-    bloom_params_t p = {.capacity = 100000, .fp_rate = 1e-6};
-    frontier_bloom_name(CRAWL, name, sizeof name);
-    s->c = fx_redis_connect(r);
-    cr_assert_not_null(s->c, "%s", fx_error());
-    s->b = bloom_open(s->c, name, &p, &berr, err, sizeof err);
-    cr_assert_not_null(s->b, "bloom_open: %s", err);
-    frontier_config_t cfg;
-    frontier_config_defaults(&cfg);
-    cfg.crawl = CRAWL;
-    cfg.delay_ms = 0;
-    cfg.per_host = 1000;
-    cfg.worker_id = worker_id;
-    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
-    cr_assert_not_null(s->f, "frontier_open: %s", err);
-}
-
-static void side_close(side_t *s)
-{
-    frontier_close(s->f);
-    bloom_close(s->b);
-    redisFree(s->c);
-}
 
 static long long stat_of(redisContext *c, const char *field)
 {
@@ -58,23 +22,13 @@ static long long stat_of(redisContext *c, const char *field)
     return v;
 }
 
-static size_t claim_n(frontier_t *f, frontier_item_t *items, size_t max)
-{
-    size_t n = 0;
-    frontier_state_t st;
-    uint32_t wait = 0;
-    int rc = frontier_claim(f, max, items, &n, &st, &wait);
-    cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
-    return n;
-}
-
 Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
 {
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
     side_t a, b;
-    side_open(&a, r, "w1");
-    side_open(&b, r, frontier_worker_id(a.f)); /* the finishing side: same worker */
+    side_open(&a, r, CRAWL, "w1", 1000);
+    side_open(&b, r, CRAWL, frontier_worker_id(a.f), 1000); /* the finishing side: same worker */
     cr_assert_str_eq(frontier_worker_id(b.f), "w1");
 
     char urls[40][64];
@@ -89,7 +43,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
     cr_assert_eq(added, 20);
 
     frontier_item_t items[20] = {0};
-    size_t n = claim_n(a.f, items, 10);
+    size_t n = side_claim(a.f, items, 10);
     cr_assert_eq(n, 10, "claimed %zu", n);
 
     /* each claimed page links to one of the 20 unseeded URLs and to a seed */
@@ -113,7 +67,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
 
     /* meanwhile the claiming side goes on with its own connection */
     frontier_item_t more[20] = {0};
-    size_t m = claim_n(a.f, more, 20);
+    size_t m = side_claim(a.f, more, 20);
     cr_assert_geq(m, 10, "claimed %zu more", m);
 
     rc = frontier_finish_end(b.f, p);
@@ -146,7 +100,7 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
     side_t a;
-    side_open(&a, r, NULL);
+    side_open(&a, r, CRAWL, NULL, 1000);
     frontier_item_t bogus = {.url = "http://h.test/", .lease = "no-such-lease"};
     frontier_done_t d = {.item = &bogus, .outcome = {.status = 200}};
     frontier_pending_t *p = (frontier_pending_t *)&d; /* must be reset to NULL */

@@ -11,53 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bloom.h"
-#include "fixtures.h"
-#include "frontier.h"
+#include "side.h"
 
 #define CRAWL "wake"
-
-typedef struct side {
-    redisContext *c;
-    bloom_t *b;
-    frontier_t *f;
-} side_t;
-
-static void side_open(side_t *s, fx_redis_t *r, uint32_t per_host)
-{
-    char name[128], err[256] = "";
-    int berr = 0;
-    bloom_params_t p = {.capacity = 100000, .fp_rate = 1e-6};
-    frontier_bloom_name(CRAWL, name, sizeof name);
-    s->c = fx_redis_connect(r);
-    cr_assert_not_null(s->c, "%s", fx_error());
-    s->b = bloom_open(s->c, name, &p, &berr, err, sizeof err);
-    cr_assert_not_null(s->b, "bloom_open: %s", err);
-    frontier_config_t cfg;
-    frontier_config_defaults(&cfg);
-    cfg.crawl = CRAWL;
-    cfg.delay_ms = 0;
-    cfg.per_host = per_host;
-    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
-    cr_assert_not_null(s->f, "frontier_open: %s", err);
-}
-
-static void side_close(side_t *s)
-{
-    frontier_close(s->f);
-    bloom_close(s->b);
-    redisFree(s->c);
-}
-
-static size_t claim_n(frontier_t *f, frontier_item_t *items, size_t max)
-{
-    size_t n = 0;
-    frontier_state_t st;
-    uint32_t wait = 0;
-    int rc = frontier_claim(f, max, items, &n, &st, &wait);
-    cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
-    return n;
-}
 
 static void seed1(frontier_t *f, const char *url)
 {
@@ -72,6 +28,17 @@ static void finish1(frontier_t *f, frontier_item_t *it)
     int rc = frontier_finish(f, &d, 1);
     cr_assert_eq(rc, 0, "frontier_finish: %s", frontier_strerror(rc));
     frontier_item_clear(it);
+}
+
+/* The crawl is over: a claim gets nothing and says DONE. */
+static void expect_done(frontier_t *f)
+{
+    frontier_item_t it[1];
+    frontier_state_t st;
+    size_t n = 9;
+    cr_assert_eq(frontier_claim(f, 1, it, &n, &st, NULL), 0);
+    cr_expect_eq(n, 0);
+    cr_expect_eq(st, FRONTIER_DONE, "the crawl did not end");
 }
 
 static long long zscore_exists(redisContext *c, const char *host)
@@ -101,7 +68,7 @@ Test(wake, seeding_groups_by_host_before_cutting_scripts)
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
     side_t a;
-    side_open(&a, r, 100000);
+    side_open(&a, r, CRAWL, NULL, 100000);
     enum { N = 3000, HOSTS = 7 };
     static char buf[N][64];
     static const char *urls[N];
@@ -124,7 +91,7 @@ Test(wake, seeding_groups_by_host_before_cutting_scripts)
     static char once[N];
     size_t got = 0;
     for (int round = 0; round < 10 && got < N; round++)
-        got += claim_n(a.f, items + got, N - got < 1000 ? N - got : 1000);
+        got += side_claim(a.f, items + got, N - got < 1000 ? N - got : 1000);
     cr_assert_eq(got, N, "claimed %zu of %d", got, N);
     for (size_t i = 0; i < got; i++) {
         int h = -1, p = -1;
@@ -143,7 +110,7 @@ Test(wake, a_host_at_per_host_is_not_woken_by_an_enqueue_and_is_by_its_ack)
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
     side_t a;
-    side_open(&a, r, 1);
+    side_open(&a, r, CRAWL, NULL, 1);
     const char *host = "http://one.test";
     frontier_item_t it[4] = {0};
 
@@ -151,23 +118,23 @@ Test(wake, a_host_at_per_host_is_not_woken_by_an_enqueue_and_is_by_its_ack)
      * wake it (it does not know the claimers' per_host), a claim may not
      * take it and parks it again */
     seed1(a.f, "http://one.test/1");
-    cr_assert_eq(claim_n(a.f, it, 4), 1);
+    cr_assert_eq(side_claim(a.f, it, 4), 1);
     seed1(a.f, "http://one.test/2");
-    cr_expect_eq(claim_n(a.f, it + 1, 4), 0, "a second URL of the host was claimed");
+    cr_expect_eq(side_claim(a.f, it + 1, 4), 0, "a second URL of the host was claimed");
     cr_expect_eq(zscore_exists(a.c, host), 0, "ready with per_host URLs in flight");
 
     /* queue non-empty when the third arrives: not woken at all */
     seed1(a.f, "http://one.test/3");
     cr_expect_eq(zscore_exists(a.c, host), 0, "woken with its queue already non-empty");
-    cr_expect_eq(claim_n(a.f, it + 1, 4), 0);
+    cr_expect_eq(side_claim(a.f, it + 1, 4), 0);
 
     /* the ack brings it below per_host: ready again, one at a time */
     finish1(a.f, &it[0]);
     cr_expect_eq(zscore_exists(a.c, host), 1, "not woken by its ack");
-    cr_assert_eq(claim_n(a.f, it, 4), 1);
+    cr_assert_eq(side_claim(a.f, it, 4), 1);
     cr_expect_str_eq(it[0].url, "http://one.test/2");
     finish1(a.f, &it[0]);
-    cr_assert_eq(claim_n(a.f, it, 4), 1);
+    cr_assert_eq(side_claim(a.f, it, 4), 1);
     cr_expect_str_eq(it[0].url, "http://one.test/3");
     finish1(a.f, &it[0]);
     cr_expect_eq(zscore_exists(a.c, host), 0, "ready with an empty queue");
@@ -183,26 +150,22 @@ Test(wake, a_host_parked_by_a_smaller_per_host_is_woken_once_it_drains)
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
     side_t small, big;
-    side_open(&small, r, 2);
-    side_open(&big, r, 5);
+    side_open(&small, r, CRAWL, NULL, 2);
+    side_open(&big, r, CRAWL, NULL, 5);
     const char *urls[3] = {"http://two.test/a", "http://two.test/b", "http://two.test/c"};
     size_t added = 0;
     cr_assert_eq(frontier_seed(small.f, urls, 3, 0, &added), 0);
     cr_assert_eq(added, 3);
     frontier_item_t it[4] = {0};
-    cr_assert_eq(claim_n(small.f, it, 4), 2);
+    cr_assert_eq(side_claim(small.f, it, 4), 2);
     cr_expect_eq(zscore_exists(small.c, "http://two.test"), 0, "still ready at per_host 2");
     finish1(big.f, &it[0]);
     finish1(big.f, &it[1]);
     cr_expect_eq(zscore_exists(small.c, "http://two.test"), 1, "left parked with a URL queued");
-    cr_assert_eq(claim_n(small.f, it, 4), 1);
+    cr_assert_eq(side_claim(small.f, it, 4), 1);
     cr_expect_str_eq(it[0].url, "http://two.test/c");
     finish1(small.f, &it[0]);
-    frontier_state_t st;
-    size_t n = 9;
-    cr_assert_eq(frontier_claim(small.f, 4, it, &n, &st, NULL), 0);
-    cr_expect_eq(n, 0);
-    cr_expect_eq(st, FRONTIER_DONE, "the crawl did not end");
+    expect_done(small.f);
     side_close(&big);
     side_close(&small);
     fx_redis_stop(r);
@@ -216,7 +179,7 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
     side_t a;
-    side_open(&a, r, 100000);
+    side_open(&a, r, CRAWL, NULL, 100000);
     enum { N = 40 };
     char buf[N][48];
     const char *urls[N];
@@ -227,7 +190,7 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
     size_t added = 0;
     cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
     frontier_item_t it[N] = {0};
-    cr_assert_eq(claim_n(a.f, it, 30), 30);
+    cr_assert_eq(side_claim(a.f, it, 30), 30);
     char key[128];
     snprintf(key, sizeof key, "crawler:{" CRAWL "}:lease:%s", frontier_worker_id(a.f));
     redisReply *e = redisCommand(a.c, "OBJECT ENCODING %s", key);
@@ -240,13 +203,10 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
     freeReplyObject(h);
     for (int i = 0; i < 30; i++)
         finish1(a.f, &it[i]);
-    cr_assert_eq(claim_n(a.f, it, 30), N - 30);
+    cr_assert_eq(side_claim(a.f, it, 30), N - 30);
     for (int i = 0; i < N - 30; i++)
         finish1(a.f, &it[i]);
-    frontier_state_t st;
-    size_t n = 9;
-    cr_assert_eq(frontier_claim(a.f, 4, it, &n, &st, NULL), 0);
-    cr_expect_eq(st, FRONTIER_DONE);
+    expect_done(a.f);
     redisReply *x = redisCommand(a.c, "EXISTS %s", key);
     cr_assert(x && x->type == REDIS_REPLY_INTEGER);
     cr_expect_eq(x->integer, 0, "lease hash left behind");

@@ -1,0 +1,62 @@
+/* side.h -- one Redis connection with its Bloom filter and frontier handles
+ * on one crawl, for the frontier suites that run several workers against a
+ * real redis-server (test_finish.c, test_wake.c).  Criterion asserts on
+ * every failure, so a test needs no error paths. */
+#ifndef TESTS_SIDE_H
+#define TESTS_SIDE_H
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+
+#include "bloom.h"
+#include "fixtures.h"
+#include "frontier.h"
+
+typedef struct side {
+    redisContext *c;
+    bloom_t *b;
+    frontier_t *f;
+} side_t;
+
+/* Opens crawl `crawl` (no delay, per_host as given) as worker_id (NULL: a
+ * fresh id) on a new connection to r. */
+static inline void side_open(side_t *s, fx_redis_t *r, const char *crawl, const char *worker_id,
+                             uint32_t per_host)
+{
+    char name[128], err[256] = "";
+    int berr = 0;
+    bloom_params_t p = {.capacity = 100000, .fp_rate = 1e-6};
+    frontier_bloom_name(crawl, name, sizeof name);
+    s->c = fx_redis_connect(r);
+    cr_assert_not_null(s->c, "%s", fx_error());
+    s->b = bloom_open(s->c, name, &p, &berr, err, sizeof err);
+    cr_assert_not_null(s->b, "bloom_open: %s", err);
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = crawl;
+    cfg.delay_ms = 0;
+    cfg.per_host = per_host;
+    cfg.worker_id = worker_id;
+    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
+    cr_assert_not_null(s->f, "frontier_open: %s", err);
+}
+
+static inline void side_close(side_t *s)
+{
+    frontier_close(s->f);
+    bloom_close(s->b);
+    redisFree(s->c);
+}
+
+/* Claims up to max URLs; asserts the call worked. */
+static inline size_t side_claim(frontier_t *f, frontier_item_t *items, size_t max)
+{
+    size_t n = 0;
+    frontier_state_t st;
+    uint32_t wait = 0;
+    int rc = frontier_claim(f, max, items, &n, &st, &wait);
+    cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+    return n;
+}
+
+#endif
