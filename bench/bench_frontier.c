@@ -488,7 +488,7 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
             "URLs, then all claim and acknowledge until the frontier is done.  "
             "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
             "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
-            "per pipelined round trip (atomic calls of 32 pages).  Reference (same run, same "
+            "per pipelined round trip (atomic calls of up to 128 pages).  Reference (same run, same "
             "URLs): one plain Redis list, "
             "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
             "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "

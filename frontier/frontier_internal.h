@@ -25,10 +25,11 @@ enum {
 };
 
 #define FR_PREFIX_MAX (FRONTIER_MAX_CRAWL_NAME + 16)
-#define FR_MAX_CLAIM 1000   /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */
-#define FR_SEED_CHUNK 256   /* seeds per script */
-#define FR_SEED_PIPELINE 16 /* seed scripts per round trip */
-#define FR_FINISH_GROUP 32  /* pages per finish call (one atomic step) */
+#define FR_MAX_CLAIM 1000    /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */
+#define FR_SEED_CHUNK 256    /* seeds per script */
+#define FR_SEED_PIPELINE 16  /* seed scripts per round trip */
+#define FR_FINISH_GROUP 128  /* most pages per finish call (one atomic step) */
+#define FR_FINISH_LINKS 2048 /* most links offered per finish call, unless one page has more */
 
 #define FR_FN_NAME 48 /* "cf<16 hex>_<name>" */
 

@@ -14,8 +14,10 @@
  * counts, waking hosts in the ready set) is a few HMGET/HSET/ZADD calls per
  * script, not calls per link.  Links the process-local Bloom cache already
  * knows are not sent (counted as seen); the ones that reached the filter are
- * noted in the cache afterwards.  Finishing n pages = ceil(n/32) calls in
- * one pipelined round trip; each call is atomic (ack + test-and-add +
+ * noted in the cache afterwards.  Finishing n pages is one pipelined round
+ * trip of calls of up to 128 pages and 2,048 links (plan_groups: a call's
+ * fixed cost, about 200k Redis instructions, is spread over as many pages as
+ * keep it short); each call is atomic (ack + test-and-add +
  * enqueue + counters), so a crash leaves each page either still leased
  * (re-crawled after the lease expires) or fully finished.
  */
@@ -458,8 +460,9 @@ static int is_slow(const redisReply *r)
 }
 
 /* Sends again, through the finish script, the groups whose ack found a
- * lease missing (nothing was changed by it); one more round trip. */
-static int finish_slow_groups(frontier_t *f, const frontier_done_t *pages, size_t n,
+ * lease missing (nothing was changed by it); one more round trip.  Group c
+ * is pages[at[c]..at[c+1]). */
+static int finish_slow_groups(frontier_t *f, const frontier_done_t *pages, const size_t *at,
                               offer_t *offers, redisReply **rep, size_t nc)
 {
     size_t idx[64], ns = 0;
@@ -472,13 +475,12 @@ static int finish_slow_groups(frontier_t *f, const frontier_done_t *pages, size_
         return 0;
     int rc = 0;
     for (size_t s = 0; s < ns; s++) {
-        size_t at = idx[s] * FR_FINISH_GROUP;
-        size_t m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
+        size_t a = at[idx[s]], m = at[idx[s] + 1] - a;
         for (size_t i = 0; i < m; i++)
-            offer_free(&offers[at + i]);
+            offer_free(&offers[a + i]);
         fa_init(&calls[s]);
         if (rc == 0)
-            rc = build_finish(f, pages + at, m, offers + at, &calls[s]);
+            rc = build_finish(f, pages + a, m, offers + a, &calls[s]);
     }
     if (rc == 0)
         rc = fr_run(f, FR_FINISH, calls, ns, r2);
@@ -492,9 +494,32 @@ static int finish_slow_groups(frontier_t *f, const frontier_done_t *pages, size_
     return rc;
 }
 
+/* Cuts pages[0..n) into calls: group c is pages[at[c]..at[c+1]), at most
+ * FR_FINISH_GROUP pages and, unless its one page has more, FR_FINISH_LINKS
+ * links (so one call never holds Redis long).  Returns the number of groups
+ * (0 when out of memory, n > 0). */
+static size_t plan_groups(const frontier_done_t *pages, size_t n, size_t **at_out)
+{
+    size_t *at = malloc((n + 1) * sizeof *at), nc = 0, links = 0;
+    *at_out = at;
+    if (!at)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t in = nc ? i - at[nc - 1] : 0;
+        if (nc == 0 || in == FR_FINISH_GROUP || links + pages[i].nlinks > FR_FINISH_LINKS) {
+            at[nc++] = i;
+            links = 0;
+        }
+        links += pages[i].nlinks;
+    }
+    at[nc] = n;
+    return nc;
+}
+
 struct frontier_pending {
     const frontier_done_t *pages;
     size_t n, nc, sent;
+    size_t *at; /* [nc + 1]: group c is pages[at[c]..at[c+1]) */
     fr_args_t *calls;
     offer_t *offers;
     redisReply **rep;
@@ -512,6 +537,7 @@ static void pending_free(frontier_pending_t *p)
     for (size_t i = 0; p->offers && i < p->n; i++)
         offer_free(&p->offers[i]);
     free(p->calls);
+    free(p->at);
     free(p->offers);
     free(p->rep);
     free(p);
@@ -536,18 +562,16 @@ int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
         return FRONTIER_ENOMEM;
     p->pages = pages;
     p->n = n;
-    p->nc = (n + FR_FINISH_GROUP - 1) / FR_FINISH_GROUP;
+    p->nc = n ? plan_groups(pages, n, &p->at) : 0;
     p->calls = calloc(p->nc ? p->nc : 1, sizeof *p->calls);
     p->offers = calloc(n ? n : 1, sizeof *p->offers);
     p->rep = calloc(p->nc ? p->nc : 1, sizeof *p->rep);
-    int rc = p->calls && p->offers && p->rep ? 0 : FRONTIER_ENOMEM;
+    int rc = p->calls && p->offers && p->rep && (n == 0 || p->nc) ? 0 : FRONTIER_ENOMEM;
     p->fast = p->nc <= 64; /* finish_slow_groups handles up to 64 groups */
-    for (size_t c = 0; rc == 0 && p->fast && c < p->nc; c++) {
-        size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
-        p->fast = ack_eligible(pages + at, m);
-    }
+    for (size_t c = 0; rc == 0 && p->fast && c < p->nc; c++)
+        p->fast = ack_eligible(pages + p->at[c], p->at[c + 1] - p->at[c]);
     for (size_t c = 0; rc == 0 && c < p->nc; c++) {
-        size_t at = c * FR_FINISH_GROUP, m = n - at < FR_FINISH_GROUP ? n - at : FR_FINISH_GROUP;
+        size_t at = p->at[c], m = p->at[c + 1] - at;
         rc = p->fast ? build_ack(f, pages + at, m, p->offers + at, &p->calls[c])
                      : build_finish(f, pages + at, m, p->offers + at, &p->calls[c]);
         if (rc == 0)
@@ -579,10 +603,9 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
             rc = crc;
     }
     if (rc == 0 && p->fast)
-        rc = finish_slow_groups(f, p->pages, p->n, p->offers, p->rep, p->nc);
+        rc = finish_slow_groups(f, p->pages, p->at, p->offers, p->rep, p->nc);
     for (size_t c = 0; rc >= 0 && c < p->nc; c++) {
-        size_t at = c * FR_FINISH_GROUP;
-        size_t m = p->n - at < FR_FINISH_GROUP ? p->n - at : FR_FINISH_GROUP;
+        size_t at = p->at[c], m = p->at[c + 1] - at;
         int prc = p->rep[c]->type == REDIS_REPLY_ERROR
                       ? FRONTIER_EREPLY
                       : read_finish(f, p->pages + at, m, p->offers + at, p->rep[c]);

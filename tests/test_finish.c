@@ -116,3 +116,73 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     side_close(&a);
     fx_redis_stop(r);
 }
+
+static long long fcall_calls(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    const char *p = strstr(r->str, "cmdstat_fcall:calls=");
+    long long n = p ? strtoll(p + strlen("cmdstat_fcall:calls="), NULL, 10) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* One finish of 300 pages without links is 3 calls (128 + 128 + 44 pages);
+ * one of 5 pages with 1,000 links each is 3 calls (2 + 2 + 1 pages: at most
+ * 2,048 links a call); either way every page and every link gets in. */
+Test(finish, groups_are_cut_at_128_pages_and_2048_links)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a;
+    side_open(&a, r, CRAWL, NULL, 100000);
+    enum { N = 300, LP = 5, NL = 1000 };
+    static char buf[N][64], lbuf[LP * NL][64];
+    static const char *urls[N], *links[LP * NL];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "http://h%d.test/p%d", i % 3, i);
+        urls[i] = buf[i];
+    }
+    for (int i = 0; i < LP * NL; i++) {
+        snprintf(lbuf[i], sizeof lbuf[i], "http://l%d.test/q%d", i % 5, i);
+        links[i] = lbuf[i];
+    }
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
+    cr_assert_eq(added, N);
+    static frontier_item_t items[N];
+    static frontier_done_t d[N];
+    size_t n = side_claim(a.f, items, N);
+    cr_assert_eq(n, N, "claimed %zu", n);
+
+    for (int i = 0; i < N; i++)
+        d[i] = (frontier_done_t){.item = &items[i], .outcome = {.status = 200, .bytes = 1}};
+    redisReply *z = redisCommand(a.c, "CONFIG RESETSTAT");
+    cr_assert(z && z->type == REDIS_REPLY_STATUS);
+    freeReplyObject(z);
+    cr_assert_eq(frontier_finish(a.f, d, N - LP), 0);
+    cr_expect_eq(fcall_calls(a.c), 3, "%lld calls for %d pages", fcall_calls(a.c), N - LP);
+
+    for (int i = 0; i < LP; i++) {
+        d[N - LP + i].links = links + i * NL;
+        d[N - LP + i].nlinks = NL;
+        d[N - LP + i].link_depth = 1;
+    }
+    z = redisCommand(a.c, "CONFIG RESETSTAT");
+    cr_assert(z && z->type == REDIS_REPLY_STATUS);
+    freeReplyObject(z);
+    cr_assert_eq(frontier_finish(a.f, d + N - LP, LP), 0);
+    cr_expect_eq(fcall_calls(a.c), 3, "%lld calls for %d pages of %d links", fcall_calls(a.c), LP,
+                 NL);
+
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(a.c, CRAWL, &st), 0);
+    cr_expect_eq(st.fetched, N);
+    cr_expect_eq(st.in_flight, 0);
+    cr_expect_eq(st.new_links, LP * NL);
+    cr_expect_eq(st.queued, LP * NL);
+    for (int i = 0; i < N; i++)
+        frontier_item_clear(&items[i]);
+    side_close(&a);
+    fx_redis_stop(r);
+}
