@@ -136,7 +136,7 @@ static int offer_prepare(frontier_t *f, const char *const *links, size_t n, int 
     for (size_t i = 0; i < n; i++) {
         const char *l = links[i];
         size_t len = l ? strlen(l) : 0;
-        if (len == 0) {
+        if (len == 0 || strpbrk(l, " \t\n")) { /* not a URL; would break an entry */
             o->skipped++;
             continue;
         }
@@ -222,16 +222,16 @@ static void offer_links(const offer_t *o, const char *const *links, uint32_t dep
 
 /* Notes the links that reached the filter in the local cache; returns how
  * many were new (code 'n'), or -1 if codes does not match. */
-static long offer_done(frontier_t *f, const offer_t *o, const char *const *links,
-                       const redisReply *codes)
+static long offer_done(frontier_t *f, const offer_t *o, const char *const *links, const char *codes,
+                       size_t len)
 {
-    if (!codes || codes->type != REDIS_REPLY_STRING || codes->len != o->nsent)
+    if (!codes || len != o->nsent)
         return -1;
     long nnew = 0;
     const char *noted[64];
     size_t nn = 0;
     for (size_t i = 0; i < o->nsent; i++) {
-        char c = codes->str[i];
+        char c = codes[i];
         nnew += c == 'n';
         if (c == 'n' || c == 's')
             noted[nn++] = links[o->sent[i]];
@@ -310,9 +310,10 @@ static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const 
         uint64_t lost;
         if (p[i].nnew)
             *p[i].nnew = 0;
-        long nnew = fr_reply_u64(r->element[2 * i], &lost) < 0
+        const redisReply *c = r->element[2 * i + 1];
+        long nnew = fr_reply_u64(r->element[2 * i], &lost) < 0 || c->type != REDIS_REPLY_STRING
                         ? -1
-                        : offer_done(f, &o[i], p[i].links, r->element[2 * i + 1]);
+                        : offer_done(f, &o[i], p[i].links, c->str, c->len);
         if (nnew < 0)
             return FRONTIER_EREPLY;
         if (p[i].nnew)
@@ -321,6 +322,27 @@ static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const 
             rc = FRONTIER_ELEASE;
     }
     return rc;
+}
+
+/* The reply of an ack: every page's codes, one after the other (page i has
+ * o[i].nsent of them). */
+static int read_ack(frontier_t *f, const frontier_done_t *p, size_t n, const offer_t *o,
+                    const redisReply *r)
+{
+    size_t at = 0;
+    if (r->type != REDIS_REPLY_STRING)
+        return FRONTIER_EREPLY;
+    for (size_t i = 0; i < n; i++) {
+        long nnew = at + o[i].nsent <= r->len
+                        ? offer_done(f, &o[i], p[i].links, r->str + at, o[i].nsent)
+                        : -1;
+        if (nnew < 0)
+            return FRONTIER_EREPLY;
+        at += o[i].nsent;
+        if (p[i].nnew)
+            *p[i].nnew = (size_t)nnew;
+    }
+    return at == r->len ? 0 : FRONTIER_EREPLY;
 }
 
 /* ---- finish, common case (ack) ------------------------------------------ */
@@ -606,9 +628,11 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
         rc = finish_slow_groups(f, p->pages, p->at, p->offers, p->rep, p->nc);
     for (size_t c = 0; rc >= 0 && c < p->nc; c++) {
         size_t at = p->at[c], m = p->at[c + 1] - at;
-        int prc = p->rep[c]->type == REDIS_REPLY_ERROR
-                      ? FRONTIER_EREPLY
-                      : read_finish(f, p->pages + at, m, p->offers + at, p->rep[c]);
+        const redisReply *r = p->rep[c];
+        int prc = r->type == REDIS_REPLY_ERROR ? FRONTIER_EREPLY
+                  : r->type == REDIS_REPLY_STRING
+                      ? read_ack(f, p->pages + at, m, p->offers + at, r)
+                      : read_finish(f, p->pages + at, m, p->offers + at, r);
         if (prc < 0 && (rc == 0 || rc == FRONTIER_ELEASE))
             rc = prc; /* a script error outranks a lost lease */
     }
@@ -675,7 +699,10 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int forc
     if (rc == 0)
         rc = crc;
     for (size_t i = 0; crc == 0 && i < sent; i++) {
-        long nnew = offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]);
+        long nnew =
+            rep[i]->type == REDIS_REPLY_STRING
+                ? offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]->str, rep[i]->len)
+                : -1;
         if (nnew < 0)
             rc = rc ? rc : FRONTIER_EREPLY;
         else

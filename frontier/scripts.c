@@ -304,7 +304,9 @@
     "end\n"
 
 /* ARGV: P worker max per_host delay_ms max_delay_ms lease_ms
- * -> {0 ready|1 wait|2 done, now_ms, wait_ms, lease_base, entry...} */
+ * -> {0 ready|1 wait|2 done, now_ms, wait_ms, lease_base[, entries joined
+ * by newlines]} (one bulk string costs Redis far less than one per entry;
+ * an entry never holds a newline: offer_prepare skips such links) */
 static const char claim_body[] =
     "local worker = ARGV[2]\n"
     "local max, per_host = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
@@ -366,7 +368,7 @@ static const char claim_body[] =
     "    redis.call('HSET', lk, unpack(hs))\n"
     "  end\n"
     "  count('claimed', n); count('queued', -n); count('inflight', n)\n"
-    "  return {0, now, 0, base, unpack(out)}\n"
+    "  return {0, now, 0, base, table.concat(out, '\\n')} -- one reply string, not n\n"
     "end\n"
     "local ready = redis.call('ZCARD', K_READY)\n"
     "local delayed = redis.call('ZCARD', K_DELAYED)\n"
@@ -451,7 +453,8 @@ static const char finish_body[] =
  * status_other errors seen_links skipped_links nkinds (kind n)*nkinds, then
  * per page: token span and a link section of span arguments.  If a lease is
  * missing it changes nothing and returns {'slow'} (the client then sends
- * the group to finish, which sorts lost pages out); else as finish. */
+ * the group to finish, which sorts lost pages out); else every page's
+ * codes (as finish gives them), concatenated into one string. */
 static const char ack_body[] =
     "local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
@@ -494,7 +497,7 @@ static const char ack_body[] =
     "  if ARGV[at[pg] - 1] ~= '0' then\n"
     "    codes = offer_links(st, KEYS, ARGV, at[pg], k, false, maxp, maxh)\n"
     "  end\n"
-    "  out[2 * pg - 1] = 0; out[2 * pg] = codes\n"
+    "  out[pg] = codes\n"
     "end\n"
     "local F = {'fetched', 'bytes', 'status_2xx', 'status_3xx', 'status_4xx', 'status_5xx',\n"
     "           'status_other', 'errors', 'seen_links', 'skipped_links'}\n"
@@ -508,7 +511,7 @@ static const char ack_body[] =
     "end\n"
     "wake_many(wk, per_host)\n"
     "offer_flush(st, per_host)\n"
-    "return out\n";
+    "return table.concat(out) -- the client knows how many codes each page has\n";
 
 /* KEYS: ready, Bloom blocks.  ARGV: P force max_pages max_pages_per_host
  * per_host k, link section -> codes */
