@@ -599,28 +599,20 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
                        size_t *n, frontier_state_t *state, uint32_t *wait_ms)
 {
     uint64_t st, now, wait, base;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || r->elements > 5 ||
-        fr_reply_u64(r->element[0], &st) || fr_reply_u64(r->element[1], &now) ||
-        fr_reply_u64(r->element[2], &wait) || fr_reply_u64(r->element[3], &base) || st > 2 ||
-        (r->elements == 5 && r->element[4]->type != REDIS_REPLY_STRING))
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
+        fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
+        fr_reply_u64(r->element[3], &base) || st > 2 || r->elements - 4 > max)
         return FRONTIER_EREPLY;
-    size_t got = 0;
-    if (r->elements == 5) { /* the entries, joined by newlines */
-        const char *s = r->element[4]->str, *end = s + r->element[4]->len;
-        for (;;) {
-            const char *nl = memchr(s, '\n', (size_t)(end - s));
-            const char *e = nl ? nl : end;
-            int rc = got < max ? fill_item(f, s, (size_t)(e - s), base + got + 1, now, &items[got])
-                               : FRONTIER_EREPLY;
-            if (rc < 0) {
-                for (size_t j = 0; j < got; j++)
-                    frontier_item_clear(&items[j]);
-                return rc;
-            }
-            got++;
-            if (!nl)
-                break;
-            s = nl + 1;
+    size_t got = r->elements - 4;
+    for (size_t i = 0; i < got; i++) {
+        const redisReply *e = r->element[4 + i];
+        int rc = e->type == REDIS_REPLY_STRING
+                     ? fill_item(f, e->str, e->len, base + i + 1, now, &items[i])
+                     : FRONTIER_EREPLY;
+        if (rc < 0) {
+            for (size_t j = 0; j < i; j++)
+                frontier_item_clear(&items[j]);
+            return rc;
         }
     }
     *n = got;
