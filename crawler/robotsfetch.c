@@ -232,6 +232,20 @@ static void start_robots(worker_t *w, rentry_t *e)
     }
 }
 
+/* With the lock held: the fetcher stores the rules before it unlocks, so
+ * rules missing when we looked may have been stored between that look and
+ * our lock.  Looks once more: if they are there, unlocks and returns 0 (e
+ * has them); else starts the fetch and returns 1. */
+static int fetch_if_still_missing(worker_t *w, rentry_t *e)
+{
+    if (load_shared(w, e)) {
+        unlock_origin(w, e->origin);
+        return 0;
+    }
+    start_robots(w, e);
+    return 1;
+}
+
 /* Entries waiting for another worker's fetch: look for the rules in Redis
  * every ENGINE_ROBOTS_POLL_MS, or take the fetch over if its lock has expired. */
 void rfetch_poll(worker_t *w)
@@ -252,7 +266,10 @@ void rfetch_poll(worker_t *w)
         } else if (lock_origin(w, e->origin)) {
             e->remote = 0;
             w->nremote--;
-            start_robots(w, e);
+            if (!fetch_if_still_missing(w, e)) {
+                apply_parked(w, e);
+                i = (size_t)-1;
+            }
         }
     }
 }
@@ -276,7 +293,7 @@ void rfetch_dispatch(worker_t *w, frontier_item_t *item)
         }
         if (!load_shared(w, e)) {
             if (lock_origin(w, origin)) {
-                start_robots(w, e);
+                fetch_if_still_missing(w, e);
             } else {
                 e->remote = 1; /* another worker is fetching it */
                 w->nremote++;
