@@ -5,7 +5,7 @@
  * DESIGN: the client computes each link's Bloom probe (block + k bit
  * offsets, bloom_probe) and passes the block keys as KEYS and, per link, its
  * queue entry "DEPTH 0 URL" and its k offsets as ARGV, in a "link section":
- *     ngroups, then per block: KEYS index, count, (entry, offset*k)*count
+ *     ngroups, then per block: KEYS index, count, (entry, origin, offset*k)*count
  * The links of one block are sent together (group_by_block), so the script
  * sets the bits of a whole run with one BITFIELD (at most 1024 bits per
  * call) and queues an entry iff one of its old bits was 0, exactly as
@@ -181,8 +181,20 @@ static uint32_t probe_k(const offer_t *o, size_t n)
     return 1;
 }
 
+/* Length of a URL's origin "scheme://host[:port]", as the scripts' host_of
+ * and origin read it from an entry. */
+static size_t origin_len(const char *url)
+{
+    const char *p = strchr(url, '/');
+    const char *q = p && p[1] == '/' ? strchr(p + 2, '/') : NULL;
+    return p && p[1] == '/' && q ? (size_t)(q - url) : strlen(url);
+}
+
 /* Arguments of the link section: ngroups, then per block run: KEYS index,
- * count, and per link its entry "DEPTH 0 URL" and k bit offsets. */
+ * count, and per link its entry "DEPTH 0 URL", its origin (as the scripts'
+ * host_of would read it from the entry: a Lua pattern match costs Redis
+ * about 3k instructions a link, an extra argument a few hundred) and its k
+ * bit offsets. */
 static size_t section_len(const offer_t *o, size_t *ngroups)
 {
     size_t ng = 0;
@@ -190,7 +202,7 @@ static size_t section_len(const offer_t *o, size_t *ngroups)
         ng += i == 0 || o->bidx[i] != o->bidx[i - 1];
     if (ngroups)
         *ngroups = ng;
-    return 1 + 2 * ng + (o->nsent ? o->nsent * (1 + o->pr[0].k) : 0);
+    return 1 + 2 * ng + (o->nsent ? o->nsent * (2 + o->pr[0].k) : 0);
 }
 
 static void offer_links(const offer_t *o, const char *const *links, uint32_t depth, fr_args_t *a)
@@ -215,6 +227,7 @@ static void offer_links(const offer_t *o, const char *const *links, uint32_t dep
             memcpy(e, dbuf, (size_t)dl);
             memcpy(e + dl, url, ul);
         }
+        fa_str(a, url, origin_len(url));
         for (uint32_t j = 0; j < o->pr[i].k; j++)
             fa_u64(a, o->pr[i].bit[j]);
     }
@@ -346,15 +359,6 @@ static int read_ack(frontier_t *f, const frontier_done_t *p, size_t n, const off
 }
 
 /* ---- finish, common case (ack) ------------------------------------------ */
-
-/* Length of a URL's origin "scheme://host[:port]", as the scripts' host_of
- * and origin read it from an entry. */
-static size_t origin_len(const char *url)
-{
-    const char *p = strchr(url, '/');
-    const char *q = p && p[1] == '/' ? strchr(p + 2, '/') : NULL;
-    return p && p[1] == '/' && q ? (size_t)(q - url) : strlen(url);
-}
 
 /* 1 if pages p[0..n) can take the ack path: valid items, all leased to one
  * worker, no lease twice. */
