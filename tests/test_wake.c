@@ -214,3 +214,70 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
     side_close(&a);
     fx_redis_stop(r);
 }
+
+static long long cmd_calls(redisContext *c, const char *cmd)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    char key[64];
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
+    const char *p = strstr(r->str, key);
+    long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* A claim fetches ready hosts in rounds sized by what a host is expected to
+ * give (per_host, capped at 8; then what the last round's hosts gave), not
+ * max hosts at once: 60 hosts of 10 URLs and 300 hosts of 1 URL, per_host
+ * 100.  Every claim of 200 still gets 200 URLs, each URL exactly once, and
+ * a claim never needs more than a few rounds. */
+Test(wake, a_claim_fills_its_batch_from_hosts_of_any_size)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    side_t a;
+    side_open(&a, r, CRAWL, NULL, 100);
+    enum { BIG = 60, PER = 10, SMALL = 300, N = BIG * PER + SMALL };
+    static char buf[N][64];
+    static const char *urls[N];
+    for (int i = 0; i < N; i++) {
+        if (i < BIG * PER)
+            snprintf(buf[i], sizeof buf[i], "http://b%d.test/p%d", i / PER, i);
+        else
+            snprintf(buf[i], sizeof buf[i], "http://s%d.test/p%d", i - BIG * PER, i);
+        urls[i] = buf[i];
+    }
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
+    cr_assert_eq(added, N);
+    static frontier_item_t items[N];
+    static char once[N];
+    size_t got = 0;
+    redisReply *z = redisCommand(a.c, "CONFIG RESETSTAT");
+    cr_assert(z && z->type == REDIS_REPLY_STATUS);
+    freeReplyObject(z);
+    int claims = 0;
+    for (; got < N; claims++) {
+        size_t want = N - got < 200 ? N - got : 200;
+        size_t n = side_claim(a.f, items + got, want);
+        cr_assert_eq(n, want, "claim %zu: %zu of %zu URLs", got / 200, n, want);
+        got += n;
+    }
+    /* per claim: one ZRANGEBYSCORE for expired workers, one for due retries,
+     * one per round of hosts (2 or 3 here: the hosts' scores interleave them) */
+    long long zr = cmd_calls(a.c, "zrangebyscore");
+    cr_expect_leq(zr, (2 + 4) * claims, "%lld ZRANGEBYSCORE for %d claims", zr, claims);
+    for (size_t i = 0; i < got; i++) {
+        int p = -1;
+        const char *q = strrchr(items[i].url, 'p');
+        cr_assert(q && sscanf(q, "p%d", &p) == 1 && p >= 0 && p < N, "%s", items[i].url);
+        cr_expect_eq(once[p], 0, "%s claimed twice", items[i].url);
+        once[p] = 1;
+    }
+    for (size_t i = 0; i < got; i++)
+        finish1(a.f, &items[i]);
+    expect_done(a.f);
+    side_close(&a);
+    fx_redis_stop(r);
+}
