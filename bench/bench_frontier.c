@@ -46,6 +46,7 @@
 
 static double fp_rate = 1e-4; /* --fp-rate: the frontier filter's p (the crawler's default) */
 static int nclients = 2;      /* --clients: workers, each with its own connection and handle */
+static uint64_t bloom_n;      /* --capacity: the filters' n in the throughput cases (0: 4 x URLs) */
 
 static double now_s(void)
 {
@@ -282,7 +283,8 @@ static double raw_list(redisContext *c, char **urls, size_t n, double *cpu_us)
 static double bloom_only(redisContext *c, char **urls, size_t n, double *cpu_us)
 {
     flushall(c);
-    bloom_params_t p = {.capacity = 4 * n, .fp_rate = 1e-4, .cache_bytes = SIZE_MAX};
+    bloom_params_t p = {
+        .capacity = bloom_n ? bloom_n : 4 * n, .fp_rate = fp_rate, .cache_bytes = SIZE_MAX};
     char err[256];
     int e;
     bloom_t *b = bloom_open(c, "benchbloom", &p, &e, err, sizeof err);
@@ -355,11 +357,12 @@ static int throughput(redisContext *c, size_t n, size_t hosts, tput_t *out)
     int nk = nclients;
     memset(k, 0, sizeof k);
     char **urls = make_urls(n, hosts, "t");
-    if (!urls || ctx_open(&k[0].x, c, 4 * n) < 0)
+    uint64_t cap = bloom_n ? bloom_n : 4 * n;
+    if (!urls || ctx_open(&k[0].x, c, cap) < 0)
         return -1;
     k[0].c = c;
     for (int i = 1; i < nk; i++)
-        if (!(k[i].c = fx_redis_connect(redis)) || ctx_attach(&k[i].x, k[i].c, 4 * n) < 0)
+        if (!(k[i].c = fx_redis_connect(redis)) || ctx_attach(&k[i].x, k[i].c, cap) < 0)
             return -1;
     for (int i = 0; i < nk; i++) { /* contiguous slices: each client seeds every host */
         k[i].urls = (const char *const *)urls + n * (size_t)i / (size_t)nk;
@@ -475,32 +478,33 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
             load[0] = 0;
         fclose(la);
     }
-    fprintf(o,
-            "# Frontier benchmark\n\n"
-            "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), %ld "
-            "CPUs, load average %.1f at the end of the run.  Wall-clock "
-            "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
-            "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
-            "Redis core sustains at that cost.\n\n"
-            "## Throughput: enqueue -> claim -> acknowledge (%zu URLs, per_host high, delay 0, "
-            "%d client%s, Bloom p = %g)\n\n"
-            "Each client has its own connection and frontier handle; it seeds its slice of the "
-            "URLs, then all claim and acknowledge until the frontier is done.  "
-            "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
-            "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
-            "per pipelined round trip (atomic calls of up to 128 pages).  Reference (same run, same "
-            "URLs): one plain Redis list, "
-            "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
-            "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
-            "enqueue.\n\n"
-            "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
-            "(enqueue + claim + ack, or enqueue + claim and ack) | URLs/s per Redis core | client "
-            "CPU us/URL | plain list URLs/s "
-            "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
-            "plain list | frontier / Bloom alone |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, nclients, nclients == 1 ? "" : "s",
-            fp_rate, BATCH, FINISH_BATCH, BATCH);
+    fprintf(
+        o,
+        "# Frontier benchmark\n\n"
+        "`bench_frontier --urls %zu`: one run, its own redis-server on 127.0.0.1 (TCP), %ld "
+        "CPUs, load average %.1f at the end of the run.  Wall-clock "
+        "rates depend on how much CPU the shared machine leaves; redis-server CPU per URL "
+        "(from /proc, utime+stime) does not, so it is reported too, with the URLs/s one "
+        "Redis core sustains at that cost.\n\n"
+        "## Throughput: enqueue -> claim -> acknowledge (%zu URLs, per_host high, delay 0, "
+        "%d client%s, Bloom p = %g, n = %llu)\n\n"
+        "Each client has its own connection and frontier handle; it seeds its slice of the "
+        "URLs, then all claim and acknowledge until the frontier is done.  "
+        "Enqueue = frontier_seed (Bloom test-and-add + queue, 256 URLs per call, 16 calls "
+        "per round trip); claim = %d URLs per call; acknowledge = frontier_finish, %d pages "
+        "per pipelined round trip (atomic calls of up to 128 pages).  Reference (same run, same "
+        "URLs): one plain Redis list, "
+        "RPUSH 4096 / LPOP %d, no script, no Bloom, no lease; and the Bloom test-and-add "
+        "alone (bloom_add_many, 4096 per call, local cache off), the floor of any "
+        "enqueue.\n\n"
+        "| hosts | URLs/s | enqueue s | claim+ack s | round trips | Redis CPU us/URL "
+        "(enqueue + claim + ack, or enqueue + claim and ack) | URLs/s per Redis core | client "
+        "CPU us/URL | plain list URLs/s "
+        "(Redis CPU us/URL) | bloom_add_many alone URLs/s (Redis CPU us/URL) | frontier / "
+        "plain list | frontier / Bloom alone |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        n, sysconf(_SC_NPROCESSORS_ONLN), load[0], n, nclients, nclients == 1 ? "" : "s", fp_rate,
+        (unsigned long long)(bloom_n ? bloom_n : 4 * n), BATCH, FINISH_BATCH, BATCH);
     for (size_t i = 0; i < nt; i++) {
         char split[64]; /* claim and ack apart only with one client */
         if (t[i].claim_cpu_us >= 0)
@@ -565,6 +569,8 @@ int main(int argc, char **argv)
             pages = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--clients"))
             nclients = (int)strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--capacity"))
+            bloom_n = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--fp-rate"))
             fp_rate = strtod(argv[i + 1], NULL);
         else if (!strcmp(argv[i], "--out"))
@@ -572,7 +578,7 @@ int main(int argc, char **argv)
     }
     if (n == 0 || n > 10000000 || pages == 0 || pages > 10000000 || nclients < 1 || nclients > 8) {
         fprintf(stderr, "usage: bench_frontier [--urls N] [--pages N] [--clients 1..8] "
-                        "[--fp-rate P] [--quick 0..4] [--out FILE]\n");
+                        "[--fp-rate P] [--capacity N] [--quick 0..4] [--out FILE]\n");
         return 2;
     }
     redisContext *c = redis_start();
