@@ -131,8 +131,9 @@ typedef struct frontier_done {
     size_t *nnew;        /* out, may be NULL: links that were new and queued */
 } frontier_done_t;
 
-/* Finishes n pages.  One atomic Redis function call per group of up to 32
- * pages acknowledges each page's lease, test-and-adds its links in the Bloom
+/* Finishes n pages.  One atomic Redis function call per group of up to 128
+ * pages and 2,048 links (a page with more links is a group of its own)
+ * acknowledges each page's lease, test-and-adds its links in the Bloom
  * filter and queues the new ones (within max_depth/max_pages/
  * max_pages_per_host), and updates the counters: a crash leaves each page
  * either still leased (re-crawled later) or fully finished.  All the calls go
