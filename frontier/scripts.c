@@ -53,10 +53,6 @@
     "    -- left a listpack (Debian keeps up to 512) is searched linearly by every\n"              \
     "    -- insert and every ack\n"                                                                \
     "    BIG = string.rep('~', 65)\n"                                                              \
-    "    -- every call leaves its ARGV and replies as garbage, while these tables stay\n"          \
-    "    -- live: a GC cycle when the heap is 10x (not 2x) the live data marks them\n"             \
-    "    -- 5x less often (-3% Redis instructions per URL; the heap stays a few MB)\n"             \
-    "    collectgarbage('setpause', 1000)\n"                                                       \
     "    NS = {} -- small counts as strings: Redis 7.0 formats a Lua number with %.17g\n"          \
     "    for i = 0, 9999 do NS[i] = tostring(i) end\n"                                             \
     "  end\n"                                                                                      \
