@@ -7,6 +7,9 @@
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "bloom.h"
 #include "fixtures.h"
@@ -56,6 +59,37 @@ static inline size_t side_claim(frontier_t *f, frontier_item_t *items, size_t ma
     uint32_t wait = 0;
     int rc = frontier_claim(f, max, items, &n, &st, &wait);
     cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+    return n;
+}
+
+/* Seeds urls[0..n); asserts that every one was new and queued. */
+static inline void side_seed_all(frontier_t *f, const char *const *urls, size_t n)
+{
+    size_t added = 0;
+    int rc = frontier_seed(f, urls, n, 0, &added);
+    cr_assert_eq(rc, 0, "frontier_seed: %s", frontier_strerror(rc));
+    cr_assert_eq(added, n, "%zu of %zu seeds added", added, n);
+}
+
+/* Zeroes the server's command counters (CONFIG RESETSTAT). */
+static inline void side_reset_stats(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "CONFIG RESETSTAT");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+}
+
+/* Calls of one command (lower case, as INFO commandstats names it) since
+ * the server started or its counters were last reset. */
+static inline long long side_calls(redisContext *c, const char *cmd)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    char key[64];
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
+    const char *p = strstr(r->str, key);
+    long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
+    freeReplyObject(r);
     return n;
 }
 

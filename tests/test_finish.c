@@ -117,16 +117,6 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     fx_redis_stop(r);
 }
 
-static long long fcall_calls(redisContext *c)
-{
-    redisReply *r = redisCommand(c, "INFO commandstats");
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    const char *p = strstr(r->str, "cmdstat_fcall:calls=");
-    long long n = p ? strtoll(p + strlen("cmdstat_fcall:calls="), NULL, 10) : 0;
-    freeReplyObject(r);
-    return n;
-}
-
 /* One finish of 300 pages without links is 3 calls (128 + 128 + 44 pages);
  * one of 5 pages with 1,000 links each is 3 calls (2 + 2 + 1 pages: at most
  * 2,048 links a call); either way every page and every link gets in. */
@@ -147,9 +137,7 @@ Test(finish, groups_are_cut_at_128_pages_and_2048_links)
         snprintf(lbuf[i], sizeof lbuf[i], "http://l%d.test/q%d", i % 5, i);
         links[i] = lbuf[i];
     }
-    size_t added = 0;
-    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
-    cr_assert_eq(added, N);
+    side_seed_all(a.f, urls, N);
     static frontier_item_t items[N];
     static frontier_done_t d[N];
     size_t n = side_claim(a.f, items, N);
@@ -157,23 +145,20 @@ Test(finish, groups_are_cut_at_128_pages_and_2048_links)
 
     for (int i = 0; i < N; i++)
         d[i] = (frontier_done_t){.item = &items[i], .outcome = {.status = 200, .bytes = 1}};
-    redisReply *z = redisCommand(a.c, "CONFIG RESETSTAT");
-    cr_assert(z && z->type == REDIS_REPLY_STATUS);
-    freeReplyObject(z);
+    side_reset_stats(a.c);
     cr_assert_eq(frontier_finish(a.f, d, N - LP), 0);
-    cr_expect_eq(fcall_calls(a.c), 3, "%lld calls for %d pages", fcall_calls(a.c), N - LP);
+    cr_expect_eq(side_calls(a.c, "fcall"), 3, "%lld calls for %d pages", side_calls(a.c, "fcall"),
+                 N - LP);
 
     for (int i = 0; i < LP; i++) {
         d[N - LP + i].links = links + i * NL;
         d[N - LP + i].nlinks = NL;
         d[N - LP + i].link_depth = 1;
     }
-    z = redisCommand(a.c, "CONFIG RESETSTAT");
-    cr_assert(z && z->type == REDIS_REPLY_STATUS);
-    freeReplyObject(z);
+    side_reset_stats(a.c);
     cr_assert_eq(frontier_finish(a.f, d + N - LP, LP), 0);
-    cr_expect_eq(fcall_calls(a.c), 3, "%lld calls for %d pages of %d links", fcall_calls(a.c), LP,
-                 NL);
+    cr_expect_eq(side_calls(a.c, "fcall"), 3, "%lld calls for %d pages of %d links",
+                 side_calls(a.c, "fcall"), LP, NL);
 
     frontier_stats_t st;
     cr_assert_eq(frontier_stats(a.c, CRAWL, &st), 0);

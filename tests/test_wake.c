@@ -50,16 +50,6 @@ static long long zscore_exists(redisContext *c, const char *host)
     return in;
 }
 
-static long long rpush_calls(redisContext *c)
-{
-    redisReply *r = redisCommand(c, "INFO commandstats");
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    const char *p = strstr(r->str, "cmdstat_rpush:calls=");
-    long long n = p ? strtoll(p + strlen("cmdstat_rpush:calls="), NULL, 10) : 0;
-    freeReplyObject(r);
-    return n;
-}
-
 /* 3,000 URLs over 7 hosts, interleaved, in one call: 12 scripts of 256.
  * Grouped by host, each script pushes to one or two hosts (at most 12 + 7
  * pushes in all); cut in input order, each would push to all 7 (84). */
@@ -76,13 +66,9 @@ Test(wake, seeding_groups_by_host_before_cutting_scripts)
         snprintf(buf[i], sizeof buf[i], "http://h%d.test/p%d", i % HOSTS, i);
         urls[i] = buf[i];
     }
-    redisReply *z = redisCommand(a.c, "CONFIG RESETSTAT");
-    cr_assert(z && z->type == REDIS_REPLY_STATUS);
-    freeReplyObject(z);
-    size_t added = 0;
-    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
-    cr_assert_eq(added, N);
-    long long pushes = rpush_calls(a.c);
+    side_reset_stats(a.c);
+    side_seed_all(a.f, urls, N);
+    long long pushes = side_calls(a.c, "rpush");
     cr_expect_leq(pushes, 12 + HOSTS, "%lld RPUSH calls for 12 scripts", pushes);
     cr_expect_geq(pushes, HOSTS);
 
@@ -215,18 +201,6 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
     fx_redis_stop(r);
 }
 
-static long long cmd_calls(redisContext *c, const char *cmd)
-{
-    redisReply *r = redisCommand(c, "INFO commandstats");
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    char key[64];
-    snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
-    const char *p = strstr(r->str, key);
-    long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
-    freeReplyObject(r);
-    return n;
-}
-
 /* A claim fetches ready hosts in rounds sized by what a host is expected to
  * give (per_host, capped at 8; then what the last round's hosts gave), not
  * max hosts at once: 60 hosts of 10 URLs and 300 hosts of 1 URL, per_host
@@ -248,15 +222,11 @@ Test(wake, a_claim_fills_its_batch_from_hosts_of_any_size)
             snprintf(buf[i], sizeof buf[i], "http://s%d.test/p%d", i - BIG * PER, i);
         urls[i] = buf[i];
     }
-    size_t added = 0;
-    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
-    cr_assert_eq(added, N);
+    side_seed_all(a.f, urls, N);
     static frontier_item_t items[N];
     static char once[N];
     size_t got = 0;
-    redisReply *z = redisCommand(a.c, "CONFIG RESETSTAT");
-    cr_assert(z && z->type == REDIS_REPLY_STATUS);
-    freeReplyObject(z);
+    side_reset_stats(a.c);
     int claims = 0;
     for (; got < N; claims++) {
         size_t want = N - got < 200 ? N - got : 200;
@@ -266,7 +236,7 @@ Test(wake, a_claim_fills_its_batch_from_hosts_of_any_size)
     }
     /* per claim: one ZRANGEBYSCORE for expired workers, one for due retries,
      * one per round of hosts (2 or 3 here: the hosts' scores interleave them) */
-    long long zr = cmd_calls(a.c, "zrangebyscore");
+    long long zr = side_calls(a.c, "zrangebyscore");
     cr_expect_leq(zr, (2 + 4) * claims, "%lld ZRANGEBYSCORE for %d claims", zr, claims);
     for (size_t i = 0; i < got; i++) {
         int p = -1;
