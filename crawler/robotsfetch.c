@@ -219,9 +219,10 @@ static void unlock_origin(worker_t *w, const char *origin)
         w->failed = 1;
 }
 
-/* Starts this worker's fetch of origin's robots.txt; on failure the entry
- * allows all (a page fetch will say what is wrong with the host). */
-static void start_robots(worker_t *w, rentry_t *e)
+/* Starts this worker's fetch of origin's robots.txt: 0, or -1 when it
+ * could not start (the entry then allows all: a page fetch will say what is
+ * wrong with the host). */
+static int start_robots(worker_t *w, rentry_t *e)
 {
     xfer_t *x = fetch_get(w, XF_ROBOTS, e->origin);
     if (!x || !(x->origin = strdup(e->origin)) || fetch_start(w, x) < 0) {
@@ -229,21 +230,23 @@ static void start_robots(worker_t *w, rentry_t *e)
             fetch_put(w, x);
         e->rules = robots_allow_all();
         e->expires_ms = engine_now_ms() + LOCAL_TTL_MS;
+        return -1;
     }
+    return 0;
 }
 
 /* With the lock held: the fetcher stores the rules before it unlocks, so
  * rules missing when we looked may have been stored between that look and
- * our lock.  Looks once more: if they are there, unlocks and returns 0 (e
- * has them); else starts the fetch and returns 1. */
+ * our lock.  Looks once more and starts the fetch only if they are still
+ * missing.  Returns 1 if a fetch is on its way; 0 if e has its rules now
+ * (found, or allow-all because the fetch could not start), the lock then
+ * released and the caller to apply them to the parked URLs. */
 static int fetch_if_still_missing(worker_t *w, rentry_t *e)
 {
-    if (load_shared(w, e)) {
-        unlock_origin(w, e->origin);
-        return 0;
-    }
-    start_robots(w, e);
-    return 1;
+    if (!load_shared(w, e) && start_robots(w, e) == 0)
+        return 1;
+    unlock_origin(w, e->origin);
+    return 0;
 }
 
 /* Entries waiting for another worker's fetch: look for the rules in Redis

@@ -117,7 +117,7 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     fx_redis_stop(r);
 }
 
-/* One finish of 300 pages without links is 3 calls (128 + 128 + 44 pages);
+/* One finish of 295 pages without links is 3 calls (128 + 128 + 39 pages);
  * one of 5 pages with 1,000 links each is 3 calls (2 + 2 + 1 pages: at most
  * 2,048 links a call); either way every page and every link gets in. */
 Test(finish, groups_are_cut_at_128_pages_and_2048_links)
