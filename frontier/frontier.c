@@ -559,29 +559,19 @@ const char *frontier_strerror(int err)
 
 /* ---- claim --------------------------------------------------------------- */
 
-/* Fills one item from an entry "DEPTH TRIES URL" (len bytes) and its
- * lease number. */
-static int fill_item(frontier_t *f, const char *e, size_t len, uint64_t seq, uint64_t now,
+/* Fills one item from an entry "DEPTH TRIES URL" and its lease number. */
+static int fill_item(frontier_t *f, const redisReply *e, uint64_t seq, uint64_t now,
                      frontier_item_t *it)
 {
     memset(it, 0, sizeof *it);
-    unsigned long long d = 0, t = 0;
-    size_t i = 0;
-    const char *url = e;
-    while (i < len && e[i] >= '0' && e[i] <= '9' && d < UINT32_MAX)
-        d = d * 10 + (unsigned)(e[i++] - '0');
-    if (i > 0 && i < len && e[i] == ' ') {
-        size_t j = ++i;
-        while (i < len && e[i] >= '0' && e[i] <= '9' && t < UINT32_MAX)
-            t = t * 10 + (unsigned)(e[i++] - '0');
-        if (i > j && i < len && e[i] == ' ')
-            url = e + i + 1;
-        else
-            d = t = 0;
-    } else {
-        d = 0;
-    }
-    it->url = strndup(url, len - (size_t)(url - e));
+    if (e->type != REDIS_REPLY_STRING)
+        return FRONTIER_EREPLY;
+    unsigned long d = 0, t = 0;
+    int off = 0;
+    const char *url = e->str;
+    if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0)
+        url = e->str + off;
+    it->url = strdup(url);
     size_t ll = strlen(f->worker) + 24;
     it->lease = malloc(ll);
     if (!it->url || !it->lease) {
@@ -605,10 +595,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
         return FRONTIER_EREPLY;
     size_t got = r->elements - 4;
     for (size_t i = 0; i < got; i++) {
-        const redisReply *e = r->element[4 + i];
-        int rc = e->type == REDIS_REPLY_STRING
-                     ? fill_item(f, e->str, e->len, base + i + 1, now, &items[i])
-                     : FRONTIER_EREPLY;
+        int rc = fill_item(f, r->element[4 + i], base + i + 1, now, &items[i]);
         if (rc < 0) {
             for (size_t j = 0; j < i; j++)
                 frontier_item_clear(&items[j]);

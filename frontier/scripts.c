@@ -192,8 +192,7 @@
     "  return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,\n"              \
     "          admitted = num(redis.call('HGET', K_STATS, 'enqueued'))}\n"                         \
     "end\n"                                                                                        \
-    "local function enqueue(st, e, h)\n"                                                           \
-    "  h = h or host_of(e)\n"                                                                      \
+    "local function enqueue(st, e, h) -- h: the entry's origin, sent with it\n"                    \
     "  st.new = st.new + 1\n"                                                                      \
     "  local q = st.byhost[h]\n"                                                                   \
     "  if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end\n"                  \
@@ -301,8 +300,7 @@
     "end\n"
 
 /* ARGV: P worker max per_host delay_ms max_delay_ms lease_ms
- * -> {0 ready|1 wait|2 done, now_ms, wait_ms, lease_base, entry...}
- * (entries joined into one string cost Redis 1% more: table.concat) */
+ * -> {0 ready|1 wait|2 done, now_ms, wait_ms, lease_base, entry...} */
 static const char claim_body[] =
     "local worker = ARGV[2]\n"
     "local max, per_host = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
