@@ -44,6 +44,14 @@ static inline void side_open(side_t *s, fx_redis_t *r, const char *crawl, const 
     cr_assert_not_null(s->f, "frontier_open: %s", err);
 }
 
+/* A fresh redis-server (asserted to start) for a test's sides. */
+static inline fx_redis_t *side_redis(void)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    return r;
+}
+
 static inline void side_close(side_t *s)
 {
     frontier_close(s->f);

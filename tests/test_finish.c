@@ -24,8 +24,7 @@ static long long stat_of(redisContext *c, const char *field)
 
 Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a, b;
     side_open(&a, r, CRAWL, "w1", 1000);
     side_open(&b, r, CRAWL, frontier_worker_id(a.f), 1000); /* the finishing side: same worker */
@@ -97,8 +96,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
 
 Test(finish, start_refuses_bad_pages_before_sending_anything)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a;
     side_open(&a, r, CRAWL, NULL, 1000);
     frontier_item_t bogus = {.url = "http://h.test/", .lease = "no-such-lease"};
@@ -122,8 +120,7 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
  * 2,048 links a call); either way every page and every link gets in. */
 Test(finish, groups_are_cut_at_128_pages_and_2048_links)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a;
     side_open(&a, r, CRAWL, NULL, 100000);
     enum { N = 300, LP = 5, NL = 1000 };

@@ -55,8 +55,7 @@ static long long zscore_exists(redisContext *c, const char *host)
  * pushes in all); cut in input order, each would push to all 7 (84). */
 Test(wake, seeding_groups_by_host_before_cutting_scripts)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a;
     side_open(&a, r, CRAWL, NULL, 100000);
     enum { N = 3000, HOSTS = 7 };
@@ -93,8 +92,7 @@ Test(wake, seeding_groups_by_host_before_cutting_scripts)
 
 Test(wake, a_host_at_per_host_is_not_woken_by_an_enqueue_and_is_by_its_ack)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a;
     side_open(&a, r, CRAWL, NULL, 1);
     const char *host = "http://one.test";
@@ -133,8 +131,7 @@ Test(wake, a_host_at_per_host_is_not_woken_by_an_enqueue_and_is_by_its_ack)
  * after) need not wake it, the last (-> 0) must. */
 Test(wake, a_host_parked_by_a_smaller_per_host_is_woken_once_it_drains)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t small, big;
     side_open(&small, r, CRAWL, NULL, 2);
     side_open(&big, r, CRAWL, NULL, 5);
@@ -162,8 +159,7 @@ Test(wake, a_host_parked_by_a_smaller_per_host_is_woken_once_it_drains)
  * anything but the leases in it. */
 Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a;
     side_open(&a, r, CRAWL, NULL, 100000);
     enum { N = 40 };
@@ -173,8 +169,7 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
         snprintf(buf[i], sizeof buf[i], "http://big.test/%d", i);
         urls[i] = buf[i];
     }
-    size_t added = 0;
-    cr_assert_eq(frontier_seed(a.f, urls, N, 0, &added), 0);
+    side_seed_all(a.f, urls, N);
     frontier_item_t it[N] = {0};
     cr_assert_eq(side_claim(a.f, it, 30), 30);
     char key[128];
@@ -208,8 +203,7 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
  * a claim never needs more than a few rounds. */
 Test(wake, a_claim_fills_its_batch_from_hosts_of_any_size)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "cannot start redis-server: %s", fx_error());
+    fx_redis_t *r = side_redis();
     side_t a;
     side_open(&a, r, CRAWL, NULL, 100);
     enum { BIG = 60, PER = 10, SMALL = 300, N = BIG * PER + SMALL };
