@@ -168,3 +168,44 @@ Test(finish, groups_are_cut_at_128_pages_and_2048_links)
     side_close(&a);
     fx_redis_stop(r);
 }
+
+/* A link holding a space, tab or newline is not a normalized URL and would
+ * break the queue entry "DEPTH TRIES URL" apart: it is skipped (counted in
+ * skipped_links), the page's other links get in, and a seed like it is not
+ * added. */
+Test(finish, links_with_whitespace_are_skipped_not_queued)
+{
+    fx_redis_t *r = side_redis();
+    side_t a;
+    side_open(&a, r, CRAWL, NULL, 1000);
+    const char *seed = "http://ws.test/";
+    side_seed_all(a.f, &seed, 1);
+    frontier_item_t it[1] = {0};
+    cr_assert_eq(side_claim(a.f, it, 1), 1);
+    const char *links[] = {"http://ws.test/a b", "http://ws.test/t\tab", "http://ws.test/n\nl",
+                           "http://ws.test/ok"};
+    size_t nnew = 9;
+    frontier_done_t d = {.item = &it[0],
+                         .outcome = {.status = 200, .bytes = 1},
+                         .links = links,
+                         .nlinks = 4,
+                         .link_depth = 1,
+                         .nnew = &nnew};
+    cr_assert_eq(frontier_finish(a.f, &d, 1), 0);
+    cr_expect_eq(nnew, 1);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(a.c, CRAWL, &st), 0);
+    cr_expect_eq(st.new_links, 1);
+    cr_expect_eq(st.skipped_links, 3);
+    cr_expect_eq(st.queued, 1);
+    frontier_item_clear(&it[0]);
+    cr_assert_eq(side_claim(a.f, it, 1), 1);
+    cr_expect_str_eq(it[0].url, "http://ws.test/ok");
+    frontier_item_clear(&it[0]);
+    const char *bad = "http://ws.test/x y";
+    size_t added = 9;
+    cr_assert_eq(frontier_seed(a.f, &bad, 1, 0, &added), 0);
+    cr_expect_eq(added, 0);
+    side_close(&a);
+    fx_redis_stop(r);
+}
