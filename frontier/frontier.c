@@ -408,10 +408,11 @@ static char *default_worker_id(const char *host, long pid)
     return strdup(buf);
 }
 
-/* Checks the server is Redis >= 7.0 (Functions). */
-static int check_version(frontier_t *f, char *errbuf, size_t errlen)
+/* Checks the server is Redis >= 7.0 (Functions) and whether it has the
+ * crawler module loaded (CRAWLER.BFADD: bloom/redis_module.c). */
+static int check_server(frontier_t *f, char *errbuf, size_t errlen)
 {
-    redisReply *r = redisCommand(f->rc, "INFO server");
+    redisReply *r = redisCommand(f->rc, "INFO server modules");
     f->round_trips++;
     if (!r) {
         snprintf(errbuf, errlen, "redis: %s", f->rc->errstr);
@@ -421,6 +422,7 @@ static int check_version(frontier_t *f, char *errbuf, size_t errlen)
     const char *v = r->type == REDIS_REPLY_STRING ? strstr(r->str, "redis_version:") : NULL;
     if (v)
         sscanf(v + 14, "%d.%d", &major, &minor);
+    f->bits_module = !f->cfg.bitfield_only && v && strstr(r->str, "\r\nmodule:name=crawler,");
     freeReplyObject(r);
     if (major >= 7)
         return 0;
@@ -482,7 +484,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
              (uint64_t)(uintptr_t)f;
     if (!f->rng)
         f->rng = 88172645463325252ULL;
-    if (check_version(f, errbuf, errlen) < 0 || open_scripts(f, errbuf, errlen) < 0)
+    if (check_server(f, errbuf, errlen) < 0 || open_scripts(f, errbuf, errlen) < 0)
         goto fail;
     int hrc = frontier_heartbeat(f, NULL, NULL);
     if (hrc < 0) {
@@ -524,6 +526,11 @@ const char *frontier_worker_id(const frontier_t *f)
 uint64_t frontier_round_trips(const frontier_t *f)
 {
     return f ? f->round_trips : 0;
+}
+
+int frontier_bits_module(const frontier_t *f)
+{
+    return f ? f->bits_module : 0;
 }
 
 void frontier_item_clear(frontier_item_t *it)

@@ -66,6 +66,8 @@ typedef struct frontier_config {
     uint32_t max_tries;          /* fetch attempts before dead-lettering; 0: default */
     uint32_t backoff_ms;         /* first retry delay, doubled each try, with jitter */
     uint32_t backoff_max_ms;     /* retry delay cap */
+    int bitfield_only;           /* 1: set Bloom bits with BITFIELD even when Redis has the
+                                    crawler module (CRAWLER.BFADD); 0: use it if loaded */
 } frontier_config_t;
 
 /* Fills cfg with the defaults above. */
@@ -268,6 +270,13 @@ int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker
 /* Redis round trips this handle made so far (for benchmarks).  Thread-safe
  * as far as the handle is. */
 uint64_t frontier_round_trips(const frontier_t *f);
+
+/* 1 if this handle sets Bloom bits through the crawler module's CRAWLER.BFADD
+ * (the Redis it opened on had it loaded, and cfg.bitfield_only was 0), 0 if
+ * through BITFIELD.  Both write the same bits.  A Redis restarted without the
+ * module after the open makes the handle's link-offering calls fail with
+ * FRONTIER_EREPLY (the script's error names the command). */
+int frontier_bits_module(const frontier_t *f);
 
 const char *frontier_strerror(int err);
 

@@ -49,6 +49,7 @@ struct frontier {
     char host[64];
     long pid;
     char fn[FR_SCRIPT_COUNT][FR_FN_NAME]; /* function names (FCALL) */
+    int bits_module;                      /* Redis has CRAWLER.BFADD and cfg.bitfield_only is 0 */
     uint64_t round_trips;
     uint64_t rng; /* xorshift state for jitter */
 };

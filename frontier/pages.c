@@ -181,6 +181,15 @@ static uint32_t probe_k(const offer_t *o, size_t n)
     return 1;
 }
 
+/* The scripts' k argument: negative when the link sections are in the
+ * crawler module's layout (offer_links). */
+static void push_k(const frontier_t *f, const offer_t *o, size_t n, fr_args_t *a)
+{
+    char b[16];
+    int len = snprintf(b, sizeof b, "%s%u", f->bits_module ? "-" : "", probe_k(o, n));
+    fa_copy(a, b, (size_t)len);
+}
+
 /* Length of a URL's origin "scheme://host[:port]", as the scripts' host_of
  * and origin read it from an entry. */
 static size_t origin_len(const char *url)
@@ -194,27 +203,49 @@ static size_t origin_len(const char *url)
  * count, and per link its entry "DEPTH 0 URL", its origin (as the scripts'
  * host_of would read it from the entry: a Lua pattern match costs Redis
  * about 3k instructions a link, an extra argument a few hundred) and its k
- * bit offsets. */
-static size_t section_len(const offer_t *o, size_t *ngroups)
+ * bit offsets.  With the crawler module (f->bits_module) a link is its entry
+ * and origin only, and the run ends with one argument holding all its
+ * links' offsets as little-endian uint32 (CRAWLER.BFADD's input). */
+static size_t section_len(const offer_t *o, int mod, size_t *ngroups)
 {
     size_t ng = 0;
     for (size_t i = 0; i < o->nsent; i++)
         ng += i == 0 || o->bidx[i] != o->bidx[i - 1];
     if (ngroups)
         *ngroups = ng;
+    if (mod)
+        return 1 + 3 * ng + 2 * o->nsent;
     return 1 + 2 * ng + (o->nsent ? o->nsent * (2 + o->pr[0].k) : 0);
 }
 
-static void offer_links(const offer_t *o, const char *const *links, uint32_t depth, fr_args_t *a)
+/* The offsets of links [from, from + cnt) as CRAWLER.BFADD takes them. */
+static void run_offsets(const offer_t *o, size_t from, size_t cnt, fr_args_t *a)
+{
+    uint32_t k = o->pr[from].k;
+    unsigned char *p = (unsigned char *)fa_alloc(a, cnt * k * 4);
+    for (size_t i = from; p && i < from + cnt; i++)
+        for (uint32_t j = 0; j < k; j++, p += 4) {
+            uint64_t b = o->pr[i].bit[j]; /* < 2^32: BLOOM_MAX_BLOCK_BITS */
+            p[0] = (unsigned char)b;
+            p[1] = (unsigned char)(b >> 8);
+            p[2] = (unsigned char)(b >> 16);
+            p[3] = (unsigned char)(b >> 24);
+        }
+}
+
+static void offer_links(const offer_t *o, int mod, const char *const *links, uint32_t depth,
+                        fr_args_t *a)
 {
     size_t ng;
-    section_len(o, &ng);
+    section_len(o, mod, &ng);
     fa_u64(a, ng);
     char dbuf[16];
     int dl = snprintf(dbuf, sizeof dbuf, "%u 0 ", depth);
+    size_t run = 0, cnt = 0; /* the current block run: links [run, run + cnt) */
     for (size_t i = 0; i < o->nsent; i++) {
         if (i == 0 || o->bidx[i] != o->bidx[i - 1]) {
-            size_t cnt = 1;
+            run = i;
+            cnt = 1;
             while (i + cnt < o->nsent && o->bidx[i + cnt] == o->bidx[i])
                 cnt++;
             fa_u64(a, 2 + o->bidx[i]); /* KEYS index: 1 is ready */
@@ -228,6 +259,11 @@ static void offer_links(const offer_t *o, const char *const *links, uint32_t dep
             memcpy(e + dl, url, ul);
         }
         fa_str(a, url, origin_len(url));
+        if (mod) {
+            if (i + 1 == run + cnt)
+                run_offsets(o, run, cnt, a);
+            continue;
+        }
         for (uint32_t j = 0; j < o->pr[i].k; j++)
             fa_u64(a, o->pr[i].bit[j]);
     }
@@ -271,13 +307,12 @@ static void page_args(frontier_t *f, const frontier_done_t *p, const offer_t *o,
     fa_u64(a, p->link_depth);
     fa_u64(a, o->cached);
     fa_u64(a, o->skipped);
-    (void)f;
     if (o->nsent == 0) {
         fa_u64(a, 0); /* span: no link section */
         return;
     }
-    fa_u64(a, section_len(o, NULL));
-    offer_links(o, p->links, p->link_depth, a);
+    fa_u64(a, section_len(o, f->bits_module, NULL));
+    offer_links(o, f->bits_module, p->links, p->link_depth, a);
 }
 
 /* One call finishing pages p[0..n). */
@@ -305,7 +340,7 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, offer
     fa_u64(a, f->cfg.max_pages);
     fa_u64(a, f->cfg.max_pages_per_host);
     fa_u64(a, f->cfg.per_host);
-    fa_u64(a, probe_k(o, n));
+    push_k(f, o, n, a);
     for (size_t i = 0; i < n; i++)
         page_args(f, &p[i], &o[i], a);
     return 0;
@@ -463,7 +498,7 @@ static int build_ack(frontier_t *f, const frontier_done_t *p, size_t n, offer_t 
     fa_u64(a, f->cfg.max_pages);
     fa_u64(a, f->cfg.max_pages_per_host);
     fa_u64(a, f->cfg.per_host);
-    fa_u64(a, probe_k(o, n));
+    push_k(f, o, n, a);
     fa_cstr(a, w);
     ack_totals(p, n, o, a);
     for (size_t i = 0; i < n; i++) {
@@ -473,8 +508,8 @@ static int build_ack(frontier_t *f, const frontier_done_t *p, size_t n, offer_t 
             fa_u64(a, 0);
             continue;
         }
-        fa_u64(a, section_len(&o[i], NULL));
-        offer_links(&o[i], p[i].links, p[i].link_depth, a);
+        fa_u64(a, section_len(&o[i], f->bits_module, NULL));
+        offer_links(&o[i], f->bits_module, p[i].links, p[i].link_depth, a);
     }
     return 0;
 }
@@ -674,8 +709,8 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int forc
     /* wake hosts whatever this handle's per_host: a claim re-checks room, so
      * a seeding process with another config never parks a host */
     fa_u64(a, UINT32_MAX);
-    fa_u64(a, probe_k(o, 1));
-    offer_links(o, urls, 0, a);
+    push_k(f, o, 1, a);
+    offer_links(o, f->bits_module, urls, 0, a);
     return 0;
 }
 

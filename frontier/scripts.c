@@ -237,7 +237,44 @@
     "  end\n"                                                                                      \
     "  return table.concat(codes), i\n"                                                            \
     "end\n"                                                                                        \
+    "local function offer_mod(st, KEYS, ARGV, i, k, force, maxp, maxh)\n"                          \
+    "  -- the crawler module's layout: per block run KEYS index, count,\n"                         \
+    "  -- (entry, origin) * count, then the run's offsets (k uint32 a link)\n"                     \
+    "  local codes, nc, ks, lim = {}, 0, str(k), maxp > 0 or maxh > 0\n"                           \
+    "  local ng = tonumber(ARGV[i]); i = i + 1\n"                                                  \
+    "  for _ = 1, ng do\n"                                                                         \
+    "    local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])\n"                          \
+    "    i = i + 2\n"                                                                              \
+    "    local offs, r = ARGV[i + 2 * n]\n"                                                        \
+    "    if not lim then r = redis.call('CRAWLER.BFADD', key, ks, offs) end\n"                     \
+    "    for c = 1, n do\n"                                                                        \
+    "      local e, h, isnew = ARGV[i], ARGV[i + 1], false\n"                                      \
+    "      nc = nc + 1\n"                                                                          \
+    "      if lim then\n"                                                                          \
+    "        local ha = st.hadm[h]\n"                                                              \
+    "        if ha == nil then ha = num(redis.call('HGET', K_HADMIT, h)); st.hadm[h] = ha end\n"   \
+    "        if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then\n"            \
+    "          isnew = nil\n"                                                                      \
+    "        else\n"                                                                               \
+    "          local one = string.sub(offs, 4 * k * (c - 1) + 1, 4 * k * c)\n"                     \
+    "          local fresh = redis.call('CRAWLER.BFADD', key, ks, one) == '1'\n"                   \
+    "          isnew = force or fresh\n"                                                           \
+    "          if isnew then st.admitted = st.admitted + 1; st.hadm[h] = ha + 1 end\n"             \
+    "        end\n"                                                                                \
+    "      else\n"                                                                                 \
+    "        isnew = force or string.byte(r, c) == 49\n"                                           \
+    "      end\n"                                                                                  \
+    "      if isnew == nil then codes[nc] = 'l'; st.skipped = st.skipped + 1\n"                    \
+    "      elseif isnew then codes[nc] = 'n'; enqueue(st, e, h)\n"                                 \
+    "      else codes[nc] = 's'; st.seen = st.seen + 1 end\n"                                      \
+    "      i = i + 2\n"                                                                            \
+    "    end\n"                                                                                    \
+    "    i = i + 1\n"                                                                              \
+    "  end\n"                                                                                      \
+    "  return table.concat(codes), i\n"                                                            \
+    "end\n"                                                                                        \
     "local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)\n"                        \
+    "  if k < 0 then return offer_mod(st, KEYS, ARGV, i, -k, force, maxp, maxh) end\n"             \
     "  if maxp == 0 and maxh == 0 then return offer_fast(st, KEYS, ARGV, i, k, force) end\n"       \
     "  local codes, nc, bf = {}, 0, {}\n"                                                          \
     "  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j] = '1' end\n"                   \

@@ -25,7 +25,9 @@ void fx_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- redis-server ------------------------------------------------------- */
 typedef struct fx_redis fx_redis_t;
 /* Starts redis-server on 127.0.0.1:<free port>, no persistence, in a fresh
- * temporary directory; waits until it answers PING. */
+ * temporary directory; waits until it answers PING.  With FX_REDIS_MODULE
+ * set to a path, the server also loads that module (ctest runs the frontier
+ * suites once more that way, with the crawler module: bloom/redis_module.c). */
 fx_redis_t *fx_redis_start(void);
 int fx_redis_port(const fx_redis_t *r);
 /* "redis://127.0.0.1:<port>" (valid until fx_redis_stop). */

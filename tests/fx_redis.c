@@ -64,24 +64,32 @@ static int try_start(fx_redis_t *r)
     snprintf(port, sizeof port, "%d", r->port);
     char logpath[512];
     snprintf(logpath, sizeof logpath, "%s/redis.log", r->dir);
-    char *argv[] = {"redis-server",
-                    "--port",
-                    port,
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--dir",
-                    r->dir,
-                    "--daemonize",
-                    "no",
-                    "--protected-mode",
-                    "no",
-                    "--loglevel",
-                    "warning",
-                    NULL};
+    char *argv[24] = {"redis-server",
+                      "--port",
+                      port,
+                      "--bind",
+                      "127.0.0.1",
+                      "--save",
+                      "",
+                      "--appendonly",
+                      "no",
+                      "--dir",
+                      r->dir,
+                      "--daemonize",
+                      "no",
+                      "--protected-mode",
+                      "no",
+                      "--loglevel",
+                      "warning",
+                      NULL};
+    const char *mod = getenv("FX_REDIS_MODULE"); /* the crawler module: run the suite with it */
+    if (mod && *mod) {
+        int n = 0;
+        while (argv[n])
+            n++;
+        argv[n] = "--loadmodule";
+        argv[n + 1] = (char *)mod;
+    }
     r->pid = fx_spawn(argv, logpath, logpath);
     if (r->pid < 0)
         return -1;
