@@ -39,6 +39,11 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
         fprintf(stderr, "crawler crawl: frontier: %s\n", err);
         goto out;
     }
+    if (!cfg->quiet)
+        fprintf(stderr, "crawler: Bloom bits set by %s\n",
+                frontier_bits_module(f) ? "the crawler module (CRAWLER.BFADD)"
+                                        : "BITFIELD (redis-server --loadmodule crawler_redis.so "
+                                          "makes it faster: see README)");
     seeds_result_t res;
     if (cfg->seeds && seeds_add_file(rc, f, cfg->crawl, cfg->seeds, cfg->force_seeds,
                                      cfg->max_url_length, &res) < 0)
