@@ -414,6 +414,11 @@ static int check_server(frontier_t *f, char *errbuf, size_t errlen)
 {
     redisReply *r = redisCommand(f->rc, "INFO server modules");
     f->round_trips++;
+    if (r && r->type == REDIS_REPLY_ERROR) { /* Redis < 7 takes one section: for the message */
+        freeReplyObject(r);
+        r = redisCommand(f->rc, "INFO server");
+        f->round_trips++;
+    }
     if (!r) {
         snprintf(errbuf, errlen, "redis: %s", f->rc->errstr);
         return FRONTIER_EIO;
