@@ -19,6 +19,9 @@
 #   KEEP=1       keep the temporary directory (site, logs, outputs)
 #   NICE=n       run nginx, redis-server, both crawlers and the parses under `nice -n n` (-10 as
 #                root on a machine shared with other work; the same for both crawlers)
+#   MODULE=path  the crawler module the crawler's redis-server loads, as the crawler's own
+#                embedded server does (default $BUILD/bloom/crawler_redis.so; MODULE=none: a
+#                stock redis-server, Bloom bits by BITFIELD)
 #
 # What it does, all on 127.0.0.1: generates the site(s) with gen_site (pages
 # of ~19 KB, every page reachable from the index), serves them with nginx
@@ -74,11 +77,17 @@ for tool in "$NGINX" wget /usr/bin/time redis-server redis-cli timeout cmake; do
 done
 [ -d "$BUILD" ] || die "no build directory '$BUILD' (run bash .ci/setup, or set BUILD=dir)"
 if [ "${NOBUILD:-0}" != 1 ]; then
-  cmake --build "$BUILD" --target crawler gen_site bare_parse >/dev/null ||
-    die "cannot build crawler, gen_site, bare_parse in $BUILD (NOBUILD=1 uses what is there)"
+  cmake --build "$BUILD" --target crawler gen_site bare_parse crawler_redis >/dev/null ||
+    die "cannot build crawler, gen_site, bare_parse, crawler_redis in $BUILD (NOBUILD=1 uses what is there)"
 fi
 CRAWLER=$REPO/$BUILD/crawler/crawler
 [[ $BUILD = /* ]] && CRAWLER=$BUILD/crawler/crawler
+MODULE=${MODULE:-$(dirname "$(dirname "$CRAWLER")")/bloom/crawler_redis.so}
+MODULE_ARGS=()
+if [ "$MODULE" != none ]; then
+  [ -r "$MODULE" ] || die "no crawler module at $MODULE (MODULE=none: without it)"
+  MODULE_ARGS=(--loadmodule "$MODULE")
+fi
 BENCHBIN=$(dirname "$(dirname "$CRAWLER")")/bench
 for b in "$CRAWLER" "$BENCHBIN/gen_site" "$BENCHBIN/bare_parse"; do
   [ -x "$b" ] || die "missing $b"
@@ -213,7 +222,7 @@ start_redis() { # sets REDIS_PORT, REDIS_PID
   for _ in 1 2 3 4 5; do
     port=$(free_port)
     "${NICE_CMD[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-      --daemonize no --logfile "$dir/redis.log" &
+      --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" &
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 1 50); do
@@ -386,7 +395,7 @@ fi
   echo
   echo "Run of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $COMMIT, $CORES cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
   echo "\`bash bench/crawl_bench.sh $N\` (SMALL=$SMALL${CRAWLER_ARGS:+, CRAWLER_ARGS=\"$CRAWLER_ARGS\"})."
-  echo "crawler: $THREADS_NOTE, \`--per-host 64 --delay 0 --quiet --out FILE\`, its own fresh redis-server."
+  echo "crawler: $THREADS_NOTE, \`--per-host 64 --delay 0 --quiet --out FILE\`, its own fresh redis-server$([ "$MODULE" = none ] && echo ' (no crawler module: Bloom bits by BITFIELD)' || echo ' with the crawler module loaded')."
   echo "wget: \`wget -r -l inf -np -nd --delete-after -q\` (one connection, keep-alive)."
   echo "nginx: 1 worker, keep-alive, sendfile, access log buffered (the server-side page count)."
   echo "Load average (1, 5, 15 min) before the run: $LOAD_BEFORE; after: $(cut -d' ' -f1-3 /proc/loadavg)${NICE:+; everything measured ran under nice -n $NICE}."
