@@ -11,7 +11,9 @@
  * of BITFIELD <key> SET u1 <o> 1 (bit 0 is the most significant bit of byte
  * 0), so a filter is the same whichever way it was written, and bloom/'s
  * client (BITFIELD) reads it unchanged.  A missing key is created and a short
- * one grown, zero-filled, as BITFIELD would.
+ * one grown, zero-filled, as BITFIELD would.  Empty offsets answer "" and
+ * touch nothing (the frontier's scripts call that first, to fail before
+ * their first write if the module is gone).
  *
  * Why: from a Lua script, each bit set through BITFIELD costs Redis about
  * 4.8k instructions (four argument objects, op parsing, a Lua reply entry,
@@ -20,8 +22,8 @@
  * call it when Redis has it (frontier.h); without it they use BITFIELD.
  *
  * Load it with redis-server --loadmodule /path/to/crawler_redis.so (or a
- * loadmodule line in redis.conf).  The command is replicated verbatim, so
- * replicas and AOF loading need the module too.  Runs in Redis's main
+ * loadmodule line in redis.conf).  A call that set a bit is replicated
+ * verbatim, so replicas and AOF loading need the module too.  Runs in Redis's main
  * thread; keeps no state.
  */
 #include "redis_module_abi.h"
@@ -76,11 +78,15 @@ static int bfadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return rm.ReplyWithError(
             ctx, "WRONGTYPE Operation against a key holding the wrong kind of value");
     }
+    if (n == 0) { /* nothing to set: the frontier's probe that the module is loaded */
+        rm.CloseKey(key);
+        return rm.ReplyWithStringBuffer(ctx, "", 0);
+    }
     size_t have = 0;
     unsigned char *bits = NULL;
     if (type == RM_KEYTYPE_STRING)
         bits = (unsigned char *)rm.StringDMA(key, &have, RM_WRITE);
-    if (n > 0 && (type == RM_KEYTYPE_EMPTY || have < need)) {
+    if (type == RM_KEYTYPE_EMPTY || have < need) {
         if (rm.StringTruncate(key, (size_t)need) != RM_OK) {
             rm.CloseKey(key);
             return rm.ReplyWithError(ctx, "ERR cannot grow the filter block");
@@ -93,6 +99,7 @@ static int bfadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         rm.CloseKey(key);
         return rm.ReplyWithError(ctx, "ERR out of memory");
     }
+    int changed = 0;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *p = offs + i * 4 * k;
         int fresh = 0;
@@ -105,9 +112,11 @@ static int bfadd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             }
         }
         out[i] = fresh ? '1' : '0';
+        changed |= fresh;
     }
     rm.CloseKey(key);
-    rm.ReplicateVerbatim(ctx);
+    if (changed) /* replicas and the AOF get only calls that set a bit */
+        rm.ReplicateVerbatim(ctx);
     int rc = rm.ReplyWithStringBuffer(ctx, out, n);
     if (out != small)
         free(out);

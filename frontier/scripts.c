@@ -237,6 +237,11 @@
     "  end\n"                                                                                      \
     "  return table.concat(codes), i\n"                                                            \
     "end\n"                                                                                        \
+    "local function need_module(KEYS, k) -- k < 0: the module's layout; a script\n"                \
+    "  -- that would write before its first CRAWLER.BFADD calls it with nothing to\n"              \
+    "  -- set first, so a Redis that lost the module fails it before any write\n"                  \
+    "  if k < 0 and KEYS[2] then redis.call('CRAWLER.BFADD', KEYS[2], '1', '') end\n"              \
+    "end\n"                                                                                        \
     "local function offer_mod(st, KEYS, ARGV, i, k, force, maxp, maxh)\n"                          \
     "  -- the crawler module's layout: per block run KEYS index, count,\n"                         \
     "  -- (entry, origin) * count, then the run's offsets (k uint32 a link)\n"                     \
@@ -430,6 +435,7 @@ static const char claim_body[] =
 static const char finish_body[] =
     "local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "need_module(KEYS, k)\n"
     "local st = offer_begin()\n"
     "local out, dec, hosts, seen, okh = {}, {}, {}, {}, {}\n"
     "local acc = {fetched = 0, bytes = 0, status_2xx = 0, status_3xx = 0, status_4xx = 0,\n"
@@ -494,6 +500,7 @@ static const char finish_body[] =
 static const char ack_body[] =
     "local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "need_module(KEYS, k)\n"
     "local lk, nh = P..'lease:'..ARGV[7], tonumber(ARGV[8])\n"
     "local c = 9 + 3 * nh\n"
     "local nkinds = tonumber(ARGV[c + 10])\n"
