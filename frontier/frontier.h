@@ -275,7 +275,8 @@ uint64_t frontier_round_trips(const frontier_t *f);
  * (the Redis it opened on had it loaded, and cfg.bitfield_only was 0), 0 if
  * through BITFIELD.  Both write the same bits.  A Redis restarted without the
  * module after the open makes the handle's link-offering calls fail with
- * FRONTIER_EREPLY (the script's error names the command). */
+ * FRONTIER_EREPLY before they change anything (the script's error names the
+ * command); a handle opened afterwards uses BITFIELD. */
 int frontier_bits_module(const frontier_t *f);
 
 const char *frontier_strerror(int err);
