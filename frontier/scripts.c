@@ -253,25 +253,26 @@
     "    local offs, r = ARGV[i + 2 * n]\n"                                                        \
     "    if not lim then r = redis.call('CRAWLER.BFADD', key, ks, offs) end\n"                     \
     "    for c = 1, n do\n"                                                                        \
-    "      local e, h, isnew = ARGV[i], ARGV[i + 1], false\n"                                      \
-    "      nc = nc + 1\n"                                                                          \
-    "      if lim then\n"                                                                          \
+    "      local e, h, code = ARGV[i], ARGV[i + 1], 's' -- 'n' new, 's' seen, 'l' over a limit\n"  \
+    "      if not lim then\n"                                                                      \
+    "        if force or string.byte(r, c) == 49 then code = 'n' end\n"                            \
+    "      else\n"                                                                                 \
     "        local ha = st.hadm[h]\n"                                                              \
     "        if ha == nil then ha = num(redis.call('HGET', K_HADMIT, h)); st.hadm[h] = ha end\n"   \
     "        if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then\n"            \
-    "          isnew = nil\n"                                                                      \
+    "          code = 'l'\n"                                                                       \
     "        else\n"                                                                               \
     "          local one = string.sub(offs, 4 * k * (c - 1) + 1, 4 * k * c)\n"                     \
     "          local fresh = redis.call('CRAWLER.BFADD', key, ks, one) == '1'\n"                   \
-    "          isnew = force or fresh\n"                                                           \
-    "          if isnew then st.admitted = st.admitted + 1; st.hadm[h] = ha + 1 end\n"             \
+    "          if force or fresh then\n"                                                           \
+    "            code = 'n'; st.admitted = st.admitted + 1; st.hadm[h] = ha + 1\n"                 \
+    "          end\n"                                                                              \
     "        end\n"                                                                                \
-    "      else\n"                                                                                 \
-    "        isnew = force or string.byte(r, c) == 49\n"                                           \
     "      end\n"                                                                                  \
-    "      if isnew == nil then codes[nc] = 'l'; st.skipped = st.skipped + 1\n"                    \
-    "      elseif isnew then codes[nc] = 'n'; enqueue(st, e, h)\n"                                 \
-    "      else codes[nc] = 's'; st.seen = st.seen + 1 end\n"                                      \
+    "      nc = nc + 1; codes[nc] = code\n"                                                        \
+    "      if code == 'n' then enqueue(st, e, h)\n"                                                \
+    "      elseif code == 's' then st.seen = st.seen + 1\n"                                        \
+    "      else st.skipped = st.skipped + 1 end\n"                                                 \
     "      i = i + 2\n"                                                                            \
     "    end\n"                                                                                    \
     "    i = i + 1\n"                                                                              \
