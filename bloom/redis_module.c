@@ -23,8 +23,8 @@
  *
  * Load it with redis-server --loadmodule /path/to/crawler_redis.so (or a
  * loadmodule line in redis.conf).  A call that set a bit is replicated
- * verbatim, so replicas and AOF loading need the module too.  Runs in Redis's main
- * thread; keeps no state.
+ * verbatim, so replicas and AOF loading need the module too.  Runs in
+ * Redis's main thread; keeps no state.
  */
 #include "redis_module_abi.h"
 
