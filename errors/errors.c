@@ -1,0 +1,32 @@
+/*
+ * errors.c -- crawl_strerror: one text per code of errors.h.
+ */
+#include "errors.h"
+
+static const char *const texts[] = {
+    [-CRAWL_OK] = "success",
+    [-CRAWL_EINVAL] = "invalid argument",
+    [-CRAWL_ENOMEM] = "out of memory",
+    [-CRAWL_EREDIS] = "Redis unreachable or connection lost",
+    [-CRAWL_EREPLY] = "unexpected Redis reply or script error",
+    [-CRAWL_EWRONGTYPE] = "a key has the wrong type",
+    [-CRAWL_EMISMATCH] = "stored filter geometry differs from the one asked for",
+    [-CRAWL_ECORRUPT] = "stored data missing, truncated, foreign or corrupt",
+    [-CRAWL_ENOTFOUND] = "not found",
+    [-CRAWL_EBLOOM] = "Bloom filter error",
+    [-CRAWL_ELEASE] = "lease lost (expired and handed to another worker)",
+    [-CRAWL_EBADURL] = "malformed URL",
+    [-CRAWL_ESCHEME] = "scheme is not http or https",
+    [-CRAWL_ETOOLONG] = "too long",
+    [-CRAWL_EPARSE] = "HTML parser failed",
+    [-CRAWL_EVERSION] = "stored data has an unknown format version",
+    [-CRAWL_EWRITE] = "write to an output file failed",
+    [-CRAWL_EINTERNAL] = "zlib, SHA-1 or the random source failed",
+};
+
+const char *crawl_strerror(int err)
+{
+    if (err > 0 || err < CRAWL_ERR_MIN || !texts[-err])
+        return "unknown error";
+    return texts[-err];
+}

@@ -1,0 +1,39 @@
+/*
+ * errors.h -- the project's one error space: every module's functions that
+ * can fail return 0 or one of these negative codes, and crawl_strerror()
+ * turns any of them into text.  Codes never collide: -3 means "Redis
+ * unreachable" whichever module returns it.
+ *
+ * Thread-safe; no state.
+ */
+#ifndef CRAWL_ERRORS_H
+#define CRAWL_ERRORS_H
+
+typedef enum crawl_err {
+    CRAWL_OK = 0,
+    CRAWL_EINVAL = -1,     /* bad argument (a programmer's or an operator's) */
+    CRAWL_ENOMEM = -2,     /* out of memory; nothing was changed */
+    CRAWL_EREDIS = -3,     /* Redis unreachable, or the connection was lost mid-call */
+    CRAWL_EREPLY = -4,     /* Redis answered an error or an unexpected reply (script error) */
+    CRAWL_EWRONGTYPE = -5, /* a key the call needs has the wrong type */
+    CRAWL_EMISMATCH = -6,  /* stored Bloom geometry differs from the one asked for */
+    CRAWL_ECORRUPT = -7,   /* stored data missing, truncated, foreign or corrupt */
+    CRAWL_ENOTFOUND = -8,  /* no such object (a Bloom filter) and nothing to create it from */
+    CRAWL_EBLOOM = -9,     /* the crawl's Bloom filter could not be opened or used */
+    CRAWL_ELEASE = -10,    /* a lease was lost: expired and handed to another worker */
+    CRAWL_EBADURL = -11,   /* not a URL, or it cannot be resolved */
+    CRAWL_ESCHEME = -12,   /* a scheme other than http/https */
+    CRAWL_ETOOLONG = -13,  /* longer than the configured maximum (or the buffer given) */
+    CRAWL_EPARSE = -14,    /* libxml2 refused the input */
+    CRAWL_EVERSION = -15,  /* stored data of an unknown format version */
+    CRAWL_EWRITE = -16,    /* a write to an output file failed; the writer stays failed */
+    CRAWL_EINTERNAL = -17, /* zlib, SHA-1 or the random source failed */
+} crawl_err_t;
+
+#define CRAWL_ERR_MIN CRAWL_EINTERNAL /* the most negative code */
+
+/* Text of an error code (a static string; "unknown error" for a code not
+ * listed above). */
+const char *crawl_strerror(int err);
+
+#endif
