@@ -7,9 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <libxml/parser.h>
-#include <libxml/xmlmemory.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 
 #include "fixtures.h"
 #include "parser.h"
+#include "xmlheap.h"
 
 Test(parser, recognizes_html_content_types)
 {
@@ -448,53 +447,10 @@ Test(parser, rejects_misuse)
 
 /* ---- memory stays bounded: libxml2's live heap, counted ----------------- */
 
-/* libxml2's allocations are counted through xmlMemSetup, with
- * malloc_usable_size so that blocks allocated before the hooks are set can
- * still be freed through them (works under ASan too). */
-static long long live_bytes, peak_bytes;
-
-static void account(long long d)
-{
-    live_bytes += d;
-    if (live_bytes > peak_bytes)
-        peak_bytes = live_bytes;
-}
-
-static void *m_malloc(size_t n)
-{
-    void *p = malloc(n);
-    if (p)
-        account((long long)malloc_usable_size(p));
-    return p;
-}
-
-static void *m_realloc(void *q, size_t n)
-{
-    long long old = q ? (long long)malloc_usable_size(q) : 0;
-    void *p = realloc(q, n);
-    if (p)
-        account((long long)malloc_usable_size(p) - old);
-    return p;
-}
-
-static void m_free(void *p)
-{
-    if (p)
-        account(-(long long)malloc_usable_size(p));
-    free(p);
-}
-
-static char *m_strdup(const char *s)
-{
-    char *p = strdup(s);
-    if (p)
-        account((long long)malloc_usable_size(p));
-    return p;
-}
-
+/* libxml2's heap is counted by tests/xmlheap.c. */
 static void count_libxml2_heap(void)
 {
-    cr_assert_eq(xmlMemSetup(m_free, m_malloc, m_realloc, m_strdup), 0, "xmlMemSetup");
+    cr_assert_eq(xmlheap_install(), 0, "xmlMemSetup");
 }
 
 #define BIG (50u * 1024 * 1024)         /* bytes fed */
@@ -510,8 +466,8 @@ static parser_t *feed_big(const char *head, size_t (*fill)(char *, size_t, size_
     parser_t *p = parser_new(NULL, PAGE, "text/html", NULL, collect, g);
     cr_assert_not_null(p);
     memset(g, 0, sizeof(*g));
-    long long base = live_bytes;
-    peak_bytes = live_bytes;
+    long long base = xmlheap_live();
+    xmlheap_reset_peak();
     cr_assert_eq(parser_feed(p, head, strlen(head)), 0);
     for (size_t done = 0; done < BIG;) {
         size_t n = fill(chunk, sizeof(chunk), done);
@@ -520,7 +476,7 @@ static parser_t *feed_big(const char *head, size_t (*fill)(char *, size_t, size_
     }
     cr_assert_eq(parser_feed(p, tail, strlen(tail)), 0);
     cr_assert_eq(parser_finish(p), 0);
-    *peak = peak_bytes - base;
+    *peak = xmlheap_peak() - base;
     return p;
 }
 
