@@ -24,7 +24,7 @@ void url_base_free(url_base_t *b);
 const char *url_base_str(const url_base_t *b);
 
 /* Resolves ref (len bytes, need not be NUL-terminated) against base (may be
- * NULL) and normalizes the result: the reference is cleaned (url.c), the
+ * NULL) and normalizes the result: the reference is cleaned (url_clean.c), the
  * base prefix it keeps is put in front (RFC 3986 5.2.2), libcurl parses the
  * absolute result (dot segments, default port, ...) and it is serialized
  * from libcurl's parts.  *out: malloc'd, caller frees with free(); *out_len
@@ -114,7 +114,7 @@ typedef struct bound {
 } bound_t;
 
 /* attr_cap: cap of an attribute value (at least BOUND_ATTR_MIN_CAP); keep
- * it above what url.c refuses as too long before parsing (4 * max_len + 64)
+ * it above what url_clean.c refuses as too long before parsing (4 * max_len + 64)
  * so that a cut value is never reported as a shorter URL. */
 void bound_init(bound_t *b, size_t attr_cap);
 /* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;
