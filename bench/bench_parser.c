@@ -17,14 +17,14 @@
  * Time is CPU time (CLOCK_PROCESS_CPUTIME_ID); each repetition runs the three
  * ways in turn and the median per way is reported, with ratios.
  * Memory: in a forked child per case, libxml2's peak live heap (counted
- * through xmlMemSetup) and the child's max RSS, for a 1 MB and a 50 MB page,
- * ours (streamed) vs dom (whole document in memory, as htmlReadMemory needs).
+ * through xmlMemSetup by tests/xmlheap.c) and the child's max RSS, for a
+ * 1 MB and a 50 MB page, ours (streamed) vs dom (whole document in memory,
+ * as htmlReadMemory needs).
  *   bench_parser [--pages N] [--reps N] [--no-memory]
  */
 #include <libxml/HTMLparser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/xpath.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +37,7 @@
 
 #include "parser.h"
 #include "parser_internal.h"
+#include "xmlheap.h"
 
 #define PIECE (16 * 1024)
 #define PAGE_URL "https://www.example.com/articles/2024/page.html"
@@ -361,47 +362,6 @@ static void run_speed(const corpus_t *c, int reps)
 
 /* ---- memory ------------------------------------------------------------- */
 
-static long long live_bytes, peak_bytes;
-
-static void account(long long d)
-{
-    live_bytes += d;
-    if (live_bytes > peak_bytes)
-        peak_bytes = live_bytes;
-}
-
-static void *m_malloc(size_t n)
-{
-    void *p = malloc(n);
-    if (p)
-        account((long long)malloc_usable_size(p));
-    return p;
-}
-
-static void *m_realloc(void *q, size_t n)
-{
-    long long old = q ? (long long)malloc_usable_size(q) : 0;
-    void *p = realloc(q, n);
-    if (p)
-        account((long long)malloc_usable_size(p) - old);
-    return p;
-}
-
-static void m_free(void *p)
-{
-    if (p)
-        account(-(long long)malloc_usable_size(p));
-    free(p);
-}
-
-static char *m_strdup(const char *s)
-{
-    char *p = strdup(s);
-    if (p)
-        account((long long)malloc_usable_size(p));
-    return p;
-}
-
 /* A page of about size bytes: one head, bodies repeated, one foot. */
 static sbuf_t big_page(size_t size)
 {
@@ -446,8 +406,7 @@ static void memory_case(size_t size, int dom)
     if (pid == 0) {
         struct rusage ru;
         size_t links, bytes;
-        xmlMemSetup(m_free, m_malloc, m_realloc, m_strdup);
-        peak_bytes = live_bytes = 0;
+        xmlheap_install();
         if (dom) {
             sbuf_t b = big_page(size);
             links = run_dom(b.s, b.len);
@@ -458,7 +417,7 @@ static void memory_case(size_t size, int dom)
         getrusage(RUSAGE_SELF, &ru);
         printf("| %s | %.1f MB | %zu | %.2f MB | %.1f MB |\n",
                dom ? "dom+xpath (page in memory)" : "ours (streamed)", (double)bytes / 1e6, links,
-               (double)peak_bytes / 1e6, (double)ru.ru_maxrss / 1024);
+               (double)xmlheap_peak() / 1e6, (double)ru.ru_maxrss / 1024);
         fflush(stdout);
         _exit(0);
     }

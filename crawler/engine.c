@@ -86,6 +86,22 @@ static void refresh_seed_hosts(worker_t *w)
     w->next_seed_refresh_ms = engine_now_ms() + ENGINE_SEED_REFRESH_MS;
 }
 
+/* The scope's part of the crawl options (scope_new copies what it keeps). */
+static scope_config_t scope_config_of(const crawl_config_t *c)
+{
+    return (scope_config_t){.mode = c->scope == SCOPE_ANY      ? SCOPE_MODE_ANY
+                                    : c->scope == SCOPE_DOMAIN ? SCOPE_MODE_DOMAIN
+                                                               : SCOPE_MODE_HOST,
+                            .allow_domain = c->allow_domain,
+                            .n_allow_domain = c->n_allow_domain,
+                            .deny_domain = c->deny_domain,
+                            .n_deny_domain = c->n_deny_domain,
+                            .include = c->include,
+                            .n_include = c->n_include,
+                            .exclude = c->exclude,
+                            .n_exclude = c->n_exclude};
+}
+
 static int worker_open(worker_t *w)
 {
     engine_t *e = w->e;
@@ -127,7 +143,8 @@ static int worker_open(worker_t *w)
         !(w->fin_bloom = bloom_open(w->fin_rc, bname, &fin, &berr, err, sizeof err)) ||
         !(w->fin_fr = frontier_open(w->fin_rc, &fc, w->fin_bloom, err, sizeof err)))
         goto fail;
-    if (!(w->scope = scope_new(c, err, sizeof err)))
+    scope_config_t sc = scope_config_of(c);
+    if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
     if (!(w->multi = curl_multi_init())) {
         snprintf(err, sizeof err, "curl_multi_init failed");

@@ -35,7 +35,13 @@ enum {
  * starts no escape -> "%25", unsendable bytes (space, controls, "<>`{},
  * non-ASCII as UTF-8) escaped, '\' -> '/'.  The query is kept byte for byte
  * (only unsendable bytes escaped; an empty "?" is dropped).  Userinfo is
- * kept.  "http:g" against an http base is relative (as browsers do).
+ * dropped, from every URL (links, seeds, redirects, and a base's is not
+ * inherited): "http://user:pw@host/a", "http://@host/a" and
+ * "http://a:@host/a" all give "http://host/a".  A crawler never sends
+ * credentials found in a link, and libcurl would turn any userinfo, even an
+ * empty one, into an Authorization header; so the authority of a normalized
+ * URL is exactly its origin (parser_url_origin).  "http:g" against an http
+ * base is relative (as browsers do).
  * Hosts must be letters/digits/-._ (after IDN) or an IP literal.
  * Returns 0 and *out, a new string (caller frees with free()), or
  * PARSER_ESCHEME (not http/https, in REF or BASE), PARSER_ETOOLONG (result,
@@ -47,12 +53,18 @@ enum {
  * links against a base parsed once per page (~1 us per link). */
 int parser_url_normalize(const char *base, const char *ref, size_t max_len, char **out);
 
-/* Host part ("example.com", "[::1]") and origin ("http://example.com:8080",
- * the port only when not the default) of a normalized URL, written into buf
- * with a NUL.  Return the length, or PARSER_ETOOLONG (buf too small),
- * PARSER_EBADURL, PARSER_ENOMEM, PARSER_EINVAL.  Thread-safe. */
-int parser_url_host(const char *url, char *buf, size_t buflen);
+/* Origin ("http://example.com:8080") and host ("example.com", "[::1]") of
+ * url, written into buf with a NUL.  THE one definition of origin in the
+ * project: "scheme://host[:port]" of parser_url_normalize(NULL, url) -- so
+ * lowercase, IDN as punycode, the port only when not the default, never
+ * userinfo -- which for a normalized URL is the part before the path.  The
+ * host is the host part of that origin.  Cost: a scan without allocation for
+ * a URL already in normalized form (the common case); otherwise url is
+ * normalized first.  Return the length, or PARSER_ETOOLONG (buf too small),
+ * PARSER_EBADURL or PARSER_ESCHEME (url does not normalize), PARSER_ENOMEM,
+ * PARSER_EINVAL (NULL argument).  Thread-safe. */
 int parser_url_origin(const char *url, char *buf, size_t buflen);
+int parser_url_host(const char *url, char *buf, size_t buflen);
 
 /* What kind of element a link came from. */
 typedef enum parser_link_kind {

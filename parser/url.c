@@ -4,17 +4,9 @@
  * DESIGN
  * Every URL (seed, link, redirect target, Bloom key) goes through
  * url_resolve(), so one resource has one spelling everywhere.  Steps:
- *   1. clean(): one pass over the reference doing what the URL API does
- *      not: trim leading/trailing C0 controls and spaces, remove tabs/CR/LF
- *      anywhere, cut the fragment, refuse schemes other than http/https
- *      (PARSER_ESCHEME), turn '\' into '/' before the query (as browsers
- *      do), and percent-normalize: in the authority and the path, escapes of
- *      unreserved characters (ALPHA DIGIT - . _ ~) are decoded, other
- *      escapes get uppercase hex, a '%' that starts no escape becomes "%25",
- *      and bytes that cannot be sent (controls, space, "<>`{}, non-ASCII)
- *      are escaped in the path; the QUERY is kept byte for byte except that
- *      bytes which cannot be sent (controls, space, "<>, non-ASCII) are
- *      escaped.  Non-ASCII bytes in the host are left for IDN.
+ *   1. url_clean() (url_clean.c): one pass over the reference doing what the
+ *      URL API does not -- whitespace, fragment, scheme check, backslashes,
+ *      percent-normalization of the authority and the path.
  *   2. url_resolve(): the part of the base that the reference keeps (RFC
  *      3986 5.2.2: the scheme for "//h/p", the origin for "/p", the
  *      document for "?q", the directory for "p") is put in front of it --
@@ -32,7 +24,10 @@
  *      hosts converted to punycode by libidn2's idn2_lookup_u8 (UTF-8 in,
  *      locale independent: libcurl's CURLU_PUNYCODE goes through
  *      idn2_lookup_ul, which depends on the process locale and fails in the
- *      "C" locale).
+ *      "C" locale).  Userinfo is never written: a crawler does not send
+ *      credentials found in a link, a seed or a redirect (libcurl would turn
+ *      any userinfo, even an empty "@", into an Authorization header), and
+ *      with it gone the authority is exactly the origin (url_origin.c).
  * Why not curl_url_set(relative) on a base handle: it and
  * curl_url_get(CURLUPART_URL) cost ~1.5 us each (3.8 us per link in all,
  * now ~1 us), and fuzzing found libcurl 7.88's relative resolution
@@ -43,7 +38,7 @@
  * References with a same-scheme prefix and no "//" ("http:g" against an
  * http base) are resolved as relative, as browsers do (RFC 3986 5.4.2
  * allows either); "http:x" against another scheme becomes "http://x/".
- * Userinfo is kept.  An empty query ("?") is dropped, as libcurl does.
+ * An empty query ("?") is dropped, as libcurl does.
  * No global state: every function is thread-safe.
  */
 #include "parser.h"
@@ -52,210 +47,10 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <idn2.h>
-#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* A reference longer than this many times max_len is refused before any
- * parsing: decoding escapes shrinks it at most threefold. */
-#define CLEAN_SLACK 4
-
-static const char hexdig[] = "0123456789ABCDEF";
-
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static int is_alpha(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int is_unreserved(unsigned char c)
-{
-    return is_alpha(c) || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-static unsigned char lower(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-}
-
-/* Where a byte sits in the reference; decides how it is escaped. */
-enum part { PART_AUTHORITY, PART_PATH, PART_QUERY };
-
-static int must_encode(unsigned char c, enum part part)
-{
-    if (c <= 0x20 || c >= 0x7F)
-        return part != PART_AUTHORITY || c <= 0x20 || c == 0x7F;
-    if (c == '"' || c == '<' || c == '>')
-        return part != PART_AUTHORITY;
-    if (c == '`' || c == '{' || c == '}')
-        return part == PART_PATH;
-    return 0;
-}
-
-/* Appends s[*i] (and, for an escape, the two digits after it) to o. */
-static size_t put_char(const char *s, size_t len, size_t *i, char *o, enum part part)
-{
-    unsigned char c = (unsigned char)s[*i];
-    if (c == '%' && part != PART_QUERY && *i + 2 < len && hexval((unsigned char)s[*i + 1]) >= 0 &&
-        hexval((unsigned char)s[*i + 2]) >= 0) {
-        unsigned char v = (unsigned char)(hexval((unsigned char)s[*i + 1]) * 16 +
-                                          hexval((unsigned char)s[*i + 2]));
-        *i += 2;
-        if (is_unreserved(v)) {
-            o[0] = (char)v;
-            return 1;
-        }
-        c = v;
-    } else if (c == '\\' && part == PART_PATH) {
-        o[0] = '/';
-        return 1;
-    } else if (c == '%' && part != PART_QUERY) {
-        /* a '%' that starts no escape is escaped itself: decoding the
-         * escapes after it could otherwise form a new one next time */
-    } else if (!must_encode(c, part)) {
-        o[0] = (char)c;
-        return 1;
-    }
-    o[0] = '%';
-    o[1] = hexdig[c >> 4];
-    o[2] = hexdig[c & 15];
-    return 3;
-}
-
-/* Length of a scheme at the start of s ("http" for "http://..."), 0 if none. */
-static size_t scheme_len(const char *s, size_t len)
-{
-    size_t i = 0;
-    if (len == 0 || !is_alpha((unsigned char)s[0]))
-        return 0;
-    while (i < len && (is_alpha((unsigned char)s[i]) || (s[i] >= '0' && s[i] <= '9') ||
-                       s[i] == '+' || s[i] == '-' || s[i] == '.'))
-        i++;
-    return (i < len && s[i] == ':') ? i : 0;
-}
-
-static int is_slash(char c)
-{
-    return c == '/' || c == '\\';
-}
-
-/* Copies t[0..len) (already trimmed, no tabs/newlines, no fragment) into o,
- * escaping per part.  abs: t starts with "//" (an authority follows). */
-static size_t copy_parts(const char *t, size_t len, int abs, char *o)
-{
-    size_t i = 0, n = 0;
-    enum part part = PART_PATH;
-    if (abs) {
-        o[n++] = '/';
-        o[n++] = '/';
-        i = 2;
-        part = PART_AUTHORITY;
-    }
-    for (; i < len; i++) {
-        char c = t[i];
-        if (part == PART_AUTHORITY && (is_slash(c) || c == '?'))
-            part = PART_PATH;
-        if (part == PART_PATH && c == '?') {
-            part = PART_QUERY;
-            o[n++] = '?';
-            continue;
-        }
-        n += put_char(t, len, &i, o + n, part);
-    }
-    o[n] = '\0';
-    return n;
-}
-
-/* t[0..n) starts with "http:" or "https:" (sch, lowercased): writes the
- * cleaned reference into o, returns its length; *absolute is set unless it
- * is a same-scheme relative reference. */
-static size_t with_scheme(char *t, size_t n, const char *sch, const char *base_scheme, char *o,
-                          int *absolute)
-{
-    size_t sl = strlen(sch), k = sl + 1;
-    if (n - k >= 2 && is_slash(t[k]) && is_slash(t[k + 1])) {
-        /* scheme://authority... */
-    } else if (base_scheme && strcmp(base_scheme, sch) == 0) {
-        /* "http:g" against an http base: relative, as browsers do */
-        return copy_parts(t + k, n - k, 0, o);
-    } else {
-        /* "http:x" or "http:/x" without such a base: "http://x" */
-        while (k < n && is_slash(t[k]))
-            k++;
-        k -= 2; /* k >= sl + 1 >= 5: overwrite two bytes with "//" */
-        t[k] = '/';
-        t[k + 1] = '/';
-    }
-    memcpy(o, sch, sl);
-    o[sl] = ':';
-    *absolute = 1;
-    return sl + 1 + copy_parts(t + k, n - k, 1, o + sl + 1);
-}
-
-/* Cleans ref into a malloc'd string *out (see DESIGN), written after
- * reserve free bytes (room for a base prefix); the caller frees *out.  base_scheme: the
- * scheme of the base ("http"/"https") or NULL without a base.  *absolute is
- * set when the result carries its own scheme. */
-static int clean(const char *ref, size_t len, size_t max_len, const char *base_scheme,
-                 size_t reserve, char **out, int *absolute)
-{
-    size_t i, n = 0, sl;
-    char tbuf[1024], *t, *o, *buf;
-    while (len > 0 && (unsigned char)ref[0] <= 0x20) {
-        ref++;
-        len--;
-    }
-    while (len > 0 && (unsigned char)ref[len - 1] <= 0x20)
-        len--;
-    if (len > CLEAN_SLACK * max_len + 64)
-        return PARSER_ETOOLONG;
-    t = len < sizeof(tbuf) ? tbuf : malloc(len + 1);
-    if (!t)
-        return PARSER_ENOMEM;
-    for (i = 0; i < len && ref[i] != '#'; i++)
-        if (ref[i] != '\t' && ref[i] != '\r' && ref[i] != '\n')
-            t[n++] = ref[i];
-    t[n] = '\0';
-    buf = malloc(reserve + 3 * n + 16);
-    if (!buf) {
-        if (t != tbuf)
-            free(t);
-        return PARSER_ENOMEM;
-    }
-    o = buf + reserve;
-    *absolute = 0;
-    sl = scheme_len(t, n);
-    if (sl > 0) {
-        char sch[6] = {0};
-        for (i = 0; i < sl && i < 5; i++)
-            sch[i] = (char)lower((unsigned char)t[i]);
-        if (sl > 5 || (strcmp(sch, "http") != 0 && strcmp(sch, "https") != 0))
-            goto bad_scheme;
-        n = with_scheme(t, n, sch, base_scheme, o, absolute);
-    } else {
-        n = copy_parts(t, n, n >= 2 && is_slash(t[0]) && is_slash(t[1]), o);
-    }
-    if (t != tbuf)
-        free(t);
-    *out = buf;
-    return PARSER_OK;
-bad_scheme:
-    if (t != tbuf)
-        free(t);
-    free(buf);
-    return PARSER_ESCHEME;
-}
 
 static int map_uc(CURLUcode uc)
 {
@@ -282,18 +77,17 @@ static int check_host(const char *host)
     if (host[0] == '\0')
         return PARSER_EBADURL;
     for (p = host; *p; p++)
-        if (!is_unreserved((unsigned char)*p) || *p == '~')
+        if (!url_is_unreserved((unsigned char)*p) || *p == '~')
             return PARSER_EBADURL;
     return PARSER_OK;
 }
 
-/* 1 if every dot-separated label is a number as libcurl reads IPv4 parts
- * (decimal, or 0x hex): such a host would be re-read as an address. */
-static int numeric_ipv4_form(const char *h)
+int url_numeric_ipv4_form(const char *h, size_t len)
 {
-    while (*h) {
-        const char *e = strchr(h, '.');
-        size_t n = e ? (size_t)(e - h) : strlen(h);
+    const char *end = h + len;
+    while (h < end) {
+        const char *e = memchr(h, '.', (size_t)(end - h));
+        size_t n = e ? (size_t)(e - h) : (size_t)(end - h);
         size_t i = 0;
         int hex = n >= 2 && h[0] == '0' && (h[1] == 'x' || h[1] == 'X');
         if (hex)
@@ -304,7 +98,7 @@ static int numeric_ipv4_form(const char *h)
             if (!(hex ? isxdigit((unsigned char)h[i]) : isdigit((unsigned char)h[i])))
                 return 0;
         h += n;
-        if (*h == '.')
+        if (h < end && *h == '.')
             h++;
     }
     return 1;
@@ -320,7 +114,7 @@ static int norm_host(char *host, uint8_t **puny, const char **out)
         wide |= ((unsigned char)*p >= 0x80);
     if (!wide) {
         for (p = host; *p; p++)
-            *p = (char)lower((unsigned char)*p);
+            *p = (char)url_lower((unsigned char)*p);
         *out = host;
         return check_host(host);
     }
@@ -334,21 +128,20 @@ static int norm_host(char *host, uint8_t **puny, const char **out)
     *out = (const char *)*puny;
     /* "²" maps to "2": a name that becomes an address form is refused, or
      * normalizing the output again would give another URL (0.0.0.2) */
-    if (numeric_ipv4_form(*out))
+    if (url_numeric_ipv4_form(*out, strlen(*out)))
         return PARSER_EBADURL;
     return check_host(*out);
 }
 
-/* The parts of a parsed URL, as libcurl stores them (curl_free each). */
+/* The parts of a parsed URL that are written, as libcurl stores them
+ * (curl_free each).  Userinfo is not one of them. */
 typedef struct parts {
-    char *scheme, *user, *password, *host, *zone, *port, *path, *query;
+    char *scheme, *host, *zone, *port, *path, *query;
 } parts_t;
 
 static void parts_free(parts_t *u)
 {
     curl_free(u->scheme);
-    curl_free(u->user);
-    curl_free(u->password);
     curl_free(u->host);
     curl_free(u->zone);
     curl_free(u->port);
@@ -368,30 +161,20 @@ static int get_parts(CURLU *h, parts_t *u)
     if (strcmp(u->scheme, "http") != 0 && strcmp(u->scheme, "https") != 0)
         return PARSER_ESCHEME;
     /* optional parts: absent -> NULL */
-    (void)curl_url_get(h, CURLUPART_USER, &u->user, 0);
-    (void)curl_url_get(h, CURLUPART_PASSWORD, &u->password, 0);
     (void)curl_url_get(h, CURLUPART_ZONEID, &u->zone, 0);
     (void)curl_url_get(h, CURLUPART_PORT, &u->port, CURLU_NO_DEFAULT_PORT);
     (void)curl_url_get(h, CURLUPART_QUERY, &u->query, 0);
     return PARSER_OK;
 }
 
-/* The pieces of scheme://[user[:password]@]host[%25zone][:port]path[?query]
- * into pc[]; returns their count. */
+/* The pieces of scheme://host[%25zone][:port]path[?query] into pc[];
+ * returns their count, negated when there is a zone. */
 static int url_pieces(const parts_t *u, const char *host, const char *pc[16])
 {
     size_t hl = strlen(host);
     int n = 0, zone = u->zone && host[0] == '[' && hl > 1;
     pc[n++] = u->scheme;
     pc[n++] = "://";
-    if (u->user) {
-        pc[n++] = u->user;
-        if (u->password) {
-            pc[n++] = ":";
-            pc[n++] = u->password;
-        }
-        pc[n++] = "@";
-    }
     pc[n++] = host;
     if (zone) { /* "[fe80::1" "%25" zone "]": the ']' is cut off below */
         pc[n++] = "%25";
@@ -530,7 +313,7 @@ static int copy_base(const url_base_t *b, size_t max_len, char **out, size_t *ou
 }
 
 /* 1 if the path p[0..n) has a "." or ".." segment (the only thing libcurl's
- * parse would still change in a same-origin result: clean() has already
+ * parse would still change in a same-origin result: url_clean() has already
  * decoded %2E and turned '\\' into '/'). */
 static int has_dot_segment(const char *p, size_t n)
 {
@@ -550,7 +333,7 @@ static int has_dot_segment(const char *p, size_t n)
  * origin ("p", "/p", "?q", or the base's own "scheme://authority/...",
  * byte for byte) and whose result has no dot segment and no empty query is
  * already in normal form once the kept prefix is in front of it -- the base
- * is normalized, clean() normalized the rest.  c is the cleaned reference
+ * is normalized, url_clean() normalized the rest.  c is the cleaned reference
  * inside buf (with room before it); on success the result is moved to the
  * start of buf and handed over as *out.  Returns 1 when it applied (rc in
  * *rc), 0 when the reference needs the full parse.  tests/test_parser.c
@@ -595,7 +378,7 @@ static int resolve(const url_base_t *base, const char *ref, size_t len, size_t m
     *out = NULL;
     if (max_len == 0)
         max_len = PARSER_DEFAULT_MAX_URL_LENGTH;
-    rc = clean(ref, len, max_len, base ? base->scheme : NULL, reserve, &buf, &absolute);
+    rc = url_clean(ref, len, max_len, base ? base->scheme : NULL, reserve, &buf, &absolute);
     if (rc)
         return rc;
     c = buf + reserve;
@@ -648,7 +431,7 @@ int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, ch
     int absolute = 0, rc;
     CURLU *h = NULL;
     *out = NULL;
-    rc = clean(ref, strlen(ref), max_len, base->scheme, 0, &c, &absolute);
+    rc = url_clean(ref, strlen(ref), max_len, base->scheme, 0, &c, &absolute);
     if (rc)
         return rc;
     if (c[0] == '\0') {
@@ -683,135 +466,6 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
         return rc == PARSER_ESCHEME ? rc : PARSER_EBADURL;
     rc = url_resolve(b, ref, strlen(ref), max_len, out, NULL);
     url_base_free(b);
-    return rc;
-}
-
-/* Copies s into buf; length or PARSER_ETOOLONG. */
-static int put(char *buf, size_t buflen, const char *s)
-{
-    size_t n = strlen(s);
-    if (n >= buflen || n > INT32_MAX)
-        return PARSER_ETOOLONG;
-    memcpy(buf, s, n + 1);
-    return (int)n;
-}
-
-/* The parts of a URL in the normalizer's own output form,
- * "http[s]://[userinfo@]host[:port]/...", found by scanning (no allocation:
- * the crawler asks for the host of every link).  0, or -1 when url is not in
- * that form (then libcurl's parser decides). */
-typedef struct url_parts {
-    size_t scheme_len; /* "http" / "https" */
-    const char *host;  /* lowercase name, IPv4, or "[v6]" */
-    size_t host_len;
-    const char *port; /* NULL, or the digits after ':' */
-    size_t port_len;
-} url_parts_t;
-
-static int host_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-}
-
-static int split_normalized(const char *url, url_parts_t *p)
-{
-    if (!strncmp(url, "http://", 7))
-        p->scheme_len = 4;
-    else if (!strncmp(url, "https://", 8))
-        p->scheme_len = 5;
-    else
-        return -1;
-    const char *auth = url + p->scheme_len + 3, *end = strchr(auth, '/');
-    if (!end)
-        return -1;
-    const char *at = memchr(auth, '@', (size_t)(end - auth)), *h = at ? at + 1 : auth, *q = h;
-    if (*q == '[') {
-        while (q < end && *q != ']')
-            q++;
-        if (q == end)
-            return -1;
-        q++;
-    } else {
-        while (q < end && host_char(*q))
-            q++;
-    }
-    p->host = h;
-    p->host_len = (size_t)(q - h);
-    p->port = NULL;
-    p->port_len = 0;
-    if (q < end && *q == ':') {
-        p->port = q + 1;
-        p->port_len = (size_t)(end - q - 1);
-        for (const char *d = p->port; d < end; d++)
-            if (*d < '0' || *d > '9')
-                return -1;
-        if (p->port_len == 0)
-            return -1;
-    } else if (q != end) {
-        return -1;
-    }
-    return p->host_len ? 0 : -1;
-}
-
-int parser_url_host(const char *url, char *buf, size_t buflen)
-{
-    CURLU *h;
-    char *host = NULL;
-    int rc;
-    url_parts_t fast;
-    if (!url || !buf)
-        return PARSER_EINVAL;
-    if (split_normalized(url, &fast) == 0) {
-        if (fast.host_len >= buflen || fast.host_len > INT32_MAX)
-            return PARSER_ETOOLONG;
-        memcpy(buf, fast.host, fast.host_len);
-        buf[fast.host_len] = '\0';
-        return (int)fast.host_len;
-    }
-    if (!(h = curl_url()))
-        return PARSER_ENOMEM;
-    rc = map_uc(curl_url_set(h, CURLUPART_URL, url, 0));
-    if (rc == PARSER_OK)
-        rc = map_uc(curl_url_get(h, CURLUPART_HOST, &host, 0));
-    if (rc == PARSER_OK)
-        rc = put(buf, buflen, host);
-    curl_free(host);
-    curl_url_cleanup(h);
-    return rc;
-}
-
-int parser_url_origin(const char *url, char *buf, size_t buflen)
-{
-    CURLU *h;
-    char *sch = NULL, *host = NULL, *port = NULL;
-    int rc, n;
-    url_parts_t fast;
-    if (!url || !buf)
-        return PARSER_EINVAL;
-    if (split_normalized(url, &fast) == 0) {
-        n = snprintf(buf, buflen, "%.*s://%.*s%s%.*s", (int)fast.scheme_len, url,
-                     (int)fast.host_len, fast.host, fast.port ? ":" : "", (int)fast.port_len,
-                     fast.port ? fast.port : "");
-        return (n < 0 || (size_t)n >= buflen) ? PARSER_ETOOLONG : n;
-    }
-    if (!(h = curl_url()))
-        return PARSER_ENOMEM;
-    rc = map_uc(curl_url_set(h, CURLUPART_URL, url, 0));
-    if (rc == PARSER_OK)
-        rc = map_uc(curl_url_get(h, CURLUPART_SCHEME, &sch, 0));
-    if (rc == PARSER_OK)
-        rc = map_uc(curl_url_get(h, CURLUPART_HOST, &host, 0));
-    if (rc == PARSER_OK &&
-        curl_url_get(h, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT) != CURLUE_OK)
-        port = NULL;
-    if (rc == PARSER_OK) {
-        n = snprintf(buf, buflen, "%s://%s%s%s", sch, host, port ? ":" : "", port ? port : "");
-        rc = (n < 0 || (size_t)n >= buflen) ? PARSER_ETOOLONG : n;
-    }
-    curl_free(sch);
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(h);
     return rc;
 }
 

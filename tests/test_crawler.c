@@ -458,75 +458,7 @@ Test(crawler, warc_and_json_lines_output_checked_field_by_field)
     small_stop(&s);
 }
 
-#include "config.h"
 #include "frontier.h"
-#include "scope.h"
-
-Test(crawler, scope_rules_table)
-{
-    static const struct {
-        const char *opts; /* scope|allow|deny|include|exclude, "" for none */
-        const char *url;
-        int want;
-    } cases[] = {
-        {"host||||", "http://www.example.com/x", 1},
-        {"host||||", "http://example.com/x", 0},
-        {"host||||", "http://blog.example.com/", 0},
-        {"domain||||", "http://blog.example.com/", 1},
-        {"domain||||", "http://example.com/", 1},
-        {"domain||||", "http://example.org/", 0},
-        {"domain||||", "http://www.shop.co.uk/", 1},
-        {"domain||||", "http://other.co.uk/", 0},
-        {"any||||", "http://anything.test/", 1},
-        {"host|partner.org|||", "http://a.partner.org/", 1},
-        {"any||ads.example.com||", "http://x.ads.example.com/", 0},
-        {"any||ads.example.com||", "http://example.com/", 1},
-        {"any|||/docs/|", "http://a.test/docs/1", 1},
-        {"any|||/docs/|", "http://a.test/blog/1", 0},
-        {"any||||\\.pdf$", "http://a.test/f.pdf", 0},
-        {"any||||\\.pdf$", "http://a.test/f.html", 1},
-    };
-    const char *seeds[] = {"www.example.com", "www.shop.co.uk"};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        crawl_config_t cfg;
-        config_defaults(&cfg);
-        char buf[256], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", cases[i].opts);
-        char *f[5] = {0};
-        char *p = buf;
-        for (int k = 0; k < 5; k++) {
-            char *bar = strchr(p, '|');
-            if (bar)
-                *bar = '\0';
-            f[k] = p;
-            p = bar ? bar + 1 : p + strlen(p);
-        }
-        (void)save;
-        cfg.scope = !strcmp(f[0], "domain") ? SCOPE_DOMAIN
-                    : !strcmp(f[0], "any")  ? SCOPE_ANY
-                                            : SCOPE_HOST;
-        if (*f[1])
-            cfg.allow_domain[cfg.n_allow_domain++] = f[1];
-        if (*f[2])
-            cfg.deny_domain[cfg.n_deny_domain++] = f[2];
-        if (*f[3])
-            cfg.include[cfg.n_include++] = f[3];
-        if (*f[4])
-            cfg.exclude[cfg.n_exclude++] = f[4];
-        char err[256];
-        scope_t *sc = scope_new(&cfg, err, sizeof err);
-        cr_assert_not_null(sc, "%s", err);
-        cr_assert_eq(scope_set_seed_hosts(sc, seeds, 2), 0);
-        cr_expect_eq(scope_allows(sc, cases[i].url), cases[i].want, "scope '%s' url %s: want %d",
-                     cases[i].opts, cases[i].url, cases[i].want);
-        scope_free(sc);
-    }
-    crawl_config_t cfg;
-    config_defaults(&cfg);
-    cfg.include[cfg.n_include++] = "([unclosed";
-    char err[256];
-    cr_expect_null(scope_new(&cfg, err, sizeof err), "a bad regex was accepted");
-}
 
 Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
 {

@@ -1,7 +1,10 @@
 /*
  * libFuzzer target for the URL normalizer.  Input: "base\nref" (no newline:
  * ref alone, no base).  Checks, besides crashes, leaks and UB: a result is
- * http(s), within max_len, idempotent, and has a host and an origin.
+ * http(s), within max_len, idempotent, without userinfo, and has a host and
+ * an origin, the origin being exactly what comes before its path.  For the
+ * reference and for the result, parser_url_origin()/parser_url_host() (scan
+ * first) give exactly what the normalizer path gives (url_origin_full()).
  * (It used to compare url_resolve with libcurl's own relative resolution;
  * that found libcurl 7.88 deviating from RFC 3986 -- "./?q" against
  * http://a/bc/q gives http://a/bc?q, "..///y" loses an empty segment,
@@ -44,10 +47,36 @@ static void fail(const char *what, const char *in, const char *out)
     abort();
 }
 
+/* The scanning fast path of origin and host agrees with the normalizer. */
+static void check_origin_paths(const char *url)
+{
+    char a[MAX_URL * 9], b[MAX_URL * 9];
+    int ra = parser_url_origin(url, a, sizeof a), rb = url_origin_full(url, b, sizeof b);
+    if (ra != rb || (ra >= 0 && strcmp(a, b) != 0))
+        fail("origin: fast path and normalizer disagree", url, ra >= 0 ? a : "(error)");
+    ra = parser_url_host(url, a, sizeof a);
+    rb = url_host_full(url, b, sizeof b);
+    if (ra != rb || (ra >= 0 && strcmp(a, b) != 0))
+        fail("host: fast path and normalizer disagree", url, ra >= 0 ? a : "(error)");
+}
+
+/* out (normalized): no userinfo, and its origin is the part before the path. */
+static void check_authority(const char *ref, const char *out)
+{
+    char buf[MAX_URL + 16];
+    const char *auth = strstr(out, "://") + 3, *path = strchr(auth, '/');
+    if (!path || memchr(auth, '@', (size_t)(path - auth)))
+        fail("userinfo or no path", ref, out);
+    int n = parser_url_origin(out, buf, sizeof(buf));
+    if (n != (int)(path - out) || strncmp(buf, out, (size_t)n) != 0)
+        fail("origin is not the authority", ref, out);
+    if (parser_url_host(out, buf, sizeof(buf)) <= 0)
+        fail("no host", ref, out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = malloc(size + 1), *nl, *base = NULL, *ref, *out = NULL, *again = NULL,
-         buf[MAX_URL + 16];
+    char *s = malloc(size + 1), *nl, *base = NULL, *ref, *out = NULL, *again = NULL;
     if (!s)
         return 0;
     memcpy(s, data, size);
@@ -60,6 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (base)
         check_shortcut(base, ref);
+    check_origin_paths(ref);
     if (parser_url_normalize(base, ref, MAX_URL, &out) == 0) {
         if (strlen(out) > MAX_URL)
             fail("too long", ref, out);
@@ -67,9 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fail("scheme", ref, out);
         if (parser_url_normalize(NULL, out, MAX_URL, &again) != 0 || strcmp(again, out) != 0)
             fail("not idempotent", out, again);
-        if (parser_url_host(out, buf, sizeof(buf)) <= 0 ||
-            parser_url_origin(out, buf, sizeof(buf)) <= 0)
-            fail("no host/origin", ref, out);
+        check_authority(ref, out);
+        check_origin_paths(out);
     } else if (out) {
         fail("error but output set", ref, out);
     }

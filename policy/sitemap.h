@@ -4,8 +4,8 @@
  * Used with `crawl --sitemaps`: the Sitemap: URLs of robots.txt are seeded,
  * and the <loc> URLs of a fetched sitemap are offered like links.
  */
-#ifndef CRAWLER_SITEMAP_H
-#define CRAWLER_SITEMAP_H
+#ifndef SITEMAP_H
+#define SITEMAP_H
 
 #include <stddef.h>
 

@@ -4,11 +4,16 @@
  * DESIGN: the seed hosts and their registrable domains (libpsl, Debian's
  * libpsl-dev, rather than a hand-kept suffix list) are kept in sorted arrays
  * and looked up by binary search; domain rules match a host equal to the
- * domain or ending in "." + domain.  Order of decisions for a link:
- * deny-domain, exclude, include (if any given), allow-domain, then --scope.
+ * domain or ending in "." + domain.  An IPv4 address is its own registrable
+ * domain (libpsl, which knows names only, would cut it to its last two
+ * numbers).  scope_new() copies the allow/deny domains and compiles the
+ * regexes once, so a scope depends on nothing the caller keeps.  Order of
+ * decisions for a link: deny-domain, exclude, include (if any given),
+ * allow-domain, then the mode.
  */
 #include "scope.h"
 
+#include <arpa/inet.h>
 #include <libpsl.h>
 #include <regex.h>
 #include <stdio.h>
@@ -18,10 +23,22 @@
 
 #include "parser.h"
 
+/* A list of strings owned by the scope. */
+struct strlist {
+    char **v;
+    size_t n;
+};
+
+/* Compiled regexes. */
+struct relist {
+    regex_t *v;
+    size_t n;
+};
+
 struct scope {
-    const crawl_config_t *cfg;
-    regex_t include[CONFIG_MAX_PATTERNS], exclude[CONFIG_MAX_PATTERNS];
-    size_t n_include, n_exclude;
+    scope_mode_t mode;
+    struct strlist allow, deny; /* --allow-domain, --deny-domain */
+    struct relist include, exclude;
     char **hosts; /* sorted seed hosts */
     size_t n_hosts;
     char **domains; /* sorted registrable domains of the seed hosts */
@@ -30,39 +47,65 @@ struct scope {
 
 int scope_registrable_domain(const char *host, char *buf, size_t buflen)
 {
-    const char *d = psl_registrable_domain(psl_builtin(), host);
+    struct in_addr a4;
+    /* libpsl knows names only: it would make "10.0.0.1" a subdomain of "0.1" */
+    const char *d =
+        inet_pton(AF_INET, host, &a4) == 1 ? host : psl_registrable_domain(psl_builtin(), host);
     if (!d || !*d)
         d = host;
     int n = snprintf(buf, buflen, "%s", d);
     return n < 0 || (size_t)n >= buflen ? -1 : n;
 }
 
-static int compile_all(regex_t *dst, size_t *n, const char *const *src, size_t count, char *err,
+static int compile_all(struct relist *dst, const char *const *src, size_t count, char *err,
                        size_t errlen)
 {
+    if (count && !(dst->v = calloc(count, sizeof *dst->v)))
+        goto nomem;
     for (size_t i = 0; i < count; i++) {
-        int rc = regcomp(&dst[i], src[i], REG_EXTENDED | REG_NOSUB);
+        int rc = regcomp(&dst->v[i], src[i], REG_EXTENDED | REG_NOSUB);
         if (rc != 0) {
             char msg[128];
-            regerror(rc, &dst[i], msg, sizeof msg);
+            regerror(rc, &dst->v[i], msg, sizeof msg);
             snprintf(err, errlen, "bad regular expression '%s': %s", src[i], msg);
             return -1;
         }
-        (*n)++;
+        dst->n++;
     }
     return 0;
+nomem:
+    snprintf(err, errlen, "out of memory");
+    return -1;
 }
 
-scope_t *scope_new(const crawl_config_t *cfg, char *err, size_t errlen)
+static int copy_all(struct strlist *dst, const char *const *src, size_t count, char *err,
+                    size_t errlen)
+{
+    if (count && !(dst->v = calloc(count, sizeof *dst->v)))
+        goto nomem;
+    for (size_t i = 0; i < count; i++) {
+        if (!(dst->v[i] = strdup(src[i])))
+            goto nomem;
+        dst->n++;
+    }
+    return 0;
+nomem:
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+scope_t *scope_new(const scope_config_t *cfg, char *err, size_t errlen)
 {
     scope_t *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    s->cfg = cfg;
-    if (compile_all(s->include, &s->n_include, cfg->include, cfg->n_include, err, errlen) < 0 ||
-        compile_all(s->exclude, &s->n_exclude, cfg->exclude, cfg->n_exclude, err, errlen) < 0) {
+    s->mode = cfg->mode;
+    if (copy_all(&s->allow, cfg->allow_domain, cfg->n_allow_domain, err, errlen) < 0 ||
+        copy_all(&s->deny, cfg->deny_domain, cfg->n_deny_domain, err, errlen) < 0 ||
+        compile_all(&s->include, cfg->include, cfg->n_include, err, errlen) < 0 ||
+        compile_all(&s->exclude, cfg->exclude, cfg->n_exclude, err, errlen) < 0) {
         scope_free(s);
         return NULL;
     }
@@ -76,14 +119,21 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
+static void free_regexes(struct relist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        regfree(&l->v[i]);
+    free(l->v);
+}
+
 void scope_free(scope_t *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_include; i++)
-        regfree(&s->include[i]);
-    for (size_t i = 0; i < s->n_exclude; i++)
-        regfree(&s->exclude[i]);
+    free_list(s->allow.v, s->allow.n);
+    free_list(s->deny.v, s->deny.n);
+    free_regexes(&s->include);
+    free_regexes(&s->exclude);
     free_list(s->hosts, s->n_hosts);
     free_list(s->domains, s->n_domains);
     free(s);
@@ -153,10 +203,10 @@ static int under_domain(const char *host, const char *domain)
     return hl == dl || host[hl - dl - 1] == '.';
 }
 
-static int under_any(const char *host, const char *const *doms, size_t n)
+static int under_any(const char *host, const struct strlist *doms)
 {
-    for (size_t i = 0; i < n; i++)
-        if (under_domain(host, doms[i]))
+    for (size_t i = 0; i < doms->n; i++)
+        if (under_domain(host, doms->v[i]))
             return 1;
     return 0;
 }
@@ -166,10 +216,10 @@ int scope_is_seed_host(const scope_t *s, const char *host)
     return in_sorted(s->hosts, s->n_hosts, host);
 }
 
-static int matches_any(const regex_t *re, size_t n, const char *url)
+static int matches_any(const struct relist *re, const char *url)
 {
-    for (size_t i = 0; i < n; i++)
-        if (regexec(&re[i], url, 0, NULL, 0) == 0)
+    for (size_t i = 0; i < re->n; i++)
+        if (regexec(&re->v[i], url, 0, NULL, 0) == 0)
             return 1;
     return 0;
 }
@@ -179,21 +229,20 @@ int scope_allows(const scope_t *s, const char *url)
     char host[256];
     if (parser_url_host(url, host, sizeof host) < 0)
         return 0;
-    const crawl_config_t *c = s->cfg;
-    if (under_any(host, c->deny_domain, c->n_deny_domain))
+    if (under_any(host, &s->deny))
         return 0;
-    if (matches_any(s->exclude, s->n_exclude, url))
+    if (matches_any(&s->exclude, url))
         return 0;
-    if (s->n_include && !matches_any(s->include, s->n_include, url))
+    if (s->include.n && !matches_any(&s->include, url))
         return 0;
-    if (under_any(host, c->allow_domain, c->n_allow_domain))
+    if (under_any(host, &s->allow))
         return 1;
-    switch (c->scope) {
-    case SCOPE_ANY:
+    switch (s->mode) {
+    case SCOPE_MODE_ANY:
         return 1;
-    case SCOPE_HOST:
+    case SCOPE_MODE_HOST:
         return scope_is_seed_host(s, host);
-    case SCOPE_DOMAIN: {
+    case SCOPE_MODE_DOMAIN: {
         char dom[256];
         return scope_registrable_domain(host, dom, sizeof dom) >= 0 &&
                in_sorted(s->domains, s->n_domains, dom);
