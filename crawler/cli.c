@@ -274,15 +274,18 @@ void cli_help(const cli_cmd_t *cmd, FILE *out)
         }
         snprintf(left, sizeof left, "--%s%s%s", o->name, arg ? " " : "", arg ? arg : "");
         fprintf(out, "  %-*s ", HELP_COLUMN, left);
+        const char *d = cli_default_text(o, dbuf, sizeof dbuf);
+        size_t n = strlen(o->help);
+        int own_line = n && o->help[n - 1] == '\n'; /* the default goes on a line of its own */
         for (const char *p = o->help; *p; p++) {
             fputc(*p, out);
-            if (*p == '\n')
+            if (*p == '\n' && (p[1] || d))
                 fprintf(out, "%*s", HELP_COLUMN + 3, "");
         }
-        const char *d = cli_default_text(o, dbuf, sizeof dbuf);
         if (d)
-            fprintf(out, " [default: %s]", d);
-        fputc('\n', out);
+            fprintf(out, "%s[default: %s]", own_line ? "" : " ", d);
+        if (d || !own_line)
+            fputc('\n', out);
     }
 }
 

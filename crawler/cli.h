@@ -132,6 +132,15 @@ typedef struct cli_cmd {
     .name = name_, .arg = arg_, .type = CLI_TYPE_CONFIG, .help = help_
 #define CLI_OPT_HELP(help_) .name = "help", .type = CLI_TYPE_HELP, .help = help_
 
+/* The --redis and --data-dir entries of the subcommands that only open the
+ * crawl's Redis (seed, stats, reset, bloom; `crawl` words its own). */
+#define CLI_OPT_REDIS(T, field)                                                                    \
+    CLI_OPT_STRING(T, "redis", "URL", field, NULL,                                                 \
+                   "shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"),             \
+        .dflt_doc = "$REDIS_URL, else an embedded redis-server in --data-dir"
+#define CLI_OPT_DATA_DIR(T, field)                                                                 \
+    CLI_OPT_STRING(T, "data-dir", "DIR", field, RCONN_DEFAULT_DATA_DIR, "embedded Redis directory")
+
 /* Sets every field of dst the table names to its default (list counts to 0,
  * .given fields to 0); other fields are left as they were. */
 void cli_defaults(const cli_cmd_t *cmd, void *dst);
@@ -153,7 +162,8 @@ const cli_opt_t *cli_getopt_opt(const cli_cmd_t *cmd, int c);
  * written into buf if it must be formatted; NULL for HELP. */
 const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len);
 /* Prints cmd->usage, then one line per option:
- * "  --NAME ARG   help [default: D]". */
+ * "  --NAME ARG   help [default: D]" (the default on a line of its own when
+ * the help ends with '\n'). */
 void cli_help(const cli_cmd_t *cmd, FILE *out);
 /* Prints "crawler CMD: see `crawler CMD --help`" to stderr. */
 void cli_see_help(const char *cmd);
