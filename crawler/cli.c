@@ -1,9 +1,17 @@
 /*
- * cli.c -- option values, URL-list input and Redis opening shared by every
- * subcommand.  Messages go to stderr, prefixed "crawler CMD:".
+ * cli.c -- what every subcommand shares: the option-table machinery, option
+ * values, URL-list input and Redis opening.  Messages go to stderr, prefixed
+ * "crawler CMD:".
+ *
+ * DESIGN: an option table (cli_cmd_t, see cli.h) is the only place an option
+ * is spelled; this file turns it into defaults, getopt_long's array, checked
+ * values and the --help text, by the entry's type, writing through the
+ * entry's offsetof into the caller's options struct.  It keeps no state of
+ * its own (getopt_long's globals excepted).
  */
 #include "cli.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -69,6 +77,263 @@ int cli_crawl_name(const char *cmd, const char *s)
                 s, FRONTIER_MAX_CRAWL_NAME);
     return ok ? 0 : -1;
 }
+
+int cli_check_crawl_name(const char *cmd, const char *opt, const char *v)
+{
+    (void)opt;
+    return cli_crawl_name(cmd, v);
+}
+
+/* ---- option tables ----------------------------------------------------------- */
+
+#define FIELD(dst, off, type) ((type *)(void *)((char *)(dst) + (off)))
+
+void cli_defaults(const cli_cmd_t *cmd, void *dst)
+{
+    for (size_t i = 0; i < cmd->nopts; i++) {
+        const cli_opt_t *o = &cmd->opts[i];
+        uint64_t d = o->dflt_fn ? o->dflt_fn() : o->dflt;
+        int e = (int)d;
+        switch (o->type) {
+        case CLI_TYPE_FLAG:
+            *FIELD(dst, o->off, int) = 0;
+            break;
+        case CLI_TYPE_U32:
+            *FIELD(dst, o->off, uint32_t) = (uint32_t)d;
+            break;
+        case CLI_TYPE_U64:
+            *FIELD(dst, o->off, uint64_t) = d;
+            break;
+        case CLI_TYPE_DOUBLE:
+            *FIELD(dst, o->off, double) = o->ddflt;
+            break;
+        case CLI_TYPE_STRING:
+            *FIELD(dst, o->off, const char *) = o->sdflt;
+            break;
+        case CLI_TYPE_ENUM: /* an int-sized enum (CLI_OPT_ENUM checks) */
+            memcpy(FIELD(dst, o->off, char), &e, sizeof e);
+            break;
+        case CLI_TYPE_LIST:
+            *FIELD(dst, o->aux, size_t) = 0;
+            break;
+        case CLI_TYPE_CONFIG:
+        case CLI_TYPE_HELP:
+            break;
+        }
+        if (o->given)
+            *FIELD(dst, o->given - 1, int) = 0;
+    }
+}
+
+const cli_opt_t *cli_find(const cli_cmd_t *cmd, const char *name)
+{
+    for (size_t i = 0; i < cmd->nopts; i++)
+        if (!strcmp(cmd->opts[i].name, name))
+            return &cmd->opts[i];
+    return NULL;
+}
+
+/* "a, b or c" from an enum's names. */
+static void join_names(const cli_opt_t *o, const char *sep, const char *last, char *buf, size_t len)
+{
+    size_t n = 0, used = 0;
+    while (o->names[n])
+        n++;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s",
+                         i == 0       ? ""
+                         : i + 1 == n ? last
+                                      : sep,
+                         o->names[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static int set_enum(const cli_cmd_t *cmd, const cli_opt_t *o, const char *opt, void *dst,
+                    const char *v)
+{
+    for (int i = 0; o->names[i]; i++)
+        if (!strcmp(o->names[i], v)) {
+            memcpy(FIELD(dst, o->off, char), &i, sizeof i);
+            return 0;
+        }
+    char names[256];
+    join_names(o, ", ", " or ", names, sizeof names);
+    fprintf(stderr, "crawler %s: bad value '%s' for %s: expected %s\n", cmd->name, v, opt, names);
+    return -1;
+}
+
+static int push(const cli_cmd_t *cmd, const cli_opt_t *o, const char *opt, void *dst, const char *v)
+{
+    size_t *n = FIELD(dst, o->aux, size_t);
+    if (*n >= o->hi) {
+        fprintf(stderr, "crawler %s: too many %s options (max %llu)\n", cmd->name, opt,
+                (unsigned long long)o->hi);
+        return -1;
+    }
+    FIELD(dst, o->off, const char *)[(*n)++] = v;
+    return 0;
+}
+
+int cli_set(const cli_cmd_t *cmd, const cli_opt_t *o, void *dst, const char *v)
+{
+    char opt[128];
+    snprintf(opt, sizeof opt, "--%s", o->name);
+    if (o->given)
+        *FIELD(dst, o->given - 1, int) = 1;
+    if (o->type == CLI_TYPE_FLAG) {
+        *FIELD(dst, o->off, int) = 1;
+        return 0;
+    }
+    if (o->type == CLI_TYPE_CONFIG || o->type == CLI_TYPE_HELP || (!v && o->optional))
+        return 0;
+    assert(v); /* getopt_long and the config reader never pass a missing value */
+    switch (o->type) {
+    case CLI_TYPE_U32:
+        return cli_u32(cmd->name, opt, v, (uint32_t)o->lo, (uint32_t)o->hi,
+                       FIELD(dst, o->off, uint32_t));
+    case CLI_TYPE_U64:
+        return cli_u64(cmd->name, opt, v, o->lo, o->hi, FIELD(dst, o->off, uint64_t));
+    case CLI_TYPE_DOUBLE:
+        return cli_double(cmd->name, opt, v, o->dlo, o->dhi, FIELD(dst, o->off, double));
+    case CLI_TYPE_STRING:
+        if (o->check && o->check(cmd->name, opt, v) < 0)
+            return -1;
+        *FIELD(dst, o->off, const char *) = v;
+        return 0;
+    case CLI_TYPE_ENUM:
+        return set_enum(cmd, o, opt, dst, v);
+    case CLI_TYPE_LIST:
+        return push(cmd, o, opt, dst, v);
+    default:
+        return 0;
+    }
+}
+
+void cli_getopt_table(const cli_cmd_t *cmd, struct option lo[CLI_MAX_OPTS + 1])
+{
+    assert(cmd->nopts <= CLI_MAX_OPTS);
+    for (size_t i = 0; i < cmd->nopts; i++) {
+        const cli_opt_t *o = &cmd->opts[i];
+        int has = o->type == CLI_TYPE_FLAG || o->type == CLI_TYPE_HELP ? no_argument
+                  : o->optional                                        ? optional_argument
+                                                                       : required_argument;
+        lo[i] = (struct option){o->name, has, NULL, CLI_OPT_VAL + (int)i};
+    }
+    lo[cmd->nopts] = (struct option){0};
+}
+
+const cli_opt_t *cli_getopt_opt(const cli_cmd_t *cmd, int c)
+{
+    if (c >= CLI_OPT_VAL && (size_t)(c - CLI_OPT_VAL) < cmd->nopts)
+        return &cmd->opts[c - CLI_OPT_VAL];
+    for (size_t i = 0; c == 'h' && i < cmd->nopts; i++)
+        if (cmd->opts[i].type == CLI_TYPE_HELP)
+            return &cmd->opts[i];
+    return NULL;
+}
+
+const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len)
+{
+    if (o->type == CLI_TYPE_HELP)
+        return NULL;
+    if (o->dflt_doc)
+        return o->dflt_doc;
+    switch (o->type) {
+    case CLI_TYPE_FLAG:
+        return "off";
+    case CLI_TYPE_U32:
+    case CLI_TYPE_U64:
+        snprintf(buf, len, "%llu", (unsigned long long)o->dflt);
+        return buf;
+    case CLI_TYPE_DOUBLE:
+        snprintf(buf, len, "%g", o->ddflt);
+        return buf;
+    case CLI_TYPE_STRING:
+        return o->sdflt ? o->sdflt : "none";
+    case CLI_TYPE_ENUM:
+        return o->names[o->dflt];
+    default: /* LIST, CONFIG */
+        return "none";
+    }
+}
+
+#define HELP_COLUMN 28 /* width of "--NAME ARG" in --help */
+
+void cli_help(const cli_cmd_t *cmd, FILE *out)
+{
+    fputs(cmd->usage, out);
+    for (size_t i = 0; i < cmd->nopts; i++) {
+        const cli_opt_t *o = &cmd->opts[i];
+        char names[256], left[384], dbuf[64];
+        const char *arg = o->arg;
+        if (!arg && o->type == CLI_TYPE_ENUM) {
+            join_names(o, "|", "|", names, sizeof names);
+            arg = names;
+        }
+        snprintf(left, sizeof left, "--%s%s%s", o->name, arg ? " " : "", arg ? arg : "");
+        fprintf(out, "  %-*s ", HELP_COLUMN, left);
+        const char *d = cli_default_text(o, dbuf, sizeof dbuf);
+        size_t n = strlen(o->help);
+        int own_line = n && o->help[n - 1] == '\n'; /* the default goes on a line of its own */
+        for (const char *p = o->help; *p; p++) {
+            fputc(*p, out);
+            if (*p == '\n' && (p[1] || d))
+                fprintf(out, "%*s", HELP_COLUMN + 3, "");
+        }
+        if (d)
+            fprintf(out, "%s[default: %s]", own_line ? "" : " ", d);
+        if (d || !own_line)
+            fputc('\n', out);
+    }
+}
+
+void cli_see_help(const char *cmd)
+{
+    fprintf(stderr, "crawler %s: see `crawler %s --help`\n", cmd, cmd);
+}
+
+/* An optional value given as the next argument ("--watch 5"): taken when
+ * that argument is a number. */
+static const char *next_number(int argc, char **argv)
+{
+    if (optind >= argc || argv[optind][0] == '-')
+        return NULL;
+    char *end;
+    strtod(argv[optind], &end);
+    return *end == '\0' ? argv[optind++] : NULL;
+}
+
+int cli_parse(const cli_cmd_t *cmd, void *dst, int argc, char **argv, int *first)
+{
+    struct option lo[CLI_MAX_OPTS + 1];
+    cli_getopt_table(cmd, lo);
+    optind = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        const cli_opt_t *o = cli_getopt_opt(cmd, c);
+        if (!o) {
+            fprintf(stderr, "crawler %s: unknown option or missing value '%s'\n", cmd->name,
+                    argv[optind - 1]);
+            cli_see_help(cmd->name);
+            return -1;
+        }
+        if (o->type == CLI_TYPE_HELP) {
+            cli_help(cmd, stdout);
+            return 1;
+        }
+        const char *v = optarg;
+        if (o->optional && !v)
+            v = next_number(argc, argv);
+        if (cli_set(cmd, o, dst, v) < 0)
+            return -1;
+    }
+    *first = optind;
+    return 0;
+}
+
+/* ---- URL lists ----------------------------------------------------------------- */
 
 /* Trims whitespace and strips a comment; returns the start (line modified). */
 static char *clean_line(char *line)

@@ -1,13 +1,16 @@
 /*
- * cli.h -- what the crawler's subcommands share: option value parsing with
- * clear messages, URL-list reading (seeds files, `bloom add` input), and
- * opening the crawl's Redis (shared or embedded).
+ * cli.h -- what the crawler's subcommands share: the option tables their
+ * parsing, checks, defaults and --help are made from, option value parsing
+ * with clear messages, URL-list reading (seeds files, `bloom add` input),
+ * and opening the crawl's Redis (shared or embedded).
  *
  * Exit statuses of every subcommand: CLI_EXIT_*.
  */
 #ifndef CRAWLER_CLI_H
 #define CRAWLER_CLI_H
 
+#include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -29,6 +32,151 @@ int cmd_seed(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_bloom(int argc, char **argv);
+
+/* ---- option tables ----------------------------------------------------------
+ * Each subcommand declares every option once, in one array of cli_opt_t
+ * (Redis's standardConfig static_configs[] is the model): its name, value
+ * name, type, range, default, help text and the field of the command's
+ * options struct it fills.  Defaults (cli_defaults), getopt_long's array
+ * (cli_getopt_table), value checks (cli_set) and --help (cli_help) are all
+ * made from that array; `crawl` also reads its --config file through it.
+ * Entries are written with the CLI_OPT_* constructors below, which check the
+ * field's C type at compile time; the optional members after "set after
+ * the constructor" are added as designated initializers:
+ *     {CLI_OPT_U32(my_t, "max-depth", "N", max_depth, 0, UINT32_MAX - 1,
+ *                  MY_DEFAULT_MAX_DEPTH, "links deeper than N are dropped"),
+ *      .dflt_doc = "unlimited"},
+ */
+typedef enum cli_type {
+    CLI_TYPE_FLAG,   /* no value: the int field becomes 1 (default 0, "off") */
+    CLI_TYPE_U32,    /* whole number in lo..hi: uint32_t field */
+    CLI_TYPE_U64,    /* whole number in lo..hi: uint64_t field */
+    CLI_TYPE_DOUBLE, /* number in dlo..dhi: double field */
+    CLI_TYPE_STRING, /* const char * field, pointing at the value (argv, not copied) */
+    CLI_TYPE_ENUM,   /* one of names[]: the (int-sized) enum field gets its index */
+    CLI_TYPE_LIST,   /* repeatable string: appended to a const char *field[hi],
+                        its size_t count at aux */
+    CLI_TYPE_CONFIG, /* --config FILE: the command's own parser reads it (config.c) */
+    CLI_TYPE_HELP,   /* --help, also -h: print the help */
+} cli_type_t;
+
+typedef struct cli_opt {
+    const char *name;         /* long name, without "--" */
+    const char *arg;          /* the value's name in --help, its unit where it has one
+                                 (MS, BYTES); NULL: none (flags) or, for an enum, the
+                                 names joined by '|' */
+    cli_type_t type;          /* CLI_TYPE_* */
+    size_t off;               /* offsetof the field it fills (not CONFIG, HELP) */
+    size_t aux;               /* LIST: offsetof its size_t count */
+    uint64_t lo, hi;          /* U32, U64: accepted range; LIST: most values */
+    uint64_t dflt;            /* U32, U64: default; ENUM: index of the default in names */
+    double dlo, dhi, ddflt;   /* DOUBLE: accepted range and default */
+    const char *sdflt;        /* STRING: default (NULL: unset) */
+    const char *const *names; /* ENUM: the accepted values, NULL-terminated */
+    const char *help;         /* --help text; a '\n' continues it on an indented line */
+    /* set after the constructor, where needed: */
+    const char *dflt_doc;      /* --help's default where it is no value the option could
+                                  take: an unset string, a sentinel outside lo..hi
+                                  (e.g. "unlimited"), or a dflt_fn default */
+    uint64_t (*dflt_fn)(void); /* U32, U64: default computed at run time, instead of dflt */
+    int (*check)(const char *cmd, const char *opt, const char *v); /* STRING: 0, or -1
+                                  after printing "crawler CMD: bad value ... for OPT" */
+    size_t given; /* CLI_GIVEN(T, f): an int field that cli_set makes 1 when
+                     the option appears (several options may share it) */
+    int optional; /* the value may be left out: "--watch", "--watch=5", or
+                     "--watch 5" when the next argument is a number */
+} cli_opt_t;
+
+/* A subcommand's option table. */
+typedef struct cli_cmd {
+    const char *name;      /* "seed": messages start "crawler seed: " */
+    const char *usage;     /* --help text before the option list, ending "options:\n" */
+    const cli_opt_t *opts; /* the table */
+    size_t nopts;          /* at most CLI_MAX_OPTS */
+} cli_cmd_t;
+
+#define CLI_MAX_OPTS 64
+#define CLI_OPT_VAL 0x100 /* getopt_long returns CLI_OPT_VAL + the table index */
+
+/* offsetof(T, f), checking at compile time that f is a ctype. */
+#define CLI_FIELD(T, f, ctype) (offsetof(T, f) + 0 * sizeof((ctype *){&((T *)0)->f}))
+/* For .given: the int field f, plus one (0 means none). */
+#define CLI_GIVEN(T, f) (CLI_FIELD(T, f, int) + 1)
+
+#define CLI_OPT_FLAG(T, name_, field, help_)                                                       \
+    .name = name_, .type = CLI_TYPE_FLAG, .off = CLI_FIELD(T, field, int), .help = help_
+#define CLI_OPT_U32(T, name_, arg_, field, lo_, hi_, dflt_, help_)                                 \
+    .name = name_, .arg = arg_, .type = CLI_TYPE_U32, .off = CLI_FIELD(T, field, uint32_t),        \
+    .lo = lo_, .hi = hi_, .dflt = dflt_, .help = help_
+#define CLI_OPT_U64(T, name_, arg_, field, lo_, hi_, dflt_, help_)                                 \
+    .name = name_, .arg = arg_, .type = CLI_TYPE_U64, .off = CLI_FIELD(T, field, uint64_t),        \
+    .lo = lo_, .hi = hi_, .dflt = dflt_, .help = help_
+#define CLI_OPT_DOUBLE(T, name_, arg_, field, lo_, hi_, dflt_, help_)                              \
+    .name = name_, .arg = arg_, .type = CLI_TYPE_DOUBLE, .off = CLI_FIELD(T, field, double),       \
+    .dlo = lo_, .dhi = hi_, .ddflt = dflt_, .help = help_
+#define CLI_OPT_STRING(T, name_, arg_, field, dflt_, help_)                                        \
+    .name = name_, .arg = arg_, .type = CLI_TYPE_STRING, .off = CLI_FIELD(T, field, const char *), \
+    .sdflt = dflt_, .help = help_
+/* etype: the field's enum type, which must be int-sized; dflt_ its value. */
+#define CLI_OPT_ENUM(T, name_, field, etype, names_, dflt_, help_)                                 \
+    .name = name_, .type = CLI_TYPE_ENUM,                                                          \
+    .off = CLI_FIELD(T, field, etype) + 0 * sizeof(char[sizeof(etype) == sizeof(int) ? 1 : -1]),   \
+    .names = names_, .dflt = dflt_, .help = help_
+/* field: an array of const char *, count: its size_t count. */
+#define CLI_OPT_LIST(T, name_, arg_, field, count, help_)                                          \
+    .name = name_, .arg = arg_, .type = CLI_TYPE_LIST,                                             \
+    .off = offsetof(T, field) + 0 * sizeof((const char **){((T *)0)->field}),                      \
+    .aux = CLI_FIELD(T, count, size_t),                                                            \
+    .hi = sizeof(((T *)0)->field) / sizeof(((T *)0)->field[0]), .help = help_
+#define CLI_OPT_CONFIG(name_, arg_, help_)                                                         \
+    .name = name_, .arg = arg_, .type = CLI_TYPE_CONFIG, .help = help_
+#define CLI_OPT_HELP(help_) .name = "help", .type = CLI_TYPE_HELP, .help = help_
+
+/* The --redis and --data-dir entries of the subcommands that only open the
+ * crawl's Redis (seed, stats, reset, bloom; `crawl` words its own). */
+#define CLI_OPT_REDIS(T, field)                                                                    \
+    CLI_OPT_STRING(T, "redis", "URL", field, NULL,                                                 \
+                   "shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"),             \
+        .dflt_doc = "$REDIS_URL, else an embedded redis-server in --data-dir"
+#define CLI_OPT_DATA_DIR(T, field)                                                                 \
+    CLI_OPT_STRING(T, "data-dir", "DIR", field, RCONN_DEFAULT_DATA_DIR, "embedded Redis directory")
+
+/* Sets every field of dst the table names to its default (list counts to 0,
+ * .given fields to 0); other fields are left as they were. */
+void cli_defaults(const cli_cmd_t *cmd, void *dst);
+/* The entry named exactly name (no "--", no abbreviation), or NULL. */
+const cli_opt_t *cli_find(const cli_cmd_t *cmd, const char *name);
+/* Checks value v of option o and stores it in dst (v is kept, not copied;
+ * it is ignored for flags and may be NULL for an optional value).  0, or -1
+ * after printing why ("crawler CMD: bad value 'V' for --NAME: expected ...",
+ * "too many --NAME options (max N)") to stderr; dst is then unchanged except
+ * for o->given.  Does nothing for CONFIG and HELP entries. */
+int cli_set(const cli_cmd_t *cmd, const cli_opt_t *o, void *dst, const char *v);
+/* Fills lo[0..nopts] (terminated) for getopt_long: each entry returns
+ * CLI_OPT_VAL + its index. */
+void cli_getopt_table(const cli_cmd_t *cmd, struct option lo[CLI_MAX_OPTS + 1]);
+/* The entry getopt_long's return value c stands for ('h': the HELP entry),
+ * or NULL ('?', ':', anything else). */
+const cli_opt_t *cli_getopt_opt(const cli_cmd_t *cmd, int c);
+/* The default as --help shows it ("off", "32", "none", o->dflt_doc ...),
+ * written into buf if it must be formatted; NULL for HELP. */
+const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len);
+/* Prints cmd->usage, then one line per option:
+ * "  --NAME ARG   help [default: D]" (the default on a line of its own when
+ * the help ends with '\n'). */
+void cli_help(const cli_cmd_t *cmd, FILE *out);
+/* Prints "crawler CMD: see `crawler CMD --help`" to stderr. */
+void cli_see_help(const char *cmd);
+/* Parses argv (argv[0] is the subcommand; GNU order: options and other
+ * arguments may mix) into dst, which the caller filled with cli_defaults().
+ * Returns 0 with *first the index of the first other argument (argv is
+ * permuted so that they come last), 1 after printing the help to stdout,
+ * or -1 after printing why to stderr (an unknown option or missing value,
+ * as "unknown option or missing value 'ARG'" and cli_see_help, or a bad
+ * value as cli_set says).  Not thread-safe (getopt_long). */
+int cli_parse(const cli_cmd_t *cmd, void *dst, int argc, char **argv, int *first);
+/* A .check for crawl names (cli_crawl_name). */
+int cli_check_crawl_name(const char *cmd, const char *opt, const char *v);
 
 /* Value parsers: 0 on success; on a bad value print
  * "crawler CMD: bad value 'S' for --OPT: expected ..." to stderr and return -1. */

@@ -2,7 +2,8 @@
  * cmd_bloom.c -- `crawler bloom add|check|info`: operators dedupe URL lists
  * against a Bloom filter in Redis and inspect a crawl's visited set.
  *
- * DESIGN: parses options with getopt_long, opens Redis (cli_redis_open:
+ * DESIGN: declares its options once, in OPTS[] (cli.h: parsing, checks,
+ * defaults and --help are made from it), opens Redis (cli_redis_open:
  * --redis, $REDIS_URL or the embedded server in --data-dir) and the filter
  * (--name NAME, or --crawl NAME for the crawl's "crawler:{NAME}:seen"), then:
  *   add    reads URLs (cli_read_urls: normalized by parser_url_normalize,
@@ -16,7 +17,6 @@
  * defaults); given explicitly, they must match an existing filter.
  * Keeps no state; exit statuses are CLI_EXIT_*.
  */
-#include <getopt.h>
 #include <hiredis/hiredis.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +29,8 @@
 
 #define BLOOM_CLI_BATCH 1000
 #define BLOOM_CLI_MAX_BATCH 100000
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 enum { ACT_ADD, ACT_CHECK, ACT_INFO };
 
@@ -39,6 +41,7 @@ typedef struct bopts {
     const char *redis;
     const char *data_dir;
     bloom_params_t params; /* capacity/fp_rate 0 unless given */
+    int geometry_given;    /* --capacity or --fp-rate given */
     uint32_t batch;
     int json;
 } bopts_t;
@@ -54,122 +57,88 @@ typedef struct batch {
     unsigned long fresh, total;
 } batch_t;
 
-static void help(void)
-{
-    printf("usage: crawler bloom add|check|info (--name NAME | --crawl NAME) [OPTIONS]\n"
-           "\n"
-           "  add    read URLs from stdin (one a line, '#' comments and blank lines ignored),\n"
-           "         normalize each as the crawler does, test-and-add it, print `new URL` or\n"
-           "         `seen URL` in input order; creates the filter if it does not exist\n"
-           "  check  same input, print `yes URL` or `no URL`; changes nothing\n"
-           "  info   geometry, bits set, fill, estimated items and false-positive rate,\n"
-           "         Redis memory\n"
-           "Invalid lines are reported on stderr as <stdin>:LINE and skipped; the exit\n"
-           "status is then 3.  Keys: NAME:meta (geometry hash) and NAME:b:<i> (bit blocks).\n"
-           "\n"
-           "options:\n"
-           "  --name NAME      filter name (required unless --crawl)\n"
-           "  --crawl NAME     use crawl NAME's visited set, crawler:{NAME}:seen\n"
-           "  --redis URL      shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"
-           "                   (default: $REDIS_URL, else an embedded redis-server in --data-dir)\n"
-           "  --data-dir DIR   embedded Redis directory (default: %s)\n"
-           "  --capacity N     add: expected items n when creating (default: %llu); if given,\n"
-           "                   an existing filter must have the geometry it implies\n"
-           "  --fp-rate P      add: false-positive rate p at n items when creating, 0 < P < 1\n"
-           "                   (default: %g); same rule\n"
-           "  --batch N        URLs per Redis round trip, 1..%d (default: %d)\n"
-           "  --json           info: print one JSON object\n"
-           "  --help           this help\n",
-           RCONN_DEFAULT_DATA_DIR, (unsigned long long)BLOOM_DEFAULT_CAPACITY,
-           BLOOM_DEFAULT_FP_RATE, BLOOM_CLI_MAX_BATCH, BLOOM_CLI_BATCH);
-}
+static const char *const ACTIONS[] = {
+    [ACT_ADD] = "add", [ACT_CHECK] = "check", [ACT_INFO] = "info"};
+
+static const cli_opt_t OPTS[] = {
+    {CLI_OPT_STRING(bopts_t, "name", "NAME", name, NULL, "filter name (required unless --crawl)")},
+    {CLI_OPT_STRING(bopts_t, "crawl", "NAME", crawl, NULL,
+                    "use crawl NAME's visited set, crawler:{NAME}:seen"),
+     .check = cli_check_crawl_name},
+    {CLI_OPT_REDIS(bopts_t, redis)},
+    {CLI_OPT_DATA_DIR(bopts_t, data_dir)},
+    {CLI_OPT_U64(bopts_t, "capacity", "N", params.capacity, 1, UINT64_MAX / 64,
+                 BLOOM_DEFAULT_CAPACITY,
+                 "add: expected items n when creating; if given, an existing filter\n"
+                 "must have the geometry it implies"),
+     .given = CLI_GIVEN(bopts_t, geometry_given)},
+    {CLI_OPT_DOUBLE(bopts_t, "fp-rate", "P", params.fp_rate, 1e-15, 0.999999, BLOOM_DEFAULT_FP_RATE,
+                    "add: false-positive rate p at n items when creating, 0 < P < 1;\n"
+                    "same rule"),
+     .given = CLI_GIVEN(bopts_t, geometry_given)},
+    {CLI_OPT_U32(bopts_t, "batch", "N", batch, 1, BLOOM_CLI_MAX_BATCH, BLOOM_CLI_BATCH,
+                 "URLs per Redis round trip, 1.." STR(BLOOM_CLI_MAX_BATCH))},
+    {CLI_OPT_FLAG(bopts_t, "json", json, "info: print one JSON object")},
+    {CLI_OPT_HELP("this help")},
+};
+
+static const cli_cmd_t BLOOM = {
+    .name = "bloom",
+    .usage = "usage: crawler bloom add|check|info (--name NAME | --crawl NAME) [OPTIONS]\n"
+             "\n"
+             "  add    read URLs from stdin (one a line, '#' comments and blank lines ignored),\n"
+             "         normalize each as the crawler does, test-and-add it, print `new URL` or\n"
+             "         `seen URL` in input order; creates the filter if it does not exist\n"
+             "  check  same input, print `yes URL` or `no URL`; changes nothing\n"
+             "  info   geometry, bits set, fill, estimated items and false-positive rate,\n"
+             "         Redis memory\n"
+             "Invalid lines are reported on stderr as <stdin>:LINE and skipped; the exit\n"
+             "status is then 3.  Keys: NAME:meta (geometry hash) and NAME:b:<i> (bit blocks).\n"
+             "\n"
+             "options:\n",
+    .opts = OPTS,
+    .nopts = sizeof OPTS / sizeof OPTS[0],
+};
 
 static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "crawler bloom: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\ncrawler bloom: see `crawler bloom --help`\n");
+    fputc('\n', stderr);
+    cli_see_help("bloom");
     return CLI_EXIT_USAGE;
-}
-
-enum { O_NAME = 1000, O_CRAWL, O_REDIS, O_DATA_DIR, O_CAPACITY, O_FP, O_BATCH, O_JSON, O_HELP };
-
-/* One option; 0, or a CLI_EXIT_* status to return. */
-static int take_opt(int c, bopts_t *o, char **argv)
-{
-    switch (c) {
-    case O_NAME:
-        o->name = optarg;
-        return 0;
-    case O_CRAWL:
-        o->crawl = optarg;
-        return cli_crawl_name("bloom", optarg) < 0 ? CLI_EXIT_USAGE : 0;
-    case O_REDIS:
-        o->redis = optarg;
-        return 0;
-    case O_DATA_DIR:
-        o->data_dir = optarg;
-        return 0;
-    case O_CAPACITY:
-        return cli_u64("bloom", "--capacity", optarg, 1, UINT64_MAX / 64, &o->params.capacity) < 0
-                   ? CLI_EXIT_USAGE
-                   : 0;
-    case O_FP:
-        return cli_double("bloom", "--fp-rate", optarg, 1e-15, 0.999999, &o->params.fp_rate) < 0
-                   ? CLI_EXIT_USAGE
-                   : 0;
-    case O_BATCH:
-        return cli_u32("bloom", "--batch", optarg, 1, BLOOM_CLI_MAX_BATCH, &o->batch) < 0
-                   ? CLI_EXIT_USAGE
-                   : 0;
-    case O_JSON:
-        o->json = 1;
-        return 0;
-    default:
-        return usage_error("unknown option or missing value '%s'", argv[optind - 1]);
-    }
 }
 
 /* Parses argv (argv[0] "bloom", argv[1] the action).  Returns -1 to go on,
  * else the exit status (help printed, or a usage error). */
 static int parse(int argc, char **argv, bopts_t *o)
 {
-    static const struct option opts[] = {{"name", required_argument, NULL, O_NAME},
-                                         {"crawl", required_argument, NULL, O_CRAWL},
-                                         {"redis", required_argument, NULL, O_REDIS},
-                                         {"data-dir", required_argument, NULL, O_DATA_DIR},
-                                         {"capacity", required_argument, NULL, O_CAPACITY},
-                                         {"fp-rate", required_argument, NULL, O_FP},
-                                         {"batch", required_argument, NULL, O_BATCH},
-                                         {"json", no_argument, NULL, O_JSON},
-                                         {"help", no_argument, NULL, O_HELP},
-                                         {NULL, 0, NULL, 0}};
-    static const char *const acts[] = {"add", "check", "info"};
-    *o = (bopts_t){.action = -1, .batch = BLOOM_CLI_BATCH};
+    *o = (bopts_t){.action = -1};
+    cli_defaults(&BLOOM, o);
     for (int i = 1; i < argc; i++) /* --help anywhere wins */
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            help();
+            cli_help(&BLOOM, stdout);
             return CLI_EXIT_OK;
         }
     if (argc < 2)
         return usage_error("expected add, check or info%s", "");
     for (int i = 0; i < 3; i++)
-        if (!strcmp(argv[1], acts[i]))
+        if (!strcmp(argv[1], ACTIONS[i]))
             o->action = i;
     if (o->action < 0)
         return usage_error("unknown action '%s' (expected add, check or info)", argv[1]);
-    optind = 0;
-    int c, st;
-    while ((c = getopt_long(argc - 1, argv + 1, ":", opts, NULL)) != -1)
-        if ((st = take_opt(c, o, argv + 1)) != 0)
-            return st;
-    if (optind < argc - 1)
-        return usage_error("unexpected argument '%s'", argv[optind + 1]);
+    int first, p = cli_parse(&BLOOM, o, argc - 1, argv + 1, &first);
+    if (p != 0)
+        return p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (first < argc - 1)
+        return usage_error("unexpected argument '%s'", argv[first + 1]);
+    if (!o->geometry_given)
+        o->params = (bloom_params_t){0}; /* "not given" (bloom_params_t): use what exists */
     if (!o->name == !o->crawl)
         return usage_error("give exactly one of --name NAME and --crawl NAME%s", "");
     if (o->name && (!*o->name || strlen(o->name) > BLOOM_MAX_NAME))
         return usage_error("bad filter name '%s' (1 to 512 bytes)", o->name);
-    if (o->action != ACT_ADD && (o->params.capacity || o->params.fp_rate != 0.0))
+    if (o->action != ACT_ADD && o->geometry_given)
         return usage_error("--capacity and --fp-rate only apply to add%s", "");
     if (o->action != ACT_INFO && o->json)
         return usage_error("--json only applies to info%s", "");

@@ -2,7 +2,8 @@
  * cmd_frontier.c -- `crawler seed`, `crawler stats`, `crawler reset`: the
  * subcommands that work on a crawl's frontier without crawling.
  *
- * DESIGN: each parses its options with getopt_long, opens the crawl's Redis
+ * DESIGN: each declares its options once, in a cli_opt_t table that
+ * cli_parse() reads (cli.h: defaults, checks and --help), opens the crawl's Redis
  * (cli_redis_open: --redis, $REDIS_URL or the embedded server in --data-dir)
  * and calls the frontier module; none keeps state.  seed reads the file with
  * cli_read_urls (normalization, line-numbered errors) and seeds in batches of
@@ -10,7 +11,6 @@
  * with --watch until SIGINT/SIGTERM (or --count refreshes); reset refuses without --yes.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,58 +23,33 @@
 #include "seeds.h"
 #include "frontier.h"
 
-/* Options every subcommand here shares. */
+/* Options every subcommand here shares: .co of each command's options. */
 typedef struct common {
     const char *redis;
     const char *crawl;
     const char *data_dir;
 } common_t;
 
-enum {
-    OPT_REDIS = 1000,
-    OPT_CRAWL,
-    OPT_DATA_DIR,
-    OPT_FORCE,
-    OPT_CAPACITY,
-    OPT_FP,
-    OPT_JSON,
-    OPT_WATCH,
-    OPT_COUNT,
-    OPT_YES,
-    OPT_HELP
-};
+/* The table entries of common_t, last in each table; crawl_dflt is --crawl's
+ * default, crawl_doc what --help says when it is NULL. */
+/* clang-format off */
+#define COMMON_OPTS(T, crawl_dflt, crawl_doc)                                                      \
+    {CLI_OPT_REDIS(T, co.redis)},                                                                  \
+    {CLI_OPT_STRING(T, "crawl", "NAME", co.crawl, crawl_dflt,                                      \
+                    "crawl name; keys live under crawler:{NAME}:"),                                \
+     .check = cli_check_crawl_name, .dflt_doc = crawl_doc},                                        \
+    {CLI_OPT_DATA_DIR(T, co.data_dir)},                                                            \
+    {CLI_OPT_HELP("this help")},
+/* clang-format on */
 
-#define COMMON_OPTIONS                                                                             \
-    {"redis", required_argument, NULL, OPT_REDIS}, {"crawl", required_argument, NULL, OPT_CRAWL},  \
-        {"data-dir", required_argument, NULL, OPT_DATA_DIR},                                       \
-    {                                                                                              \
-        "help", no_argument, NULL, OPT_HELP                                                        \
-    }
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-#define COMMON_HELP                                                                                \
-    "  --redis URL      shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"           \
-    "                   (default: $REDIS_URL, else an embedded redis-server in --data-dir)\n"      \
-    "  --crawl NAME     crawl name; keys live under crawler:{NAME}: "                              \
-    "(default: " FRONTIER_DEFAULT_CRAWL ")\n"                                                      \
-    "  --data-dir DIR   embedded Redis directory (default: " RCONN_DEFAULT_DATA_DIR ")\n"          \
-    "  --help           this help\n"
-
-/* 1 if handled (value stored), 0 if not a common option, -1 on a bad value. */
-static int common_opt(const char *cmd, int c, common_t *co)
+/* cli_parse(), with its result as an exit status: -1 to go on. */
+static int parse(const cli_cmd_t *cmd, void *o, int argc, char **argv, int *first)
 {
-    switch (c) {
-    case OPT_REDIS:
-        co->redis = optarg;
-        return 1;
-    case OPT_CRAWL:
-        co->crawl = optarg;
-        return cli_crawl_name(cmd, optarg) < 0 ? -1 : 1;
-    case OPT_DATA_DIR:
-        co->data_dir = optarg;
-        return 1;
-    default:
-        return 0;
-    }
+    cli_defaults(cmd, o);
+    int p = cli_parse(cmd, o, argc, argv, first);
+    return p == 0 ? -1 : p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }
 
 /* Opens Redis; *rc NULL (message printed) on failure. */
@@ -98,28 +73,32 @@ static void close_redis(rconn_t *r, redisContext *rc)
     rconn_close(r);
 }
 
-static int unknown_option(const char *cmd)
-{
-    fprintf(stderr, "crawler %s: see `crawler %s --help`\n", cmd, cmd);
-    return CLI_EXIT_USAGE;
-}
-
 /* ---- seed ---------------------------------------------------------------- */
 
-static void seed_help(void)
-{
-    printf(
-        "usage: crawler seed FILE [OPTIONS]\n"
-        "Adds the URLs of FILE ('-': stdin; one a line, '#' comments and blank lines\n"
-        "ignored) to the crawl's frontier at depth 0.  Each URL is normalized and goes\n"
-        "through the crawl's Bloom filter: URLs already seen are skipped.  Invalid lines\n"
-        "are reported as FILE:LINE; the valid ones are still seeded, and the exit status\n"
-        "is 3 if any line was rejected.\n\noptions:\n"
-        "  --force          queue the seeds even if already seen (re-crawl)\n"
-        "  --bloom-capacity N   Bloom filter capacity if it must be created (default: %llu)\n"
-        "  --bloom-fp-rate P    Bloom false-positive rate if created (default: %g)\n" COMMON_HELP,
-        (unsigned long long)BLOOM_DEFAULT_CAPACITY, BLOOM_DEFAULT_FP_RATE);
-}
+typedef struct seed_opts {
+    int force;
+    bloom_params_t bp;
+    common_t co;
+} seed_opts_t;
+
+static const cli_opt_t SEED_OPTS[] = {
+    {CLI_OPT_FLAG(seed_opts_t, "force", force, "queue the seeds even if already seen (re-crawl)")},
+    {CLI_OPT_U64(seed_opts_t, "bloom-capacity", "N", bp.capacity, 1, UINT64_MAX / 64,
+                 BLOOM_DEFAULT_CAPACITY, "Bloom filter capacity if it must be created")},
+    {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
+                    BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
+    COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
+static const cli_cmd_t SEED = {
+    .name = "seed",
+    .usage = "usage: crawler seed FILE [OPTIONS]\n"
+             "Adds the URLs of FILE ('-': stdin; one a line, '#' comments and blank lines\n"
+             "ignored) to the crawl's frontier at depth 0.  Each URL is normalized and goes\n"
+             "through the crawl's Bloom filter: URLs already seen are skipped.  Invalid lines\n"
+             "are reported as FILE:LINE; the valid ones are still seeded, and the exit status\n"
+             "is 3 if any line was rejected.\n\noptions:\n",
+    .opts = SEED_OPTS,
+    .nopts = COUNT(SEED_OPTS),
+};
 
 /* Opens the crawl's filter, creating it with params if it does not exist. */
 static bloom_t *open_filter(redisContext *rc, const char *crawl, const bloom_params_t *p)
@@ -163,41 +142,16 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
 
 int cmd_seed(int argc, char **argv)
 {
-    static const struct option opts[] = {{"force", no_argument, NULL, OPT_FORCE},
-                                         {"bloom-capacity", required_argument, NULL, OPT_CAPACITY},
-                                         {"bloom-fp-rate", required_argument, NULL, OPT_FP},
-                                         COMMON_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    common_t co = {.crawl = FRONTIER_DEFAULT_CRAWL};
-    bloom_params_t bp = {.capacity = BLOOM_DEFAULT_CAPACITY, .fp_rate = BLOOM_DEFAULT_FP_RATE};
-    int force = 0, c, h;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if ((h = common_opt("seed", c, &co)) != 0) {
-            if (h < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_FORCE) {
-            force = 1;
-        } else if (c == OPT_CAPACITY) {
-            if (cli_u64("seed", "--bloom-capacity", optarg, 1, UINT64_MAX / 64, &bp.capacity) < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_FP) {
-            if (cli_double("seed", "--bloom-fp-rate", optarg, 1e-12, 0.5, &bp.fp_rate) < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_HELP || c == 'h') {
-            seed_help();
-            return CLI_EXIT_OK;
-        } else {
-            fprintf(stderr, "crawler seed: unknown option or missing value '%s'\n",
-                    argv[optind - 1]);
-            return unknown_option("seed");
-        }
-    }
-    if (argc - optind != 1) {
+    seed_opts_t o = {0};
+    int first, st = parse(&SEED, &o, argc, argv, &first);
+    if (st >= 0)
+        return st;
+    if (argc - first != 1) {
         fprintf(stderr, "crawler seed: expected one FILE argument\n");
-        return unknown_option("seed");
+        cli_see_help("seed");
+        return CLI_EXIT_USAGE;
     }
-    return seed_run(&co, argv[optind], force, &bp);
+    return seed_run(&o.co, argv[first], o.force, &o.bp);
 }
 
 /* ---- stats --------------------------------------------------------------- */
@@ -345,131 +299,100 @@ static int stats_watch(redisContext *rc, const char *crawl, int json, double eve
     return status;
 }
 
-static void stats_help(void)
-{
-    printf("usage: crawler stats [OPTIONS]\n"
-           "Prints a crawl's counters, queue sizes, error kinds and workers from Redis.\n\n"
-           "options:\n"
-           "  --json           one JSON object per reading\n"
-           "  --watch [SECS]   print again every SECS seconds (default 2) until interrupted\n"
-           "  --count N        with --watch: stop after N readings (default: 0, no "
-           "limit)\n" COMMON_HELP);
-}
+#define STATS_DEFAULT_WATCH_S 2 /* seconds between two readings */
 
-/* --watch takes an optional value, also as a separate argument. */
-static int watch_value(char **argv, int argc, double *every)
-{
-    const char *v = optarg;
-    if (!v && optind < argc && argv[optind][0] != '-') {
-        char *end;
-        strtod(argv[optind], &end);
-        if (*end == '\0')
-            v = argv[optind++];
-    }
-    return v ? cli_double("stats", "--watch", v, 0.01, 86400, every) : 0;
-}
+typedef struct stats_opts {
+    int json;
+    int watch;    /* --watch given */
+    double every; /* --watch SECS */
+    uint64_t count;
+    common_t co;
+} stats_opts_t;
+
+static const cli_opt_t STATS_OPTS[] = {
+    {CLI_OPT_FLAG(stats_opts_t, "json", json, "one JSON object per reading")},
+    {CLI_OPT_DOUBLE(stats_opts_t, "watch", "[SECS]", every, 0.01, 86400, STATS_DEFAULT_WATCH_S,
+                    "print again every SECS seconds until interrupted"),
+     .optional = 1, .given = CLI_GIVEN(stats_opts_t, watch)},
+    {CLI_OPT_U64(stats_opts_t, "count", "N", count, 0, UINT64_MAX, 0,
+                 "with --watch: stop after N readings (0: no limit)")},
+    COMMON_OPTS(stats_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
+static const cli_cmd_t STATS = {
+    .name = "stats",
+    .usage = "usage: crawler stats [OPTIONS]\n"
+             "Prints a crawl's counters, queue sizes, error kinds and workers from Redis.\n\n"
+             "options:\n",
+    .opts = STATS_OPTS,
+    .nopts = COUNT(STATS_OPTS),
+};
 
 int cmd_stats(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
-                                         {"watch", optional_argument, NULL, OPT_WATCH},
-                                         {"count", required_argument, NULL, OPT_COUNT},
-                                         COMMON_OPTIONS,
-                                         {NULL, 0, NULL, 0}};
-    common_t co = {.crawl = FRONTIER_DEFAULT_CRAWL};
-    int json = 0, watch = 0, c, h;
-    double every = 2;
-    uint64_t count = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if ((h = common_opt("stats", c, &co)) != 0) {
-            if (h < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_JSON) {
-            json = 1;
-        } else if (c == OPT_WATCH) {
-            watch = 1;
-            if (watch_value(argv, argc, &every) < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_COUNT) {
-            if (cli_u64("stats", "--count", optarg, 0, UINT64_MAX, &count) < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_HELP || c == 'h') {
-            stats_help();
-            return CLI_EXIT_OK;
-        } else {
-            fprintf(stderr, "crawler stats: unknown option or missing value '%s'\n",
-                    argv[optind - 1]);
-            return unknown_option("stats");
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "crawler stats: unexpected argument '%s'\n", argv[optind]);
-        return unknown_option("stats");
+    stats_opts_t o = {0};
+    int first, st = parse(&STATS, &o, argc, argv, &first);
+    if (st >= 0)
+        return st;
+    if (first < argc) {
+        fprintf(stderr, "crawler stats: unexpected argument '%s'\n", argv[first]);
+        cli_see_help("stats");
+        return CLI_EXIT_USAGE;
     }
     redisContext *rc;
-    rconn_t *r = open_redis("stats", &co, &rc);
+    rconn_t *r = open_redis("stats", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
-    int status = watch ? stats_watch(rc, co.crawl, json, every, count)
-                       : (print_stats(rc, co.crawl, json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
+    int status = o.watch ? stats_watch(rc, o.co.crawl, o.json, o.every, o.count)
+                         : (print_stats(rc, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
     close_redis(r, rc);
     return status;
 }
 
 /* ---- reset --------------------------------------------------------------- */
 
-static void reset_help(void)
-{
-    printf("usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
-           "Deletes every key of one crawl (crawler:{NAME}:*: queues, leases, stats, Bloom\n"
-           "filter) and nothing else.\n\noptions:\n"
-           "  --yes            required: confirm the deletion\n" COMMON_HELP
-           "  (--crawl is required here; no default)\n");
-}
+typedef struct reset_opts {
+    int yes;
+    common_t co;
+} reset_opts_t;
+
+static const cli_opt_t RESET_OPTS[] = {
+    {CLI_OPT_FLAG(reset_opts_t, "yes", yes, "required: confirm the deletion")},
+    COMMON_OPTS(reset_opts_t, NULL, "none, required here")};
+static const cli_cmd_t RESET = {
+    .name = "reset",
+    .usage = "usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
+             "Deletes every key of one crawl (crawler:{NAME}:*: queues, leases, stats, Bloom\n"
+             "filter) and nothing else.\n\noptions:\n",
+    .opts = RESET_OPTS,
+    .nopts = COUNT(RESET_OPTS),
+};
 
 int cmd_reset(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"yes", no_argument, NULL, OPT_YES}, COMMON_OPTIONS, {NULL, 0, NULL, 0}};
-    common_t co = {0};
-    int yes = 0, c, h;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if ((h = common_opt("reset", c, &co)) != 0) {
-            if (h < 0)
-                return CLI_EXIT_USAGE;
-        } else if (c == OPT_YES) {
-            yes = 1;
-        } else if (c == OPT_HELP || c == 'h') {
-            reset_help();
-            return CLI_EXIT_OK;
-        } else {
-            fprintf(stderr, "crawler reset: unknown option or missing value '%s'\n",
-                    argv[optind - 1]);
-            return unknown_option("reset");
-        }
-    }
-    if (optind < argc || !co.crawl) {
+    reset_opts_t o = {0};
+    int first, st = parse(&RESET, &o, argc, argv, &first);
+    if (st >= 0)
+        return st;
+    if (first < argc || !o.co.crawl) {
         fprintf(stderr, "crawler reset: %s\n",
-                optind < argc ? "unexpected argument" : "--crawl NAME is required");
-        return unknown_option("reset");
+                first < argc ? "unexpected argument" : "--crawl NAME is required");
+        cli_see_help("reset");
+        return CLI_EXIT_USAGE;
     }
-    if (!yes) {
-        fprintf(stderr, "crawler reset: refusing to delete crawl '%s' without --yes\n", co.crawl);
+    if (!o.yes) {
+        fprintf(stderr, "crawler reset: refusing to delete crawl '%s' without --yes\n", o.co.crawl);
         return CLI_EXIT_USAGE;
     }
     redisContext *rc;
-    rconn_t *r = open_redis("reset", &co, &rc);
+    rconn_t *r = open_redis("reset", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
     uint64_t deleted = 0;
-    int err = frontier_reset(rc, co.crawl, &deleted);
+    int err = frontier_reset(rc, o.co.crawl, &deleted);
     if (err < 0)
         fprintf(stderr, "crawler reset: %s (%llu keys deleted before the error)\n",
                 frontier_strerror(err), U(deleted));
     else
-        printf("deleted %llu keys of crawl %s\n", U(deleted), co.crawl);
+        printf("deleted %llu keys of crawl %s\n", U(deleted), o.co.crawl);
     close_redis(r, rc);
     return err < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

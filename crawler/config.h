@@ -1,6 +1,12 @@
 /*
  * config.h -- every option of `crawler crawl`, with its unit and default,
  * and the parser that fills it from the command line and a config file.
+ *
+ * The defaults below are the only place they are written: config.c's option
+ * table names them, and config_defaults() and --help read that table.  The
+ * options that take the frontier's, parser's or Bloom filter's defaults
+ * name those modules' macros (FRONTIER_DEFAULT_*, PARSER_DEFAULT_*,
+ * BLOOM_DEFAULT_*, RCONN_DEFAULT_DATA_DIR).
  */
 #ifndef CRAWLER_CONFIG_H
 #define CRAWLER_CONFIG_H
@@ -9,14 +15,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CONFIG_DEFAULT_CONCURRENCY 32   /* transfers per thread */
-#define CONFIG_DEFAULT_CLAIM_BATCH 64   /* URLs per claim round trip */
-#define CONFIG_DEFAULT_TIMEOUT_MS 30000 /* whole transfer */
+struct cli_cmd;
+
+#define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
+#define CONFIG_DEFAULT_CONCURRENCY 32    /* transfers per thread */
+#define CONFIG_DEFAULT_CLAIM_BATCH 64    /* URLs per claim round trip */
+#define CONFIG_DEFAULT_TIMEOUT_MS 30000  /* whole transfer */
 #define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
 #define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
 #define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
+#define CONFIG_DEFAULT_MAX_DEPTH UINT32_MAX /* none */
+#define CONFIG_DEFAULT_MAX_PAGES 0          /* none */
+#define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0 /* none */
 #define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
+#define CONFIG_DEFAULT_SCOPE SCOPE_HOST
 #define CONFIG_DEFAULT_GRACE_MS 5000 /* finish in-flight work after SIGTERM */
 #define CONFIG_MAX_PATTERNS 32       /* --include/--exclude/--allow/--deny each */
 
@@ -29,12 +42,12 @@ typedef enum config_scope {
 typedef struct crawl_config {
     /* where */
     const char *redis_url; /* --redis; NULL: $REDIS_URL or embedded */
-    const char *data_dir;  /* --data-dir for the embedded server */
+    const char *data_dir;  /* --data-dir for the embedded server (RCONN_DEFAULT_DATA_DIR) */
     const char *crawl;     /* --crawl NAME */
     const char *seeds;     /* --seeds FILE or NULL */
     int force_seeds;       /* --force: re-queue seeds already seen */
     /* engine */
-    uint32_t threads;     /* --threads, fetcher threads (default: cores) */
+    uint32_t threads;     /* --threads, fetcher threads (default: online cores) */
     uint32_t concurrency; /* --concurrency, transfers per thread */
     uint32_t claim_batch; /* --claim-batch, URLs per claim */
     int wait;             /* --wait: keep running for new seeds when done */
@@ -82,16 +95,22 @@ typedef struct crawl_config {
     void *storage;    /* strings read from --config (config_free) */
 } crawl_config_t;
 
-/* Fills cfg with the defaults. */
+/* Fills cfg with the defaults (every field: zero where no option sets it). */
 void config_defaults(crawl_config_t *cfg);
 /* Parses `crawl` options (argv[0] is "crawl"), including --config FILE
- * (one "option value" or "option" per line, '#' comments, the same names
- * without "--"; command-line options win).  Strings point into argv or into
- * storage kept until config_free().  Returns 0, 1 if --help was printed, or
- * -1 after printing a message for a bad option or value. */
+ * (one "option value", "option=value" or "option" per line, '#' comment
+ * lines, the same names with or without "--", no abbreviations; command-line
+ * options win).  Strings point into argv or into storage kept until
+ * config_free().  Returns 0, 1 if --help was printed to stdout, or -1 after
+ * printing a message for a bad option or value to stderr.  Not thread-safe
+ * (getopt_long). */
 int config_parse(crawl_config_t *cfg, int argc, char **argv);
+/* Frees what config_parse kept from --config files; cfg may be NULL. */
 void config_free(crawl_config_t *cfg);
 /* Prints the `crawl` help with every option and its default. */
 void config_usage(FILE *out);
+/* The option table of `crawl` (for tests and documentation): static, not
+ * to be freed. */
+const struct cli_cmd *config_cmd(void);
 
 #endif

@@ -10,18 +10,26 @@
 
 #include "cli.h"
 
+/* The subcommands, in the order `crawler --help` lists them. */
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} CMDS[] = {
+    {"crawl", cmd_crawl, "crawl from the frontier (and --seeds FILE) until the crawl is over"},
+    {"seed", cmd_seed, "add the URLs of a seeds file to a crawl's frontier"},
+    {"stats", cmd_stats, "print a crawl's counters from Redis"},
+    {"reset", cmd_reset, "delete every key of one crawl"},
+    {"bloom", cmd_bloom, "add/check URLs in a Bloom filter, or show its info"},
+};
+#define NCMDS (sizeof CMDS / sizeof CMDS[0])
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: crawler COMMAND [OPTIONS]\n"
-                 "\n"
-                 "commands:\n"
-                 "  crawl   crawl from the frontier (and --seeds FILE) until the crawl is over\n"
-                 "  seed    add the URLs of a seeds file to a crawl's frontier\n"
-                 "  stats   print a crawl's counters from Redis\n"
-                 "  reset   delete every key of one crawl\n"
-                 "  bloom   add/check URLs in a Bloom filter, or show its info\n"
-                 "\n"
-                 "`crawler COMMAND --help` lists the options of each command.\n"
+    fprintf(out, "usage: crawler COMMAND [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < NCMDS; i++)
+        fprintf(out, "  %-7s %s\n", CMDS[i].name, CMDS[i].summary);
+    fprintf(out, "\n`crawler COMMAND --help` lists the options of each command.\n"
                  "crawler --version prints the version.\n");
 }
 
@@ -41,16 +49,8 @@ int main(int argc, char **argv)
                LIBXML_DOTTED_VERSION);
         return CLI_EXIT_OK;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } cmds[] = {{"crawl", cmd_crawl},
-                {"seed", cmd_seed},
-                {"stats", cmd_stats},
-                {"reset", cmd_reset},
-                {"bloom", cmd_bloom}};
-    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
-        if (strcmp(cmd, cmds[i].name) != 0)
+    for (size_t i = 0; i < NCMDS; i++) {
+        if (strcmp(cmd, CMDS[i].name) != 0)
             continue;
         signal(SIGPIPE, SIG_IGN); /* a closed --out pipe is a write error, not death */
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
             return CLI_EXIT_ERROR;
         }
         xmlInitParser();
-        int rc = cmds[i].fn(argc - 1, argv + 1);
+        int rc = CMDS[i].fn(argc - 1, argv + 1);
         xmlCleanupParser();
         curl_global_cleanup();
         return rc;
