@@ -4,7 +4,8 @@
  *
  * DESIGN: parses options with getopt_long, opens Redis (cli_redis_open:
  * --redis, $REDIS_URL or the embedded server in --data-dir) and the filter
- * (--name NAME, or --crawl NAME for the crawl's "crawler:{NAME}:seen"), then:
+ * (--name NAME, or --crawl NAME for the crawl's visited set,
+ * frontier_bloom_name), then:
  *   add    reads URLs (cli_read_urls: normalized by parser_url_normalize,
  *          invalid lines reported with their number and skipped), collects
  *          --batch of them, test-and-adds each batch in one round trip
@@ -26,6 +27,7 @@
 #include "bloom.h"
 #include "cli.h"
 #include "frontier.h"
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 
 #define BLOOM_CLI_BATCH 1000
 #define BLOOM_CLI_MAX_BATCH 100000
@@ -69,7 +71,7 @@ static void help(void)
            "\n"
            "options:\n"
            "  --name NAME      filter name (required unless --crawl)\n"
-           "  --crawl NAME     use crawl NAME's visited set, crawler:{NAME}:seen\n"
+           "  --crawl NAME     use crawl NAME's visited set, " FRONTIER_KEY_PREFIX_HELP "seen\n"
            "  --redis URL      shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"
            "                   (default: $REDIS_URL, else an embedded redis-server in --data-dir)\n"
            "  --data-dir DIR   embedded Redis directory (default: %s)\n"

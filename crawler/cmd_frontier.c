@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "seeds.h"
 #include "frontier.h"
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 
 /* Options every subcommand here shares. */
 typedef struct common {
@@ -54,7 +55,7 @@ enum {
 #define COMMON_HELP                                                                                \
     "  --redis URL      shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"           \
     "                   (default: $REDIS_URL, else an embedded redis-server in --data-dir)\n"      \
-    "  --crawl NAME     crawl name; keys live under crawler:{NAME}: "                              \
+    "  --crawl NAME     crawl name; keys live under " FRONTIER_KEY_PREFIX_HELP " "                 \
     "(default: " FRONTIER_DEFAULT_CRAWL ")\n"                                                      \
     "  --data-dir DIR   embedded Redis directory (default: " RCONN_DEFAULT_DATA_DIR ")\n"          \
     "  --help           this help\n"
@@ -121,42 +122,29 @@ static void seed_help(void)
         (unsigned long long)BLOOM_DEFAULT_CAPACITY, BLOOM_DEFAULT_FP_RATE);
 }
 
-/* Opens the crawl's filter, creating it with params if it does not exist. */
-static bloom_t *open_filter(redisContext *rc, const char *crawl, const bloom_params_t *p)
-{
-    char name[128], msg[512] = "";
-    int err = 0;
-    frontier_bloom_name(crawl, name, sizeof name);
-    bloom_t *b = bloom_open(rc, name, NULL, &err, msg, sizeof msg);
-    if (!b && err == BLOOM_ENOTFOUND)
-        b = bloom_open(rc, name, p, &err, msg, sizeof msg);
-    if (!b)
-        fprintf(stderr, "crawler seed: Bloom filter %s: %s\n", name,
-                msg[0] ? msg : bloom_strerror(err));
-    return b;
-}
-
+/* Seeds the crawl; its frontier joins the crawl's filter, or creates it with
+ * bp's capacity and rate if it does not exist. */
 static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
 {
     redisContext *rc;
     rconn_t *r = open_redis("seed", co, &rc);
-    bloom_t *b = r ? open_filter(rc, co->crawl, bp) : NULL;
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
     cfg.crawl = co->crawl;
-    char err[256] = "";
-    frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
-    if (b && !f)
+    cfg.bloom_capacity = bp->capacity;
+    cfg.bloom_fp_rate = bp->fp_rate;
+    char err[512] = "";
+    frontier_t *f = r ? frontier_open(rc, &cfg, NULL, err, sizeof err) : NULL;
+    if (r && !f)
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = CLI_EXIT_ERROR;
     seeds_result_t res;
-    if (f && seeds_add_file(rc, f, co->crawl, file, force, 0, &res) == 0) {
+    if (f && seeds_add_file(rc, f, file, force, 0, &res) == 0) {
         printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", res.added,
                res.valid - res.added, res.rejected, co->crawl);
         status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
     }
     frontier_close(f);
-    bloom_close(b);
     close_redis(r, rc);
     return status;
 }
@@ -422,7 +410,8 @@ int cmd_stats(int argc, char **argv)
 static void reset_help(void)
 {
     printf("usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
-           "Deletes every key of one crawl (crawler:{NAME}:*: queues, leases, stats, Bloom\n"
+           "Deletes every key of one crawl (" FRONTIER_KEY_PREFIX_HELP
+           "*: queues, leases, stats, Bloom\n"
            "filter) and nothing else.\n\noptions:\n"
            "  --yes            required: confirm the deletion\n" COMMON_HELP
            "  (--crawl is required here; no default)\n");

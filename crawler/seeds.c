@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "keys.h" /* the seed hosts key, until frontier_seed records the hosts itself */
 #include "parser.h"
 
 #define SEED_BATCH 1000
@@ -18,7 +19,6 @@
 typedef struct batch {
     redisContext *rc;
     frontier_t *f;
-    const char *crawl;
     int force;
     char *urls[SEED_BATCH];
     size_t n;
@@ -38,8 +38,8 @@ static int flush(batch_t *b)
     b->res->added += added;
     const char *argv[2 + SEED_BATCH];
     size_t lens[2 + SEED_BATCH];
-    char key[256], hosts[SEED_BATCH][256];
-    snprintf(key, sizeof key, "crawler:{%s}:seedhosts", b->crawl);
+    char key[FR_KEY_MAX], hosts[SEED_BATCH][256];
+    fr_key(b->f, FR_K_SEEDHOSTS, key, sizeof key);
     argv[0] = "SADD";
     argv[1] = key;
     int argc = 2;
@@ -74,7 +74,7 @@ static int on_url(void *ud, const char *url, const char *line, unsigned long lin
     return b->n == SEED_BATCH ? flush(b) : 0;
 }
 
-int seeds_add_file(redisContext *rc, frontier_t *f, const char *crawl, const char *path, int force,
+int seeds_add_file(redisContext *rc, frontier_t *f, const char *path, int force,
                    size_t max_url_length, seeds_result_t *res)
 {
     memset(res, 0, sizeof *res);
@@ -86,7 +86,7 @@ int seeds_add_file(redisContext *rc, frontier_t *f, const char *crawl, const cha
     batch_t *b = calloc(1, sizeof *b);
     long bad = -1;
     if (b) {
-        *b = (batch_t){.rc = rc, .f = f, .crawl = crawl, .force = force, .res = res};
+        *b = (batch_t){.rc = rc, .f = f, .force = force, .res = res};
         bad = cli_read_urls(in, path, max_url_length, on_url, b);
         if (bad >= 0 && flush(b) < 0)
             bad = -1;

@@ -1,8 +1,9 @@
 /*
  * seeds.h -- adding a seeds file to a crawl: each line normalized, offered
  * to the frontier through the Bloom filter (seeding twice adds nothing
- * unless force), and its host recorded in "crawler:{NAME}:seedhosts" (the
- * set --scope host|domain and the private-address guard read).
+ * unless force), and its host recorded in the crawl's seed hosts (the set
+ * --scope host|domain and the private-address guard read:
+ * frontier_seed_hosts).
  */
 #ifndef CRAWLER_SEEDS_H
 #define CRAWLER_SEEDS_H
@@ -21,7 +22,7 @@ typedef struct seeds_result {
 
 /* Reads path ("-": stdin) and seeds the crawl of f (opened on rc).  Returns
  * 0, or -1 after printing the reason (unreadable file, Redis error). */
-int seeds_add_file(struct redisContext *rc, frontier_t *f, const char *crawl, const char *path,
-                   int force, size_t max_url_length, seeds_result_t *res);
+int seeds_add_file(struct redisContext *rc, frontier_t *f, const char *path, int force,
+                   size_t max_url_length, seeds_result_t *res);
 
 #endif
