@@ -41,7 +41,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
                                           "makes it faster: see README)");
     seeds_result_t res;
     if (cfg->seeds &&
-        seeds_add_file(rc, f, cfg->seeds, cfg->force_seeds, cfg->max_url_length, &res) < 0)
+        seeds_add_file(f, cfg->seeds, cfg->force_seeds, cfg->max_url_length, &res) < 0)
         goto out;
     if (cfg->seeds) {
         if (!cfg->quiet)

@@ -6,8 +6,9 @@
  * (cli_redis_open: --redis, $REDIS_URL or the embedded server in --data-dir)
  * and calls the frontier module; none keeps state.  seed reads the file with
  * cli_read_urls (normalization, line-numbered errors) and seeds in batches of
- * batches (seeds.c, which also records the seeds' hosts); stats prints once, or every N seconds
- * with --watch until SIGINT/SIGTERM (or --count refreshes); reset refuses without --yes.
+ * batches (seeds.c; frontier_seed also records the seeds' hosts); stats
+ * prints once, or every N seconds with --watch until SIGINT/SIGTERM (or
+ * --count refreshes); reset refuses without --yes.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -139,7 +140,7 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = CLI_EXIT_ERROR;
     seeds_result_t res;
-    if (f && seeds_add_file(rc, f, file, force, 0, &res) == 0) {
+    if (f && seeds_add_file(f, file, force, 0, &res) == 0) {
         printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", res.added,
                res.valid - res.added, res.rejected, co->crawl);
         status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;

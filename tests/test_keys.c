@@ -297,6 +297,29 @@ Test(keys, seed_hosts_lists_the_set_and_the_caller_owns_the_copy)
     fx_redis_stop(r);
 }
 
+Test(keys, seeding_records_the_seeds_hosts_in_the_same_call)
+{
+    fx_redis_t *r = side_redis();
+    side_t s;
+    side_open(&s, r, CRAWL, NULL, 1);
+    const char *seeds[] = {"http://a.test/", "http://b.test:8080/x", "http://a.test/y",
+                           "https://[::1]/"};
+    uint64_t before = frontier_round_trips(s.f);
+    side_seed_all(s.f, seeds, 4);
+    cr_expect_eq(frontier_round_trips(s.f) - before, 1, "one round trip records both");
+    char **hosts = NULL;
+    size_t n = 0;
+    cr_assert_eq(frontier_seed_hosts(s.f, &hosts, &n), 0);
+    cr_expect_eq(n, 3, "%zu hosts", n);
+    cr_expect(has(hosts, n, "a.test") && has(hosts, n, "b.test") && has(hosts, n, "[::1]"),
+              "the hosts, without scheme or port");
+    for (size_t i = 0; i < n; i++)
+        free(hosts[i]);
+    free(hosts);
+    side_close(&s);
+    fx_redis_stop(r);
+}
+
 Test(keys, every_shared_state_call_says_eio_when_redis_is_gone)
 {
     fx_redis_t *r = side_redis();
