@@ -5,7 +5,8 @@
  * DESIGN: declares its options once, in OPTS[] (cli.h: parsing, checks,
  * defaults and --help are made from it), opens Redis (cli_redis_open:
  * --redis, $REDIS_URL or the embedded server in --data-dir) and the filter
- * (--name NAME, or --crawl NAME for the crawl's "crawler:{NAME}:seen"), then:
+ * (--name NAME, or --crawl NAME for the crawl's visited set,
+ * frontier_bloom_name), then:
  *   add    reads URLs (cli_read_urls: normalized by parser_url_normalize,
  *          invalid lines reported with their number and skipped), collects
  *          --batch of them, test-and-adds each batch in one round trip
@@ -26,6 +27,7 @@
 #include "bloom.h"
 #include "cli.h"
 #include "frontier.h"
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 
 #define BLOOM_CLI_BATCH 1000
 #define BLOOM_CLI_MAX_BATCH 100000
@@ -63,7 +65,7 @@ static const char *const ACTIONS[] = {
 static const cli_opt_t OPTS[] = {
     {CLI_OPT_STRING(bopts_t, "name", "NAME", name, NULL, "filter name (required unless --crawl)")},
     {CLI_OPT_STRING(bopts_t, "crawl", "NAME", crawl, NULL,
-                    "use crawl NAME's visited set, crawler:{NAME}:seen"),
+                    "use crawl NAME's visited set, " FRONTIER_KEY_PREFIX_HELP "seen"),
      .check = cli_check_crawl_name},
     {CLI_OPT_REDIS(bopts_t, redis)},
     {CLI_OPT_DATA_DIR(bopts_t, data_dir)},

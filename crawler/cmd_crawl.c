@@ -1,6 +1,7 @@
 /*
  * cmd_crawl.c -- `crawler crawl`: options, Redis (shared or embedded), the
- * crawl's Bloom filter and frontier, seeding, outputs, then the engine.
+ * crawl's frontier (which opens its Bloom filter), seeding, outputs, then the
+ * engine.
  */
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -14,28 +15,22 @@
 #include "seeds.h"
 #include "warc.h"
 
-/* Creates (or joins) the crawl's filter and seeds it from cfg->seeds. */
+/* Opens the crawl's frontier, which joins its filter or creates it with
+ * --bloom-capacity/--bloom-fp-rate, and seeds it from cfg->seeds. */
 static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
 {
     redisContext *rc = cli_redis_connect("crawl", r);
     if (!rc)
         return -1;
-    int rcode = -1, berr = 0;
-    char bname[256], err[512];
-    frontier_bloom_name(cfg->crawl, bname, sizeof bname);
-    bloom_params_t bp = {.capacity = cfg->bloom_capacity, .fp_rate = cfg->bloom_fp_rate};
-    bloom_t *b = bloom_open(rc, bname, NULL, &berr, err, sizeof err);
-    if (!b && berr == BLOOM_ENOTFOUND)
-        b = bloom_open(rc, bname, &bp, &berr, err, sizeof err);
-    frontier_t *f = NULL;
-    if (!b) {
-        fprintf(stderr, "crawler crawl: visited set %s: %s\n", bname, err);
-        goto out;
-    }
+    int rcode = -1;
+    char err[512];
     frontier_config_t fc;
     frontier_config_defaults(&fc);
     fc.crawl = cfg->crawl;
-    if (!(f = frontier_open(rc, &fc, b, err, sizeof err))) {
+    fc.bloom_capacity = cfg->bloom_capacity;
+    fc.bloom_fp_rate = cfg->bloom_fp_rate;
+    frontier_t *f = frontier_open(rc, &fc, NULL, err, sizeof err);
+    if (!f) {
         fprintf(stderr, "crawler crawl: frontier: %s\n", err);
         goto out;
     }
@@ -45,8 +40,8 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
                                           "makes it faster: see README)");
     seeds_result_t res;
-    if (cfg->seeds && seeds_add_file(rc, f, cfg->crawl, cfg->seeds, cfg->force_seeds,
-                                     cfg->max_url_length, &res) < 0)
+    if (cfg->seeds &&
+        seeds_add_file(f, cfg->seeds, cfg->force_seeds, cfg->max_url_length, &res) < 0)
         goto out;
     if (cfg->seeds) {
         if (!cfg->quiet)
@@ -57,7 +52,6 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
     rcode = 0;
 out:
     frontier_close(f);
-    bloom_close(b);
     redisFree(rc);
     return rcode;
 }

@@ -7,8 +7,9 @@
  * (cli_redis_open: --redis, $REDIS_URL or the embedded server in --data-dir)
  * and calls the frontier module; none keeps state.  seed reads the file with
  * cli_read_urls (normalization, line-numbered errors) and seeds in batches of
- * batches (seeds.c, which also records the seeds' hosts); stats prints once, or every N seconds
- * with --watch until SIGINT/SIGTERM (or --count refreshes); reset refuses without --yes.
+ * batches (seeds.c; frontier_seed also records the seeds' hosts); stats
+ * prints once, or every N seconds with --watch until SIGINT/SIGTERM (or
+ * --count refreshes); reset refuses without --yes.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -22,6 +23,7 @@
 #include "cli.h"
 #include "seeds.h"
 #include "frontier.h"
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 
 /* Options every subcommand here shares: .co of each command's options. */
 typedef struct common {
@@ -36,7 +38,7 @@ typedef struct common {
 #define COMMON_OPTS(T, crawl_dflt, crawl_doc)                                                      \
     {CLI_OPT_REDIS(T, co.redis)},                                                                  \
     {CLI_OPT_STRING(T, "crawl", "NAME", co.crawl, crawl_dflt,                                      \
-                    "crawl name; keys live under crawler:{NAME}:"),                                \
+                    "crawl name; keys live under " FRONTIER_KEY_PREFIX_HELP),                        \
      .check = cli_check_crawl_name, .dflt_doc = crawl_doc},                                        \
     {CLI_OPT_DATA_DIR(T, co.data_dir)},                                                            \
     {CLI_OPT_HELP("this help")},
@@ -100,42 +102,29 @@ static const cli_cmd_t SEED = {
     .nopts = COUNT(SEED_OPTS),
 };
 
-/* Opens the crawl's filter, creating it with params if it does not exist. */
-static bloom_t *open_filter(redisContext *rc, const char *crawl, const bloom_params_t *p)
-{
-    char name[128], msg[512] = "";
-    int err = 0;
-    frontier_bloom_name(crawl, name, sizeof name);
-    bloom_t *b = bloom_open(rc, name, NULL, &err, msg, sizeof msg);
-    if (!b && err == BLOOM_ENOTFOUND)
-        b = bloom_open(rc, name, p, &err, msg, sizeof msg);
-    if (!b)
-        fprintf(stderr, "crawler seed: Bloom filter %s: %s\n", name,
-                msg[0] ? msg : bloom_strerror(err));
-    return b;
-}
-
+/* Seeds the crawl; its frontier joins the crawl's filter, or creates it with
+ * bp's capacity and rate if it does not exist. */
 static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
 {
     redisContext *rc;
     rconn_t *r = open_redis("seed", co, &rc);
-    bloom_t *b = r ? open_filter(rc, co->crawl, bp) : NULL;
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
     cfg.crawl = co->crawl;
-    char err[256] = "";
-    frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
-    if (b && !f)
+    cfg.bloom_capacity = bp->capacity;
+    cfg.bloom_fp_rate = bp->fp_rate;
+    char err[512] = "";
+    frontier_t *f = r ? frontier_open(rc, &cfg, NULL, err, sizeof err) : NULL;
+    if (r && !f)
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = CLI_EXIT_ERROR;
     seeds_result_t res;
-    if (f && seeds_add_file(rc, f, co->crawl, file, force, 0, &res) == 0) {
+    if (f && seeds_add_file(f, file, force, 0, &res) == 0) {
         printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", res.added,
                res.valid - res.added, res.rejected, co->crawl);
         status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
     }
     frontier_close(f);
-    bloom_close(b);
     close_redis(r, rc);
     return status;
 }
@@ -360,7 +349,8 @@ static const cli_opt_t RESET_OPTS[] = {
 static const cli_cmd_t RESET = {
     .name = "reset",
     .usage = "usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
-             "Deletes every key of one crawl (crawler:{NAME}:*: queues, leases, stats, Bloom\n"
+             "Deletes every key of one crawl (" FRONTIER_KEY_PREFIX_HELP
+             "*: queues, leases, stats, Bloom\n"
              "filter) and nothing else.\n\noptions:\n",
     .opts = RESET_OPTS,
     .nopts = COUNT(RESET_OPTS),

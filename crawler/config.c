@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "frontier.h"
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 #include "parser.h"
 #include "robots.h"
 
@@ -43,7 +44,7 @@ static const cli_opt_t OPTS[] = {
     {STR("data-dir", "DIR", data_dir, RCONN_DEFAULT_DATA_DIR,
          "embedded Redis data (append-only, resumable)")},
     {STR("crawl", "NAME", crawl, FRONTIER_DEFAULT_CRAWL,
-         "crawl name (Redis key prefix crawler:{NAME}:)"),
+         "crawl name (Redis key prefix " FRONTIER_KEY_PREFIX_HELP ")"),
      .check = cli_check_crawl_name},
     {STR("seeds", "FILE", seeds, NULL, "seed URLs, one a line, # comments")},
     {FLAG("force", force_seeds, "re-queue seeds even if already seen (re-crawl)")},

@@ -1,24 +1,21 @@
 /*
  * seeds.c -- seeds file -> frontier, in batches of SEED_BATCH URLs (one
- * frontier_seed round trip and one SADD of their hosts per batch).
+ * frontier_seed call per batch, which also records the seeds' hosts in the
+ * same atomic step).
  */
 #include "seeds.h"
 
 #include <errno.h>
-#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "parser.h"
 
 #define SEED_BATCH 1000
 
 typedef struct batch {
-    redisContext *rc;
     frontier_t *f;
-    const char *crawl;
     int force;
     char *urls[SEED_BATCH];
     size_t n;
@@ -31,31 +28,10 @@ static int flush(batch_t *b)
         return 0;
     size_t added = 0;
     int rc = frontier_seed(b->f, (const char *const *)b->urls, b->n, b->force, &added);
-    if (rc < 0) {
+    if (rc < 0)
         fprintf(stderr, "crawler: seeding failed: %s\n", frontier_strerror(rc));
-        goto out;
-    }
-    b->res->added += added;
-    const char *argv[2 + SEED_BATCH];
-    size_t lens[2 + SEED_BATCH];
-    char key[256], hosts[SEED_BATCH][256];
-    snprintf(key, sizeof key, "crawler:{%s}:seedhosts", b->crawl);
-    argv[0] = "SADD";
-    argv[1] = key;
-    int argc = 2;
-    for (size_t i = 0; i < b->n; i++)
-        if (parser_url_host(b->urls[i], hosts[i], sizeof hosts[i]) > 0)
-            argv[argc++] = hosts[i];
-    for (int i = 0; i < argc; i++)
-        lens[i] = strlen(argv[i]);
-    redisReply *r = argc > 2 ? redisCommandArgv(b->rc, argc, argv, lens) : NULL;
-    if (argc > 2 && (!r || r->type == REDIS_REPLY_ERROR)) {
-        fprintf(stderr, "crawler: recording seed hosts failed: %s\n", r ? r->str : b->rc->errstr);
-        rc = -1;
-    }
-    if (r)
-        freeReplyObject(r);
-out:
+    else
+        b->res->added += added;
     for (size_t i = 0; i < b->n; i++)
         free(b->urls[i]);
     b->n = 0;
@@ -74,8 +50,8 @@ static int on_url(void *ud, const char *url, const char *line, unsigned long lin
     return b->n == SEED_BATCH ? flush(b) : 0;
 }
 
-int seeds_add_file(redisContext *rc, frontier_t *f, const char *crawl, const char *path, int force,
-                   size_t max_url_length, seeds_result_t *res)
+int seeds_add_file(frontier_t *f, const char *path, int force, size_t max_url_length,
+                   seeds_result_t *res)
 {
     memset(res, 0, sizeof *res);
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
@@ -86,7 +62,7 @@ int seeds_add_file(redisContext *rc, frontier_t *f, const char *crawl, const cha
     batch_t *b = calloc(1, sizeof *b);
     long bad = -1;
     if (b) {
-        *b = (batch_t){.rc = rc, .f = f, .crawl = crawl, .force = force, .res = res};
+        *b = (batch_t){.f = f, .force = force, .res = res};
         bad = cli_read_urls(in, path, max_url_length, on_url, b);
         if (bad >= 0 && flush(b) < 0)
             bad = -1;

@@ -1,8 +1,9 @@
 /*
  * seeds.h -- adding a seeds file to a crawl: each line normalized, offered
  * to the frontier through the Bloom filter (seeding twice adds nothing
- * unless force), and its host recorded in "crawler:{NAME}:seedhosts" (the
- * set --scope host|domain and the private-address guard read).
+ * unless force); frontier_seed records each seed's host in the same atomic
+ * step (the set --scope host|domain and the private-address guard read:
+ * frontier_seed_hosts).
  */
 #ifndef CRAWLER_SEEDS_H
 #define CRAWLER_SEEDS_H
@@ -11,17 +12,15 @@
 
 #include "frontier.h"
 
-struct redisContext;
-
 typedef struct seeds_result {
     size_t valid;  /* lines that were valid URLs */
     size_t added;  /* queued (new, or forced) */
     long rejected; /* invalid lines (reported on stderr with line numbers) */
 } seeds_result_t;
 
-/* Reads path ("-": stdin) and seeds the crawl of f (opened on rc).  Returns
- * 0, or -1 after printing the reason (unreadable file, Redis error). */
-int seeds_add_file(struct redisContext *rc, frontier_t *f, const char *crawl, const char *path,
-                   int force, size_t max_url_length, seeds_result_t *res);
+/* Reads path ("-": stdin) and seeds the crawl of f.  Returns 0, or -1 after
+ * printing the reason (unreadable file, Redis error). */
+int seeds_add_file(frontier_t *f, const char *path, int force, size_t max_url_length,
+                   seeds_result_t *res);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * frontier.c -- the handle, function loading and pipelined FCALLs, claiming,
  * heartbeats, releasing.  Finishing/seeding/retrying live in pages.c, stats
- * and reset in stats.c, the Lua sources in scripts.c.
+ * and reset in stats.c, the Lua sources in scripts.c, key names in keys.c,
+ * the robots.txt cache, sitemaps and seed hosts in hostinfo.c.
  *
- * DESIGN.  Keys of a crawl (P = "crawler:{NAME}:"):
+ * DESIGN.  Keys of a crawl (P = the crawl's key prefix; keys.def lists them,
+ * keys.h builds their names):
  *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
@@ -25,7 +27,10 @@
  *                          released new_links seen_links skipped_links errors
  *                          status_2xx..status_5xx status_other
  *   P errors        hash   error kind -> count
- *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/)
+ *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/); frontier_open
+ *                          opens it when the caller gives none
+ *   P seedhosts, P sitemaps, P robots:<origin>, P robots-lock:<origin>
+ *                          what the fetchers share about hosts (hostinfo.c)
  * Times are the Redis server's clock in ms since the epoch.
  *
  * A claim moves entries from queues into the worker's lease hash (leases, not
@@ -351,40 +356,16 @@ void frontier_config_defaults(frontier_config_t *cfg)
     cfg->max_tries = FRONTIER_DEFAULT_MAX_TRIES;
     cfg->backoff_ms = FRONTIER_DEFAULT_BACKOFF_MS;
     cfg->backoff_max_ms = FRONTIER_DEFAULT_BACKOFF_MAX_MS;
-}
-
-static int valid_crawl(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > FRONTIER_MAX_CRAWL_NAME)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '_' || c == '-';
-        if (!ok)
-            return 0;
-    }
-    return 1;
+    cfg->bloom_capacity = BLOOM_DEFAULT_CAPACITY;
+    cfg->bloom_fp_rate = BLOOM_DEFAULT_FP_RATE;
 }
 
 int frontier_bloom_name(const char *crawl, char *buf, size_t buflen)
 {
-    if (!crawl || !valid_crawl(crawl) || !buf)
+    char p[FR_PREFIX_MAX];
+    if (!crawl || fr_prefix(crawl, p, sizeof p) < 0)
         return FRONTIER_EINVAL;
-    int n = snprintf(buf, buflen, "crawler:{%s}:seen", crawl);
-    return n < 0 || (size_t)n >= buflen ? FRONTIER_EINVAL : 0;
-}
-
-/* Prefix "crawler:{NAME}:" of a crawl; FRONTIER_EINVAL for a bad name. */
-int fr_prefix(const char *crawl, char *buf, size_t buflen)
-{
-    if (!crawl)
-        crawl = FRONTIER_DEFAULT_CRAWL;
-    if (!valid_crawl(crawl))
-        return FRONTIER_EINVAL;
-    int n = snprintf(buf, buflen, "crawler:{%s}:", crawl);
-    return n < 0 || (size_t)n >= buflen ? FRONTIER_EINVAL : 0;
+    return fr_key_build(p, FR_K_SEEN, NULL, 0, buf, buflen) < 0 ? FRONTIER_EINVAL : 0;
 }
 
 static void normalize_config(frontier_config_t *c)
@@ -435,6 +416,31 @@ static int check_server(frontier_t *f, char *errbuf, size_t errlen)
     return FRONTIER_EREPLY;
 }
 
+/* The crawl's visited set when frontier_open is given none: joins the filter
+ * as created, else creates it if the config says how (frontier.h). */
+static int open_bloom(frontier_t *f, char *errbuf, size_t errlen)
+{
+    char name[FR_KEY_MAX], msg[512] = "";
+    int err = 0;
+    if (fr_key(f, FR_K_SEEN, name, sizeof name) < 0)
+        return FRONTIER_EINVAL;
+    bloom_params_t p = {.cache_bytes = f->cfg.bloom_cache_bytes,
+                        .shared_cache = f->cfg.bloom_shared_cache};
+    f->bloom = bloom_open(f->rc, name, &p, &err, msg, sizeof msg);
+    if (!f->bloom && err == BLOOM_ENOTFOUND &&
+        (f->cfg.bloom_capacity || f->cfg.bloom_fp_rate != 0)) {
+        p.capacity = f->cfg.bloom_capacity;
+        p.fp_rate = f->cfg.bloom_fp_rate;
+        f->bloom = bloom_open(f->rc, name, &p, &err, msg, sizeof msg);
+    }
+    if (!f->bloom) {
+        snprintf(errbuf, errlen, "visited set %s: %s", name, msg[0] ? msg : bloom_strerror(err));
+        return err == BLOOM_EIO ? FRONTIER_EIO : FRONTIER_EBLOOM;
+    }
+    f->bloom_owned = 1;
+    return 0;
+}
+
 static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
 {
     int rc = fr_load(f);
@@ -452,7 +458,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         errbuf = dummy;
         errlen = sizeof dummy;
     }
-    if (!rc || !cfg || !bloom) {
+    if (!rc || !cfg) {
         snprintf(errbuf, errlen, "frontier_open: NULL argument");
         return NULL;
     }
@@ -471,7 +477,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         goto fail;
     }
     snprintf(f->crawl, sizeof f->crawl, "%s", crawl);
-    snprintf(f->ready_key, sizeof f->ready_key, "%sready", f->prefix);
+    fr_key(f, FR_K_READY, f->ready_key, sizeof f->ready_key);
     f->cfg.crawl = f->crawl;
     if (gethostname(f->host, sizeof f->host) != 0)
         snprintf(f->host, sizeof f->host, "localhost");
@@ -489,7 +495,8 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
              (uint64_t)(uintptr_t)f;
     if (!f->rng)
         f->rng = 88172645463325252ULL;
-    if (check_server(f, errbuf, errlen) < 0 || open_scripts(f, errbuf, errlen) < 0)
+    if (check_server(f, errbuf, errlen) < 0 || open_scripts(f, errbuf, errlen) < 0 ||
+        (!f->bloom && open_bloom(f, errbuf, errlen) < 0))
         goto fail;
     int hrc = frontier_heartbeat(f, NULL, NULL);
     if (hrc < 0) {
@@ -498,6 +505,8 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
     }
     return f;
 fail:
+    if (f->bloom_owned)
+        bloom_close(f->bloom);
     free(f->worker);
     free(f);
     return NULL;
@@ -519,8 +528,15 @@ void frontier_close(frontier_t *f)
             freeReplyObject(r);
         fa_free(&a);
     }
+    if (f->bloom_owned)
+        bloom_close(f->bloom);
     free(f->worker);
     free(f);
+}
+
+bloom_t *frontier_bloom(const frontier_t *f)
+{
+    return f ? f->bloom : NULL;
 }
 
 const char *frontier_worker_id(const frontier_t *f)
@@ -739,7 +755,10 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
         return FRONTIER_EINVAL;
     if (delay_ms > f->cfg.max_delay_ms)
         delay_ms = f->cfg.max_delay_ms;
-    redisReply *r = redisCommand(f->rc, "HSET %shdelay %s %u", f->prefix, origin, delay_ms);
+    char key[FR_KEY_MAX];
+    if (fr_key(f, FR_K_HDELAY, key, sizeof key) < 0)
+        return FRONTIER_EINVAL;
+    redisReply *r = redisCommand(f->rc, "HSET %s %s %u", key, origin, delay_ms);
     f->round_trips++;
     if (!r)
         return FRONTIER_EIO;

@@ -5,8 +5,10 @@
  * stats.  Every state change is one Redis script (atomic), so a worker may
  * die at any instruction without losing a URL.
  *
- * All keys live under "crawler:{NAME}:" (NAME = the crawl name; the braces
- * make it a Redis Cluster hash tag).  The README lists every key.
+ * All keys live under the crawl's key prefix (keys.h spells it: the crawl
+ * name inside a Redis Cluster hash tag); keys.def lists every key, the README
+ * documents each.  Only frontier/ builds key names: other modules reach a
+ * crawl's Redis state through the functions below.
  *
  * URLs handed to the frontier must already be normalized
  * (parser_url_normalize); their host key is the origin
@@ -68,23 +70,50 @@ typedef struct frontier_config {
     uint32_t backoff_max_ms;     /* retry delay cap */
     int bitfield_only;           /* 1: set Bloom bits with BITFIELD even when Redis has the
                                     crawler module (CRAWLER.BFADD); 0: use it if loaded */
+    /* The visited set frontier_open opens itself (when given no bloom): */
+    uint64_t bloom_capacity;           /* n, expected items, if it must be created; 0 and
+                                          bloom_fp_rate 0: join an existing filter only */
+    double bloom_fp_rate;              /* p in (0,1), if it must be created (0: see above;
+                                          one of the two 0: bloom's default for it) */
+    size_t bloom_cache_bytes;          /* the handle's local cache of added URLs, bytes
+                                          (0: BLOOM_DEFAULT_CACHE_BYTES, SIZE_MAX: none) */
+    bloom_cache_t *bloom_shared_cache; /* if set: this cache several handles share
+                                          (borrowed; outlives the handle), not a
+                                          private one of bloom_cache_bytes */
 } frontier_config_t;
 
-/* Fills cfg with the defaults above. */
+/* Fills cfg with the defaults above (bloom_capacity BLOOM_DEFAULT_CAPACITY,
+ * bloom_fp_rate BLOOM_DEFAULT_FP_RATE, default cache). */
 void frontier_config_defaults(frontier_config_t *cfg);
 
 typedef struct frontier frontier_t;
 
-/* Opens the frontier of cfg->crawl on rc, using bloom (borrowed; opened on
- * the same rc) as the visited set.  Registers the worker.  NULL on failure,
- * with a message in errbuf. */
+/* Opens the frontier of cfg->crawl on rc (borrowed: the caller keeps it open
+ * until frontier_close and closes it afterwards).  The visited set is bloom
+ * if given (borrowed; opened on the same rc, on frontier_bloom_name's
+ * filter); with bloom NULL the handle opens the crawl's filter itself and
+ * closes it in frontier_close: it joins the filter as it was created (by
+ * whoever seeded first, whatever its geometry), or, if there is none and
+ * cfg->bloom_capacity or bloom_fp_rate is set, creates it with them (an
+ * opener racing it with another geometry gets the mismatch as an error).
+ * The filter's local cache is cfg->bloom_shared_cache or a private one of
+ * cfg->bloom_cache_bytes.  Then registers the worker.  cfg is copied (its
+ * strings too).  NULL on failure, with a message in errbuf (always
+ * NUL-terminated if errlen > 0; may be NULL); nothing stays registered. */
 frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
                           char *errbuf, size_t errlen);
-/* Frees the handle; does not hand back leases (call frontier_release first).
- * Accepts NULL. */
+/* Frees the handle, and the Bloom filter handle if frontier_open opened it;
+ * does not hand back leases (call frontier_release first).  Accepts NULL. */
 void frontier_close(frontier_t *f);
 
-/* Name of the Bloom filter a crawl uses: "crawler:{NAME}:seen". */
+/* The visited set the handle uses: the bloom given to frontier_open, or the
+ * one it opened (owned by the handle: valid until frontier_close, never to
+ * be closed by the caller).  Same thread rules as the handle. */
+bloom_t *frontier_bloom(const frontier_t *f);
+
+/* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
+ * (keys.def).  0, or FRONTIER_EINVAL for a NULL or bad crawl name or a
+ * buffer too short (FR_KEY_MAX of keys.h always fits).  Thread-safe. */
 int frontier_bloom_name(const char *crawl, char *buf, size_t buflen);
 
 /* One leased URL. */
@@ -199,6 +228,55 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
  * scripts of 256 URLs, pipelined 16 at a time. */
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
 
+/* ---- what the fetchers share about hosts (hostinfo.c) --------------------
+ * The robots.txt cache and its fetch lock (per origin), the Sitemap: URLs
+ * found, the seeds' hosts.  One plain Redis command each (one round trip) on
+ * the handle's connection: like every call on a handle, not thread-safe, and
+ * never between frontier_finish_start and frontier_finish_end on the same
+ * connection.  origin is the origin of a URL as the crawler computes it
+ * (binary-safe, copied into the command; NULL or "" is FRONTIER_EINVAL).
+ * Errors: FRONTIER_EINVAL (bad argument, nothing sent), FRONTIER_ENOMEM
+ * (nothing sent), FRONTIER_EIO (connection lost: the redisContext is then
+ * unusable), FRONTIER_EREPLY (Redis answered an error, e.g. a key of another
+ * type).  Redis is unchanged by a failed call. */
+
+/* Reads the robots.txt value stored for origin by frontier_robots_put (by
+ * any worker of the crawl; the crawler stores "R" + robots_serialize output,
+ * or "U" for "unavailable").  On 0, *val is a copy (caller frees with
+ * free(); NUL-terminated after its *len bytes, which may hold NULs), or NULL
+ * with *len 0 when nothing is stored (never put, or expired).  len may be
+ * NULL.  On error *val is NULL. */
+int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *len);
+
+/* Stores val (len bytes; 0 allowed) for origin, replacing what was there,
+ * expiring after ttl_s seconds (SET EX; 1.., 0 is FRONTIER_EINVAL). */
+int frontier_robots_put(frontier_t *f, const char *origin, const char *val, size_t len,
+                        uint32_t ttl_s);
+
+/* One robots.txt fetch per host for the whole crawl: tries to take origin's
+ * fetch lock (SET NX PX ttl_ms; ttl_ms 0 is FRONTIER_EINVAL).  On 0, *won is
+ * 1 if this call took it (the caller fetches, stores the result with
+ * frontier_robots_put, then calls frontier_robots_unlock), 0 if someone holds
+ * it (it lapses ttl_ms after it was taken, so a dead holder blocks nobody for
+ * long).  On error *won is 0; a caller that must not stall on a broken Redis
+ * may treat FRONTIER_EIO as won (the crawler fetches then). */
+int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int *won);
+
+/* Drops origin's fetch lock (DEL), whoever holds it: the lock carries no
+ * owner, so call it only after winning it.  0 also when it was not held. */
+int frontier_robots_unlock(frontier_t *f, const char *origin);
+
+/* Records n Sitemap: URLs (as found in robots.txt files; copied) in the
+ * crawl's sitemap set, one SADD.  n 0: 0, nothing sent.  A NULL url is
+ * FRONTIER_EINVAL. */
+int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n);
+
+/* The hosts of the crawl's seeds (the set --scope host|domain and the
+ * private-address guard read), in no order.  On 0, *hosts is an array of *n
+ * strings (caller frees each with free(), then the array; NULL when *n is
+ * 0).  On error *hosts is NULL and *n 0. */
+int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n);
+
 /* The handle's worker id (valid until frontier_close). */
 const char *frontier_worker_id(const frontier_t *f);
 
@@ -243,9 +321,10 @@ typedef struct frontier_stats {
 /* Reads the crawl's counters in one round trip (works without an open
  * handle). */
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out);
-/* Deletes every key of one crawl (and nothing else): SCAN MATCH on the exact
- * prefix "crawler:{NAME}:" (glob characters escaped), UNLINK in batches.
- * Includes the crawl's Bloom filter.  *deleted may be NULL. */
+/* Deletes every key of one crawl (and nothing else): SCAN MATCH on the
+ * crawl's exact key prefix (glob characters escaped), UNLINK in batches:
+ * every key of keys.def, families and the Bloom filter included.  *deleted
+ * may be NULL. */
 int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted);
 
 /* One worker's heartbeat record. */

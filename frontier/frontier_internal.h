@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "frontier.h"
+#include "keys.h"
 
 struct redisReply;
 
@@ -24,7 +25,6 @@ enum {
     FR_SCRIPT_COUNT
 };
 
-#define FR_PREFIX_MAX (FRONTIER_MAX_CRAWL_NAME + 16)
 #define FR_MAX_CLAIM 1000    /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */
 #define FR_SEED_CHUNK 256    /* seeds per script */
 #define FR_SEED_PIPELINE 16  /* seed scripts per round trip */
@@ -40,11 +40,12 @@ char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
 
 struct frontier {
     struct redisContext *rc; /* borrowed */
-    bloom_t *bloom;          /* borrowed */
+    bloom_t *bloom;          /* borrowed, or opened by frontier_open when bloom_owned */
+    int bloom_owned;         /* 1: frontier_close closes bloom */
     frontier_config_t cfg;   /* crawl and worker_id point into the handle */
     char crawl[FRONTIER_MAX_CRAWL_NAME + 1];
-    char prefix[FR_PREFIX_MAX]; /* "crawler:{NAME}:" */
-    char ready_key[FR_PREFIX_MAX + 8];
+    char prefix[FR_PREFIX_MAX]; /* the crawl's key prefix (fr_prefix) */
+    char ready_key[FR_KEY_MAX];
     char *worker;
     char host[64];
     long pid;
@@ -102,10 +103,6 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, struct red
 int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
 int fr_load(frontier_t *f);
-
-/* Writes the key prefix "crawler:{NAME}:" (NULL crawl: the default);
- * FRONTIER_EINVAL for a bad name. */
-int fr_prefix(const char *crawl, char *buf, size_t buflen);
 
 /* Splits a lease token "<seq>@<worker>"; 0 or FRONTIER_EINVAL. */
 int fr_lease_split(const char *lease, const char **worker, size_t *seqlen);

@@ -5,8 +5,10 @@
  *
  * DESIGN: stats are one pipelined round trip of read-only commands over the
  * keys listed in frontier.c (TIME first, so "live" is judged by the server's
- * clock).  Reset walks SCAN MATCH "crawler:{NAME}:*" (NAME's glob characters
- * escaped) and UNLINKs each batch; the closing "}:" makes the prefix exact, so
+ * clock); key names come from keys.h.  Reset walks SCAN MATCH over the
+ * crawl's key prefix followed by "*" (the prefix's glob characters escaped)
+ * and UNLINKs each batch: every key of keys.def, families included, and the
+ * Bloom filter's; the prefix ends after the hash tag's closing brace, so
  * crawl "a" never matches crawl "ab".
  */
 #include "frontier_internal.h"
@@ -119,23 +121,40 @@ static uint32_t count_live(const redisReply *w, uint64_t now)
 }
 
 #define STATS_CMDS 8
+/* Sends the stats commands (TIME first, then one read of a key each). */
+static int send_stats(struct redisContext *rc, const char *p)
+{
+    static const struct {
+        const char *fmt;
+        fr_key_id_t key;
+    } q[STATS_CMDS] = {{"TIME", FR_K_COUNT},
+                       {"HGETALL %s", FR_K_STATS},
+                       {"ZCARD %s", FR_K_DELAYED},
+                       {"ZCARD %s", FR_K_READY},
+                       {"LLEN %s", FR_K_DEAD},
+                       {"HLEN %s", FR_K_HADMIT},
+                       {"ZRANGE %s 0 -1 WITHSCORES", FR_K_WORKERS},
+                       {"HGETALL %s", FR_K_ERRORS}};
+    char key[FR_KEY_MAX];
+    for (int i = 0; i < STATS_CMDS; i++) {
+        int ok = q[i].key == FR_K_COUNT ? redisAppendCommand(rc, q[i].fmt)
+                 : fr_key_build(p, q[i].key, NULL, 0, key, sizeof key) < 0
+                     ? REDIS_ERR
+                     : redisAppendCommand(rc, q[i].fmt, key);
+        if (ok != REDIS_OK)
+            return FRONTIER_EIO;
+    }
+    return 0;
+}
+
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out)
 {
     char p[FR_PREFIX_MAX];
     if (!rc || !out || fr_prefix(crawl, p, sizeof p) < 0)
         return FRONTIER_EINVAL;
     memset(out, 0, sizeof *out);
-    static const char *const fmt[STATS_CMDS] = {"TIME",
-                                                "HGETALL %sstats",
-                                                "ZCARD %sdelayed",
-                                                "ZCARD %sready",
-                                                "LLEN %sdead",
-                                                "HLEN %shadmit",
-                                                "ZRANGE %sworkers 0 -1 WITHSCORES",
-                                                "HGETALL %serrors"};
-    for (int i = 0; i < STATS_CMDS; i++)
-        if ((i ? redisAppendCommand(rc, fmt[i], p) : redisAppendCommand(rc, fmt[i])) != REDIS_OK)
-            return FRONTIER_EIO;
+    if (send_stats(rc, p) < 0)
+        return FRONTIER_EIO;
     redisReply *r[STATS_CMDS] = {0};
     int rc_ = 0;
     for (int i = 0; i < STATS_CMDS; i++) {
@@ -191,19 +210,39 @@ static void fill_worker(frontier_worker_info_t *w, const redisReply *h, uint64_t
     }
 }
 
+/* Sends HGETALL worker:<id> and HLEN lease:<id> for each of the n workers
+ * in z; the key names are built first, so that running out of memory sends
+ * nothing. */
+static int send_worker_reads(struct redisContext *rc, const char *p, const redisReply *z, size_t n)
+{
+    fr_args_t k;
+    fa_init(&k);
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *id = z->element[2 * i];
+        fa_key(&k, p, FR_K_WORKER, id->str, id->len);
+        fa_key(&k, p, FR_K_LEASE, id->str, id->len);
+    }
+    int rc_ = k.oom ? FRONTIER_ENOMEM : 0;
+    for (size_t i = 0; rc_ == 0 && i < n; i++)
+        if (redisAppendCommand(rc, "HGETALL %b", k.v[2 * i], k.len[2 * i]) != REDIS_OK ||
+            redisAppendCommand(rc, "HLEN %b", k.v[2 * i + 1], k.len[2 * i + 1]) != REDIS_OK)
+            rc_ = FRONTIER_EIO;
+    fa_free(&k);
+    return rc_;
+}
+
 static int read_workers(struct redisContext *rc, const char *p, const redisReply *z, uint64_t now,
                         frontier_worker_info_t *w, size_t n)
 {
+    int rc_ = send_worker_reads(rc, p, z, n);
+    if (rc_ < 0)
+        return rc_;
     for (size_t i = 0; i < n; i++) {
         const redisReply *id = z->element[2 * i];
-        if (redisAppendCommand(rc, "HGETALL %sworker:%b", p, id->str, id->len) != REDIS_OK ||
-            redisAppendCommand(rc, "HLEN %slease:%b", p, id->str, id->len) != REDIS_OK)
-            return FRONTIER_EIO;
         snprintf(w[i].id, sizeof w[i].id, "%s", id->str);
         w[i].lease_until_ms = (uint64_t)strtod(z->element[2 * i + 1]->str, NULL);
         w[i].live = w[i].lease_until_ms >= now;
     }
-    int rc_ = 0;
     for (size_t i = 0; i < n; i++) {
         void *h = NULL, *l = NULL;
         if (redisGetReply(rc, &h) != REDIS_OK || redisGetReply(rc, &l) != REDIS_OK) {
@@ -259,7 +298,7 @@ int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker
 
 /* ---- reset --------------------------------------------------------------- */
 
-/* "crawler:{NAME}:*" with NAME's glob characters escaped. */
+/* The crawl's key prefix and "*", the prefix's glob characters escaped. */
 static int reset_pattern(const char *crawl, char *buf, size_t buflen)
 {
     char p[FR_PREFIX_MAX];
