@@ -265,8 +265,9 @@ static void start_page(worker_t *w, frontier_item_t *item)
                          rc == FRONTIER_ENOMEM ? "out of memory" : "cannot start the transfer");
 }
 
-/* What the gate said about a URL (*item taken unless it is the caller's to
- * clear: a cleared item is left either way). */
+/* Where the gate's verdict sends a leased URL: to a transfer, the finisher
+ * or a retry (ROBOTSGATE_WAIT: the gate holds it already).  *item is left
+ * zeroed. */
 static void route(worker_t *w, frontier_item_t *item, robotsgate_verdict_t v)
 {
     page_t p;
