@@ -292,3 +292,18 @@ void config_free(crawl_config_t *c)
     if (c)
         c->storage = NULL;
 }
+
+scope_config_t config_scope(const crawl_config_t *c)
+{
+    return (scope_config_t){.mode = c->scope == SCOPE_ANY      ? SCOPE_MODE_ANY
+                                    : c->scope == SCOPE_DOMAIN ? SCOPE_MODE_DOMAIN
+                                                               : SCOPE_MODE_HOST,
+                            .allow_domain = c->allow_domain,
+                            .n_allow_domain = c->n_allow_domain,
+                            .deny_domain = c->deny_domain,
+                            .n_deny_domain = c->n_deny_domain,
+                            .include = c->include,
+                            .n_include = c->n_include,
+                            .exclude = c->exclude,
+                            .n_exclude = c->n_exclude};
+}

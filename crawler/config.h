@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "scope.h"
+
 struct cli_cmd;
 
 #define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
@@ -107,6 +109,9 @@ void config_defaults(crawl_config_t *cfg);
 int config_parse(crawl_config_t *cfg, int argc, char **argv);
 /* Frees what config_parse kept from --config files; cfg may be NULL. */
 void config_free(crawl_config_t *cfg);
+/* The scope's part of the options, for scope_new (which copies what it
+ * keeps); the pointers point into cfg. */
+scope_config_t config_scope(const crawl_config_t *cfg);
 /* Prints the `crawl` help with every option and its default. */
 void config_usage(FILE *out);
 /* The option table of `crawl` (for tests and documentation): static, not

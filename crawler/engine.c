@@ -1,30 +1,45 @@
 /*
- * engine.c -- fetcher threads and their loop.
+ * engine.c -- the fetcher threads: their loop, and the calling thread's
+ * signals and progress line.
  *
- * DESIGN: each worker thread owns a CURLM (up to cfg->concurrency transfers),
- * two redisContexts -- one for claims, retries and heartbeats, one for
- * finishing pages, each with its bloom_t and frontier_t under the same
- * worker id (its leases) -- and a scope.  DNS answers are shared between
+ * DESIGN: each worker thread owns a redisContext for claims, retries,
+ * heartbeats and robots.txt (with its bloom_t and frontier_t: the worker id
+ * its leases are under), a scope, and three parts, each with its own state,
+ * which only this file drives (they never call one another):
+ *   fetch      the transfers (fetch.c): curl multi handle, page and
+ *              robots.txt transfers; finished ones come back as results;
+ *   robotsgate the robots.txt rules (robotsgate.c): allow / deny / retry /
+ *              wait for each claimed URL; asks for robots.txt fetches and
+ *              gives parked URLs back when their rules are known;
+ *   finisher   the finished pages (finisher.c): batched finish calls on a
+ *              second connection, retries, the JSON-lines and WARC records.
+ * The engine routes between them: a claimed URL goes to the gate, then to
+ * fetch, the finisher (denied) or a retry; a page result to the finisher or
+ * a retry; a robots.txt result to the gate.  DNS answers are shared between
  * threads through one CURLSH whose lock callbacks use engine.share_locks
  * (one mutex per curl lock data type; no other lock is ever held with them).
  * One loop turn:
  *   heartbeat (renews leases, reclaims dead workers' URLs) when due ->
- *   claim a batch if there is room -> robots check, start transfers ->
- *   curl_multi_perform/poll -> completed transfers become finished pages ->
- *   when the previous finish batch has answered (its socket is polled with
- *   the transfers): its output records, then the pages finished since go out
- *   as the next batch (frontier_finish_start), without waiting for Redis.
- * Shutdown: engine.stop 1 = stop claiming, finish what runs (cfg->grace_ms);
- * 2 = hand everything back to the frontier at once and exit.  The thread
- * that called engine_run() waits for signals (blocked in the workers) and
- * draws the progress line.  Keys read here: "crawler:{NAME}:seedhosts".
+ *   claim a batch if there is room -> each URL through the gate, transfers
+ *   started -> curl_multi_perform/poll -> results routed -> when the
+ *   previous finish batch has answered (its socket is polled with the
+ *   transfers): its output records, then the pages finished since go out as
+ *   the next batch, without waiting for Redis.
+ * Errors: the parts return them; the first one stops the thread (worker.err)
+ * and engine_run() then fails.  Shutdown: engine.stop 1 = stop claiming,
+ * finish what runs (cfg->grace_ms); 2 = hand everything back to the frontier
+ * at once and exit.  The counters in engine_t are written here only.  The
+ * thread that called engine_run() waits for signals (blocked in the workers)
+ * and draws the progress line.  Keys read here: "crawler:{NAME}:seedhosts".
  */
 #include "engine.h"
 
-#include <errno.h>
+#include <curl/curl.h>
 #include <hiredis/hiredis.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,21 +47,46 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
+#include "bloom.h"
+#include "clock.h"
+#include "fetch.h"
+#include "finisher.h"
+#include "frontier.h"
+#include "robotsgate.h"
+#include "scope.h"
 
-uint64_t engine_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+#define SEED_REFRESH_MS 5000
 
-uint64_t engine_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
+typedef struct engine engine_t;
+
+typedef struct worker {
+    engine_t *e;
+    int idx;
+    pthread_t thread;
+    redisContext *rc; /* claims, retries, heartbeats, robots.txt */
+    bloom_t *bloom;
+    frontier_t *fr;
+    scope_t *scope;
+    fetch_t *fetch;
+    robotsgate_t *gate;
+    finisher_t *fin;
+    uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
+    uint64_t pages;                 /* finished by this worker, for its heartbeat */
+    uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
+    int err;                        /* the first error (0: none): the thread stops */
+} worker_t;
+
+struct engine {
+    const crawl_config_t *cfg;
+    const rconn_t *redis;
+    finisher_common_t *fin_common; /* the outputs and the finishers' Bloom cache */
+    CURLSH *share;
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    atomic_int stop;
+    atomic_int running;
+    atomic_uint_fast64_t pages, bytes, errors, retried, released;
+    worker_t *workers;
+};
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
 {
@@ -63,15 +103,19 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
     pthread_mutex_unlock(&e->share_locks[data]);
 }
 
-static void refresh_seed_hosts(worker_t *w)
+static void note(worker_t *w, int rc)
+{
+    if (rc < 0 && !w->err)
+        w->err = rc;
+}
+
+static int refresh_seed_hosts(worker_t *w)
 {
     char key[256];
     snprintf(key, sizeof key, "crawler:{%s}:seedhosts", w->e->cfg->crawl);
     redisReply *r = redisCommand(w->rc, "SMEMBERS %s", key);
-    if (!r) {
-        w->failed = 1;
-        return;
-    }
+    if (!r)
+        return FRONTIER_EIO;
     if (r->type == REDIS_REPLY_ARRAY) {
         const char **hosts = calloc(r->elements + 1, sizeof *hosts);
         size_t n = 0;
@@ -83,23 +127,23 @@ static void refresh_seed_hosts(worker_t *w)
         free(hosts);
     }
     freeReplyObject(r);
-    w->next_seed_refresh_ms = engine_now_ms() + ENGINE_SEED_REFRESH_MS;
+    w->next_seed_refresh_ms = clock_now_ms() + SEED_REFRESH_MS;
+    return 0;
 }
 
-/* The scope's part of the crawl options (scope_new copies what it keeps). */
-static scope_config_t scope_config_of(const crawl_config_t *c)
+static void frontier_config_of(const crawl_config_t *c, frontier_config_t *fc)
 {
-    return (scope_config_t){.mode = c->scope == SCOPE_ANY      ? SCOPE_MODE_ANY
-                                    : c->scope == SCOPE_DOMAIN ? SCOPE_MODE_DOMAIN
-                                                               : SCOPE_MODE_HOST,
-                            .allow_domain = c->allow_domain,
-                            .n_allow_domain = c->n_allow_domain,
-                            .deny_domain = c->deny_domain,
-                            .n_deny_domain = c->n_deny_domain,
-                            .include = c->include,
-                            .n_include = c->n_include,
-                            .exclude = c->exclude,
-                            .n_exclude = c->n_exclude};
+    frontier_config_defaults(fc);
+    fc->crawl = c->crawl;
+    fc->per_host = c->per_host;
+    fc->delay_ms = c->delay_ms;
+    fc->max_delay_ms = c->max_delay_ms;
+    fc->lease_ms = c->lease_ms;
+    fc->max_depth = c->max_depth;
+    fc->max_pages = c->max_pages;
+    fc->max_pages_per_host = c->max_pages_per_host;
+    fc->max_tries = c->max_tries;
+    fc->backoff_ms = c->backoff_ms;
 }
 
 static int worker_open(worker_t *w)
@@ -122,63 +166,45 @@ static int worker_open(worker_t *w)
     if (!w->bloom)
         goto fail;
     frontier_config_t fc;
-    frontier_config_defaults(&fc);
-    fc.crawl = c->crawl;
-    fc.per_host = c->per_host;
-    fc.delay_ms = c->delay_ms;
-    fc.max_delay_ms = c->max_delay_ms;
-    fc.lease_ms = c->lease_ms;
-    fc.max_depth = c->max_depth;
-    fc.max_pages = c->max_pages;
-    fc.max_pages_per_host = c->max_pages_per_host;
-    fc.max_tries = c->max_tries;
-    fc.backoff_ms = c->backoff_ms;
+    frontier_config_of(c, &fc);
     if (!(w->fr = frontier_open(w->rc, &fc, w->bloom, err, sizeof err)))
         goto fail;
-    /* the finishing connection: same filter, same worker id, and the local
-     * cache all workers share (what one learnt answers for all) */
-    fc.worker_id = frontier_worker_id(w->fr);
-    bloom_params_t fin = {.shared_cache = e->seen_cache};
-    if (!(w->fin_rc = rconn_connect(e->redis, err, sizeof err)) ||
-        !(w->fin_bloom = bloom_open(w->fin_rc, bname, &fin, &berr, err, sizeof err)) ||
-        !(w->fin_fr = frontier_open(w->fin_rc, &fc, w->fin_bloom, err, sizeof err)))
+    fc.worker_id = frontier_worker_id(w->fr); /* the finisher finishes this handle's leases */
+    if (!(w->fin = finisher_new(e->fin_common, c, e->redis, &fc, w->fr, err, sizeof err)))
         goto fail;
-    scope_config_t sc = scope_config_of(c);
+    scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
-    if (!(w->multi = curl_multi_init())) {
-        snprintf(err, sizeof err, "curl_multi_init failed");
+    if (!(w->fetch = fetch_new(c, e->share, w->scope, finisher_common_records(e->fin_common), err,
+                               sizeof err)))
+        goto fail;
+    if (!(w->gate = robotsgate_new(c, w->rc, w->fr, w->scope))) {
+        snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    curl_multi_setopt(w->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)c->concurrency * 2);
-    refresh_seed_hosts(w);
+    note(w, refresh_seed_hosts(w));
     return 0;
 fail:
     fprintf(stderr, "crawler: worker %d: %s\n", w->idx, err);
-    return -1;
+    return FRONTIER_EIO;
 }
 
 static void worker_close(worker_t *w)
 {
-    if (w->fin_pending)
-        done_complete(w, 1);
-    frontier_close(w->fin_fr);
-    bloom_close(w->fin_bloom);
-    if (w->fin_rc)
-        redisFree(w->fin_rc);
-    free(w->fin_done);
-    free(w->fin_pages);
-    rfetch_cache_free(w);
-    fetch_free_pool(w);
-    if (w->multi)
-        curl_multi_cleanup(w->multi);
+    finisher_free(w->fin);
+    robotsgate_free(w->gate);
+    fetch_free(w->fetch);
     scope_free(w->scope);
     frontier_close(w->fr);
     bloom_close(w->bloom);
     if (w->rc)
         redisFree(w->rc);
-    free(w->done);
+}
+
+/* URLs this worker holds: transfers running and URLs parked on robots.txt. */
+static size_t held(const worker_t *w)
+{
+    return fetch_active(w->fetch) + robotsgate_parked(w->gate);
 }
 
 static void heartbeat(worker_t *w, uint64_t now)
@@ -187,39 +213,161 @@ static void heartbeat(worker_t *w, uint64_t now)
     frontier_worker_stats_t ws = {
         .pages = w->pages,
         .pages_per_s = w->hb_pages_ms && secs > 0 ? (double)(w->pages - w->hb_pages) / secs : 0,
-        .in_flight = (uint32_t)(w->active + w->parked)};
+        .in_flight = (uint32_t)held(w)};
     w->hb_pages = w->pages;
     w->hb_pages_ms = now;
-    if (frontier_heartbeat(w->fr, &ws, NULL) < 0)
-        w->failed = 1;
+    note(w, frontier_heartbeat(w->fr, &ws, NULL));
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
 }
+
+/* ---- routing between the parts ---------------------------------------------- */
+
+/* Pages the finisher completed: counted; their per-host slots are free, so
+ * claim again now. */
+static void finished(worker_t *w, int rc, size_t pages)
+{
+    if (pages) {
+        w->pages += pages;
+        atomic_fetch_add(&w->e->pages, pages);
+        w->claim_after_ms = 0;
+    }
+    if (rc < 0)
+        fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
+                frontier_strerror(rc));
+    note(w, rc);
+}
+
+/* A failed attempt worth another try (p is cleared). */
+static void retry(worker_t *w, page_t *p, uint32_t retry_after_ms)
+{
+    int dead = 0;
+    atomic_fetch_add(&w->e->retried, 1);
+    note(w, finisher_retry(w->fin, p, retry_after_ms, &dead));
+    if (dead) {
+        atomic_fetch_add(&w->e->pages, 1);
+        atomic_fetch_add(&w->e->errors, 1);
+    }
+    page_clear(p);
+}
+
+/* Finishes a leased URL that was not fetched (*item taken). */
+static void finish_unfetched(worker_t *w, frontier_item_t *item, const char *kind, const char *text)
+{
+    page_t p;
+    page_init(&p, item, 0, kind, text);
+    note(w, finisher_add(w->fin, &p, NULL));
+}
+
+static void start_page(worker_t *w, frontier_item_t *item)
+{
+    int rc = fetch_start_page(w->fetch, item);
+    if (rc < 0)
+        finish_unfetched(w, item, "internal",
+                         rc == FRONTIER_ENOMEM ? "out of memory" : "cannot start the transfer");
+}
+
+/* Where the gate's verdict sends a leased URL: to a transfer, the finisher
+ * or a retry (ROBOTSGATE_WAIT: the gate holds it already).  *item is left
+ * zeroed. */
+static void route(worker_t *w, frontier_item_t *item, robotsgate_verdict_t v)
+{
+    page_t p;
+    switch (v) {
+    case ROBOTSGATE_ALLOW:
+        start_page(w, item);
+        break;
+    case ROBOTSGATE_DENY:
+        finish_unfetched(w, item, ROBOTSGATE_DENY_KIND, ROBOTSGATE_DENY_TEXT);
+        atomic_fetch_add(&w->e->errors, 1);
+        break;
+    case ROBOTSGATE_RETRY:
+        page_init(&p, item, 0, ROBOTSGATE_RETRY_KIND, ROBOTSGATE_RETRY_TEXT);
+        retry(w, &p, 0); /* the frontier's backoff */
+        break;
+    case ROBOTSGATE_WAIT:
+        break;
+    }
+}
+
+/* What the gate has for us after a call: robots.txt fetches to start, and
+ * parked URLs whose rules are known. */
+static void drain_gate(worker_t *w)
+{
+    const char *origin;
+    frontier_item_t item;
+    robotsgate_verdict_t v;
+    for (;;) {
+        if ((origin = robotsgate_next_fetch(w->gate))) {
+            if (fetch_start_robots(w->fetch, origin) < 0)
+                note(w, robotsgate_unfetched(w->gate, origin));
+        } else if (robotsgate_next_ready(w->gate, &item, &v)) {
+            route(w, &item, v);
+            frontier_item_clear(&item);
+        } else {
+            return;
+        }
+    }
+}
+
+static void admit(worker_t *w, frontier_item_t *item)
+{
+    robotsgate_verdict_t v;
+    note(w, robotsgate_check(w->gate, item, &v));
+    route(w, item, v);
+    drain_gate(w);
+}
+
+static void on_result(worker_t *w, fetch_result_t *r)
+{
+    if (r->kind == FETCH_ROBOTS) {
+        robotsgate_body_t b = {.origin = r->origin,
+                               .status = r->status,
+                               .complete = r->complete,
+                               .blocked = r->blocked,
+                               .body = r->body,
+                               .len = r->body_len};
+        note(w, robotsgate_fetched(w->gate, &b));
+        drain_gate(w);
+        return;
+    }
+    atomic_fetch_add(&w->e->bytes, r->page.bytes);
+    if (r->retry) {
+        retry(w, &r->page, r->retry_after_ms);
+        return;
+    }
+    if (r->page.error_kind)
+        atomic_fetch_add(&w->e->errors, 1);
+    note(w, finisher_add(w->fin, &r->page, r->exchange));
+}
+
+/* ---- the loop --------------------------------------------------------------------- */
 
 /* Claims what fits; returns the frontier's state. */
 static frontier_state_t claim(worker_t *w, uint64_t now)
 {
     const crawl_config_t *c = w->e->cfg;
-    size_t room =
-        c->concurrency > w->active + w->parked ? c->concurrency - w->active - w->parked : 0;
+    size_t busy = held(w), active = fetch_active(w->fetch);
+    size_t room = c->concurrency > busy ? c->concurrency - busy : 0;
     if (room > c->claim_batch)
         room = c->claim_batch;
     /* while at least half the transfers still run, wait until a quarter is
      * free: fewer, bigger claims (a claim call costs Redis about as much
      * for one URL as for a dozen) */
     if (room == 0 || now < w->claim_after_ms ||
-        (w->active * 2 >= c->concurrency && room * 4 < c->concurrency))
+        (active * 2 >= c->concurrency && room * 4 < c->concurrency))
         return FRONTIER_READY;
     frontier_item_t *items = calloc(room, sizeof *items);
     size_t n = 0;
     frontier_state_t st = FRONTIER_WAIT;
     uint32_t wait_ms = 100;
-    if (!items || frontier_claim(w->fr, room, items, &n, &st, &wait_ms) < 0) {
+    int rc = items ? frontier_claim(w->fr, room, items, &n, &st, &wait_ms) : FRONTIER_ENOMEM;
+    if (rc < 0) {
         free(items);
-        w->failed = 1;
+        note(w, rc);
         return FRONTIER_WAIT;
     }
     for (size_t i = 0; i < n; i++) {
-        rfetch_dispatch(w, &items[i]);
+        admit(w, &items[i]);
         frontier_item_clear(&items[i]);
     }
     free(items);
@@ -232,49 +380,40 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
 
 static void handle_completions(worker_t *w)
 {
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(w->multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        xfer_t *x = NULL;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        CURLcode res = m->data.result;
-        curl_multi_remove_handle(w->multi, m->easy_handle);
-        fetch_unlink(w, x);
-        if (x->kind == XF_ROBOTS)
-            rfetch_done(w, x, res);
-        else
-            fetch_page_done(w, x, res);
-        fetch_put(w, x);
-    }
+    fetch_result_t r;
+    while (fetch_next(w->fetch, &r))
+        on_result(w, &r);
 }
 
 /* Hands every URL this worker holds back to the frontier. */
 static void release_all(worker_t *w)
 {
-    while (w->running) {
-        xfer_t *x = w->running;
-        curl_multi_remove_handle(w->multi, x->h);
-        fetch_unlink(w, x);
-        if (x->kind == XF_PAGE && x->item.url) {
-            if (frontier_release(w->fr, &x->item, 1) == 0)
-                atomic_fetch_add(&w->e->released, 1);
-        }
-        fetch_put(w, x);
+    frontier_item_t item;
+    while (fetch_cancel(w->fetch, &item)) {
+        if (item.url && frontier_release(w->fr, &item, 1) == 0)
+            atomic_fetch_add(&w->e->released, 1);
+        frontier_item_clear(&item);
     }
-    rfetch_release_parked(w);
+    frontier_item_t *items;
+    size_t n;
+    while (robotsgate_take_parked(w->gate, &items, &n)) {
+        if (frontier_release(w->fr, items, n) == 0)
+            atomic_fetch_add(&w->e->released, n);
+        for (size_t i = 0; i < n; i++)
+            frontier_item_clear(&items[i]);
+        free(items);
+    }
 }
 
 static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
 {
     int stop = atomic_load(&w->e->stop);
-    if (w->failed || stop >= 2)
+    if (w->err || stop >= 2)
         return 1;
     if (stop == 1)
-        return (w->active == 0 && w->parked == 0) || engine_now_ms() >= stop_at;
-    return st == FRONTIER_DONE && !w->e->cfg->wait && w->active == 0 && w->parked == 0 &&
-           w->ndone == 0 && !w->fin_pending;
+        return held(w) == 0 || clock_now_ms() >= stop_at;
+    return st == FRONTIER_DONE && !w->e->cfg->wait && held(w) == 0 &&
+           finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0;
 }
 
 /* Sleeps in curl_multi_poll until a transfer needs attention, the next
@@ -283,66 +422,74 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
 static void wait_for_work(worker_t *w)
 {
     const crawl_config_t *c = w->e->cfg;
-    int room = w->active + w->parked < c->concurrency;
+    int room = held(w) < c->concurrency;
+    int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
     int ms;
-    if (w->ndone && !w->fin_pending)
+    if (finisher_queued(w->fin) && fin_fd < 0)
         return; /* flush them now */
-    if (w->active) {
+    if (fetch_active(w->fetch)) {
         ms = room ? 5 : 100;
     } else {
-        uint64_t t = engine_now_ms();
+        uint64_t t = clock_now_ms();
         ms = !room ? 100 : w->claim_after_ms > t ? (int)(w->claim_after_ms - t) : 0;
         if (ms > 250)
             ms = 250;
     }
-    if (w->nremote && ms > ENGINE_ROBOTS_POLL_MS)
-        ms = ENGINE_ROBOTS_POLL_MS;
-    /* a finish batch in flight: its reply wakes us too */
-    struct curl_waitfd fin = {.fd = w->fin_pending ? w->fin_rc->fd : -1,
-                              .events = CURL_WAIT_POLLIN};
+    if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
+        ms = ROBOTSGATE_POLL_MS;
     if (ms > 0)
-        curl_multi_poll(w->multi, w->fin_pending ? &fin : NULL, w->fin_pending ? 1 : 0, ms, NULL);
+        fetch_wait(w->fetch, fin_fd, ms);
+}
+
+static void run(worker_t *w)
+{
+    const crawl_config_t *c = w->e->cfg;
+    uint64_t stop_at = UINT64_MAX;
+    frontier_state_t st = FRONTIER_READY;
+    size_t n;
+    for (;;) {
+        uint64_t now = clock_now_ms();
+        if (now >= w->next_heartbeat_ms)
+            heartbeat(w, now);
+        if (now >= w->next_seed_refresh_ms)
+            note(w, refresh_seed_hosts(w));
+        int stop = atomic_load(&w->e->stop);
+        if (stop && stop_at == UINT64_MAX)
+            stop_at = now + c->grace_ms;
+        if (!stop && !w->err)
+            st = claim(w, now);
+        note(w, robotsgate_poll(w->gate));
+        drain_gate(w);
+        if (should_exit(w, st, stop_at))
+            break;
+        fetch_perform(w->fetch);
+        handle_completions(w);
+        /* one finish batch in flight at a time; pages finished meanwhile
+         * wait for the next one (bigger batches while Redis is busy) */
+        int rc = finisher_complete(w->fin, 0, &n);
+        finished(w, rc, n);
+        if (finisher_fd(w->fin) < 0) {
+            rc = finisher_flush(w->fin, 0, &n);
+            finished(w, rc, n);
+        }
+        wait_for_work(w);
+    }
+    int rc = finisher_flush(w->fin, 1, &n);
+    finished(w, rc, n);
+    release_all(w);
+    if (w->err)
+        fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
+                w->rc && w->rc->err ? w->rc->errstr : "error");
 }
 
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
-    const crawl_config_t *c = w->e->cfg;
-    uint64_t stop_at = UINT64_MAX;
-    if (worker_open(w) == 0) {
-        frontier_state_t st = FRONTIER_READY;
-        for (;;) {
-            uint64_t now = engine_now_ms();
-            if (now >= w->next_heartbeat_ms)
-                heartbeat(w, now);
-            if (now >= w->next_seed_refresh_ms)
-                refresh_seed_hosts(w);
-            int stop = atomic_load(&w->e->stop);
-            if (stop && stop_at == UINT64_MAX)
-                stop_at = now + c->grace_ms;
-            if (!stop && !w->failed)
-                st = claim(w, now);
-            rfetch_poll(w);
-            if (should_exit(w, st, stop_at))
-                break;
-            int still;
-            curl_multi_perform(w->multi, &still);
-            handle_completions(w);
-            /* one finish batch in flight at a time; pages finished meanwhile
-             * wait for the next one (bigger batches while Redis is busy) */
-            done_complete(w, 0);
-            if (!w->fin_pending)
-                done_flush(w, 0);
-            wait_for_work(w);
-        }
-        done_flush(w, 1);
-        release_all(w);
-        if (w->failed)
-            fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
-                    w->rc && w->rc->err ? w->rc->errstr : "error");
-    } else {
-        w->failed = 1;
-    }
+    int rc = worker_open(w);
+    if (rc == 0)
+        run(w);
+    else
+        note(w, rc);
     worker_close(w);
     atomic_fetch_sub(&w->e->running, 1);
     return NULL;
@@ -356,7 +503,7 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
     frontier_stats_t fs = {0};
     if (!rc || frontier_stats(rc, e->cfg->crawl, &fs) < 0)
         memset(&fs, 0, sizeof fs);
-    double secs = (double)(engine_now_ms() - t0) / 1000.0;
+    double secs = (double)(clock_now_ms() - t0) / 1000.0;
     uint64_t pages = atomic_load(&e->pages);
     /* fill estimated from the items added, not BITCOUNT: cheap every second */
     double fill = g && g->m ? 1.0 - exp(-(double)g->k * (double)fs.new_links / (double)g->m) : 0;
@@ -380,7 +527,7 @@ static void supervise(engine_t *e, int show)
     if (rc && frontier_bloom_name(e->cfg->crawl, bname, sizeof bname) >= 0)
         b = bloom_open(rc, bname, NULL, NULL, err, sizeof err);
     const bloom_geometry_t *g = b ? bloom_geometry(b) : NULL;
-    uint64_t t0 = engine_now_ms(), next = t0 + 1000;
+    uint64_t t0 = clock_now_ms(), next = t0 + 1000;
     while (atomic_load(&e->running) > 0) {
         struct timespec ts = {0, 20 * 1000 * 1000}; /* the exit is seen within 20 ms */
         int sig = sigtimedwait(&set, NULL, &ts);
@@ -390,7 +537,7 @@ static void supervise(engine_t *e, int show)
                     was == 0 ? "finishing in-flight URLs (again to hand them back now)"
                              : "handing in-flight URLs back");
         }
-        if (show && engine_now_ms() >= next) {
+        if (show && clock_now_ms() >= next) {
             progress(e, rc, g, t0, 0);
             next += 1000;
         }
@@ -405,17 +552,17 @@ static void supervise(engine_t *e, int show)
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
                engine_totals_t *totals)
 {
-    engine_t e = {.cfg = cfg, .redis = redis, .out = out, .warc = warc};
+    engine_t e = {.cfg = cfg, .redis = redis};
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();
     e.workers = calloc(cfg->threads, sizeof *e.workers);
-    e.seen_cache = bloom_shared_cache_new(0);
-    if (!e.share || !e.workers || !e.seen_cache) {
+    e.fin_common = finisher_common_new(out, warc);
+    if (!e.share || !e.workers || !e.fin_common) {
         fprintf(stderr, "crawler: out of memory\n");
         free(e.workers);
         curl_share_cleanup(e.share);
-        bloom_shared_cache_free(e.seen_cache);
+        finisher_common_free(e.fin_common);
         return -1;
     }
     curl_share_setopt(e.share, CURLSHOPT_LOCKFUNC, share_lock);
@@ -442,7 +589,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     int failed = started == 0;
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(e.workers[i].thread, NULL);
-        failed |= e.workers[i].failed;
+        failed |= e.workers[i].err < 0;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (totals)
@@ -455,6 +602,6 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&e.share_locks[i]);
     free(e.workers);
-    bloom_shared_cache_free(e.seen_cache);
+    finisher_common_free(e.fin_common);
     return failed ? -1 : 0;
 }

@@ -1,22 +1,35 @@
 /*
- * fetch.c -- one page transfer: libcurl easy-handle set-up, the header and
- * body callbacks that stream the body into the HTML parser as it arrives,
- * the private-address guard, and what a finished transfer becomes (a
- * finished page with its links, a redirect offered as a link, a retry, or a
- * failure).  Finished pages are batched and sent with
- * frontier_finish_start() on the worker's finishing connection (done_flush);
- * the thread goes on fetching and parsing while Redis runs the calls, and
- * reads the replies and writes the output records when they have arrived
- * (done_complete).  One batch is in flight at a time: pages finished
- * meanwhile make the next batch, so batches grow while Redis is busy.
+ * fetch.c -- the transfers of one worker thread (fetch.h).
  *
- * Easy handles are pooled per worker and reused, so connections stay in the
- * multi handle's cache and are kept alive between pages of one host.
+ * DESIGN: a fetch_t owns one CURLM and every easy handle of its thread.
+ * Each transfer is an xfer_t: its easy handle (pooled and reused, so that
+ * connections stay in the multi handle's cache and are kept alive between
+ * pages of one host), the leased item of a page or the origin of a
+ * robots.txt, the headers that matter (Content-Type, Location, X-Robots-Tag,
+ * Retry-After), the links found so far with a page-local set of their
+ * hashes (so a menu repeated on a page costs one scope check), and, when
+ * recording for WARC, the raw request head, response head and body.
+ *   - A page body streams into the HTML parser (or, with --sitemaps and an
+ *     XML type, the sitemap parser) as it arrives; links are normalized by
+ *     the parser, de-duplicated, filtered by the scope and kept.
+ *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
+ *     loopback/private/link-local/multicast addresses unless the host is a
+ *     seed host or --allow-private is given.
+ *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
+ * A finished transfer becomes a fetch_result_t (fetch_next): the page, its
+ * error kind and text, and whether the failure is worth a retry (the
+ * caller decides what to do with it), or the robots.txt body.  The
+ * transfer of the last result is held until the next fetch_next() so the
+ * result may point into its buffers.
+ * Invariants: `running` lists exactly the transfers in the multi handle and
+ * `active` counts them; a transfer is in exactly one of running, the free
+ * pool, or `held`.  Redis keys: none.
  */
+#include "fetch.h"
+
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +37,61 @@
 #include <sys/socket.h>
 #include <xxhash.h>
 
-#include "engine_internal.h"
-#include "output.h"
-#include "warc.h"
+#include "clock.h"
+#include "parser.h"
+#include "sitemap.h"
 
-int buf_add(buf_t *b, const void *data, size_t n)
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf_t;
+
+typedef enum xfer_kind { XF_PAGE, XF_ROBOTS } xfer_kind_t;
+
+typedef struct xfer {
+    xfer_kind_t kind;
+    fetch_t *f;
+    CURL *h;
+    struct xfer *next_free;
+    struct xfer *prev, *next; /* the list of running transfers */
+    frontier_item_t item;     /* XF_PAGE: the leased URL */
+    char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
+    char host[256];           /* host of the URL, for the private-address guard */
+    int seed_host;            /* host is a seed host: the guard lets it through */
+    int blocked;              /* the guard refused the address */
+    int too_large;            /* body passed --max-size */
+    int parse_started;
+    parser_t *parser;
+    sitemap_t *sitemap; /* --sitemaps and an XML body */
+    char *ctype, *location, *xrobots;
+    uint32_t retry_after_ms;
+    uint64_t bytes;
+    char **links;
+    size_t nlinks, links_cap;
+    uint64_t *seen; /* open-addressing set of link hashes (page-local dedupe) */
+    size_t seen_cap, nseen;
+    buf_t body;         /* robots body, or the page body when recording */
+    buf_t reqhead;      /* raw request head (recording) */
+    buf_t resphead;     /* raw response head (recording) */
+    page_exchange_t ex; /* what fetch_result_t.exchange points to */
+    uint64_t t_start;
+    char ip[64];
+    char errbuf[CURL_ERROR_SIZE];
+} xfer_t;
+
+struct fetch {
+    const crawl_config_t *cfg;
+    CURLSH *share;
+    const scope_t *scope;
+    int record; /* keep heads and bodies for WARC */
+    CURLM *multi;
+    xfer_t *free_xfers;
+    xfer_t *running; /* transfers in the multi handle */
+    size_t active;   /* how many */
+    xfer_t *held;    /* the transfer of the last result */
+};
+
+static int buf_add(buf_t *b, const void *data, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
@@ -46,7 +109,7 @@ int buf_add(buf_t *b, const void *data, size_t n)
     return 0;
 }
 
-void buf_free(buf_t *b)
+static void buf_free(buf_t *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
@@ -83,7 +146,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 {
     (void)purpose;
     xfer_t *x = clientp;
-    if (!x->w->e->cfg->allow_private && !x->seed_host && private_addr(&a->addr)) {
+    if (!x->f->cfg->allow_private && !x->seed_host && private_addr(&a->addr)) {
         x->blocked = 1;
         return CURL_SOCKET_BAD;
     }
@@ -127,8 +190,8 @@ static int seen_insert(xfer_t *x, uint64_t h)
 static void add_link(xfer_t *x, const char *url, size_t len)
 {
     /* de-duplicate first: menus repeat links, and the scope check costs more */
-    if (x->nlinks >= ENGINE_MAX_LINKS_PER_PAGE || seen_insert(x, XXH3_64bits(url, len)) != 1 ||
-        !scope_allows(x->w->scope, url))
+    if (x->nlinks >= FETCH_MAX_LINKS_PER_PAGE || seen_insert(x, XXH3_64bits(url, len)) != 1 ||
+        !scope_allows(x->f->scope, url))
         return;
     if (x->nlinks == x->links_cap) {
         size_t cap = x->links_cap ? x->links_cap * 2 : 32;
@@ -154,7 +217,7 @@ static void on_loc(void *ud, const char *loc, size_t len)
     (void)len;
     xfer_t *x = ud;
     char *url = NULL;
-    if (parser_url_normalize(x->item.url, loc, x->w->e->cfg->max_url_length, &url) == 0)
+    if (parser_url_normalize(x->item.url, loc, x->f->cfg->max_url_length, &url) == 0)
         add_link(x, url, strlen(url));
     free(url);
 }
@@ -190,7 +253,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     size_t len = size * n;
     if (len >= 5 && !strncmp(data, "HTTP/", 5))
         reset_headers(x); /* a new response (after 1xx or a followed redirect) */
-    if (x->w->e->warc && x->kind == XF_PAGE)
+    if (x->f->record && x->kind == XF_PAGE)
         buf_add(&x->resphead, data, len);
     char *v;
     if ((v = header_value(data, len, "Content-Type"))) {
@@ -217,7 +280,7 @@ static void start_parser(xfer_t *x)
     x->parse_started = 1;
     long code = 0;
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
-    const crawl_config_t *c = x->w->e->cfg;
+    const crawl_config_t *c = x->f->cfg;
     if (code < 200 || code >= 300)
         return;
     if (c->sitemaps && sitemap_is_xml(x->ctype)) {
@@ -237,10 +300,10 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     size_t len = size * n;
     x->bytes += len;
     if (x->kind == XF_ROBOTS) {
-        size_t room = ENGINE_ROBOTS_MAX_BYTES - x->body.len;
+        size_t room = FETCH_ROBOTS_MAX_BYTES - x->body.len;
         return buf_add(&x->body, data, len < room ? len : room) == 0 && len <= room ? len : 0;
     }
-    if (x->bytes > x->w->e->cfg->max_size) {
+    if (x->bytes > x->f->cfg->max_size) {
         x->too_large = 1;
         return 0;
     }
@@ -250,7 +313,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
         parser_feed(x->parser, data, len);
     else if (x->sitemap)
         sitemap_feed(x->sitemap, data, len);
-    if (x->w->e->warc)
+    if (x->f->record)
         buf_add(&x->body, data, len);
     return len;
 }
@@ -266,7 +329,7 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     return 0;
 }
 
-/* ---- transfers ------------------------------------------------------------ */
+/* ---- the pool --------------------------------------------------------------- */
 
 static void xfer_clear(xfer_t *x)
 {
@@ -290,11 +353,11 @@ static void xfer_clear(xfer_t *x)
     x->ip[0] = x->errbuf[0] = '\0';
 }
 
-xfer_t *fetch_get(worker_t *w, xfer_kind_t kind, const char *url)
+static xfer_t *get_xfer(fetch_t *f, xfer_kind_t kind, const char *url)
 {
-    xfer_t *x = w->free_xfers;
+    xfer_t *x = f->free_xfers;
     if (x) {
-        w->free_xfers = x->next_free;
+        f->free_xfers = x->next_free;
         curl_easy_reset(x->h);
     } else {
         x = calloc(1, sizeof *x);
@@ -304,50 +367,94 @@ xfer_t *fetch_get(worker_t *w, xfer_kind_t kind, const char *url)
         }
     }
     x->kind = kind;
-    x->w = w;
+    x->f = f;
     x->next_free = NULL;
     if (parser_url_host(url, x->host, sizeof x->host) < 0)
         x->host[0] = '\0';
-    x->seed_host = scope_is_seed_host(w->scope, x->host);
+    x->seed_host = scope_is_seed_host(f->scope, x->host);
     return x;
 }
 
-void fetch_put(worker_t *w, xfer_t *x)
+static void put_xfer(fetch_t *f, xfer_t *x)
 {
     xfer_clear(x);
-    x->next_free = w->free_xfers;
-    w->free_xfers = x;
+    x->next_free = f->free_xfers;
+    f->free_xfers = x;
 }
 
-void fetch_free_pool(worker_t *w)
+static void free_xfer(xfer_t *x)
 {
-    while (w->free_xfers) {
-        xfer_t *x = w->free_xfers;
-        w->free_xfers = x->next_free;
-        curl_easy_cleanup(x->h);
-        free(x->links);
-        free(x->seen);
-        buf_free(&x->body);
-        buf_free(&x->reqhead);
-        buf_free(&x->resphead);
-        free(x);
+    curl_easy_cleanup(x->h);
+    free(x->links);
+    free(x->seen);
+    buf_free(&x->body);
+    buf_free(&x->reqhead);
+    buf_free(&x->resphead);
+    free(x);
+}
+
+static void unlink_xfer(fetch_t *f, xfer_t *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        f->running = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->prev = x->next = NULL;
+    f->active--;
+}
+
+fetch_t *fetch_new(const crawl_config_t *cfg, CURLSH *share, const scope_t *scope, int record,
+                   char *err, size_t errlen)
+{
+    fetch_t *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
     }
+    *f = (fetch_t){.cfg = cfg, .share = share, .scope = scope, .record = record};
+    if (!(f->multi = curl_multi_init())) {
+        snprintf(err, errlen, "curl_multi_init failed");
+        free(f);
+        return NULL;
+    }
+    curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, (long)cfg->concurrency * 2);
+    return f;
 }
 
-int fetch_start(worker_t *w, xfer_t *x)
+void fetch_free(fetch_t *f)
 {
-    const crawl_config_t *c = w->e->cfg;
+    if (!f)
+        return;
+    if (f->held)
+        put_xfer(f, f->held);
+    while (f->running) {
+        xfer_t *x = f->running;
+        curl_multi_remove_handle(f->multi, x->h);
+        unlink_xfer(f, x);
+        put_xfer(f, x);
+    }
+    while (f->free_xfers) {
+        xfer_t *x = f->free_xfers;
+        f->free_xfers = x->next_free;
+        free_xfer(x);
+    }
+    curl_multi_cleanup(f->multi);
+    free(f);
+}
+
+/* ---- starting ----------------------------------------------------------------- */
+
+static void set_options(fetch_t *f, xfer_t *x, const char *url)
+{
+    const crawl_config_t *c = f->cfg;
     CURL *h = x->h;
-    const char *url = x->kind == XF_PAGE ? x->item.url : NULL;
-    char robots_url[4096];
-    if (x->kind == XF_ROBOTS) {
-        snprintf(robots_url, sizeof robots_url, "%s/robots.txt", x->origin);
-        url = robots_url;
-    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_PRIVATE, x);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_SHARE, w->e->share);
+    curl_easy_setopt(h, CURLOPT_SHARE, f->share);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, x->kind == XF_ROBOTS ? 1L : 0L);
@@ -371,58 +478,94 @@ int fetch_start(worker_t *w, xfer_t *x)
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
-    if (w->e->warc && x->kind == XF_PAGE) {
+    if (f->record && x->kind == XF_PAGE) {
         curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
         curl_easy_setopt(h, CURLOPT_DEBUGDATA, x);
         curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
     }
-    x->t_start = engine_now_ms();
-    if (curl_multi_add_handle(w->multi, h) != CURLM_OK)
-        return -1;
-    w->active++;
+}
+
+/* Adds x to the multi handle and the running list. */
+static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
+{
+    set_options(f, x, url);
+    x->t_start = clock_now_ms();
+    if (curl_multi_add_handle(f->multi, x->h) != CURLM_OK)
+        return FRONTIER_EIO;
+    f->active++;
     x->prev = NULL;
-    x->next = w->running;
-    if (w->running)
-        w->running->prev = x;
-    w->running = x;
+    x->next = f->running;
+    if (f->running)
+        f->running->prev = x;
+    f->running = x;
     return 0;
 }
 
-void fetch_unlink(worker_t *w, xfer_t *x)
+int fetch_start_page(fetch_t *f, frontier_item_t *item)
 {
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        w->running = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    x->prev = x->next = NULL;
-    w->active--;
-}
-
-/* ---- outcomes ------------------------------------------------------------- */
-
-int done_push(worker_t *w, frontier_item_t *item, int status, const char *error_kind,
-              const char *error_text)
-{
-    if (w->ndone == w->done_cap) {
-        size_t cap = w->done_cap ? w->done_cap * 2 : 64;
-        done_t *n = realloc(w->done, cap * sizeof *n);
-        if (!n)
-            return -1;
-        w->done = n;
-        w->done_cap = cap;
+    xfer_t *x = get_xfer(f, XF_PAGE, item->url);
+    if (!x)
+        return FRONTIER_ENOMEM;
+    x->item = *item;
+    int rc = start_xfer(f, x, x->item.url);
+    if (rc < 0) {
+        memset(&x->item, 0, sizeof x->item); /* still the caller's */
+        put_xfer(f, x);
+        return rc;
     }
-    done_t *d = &w->done[w->ndone++];
-    memset(d, 0, sizeof *d);
-    d->item = *item;
-    memset(item, 0, sizeof *item); /* the done entry owns the strings now */
-    d->status = status;
-    d->error_kind = error_kind ? strdup(error_kind) : NULL;
-    d->error_text = error_text && *error_text ? strdup(error_text) : NULL;
-    d->link_depth = d->item.depth + 1;
+    memset(item, 0, sizeof *item);
     return 0;
 }
+
+int fetch_start_robots(fetch_t *f, const char *origin)
+{
+    char url[4096];
+    int n = snprintf(url, sizeof url, "%s/robots.txt", origin);
+    if (n < 0 || (size_t)n >= sizeof url)
+        return FRONTIER_EINVAL;
+    xfer_t *x = get_xfer(f, XF_ROBOTS, origin);
+    if (!x)
+        return FRONTIER_ENOMEM;
+    int rc = (x->origin = strdup(origin)) ? start_xfer(f, x, url) : FRONTIER_ENOMEM;
+    if (rc < 0)
+        put_xfer(f, x);
+    return rc;
+}
+
+size_t fetch_active(const fetch_t *f)
+{
+    return f->active;
+}
+
+void fetch_perform(fetch_t *f)
+{
+    int still;
+    curl_multi_perform(f->multi, &still);
+}
+
+void fetch_wait(fetch_t *f, int fd, int ms)
+{
+    struct curl_waitfd extra = {.fd = fd, .events = CURL_WAIT_POLLIN};
+    curl_multi_poll(f->multi, fd >= 0 ? &extra : NULL, fd >= 0 ? 1 : 0, ms, NULL);
+}
+
+int fetch_cancel(fetch_t *f, frontier_item_t *item)
+{
+    memset(item, 0, sizeof *item);
+    xfer_t *x = f->running;
+    if (!x)
+        return 0;
+    curl_multi_remove_handle(f->multi, x->h);
+    unlink_xfer(f, x);
+    if (x->kind == XF_PAGE) {
+        *item = x->item;
+        memset(&x->item, 0, sizeof x->item);
+    }
+    put_xfer(f, x);
+    return 1;
+}
+
+/* ---- results -------------------------------------------------------------------- */
 
 static const char *curl_error_kind(CURLcode res)
 {
@@ -460,65 +603,21 @@ static int retryable(CURLcode res)
            res == CURLE_HTTP2_STREAM || res == CURLE_SSL_CONNECT_ERROR;
 }
 
-static void write_record(worker_t *w, const done_t *d)
+/* The page of x's item (taken over) with its type, size and time. */
+static void fill_page(xfer_t *x, fetch_result_t *r, long status, const char *kind, const char *text)
 {
-    if (!w->e->out)
-        return;
-    out_record_t r = {.url = d->item.url,
-                      .status = d->status,
-                      .content_type = d->ctype,
-                      .depth = d->item.depth,
-                      .bytes = d->bytes,
-                      .links_found = (uint32_t)d->links_found,
-                      .links_new = (uint32_t)d->nnew,
-                      .fetch_ms = d->fetch_ms,
-                      .error_kind = d->error_kind,
-                      .error_text = d->error_text,
-                      .location = d->location,
-                      .canonical = d->canonical,
-                      .timestamp_ms = (int64_t)engine_wall_ms()};
-    if (out_write(w->e->out, &r) < 0 && !atomic_exchange(&w->e->out_failed, 1))
-        fprintf(stderr, "crawler: --out: %s\n", out_error(w->e->out));
+    r->kind = FETCH_PAGE;
+    r->retry_after_ms = x->retry_after_ms;
+    page_init(&r->page, &x->item, (int)status, kind, text);
+    r->page.ctype = x->ctype ? strdup(x->ctype) : NULL;
+    r->page.bytes = x->bytes;
+    r->page.fetch_ms = clock_now_ms() - x->t_start;
 }
 
-/* A failure worth another try: to the frontier's delayed set, or on the last
- * try to its dead-letter list (and then it is finished: one output record).
- * d describes the attempt (item, status, error, bytes, time). */
-void fetch_retry(worker_t *w, const done_t *d, uint32_t retry_after_ms)
+static void take_links(page_t *p, xfer_t *x)
 {
-    frontier_outcome_t o = {.status = d->status, .error = d->error_kind, .bytes = d->bytes};
-    atomic_fetch_add(&w->e->retried, 1);
-    int rc = frontier_retry(w->fr, &d->item, &o, retry_after_ms);
-    if (rc == FRONTIER_ELEASE)
-        return; /* lease lost: another worker owns the URL now */
-    if (rc < 0) {
-        w->failed = 1;
-        return;
-    }
-    if (d->item.tries + 1 >= w->e->cfg->max_tries) {
-        write_record(w, d);
-        atomic_fetch_add(&w->e->pages, 1);
-        atomic_fetch_add(&w->e->errors, 1);
-    }
-}
-
-static void retry_or_fail(worker_t *w, xfer_t *x, int status, const char *kind, const char *text)
-{
-    done_t d = {.item = x->item,
-                .status = status,
-                .bytes = x->bytes,
-                .fetch_ms = engine_now_ms() - x->t_start,
-                .ctype = x->ctype,
-                .error_kind = (char *)kind,
-                .error_text = (char *)text};
-    fetch_retry(w, &d, x->retry_after_ms);
-}
-
-static void take_links(done_t *d, xfer_t *x)
-{
-    d->links = x->links;
-    d->nlinks = x->nlinks;
-    d->links_found = x->nlinks;
+    p->links = x->links;
+    p->nlinks = x->nlinks;
     x->links = NULL;
     x->nlinks = x->links_cap = 0;
     free(x->seen);
@@ -526,198 +625,115 @@ static void take_links(done_t *d, xfer_t *x)
     x->seen_cap = x->nseen = 0;
 }
 
-static void redirect_link(worker_t *w, xfer_t *x)
+static void redirect_link(xfer_t *x)
 {
     char *target = NULL;
     if (!x->location ||
-        parser_url_normalize(x->item.url, x->location, w->e->cfg->max_url_length, &target) < 0)
+        parser_url_normalize(x->item.url, x->location, x->f->cfg->max_url_length, &target) < 0)
         return;
     add_link(x, target, strlen(target));
     free(target);
 }
 
-static void write_warc(worker_t *w, xfer_t *x)
+static const page_exchange_t *exchange_of(xfer_t *x)
 {
-    if (!w->e->warc || !x->resphead.len)
-        return;
-    warc_exchange_t ex = {.target_uri = x->item.url,
-                          .ip = x->ip[0] ? x->ip : NULL,
-                          .request = x->reqhead.p,
+    if (!x->f->record || !x->resphead.len)
+        return NULL;
+    x->ex =
+        (page_exchange_t){.request = x->reqhead.p,
                           .request_len = x->reqhead.len,
                           .response_head = x->resphead.p,
                           .response_head_len = x->resphead.len,
                           .body = x->body.p,
                           .body_len = x->body.len,
-                          .body_decoded = 1,
+                          .ip = x->ip[0] ? x->ip : NULL,
                           .truncated = x->too_large,
-                          .fetch_time_ms =
-                              (int64_t)(engine_wall_ms() - (engine_now_ms() - x->t_start))};
-    if (warc_write_exchange(w->e->warc, &ex) < 0 && !atomic_exchange(&w->e->warc_failed, 1))
-        fprintf(stderr, "crawler: --warc: %s\n", warc_error(w->e->warc));
+                          .time_ms = (int64_t)(clock_wall_ms() - (clock_now_ms() - x->t_start))};
+    return &x->ex;
 }
 
-/* done_push() for a transfer: also records its type, size and time. */
-static done_t *push_xfer(worker_t *w, xfer_t *x, int status, const char *kind, const char *text)
+/* A response was read (any status below 500 but 429): the page with its links. */
+static void read_page(xfer_t *x, long code, fetch_result_t *r)
 {
-    uint64_t ms = engine_now_ms() - x->t_start;
-    if (done_push(w, &x->item, status, kind, text) < 0)
-        return NULL;
-    done_t *d = &w->done[w->ndone - 1];
-    d->ctype = x->ctype ? strdup(x->ctype) : NULL;
-    d->bytes = x->bytes;
-    d->fetch_ms = ms;
-    if (kind)
-        atomic_fetch_add(&w->e->errors, 1);
-    return d;
+    int redirect = code >= 300 && code < 400;
+    if (redirect)
+        redirect_link(x);
+    if (x->parser)
+        parser_finish(x->parser);
+    if (x->sitemap)
+        sitemap_finish(x->sitemap);
+    const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
+    r->exchange = exchange_of(x);
+    fill_page(x, r, code, x->too_large ? "too-large" : NULL,
+              x->too_large ? "body larger than --max-size" : NULL);
+    if (x->parser && parser_nofollow(x->parser)) { /* a late meta robots nofollow */
+        for (size_t i = 0; i < x->nlinks; i++)
+            free(x->links[i]);
+        x->nlinks = 0;
+    }
+    take_links(&r->page, x);
+    if (redirect)
+        r->page.link_depth = r->page.item.depth; /* a redirect target keeps the depth */
+    r->page.canonical = canon ? strdup(canon) : NULL;
+    r->page.location = x->location ? strdup(x->location) : NULL;
 }
 
-/* A page transfer ended: decide what it becomes. */
-void fetch_page_done(worker_t *w, xfer_t *x, CURLcode res)
+static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
 {
     long code = 0;
     char *ip = NULL;
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
     if (curl_easy_getinfo(x->h, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip)
         snprintf(x->ip, sizeof x->ip, "%s", ip);
-    atomic_fetch_add(&w->e->bytes, x->bytes);
     const char *etext = x->errbuf[0] ? x->errbuf : curl_easy_strerror(res);
     if (x->blocked) {
-        push_xfer(w, x, 0, "blocked", "address is private/loopback (see --allow-private)");
+        fill_page(x, r, 0, "blocked", "address is private/loopback (see --allow-private)");
     } else if (res != CURLE_OK && !(x->too_large && res == CURLE_WRITE_ERROR)) {
-        if (retryable(res))
-            retry_or_fail(w, x, (int)code, curl_error_kind(res), etext);
-        else
-            push_xfer(w, x, (int)code, curl_error_kind(res), etext);
+        r->retry = retryable(res);
+        fill_page(x, r, code, curl_error_kind(res), etext);
     } else if (code == 429 || code >= 500) {
-        retry_or_fail(w, x, (int)code, code == 429 ? "http-429" : "http-5xx", NULL);
+        r->retry = 1;
+        fill_page(x, r, code, code == 429 ? "http-429" : "http-5xx", NULL);
     } else {
-        if (code >= 300 && code < 400)
-            redirect_link(w, x);
-        if (x->parser)
-            parser_finish(x->parser);
-        if (x->sitemap)
-            sitemap_finish(x->sitemap);
-        const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
-        write_warc(w, x);
-        done_t *d = push_xfer(w, x, (int)code, x->too_large ? "too-large" : NULL,
-                              x->too_large ? "body larger than --max-size" : NULL);
-        if (d) {
-            if (x->parser && parser_nofollow(x->parser)) { /* a late meta robots nofollow */
-                for (size_t i = 0; i < x->nlinks; i++)
-                    free(x->links[i]);
-                x->nlinks = 0;
-            }
-            take_links(d, x);
-            if (code >= 300 && code < 400)
-                d->link_depth = d->item.depth; /* a redirect target keeps the depth */
-            d->canonical = canon ? strdup(canon) : NULL;
-            d->location = x->location ? strdup(x->location) : NULL;
-        }
+        read_page(x, code, r);
     }
 }
 
-static void done_free(done_t *d)
+static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
 {
-    frontier_item_clear(&d->item);
-    for (size_t j = 0; j < d->nlinks; j++)
-        free(d->links[j]);
-    free(d->links);
-    free(d->ctype);
-    free(d->error_kind);
-    free(d->error_text);
-    free(d->canonical);
-    free(d->location);
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &r->status);
+    r->kind = FETCH_ROBOTS;
+    r->origin = x->origin;
+    r->complete =
+        res == CURLE_OK || (res == CURLE_WRITE_ERROR && x->body.len >= FETCH_ROBOTS_MAX_BYTES);
+    r->blocked = x->blocked;
+    r->body = x->body.p ? x->body.p : "";
+    r->body_len = x->body.len;
 }
 
-/* Writes the output records of the batch in flight, once its replies are
- * read (rc: what frontier_finish_end returned), and frees it. */
-static void done_finished(worker_t *w, int rc)
+int fetch_next(fetch_t *f, fetch_result_t *r)
 {
-    if (rc < 0 && rc != FRONTIER_ELEASE) {
-        fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
-                frontier_strerror(rc));
-        w->failed = 1;
+    if (f->held) {
+        put_xfer(f, f->held);
+        f->held = NULL;
     }
-    for (size_t i = 0; i < w->nfin; i++) {
-        done_t *d = &w->fin_done[i];
-        if (rc == 0 || rc == FRONTIER_ELEASE)
-            write_record(w, d);
-        w->pages++;
-        atomic_fetch_add(&w->e->pages, 1);
-        done_free(d);
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(f->multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        xfer_t *x = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        CURLcode res = m->data.result;
+        curl_multi_remove_handle(f->multi, m->easy_handle);
+        unlink_xfer(f, x);
+        memset(r, 0, sizeof *r);
+        if (x->kind == XF_ROBOTS)
+            robots_result(x, res, r);
+        else
+            page_result(x, res, r);
+        f->held = x;
+        return 1;
     }
-    w->nfin = 0;
-    w->claim_after_ms = 0; /* finishing freed per-host slots: claim again now */
-}
-
-int done_complete(worker_t *w, int block)
-{
-    if (!w->fin_pending)
-        return 0;
-    if (!block) { /* only when the first bytes of the reply are there */
-        struct pollfd pfd = {.fd = w->fin_rc->fd, .events = POLLIN};
-        if (poll(&pfd, 1, 0) <= 0)
-            return 0;
-    }
-    int rc = frontier_finish_end(w->fin_fr, w->fin_pending);
-    w->fin_pending = NULL;
-    done_finished(w, rc);
-    return 1;
-}
-
-/* The pages of this loop turn become the batch in flight: one pipelined
- * send (frontier_finish_start); the replies are read later. */
-void done_flush(worker_t *w, int wait)
-{
-    done_complete(w, 1);
-    if (!w->ndone)
-        return;
-    if (w->fin_cap < w->ndone) {
-        frontier_done_t *np = realloc(w->fin_pages, w->ndone * sizeof *np);
-        if (!np) {
-            w->failed = 1;
-            return;
-        }
-        w->fin_pages = np;
-        w->fin_cap = w->ndone;
-    }
-    done_t *t = w->fin_done; /* swap the buffers: done -> in flight */
-    size_t tcap = w->fin_done_cap;
-    w->fin_done = w->done;
-    w->fin_done_cap = w->done_cap;
-    w->nfin = w->ndone;
-    w->done = t;
-    w->done_cap = tcap;
-    w->ndone = 0;
-    for (size_t i = 0; i < w->nfin; i++) {
-        done_t *d = &w->fin_done[i];
-        w->fin_pages[i] = (frontier_done_t){
-            .item = &d->item,
-            .outcome = {.status = d->status, .error = d->error_kind, .bytes = d->bytes},
-            .links = (const char *const *)d->links,
-            .nlinks = d->nlinks,
-            .link_depth = d->link_depth,
-            .nnew = &d->nnew};
-    }
-    int rc = frontier_finish_start(w->fin_fr, w->fin_pages, w->nfin, &w->fin_pending);
-    if (rc < 0)
-        done_finished(w, rc);
-    else if (wait)
-        done_complete(w, 1);
-}
-
-/* Starts fetching a leased URL (the transfer takes the item over). */
-void fetch_page(worker_t *w, frontier_item_t *item)
-{
-    xfer_t *x = fetch_get(w, XF_PAGE, item->url);
-    if (!x) {
-        done_push(w, item, 0, "internal", "out of memory");
-        return;
-    }
-    x->item = *item;
-    memset(item, 0, sizeof *item);
-    if (fetch_start(w, x) < 0) {
-        done_push(w, &x->item, 0, "internal", "cannot start the transfer");
-        fetch_put(w, x);
-    }
+    return 0;
 }

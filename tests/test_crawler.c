@@ -499,6 +499,39 @@ Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
     small_stop(&s);
 }
 
+Test(crawler, redis_lost_mid_crawl_stops_the_workers_and_exits_1, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    char html[1024];
+    int n = snprintf(html, sizeof html, "<p>slow links</p>");
+    for (int i = 0; i < 5; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/slow%d", i);
+        n += snprintf(html + n, sizeof html - (size_t)n, "<a href=%s>s</a>", path);
+        fx_http_set(s.h, path, &(fx_route_t){.body = "late", .delay_ms = 2000});
+    }
+    fx_http_page(s.h, "/", html);
+    char *argv[] = {CRAWLER_BIN, "crawl",      "--redis", (char *)fx_redis_url(s.r),
+                    "--seeds",   s.seeds,      "--delay", "0",
+                    "--quiet",   "--per-host", "8",       NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    uint64_t deadline = fx_now_ms() + 30000;
+    while (fx_http_total(s.h) < 7 && fx_now_ms() < deadline) /* robots, /, 5 slow */
+        usleep(5000);
+    cr_assert_eq(fx_http_total(s.h), 7, "slow pages not in flight: %zu requests",
+                 fx_http_total(s.h));
+    kill(fx_redis_pid(s.r), SIGKILL); /* reaped by small_stop */
+    int rc = fx_wait(pid, 60000);
+    char *err = fx_read_file(s.log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d after losing Redis: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "lost its Redis connection"), "no reason given: %s",
+              err ? err : "");
+    free(err);
+    small_stop(&s);
+}
+
 Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
 {
     small_t s;

@@ -1,0 +1,95 @@
+/*
+ * fetch.h -- the transfers of one worker thread: a libcurl multi handle, a
+ * pool of easy handles, page and robots.txt transfers, the private-address
+ * guard, and the streaming of page bodies into the HTML (or sitemap) parser.
+ *
+ * The transfers only report: a finished transfer comes out of fetch_next()
+ * as a result (a page with its status, error and links; or a robots.txt
+ * body) and the caller decides what happens next.  Nothing here talks to
+ * Redis.
+ *
+ * Not thread-safe: a fetch_t belongs to one thread.  Errors: 0 or a negative
+ * FRONTIER_E* code (FRONTIER_ENOMEM out of memory, FRONTIER_EIO the multi
+ * handle refused the transfer).
+ */
+#ifndef CRAWLER_FETCH_H
+#define CRAWLER_FETCH_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "frontier.h"
+#include "page.h"
+#include "scope.h"
+
+#define FETCH_MAX_LINKS_PER_PAGE 20000        /* more links on one page are dropped */
+#define FETCH_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
+
+typedef struct fetch fetch_t;
+
+typedef enum fetch_kind { FETCH_PAGE, FETCH_ROBOTS } fetch_kind_t;
+
+/* One finished transfer. */
+typedef struct fetch_result {
+    fetch_kind_t kind;
+    /* FETCH_PAGE.  page is the caller's (page_clear() it or hand it on):
+     * links are set only on a page that was read (retry is 0 and no
+     * transport error), after a late <meta name=robots content=nofollow>
+     * none. */
+    page_t page;
+    int retry;               /* failed in a way worth another try: a transient
+                                transport error, 429 or 5xx */
+    uint32_t retry_after_ms; /* the response's Retry-After, 0: none */
+    /* the exchange to record (WARC), NULL unless recording and a response
+     * was read; valid until the next fetch_next() or fetch_free() */
+    const page_exchange_t *exchange;
+    /* FETCH_ROBOTS; origin and body valid until the next fetch_next() or
+     * fetch_free() */
+    const char *origin; /* "scheme://host[:port]" */
+    long status;        /* HTTP status of the last response, 0: none */
+    int complete;       /* the body was read to its end, or to FETCH_ROBOTS_MAX_BYTES */
+    int blocked;        /* the private-address guard refused the address */
+    const char *body;   /* NUL-terminated */
+    size_t body_len;
+} fetch_result_t;
+
+/* Creates the transfers of one thread: up to cfg->concurrency at once, DNS
+ * answers shared through share (borrowed, may be NULL), links filtered by
+ * scope and the guard letting its seed hosts through (borrowed; the caller
+ * may refresh its seed hosts between calls).  record: keep each page's
+ * request and response heads and body for fetch_result_t.exchange.  cfg
+ * must outlive the handle.  NULL on failure, with a message in err. */
+fetch_t *fetch_new(const crawl_config_t *cfg, CURLSH *share, const scope_t *scope, int record,
+                   char *err, size_t errlen);
+/* Stops every transfer and frees the handle (the items of running page
+ * transfers are dropped: fetch_cancel() them first).  Accepts NULL. */
+void fetch_free(fetch_t *f);
+
+/* Starts fetching a leased URL.  0: the transfer took *item over (*item is
+ * zeroed); else an error and *item is untouched. */
+int fetch_start_page(fetch_t *f, frontier_item_t *item);
+/* Starts fetching origin + "/robots.txt" (redirects followed, up to 5; the
+ * first FETCH_ROBOTS_MAX_BYTES kept).  origin is copied.  0 or an error. */
+int fetch_start_robots(fetch_t *f, const char *origin);
+
+/* Transfers running (pages and robots.txt). */
+size_t fetch_active(const fetch_t *f);
+
+/* Moves every transfer on as far as it can without blocking. */
+void fetch_perform(fetch_t *f);
+/* Sleeps until a transfer needs attention, fd (if >= 0) is readable, or ms
+ * have passed. */
+void fetch_wait(fetch_t *f, int fd, int ms);
+
+/* The next finished transfer: 1 and *r filled, or 0 when none is left for
+ * now.  Call after fetch_perform(). */
+int fetch_next(fetch_t *f, fetch_result_t *r);
+
+/* Shutdown: stops one running transfer.  1 with *item the leased URL of a
+ * page transfer (the caller's), or zeroed for a robots.txt transfer; 0 when
+ * none runs. */
+int fetch_cancel(fetch_t *f, frontier_item_t *item);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * robotsgate.h -- robots.txt in front of every claimed URL: the gate of one
+ * worker thread answers, for each URL, allow / deny / retry, or wait (the
+ * URL is parked while the rules of its origin are being fetched).
+ *
+ * The gate never fetches: when a robots.txt has to be fetched, it says so
+ * (robotsgate_next_fetch) and the caller starts the transfer, then hands the
+ * body back (robotsgate_fetched) -- or says it could not start it
+ * (robotsgate_unfetched).  When the rules of parked URLs become known, the
+ * URLs come out of robotsgate_next_ready() with their verdicts.  After each
+ * call that may produce them (check, fetched, unfetched, poll), the caller
+ * drains both.  Rules are shared with every worker of the crawl through
+ * Redis (see robotsgate.c); one worker per origin fetches, the others poll.
+ *
+ * Not thread-safe: a gate belongs to one thread and uses that thread's
+ * claiming connection and frontier handle.  Errors: 0 or a negative
+ * FRONTIER_E* code, returned when a Redis call failed; the gate still did
+ * its work as if the shared cache were empty (verdicts stay valid), but its
+ * connection is probably gone: the caller should stop.
+ */
+#ifndef CRAWLER_ROBOTSGATE_H
+#define CRAWLER_ROBOTSGATE_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "frontier.h"
+#include "scope.h"
+
+struct redisContext;
+
+#define ROBOTSGATE_POLL_MS 50 /* looking for another worker's robots.txt this often */
+
+/* The outcome a denied or retried URL is finished or retried with. */
+#define ROBOTSGATE_DENY_KIND "robots"
+#define ROBOTSGATE_DENY_TEXT "disallowed by robots.txt"
+#define ROBOTSGATE_RETRY_KIND "robots-unavailable"
+#define ROBOTSGATE_RETRY_TEXT "robots.txt answered 5xx or was unreachable; retrying later"
+
+typedef enum robotsgate_verdict {
+    ROBOTSGATE_ALLOW, /* fetch it (also: robots ignored, or out of memory) */
+    ROBOTSGATE_DENY,  /* disallowed: finish it with ROBOTSGATE_DENY_KIND */
+    ROBOTSGATE_RETRY, /* robots.txt unavailable: retry with ROBOTSGATE_RETRY_KIND */
+    ROBOTSGATE_WAIT,  /* parked: the gate holds the URL until its rules are known */
+} robotsgate_verdict_t;
+
+/* A fetched robots.txt, as the transfer ended. */
+typedef struct robotsgate_body {
+    const char *origin; /* "scheme://host[:port]" the fetch was asked for */
+    long status;        /* HTTP status of the last response, 0: none */
+    int complete;       /* read to its end (or to the size cap) */
+    int blocked;        /* the private-address guard refused the host */
+    const char *body;
+    size_t len;
+} robotsgate_body_t;
+
+typedef struct robotsgate robotsgate_t;
+
+/* A gate using rc and fr (borrowed: the thread's claiming connection and
+ * frontier handle) and scope (borrowed; for the sitemaps of robots.txt).
+ * cfg must outlive it.  NULL on out of memory. */
+robotsgate_t *robotsgate_new(const crawl_config_t *cfg, struct redisContext *rc, frontier_t *fr,
+                             const scope_t *scope);
+/* Frees the gate; parked and ready URLs are dropped, not handed back (see
+ * robotsgate_take_parked).  Accepts NULL. */
+void robotsgate_free(robotsgate_t *g);
+
+/* The verdict for a claimed URL.  On ROBOTSGATE_WAIT *item is taken over
+ * (zeroed); otherwise it stays the caller's. */
+int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict);
+
+/* An origin whose robots.txt the caller is to fetch now, or NULL.  Valid
+ * until the next robotsgate_next_fetch() or robotsgate_free(). */
+const char *robotsgate_next_fetch(robotsgate_t *g);
+/* The robots.txt of b->origin was fetched: its rules are stored for every
+ * worker and settle the parked URLs. */
+int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b);
+/* The fetch of origin's robots.txt could not start: its URLs are allowed
+ * (a page fetch will say what is wrong with the host). */
+int robotsgate_unfetched(robotsgate_t *g, const char *origin);
+/* For URLs parked on another worker's fetch: looks in Redis for the rules
+ * every ROBOTSGATE_POLL_MS, or takes the fetch over if its lock expired.
+ * Cheap when nothing is due. */
+int robotsgate_poll(robotsgate_t *g);
+
+/* A parked URL whose rules are known now: 1 with *item (the caller's) and
+ * *verdict (never ROBOTSGATE_WAIT), or 0. */
+int robotsgate_next_ready(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict);
+
+/* URLs parked now. */
+size_t robotsgate_parked(const robotsgate_t *g);
+/* 1 if some are parked on another worker's fetch (call robotsgate_poll
+ * at least every ROBOTSGATE_POLL_MS), else 0. */
+int robotsgate_polling(const robotsgate_t *g);
+
+/* Shutdown: the URLs parked on one origin, to hand back to the frontier.
+ * 1 with *items (n of them; caller clears each and frees the array with
+ * free()), or 0 when none is left. */
+int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n);
+
+#endif
