@@ -3,11 +3,10 @@
  * signals and progress line.
  *
  * DESIGN: each worker thread owns a redisContext for claims, retries,
- * heartbeats and robots.txt (with its bloom_t and frontier_t: the worker id
- * its leases are under), a scope, and three parts, each with its own state,
- * which only this file drives (they never call one another):
- *   fetch      the transfers (fetch.c): curl multi handle, page and
- *              robots.txt transfers; finished ones come back as results;
+ * heartbeats and robots.txt (with its frontier_t, which opens the crawl's
+ * Bloom filter; the worker id its leases are under), a scope, and three parts, each with its own
+ * state, which only this file drives (they never call one another): fetch      the transfers
+ * (fetch.c): curl multi handle, page and robots.txt transfers; finished ones come back as results;
  *   robotsgate the robots.txt rules (robotsgate.c): allow / deny / retry /
  *              wait for each claimed URL; asks for robots.txt fetches and
  *              gives parked URLs back when their rules are known;
@@ -30,7 +29,8 @@
  * finish what runs (cfg->grace_ms); 2 = hand everything back to the frontier
  * at once and exit.  The counters in engine_t are written here only.  The
  * thread that called engine_run() waits for signals (blocked in the workers)
- * and draws the progress line.  Keys read here: "crawler:{NAME}:seedhosts".
+ * and draws the progress line.  Redis is reached only through the frontier (the seed hosts:
+ * frontier_seed_hosts).
  */
 #include "engine.h"
 
@@ -64,7 +64,6 @@ typedef struct worker {
     int idx;
     pthread_t thread;
     redisContext *rc; /* claims, retries, heartbeats, robots.txt */
-    bloom_t *bloom;
     frontier_t *fr;
     scope_t *scope;
     fetch_t *fetch;
@@ -111,22 +110,16 @@ static void note(worker_t *w, int rc)
 
 static int refresh_seed_hosts(worker_t *w)
 {
-    char key[256];
-    snprintf(key, sizeof key, "crawler:{%s}:seedhosts", w->e->cfg->crawl);
-    redisReply *r = redisCommand(w->rc, "SMEMBERS %s", key);
-    if (!r)
-        return FRONTIER_EIO;
-    if (r->type == REDIS_REPLY_ARRAY) {
-        const char **hosts = calloc(r->elements + 1, sizeof *hosts);
-        size_t n = 0;
-        for (size_t i = 0; hosts && i < r->elements; i++)
-            if (r->element[i]->type == REDIS_REPLY_STRING)
-                hosts[n++] = r->element[i]->str;
-        if (hosts)
-            scope_set_seed_hosts(w->scope, hosts, n);
-        free(hosts);
-    }
-    freeReplyObject(r);
+    char **hosts = NULL;
+    size_t n = 0;
+    int rc = frontier_seed_hosts(w->fr, &hosts, &n);
+    if (rc == FRONTIER_EIO)
+        return rc;
+    if (rc == 0)
+        scope_set_seed_hosts(w->scope, (const char *const *)hosts, n);
+    for (size_t i = 0; i < n; i++)
+        free(hosts[i]);
+    free(hosts);
     w->next_seed_refresh_ms = clock_now_ms() + SEED_REFRESH_MS;
     return 0;
 }
@@ -150,25 +143,24 @@ static int worker_open(worker_t *w)
 {
     engine_t *e = w->e;
     const crawl_config_t *c = e->cfg;
-    char err[512], bname[256];
+    char err[512];
     if (!(w->rc = rconn_connect(e->redis, err, sizeof err)))
-        goto fail;
-    frontier_bloom_name(c->crawl, bname, sizeof bname);
-    /* the claiming side offers few links (sitemaps): no local cache */
-    bloom_params_t bp = {
-        .capacity = c->bloom_capacity, .fp_rate = c->bloom_fp_rate, .cache_bytes = SIZE_MAX};
-    bloom_params_t join = {.cache_bytes = SIZE_MAX};
-    int berr = 0;
-    /* join the crawl's filter as created (by whoever seeded first) */
-    if (!(w->bloom = bloom_open(w->rc, bname, &join, &berr, err, sizeof err)) &&
-        berr == BLOOM_ENOTFOUND)
-        w->bloom = bloom_open(w->rc, bname, &bp, &berr, err, sizeof err);
-    if (!w->bloom)
         goto fail;
     frontier_config_t fc;
     frontier_config_of(c, &fc);
-    if (!(w->fr = frontier_open(w->rc, &fc, w->bloom, err, sizeof err)))
+    /* the frontier joins the crawl's filter as created (by whoever seeded
+     * first), else creates it; the claiming side offers few links
+     * (sitemaps): no local cache */
+    fc.bloom_capacity = c->bloom_capacity;
+    fc.bloom_fp_rate = c->bloom_fp_rate;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    if (!(w->fr = frontier_open(w->rc, &fc, NULL, err, sizeof err)))
         goto fail;
+    /* the finisher joins the same filter, with the local cache all workers
+     * share (what one learnt answers for all) */
+    fc.bloom_capacity = 0;
+    fc.bloom_fp_rate = 0;
+    fc.bloom_cache_bytes = 0;
     fc.worker_id = frontier_worker_id(w->fr); /* the finisher finishes this handle's leases */
     if (!(w->fin = finisher_new(e->fin_common, c, e->redis, &fc, w->fr, err, sizeof err)))
         goto fail;
@@ -178,7 +170,7 @@ static int worker_open(worker_t *w)
     if (!(w->fetch = fetch_new(c, e->share, w->scope, finisher_common_records(e->fin_common), err,
                                sizeof err)))
         goto fail;
-    if (!(w->gate = robotsgate_new(c, w->rc, w->fr, w->scope))) {
+    if (!(w->gate = robotsgate_new(c, w->fr, w->scope))) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
@@ -196,7 +188,6 @@ static void worker_close(worker_t *w)
     fetch_free(w->fetch);
     scope_free(w->scope);
     frontier_close(w->fr);
-    bloom_close(w->bloom);
     if (w->rc)
         redisFree(w->rc);
 }

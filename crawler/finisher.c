@@ -1,8 +1,8 @@
 /*
  * finisher.c -- a worker thread's finished pages (finisher.h).
  *
- * DESIGN: a finisher_t owns a second redisContext with its own bloom_t (on
- * the shared local Bloom cache of finisher_common_t) and frontier_t, under
+ * DESIGN: a finisher_t owns a second redisContext with its own frontier_t
+ * (whose Bloom handle uses the shared local cache of finisher_common_t), under
  * the claiming handle's worker id, so that it finishes that handle's
  * leases.  It keeps two batches of entries (a page and the count of its new
  * links): `queued`, the pages added since the last send, and `fin`, the
@@ -50,7 +50,6 @@ struct finisher {
     const crawl_config_t *cfg;
     frontier_t *retry_fr; /* borrowed: the claiming handle */
     redisContext *rc;
-    bloom_t *bloom;
     frontier_t *fr;
     entry_t *queued; /* added, not yet sent */
     size_t nqueued, queued_cap;
@@ -93,8 +92,6 @@ finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const 
                          size_t errlen)
 {
     finisher_t *f = calloc(1, sizeof *f);
-    char bname[256];
-    int berr = 0;
     if (!f) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -102,13 +99,12 @@ finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const 
     f->c = c;
     f->cfg = cfg;
     f->retry_fr = retry_fr;
-    frontier_bloom_name(cfg->crawl, bname, sizeof bname);
-    /* same filter, and the local cache all workers share (what one learnt
-     * answers for all) */
-    bloom_params_t bp = {.shared_cache = c->seen_cache};
+    /* the frontier joins the crawl's filter, with the local cache all
+     * workers share (what one learnt answers for all) */
+    frontier_config_t own = *fc;
+    own.bloom_shared_cache = c->seen_cache;
     if (!(f->rc = rconn_connect(redis, err, errlen)) ||
-        !(f->bloom = bloom_open(f->rc, bname, &bp, &berr, err, errlen)) ||
-        !(f->fr = frontier_open(f->rc, fc, f->bloom, err, errlen))) {
+        !(f->fr = frontier_open(f->rc, &own, NULL, err, errlen))) {
         finisher_free(f);
         return NULL;
     }
@@ -288,7 +284,6 @@ void finisher_free(finisher_t *f)
     for (size_t i = 0; i < f->nqueued; i++)
         page_clear(&f->queued[i].p);
     frontier_close(f->fr);
-    bloom_close(f->bloom);
     if (f->rc)
         redisFree(f->rc);
     free(f->queued);

@@ -6,30 +6,25 @@
  * (rentry_t: origin, parsed rules or NULL while pending, the URLs parked on
  * it), each for a minute; a queue of origins whose robots.txt the caller is
  * to fetch; and a queue of parked URLs whose verdict is known.  Rules are
- * cached in Redis for every worker:
- *   crawler:{NAME}:robots:<origin>       "R" + robots_serialize() for 24 h, or
- *                                         "U" (5xx / unreachable: disallow all
- *                                         for now, as long as the first retry
- *                                         backoff, at most 60 s)
- *   crawler:{NAME}:robots-lock:<origin>  SET NX, held by the one worker that
- *                                         fetches (expires after the fetch
- *                                         timeout, so a dead holder does not
- *                                         block anyone for long)
- *   crawler:{NAME}:sitemaps              set: the Sitemap: lines seen
- * The workers that lose the lock poll the cache (robotsgate_poll).  Every
- * raw Redis command is in the "shared cache" section below (shared_get,
- * shared_put, shared_lock, shared_unlock, sitemaps_add): the frontier is to
- * own these keys.  Crawl-delay sets the host's own delay in the frontier;
- * with --sitemaps the Sitemap: URLs in scope are seeded.
- * Invariants: an entry with parked URLs has no rules; a pending entry (no
- * rules) is never evicted; `parked` is the sum of the entries' nparked, and
- * the ready queue has room for all of them besides what it holds;
+ * cached in Redis for every worker, through the frontier, which owns the
+ * keys (P robots:<origin>, P robots-lock:<origin>, P sitemaps):
+ *   frontier_robots_put     "R" + robots_serialize() for 24 h, or "U" (5xx /
+ *                           unreachable: disallow all for now, as long as the
+ *                           first retry backoff, at most 60 s)
+ *   frontier_robots_lock    held by the one worker that fetches (expires after
+ *                           the fetch timeout, so a dead holder does not block
+ *                           anyone for long)
+ *   frontier_sitemaps_add   the Sitemap: lines seen
+ * The workers that lose the lock poll the cache (robotsgate_poll).  The
+ * "shared cache" section below is the gate's only use of Redis.  Crawl-delay sets the host's own
+ * delay in the frontier; with --sitemaps the Sitemap: URLs in scope are seeded. Invariants: an
+ * entry with parked URLs has no rules; a pending entry (no rules) is never evicted; `parked` is the
+ * sum of the entries' nparked, and the ready queue has room for all of them besides what it holds;
  * `nremote` counts the entries with `remote` set; the fetcher stores the
  * rules before it unlocks.
  */
 #include "robotsgate.h"
 
-#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +56,7 @@ typedef struct ready {
 
 struct robotsgate {
     const crawl_config_t *cfg;
-    redisContext *rc; /* borrowed: the claiming connection */
-    frontier_t *fr;   /* borrowed */
+    frontier_t *fr; /* borrowed */
     const scope_t *scope;
     rentry_t *robots; /* ROBOTS_CACHE slots, nrobots used */
     size_t nrobots;
@@ -76,91 +70,52 @@ struct robotsgate {
     size_t nready, ready_head, ready_cap;
 };
 
-/* ---- the shared cache in Redis (raw commands) ------------------------------ */
-
-static int key_for(const robotsgate_t *g, const char *what, const char *origin, char *buf, size_t n)
-{
-    int len = snprintf(buf, n, "crawler:{%s}:%s%s", g->cfg->crawl, what, origin ? origin : "");
-    return len < 0 || (size_t)len >= n ? -1 : len;
-}
+/* ---- the shared cache in Redis (the frontier's keys) -------------------------- */
 
 /* The cached value of origin: 1 and *val (malloc'd, caller frees) and *len,
- * 0 if none, or FRONTIER_EIO. */
+ * 0 if none (or Redis answered an error: the rules are fetched again), or
+ * FRONTIER_EIO. */
 static int shared_get(robotsgate_t *g, const char *origin, char **val, size_t *len)
 {
-    char key[4200];
-    *val = NULL;
-    if (key_for(g, "robots:", origin, key, sizeof key) < 0)
+    int rc = frontier_robots_get(g->fr, origin, val, len);
+    if (rc == FRONTIER_EIO)
+        return rc;
+    if (rc < 0 || !*val || *len < 1) {
+        free(*val);
+        *val = NULL;
         return 0;
-    redisReply *r = redisCommand(g->rc, "GET %s", key);
-    if (!r)
-        return FRONTIER_EIO;
-    int found = 0;
-    if (r->type == REDIS_REPLY_STRING && r->len >= 1 && (*val = malloc(r->len))) {
-        memcpy(*val, r->str, r->len);
-        *len = r->len;
-        found = 1;
     }
-    freeReplyObject(r);
-    return found;
+    return 1;
 }
 
 static int shared_put(robotsgate_t *g, const char *origin, const char *val, size_t len,
                       uint32_t ttl_s)
 {
-    char key[4200];
-    if (key_for(g, "robots:", origin, key, sizeof key) < 0)
-        return 0;
-    redisReply *r = redisCommand(g->rc, "SET %s %b EX %u", key, val, len, ttl_s);
-    if (!r)
-        return FRONTIER_EIO;
-    freeReplyObject(r);
-    return 0;
+    int rc = frontier_robots_put(g->fr, origin, val, len, ttl_s);
+    return rc == FRONTIER_EIO ? rc : 0;
 }
 
 /* One robots.txt fetch per origin for the whole crawl: 1 if this worker
- * holds the lock now (also when the key cannot be built), 0 if another
- * does, or FRONTIER_EIO. */
+ * holds the lock now, 0 if another does (or Redis refused the command), or
+ * FRONTIER_EIO. */
 static int shared_lock(robotsgate_t *g, const char *origin, uint32_t ttl_ms)
 {
-    char key[4200];
-    if (key_for(g, "robots-lock:", origin, key, sizeof key) < 0)
-        return 1;
-    redisReply *r = redisCommand(g->rc, "SET %s 1 NX PX %u", key, ttl_ms);
-    if (!r)
-        return FRONTIER_EIO;
-    int mine = r->type == REDIS_REPLY_STATUS;
-    freeReplyObject(r);
-    return mine;
+    int won = 0;
+    int rc = frontier_robots_lock(g->fr, origin, ttl_ms, &won);
+    return rc == FRONTIER_EIO ? rc : won;
 }
 
 static int shared_unlock(robotsgate_t *g, const char *origin)
 {
-    char key[4200];
-    if (key_for(g, "robots-lock:", origin, key, sizeof key) < 0)
-        return 0;
-    redisReply *r = redisCommand(g->rc, "DEL %s", key);
-    if (!r)
-        return FRONTIER_EIO;
-    freeReplyObject(r);
-    return 0;
+    int rc = frontier_robots_unlock(g->fr, origin);
+    return rc == FRONTIER_EIO ? rc : 0;
 }
 
-/* Adds the Sitemap: URLs to the crawl's set (one pipelined round trip). */
+/* Adds the Sitemap: URLs to the crawl's set (one round trip). */
 static int sitemaps_add(robotsgate_t *g, const char *const *urls, size_t n)
 {
-    char key[256];
-    if (!n || key_for(g, "sitemaps", NULL, key, sizeof key) < 0)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        redisAppendCommand(g->rc, "SADD %s %s", key, urls[i]);
-    for (size_t i = 0; i < n; i++) {
-        redisReply *rep = NULL;
-        if (redisGetReply(g->rc, (void **)&rep) != REDIS_OK)
-            return FRONTIER_EIO;
-        freeReplyObject(rep);
-    }
-    return 0;
+    int rc = frontier_sitemaps_add(g->fr, urls, n);
+    return rc == FRONTIER_EIO ? rc : 0;
 }
 
 /* ---- the rule sets of this thread --------------------------------------------- */
@@ -398,8 +353,7 @@ static int lookup(robotsgate_t *g, rentry_t *e)
     return rc;
 }
 
-robotsgate_t *robotsgate_new(const crawl_config_t *cfg, struct redisContext *rc, frontier_t *fr,
-                             const scope_t *scope)
+robotsgate_t *robotsgate_new(const crawl_config_t *cfg, frontier_t *fr, const scope_t *scope)
 {
     robotsgate_t *g = calloc(1, sizeof *g);
     if (!g || !(g->robots = calloc(ROBOTS_CACHE, sizeof *g->robots))) {
@@ -407,7 +361,6 @@ robotsgate_t *robotsgate_new(const crawl_config_t *cfg, struct redisContext *rc,
         return NULL;
     }
     g->cfg = cfg;
-    g->rc = rc;
     g->fr = fr;
     g->scope = scope;
     return g;

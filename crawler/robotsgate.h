@@ -27,8 +27,6 @@
 #include "frontier.h"
 #include "scope.h"
 
-struct redisContext;
-
 #define ROBOTSGATE_POLL_MS 50 /* looking for another worker's robots.txt this often */
 
 /* The outcome a denied or retried URL is finished or retried with. */
@@ -56,11 +54,11 @@ typedef struct robotsgate_body {
 
 typedef struct robotsgate robotsgate_t;
 
-/* A gate using rc and fr (borrowed: the thread's claiming connection and
- * frontier handle) and scope (borrowed; for the sitemaps of robots.txt).
- * cfg must outlive it.  NULL on out of memory. */
-robotsgate_t *robotsgate_new(const crawl_config_t *cfg, struct redisContext *rc, frontier_t *fr,
-                             const scope_t *scope);
+/* A gate using fr (borrowed: the thread's claiming frontier handle, whose
+ * functions own the shared robots.txt cache, its locks and the sitemap set)
+ * and scope (borrowed; for the sitemaps of robots.txt).  cfg must outlive
+ * it.  NULL on out of memory. */
+robotsgate_t *robotsgate_new(const crawl_config_t *cfg, frontier_t *fr, const scope_t *scope);
 /* Frees the gate; parked and ready URLs are dropped, not handed back (see
  * robotsgate_take_parked).  Accepts NULL. */
 void robotsgate_free(robotsgate_t *g);

@@ -59,7 +59,7 @@ static void wk_open(wk_t *w, fx_redis_t *r, const crawl_config_t *cfg)
     scope_config_t sc = config_scope(cfg);
     w->scope = scope_new(&sc, err, sizeof err);
     cr_assert_not_null(w->scope, "scope: %s", err);
-    w->g = robotsgate_new(cfg, w->rc, w->f, w->scope);
+    w->g = robotsgate_new(cfg, w->f, w->scope);
     cr_assert_not_null(w->g);
 }
 
