@@ -1,7 +1,7 @@
 /*
  * frontier.c -- the handle, function loading and pipelined FCALLs, claiming,
  * heartbeats, releasing.  Finishing/seeding/retrying live in pages.c, stats
- * and reset in stats.c, the Lua sources in scripts.c.
+ * and reset in stats.c, the Lua in frontier/lua/ (library.c: its names).
  *
  * DESIGN.  Keys of a crawl (P = "crawler:{NAME}:"):
  *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"
@@ -34,7 +34,7 @@
  * claims or heartbeats next.  The lease token given to the caller is
  * "<seq>@<wid>", so any handle can finish an item.
  *
- * The Lua code is a Redis 7 Functions library (scripts.c); every call goes
+ * The Lua code is a Redis 7 Functions library (library.c); every call goes
  * through fr_run, which pipelines n FCALLs in one round trip and reloads the
  * library once if the server lost it, or through fr_send + fr_collect, the
  * same with each call written out as soon as it is built (seed, finish).
@@ -157,13 +157,18 @@ void fa_fcall(fr_args_t *a, size_t numkeys)
 
 /* ---- running scripts ----------------------------------------------------- */
 
+/* Keeps the text of an error reply for frontier_last_error, its library
+ * lines as file:line. */
+static void note_error(frontier_t *f, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        fr_lua_error(r->str ? r->str : "", f->last_error, sizeof f->last_error);
+}
+
 int fr_load(frontier_t *f)
 {
-    char *src = fr_library(f->fn);
-    if (!src)
-        return FRONTIER_ENOMEM;
+    const char *src = fr_library(f->fn);
     redisReply *r = redisCommand(f->rc, "FUNCTION LOAD %s", src);
-    free(src);
     f->round_trips++;
     if (!r)
         return FRONTIER_EIO;
@@ -171,6 +176,8 @@ int fr_load(frontier_t *f)
                      (r->type == REDIS_REPLY_ERROR && strstr(r->str, "already exists"))
                  ? 0
                  : FRONTIER_EREPLY;
+    if (rc < 0)
+        note_error(f, r);
     freeReplyObject(r);
     return rc;
 }
@@ -208,6 +215,7 @@ static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, r
             rep[i] = NULL;
             continue;
         }
+        note_error(f, r);
         rep[i] = r;
     }
     return err;
@@ -274,8 +282,10 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply
         else if (is_noscript(r)) {
             freeReplyObject(r);
             reload = 1;
-        } else
+        } else {
+            note_error(f, r);
             rep[i] = r;
+        }
     }
     for (int attempt = 0; rc == 0 && reload && attempt < 2; attempt++) {
         rc = fr_load(f);
@@ -536,6 +546,11 @@ uint64_t frontier_round_trips(const frontier_t *f)
 int frontier_bits_module(const frontier_t *f)
 {
     return f ? f->bits_module : 0;
+}
+
+const char *frontier_last_error(const frontier_t *f)
+{
+    return f ? f->last_error : "";
 }
 
 void frontier_item_clear(frontier_item_t *it)

@@ -279,6 +279,13 @@ uint64_t frontier_round_trips(const frontier_t *f);
  * command); a handle opened afterwards uses BITFIELD. */
 int frontier_bits_module(const frontier_t *f);
 
+/* The text of the last error reply a frontier function (or loading the
+ * library) got from Redis on this handle, "" if none yet; a line of the Lua
+ * library in it is named by its source, "frontier/lua/claim.lua" line 12 as
+ * "claim.lua:12".  Valid until the next call on the handle; not cleared by
+ * a call that succeeds. */
+const char *frontier_last_error(const frontier_t *f);
+
 const char *frontier_strerror(int err);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * frontier_internal.h -- what the frontier's files share: the handle, the
- * script table, an argv builder for pipelined FCALLs.
+ * function table and the embedded Lua library, an argv builder for
+ * pipelined FCALLs.
  */
 #ifndef FRONTIER_INTERNAL_H
 #define FRONTIER_INTERNAL_H
@@ -31,12 +32,30 @@ enum {
 #define FR_FINISH_GROUP 128  /* most pages per finish call (one atomic step) */
 #define FR_FINISH_LINKS 2048 /* most links offered per finish call, unless one page has more */
 
-#define FR_FN_NAME 48 /* "cf<16 hex>_<name>" */
+#define FR_FN_NAME 48    /* "cf<16 hex>_<name>" */
+#define FR_ERROR_MAX 512 /* frontier_last_error's text */
+
+/* The Functions library, generated at build time from frontier/lua/ and
+ * keys.def (embed_lua.cmake): its text, the hash its names carry, and where
+ * each source file starts in it (line 1 is the "#!lua" line). */
+typedef struct fr_lua_file {
+    const char *name; /* "claim.lua" */
+    long first_line;  /* its first line in fr_lua_library */
+    long lines;
+} fr_lua_file_t;
+extern const char fr_lua_library[];
+extern const char fr_lua_hash[];
+extern const fr_lua_file_t fr_lua_files[];
+extern const size_t fr_lua_nfiles;
 
 const char *fr_script_name(int id);
-/* The Functions library (caller frees; NULL when out of memory) and, in fn,
- * the names its functions are registered under. */
-char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
+/* The Functions library's text (static) and, in fn, the names its
+ * functions are registered under ("cf<hash>_claim"). */
+const char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
+/* Copies a Redis error reply's text into buf (always NUL-terminated,
+ * truncated to buflen), each "user_function:N" (line N of the library)
+ * written as the source line it is, "claim.lua:12". */
+void fr_lua_error(const char *msg, char *buf, size_t buflen);
 
 struct frontier {
     struct redisContext *rc; /* borrowed */
@@ -51,7 +70,8 @@ struct frontier {
     char fn[FR_SCRIPT_COUNT][FR_FN_NAME]; /* function names (FCALL) */
     int bits_module;                      /* Redis has CRAWLER.BFADD and cfg.bitfield_only is 0 */
     uint64_t round_trips;
-    uint64_t rng; /* xorshift state for jitter */
+    uint64_t rng;                  /* xorshift state for jitter */
+    char last_error[FR_ERROR_MAX]; /* the last script error (frontier_last_error) */
 };
 
 /* Arguments of one Redis command, binary-safe.  Strings pushed with

@@ -10,7 +10,8 @@
  * same server forced to BITFIELD (bitfield_only), including the page-limit
  * path that tests each link on its own; INFO commandstats shows which
  * command set the bits.  A server without the module, or one that lost it
- * after the open, is handled as frontier.h says.
+ * after the open, is handled as frontier.h says (and the error it gets names
+ * the .lua line that failed).
  *
  * The module's path comes from CMake (CRAWLER_REDIS_MODULE); each test sets
  * or unsets FX_REDIS_MODULE itself before starting its redis-server, so
@@ -1037,6 +1038,10 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
     int rc = frontier_seed(s.f, two, 1, 0, &added);
     cr_expect_eq(rc, FRONTIER_EREPLY, "seed: %s", frontier_strerror(rc));
     cr_expect_eq(added, 0);
+    const char *why = frontier_last_error(s.f); /* Redis's error, at its .lua line */
+    cr_expect(strstr(why, "Unknown Redis command"), "last error: %s", why);
+    cr_expect(strstr(why, "@offer.lua:") && !strstr(why, "user_function"),
+              "the error does not name the Lua source line: %s", why);
     frontier_stats_t st;
     cr_assert_eq(frontier_stats(s.c, "lost", &st), 0);
     cr_expect_eq(st.queued, 0, "the failed call queued something");
