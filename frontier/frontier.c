@@ -513,6 +513,18 @@ fail:
     return NULL;
 }
 
+/* The bye call (frontier/lua/bye.lua), KEYS: ready.
+ *   ARGV[1]  P       the key prefix
+ *   ARGV[2]  worker  this worker's id: unregistered if it holds no lease
+ * Reply: 0. */
+static void build_bye(const frontier_t *f, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+}
+
 void frontier_close(frontier_t *f)
 {
     if (!f)
@@ -520,10 +532,7 @@ void frontier_close(frontier_t *f)
     if (f->rc && !f->rc->err) { /* best effort: unregister if we hold nothing */
         fr_args_t a;
         fa_init(&a);
-        fa_fcall(&a, 1);
-        fa_cstr(&a, f->ready_key);
-        fa_cstr(&a, f->prefix);
-        fa_cstr(&a, f->worker);
+        build_bye(f, &a);
         redisReply *r = NULL;
         if (fr_run(f, FR_BYE, &a, 1, &r) == 0)
             freeReplyObject(r);
@@ -636,6 +645,29 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
     return 0;
 }
 
+/* The claim call (frontier/lua/claim.lua), KEYS: ready.
+ *   ARGV[1]  P             the key prefix "crawler:{NAME}:"
+ *   ARGV[2]  worker        the claiming worker's id
+ *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)
+ *   ARGV[4]  per_host      most URLs of one host in flight
+ *   ARGV[5]  delay_ms      least ms between two claims of one host
+ *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
+ *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
+ * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base,
+ * entry...}: the i-th entry (1-based) is leased under lease_base + i. */
+static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+    fa_u64(a, max);
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
+    fa_u64(a, f->cfg.lease_ms);
+}
+
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms)
 {
@@ -646,15 +678,7 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
         max = FR_MAX_CLAIM;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_cstr(&a, f->worker);
-    fa_u64(&a, max);
-    fa_u64(&a, f->cfg.per_host);
-    fa_u64(&a, f->cfg.delay_ms);
-    fa_u64(&a, f->cfg.max_delay_ms);
-    fa_u64(&a, f->cfg.lease_ms);
+    build_claim(f, max, &a);
     redisReply *r = NULL;
     int rc = fr_run(f, FR_CLAIM, &a, 1, &r);
     fa_free(&a);
@@ -670,6 +694,28 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
 
 /* ---- heartbeat, release, host delay -------------------------------------- */
 
+/* The heartbeat call (frontier/lua/heartbeat.lua), KEYS: ready.
+ *   ARGV[1]  P            the key prefix
+ *   ARGV[2]  worker       this worker's id
+ *   ARGV[3]  lease_ms     its lease, renewed
+ *   ARGV[4]  per_host     for waking the hosts of reclaimed URLs
+ *   ARGV[5..9]            its record: host pid pages pages_per_s in_flight
+ * Reply: how many URLs of expired workers it handed back. */
+static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+    fa_u64(a, f->cfg.lease_ms);
+    fa_u64(a, f->cfg.per_host);
+    fa_cstr(a, f->host);
+    fa_u64(a, (uint64_t)f->pid);
+    fa_u64(a, ws->pages);
+    fa_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
+    fa_u64(a, ws->in_flight);
+}
+
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
 {
     if (!f)
@@ -679,17 +725,7 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
         ws = &zero;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_cstr(&a, f->worker);
-    fa_u64(&a, f->cfg.lease_ms);
-    fa_u64(&a, f->cfg.per_host);
-    fa_cstr(&a, f->host);
-    fa_u64(&a, (uint64_t)f->pid);
-    fa_u64(&a, ws->pages);
-    fa_dbl(&a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
-    fa_u64(&a, ws->in_flight);
+    build_heartbeat(f, ws, &a);
     redisReply *r = NULL;
     int rc = fr_run(f, FR_HEARTBEAT, &a, 1, &r);
     fa_free(&a);
@@ -723,6 +759,28 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
     return rc;
 }
 
+/* The release call (frontier/lua/release.lua), KEYS: ready.
+ *   ARGV[1]  P               the key prefix
+ *   ARGV[2]  per_host        for waking the hosts
+ *   ARGV[3], ARGV[4] ...     per item, in order: worker (of its lease), token
+ * Reply: {lost, released}.  The first item ends up at the front of its queue. */
+static int build_release(const frontier_t *f, const frontier_item_t *items, size_t n, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_u64(a, f->cfg.per_host);
+    for (size_t i = 0; i < n; i++) {
+        const char *w;
+        size_t seqlen;
+        if (fr_lease_split(items[i].lease, &w, &seqlen) < 0)
+            return FRONTIER_EINVAL;
+        fa_cstr(a, w);
+        fa_str(a, items[i].lease, seqlen);
+    }
+    return 0;
+}
+
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
 {
     if (!f || (!items && n))
@@ -731,19 +789,9 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
         return 0;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_u64(&a, f->cfg.per_host);
-    for (size_t i = 0; i < n; i++) {
-        const char *w;
-        size_t seqlen;
-        if (fr_lease_split(items[i].lease, &w, &seqlen) < 0) {
-            fa_free(&a);
-            return FRONTIER_EINVAL;
-        }
-        fa_cstr(&a, w);
-        fa_str(&a, items[i].lease, seqlen);
+    if (build_release(f, items, n, &a) < 0) {
+        fa_free(&a);
+        return FRONTIER_EINVAL;
     }
     return fr_run_lease_call(f, FR_RELEASE, &a);
 }

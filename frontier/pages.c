@@ -836,6 +836,44 @@ static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_
     return d < retry_after_ms ? retry_after_ms : d;
 }
 
+/* The retry call (frontier/lua/retry.lua), KEYS: ready.
+ *   ARGV[1]   P               the key prefix
+ *   ARGV[2]   worker          the worker of the item's lease
+ *   ARGV[3]   token           its lease number
+ *   ARGV[4]   status          HTTP status, 0 if none
+ *   ARGV[5]   error           error kind, "" if none
+ *   ARGV[6]   delay_ms        the URL's retry delay (retry_delay: backoff, jitter)
+ *   ARGV[7]   retry_after_ms  Retry-After, 0 if none: the host waits at least this
+ *   ARGV[8]   max_tries       attempts before the dead-letter list
+ *   ARGV[9]   backoff_ms      the host's backoff: backoff_ms * 2^(failures-2) ...
+ *   ARGV[10]  backoff_max_ms  ... capped at backoff_max_ms ...
+ *   ARGV[11]  jitter          ... times 0.5 + 0.5 * jitter (a uniform [0,1))
+ *   ARGV[12]  per_host        for waking the host
+ *   ARGV[13]  bytes           body bytes received
+ * Reply: {lost, dead}. */
+static void build_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                        uint32_t retry_after_ms, fr_args_t *a)
+{
+    const char *w;
+    size_t seqlen;
+    fr_lease_split(item->lease, &w, &seqlen);
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, w);
+    fa_str(a, item->lease, seqlen);
+    fa_u64(a, o->status > 0 ? (uint64_t)o->status : 0);
+    fa_cstr(a, o->error ? o->error : "");
+    fa_u64(a, retry_delay(f, item->tries, retry_after_ms));
+    fa_u64(a, retry_after_ms);
+    fa_u64(a, f->cfg.max_tries);
+    fa_u64(a, f->cfg.backoff_ms);
+    fa_u64(a, f->cfg.backoff_max_ms);
+    fa_dbl(a, fr_random(f));
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, o->bytes);
+}
+
 int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
                    uint32_t retry_after_ms)
 {
@@ -845,20 +883,6 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
         return FRONTIER_EINVAL;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_cstr(&a, w);
-    fa_str(&a, item->lease, seqlen);
-    fa_u64(&a, o->status > 0 ? (uint64_t)o->status : 0);
-    fa_cstr(&a, o->error ? o->error : "");
-    fa_u64(&a, retry_delay(f, item->tries, retry_after_ms));
-    fa_u64(&a, retry_after_ms);
-    fa_u64(&a, f->cfg.max_tries);
-    fa_u64(&a, f->cfg.backoff_ms);
-    fa_u64(&a, f->cfg.backoff_max_ms);
-    fa_dbl(&a, fr_random(f));
-    fa_u64(&a, f->cfg.per_host);
-    fa_u64(&a, o->bytes);
+    build_retry(f, item, o, retry_after_ms, &a);
     return fr_run_lease_call(f, FR_RETRY, &a);
 }

@@ -1,8 +1,7 @@
 -- claim.lua -- claims up to max URLs for a worker: renews its lease, reclaims
 -- expired workers' URLs, promotes due retries, then takes URLs from the ready
 -- hosts (per-host room and delay) into the worker's lease hash.
--- ARGV: P worker max per_host delay_ms max_delay_ms lease_ms
--- -> {0 ready|1 wait|2 done, now_ms, wait_ms, lease_base, entry...}
+-- ARGV and reply: the layout above build_claim() in frontier/frontier.c.
 
 local function claim(_, ARGV)
   local worker = ARGV[2]

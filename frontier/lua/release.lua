@@ -1,16 +1,15 @@
 -- release.lua -- hands leased URLs back to the front of their queues.
--- ARGV: P per_host (worker token)... -> {lost, released}; the first item
--- ends up at the front of its queue
+-- ARGV and reply: the layout above build_release() in frontier/frontier.c.
 
 local function release(_, ARGV)
-  local per_host = tonumber(ARGV[2])
+  local per_host, FIRST = tonumber(ARGV[2]), 3 -- ARGV[FIRST]: the first item's worker
   local lost, n = 0, 0
   local hosts, seen = {}, {}
-  for i = #ARGV - 1, 3, -2 do
-    local lk = K.LEASE .. ARGV[i]
-    local e = redis.call('HGET', lk, ARGV[i + 1])
+  for i = #ARGV - 1, FIRST, -2 do -- from the last item: each goes in front of the ones after
+    local lk, token = K.LEASE .. ARGV[i], ARGV[i + 1]
+    local e = redis.call('HGET', lk, token)
     if e then
-      redis.call('HDEL', lk, ARGV[i + 1])
+      redis.call('HDEL', lk, token)
       local _, _, u = parse(e)
       local h = origin(u)
       redis.call('LPUSH', qkey(h), e)

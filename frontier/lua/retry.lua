@@ -1,7 +1,6 @@
 -- retry.lua -- a fetch to retry: its lease goes to the delayed set (or the
 -- dead-letter list after max_tries) and its host is backed off.
--- ARGV: P worker token status err delay_ms retry_after_ms max_tries
--- backoff_ms backoff_max_ms jitter(0..1) per_host bytes -> {lost, dead}
+-- ARGV and reply: the layout above build_retry() in frontier/pages.c.
 
 local function outcome(status, err, bytes)
   if status >= 200 and status < 300 then count('status_2xx', 1)
@@ -17,38 +16,42 @@ local function outcome(status, err, bytes)
 end
 
 local function retry(_, ARGV)
-  local lk = K.LEASE .. ARGV[2]
-  local e = redis.call('HGET', lk, ARGV[3])
+  local lk, token, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+  local delay, retry_after, max_tries = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+  local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+  local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local e = redis.call('HGET', lk, token)
   if not e then return {1, 0} end
-  redis.call('HDEL', lk, ARGV[3])
+  redis.call('HDEL', lk, token)
   local d, t, u = parse(e)
   local h = origin(u)
   unlease(h)
   count('inflight', -1)
-  outcome(tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[13]))
+  outcome(tonumber(status), err, bytes)
   local dead = 0
-  if t + 1 >= tonumber(ARGV[8]) then
-    redis.call('RPUSH', K.DEAD, e..'\t'..ARGV[4]..'\t'..ARGV[5])
+  if t + 1 >= max_tries then
+    redis.call('RPUSH', K.DEAD, e .. '\t' .. status .. '\t' .. err)
     count('dead', 1); dead = 1
   else
-    redis.call('ZADD', K.DELAYED, now + tonumber(ARGV[6]), d..' '..(t + 1)..' '..u)
+    redis.call('ZADD', K.DELAYED, now + delay, d .. ' ' .. (t + 1) .. ' ' .. u)
     count('retried', 1)
   end
+  -- the host: from its 2nd failure in a row, backoff * 2^(failures - 2), jittered
   local nf = redis.call('HINCRBY', K.HFAIL, h, 1)
   local hb = 0
   if nf >= 2 then
     local x = nf - 2
     if x > 20 then x = 20 end
-    hb = tonumber(ARGV[9]) * 2 ^ x
-    if hb > tonumber(ARGV[10]) then hb = tonumber(ARGV[10]) end
-    hb = math.floor(hb * (0.5 + 0.5 * tonumber(ARGV[11])))
+    hb = backoff * 2 ^ x
+    if hb > backoff_max then hb = backoff_max end
+    hb = math.floor(hb * (0.5 + 0.5 * jitter))
   end
-  if tonumber(ARGV[7]) > hb then hb = tonumber(ARGV[7]) end
+  if retry_after > hb then hb = retry_after end
   if hb > 0 and now + hb > num(redis.call('HGET', K.HNEXT, h)) then
     redis.call('HSET', K.HNEXT, h, now + hb)
     redis.call('ZADD', K.READY, 'XX', 'GT', now + hb, h)
   end
-  wake(h, tonumber(ARGV[12]))
+  wake(h, per_host)
   return {0, dead}
 end
 
