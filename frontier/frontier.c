@@ -1,7 +1,8 @@
 /*
  * frontier.c -- the handle, function loading and pipelined FCALLs, claiming,
- * heartbeats, releasing.  Finishing/seeding/retrying live in pages.c, stats
- * and reset in stats.c, the Lua in frontier/lua/ (library.c: its names).
+ * heartbeats, releasing.  Offering links lives in offer.c, finishing and
+ * retrying in finish.c, seeding in seed.c, stats and reset in stats.c, the
+ * Lua in frontier/lua/ (library.c: its names).
  *
  * DESIGN.  Keys of a crawl (P = "crawler:{NAME}:"):
  *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"

@@ -139,9 +139,8 @@ typedef struct frontier_done {
  * filter and queues the new ones (within max_depth/max_pages/
  * max_pages_per_host), and updates the counters: a crash leaves each page
  * either still leased (re-crawled later) or fully finished.  All the calls go
- * out in one pipelined round trip (plus one for the groups where a lease was
- * found lost, which are then re-sent as they are: the first attempt changed
- * nothing).  FRONTIER_EINVAL (a bad item) changes nothing; after another
+ * out in one pipelined round trip.  FRONTIER_EINVAL (a bad item) changes
+ * nothing; after another
  * error some groups may be finished.  FRONTIER_ELEASE if a lease had
  * expired and been handed to another worker (that page is then not counted,
  * its links are still offered).  Links deeper than max_depth are never

@@ -13,17 +13,8 @@
 
 struct redisReply;
 
-enum {
-    FR_CLAIM,
-    FR_FINISH,
-    FR_SEED,
-    FR_RETRY,
-    FR_RELEASE,
-    FR_HEARTBEAT,
-    FR_BYE,
-    FR_ACK,
-    FR_SCRIPT_COUNT
-};
+/* The library's functions (frontier/lua/<name>.lua; names in library.c). */
+enum { FR_CLAIM, FR_FINISH, FR_SEED, FR_RETRY, FR_RELEASE, FR_HEARTBEAT, FR_BYE, FR_SCRIPT_COUNT };
 
 #define FR_PREFIX_MAX (FRONTIER_MAX_CRAWL_NAME + 16)
 #define FR_MAX_CLAIM 1000    /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */
@@ -122,6 +113,53 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, struct red
 int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
 int fr_load(frontier_t *f);
+
+/* ---- offering links (offer.c) ------------------------------------------ */
+
+/* The distinct Bloom blocks of one call (its KEYS after the ready key). */
+typedef struct fr_blocks {
+    uint32_t *v;
+    size_t n, cap;
+} fr_blocks_t;
+
+/* One link that goes to a script. */
+typedef struct fr_link {
+    bloom_probe_t pr; /* its block and bit offsets */
+    size_t idx;       /* its index in the caller's link array */
+    uint32_t block;   /* its block's index in the call's fr_blocks_t */
+} fr_link_t;
+
+/* The links of one page (or one batch of seeds), probed. */
+typedef struct fr_offer {
+    fr_link_t *v;   /* [nsent], the links of one block contiguous */
+    size_t nsent;   /* links that go to the script */
+    size_t cached;  /* known to the local Bloom cache: counted as seen, not sent */
+    size_t skipped; /* not URLs (empty, whitespace), or beyond max_depth */
+} fr_offer_t;
+
+/* Probes links[0..n) into o, adding their blocks to bl: all skipped when
+ * skip_all; the ones the local Bloom cache knows left out when use_cache.
+ * 0, FRONTIER_ENOMEM or FRONTIER_EBLOOM (o then empty). */
+int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
+                     fr_blocks_t *bl, fr_offer_t *o);
+void fr_offer_free(fr_offer_t *o);
+/* Starts a call that offers links: FCALL <fn> numkeys ready <block keys>. */
+int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a);
+/* The calls' k argument: the Bloom k of o[0..n), negative when the link
+ * sections are in the crawler module's layout. */
+void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a);
+/* Arguments of o's link section, and the section itself (its layout is
+ * written above fr_offer_section in offer.c). */
+size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o);
+void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *const *links,
+                      uint32_t depth, fr_args_t *a);
+/* Reads a link section's codes ('n' new, 's' seen, 'l' over a page limit;
+ * one per link sent), notes the links that reached the filter in the local
+ * cache, and returns how many were new; -1 if codes does not fit o. */
+long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links, const char *codes,
+                   size_t len);
+/* Length of a URL's origin "scheme://host[:port]" at its start. */
+size_t fr_origin_len(const char *url);
 
 /* Writes the key prefix "crawler:{NAME}:" (NULL crawl: the default);
  * FRONTIER_EINVAL for a bad name. */

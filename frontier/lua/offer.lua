@@ -1,7 +1,7 @@
 -- offer.lua -- offering links (or seeds) to the Bloom filter and the queues:
 -- a Bloom test-and-add of each link of a link section, then one RPUSH per
 -- host of the new entries, within the page limits.  The link section's
--- layout is written down in frontier/pages.c, above section_len().
+-- layout is written down in frontier/offer.c, above fr_offer_section().
 
 local function offer_begin()
   return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,
@@ -13,122 +13,97 @@ local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end
   q[#q + 1] = e
 end
+-- The bit-setters: each sets the bits of cnt links of a block run, the
+-- first one's arguments at ARGV[b] (w arguments a link), and answers in
+-- FRESH[1..cnt] whether each link was new (one of its bits was 0).
+local FRESH = {}
 local BF -- BITFIELD arguments: SET u1 <offset> 1, only the offsets are rewritten
-local function bf_init()
-  BF = {}
-  for j = 1, 1024 do BF[4*j-3] = 'SET'; BF[4*j-2] = 'u1'; BF[4*j-1] = '0'; BF[4*j] = '1' end
-end
-local function offer_fast(st, KEYS, ARGV, i, k, force)
-  if not BF then bf_init() end
-  local codes, nc, w, per = {}, 0, 2 + k, math.floor(1024 / k)
-  local ng = tonumber(ARGV[i]); i = i + 1
-  for _ = 1, ng do
-    local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
-    i = i + 2
-    local m = 0
-    while m < n do
-      local cnt = n - m
-      if cnt > per then cnt = per end
-      local na = 1
-      for c = 0, cnt - 1 do
-        local b = i + (m + c) * w
-        for j = b + 2, b + 1 + k do BF[na + 2] = ARGV[j]; na = na + 4 end
-      end
-      local old = redis.call('BITFIELD', key, unpack(BF, 1, na - 1))
-      for c = 0, cnt - 1 do
-        local isnew = force
-        if not isnew then
-          for j = c * k + 1, c * k + k do if old[j] == 0 then isnew = true; break end end
-        end
-        nc = nc + 1
-        local b = i + (m + c) * w
-        if isnew then codes[nc] = 'n'; enqueue(st, ARGV[b], ARGV[b + 1])
-        else codes[nc] = 's'; st.seen = st.seen + 1 end
-      end
-      m = m + cnt
-    end
-    i = i + n * w
+
+-- BITFIELD layout: a link's k offsets follow its entry and origin.
+local function set_bitfield(key, ARGV, b, w, k, cnt)
+  if not BF then
+    BF = {}
+    for j = 1, 1024 do BF[4*j-3] = 'SET'; BF[4*j-2] = 'u1'; BF[4*j-1] = '0'; BF[4*j] = '1' end
   end
-  return table.concat(codes), i
+  local na = 1
+  for c = 0, cnt - 1 do
+    local o = b + c * w + 2
+    for j = o, o + k - 1 do BF[na + 2] = ARGV[j]; na = na + 4 end
+  end
+  local old = redis.call('BITFIELD', key, unpack(BF, 1, na - 1))
+  for c = 1, cnt do
+    local new = false
+    for j = (c - 1) * k + 1, c * k do if old[j] == 0 then new = true; break end end
+    FRESH[c] = new
+  end
 end
-local function need_module(KEYS, k) -- k < 0: the module's layout; a script
-  -- that would write before its first CRAWLER.BFADD calls it with nothing to
-  -- set first, so a Redis that lost the module fails it before any write
+
+-- The crawler module's layout: the run's offsets, k uint32 a link, are one
+-- argument after its links (offs); these links start at link m of the run.
+local function set_module(key, _, _, _, k, cnt, offs, m, n)
+  if cnt < n then offs = string.sub(offs, 4 * k * m + 1, 4 * k * (m + cnt)) end
+  local r = redis.call('CRAWLER.BFADD', key, str(k), offs)
+  for c = 1, cnt do FRESH[c] = string.byte(r, c) == 49 end
+end
+
+-- k < 0: the module's layout.  A function that would write before its first
+-- CRAWLER.BFADD calls this first, so a Redis that lost the module fails it
+-- before any write.
+local function need_module(KEYS, k)
   if k < 0 and KEYS[2] then redis.call('CRAWLER.BFADD', KEYS[2], '1', '') end
 end
-local function offer_mod(st, KEYS, ARGV, i, k, force, maxp, maxh)
-  -- the crawler module's layout: per block run KEYS index, count,
-  -- (entry, origin) * count, then the run's offsets (k uint32 a link)
-  local codes, nc, ks, lim = {}, 0, str(k), maxp > 0 or maxh > 0
-  local ng = tonumber(ARGV[i]); i = i + 1
-  for _ = 1, ng do
-    local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
-    i = i + 2
-    local offs, r = ARGV[i + 2 * n]
-    if not lim then r = redis.call('CRAWLER.BFADD', key, ks, offs) end
-    for c = 1, n do
-      local e, h, code = ARGV[i], ARGV[i + 1], 's' -- 'n' new, 's' seen, 'l' over a limit
-      if not lim then
-        if force or string.byte(r, c) == 49 then code = 'n' end
-      else
-        local ha = st.hadm[h]
-        if ha == nil then ha = num(redis.call('HGET', K.HADMIT, h)); st.hadm[h] = ha end
-        if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then
-          code = 'l'
-        else
-          local one = string.sub(offs, 4 * k * (c - 1) + 1, 4 * k * c)
-          local fresh = redis.call('CRAWLER.BFADD', key, ks, one) == '1'
-          if force or fresh then
-            code = 'n'; st.admitted = st.admitted + 1; st.hadm[h] = ha + 1
-          end
-        end
-      end
-      nc = nc + 1; codes[nc] = code
-      if code == 'n' then enqueue(st, e, h)
-      elseif code == 's' then st.seen = st.seen + 1
-      else st.skipped = st.skipped + 1 end
-      i = i + 2
-    end
-    i = i + 1
-  end
-  return table.concat(codes), i
+
+-- 1 if a link of origin h is over a page limit (max_pages: in all,
+-- max_pages_per_host: for h); h's admitted count is read once per call.
+local function over_limit(st, h, maxp, maxh)
+  local ha = st.hadm[h]
+  if ha == nil then ha = num(redis.call('HGET', K.HADMIT, h)); st.hadm[h] = ha end
+  return (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh)
 end
+
+-- Offers the links of the link section at ARGV[i] (its layout: above
+-- fr_offer_section in frontier/offer.c); k < 0 is the module's layout.
+-- Queues (enqueue) the new ones, force: every one.  Returns one code a link,
+-- 'n' new, 's' seen, 'l' over a page limit (its bits left unset), and the
+-- index after the section.  Without a page limit the bits of a run are set
+-- in as few calls as the setter takes (BITFIELD: 1024 bits); with one, each
+-- link's limits are checked before its bits are set.
 local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
-  if k < 0 then return offer_mod(st, KEYS, ARGV, i, -k, force, maxp, maxh) end
-  if maxp == 0 and maxh == 0 then return offer_fast(st, KEYS, ARGV, i, k, force) end
-  local codes, nc, bf = {}, 0, {}
-  for j = 1, k do bf[4*j-3] = 'SET'; bf[4*j-2] = 'u1'; bf[4*j] = '1' end
-  local ng = tonumber(ARGV[i]); i = i + 1
-  for _ = 1, ng do
+  -- per: links a setter call (nil: the whole run; not math.huge, which a
+  -- Lua 5.1 for loop turns into NaN)
+  local set, w, tail, per = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k))
+  if k < 0 then k = -k; set, w, tail, per = set_module, 2, 1, nil end
+  local limits = maxp > 0 or maxh > 0
+  if limits then per = 1 end
+  local codes, nc = {}, 0
+  local nruns = tonumber(ARGV[i]); i = i + 1
+  for _ = 1, nruns do
     local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
     i = i + 2
-    for _ = 1, n do
-      local e = ARGV[i]
-      local h = ARGV[i + 1] -- its origin, sent by the client
-      local ha = st.hadm[h]
-      if ha == nil then ha = num(redis.call('HGET', K.HADMIT, h)); st.hadm[h] = ha end
-      nc = nc + 1
-      if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then
-        codes[nc] = 'l'; st.skipped = st.skipped + 1
-      else
-        for j = 1, k do bf[4*j-1] = ARGV[i + 1 + j] end
-        local old = redis.call('BITFIELD', key, unpack(bf))
-        local isnew = force
-        if not isnew then
-          for j = 1, k do if old[j] == 0 then isnew = true; break end end
-        end
-        if isnew then
+    local offs = ARGV[i + n * w] -- the module's layout: the run's offsets
+    local step = per or n
+    for m = 0, n - 1, step do
+      local cnt, b = math.min(step, n - m), i + m * w
+      local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh)
+      if not over then set(key, ARGV, b, w, k, cnt, offs, m, n) end
+      for c = 1, cnt do
+        local e, h = ARGV[b + (c - 1) * w], ARGV[b + (c - 1) * w + 1]
+        nc = nc + 1
+        if over then
+          codes[nc] = 'l'; st.skipped = st.skipped + 1
+        elseif force or FRESH[c] then
           codes[nc] = 'n'; enqueue(st, e, h)
-          st.admitted = st.admitted + 1; st.hadm[h] = ha + 1
+          if limits then st.admitted = st.admitted + 1; st.hadm[h] = st.hadm[h] + 1 end
         else
           codes[nc] = 's'; st.seen = st.seen + 1
         end
       end
-      i = i + 2 + k
     end
+    i = i + n * w + tail
   end
   return table.concat(codes), i
 end
+
 local function offer_flush(st, per_host)
   local hs, woke = st.hosts, {}
   for _, h in ipairs(hs) do

@@ -1,6 +1,20 @@
 -- requeue.lua -- URLs that go back to the front of their queues: the leases
--- of expired workers (reclaim) and the retries that are due (promote).  Run
--- by claim and heartbeat before anything else.
+-- of expired workers (reclaim), the retries that are due (promote) and the
+-- URLs a worker hands back (release.lua), all through push_back.
+
+-- Pushes entries back to the front of their queues, each in front of the
+-- ones before it (the last one ends up first), and wakes their hosts;
+-- leased: they come from leases, so their hosts' in-flight counts drop.
+local function push_back(entries, per_host, leased)
+  local hosts, seen = {}, {}
+  for _, e in ipairs(entries) do
+    local h = host_of(e)
+    redis.call('LPUSH', qkey(h), e)
+    if leased then unlease(h) end
+    note_host(hosts, seen, h)
+  end
+  for _, h in ipairs(hosts) do wake(h, per_host, true) end
+end
 
 -- Hands the leases of expired workers back to the front of their queues.
 local function reclaim(per_host)
@@ -8,19 +22,12 @@ local function reclaim(per_host)
   local n = 0
   for _, w in ipairs(ws) do
     local lk = K.LEASE .. w
-    local kv = redis.call('HGETALL', lk)
-    local hosts, seen = {}, {}
-    for i = 2, #kv, 2 do
-      local _, _, u = parse(kv[i])
-      local h = origin(u)
-      redis.call('LPUSH', qkey(h), kv[i])
-      unlease(h)
-      note_host(hosts, seen, h)
-      n = n + 1
-    end
+    local kv, entries = redis.call('HGETALL', lk), {}
+    for i = 2, #kv, 2 do entries[#entries + 1] = kv[i] end
+    push_back(entries, per_host, true)
+    n = n + #entries
     redis.call('DEL', lk, K.WORKER .. w)
     redis.call('ZREM', K.WORKERS, w)
-    for _, h in ipairs(hosts) do wake(h, per_host, true) end
   end
   count('inflight', -n); count('queued', n); count('reclaimed', n)
   return n
@@ -30,14 +37,7 @@ end
 local function promote(per_host)
   local due = redis.call('ZRANGEBYSCORE', K.DELAYED, '-inf', now, 'LIMIT', 0, 256)
   if #due == 0 then return end
-  local hosts, seen = {}, {}
-  for _, e in ipairs(due) do
-    local _, _, u = parse(e)
-    local h = origin(u)
-    redis.call('LPUSH', qkey(h), e)
-    note_host(hosts, seen, h)
-  end
+  push_back(due, per_host, false)
   redis.call('ZREM', K.DELAYED, unpack(due))
   count('queued', #due)
-  for _, h in ipairs(hosts) do wake(h, per_host, true) end
 end

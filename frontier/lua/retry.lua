@@ -1,6 +1,6 @@
 -- retry.lua -- a fetch to retry: its lease goes to the delayed set (or the
 -- dead-letter list after max_tries) and its host is backed off.
--- ARGV and reply: the layout above build_retry() in frontier/pages.c.
+-- ARGV and reply: the layout above build_retry() in frontier/finish.c.
 
 local function outcome(status, err, bytes)
   if status >= 200 and status < 300 then count('status_2xx', 1)
