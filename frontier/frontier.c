@@ -6,6 +6,7 @@
  *
  * DESIGN.  Keys of a crawl (P = "crawler:{NAME}:"):
  *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"
+ *                          (origin: parser_url_origin, sent by the client)
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
  *   P hnext         hash   origin -> earliest ms of its next claim
@@ -13,9 +14,10 @@
  *   P hinflight     hash   origin -> URLs in flight (absent when 0)
  *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
  *   P hfail         hash   origin -> consecutive retried failures
- *   P delayed       zset   entry -> ms when the retry is due
+ *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
  *   P dead          list   "DEPTH TRIES URL\tSTATUS\tERROR" (dead letters)
- *   P lease:<wid>   hash   lease seq -> entry, the URLs worker wid holds
+ *   P lease:<wid>   hash   lease seq -> "ORIGIN\tENTRY", the URLs worker wid
+ *                          holds, with the origin of the queue each came from
  *   P workers       zset   wid -> ms when its lease expires
  *   P worker:<wid>  hash   heartbeat: host pid started last lease_until pages
  *                          pages_per_s in_flight
@@ -40,7 +42,6 @@
  */
 #include "frontier_internal.h"
 
-#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
 #include <stdio.h>

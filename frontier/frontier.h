@@ -9,8 +9,11 @@
  * make it a Redis Cluster hash tag).  The README lists every key.
  *
  * URLs handed to the frontier must already be normalized
- * (parser_url_normalize); their host key is the origin
- * "scheme://host[:port]".
+ * (parser_url_normalize).  A URL's host key (its queue, its delay, its
+ * in-flight count) is its origin "scheme://host[:port]" as
+ * parser_url_origin gives it, never with userinfo: the frontier computes it
+ * on the client and sends it, and a claimed or delayed URL keeps the origin
+ * of the queue it came from.  A URL without an origin is not queued.
  *
  * Handles are NOT thread-safe: one per thread, each on the thread's own
  * redisContext (borrowed, not owned) and with its own worker id.
@@ -147,8 +150,9 @@ typedef struct frontier_done {
  * offered; links over a page limit are not added to the Bloom filter (so a
  * later run with higher limits finds them again).  Links the local Bloom
  * cache knows are skipped before the script.  The item may be claimed by
- * another handle (the lease names its worker).  A link must not contain a
- * space, tab or newline (normalized URLs never do). */
+ * another handle (the lease names its worker).  A link holding a space, tab
+ * or newline (normalized URLs never do) or without an origin is skipped
+ * (counted in skipped_links). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 
 /* frontier_finish in two halves, so that the caller works while Redis runs

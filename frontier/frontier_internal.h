@@ -23,8 +23,9 @@ enum { FR_CLAIM, FR_FINISH, FR_SEED, FR_RETRY, FR_RELEASE, FR_HEARTBEAT, FR_BYE,
 #define FR_FINISH_GROUP 128  /* most pages per finish call (one atomic step) */
 #define FR_FINISH_LINKS 2048 /* most links offered per finish call, unless one page has more */
 
-#define FR_FN_NAME 48    /* "cf<16 hex>_<name>" */
-#define FR_ERROR_MAX 512 /* frontier_last_error's text */
+#define FR_FN_NAME 48     /* "cf<16 hex>_<name>" */
+#define FR_ERROR_MAX 512  /* frontier_last_error's text */
+#define FR_ORIGIN_MAX 512 /* longest origin "scheme://host:port" (a host is < 256) */
 
 /* The Functions library, generated at build time from frontier/lua/ and
  * keys.def (embed_lua.cmake): its text, the hash its names carry, and where
@@ -124,17 +125,20 @@ typedef struct fr_blocks {
 
 /* One link that goes to a script. */
 typedef struct fr_link {
-    bloom_probe_t pr; /* its block and bit offsets */
-    size_t idx;       /* its index in the caller's link array */
-    uint32_t block;   /* its block's index in the call's fr_blocks_t */
+    bloom_probe_t pr;   /* its block and bit offsets */
+    size_t idx;         /* its index in the caller's link array */
+    uint32_t block;     /* its block's index in the call's fr_blocks_t */
+    uint32_t oat, olen; /* its origin: orig[oat .. oat + olen) of its fr_offer_t */
 } fr_link_t;
 
 /* The links of one page (or one batch of seeds), probed. */
 typedef struct fr_offer {
-    fr_link_t *v;   /* [nsent], the links of one block contiguous */
-    size_t nsent;   /* links that go to the script */
-    size_t cached;  /* known to the local Bloom cache: counted as seen, not sent */
-    size_t skipped; /* not URLs (empty, whitespace), or beyond max_depth */
+    fr_link_t *v;      /* [nsent], the links of one block contiguous */
+    size_t nsent;      /* links that go to the script */
+    size_t cached;     /* known to the local Bloom cache: counted as seen, not sent */
+    size_t skipped;    /* not URLs (empty, whitespace, no origin), or beyond max_depth */
+    char *orig;        /* the links' origins (parser_url_origin), one after the other */
+    size_t olen, ocap; /* bytes used / allocated in orig */
 } fr_offer_t;
 
 /* Probes links[0..n) into o, adding their blocks to bl: all skipped when
@@ -158,8 +162,6 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
  * cache, and returns how many were new; -1 if codes does not fit o. */
 long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links, const char *codes,
                    size_t len);
-/* Length of a URL's origin "scheme://host[:port]" at its start. */
-size_t fr_origin_len(const char *url);
 
 /* Writes the key prefix "crawler:{NAME}:" (NULL crawl: the default);
  * FRONTIER_EINVAL for a bad name. */

@@ -15,10 +15,14 @@
  * (same bits, same answers, without BITFIELD's cost of about 4.8k Redis
  * instructions per bit).  With a page limit (max_pages, max_pages_per_host)
  * the script sets the bits of one link at a time, after checking the limits.
- * Links the process-local Bloom cache already knows are not sent (counted as
- * seen); the ones that reached the filter are noted in the cache afterwards
+ * Each link's origin, the name of its queue, is computed here with the
+ * project's one definition, parser_url_origin (userinfo is never part of
+ * it), and sent: the scripts never derive one from a URL.  Links the
+ * process-local Bloom cache already knows are not sent (counted as seen);
+ * the ones that reached the filter are noted in the cache afterwards
  * (fr_offer_done).  A link holding a space, tab or newline is no URL and
- * would break an entry apart: it is skipped (counted).
+ * would break an entry apart, and one without an origin has no queue: both
+ * are skipped (counted).
  */
 #include "frontier_internal.h"
 
@@ -26,9 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parser.h"
+
 void fr_offer_free(fr_offer_t *o)
 {
     free(o->v);
+    free(o->orig);
     memset(o, 0, sizeof *o);
 }
 
@@ -90,13 +97,30 @@ static int group_by_block(fr_offer_t *o)
     return 0;
 }
 
-/* Length of a URL's origin "scheme://host[:port]", as the scripts' host_of
- * and origin read it from an entry. */
-size_t fr_origin_len(const char *url)
+/* Appends the origin of url (parser_url_origin: "scheme://host[:port]",
+ * never its userinfo) to o's origins; 0, FRONTIER_ENOMEM, or
+ * FRONTIER_EINVAL when the URL has none. */
+static int add_origin(fr_offer_t *o, const char *url, fr_link_t *k)
 {
-    const char *p = strchr(url, '/');
-    const char *q = p && p[1] == '/' ? strchr(p + 2, '/') : NULL;
-    return p && p[1] == '/' && q ? (size_t)(q - url) : strlen(url);
+    char buf[FR_ORIGIN_MAX];
+    int len = parser_url_origin(url, buf, sizeof buf);
+    if (len <= 0)
+        return FRONTIER_EINVAL;
+    if (o->olen + (size_t)len > o->ocap) {
+        size_t cap = o->ocap ? 2 * o->ocap : 1024;
+        while (cap < o->olen + (size_t)len)
+            cap *= 2;
+        char *p = realloc(o->orig, cap);
+        if (!p)
+            return FRONTIER_ENOMEM;
+        o->orig = p;
+        o->ocap = cap;
+    }
+    memcpy(o->orig + o->olen, buf, (size_t)len);
+    k->oat = (uint32_t)o->olen;
+    k->olen = (uint32_t)len;
+    o->olen += (size_t)len;
+    return 0;
 }
 
 int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
@@ -123,6 +147,15 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
             continue;
         }
         fr_link_t *k = &o->v[o->nsent];
+        int orc = len < UINT32_MAX ? add_origin(o, l, k) : FRONTIER_EINVAL;
+        if (orc == FRONTIER_EINVAL) { /* no origin: no queue to put it in */
+            o->skipped++;
+            continue;
+        }
+        if (orc < 0) {
+            fr_offer_free(o);
+            return orc;
+        }
         bloom_probe(f->bloom, l, len, &k->pr);
         if (k->pr.k == 0 || k->pr.k > BLOOM_MAX_K) {
             fr_offer_free(o);
@@ -234,7 +267,7 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
             memcpy(e, dbuf, (size_t)dl);
             memcpy(e + dl, url, ul);
         }
-        fa_str(a, url, fr_origin_len(url));
+        fa_str(a, o->orig + o->v[i].oat, o->v[i].olen);
         if (mod) {
             if (i + 1 == run + cnt)
                 run_offsets(o, run, cnt, a);

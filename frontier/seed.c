@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parser.h"
+
 /* The seed call (frontier/lua/seed.lua) for urls[0..n), n <= FR_SEED_CHUNK.
  * KEYS: ready, then the Bloom blocks of the link section.
  *   ARGV[1]  P                   the key prefix
@@ -118,9 +120,10 @@ static const char **group_by_origin(const char *const *urls, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         uint64_t h = 14695981039346656037ULL;
-        const char *u = urls[i] ? urls[i] : "";
-        for (size_t j = 0, ol = fr_origin_len(u); j < ol; j++)
-            h = (h ^ (unsigned char)u[j]) * 1099511628211ULL;
+        char o[FR_ORIGIN_MAX];
+        int ol = urls[i] ? parser_url_origin(urls[i], o, sizeof o) : -1;
+        for (int j = 0; j < ol; j++)
+            h = (h ^ (unsigned char)o[j]) * 1099511628211ULL;
         ord[i] = (seed_ord_t){h, i};
     }
     qsort(ord, n, sizeof *ord, seed_ord_cmp);

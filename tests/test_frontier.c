@@ -530,6 +530,48 @@ Test(frontier, host_delay_from_robots_spaces_claims_of_that_host)
     env_stop(&e);
 }
 
+/* A URL's origin is parser_url_origin's, computed by the client and sent:
+ * a URL with userinfo is queued under scheme://host[:port] without it, so
+ * that host's delay (robots Crawl-delay) applies to it, and it goes back to
+ * that queue when released (the lease keeps the origin of its queue). */
+Test(frontier, a_url_with_userinfo_is_queued_under_its_origin_and_its_host_delay_applies)
+{
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 1;
+    cfg.max_delay_ms = 150;
+    env_t e;
+    env_start(&e, &cfg);
+    cr_assert_eq(frontier_set_host_delay(e.f, "http://example.test:8080", 100000), 0);
+    const char *urls[] = {"http://user:pw@example.test:8080/a/b?q", "http://example.test:8080/c"};
+    cr_assert_eq(seed_urls(e.f, urls, 2, 0), 2);
+    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://example.test:8080"), 2);
+    redisReply *r = redisCommand(e.c, "KEYS crawler:{t}:q:*");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    cr_assert_eq(r->elements, 1, "%zu queues for one origin", r->elements);
+    freeReplyObject(r);
+    frontier_item_t it;
+    size_t n;
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+    cr_assert_str_eq(it.url, urls[0]);
+    cr_assert_eq(redis_int(e.c, "HGET crawler:{t}:hinflight %s", "http://example.test:8080"), 1);
+    cr_assert_eq(frontier_release(e.f, &it, 1), 0);
+    frontier_item_clear(&it);
+    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://example.test:8080"), 2);
+    uint64_t last = 0;
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
+        cr_assert_str_eq(it.url, urls[i], "claim %d", i);
+        if (i)
+            cr_assert_geq(it.claimed_ms - last, 150, "the host's delay did not apply: %llu ms",
+                          (unsigned long long)(it.claimed_ms - last));
+        last = it.claimed_ms;
+        finish_one(e.f, &it, NULL, 0, NULL, 0);
+        frontier_item_clear(&it);
+    }
+    cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_DONE);
+    env_stop(&e);
+}
+
 Test(frontier, worker_killed_mid_batch_has_its_urls_crawled_by_others)
 {
     frontier_config_t cfg = test_config();

@@ -15,7 +15,8 @@
 --     its next claim);
 --   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
 --     hashes' sizes = sum of hinflight;
---   - a queue entry is "DEPTH TRIES URL".
+--   - a queue entry is "DEPTH TRIES URL"; a lease's value and a delayed
+--     retry are "ORIGIN\tDEPTH TRIES URL" (stored below).
 -- Times are the Redis server's clock (TIME) in ms.
 
 local P, now, nows -- the call's key prefix; server time in ms, as a number and a string
@@ -57,17 +58,28 @@ end
 
 local function num(v) return tonumber(v) or 0 end
 local function str(n) return NS[n] or string.format('%d', n) end
-local function origin(url) return string.match(url, '^[^/]*//[^/]*') or url end
-local function parse(e)
+local function parse(e) -- an entry "DEPTH TRIES URL"
   local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')
   if not d then return 0, 0, e end
   return tonumber(d), tonumber(t), u
 end
-local function host_of(e)
-  local h = string.match(e, '^%d+ %d+ ([^/]*//[^/]*)')
-  if h then return h end
-  local _, _, u = parse(e)
-  return origin(u)
+
+-- An entry out of its queue (a lease's value, a delayed retry) is stored
+-- with the origin of the queue it came from: "ORIGIN\tDEPTH TRIES URL".  The
+-- origin is the client's (parser_url_origin, sent with every link and seed)
+-- and the claim keeps the one of the queue it popped from; no function
+-- derives an origin from a URL.  A value without a tab (written before the
+-- origin was stored) reads as origin '': its URL is still crawled, from the
+-- queue "q:".
+local function stored(h, e) return h .. '\t' .. e end
+local function origin_of(v)
+  local s = string.find(v, '\t', 1, true)
+  return s and string.sub(v, 1, s - 1) or ''
+end
+local function unstore(v) -- origin, entry
+  local s = string.find(v, '\t', 1, true)
+  if not s then return '', v end
+  return string.sub(v, 1, s - 1), string.sub(v, s + 1)
 end
 local function qkey(h) return K.QUEUE .. h end
 local function count(field, n)

@@ -1,6 +1,7 @@
 -- claim.lua -- claims up to max URLs for a worker: renews its lease, reclaims
 -- expired workers' URLs, promotes due retries, then takes URLs from the ready
--- hosts (per-host room and delay) into the worker's lease hash.
+-- hosts (per-host room and delay) into the worker's lease hash, each stored
+-- with the origin of the queue it came from.
 -- ARGV and reply: the layout above build_claim() in frontier/frontier.c.
 
 local function claim(_, ARGV)
@@ -10,7 +11,7 @@ local function claim(_, ARGV)
   redis.call('ZADD', K.WORKERS, now + lease, worker)
   reclaim(per_host)
   promote(per_host)
-  local out, no = {}, 0
+  local out, org, no = {}, {}, 0 -- the entries claimed and their origins
   -- per: URLs a ready host is expected to give (then what the last round's gave):
   -- every host fetched costs three reply elements, used or not
   local rounds, per = 0, math.min(per_host, 8)
@@ -35,7 +36,7 @@ local function claim(_, ARGV)
       if take > room then take = room end
       local got = {}
       if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or {} end
-      for j = 1, #got do out[no + j] = got[j] end
+      for j = 1, #got do out[no + j] = got[j]; org[no + j] = h end
       no = no + #got
       if #got > 0 then
         gave = gave + 1
@@ -59,7 +60,7 @@ local function claim(_, ARGV)
   if n > 0 then
     local b = redis.call('INCR', K.SEQ)
     local base, bs, hs = b * 10000, tostring(b), {}
-    for i = 1, n do hs[2*i-1] = bs..SUF[i]; hs[2*i] = out[i] end
+    for i = 1, n do hs[2*i-1] = bs..SUF[i]; hs[2*i] = stored(org[i], out[i]) end
     local lk = K.LEASE .. worker
     if n >= 16 and redis.call('OBJECT', 'ENCODING', lk) ~= 'hashtable' then -- see BIG
       hs[2 * n + 1] = '~'; hs[2 * n + 2] = BIG

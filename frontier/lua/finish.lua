@@ -106,7 +106,7 @@ local function finish(KEYS, ARGV)
   for pg = 1, np do
     local v = held[pg]
     if v then
-      local h = host_of(v)
+      local h = origin_of(v)
       if not dec[h] then dec[h] = 0; hosts[#hosts + 1] = h end
       dec[h] = dec[h] + 1
       if not keep[pg] then note_host(ok, okseen, h) end

@@ -3,19 +3,19 @@
 
 local function release(_, ARGV)
   local per_host, FIRST = tonumber(ARGV[2]), 3 -- ARGV[FIRST]: the first item's worker
-  local lost, entries = 0, {}
+  local lost, vals = 0, {}
   for i = #ARGV - 1, FIRST, -2 do -- from the last item: each goes in front of the ones after
     local lk, token = K.LEASE .. ARGV[i], ARGV[i + 1]
-    local e = redis.call('HGET', lk, token)
-    if e then
+    local v = redis.call('HGET', lk, token)
+    if v then
       redis.call('HDEL', lk, token)
-      entries[#entries + 1] = e
+      vals[#vals + 1] = v
     else
       lost = lost + 1
     end
   end
-  push_back(entries, per_host, true)
-  local n = #entries
+  push_back(vals, per_host, true)
+  local n = #vals
   count('inflight', -n); count('queued', n); count('released', n)
   return {lost, n}
 end

@@ -2,13 +2,14 @@
 -- of expired workers (reclaim), the retries that are due (promote) and the
 -- URLs a worker hands back (release.lua), all through push_back.
 
--- Pushes entries back to the front of their queues, each in front of the
--- ones before it (the last one ends up first), and wakes their hosts;
+-- Pushes stored entries (a lease's value, a delayed retry: stored() in
+-- base.lua) back to the front of the queue of their origin, each in front of
+-- the ones before it (the last one ends up first), and wakes their hosts;
 -- leased: they come from leases, so their hosts' in-flight counts drop.
-local function push_back(entries, per_host, leased)
+local function push_back(vals, per_host, leased)
   local hosts, seen = {}, {}
-  for _, e in ipairs(entries) do
-    local h = host_of(e)
+  for _, v in ipairs(vals) do
+    local h, e = unstore(v)
     redis.call('LPUSH', qkey(h), e)
     if leased then unlease(h) end
     note_host(hosts, seen, h)
@@ -22,10 +23,10 @@ local function reclaim(per_host)
   local n = 0
   for _, w in ipairs(ws) do
     local lk = K.LEASE .. w
-    local kv, entries = redis.call('HGETALL', lk), {}
-    for i = 2, #kv, 2 do entries[#entries + 1] = kv[i] end
-    push_back(entries, per_host, true)
-    n = n + #entries
+    local kv, vals = redis.call('HGETALL', lk), {}
+    for i = 2, #kv, 2 do vals[#vals + 1] = kv[i] end
+    push_back(vals, per_host, true)
+    n = n + #vals
     redis.call('DEL', lk, K.WORKER .. w)
     redis.call('ZREM', K.WORKERS, w)
   end

@@ -20,11 +20,11 @@ local function retry(_, ARGV)
   local delay, retry_after, max_tries = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
   local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
-  local e = redis.call('HGET', lk, token)
-  if not e then return {1, 0} end
+  local v = redis.call('HGET', lk, token)
+  if not v then return {1, 0} end
   redis.call('HDEL', lk, token)
+  local h, e = unstore(v)
   local d, t, u = parse(e)
-  local h = origin(u)
   unlease(h)
   count('inflight', -1)
   outcome(tonumber(status), err, bytes)
@@ -33,7 +33,7 @@ local function retry(_, ARGV)
     redis.call('RPUSH', K.DEAD, e .. '\t' .. status .. '\t' .. err)
     count('dead', 1); dead = 1
   else
-    redis.call('ZADD', K.DELAYED, now + delay, d .. ' ' .. (t + 1) .. ' ' .. u)
+    redis.call('ZADD', K.DELAYED, now + delay, stored(h, d .. ' ' .. (t + 1) .. ' ' .. u))
     count('retried', 1)
   end
   -- the host: from its 2nd failure in a row, backoff * 2^(failures - 2), jittered
