@@ -292,18 +292,22 @@ int fr_reply_u64(const redisReply *r, uint64_t *out)
     return 0;
 }
 
-int fr_lease_split(const char *lease, const char **worker, size_t *seqlen)
+int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, size_t *originlen)
 {
-    if (!lease)
+    const char *tab = lease ? strchr(lease, '\t') : NULL, *at;
+    if (!tab)
         return FRONTIER_EINVAL;
-    const char *at = strchr(lease, '@');
-    if (!at || at == lease || at[1] == '\0')
-        return FRONTIER_EINVAL;
-    for (const char *p = lease; p < at; p++)
-        if (*p < '0' || *p > '9')
+    for (const char *p = lease; p < tab; p++)
+        if (*p == '@' || *p == ' ' || *p == '\n')
             return FRONTIER_EINVAL;
+    for (at = tab + 1; *at >= '0' && *at <= '9'; at++)
+        ;
+    if (at == tab + 1 || *at != '@' || at[1] == '\0')
+        return FRONTIER_EINVAL;
     *worker = at + 1;
-    *seqlen = (size_t)(at - lease);
+    *fieldlen = (size_t)(at - lease);
+    if (originlen)
+        *originlen = (size_t)(tab - lease);
     return 0;
 }
 

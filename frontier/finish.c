@@ -26,8 +26,32 @@ static int resets_host(const frontier_outcome_t *o)
     return (!o->error || !*o->error) && o->status > 0 && o->status < 500 && o->status != 429;
 }
 
+/* Every page's outcome, as the script reads one back when the page's lease
+ * is not found: "R STATUS BYTES ELEN ERROR\n" a page (R: 1 if it resets its
+ * host's failure count; ELEN: the bytes of ERROR, so any kind reads back
+ * whole). */
+static void page_outcomes(const frontier_done_t *p, size_t n, fr_args_t *a)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += 3 * 21 + 4 + (p[i].outcome.error ? strlen(p[i].outcome.error) : 0);
+    char *s = fa_alloc(a, len), *o = s;
+    for (size_t i = 0; s && i < n; i++) {
+        const frontier_outcome_t *oc = &p[i].outcome;
+        const char *e = oc->error ? oc->error : "";
+        size_t el = strlen(e);
+        o += snprintf(o, 3 * 21 + 3, "%d %d %llu %zu ", resets_host(oc),
+                      oc->status > 0 ? oc->status : 0, (unsigned long long)oc->bytes, el);
+        memcpy(o, e, el);
+        o += el;
+        *o++ = '\n';
+    }
+    if (s)
+        a->len[a->n - 1] = (size_t)(o - s);
+}
+
 /* The group's counters, as finish.lua's SUMS lists them, summed over pages
- * p[0..n) as if every lease held; then its error kinds (kind, pages). */
+ * p[0..n) as if every lease held. */
 static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o, fr_args_t *a)
 {
     uint64_t c[10] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -44,6 +68,40 @@ static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
     }
     for (int x = 0; x < 10; x++)
         fa_u64(a, c[x]);
+}
+
+/* The group's hosts, from its pages' leases (the origins the claim stored):
+ * nhosts, then per host its origin, its pages and whether one resets its
+ * failure count ("1" or "0"). */
+static void finish_hosts(const frontier_done_t *p, size_t n, fr_args_t *a)
+{
+    size_t nh = 0, hidx[FR_FINISH_GROUP], hcnt[FR_FINISH_GROUP], ol[FR_FINISH_GROUP];
+    int hok[FR_FINISH_GROUP];
+    for (size_t i = 0; i < n; i++) {
+        const char *w, *l = p[i].item->lease;
+        size_t fl, h = 0;
+        fr_lease_split(l, &w, &fl, &ol[i]);
+        while (h < nh && !(ol[hidx[h]] == ol[i] && memcmp(p[hidx[h]].item->lease, l, ol[i]) == 0))
+            h++;
+        if (h == nh) {
+            hidx[nh] = i;
+            hcnt[nh] = 0;
+            hok[nh++] = 0;
+        }
+        hcnt[h]++;
+        hok[h] |= resets_host(&p[i].outcome);
+    }
+    fa_u64(a, nh);
+    for (size_t h = 0; h < nh; h++) {
+        fa_str(a, p[hidx[h]].item->lease, ol[hidx[h]]);
+        fa_u64(a, hcnt[h]);
+        fa_cstr(a, hok[h] ? "1" : "0");
+    }
+}
+
+/* The group's error kinds: nkinds, then per kind the kind and its pages. */
+static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
+{
     size_t nk = 0, kidx[FR_FINISH_GROUP], kcnt[FR_FINISH_GROUP];
     for (size_t i = 0; i < n; i++) {
         const char *e = p[i].outcome.error;
@@ -65,21 +123,6 @@ static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
     }
 }
 
-/* A page's outcome as the script reads it back: "STATUS BYTES ERROR". */
-static void page_outcome(const frontier_outcome_t *o, fr_args_t *a)
-{
-    const char *e = o->error ? o->error : "";
-    char b[48];
-    int len = snprintf(b, sizeof b, "%d %llu ", o->status > 0 ? o->status : 0,
-                       (unsigned long long)o->bytes);
-    size_t el = strlen(e);
-    char *s = fa_alloc(a, (size_t)len + el);
-    if (s) {
-        memcpy(s, b, (size_t)len);
-        memcpy(s + len, e, el);
-    }
-}
-
 /* The finish call (frontier/lua/finish.lua) for pages p[0..n), n <=
  * FR_FINISH_GROUP.  KEYS: ready, then the Bloom blocks of the link sections.
  *   ARGV[1]       P             the key prefix
@@ -89,17 +132,18 @@ static void page_outcome(const frontier_outcome_t *o, fr_args_t *a)
  *   ARGV[5]       per_host      for waking the hosts
  *   ARGV[6]       k             Bloom bits a link; < 0: the module's layout
  *   ARGV[7]       worker        the worker of the first page's lease
- *   ARGV[8..17]   sums          over all pages, as if every lease held:
+ *   ARGV[8]       nforeign      pages whose lease is another worker's
+ *   ARGV[9..18]   sums          over all pages, as if every lease held:
  *                               fetched bytes status_2xx status_3xx status_4xx
  *                               status_5xx status_other errors seen_links
- *                               skipped_links
- *   ARGV[18]      nkinds        then nkinds pairs: error kind, pages with it
- *   next          nkeep         then nkeep page numbers (1-based): the pages
- *                               that do not reset their host's failure count
- *   then per page, 4 arguments and its link section:
- *     token       its lease number
- *     worker      "" when its lease is ARGV[7]'s, else the worker of its lease
- *     outcome     "STATUS BYTES ERROR", what it added to the sums
+ *                               skipped_links (finish_sums)
+ *   ARGV[19]      outcomes      what each page added to them (page_outcomes)
+ *   ARGV[20]      nhosts        then 3 arguments a host (finish_hosts):
+ *                               origin, pages, "1" if one resets its failures
+ *   next          nkinds        then 2 a kind: error kind, pages with it
+ *   then per page, 2 arguments and its link section:
+ *     token       its lease's field "ORIGIN\tSEQ"; its whole lease
+ *                 "ORIGIN\tSEQ@WORKER" when the worker is not ARGV[7]
  *     span        arguments of its link section, "0" for none
  *     section     fr_offer_section (offer.c)
  * Reply: {lost, codes}: lost = pages whose lease was not found (expired and
@@ -119,8 +163,12 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
     if (rc < 0)
         return rc;
     const char *w0, *w;
-    size_t seqlen;
-    fr_lease_split(p[0].item->lease, &w0, &seqlen);
+    size_t fl, nforeign = 0;
+    fr_lease_split(p[0].item->lease, &w0, &fl, NULL);
+    for (size_t i = 0; i < n; i++) {
+        fr_lease_split(p[i].item->lease, &w, &fl, NULL);
+        nforeign += strcmp(w, w0) != 0;
+    }
     fa_cstr(a, f->prefix);
     fa_u64(a, n);
     fa_u64(a, f->cfg.max_pages);
@@ -128,19 +176,14 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
     fa_u64(a, f->cfg.per_host);
     fr_offer_k(f, o, n, a);
     fa_cstr(a, w0);
+    fa_u64(a, nforeign);
     finish_sums(p, n, o, a);
-    size_t nkeep = 0;
-    for (size_t i = 0; i < n; i++)
-        nkeep += !resets_host(&p[i].outcome);
-    fa_u64(a, nkeep);
-    for (size_t i = 0; i < n; i++)
-        if (!resets_host(&p[i].outcome))
-            fa_u64(a, i + 1);
+    page_outcomes(p, n, a);
+    finish_hosts(p, n, a);
+    finish_kinds(p, n, a);
     for (size_t i = 0; i < n; i++) {
-        fr_lease_split(p[i].item->lease, &w, &seqlen);
-        fa_str(a, p[i].item->lease, seqlen);
-        fa_cstr(a, strcmp(w, w0) == 0 ? "" : w);
-        page_outcome(&p[i].outcome, a);
+        fr_lease_split(p[i].item->lease, &w, &fl, NULL);
+        fa_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));
         if (o[i].nsent == 0) {
             fa_u64(a, 0);
             continue;
@@ -236,7 +279,7 @@ int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
     for (size_t i = 0; i < n; i++) { /* before any group is sent */
         const char *w;
         size_t seqlen;
-        if (!pages[i].item || fr_lease_split(pages[i].item->lease, &w, &seqlen) < 0 ||
+        if (!pages[i].item || fr_lease_split(pages[i].item->lease, &w, &seqlen, NULL) < 0 ||
             (pages[i].nlinks && !pages[i].links))
             return FRONTIER_EINVAL;
     }
@@ -322,7 +365,7 @@ static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_
 /* The retry call (frontier/lua/retry.lua), KEYS: ready.
  *   ARGV[1]   P               the key prefix
  *   ARGV[2]   worker          the worker of the item's lease
- *   ARGV[3]   token           its lease number
+ *   ARGV[3]   field           its lease's field "ORIGIN\tSEQ" (fr_lease_split)
  *   ARGV[4]   status          HTTP status, 0 if none
  *   ARGV[5]   error           error kind, "" if none
  *   ARGV[6]   delay_ms        the URL's retry delay (retry_delay: backoff, jitter)
@@ -339,7 +382,7 @@ static void build_retry(frontier_t *f, const frontier_item_t *item, const fronti
 {
     const char *w;
     size_t seqlen;
-    fr_lease_split(item->lease, &w, &seqlen);
+    fr_lease_split(item->lease, &w, &seqlen, NULL);
     fa_fcall(a, 1);
     fa_cstr(a, f->ready_key);
     fa_cstr(a, f->prefix);
@@ -362,7 +405,7 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
 {
     const char *w;
     size_t seqlen;
-    if (!f || !item || !o || fr_lease_split(item->lease, &w, &seqlen) < 0)
+    if (!f || !item || !o || fr_lease_split(item->lease, &w, &seqlen, NULL) < 0)
         return FRONTIER_EINVAL;
     fr_args_t a;
     fa_init(&a);

@@ -16,8 +16,8 @@
  *   P hfail         hash   origin -> consecutive retried failures
  *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
  *   P dead          list   "DEPTH TRIES URL\tSTATUS\tERROR" (dead letters)
- *   P lease:<wid>   hash   lease seq -> "ORIGIN\tENTRY", the URLs worker wid
- *                          holds, with the origin of the queue each came from
+ *   P lease:<wid>   hash   "ORIGIN\tSEQ" -> entry: the URLs worker wid holds, by
+ *                          lease number SEQ and origin of the queue they came from
  *   P workers       zset   wid -> ms when its lease expires
  *   P worker:<wid>  hash   heartbeat: host pid started last lease_until pages
  *                          pages_per_s in_flight
@@ -35,7 +35,8 @@
  * pops); finish/retry/release remove them; a worker whose lease expired gets
  * its entries pushed back to the front of their queues by whichever worker
  * claims or heartbeats next.  The lease token given to the caller is
- * "<seq>@<wid>", so any handle can finish an item.
+ * "ORIGIN\tSEQ@WID" (its lease field, then its worker), so any handle can
+ * finish an item, and every script reads an item's origin from its lease.
  *
  * The Lua code is a Redis 7 Functions library (library.c); every call goes
  * through fr_run or fr_send + fr_collect (calls.c).
@@ -153,7 +154,8 @@ static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
     int rc = fr_load(f);
     if (rc < 0)
         snprintf(errbuf, errlen, "loading the frontier's Redis functions: %s%s%s",
-                 frontier_strerror(rc), f->rc->err ? ": " : "", f->rc->err ? f->rc->errstr : "");
+                 frontier_strerror(rc), f->rc->err || *f->last_error ? ": " : "",
+                 f->rc->err ? f->rc->errstr : f->last_error);
     return rc;
 }
 
@@ -298,12 +300,15 @@ const char *frontier_strerror(int err)
 
 /* ---- claim --------------------------------------------------------------- */
 
-/* Fills one item from an entry "DEPTH TRIES URL" and its lease number. */
-static int fill_item(frontier_t *f, const redisReply *e, uint64_t seq, uint64_t now,
-                     frontier_item_t *it)
+/* Fills one item from an entry "DEPTH TRIES URL", the origin of the queue
+ * it came from and its lease number: its lease token is "ORIGIN\tSEQ@WORKER"
+ * (fr_lease_split), the first part being its lease's field. */
+static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origin, uint64_t seq,
+                     uint64_t now, frontier_item_t *it)
 {
     memset(it, 0, sizeof *it);
-    if (e->type != REDIS_REPLY_STRING)
+    if (e->type != REDIS_REPLY_STRING || origin->type != REDIS_REPLY_STRING ||
+        memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len))
         return FRONTIER_EREPLY;
     unsigned long d = 0, t = 0;
     int off = 0;
@@ -311,35 +316,47 @@ static int fill_item(frontier_t *f, const redisReply *e, uint64_t seq, uint64_t 
     if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0)
         url = e->str + off;
     it->url = strdup(url);
-    size_t ll = strlen(f->worker) + 24;
+    size_t ll = origin->len + strlen(f->worker) + 24;
     it->lease = malloc(ll);
     if (!it->url || !it->lease) {
         frontier_item_clear(it);
         return FRONTIER_ENOMEM;
     }
-    snprintf(it->lease, ll, "%llu@%s", (unsigned long long)seq, f->worker);
+    snprintf(it->lease, ll, "%.*s\t%llu@%s", (int)origin->len, origin->str, (unsigned long long)seq,
+             f->worker);
     it->depth = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
     it->tries = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
     it->claimed_ms = now;
     return 0;
 }
 
+/* Reads a claim's reply (the layout above build_claim) into items. */
 static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_item_t *items,
                        size_t *n, frontier_state_t *state, uint32_t *wait_ms)
 {
-    uint64_t st, now, wait, base;
+    uint64_t st, now, wait, base, nruns = 0;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
         fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
-        fr_reply_u64(r->element[3], &base) || st > 2 || r->elements - 4 > max)
+        fr_reply_u64(r->element[3], &base) || st > 2 ||
+        (r->elements > 4 &&
+         (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
         return FRONTIER_EREPLY;
-    size_t got = r->elements - 4;
-    for (size_t i = 0; i < got; i++) {
-        int rc = fill_item(f, r->element[4 + i], base + i + 1, now, &items[i]);
-        if (rc < 0) {
-            for (size_t j = 0; j < i; j++)
-                frontier_item_clear(&items[j]);
-            return rc;
-        }
+    size_t got = r->elements > 4 ? r->elements - 5 - 2 * nruns : 0, i = 0;
+    redisReply *const *runs = r->element + 5 + got; /* (origin, count) pairs */
+    int rc = got <= max ? 0 : FRONTIER_EREPLY;
+    for (size_t run = 0; rc == 0 && run < nruns; run++) {
+        uint64_t cnt;
+        if (fr_reply_u64(runs[2 * run + 1], &cnt) || cnt > got - i)
+            rc = FRONTIER_EREPLY;
+        for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++)
+            rc = fill_item(f, r->element[5 + i], runs[2 * run], base + i + 1, now, &items[i]);
+    }
+    if (rc == 0 && i != got)
+        rc = FRONTIER_EREPLY;
+    if (rc < 0) {
+        for (size_t j = 0; j < i; j++)
+            frontier_item_clear(&items[j]);
+        return rc;
     }
     *n = got;
     *state = got ? FRONTIER_READY : (frontier_state_t)st;
@@ -356,8 +373,10 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *   ARGV[5]  delay_ms      least ms between two claims of one host
  *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
- * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base,
- * entry...}: the i-th entry (1-based) is leased under lease_base + i. */
+ * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
+ * when URLs were claimed: nruns, the entries "DEPTH TRIES URL", then nruns
+ * pairs (origin, count): the origins of the entries, run by run.  The i-th
+ * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
 static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
 {
     fa_fcall(a, 1);
@@ -465,7 +484,8 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
 /* The release call (frontier/lua/release.lua), KEYS: ready.
  *   ARGV[1]  P               the key prefix
  *   ARGV[2]  per_host        for waking the hosts
- *   ARGV[3], ARGV[4] ...     per item, in order: worker (of its lease), token
+ *   ARGV[3], ARGV[4] ...     per item, in order: the worker of its lease, its
+ *                            lease's field "ORIGIN\tSEQ" (fr_lease_split)
  * Reply: {lost, released}.  The first item ends up at the front of its queue. */
 static int build_release(const frontier_t *f, const frontier_item_t *items, size_t n, fr_args_t *a)
 {
@@ -476,7 +496,7 @@ static int build_release(const frontier_t *f, const frontier_item_t *items, size
     for (size_t i = 0; i < n; i++) {
         const char *w;
         size_t seqlen;
-        if (fr_lease_split(items[i].lease, &w, &seqlen) < 0)
+        if (fr_lease_split(items[i].lease, &w, &seqlen, NULL) < 0)
             return FRONTIER_EINVAL;
         fa_cstr(a, w);
         fa_str(a, items[i].lease, seqlen);

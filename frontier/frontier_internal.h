@@ -167,8 +167,11 @@ long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links,
  * FRONTIER_EINVAL for a bad name. */
 int fr_prefix(const char *crawl, char *buf, size_t buflen);
 
-/* Splits a lease token "<seq>@<worker>"; 0 or FRONTIER_EINVAL. */
-int fr_lease_split(const char *lease, const char **worker, size_t *seqlen);
+/* Splits a lease token "ORIGIN\tSEQ@WORKER" (fill_item in frontier.c): its
+ * first *fieldlen bytes are its lease's field in the lease hash of *worker,
+ * "ORIGIN\tSEQ", and the first *originlen (may be NULL) its origin, the one
+ * the claim stored.  0 or FRONTIER_EINVAL. */
+int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, size_t *originlen);
 /* A uniform double in [0,1). */
 double fr_random(frontier_t *f);
 

@@ -15,10 +15,12 @@
 --     its next claim);
 --   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
 --     hashes' sizes = sum of hinflight;
---   - a queue entry is "DEPTH TRIES URL"; a lease's value and a delayed
---     retry are "ORIGIN\tDEPTH TRIES URL" (stored below).
+--   - a queue entry is "DEPTH TRIES URL"; a lease is the field
+--     "ORIGIN\tSEQ" of its worker's lease hash, holding the entry; a
+--     delayed retry is "ORIGIN\tDEPTH TRIES URL" (stored below).
 -- Times are the Redis server's clock (TIME) in ms.
 
+local find, sub -- string.find, string.sub (an upvalue costs less than a global's field)
 local P, now, nows -- the call's key prefix; server time in ms, as a number and a string
 local K = {} -- KEY's suffixes with the prefix P
 local SUF, NS, BIG
@@ -28,8 +30,9 @@ local function begin(a)
     P = a[1]
     for id, suffix in pairs(KEY) do K[id] = P .. suffix end
   end
-  if not SUF then -- lease numbers of a claim: its number .. SUF[i] (no float formatting)
-    SUF = {}
+  if not SUF then -- (at FUNCTION LOAD only redis is visible: the rest is set up here)
+    find, sub = string.find, string.sub
+    SUF = {} -- lease numbers of a claim: its number .. SUF[i] (no float formatting)
     for i = 1, 9999 do SUF[i] = string.format('%04d', i) end
     -- A value longer than hash-max-listpack-value (64 unless an operator raised
     -- it) makes a hash a hash table at once: a lease hash of hundreds of fields
@@ -64,22 +67,18 @@ local function parse(e) -- an entry "DEPTH TRIES URL"
   return tonumber(d), tonumber(t), u
 end
 
--- An entry out of its queue (a lease's value, a delayed retry) is stored
--- with the origin of the queue it came from: "ORIGIN\tDEPTH TRIES URL".  The
--- origin is the client's (parser_url_origin, sent with every link and seed)
--- and the claim keeps the one of the queue it popped from; no function
--- derives an origin from a URL.  A value without a tab (written before the
--- origin was stored) reads as origin '': its URL is still crawled, from the
--- queue "q:".
-local function stored(h, e) return h .. '\t' .. e end
-local function origin_of(v)
-  local s = string.find(v, '\t', 1, true)
-  return s and string.sub(v, 1, s - 1) or ''
-end
-local function unstore(v) -- origin, entry
-  local s = string.find(v, '\t', 1, true)
-  if not s then return '', v end
-  return string.sub(v, 1, s - 1), string.sub(v, s + 1)
+-- An entry out of its queue keeps the origin of the queue it came from:
+-- its lease is the field stored(origin, seq) of the lease hash, a delayed
+-- retry the member stored(origin, entry).  The origin is the client's
+-- (parser_url_origin, sent with every link and seed), and the claim keeps
+-- the one of the queue it popped from; no function derives an origin from a
+-- URL.  A string without a tab (a lease or retry stored before the origin
+-- was) reads as origin '': its URL is still crawled, from the queue "q:".
+local function stored(h, s) return h .. '\t' .. s end
+local function unstore(v) -- origin, the rest
+  local t = find(v, '\t', 1, true)
+  if not t then return '', v end
+  return sub(v, 1, t - 1), sub(v, t + 1)
 end
 local function qkey(h) return K.QUEUE .. h end
 local function count(field, n)

@@ -1,8 +1,11 @@
 -- claim.lua -- claims up to max URLs for a worker: renews its lease, reclaims
 -- expired workers' URLs, promotes due retries, then takes URLs from the ready
--- hosts (per-host room and delay) into the worker's lease hash, each stored
--- with the origin of the queue it came from.
+-- hosts (per-host room and delay) into the worker's lease hash: a lease is
+-- the field "ORIGIN\tSEQ" (stored(): the origin of the queue it came from)
+-- with the entry as its value.
 -- ARGV and reply: the layout above build_claim() in frontier/frontier.c.
+
+local NONE = {} -- never written
 
 local function claim(_, ARGV)
   local worker = ARGV[2]
@@ -11,7 +14,8 @@ local function claim(_, ARGV)
   redis.call('ZADD', K.WORKERS, now + lease, worker)
   reclaim(per_host)
   promote(per_host)
-  local out, org, no = {}, {}, 0 -- the entries claimed and their origins
+  -- the reply: the entries claimed from rep[E + 1] on; runs[r] gave rn[r] of them in a row
+  local E, rep, runs, rn, no = 5, {0, now, 0, 0, 0}, {}, {}, 0
   -- per: URLs a ready host is expected to give (then what the last round's gave):
   -- every host fetched costs three reply elements, used or not
   local rounds, per = 0, math.min(per_host, 8)
@@ -34,12 +38,13 @@ local function claim(_, ARGV)
       local take = per_host - inf
       if d > 0 and take > 1 then take = 1 end
       if take > room then take = room end
-      local got = {}
-      if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or {} end
-      for j = 1, #got do out[no + j] = got[j]; org[no + j] = h end
+      local got = NONE -- (no table made for a host that gives nothing)
+      if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or NONE end
+      for j = 1, #got do rep[E + no + j] = got[j] end
       no = no + #got
       if #got > 0 then
         gave = gave + 1
+        runs[#runs + 1] = h; rn[#runs] = #got
         hinf[#hinf + 1] = h; hinf[#hinf + 1] = str(inf + #got)
         if d > 0 then hnx[#hnx + 1] = h; hnx[#hnx + 1] = string.format('%d', now + d) end
       end
@@ -59,8 +64,14 @@ local function claim(_, ARGV)
   local n = no
   if n > 0 then
     local b = redis.call('INCR', K.SEQ)
-    local base, bs, hs = b * 10000, tostring(b), {}
-    for i = 1, n do hs[2*i-1] = bs..SUF[i]; hs[2*i] = stored(org[i], out[i]) end
+    local base, bs = b * 10000, tostring(b)
+    local hs, i = {}, 0
+    for r, h in ipairs(runs) do
+      local th = h .. '\t' -- the run's leases: stored(h, seq)
+      for _ = 1, rn[r] do i = i + 1; hs[2 * i - 1] = th .. bs .. SUF[i]; hs[2 * i] = rep[E + i] end
+      rep[E + n + 2 * r - 1] = h; rep[E + n + 2 * r] = rn[r]
+    end
+    rep[4], rep[5] = base, #runs
     local lk = K.LEASE .. worker
     if n >= 16 and redis.call('OBJECT', 'ENCODING', lk) ~= 'hashtable' then -- see BIG
       hs[2 * n + 1] = '~'; hs[2 * n + 2] = BIG
@@ -70,7 +81,7 @@ local function claim(_, ARGV)
       redis.call('HSET', lk, unpack(hs))
     end
     count('claimed', n); count('queued', -n); count('inflight', n)
-    return {0, now, 0, base, unpack(out)}
+    return rep
   end
   local ready = redis.call('ZCARD', K.READY)
   local delayed = redis.call('ZCARD', K.DELAYED)

@@ -2,68 +2,106 @@
 -- lease, counts the outcomes, offers the links, wakes the hosts.
 -- ARGV and reply: the layout above build_finish() in frontier/finish.c.
 --
--- One path for every group.  The client sums the group's counters as if
--- every lease held; a page whose lease is not found (expired and reclaimed,
--- or the same token twice) has its outcome taken back out of the sums.  So
--- the common case (one worker, every lease held) reads nothing per page but
--- its lease: one HMGET and one HDEL for the group.
+-- One path for every group, with its fast case decided here.  The client
+-- sums the group's counters and its pages per host (from the pages' lease
+-- fields "ORIGIN\tSEQ", so from the origins the claim stored) as if every
+-- lease held.  When the script takes every lease (the common case: one
+-- HMGET and one HDEL for the group, nothing read per page), it applies them
+-- as they are; a page whose lease it does not find (expired and reclaimed,
+-- or the same lease twice) is taken back out of them, from its outcome and
+-- its lease field.
 
--- The sums, in the order of ARGV[8..17].
+-- The sums, in the order of ARGV[SUM..].
 local SUMS = {'fetched', 'bytes', 'status_2xx', 'status_3xx', 'status_4xx', 'status_5xx',
               'status_other', 'errors', 'seen_links', 'skipped_links'}
 local SUM_FETCHED, SUM_BYTES, SUM_2XX, SUM_OTHER, SUM_ERRORS = 1, 2, 3, 7, 8
--- A page's arguments: PAGE + 0 its lease number, + 1 its worker, + 2 its
--- outcome, + 3 its link section's span, then the section.
-local PG_TOKEN, PG_WORKER, PG_OUTCOME, PG_SPAN, PG_ARGS = 0, 1, 2, 3, 4
+-- ARGV: the sums from SUM, the outcomes, then the hosts from HOSTS
+local NFOREIGN, SUM = 8, 9
+local OUTCOMES = SUM + #SUMS
+local HOSTS = OUTCOMES + 1
+-- A host's arguments: its origin, its pages, '1' if one resets its failure count.
+local HOST_ARGS = 3
+-- A page's arguments: its lease field, its link section's span, then the section.
+local PG_SPAN, PG_ARGS = 1, 2
 
--- Takes the pages' leases, each token once: held[pg] is the value of page
--- pg's lease, nil if it was not found.  One HMGET and one HDEL per worker.
-local function take_leases(ARGV, np, at, w0)
-  local groups, order, held = {}, {}, {}
-  for pg = 1, np do
-    local w = ARGV[at[pg] + PG_WORKER]
-    if w == '' then w = w0 end
+-- The leases of pages of another worker than w0: their tokens are whole
+-- leases "ORIGIN\tSEQ@WORKER".  Groups them by worker, takes each once.
+local function take_foreign(toks, w0)
+  local groups, order, held, lost = {}, {}, {}, 0
+  for pg, tok in ipairs(toks) do
+    local at, w, field = find(tok, '@', 1, true), w0, tok
+    if at then field, w = sub(tok, 1, at - 1), sub(tok, at + 1) end
+    toks[pg] = field
     local g = groups[w]
-    if not g then g = {}; groups[w] = g; order[#order + 1] = w end
-    g[#g + 1] = pg
+    if not g then g = {fields = {}, pages = {}}; groups[w] = g; order[#order + 1] = w end
+    g.fields[#g.fields + 1] = field; g.pages[#g.pages + 1] = pg
   end
   for _, w in ipairs(order) do
-    local g, toks, once, del = groups[w], {}, {}, {}
-    for x, pg in ipairs(g) do toks[x] = ARGV[at[pg] + PG_TOKEN] end
+    local g, once, del = groups[w], {}, {}
     local lk = K.LEASE .. w
-    local vals = redis.call('HMGET', lk, unpack(toks))
-    for x, pg in ipairs(g) do
-      local t = toks[x]
-      if vals[x] and not once[t] then once[t] = true; held[pg] = vals[x]; del[#del + 1] = t end
+    local vals = redis.call('HMGET', lk, unpack(g.fields))
+    for x, pg in ipairs(g.pages) do
+      local field = g.fields[x]
+      if vals[x] and not once[field] then
+        once[field] = true; held[pg] = true; del[#del + 1] = field
+      else
+        held[pg] = false; lost = lost + 1
+      end
     end
     if #del > 0 then redis.call('HDEL', lk, unpack(del)) end
   end
-  return held
+  return held, lost
 end
 
--- Takes a page whose lease was not found back out of the sums: corr[x] is
--- what to subtract from SUMS[x], corr.kinds[kind] from an error kind.
-local function take_back(corr, outcome)
-  if not corr then
-    corr = {kinds = {}}
-    for x = 1, #SUMS do corr[x] = 0 end
+-- Takes the pages' leases, each once: held[pg] is true if page pg's lease
+-- was found; and how many were not.  toks end up as lease fields.
+local function take_leases(toks, np, w0, nforeign)
+  if nforeign > 0 then return take_foreign(toks, w0) end
+  local lk = K.LEASE .. w0
+  local held = redis.call('HMGET', lk, unpack(toks))
+  if redis.call('HDEL', lk, unpack(toks)) == np then return held, 0 end
+  local once, lost = {}, 0 -- a lease missing, or one given twice
+  for pg = 1, np do
+    local t = toks[pg]
+    if held[pg] and not once[t] then once[t] = true else held[pg] = false; lost = lost + 1 end
   end
-  local status, bytes, err = string.match(outcome, '^(%d+) (%d+) (.*)$')
-  status = tonumber(status)
-  corr[SUM_FETCHED] = corr[SUM_FETCHED] + 1
-  corr[SUM_BYTES] = corr[SUM_BYTES] + tonumber(bytes)
-  local class = nil
-  if status >= 200 and status < 600 then
-    class = SUM_2XX + math.floor(status / 100) - 2
-  elseif status ~= 0 then
-    class = SUM_OTHER
+  return held, lost
+end
+
+-- Takes the pages whose lease was not found back out of the client's
+-- numbers: dec[origin] (their lease field names it) drops, corr[x] is what
+-- to subtract from SUMS[x], corr.kinds[kind] from an error kind; and the
+-- hosts a held page of which resets the failure count.  The outcomes are
+-- page after page "R STATUS BYTES ELEN ERROR\n" (R: '1' if it resets).
+local function take_back(outcomes, held, fields, dec)
+  local corr, ok, seen, pos = {kinds = {}}, {}, {}, 1
+  for x = 1, #SUMS do corr[x] = 0 end
+  for pg = 1, #held do
+    local r, status, bytes, elen, at = string.match(outcomes, '^(%d) (%d+) (%d+) (%d+) ()', pos)
+    local err = sub(outcomes, at, at + elen - 1)
+    local h = unstore(fields[pg])
+    pos = at + elen + 1
+    if held[pg] then
+      if r == '1' then note_host(ok, seen, h) end
+    else
+      status = tonumber(status)
+      if dec[h] then dec[h] = dec[h] - 1 end
+      corr[SUM_FETCHED] = corr[SUM_FETCHED] + 1
+      corr[SUM_BYTES] = corr[SUM_BYTES] + tonumber(bytes)
+      local class = nil
+      if status >= 200 and status < 600 then
+        class = SUM_2XX + math.floor(status / 100) - 2
+      elseif status ~= 0 then
+        class = SUM_OTHER
+      end
+      if class then corr[class] = corr[class] + 1 end
+      if err ~= '' then
+        corr[SUM_ERRORS] = corr[SUM_ERRORS] + 1
+        corr.kinds[err] = (corr.kinds[err] or 0) + 1
+      end
+    end
   end
-  if class then corr[class] = corr[class] + 1 end
-  if err ~= '' then
-    corr[SUM_ERRORS] = corr[SUM_ERRORS] + 1
-    corr.kinds[err] = (corr.kinds[err] or 0) + 1
-  end
-  return corr
+  return corr, ok
 end
 
 -- Lowers the hosts' in-flight counts by dec[h]; returns the hosts that may
@@ -77,8 +115,10 @@ local function unlease_hosts(hosts, dec, per_host)
   for x, h in ipairs(hosts) do
     local old = num(hv[x])
     local v = old - dec[h]
-    if v <= 0 then del[#del + 1] = h else set[#set + 1] = h; set[#set + 1] = str(v) end
-    if v < per_host and (old >= per_host or v <= 0) then wk[#wk + 1] = h end
+    if dec[h] > 0 then
+      if v <= 0 then del[#del + 1] = h else set[#set + 1] = h; set[#set + 1] = str(v) end
+      if v < per_host and (old >= per_host or v <= 0) then wk[#wk + 1] = h end
+    end
   end
   if #set > 0 then redis.call('HSET', K.HINFLIGHT, unpack(set)) end
   if #del > 0 then redis.call('HDEL', K.HINFLIGHT, unpack(del)) end
@@ -88,40 +128,32 @@ end
 local function finish(KEYS, ARGV)
   local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
   local per_host, k, w0 = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-  local SUM, NKINDS = 8, 8 + #SUMS -- ARGV[SUM..]: the sums; ARGV[NKINDS]: their count
-  need_module(KEYS, k)
+  local nforeign, nh = tonumber(ARGV[NFOREIGN]), tonumber(ARGV[HOSTS])
+  local NKINDS = HOSTS + 1 + HOST_ARGS * nh
   local nkinds = tonumber(ARGV[NKINDS])
-  local NKEEP = NKINDS + 1 + 2 * nkinds
-  local nkeep, keep = tonumber(ARGV[NKEEP]), {}
-  for x = NKEEP + 1, NKEEP + nkeep do keep[tonumber(ARGV[x])] = true end
-  local at, i = {}, NKEEP + nkeep + 1 -- at[pg]: the first argument of page pg
+  need_module(KEYS, k)
+  local toks, at, i = {}, {}, NKINDS + 1 + 2 * nkinds -- at[pg]: page pg's first argument
   for pg = 1, np do
-    at[pg] = i
+    toks[pg] = ARGV[i]; at[pg] = i
     local span = ARGV[i + PG_SPAN] -- tonumber costs Redis ~1.3k instructions: skip it for 0
     i = i + PG_ARGS
     if span ~= '0' then i = i + tonumber(span) end
   end
-  local held = take_leases(ARGV, np, at, w0)
-  local hosts, dec, ok, okseen, lost, corr = {}, {}, {}, {}, 0, nil
-  for pg = 1, np do
-    local v = held[pg]
-    if v then
-      local h = origin_of(v)
-      if not dec[h] then dec[h] = 0; hosts[#hosts + 1] = h end
-      dec[h] = dec[h] + 1
-      if not keep[pg] then note_host(ok, okseen, h) end
-    else
-      lost = lost + 1
-      corr = take_back(corr, ARGV[at[pg] + PG_OUTCOME])
-    end
+  local held, lost = take_leases(toks, np, w0, nforeign)
+  local hosts, dec, ok = {}, {}, {}
+  for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do
+    local h = ARGV[x]
+    hosts[#hosts + 1] = h; dec[h] = tonumber(ARGV[x + 1])
+    if ARGV[x + 2] == '1' then ok[#ok + 1] = h end
   end
+  local corr = false
+  if lost > 0 then corr, ok = take_back(ARGV[OUTCOMES], held, toks, dec) end
   local wk = unlease_hosts(hosts, dec, per_host)
   if #ok > 0 then redis.call('HDEL', K.HFAIL, unpack(ok)) end
   local st, codes = offer_begin(), {}
   for pg = 1, np do
-    local a = at[pg]
-    if ARGV[a + PG_SPAN] ~= '0' then
-      codes[#codes + 1] = offer_links(st, KEYS, ARGV, a + PG_ARGS, k, false, maxp, maxh)
+    if ARGV[at[pg] + PG_SPAN] ~= '0' then
+      codes[#codes + 1] = offer_links(st, KEYS, ARGV, at[pg] + PG_ARGS, k, false, maxp, maxh)
     end
   end
   for x, f in ipairs(SUMS) do

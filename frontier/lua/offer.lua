@@ -86,17 +86,18 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
       local cnt, b = math.min(step, n - m), i + m * w
       local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh)
       if not over then set(key, ARGV, b, w, k, cnt, offs, m, n) end
-      for c = 1, cnt do
-        local e, h = ARGV[b + (c - 1) * w], ARGV[b + (c - 1) * w + 1]
+      for c = 1, cnt do -- link c: its entry at ARGV[b], its origin at ARGV[b + 1]
         nc = nc + 1
         if over then
           codes[nc] = 'l'; st.skipped = st.skipped + 1
         elseif force or FRESH[c] then
-          codes[nc] = 'n'; enqueue(st, e, h)
+          local h = ARGV[b + 1]
+          codes[nc] = 'n'; enqueue(st, ARGV[b], h)
           if limits then st.admitted = st.admitted + 1; st.hadm[h] = st.hadm[h] + 1 end
         else
           codes[nc] = 's'; st.seen = st.seen + 1
         end
+        b = b + w
       end
     end
     i = i + n * w + tail

@@ -2,15 +2,14 @@
 -- of expired workers (reclaim), the retries that are due (promote) and the
 -- URLs a worker hands back (release.lua), all through push_back.
 
--- Pushes stored entries (a lease's value, a delayed retry: stored() in
--- base.lua) back to the front of the queue of their origin, each in front of
--- the ones before it (the last one ends up first), and wakes their hosts;
--- leased: they come from leases, so their hosts' in-flight counts drop.
-local function push_back(vals, per_host, leased)
+-- Pushes entries es[i] back to the front of the queues of their origins
+-- hs[i] (read from where they were stored), each in front of the ones
+-- before it (the last one ends up first), and wakes their hosts; leased:
+-- they come from leases, so their hosts' in-flight counts drop.
+local function push_back(hs, es, per_host, leased)
   local hosts, seen = {}, {}
-  for _, v in ipairs(vals) do
-    local h, e = unstore(v)
-    redis.call('LPUSH', qkey(h), e)
+  for x, h in ipairs(hs) do
+    redis.call('LPUSH', qkey(h), es[x])
     if leased then unlease(h) end
     note_host(hosts, seen, h)
   end
@@ -23,10 +22,13 @@ local function reclaim(per_host)
   local n = 0
   for _, w in ipairs(ws) do
     local lk = K.LEASE .. w
-    local kv, vals = redis.call('HGETALL', lk), {}
-    for i = 2, #kv, 2 do vals[#vals + 1] = kv[i] end
-    push_back(vals, per_host, true)
-    n = n + #vals
+    local kv, hs, es = redis.call('HGETALL', lk), {}, {}
+    for i = 1, #kv, 2 do
+      hs[#hs + 1] = unstore(kv[i]) -- the lease's field: stored(origin, seq)
+      es[#es + 1] = kv[i + 1]
+    end
+    push_back(hs, es, per_host, true)
+    n = n + #es
     redis.call('DEL', lk, K.WORKER .. w)
     redis.call('ZREM', K.WORKERS, w)
   end
@@ -38,7 +40,9 @@ end
 local function promote(per_host)
   local due = redis.call('ZRANGEBYSCORE', K.DELAYED, '-inf', now, 'LIMIT', 0, 256)
   if #due == 0 then return end
-  push_back(due, per_host, false)
+  local hs, es = {}, {}
+  for x, v in ipairs(due) do hs[x], es[x] = unstore(v) end -- stored(origin, entry)
+  push_back(hs, es, per_host, false)
   redis.call('ZREM', K.DELAYED, unpack(due))
   count('queued', #due)
 end

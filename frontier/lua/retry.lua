@@ -16,14 +16,14 @@ local function outcome(status, err, bytes)
 end
 
 local function retry(_, ARGV)
-  local lk, token, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+  local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
   local delay, retry_after, max_tries = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
   local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
-  local v = redis.call('HGET', lk, token)
-  if not v then return {1, 0} end
-  redis.call('HDEL', lk, token)
-  local h, e = unstore(v)
+  local e = redis.call('HGET', lk, field)
+  if not e then return {1, 0} end
+  redis.call('HDEL', lk, field)
+  local h = unstore(field)
   local d, t, u = parse(e)
   unlease(h)
   count('inflight', -1)
