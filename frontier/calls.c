@@ -74,7 +74,9 @@ void fa_cstr(fr_args_t *a, const char *s)
     fa_str(a, s, strlen(s));
 }
 
-char *fa_alloc(fr_args_t *a, size_t len)
+/* len bytes in the builder's chunks (they never move); NULL when out of
+ * memory. */
+static char *chunk_alloc(fr_args_t *a, size_t len)
 {
     if (a->oom)
         return NULL;
@@ -93,8 +95,27 @@ char *fa_alloc(fr_args_t *a, size_t len)
     }
     char *p = c->data + c->used;
     c->used += len;
-    fa_str(a, p, len);
+    return p;
+}
+
+char *fa_alloc(fr_args_t *a, size_t len)
+{
+    char *p = chunk_alloc(a, len);
+    if (p)
+        fa_str(a, p, len);
     return a->oom ? NULL : p;
+}
+
+void fa_set_u64(fr_args_t *a, size_t i, uint64_t v)
+{
+    char buf[24];
+    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    char *p = i < a->n ? chunk_alloc(a, (size_t)len) : NULL;
+    if (!p)
+        return;
+    memcpy(p, buf, (size_t)len);
+    a->v[i] = p;
+    a->len[i] = (size_t)len;
 }
 
 void fa_copy(fr_args_t *a, const char *s, size_t len)

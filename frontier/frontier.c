@@ -28,6 +28,7 @@
  *                          released new_links seen_links skipped_links errors
  *                          status_2xx..status_5xx status_other
  *   P errors        hash   error kind -> count
+ *   P seedhosts     set    hosts of the seeds, added by the seeding script
  *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/)
  * Times are the Redis server's clock in ms since the epoch.
  *

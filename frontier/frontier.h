@@ -194,13 +194,24 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
  * A host's effective delay is max(delay_ms, min(own delay, max_delay_ms)). */
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms);
 
-/* Adds normalized seed URLs at depth 0 through the Bloom filter (already seen
- * ones are skipped unless force).  *added: how many were queued.  Seeds count
- * against max_pages/max_pages_per_host like links.  The URLs are first
+/* frontier_seed's flags (or'ed; 0: none). */
+#define FRONTIER_SEED_FORCE 1 /* queue the URLs even if the Bloom filter has seen them */
+#define FRONTIER_SEED_NO_HOSTS                                                                     \
+    2 /* do not record their hosts as seed hosts (URLs that are                                    \
+         not a crawl's seeds, e.g. sitemap URLs) */
+
+/* Adds normalized URLs at depth 0 through the Bloom filter (already seen ones
+ * are skipped unless FRONTIER_SEED_FORCE) and, unless FRONTIER_SEED_NO_HOSTS,
+ * records the host of each (parser_url_host) in the crawl's seed hosts, in
+ * the same atomic call that queues it: no worker can claim a seed before its
+ * host is a seed host.  *added (may be NULL): how many were queued.  Seeds
+ * count against max_pages/max_pages_per_host like links.  The URLs are first
  * grouped by host (so fewer hosts per script; when a limit cuts a batch
  * short, which hosts' seeds get in is not input order), then sent in
- * scripts of 256 URLs, pipelined 16 at a time. */
-int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
+ * scripts of 256 URLs, pipelined 16 at a time.  A URL holding a space, tab
+ * or newline, or without an origin, is not queued.  FRONTIER_EINVAL for
+ * other flags (nothing sent). */
+int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added);
 
 /* The handle's worker id (valid until frontier_close). */
 const char *frontier_worker_id(const frontier_t *f);

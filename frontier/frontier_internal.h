@@ -83,6 +83,8 @@ void fa_free(fr_args_t *a);
 void fa_str(fr_args_t *a, const char *s, size_t len);
 void fa_cstr(fr_args_t *a, const char *s);
 void fa_u64(fr_args_t *a, uint64_t v);
+/* Sets argument i (pushed before) to the number v. */
+void fa_set_u64(fr_args_t *a, size_t i, uint64_t v);
 void fa_dbl(fr_args_t *a, double v);
 /* Copies s into the builder's chunks. */
 void fa_copy(fr_args_t *a, const char *s, size_t len);

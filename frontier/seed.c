@@ -18,6 +18,26 @@
 
 #include "parser.h"
 
+/* The hosts of urls[0..n) (parser_url_host) that are URLs: nhosts, then
+ * the hosts, one after another unless it repeats the one before (the seeds
+ * come grouped by origin). */
+static void seed_hosts(const char *const *urls, size_t n, fr_args_t *a)
+{
+    size_t at = a->n, nh = 0;
+    char last[FR_ORIGIN_MAX] = "", h[FR_ORIGIN_MAX];
+    fa_u64(a, 0); /* nhosts, set below */
+    for (size_t i = 0; i < n; i++) {
+        int len =
+            urls[i] && !strpbrk(urls[i], " \t\n") ? parser_url_host(urls[i], h, sizeof h) : -1;
+        if (len <= 0 || strcmp(h, last) == 0)
+            continue;
+        fa_copy(a, h, (size_t)len);
+        memcpy(last, h, (size_t)len + 1);
+        nh++;
+    }
+    fa_set_u64(a, at, nh);
+}
+
 /* The seed call (frontier/lua/seed.lua) for urls[0..n), n <= FR_SEED_CHUNK.
  * KEYS: ready, then the Bloom blocks of the link section.
  *   ARGV[1]  P                   the key prefix
@@ -26,11 +46,14 @@
  *   ARGV[4]  max_pages_per_host
  *   ARGV[5]  per_host            for waking the hosts (UINT32_MAX, see below)
  *   ARGV[6]  k                   Bloom bits a URL; < 0: the module's layout
- *   ARGV[7]  the link section    fr_offer_section (offer.c), depth 0
+ *   ARGV[7]  nhosts              then nhosts hosts to add to the seed hosts
+ *                                (seed_hosts; none for FRONTIER_SEED_NO_HOSTS)
+ *   next     the link section    fr_offer_section (offer.c), depth 0
  * Reply: the URLs' codes (fr_offer_done). */
-static int build_seed(frontier_t *f, const char *const *urls, size_t n, int force, fr_offer_t *o,
+static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flags, fr_offer_t *o,
                       fr_args_t *a)
 {
+    int force = flags & FRONTIER_SEED_FORCE;
     fr_blocks_t bl = {0};
     int rc = fr_offer_prepare(f, urls, n, !force, 0, &bl, o);
     if (rc == 0)
@@ -46,13 +69,17 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int forc
      * a seeding process with another config never parks a host */
     fa_u64(a, UINT32_MAX);
     fr_offer_k(f, o, 1, a);
+    if (flags & FRONTIER_SEED_NO_HOSTS)
+        fa_u64(a, 0);
+    else
+        seed_hosts(urls, n, a);
     fr_offer_section(f, o, urls, 0, a);
     return 0;
 }
 
 /* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds,
  * each sent as soon as it is built (Redis runs it while the next is built). */
-static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added)
+static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
 {
     fr_args_t calls[FR_SEED_PIPELINE];
     fr_offer_t offers[FR_SEED_PIPELINE];
@@ -64,7 +91,7 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int forc
         fa_init(&calls[i]);
     for (size_t i = 0; rc == 0 && i < nc; i++) {
         size_t m = n - i * FR_SEED_CHUNK < FR_SEED_CHUNK ? n - i * FR_SEED_CHUNK : FR_SEED_CHUNK;
-        rc = build_seed(f, urls + i * FR_SEED_CHUNK, m, force, &offers[i], &calls[i]);
+        rc = build_seed(f, urls + i * FR_SEED_CHUNK, m, flags, &offers[i], &calls[i]);
         if (rc == 0)
             rc = fr_send(f, FR_SEED, &calls[i]);
         sent += rc == 0;
@@ -133,13 +160,13 @@ static const char **group_by_origin(const char *const *urls, size_t n)
     return out;
 }
 
-int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added)
+int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
 {
     size_t dummy = 0;
     if (!added)
         added = &dummy;
     *added = 0;
-    if (!f || (!urls && n))
+    if (!f || (!urls && n) || (flags & ~(FRONTIER_SEED_FORCE | FRONTIER_SEED_NO_HOSTS)))
         return FRONTIER_EINVAL;
     /* Each script pushes once per host it touches and updates each host's
      * bookkeeping, so seeds grouped by host cost fewer calls per seed (100k
@@ -151,7 +178,7 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, s
     const size_t per_trip = (size_t)FR_SEED_CHUNK * FR_SEED_PIPELINE;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i += per_trip)
-        rc = seed_batch(f, in + i, n - i < per_trip ? n - i : per_trip, force, added);
+        rc = seed_batch(f, in + i, n - i < per_trip ? n - i : per_trip, flags, added);
     free(grouped);
     return rc < 0 ? rc : 0;
 }

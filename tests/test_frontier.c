@@ -311,6 +311,43 @@ Test(frontier, seeding_twice_adds_nothing_and_force_requeues)
     env_stop(&e);
 }
 
+static long long is_seed_host(redisContext *c, const char *host)
+{
+    return redis_int(c, "SISMEMBER crawler:{t}:seedhosts %s", host);
+}
+
+/* The seeding script records the hosts of its seeds itself, in the same
+ * atomic call (one FCALL, no command of its own from the client), unless
+ * told they are no seeds; bad flags are refused before anything is sent. */
+Test(frontier, seeding_records_the_seed_hosts_in_the_same_call)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *urls[] = {"http://a.test/1", "http://a.test/2", "https://b.test:8443/",
+                          "http://u:p@c.test/x"};
+    redisReply *r = redisCommand(e.c, "CONFIG RESETSTAT");
+    freeReplyObject(r);
+    cr_assert_eq(seed_urls(e.f, urls, 4, 0), 4);
+    r = redisCommand(e.c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    cr_expect(strstr(r->str, "cmdstat_fcall:calls=1,"), "one call: %s", r->str);
+    freeReplyObject(r);
+    cr_assert_eq(redis_int(e.c, "SCARD %s", "crawler:{t}:seedhosts"), 3);
+    cr_expect_eq(is_seed_host(e.c, "a.test"), 1);
+    cr_expect_eq(is_seed_host(e.c, "b.test"), 1);
+    cr_expect_eq(is_seed_host(e.c, "c.test"), 1, "the host, not u:p@c.test");
+    cr_assert_eq(seed_urls(e.f, urls, 2, FRONTIER_SEED_FORCE), 2, "force re-queues seen seeds");
+    const char *sitemap[] = {"http://d.test/sitemap.xml"};
+    cr_assert_eq(seed_urls(e.f, sitemap, 1, FRONTIER_SEED_NO_HOSTS | FRONTIER_SEED_FORCE), 1);
+    cr_expect_eq(is_seed_host(e.c, "d.test"), 0, "not a seed: host not recorded");
+    size_t added = 9;
+    cr_expect_eq(frontier_seed(e.f, sitemap, 1, 4, &added), FRONTIER_EINVAL);
+    cr_expect_eq(added, 0);
+    cr_expect_eq(redis_int(e.c, "SCARD %s", "crawler:{t}:seedhosts"), 3);
+    env_stop(&e);
+}
+
 Test(frontier, finishing_a_page_queues_only_new_links)
 {
     frontier_config_t cfg = test_config();
