@@ -14,7 +14,17 @@
 struct redisReply;
 
 /* The library's functions (frontier/lua/<name>.lua; names in library.c). */
-enum { FR_CLAIM, FR_FINISH, FR_SEED, FR_RETRY, FR_RELEASE, FR_HEARTBEAT, FR_BYE, FR_SCRIPT_COUNT };
+enum {
+    FR_CLAIM,
+    FR_FINISH,
+    FR_SEED,
+    FR_RETRY,
+    FR_RELEASE,
+    FR_HEARTBEAT,
+    FR_BYE,
+    FR_CHECK, /* the invariant checker, for tests (tests/side.h: side_check) */
+    FR_SCRIPT_COUNT
+};
 
 #define FR_PREFIX_MAX (FRONTIER_MAX_CRAWL_NAME + 16)
 #define FR_MAX_CLAIM 1000    /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */

@@ -27,7 +27,7 @@
 static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_CLAIM] = "claim", [FR_FINISH] = "finish",   [FR_SEED] = "seed",
     [FR_RETRY] = "retry", [FR_RELEASE] = "release", [FR_HEARTBEAT] = "heartbeat",
-    [FR_BYE] = "bye",
+    [FR_BYE] = "bye",     [FR_CHECK] = "check",
 };
 
 const char *fr_script_name(int id)

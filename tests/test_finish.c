@@ -89,6 +89,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
         frontier_item_clear(&items[i]);
     for (size_t i = 0; i < m; i++)
         frontier_item_clear(&more[i]);
+    side_check(a.c, a.f, 1000);
     side_close(&b);
     side_close(&a);
     fx_redis_stop(r);
@@ -111,6 +112,7 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     cr_assert(rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0);
     freeReplyObject(rep);
     cr_expect_eq(stat_of(a.c, "fetched"), 0);
+    side_check(a.c, a.f, 1000);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -170,6 +172,7 @@ Test(finish, a_group_with_lost_leases_counts_only_the_pages_it_finished)
         frontier_item_clear(&ia[i]);
         frontier_item_clear(&ib[i]);
     }
+    side_check(a.c, a.f, 1000);
     side_close(&b);
     side_close(&a);
     fx_redis_stop(r);
@@ -225,6 +228,7 @@ Test(finish, groups_are_cut_at_128_pages_and_2048_links)
     cr_expect_eq(st.queued, LP * NL);
     for (int i = 0; i < N; i++)
         frontier_item_clear(&items[i]);
+    side_check(a.c, a.f, 100000);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -266,6 +270,7 @@ Test(finish, links_with_whitespace_are_skipped_not_queued)
     size_t added = 9;
     cr_assert_eq(frontier_seed(a.f, &bad, 1, 0, &added), 0);
     cr_expect_eq(added, 0);
+    side_check(a.c, a.f, 1000);
     side_close(&a);
     fx_redis_stop(r);
 }
