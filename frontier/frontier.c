@@ -1,12 +1,14 @@
 /*
  * frontier.c -- the handle, function loading and pipelined FCALLs, claiming,
- * heartbeats, releasing.  Finishing/seeding/retrying live in pages.c, stats
- * and reset in stats.c, the Lua sources in scripts.c, key names in keys.c,
- * the robots.txt cache, sitemaps and seed hosts in hostinfo.c.
+ * heartbeats, releasing.  Offering links lives in offer.c, finishing and
+ * retrying in finish.c, seeding in seed.c, stats and reset in stats.c, the
+ * Lua in frontier/lua/ (library.c: its names), key names in keys.c, the
+ * robots.txt cache, sitemaps and seed hosts in hostinfo.c.
  *
  * DESIGN.  Keys of a crawl (P = the crawl's key prefix; keys.def lists them,
  * keys.h builds their names):
  *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"
+ *                          (origin: parser_url_origin, sent by the client)
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
  *   P hnext         hash   origin -> earliest ms of its next claim
@@ -14,9 +16,10 @@
  *   P hinflight     hash   origin -> URLs in flight (absent when 0)
  *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
  *   P hfail         hash   origin -> consecutive retried failures
- *   P delayed       zset   entry -> ms when the retry is due
+ *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
  *   P dead          list   "DEPTH TRIES URL\tSTATUS\tERROR" (dead letters)
- *   P lease:<wid>   hash   lease seq -> entry, the URLs worker wid holds
+ *   P lease:<wid>   hash   "ORIGIN\tSEQ" -> entry: the URLs worker wid holds, by
+ *                          lease number SEQ and origin of the queue they came from
  *   P workers       zset   wid -> ms when its lease expires
  *   P worker:<wid>  hash   heartbeat: host pid started last lease_until pages
  *                          pages_per_s in_flight
@@ -27,9 +30,10 @@
  *                          released new_links seen_links skipped_links errors
  *                          status_2xx..status_5xx status_other
  *   P errors        hash   error kind -> count
+ *   P seedhosts     set    hosts of the seeds, added by the seeding script
  *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/); frontier_open
  *                          opens it when the caller gives none
- *   P seedhosts, P sitemaps, P robots:<origin>, P robots-lock:<origin>
+ *   P sitemaps, P robots:<origin>, P robots-lock:<origin>
  *                          what the fetchers share about hosts (hostinfo.c)
  * Times are the Redis server's clock in ms since the epoch.
  *
@@ -37,16 +41,14 @@
  * pops); finish/retry/release remove them; a worker whose lease expired gets
  * its entries pushed back to the front of their queues by whichever worker
  * claims or heartbeats next.  The lease token given to the caller is
- * "<seq>@<wid>", so any handle can finish an item.
+ * "ORIGIN\tSEQ@WID" (its lease field, then its worker), so any handle can
+ * finish an item, and every script reads an item's origin from its lease.
  *
- * The Lua code is a Redis 7 Functions library (scripts.c); every call goes
- * through fr_run, which pipelines n FCALLs in one round trip and reloads the
- * library once if the server lost it, or through fr_send + fr_collect, the
- * same with each call written out as soon as it is built (seed, finish).
+ * The Lua code is a Redis 7 Functions library (library.c); every call goes
+ * through fr_run or fr_send + fr_collect (calls.c).
  */
 #include "frontier_internal.h"
 
-#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -54,293 +56,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* ---- argument builder ---------------------------------------------------- */
-
-#define CHUNK_BYTES 8192
-struct fr_chunk {
-    fr_chunk_t *next;
-    size_t used, cap;
-    char data[];
-};
-
-void fa_init(fr_args_t *a)
-{
-    memset(a, 0, sizeof *a);
-}
-
-void fa_free(fr_args_t *a)
-{
-    if (!a)
-        return;
-    while (a->chunks) {
-        fr_chunk_t *next = a->chunks->next;
-        free(a->chunks);
-        a->chunks = next;
-    }
-    free(a->v);
-    free(a->len);
-    memset(a, 0, sizeof *a);
-}
-
-void fa_str(fr_args_t *a, const char *s, size_t len)
-{
-    if (a->oom)
-        return;
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 32;
-        const char **v = realloc(a->v, cap * sizeof *v);
-        if (v)
-            a->v = v;
-        size_t *l = v ? realloc(a->len, cap * sizeof *l) : NULL;
-        if (!v || !l) {
-            a->oom = 1;
-            return;
-        }
-        a->len = l;
-        a->cap = cap;
-    }
-    a->v[a->n] = s;
-    a->len[a->n++] = len;
-}
-
-void fa_cstr(fr_args_t *a, const char *s)
-{
-    fa_str(a, s, strlen(s));
-}
-
-char *fa_alloc(fr_args_t *a, size_t len)
-{
-    if (a->oom)
-        return NULL;
-    fr_chunk_t *c = a->chunks;
-    if (!c || c->cap - c->used < len) {
-        size_t cap = len > CHUNK_BYTES ? len : CHUNK_BYTES;
-        c = malloc(sizeof *c + cap);
-        if (!c) {
-            a->oom = 1;
-            return NULL;
-        }
-        c->used = 0;
-        c->cap = cap;
-        c->next = a->chunks;
-        a->chunks = c;
-    }
-    char *p = c->data + c->used;
-    c->used += len;
-    fa_str(a, p, len);
-    return a->oom ? NULL : p;
-}
-
-void fa_copy(fr_args_t *a, const char *s, size_t len)
-{
-    char *p = fa_alloc(a, len);
-    if (p && len)
-        memcpy(p, s, len);
-}
-
-void fa_u64(fr_args_t *a, uint64_t v)
-{
-    char buf[24];
-    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    fa_copy(a, buf, (size_t)len);
-}
-
-void fa_dbl(fr_args_t *a, double v)
-{
-    char buf[48];
-    int len = snprintf(buf, sizeof buf, "%.6f", v);
-    fa_copy(a, buf, (size_t)len);
-}
-
-void fa_fcall(fr_args_t *a, size_t numkeys)
-{
-    fa_cstr(a, "FCALL");
-    fa_str(a, "", 0); /* function name: set by fr_run */
-    fa_u64(a, numkeys);
-}
-
-/* ---- running scripts ----------------------------------------------------- */
-
-int fr_load(frontier_t *f)
-{
-    char *src = fr_library(f->fn);
-    if (!src)
-        return FRONTIER_ENOMEM;
-    redisReply *r = redisCommand(f->rc, "FUNCTION LOAD %s", src);
-    free(src);
-    f->round_trips++;
-    if (!r)
-        return FRONTIER_EIO;
-    int rc = r->type == REDIS_REPLY_STRING ||
-                     (r->type == REDIS_REPLY_ERROR && strstr(r->str, "already exists"))
-                 ? 0
-                 : FRONTIER_EREPLY;
-    freeReplyObject(r);
-    return rc;
-}
-
-static int is_noscript(const redisReply *r)
-{
-    return r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
-}
-
-/* Sends the calls whose rep[i] is NULL and reads their replies; sets
- * *reload if any said NOSCRIPT (that reply dropped, rep[i] left NULL). */
-static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep,
-                        int *reload)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (rep[i])
-            continue;
-        calls[i].v[1] = f->fn[script];
-        calls[i].len[1] = strlen(f->fn[script]);
-        if (redisAppendCommandArgv(f->rc, (int)calls[i].n, calls[i].v, calls[i].len) != REDIS_OK)
-            return FRONTIER_EIO;
-    }
-    f->round_trips++;
-    *reload = 0;
-    int err = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (rep[i])
-            continue;
-        void *r = NULL;
-        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
-            return FRONTIER_EIO;
-        if (is_noscript(r)) {
-            freeReplyObject(r);
-            *reload = 1;
-            rep[i] = NULL;
-            continue;
-        }
-        rep[i] = r;
-    }
-    return err;
-}
-
-/* Frees and clears n replies (after a failed pipelined call). */
-static void free_replies(struct redisReply **rep, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (rep[i])
-            freeReplyObject(rep[i]);
-        rep[i] = NULL;
-    }
-}
-
-int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
-{
-    for (size_t i = 0; i < n; i++) {
-        rep[i] = NULL;
-        if (calls[i].oom || calls[i].n < 3)
-            return FRONTIER_ENOMEM;
-    }
-    int rc = FRONTIER_EREPLY;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        int reload = 0;
-        rc = send_pending(f, script, calls, n, rep, &reload);
-        if (rc < 0 || !reload)
-            break;
-        rc = fr_load(f);
-        if (rc < 0)
-            break;
-        rc = FRONTIER_EREPLY;
-    }
-    if (rc < 0)
-        free_replies(rep, n);
-    return rc;
-}
-
-int fr_send(frontier_t *f, int script, fr_args_t *call)
-{
-    if (call->oom || call->n < 3)
-        return FRONTIER_ENOMEM;
-    call->v[1] = f->fn[script];
-    call->len[1] = strlen(f->fn[script]);
-    if (redisAppendCommandArgv(f->rc, (int)call->n, call->v, call->len) != REDIS_OK)
-        return FRONTIER_EIO;
-    int done = 0;
-    while (!done)
-        if (redisBufferWrite(f->rc, &done) != REDIS_OK)
-            return FRONTIER_EIO;
-    return 0;
-}
-
-int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
-{
-    f->round_trips++;
-    int reload = 0, rc = 0;
-    for (size_t i = 0; i < n; i++)
-        rep[i] = NULL;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        void *r = NULL;
-        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
-            rc = FRONTIER_EIO;
-        else if (is_noscript(r)) {
-            freeReplyObject(r);
-            reload = 1;
-        } else
-            rep[i] = r;
-    }
-    for (int attempt = 0; rc == 0 && reload && attempt < 2; attempt++) {
-        rc = fr_load(f);
-        if (rc == 0)
-            rc = send_pending(f, script, calls, n, rep, &reload);
-    }
-    if (rc == 0 && reload)
-        rc = FRONTIER_EREPLY;
-    if (rc < 0)
-        free_replies(rep, n);
-    return rc;
-}
-
-int fr_reply_u64(const redisReply *r, uint64_t *out)
-{
-    if (!r)
-        return -1;
-    if (r->type == REDIS_REPLY_INTEGER) {
-        if (r->integer < 0)
-            return -1;
-        *out = (uint64_t)r->integer;
-        return 0;
-    }
-    if (r->type != REDIS_REPLY_STRING || r->len == 0 || r->len > 20)
-        return -1;
-    char buf[24], *end;
-    memcpy(buf, r->str, r->len);
-    buf[r->len] = '\0';
-    errno = 0;
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (errno || *end || buf[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int fr_lease_split(const char *lease, const char **worker, size_t *seqlen)
-{
-    if (!lease)
-        return FRONTIER_EINVAL;
-    const char *at = strchr(lease, '@');
-    if (!at || at == lease || at[1] == '\0')
-        return FRONTIER_EINVAL;
-    for (const char *p = lease; p < at; p++)
-        if (*p < '0' || *p > '9')
-            return FRONTIER_EINVAL;
-    *worker = at + 1;
-    *seqlen = (size_t)(at - lease);
-    return 0;
-}
-
-double fr_random(frontier_t *f)
-{
-    uint64_t x = f->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    f->rng = x;
-    return (double)(x >> 11) / 9007199254740992.0;
-}
 
 /* ---- handle -------------------------------------------------------------- */
 
@@ -446,7 +161,8 @@ static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
     int rc = fr_load(f);
     if (rc < 0)
         snprintf(errbuf, errlen, "loading the frontier's Redis functions: %s%s%s",
-                 frontier_strerror(rc), f->rc->err ? ": " : "", f->rc->err ? f->rc->errstr : "");
+                 frontier_strerror(rc), f->rc->err || *f->last_error ? ": " : "",
+                 f->rc->err ? f->rc->errstr : f->last_error);
     return rc;
 }
 
@@ -512,6 +228,18 @@ fail:
     return NULL;
 }
 
+/* The bye call (frontier/lua/bye.lua), KEYS: ready.
+ *   ARGV[1]  P       the key prefix
+ *   ARGV[2]  worker  this worker's id: unregistered if it holds no lease
+ * Reply: 0. */
+static void build_bye(const frontier_t *f, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+}
+
 void frontier_close(frontier_t *f)
 {
     if (!f)
@@ -519,10 +247,7 @@ void frontier_close(frontier_t *f)
     if (f->rc && !f->rc->err) { /* best effort: unregister if we hold nothing */
         fr_args_t a;
         fa_init(&a);
-        fa_fcall(&a, 1);
-        fa_cstr(&a, f->ready_key);
-        fa_cstr(&a, f->prefix);
-        fa_cstr(&a, f->worker);
+        build_bye(f, &a);
         redisReply *r = NULL;
         if (fr_run(f, FR_BYE, &a, 1, &r) == 0)
             freeReplyObject(r);
@@ -552,6 +277,11 @@ uint64_t frontier_round_trips(const frontier_t *f)
 int frontier_bits_module(const frontier_t *f)
 {
     return f ? f->bits_module : 0;
+}
+
+const char *frontier_last_error(const frontier_t *f)
+{
+    return f ? f->last_error : "";
 }
 
 void frontier_item_clear(frontier_item_t *it)
@@ -587,12 +317,15 @@ const char *frontier_strerror(int err)
 
 /* ---- claim --------------------------------------------------------------- */
 
-/* Fills one item from an entry "DEPTH TRIES URL" and its lease number. */
-static int fill_item(frontier_t *f, const redisReply *e, uint64_t seq, uint64_t now,
-                     frontier_item_t *it)
+/* Fills one item from an entry "DEPTH TRIES URL", the origin of the queue
+ * it came from and its lease number: its lease token is "ORIGIN\tSEQ@WORKER"
+ * (fr_lease_split), the first part being its lease's field. */
+static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origin, uint64_t seq,
+                     uint64_t now, frontier_item_t *it)
 {
     memset(it, 0, sizeof *it);
-    if (e->type != REDIS_REPLY_STRING)
+    if (e->type != REDIS_REPLY_STRING || origin->type != REDIS_REPLY_STRING ||
+        memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len))
         return FRONTIER_EREPLY;
     unsigned long d = 0, t = 0;
     int off = 0;
@@ -600,41 +333,78 @@ static int fill_item(frontier_t *f, const redisReply *e, uint64_t seq, uint64_t 
     if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0)
         url = e->str + off;
     it->url = strdup(url);
-    size_t ll = strlen(f->worker) + 24;
+    size_t ll = origin->len + strlen(f->worker) + 24;
     it->lease = malloc(ll);
     if (!it->url || !it->lease) {
         frontier_item_clear(it);
         return FRONTIER_ENOMEM;
     }
-    snprintf(it->lease, ll, "%llu@%s", (unsigned long long)seq, f->worker);
+    snprintf(it->lease, ll, "%.*s\t%llu@%s", (int)origin->len, origin->str, (unsigned long long)seq,
+             f->worker);
     it->depth = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
     it->tries = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
     it->claimed_ms = now;
     return 0;
 }
 
+/* Reads a claim's reply (the layout above build_claim) into items. */
 static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_item_t *items,
                        size_t *n, frontier_state_t *state, uint32_t *wait_ms)
 {
-    uint64_t st, now, wait, base;
+    uint64_t st, now, wait, base, nruns = 0;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
         fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
-        fr_reply_u64(r->element[3], &base) || st > 2 || r->elements - 4 > max)
+        fr_reply_u64(r->element[3], &base) || st > 2 ||
+        (r->elements > 4 &&
+         (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
         return FRONTIER_EREPLY;
-    size_t got = r->elements - 4;
-    for (size_t i = 0; i < got; i++) {
-        int rc = fill_item(f, r->element[4 + i], base + i + 1, now, &items[i]);
-        if (rc < 0) {
-            for (size_t j = 0; j < i; j++)
-                frontier_item_clear(&items[j]);
-            return rc;
-        }
+    size_t got = r->elements > 4 ? r->elements - 5 - 2 * nruns : 0, i = 0;
+    redisReply *const *runs = r->element + 5 + got; /* (origin, count) pairs */
+    int rc = got <= max ? 0 : FRONTIER_EREPLY;
+    for (size_t run = 0; rc == 0 && run < nruns; run++) {
+        uint64_t cnt;
+        if (fr_reply_u64(runs[2 * run + 1], &cnt) || cnt > got - i)
+            rc = FRONTIER_EREPLY;
+        for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++)
+            rc = fill_item(f, r->element[5 + i], runs[2 * run], base + i + 1, now, &items[i]);
+    }
+    if (rc == 0 && i != got)
+        rc = FRONTIER_EREPLY;
+    if (rc < 0) {
+        for (size_t j = 0; j < i; j++)
+            frontier_item_clear(&items[j]);
+        return rc;
     }
     *n = got;
     *state = got ? FRONTIER_READY : (frontier_state_t)st;
     if (wait_ms)
         *wait_ms = got ? 0 : (uint32_t)(wait > 1000 ? 1000 : wait);
     return 0;
+}
+
+/* The claim call (frontier/lua/claim.lua), KEYS: ready.
+ *   ARGV[1]  P             the key prefix "crawler:{NAME}:"
+ *   ARGV[2]  worker        the claiming worker's id
+ *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)
+ *   ARGV[4]  per_host      most URLs of one host in flight
+ *   ARGV[5]  delay_ms      least ms between two claims of one host
+ *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
+ *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
+ * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
+ * when URLs were claimed: nruns, the entries "DEPTH TRIES URL", then nruns
+ * pairs (origin, count): the origins of the entries, run by run.  The i-th
+ * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
+static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+    fa_u64(a, max);
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
+    fa_u64(a, f->cfg.lease_ms);
 }
 
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
@@ -647,15 +417,7 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
         max = FR_MAX_CLAIM;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_cstr(&a, f->worker);
-    fa_u64(&a, max);
-    fa_u64(&a, f->cfg.per_host);
-    fa_u64(&a, f->cfg.delay_ms);
-    fa_u64(&a, f->cfg.max_delay_ms);
-    fa_u64(&a, f->cfg.lease_ms);
+    build_claim(f, max, &a);
     redisReply *r = NULL;
     int rc = fr_run(f, FR_CLAIM, &a, 1, &r);
     fa_free(&a);
@@ -671,6 +433,28 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
 
 /* ---- heartbeat, release, host delay -------------------------------------- */
 
+/* The heartbeat call (frontier/lua/heartbeat.lua), KEYS: ready.
+ *   ARGV[1]  P            the key prefix
+ *   ARGV[2]  worker       this worker's id
+ *   ARGV[3]  lease_ms     its lease, renewed
+ *   ARGV[4]  per_host     for waking the hosts of reclaimed URLs
+ *   ARGV[5..9]            its record: host pid pages pages_per_s in_flight
+ * Reply: how many URLs of expired workers it handed back. */
+static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+    fa_u64(a, f->cfg.lease_ms);
+    fa_u64(a, f->cfg.per_host);
+    fa_cstr(a, f->host);
+    fa_u64(a, (uint64_t)f->pid);
+    fa_u64(a, ws->pages);
+    fa_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
+    fa_u64(a, ws->in_flight);
+}
+
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
 {
     if (!f)
@@ -680,17 +464,7 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
         ws = &zero;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_cstr(&a, f->worker);
-    fa_u64(&a, f->cfg.lease_ms);
-    fa_u64(&a, f->cfg.per_host);
-    fa_cstr(&a, f->host);
-    fa_u64(&a, (uint64_t)f->pid);
-    fa_u64(&a, ws->pages);
-    fa_dbl(&a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
-    fa_u64(&a, ws->in_flight);
+    build_heartbeat(f, ws, &a);
     redisReply *r = NULL;
     int rc = fr_run(f, FR_HEARTBEAT, &a, 1, &r);
     fa_free(&a);
@@ -724,6 +498,29 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
     return rc;
 }
 
+/* The release call (frontier/lua/release.lua), KEYS: ready.
+ *   ARGV[1]  P               the key prefix
+ *   ARGV[2]  per_host        for waking the hosts
+ *   ARGV[3], ARGV[4] ...     per item, in order: the worker of its lease, its
+ *                            lease's field "ORIGIN\tSEQ" (fr_lease_split)
+ * Reply: {lost, released}.  The first item ends up at the front of its queue. */
+static int build_release(const frontier_t *f, const frontier_item_t *items, size_t n, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_u64(a, f->cfg.per_host);
+    for (size_t i = 0; i < n; i++) {
+        const char *w;
+        size_t seqlen;
+        if (fr_lease_split(items[i].lease, &w, &seqlen, NULL) < 0)
+            return FRONTIER_EINVAL;
+        fa_cstr(a, w);
+        fa_str(a, items[i].lease, seqlen);
+    }
+    return 0;
+}
+
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
 {
     if (!f || (!items && n))
@@ -732,19 +529,9 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
         return 0;
     fr_args_t a;
     fa_init(&a);
-    fa_fcall(&a, 1);
-    fa_cstr(&a, f->ready_key);
-    fa_cstr(&a, f->prefix);
-    fa_u64(&a, f->cfg.per_host);
-    for (size_t i = 0; i < n; i++) {
-        const char *w;
-        size_t seqlen;
-        if (fr_lease_split(items[i].lease, &w, &seqlen) < 0) {
-            fa_free(&a);
-            return FRONTIER_EINVAL;
-        }
-        fa_cstr(&a, w);
-        fa_str(&a, items[i].lease, seqlen);
+    if (build_release(f, items, n, &a) < 0) {
+        fa_free(&a);
+        return FRONTIER_EINVAL;
     }
     return fr_run_lease_call(f, FR_RELEASE, &a);
 }

@@ -11,8 +11,11 @@
  * crawl's Redis state through the functions below.
  *
  * URLs handed to the frontier must already be normalized
- * (parser_url_normalize); their host key is the origin
- * "scheme://host[:port]".
+ * (parser_url_normalize).  A URL's host key (its queue, its delay, its
+ * in-flight count) is its origin "scheme://host[:port]" as
+ * parser_url_origin gives it, never with userinfo: the frontier computes it
+ * on the client and sends it, and a claimed or delayed URL keeps the origin
+ * of the queue it came from.  A URL without an origin is not queued.
  *
  * Handles are NOT thread-safe: one per thread, each on the thread's own
  * redisContext (borrowed, not owned) and with its own worker id.
@@ -168,17 +171,17 @@ typedef struct frontier_done {
  * filter and queues the new ones (within max_depth/max_pages/
  * max_pages_per_host), and updates the counters: a crash leaves each page
  * either still leased (re-crawled later) or fully finished.  All the calls go
- * out in one pipelined round trip (plus one for the groups where a lease was
- * found lost, which are then re-sent as they are: the first attempt changed
- * nothing).  FRONTIER_EINVAL (a bad item) changes nothing; after another
+ * out in one pipelined round trip.  FRONTIER_EINVAL (a bad item) changes
+ * nothing; after another
  * error some groups may be finished.  FRONTIER_ELEASE if a lease had
  * expired and been handed to another worker (that page is then not counted,
  * its links are still offered).  Links deeper than max_depth are never
  * offered; links over a page limit are not added to the Bloom filter (so a
  * later run with higher limits finds them again).  Links the local Bloom
  * cache knows are skipped before the script.  The item may be claimed by
- * another handle (the lease names its worker).  A link must not contain a
- * space, tab or newline (normalized URLs never do). */
+ * another handle (the lease names its worker).  A link holding a space, tab
+ * or newline (normalized URLs never do) or without an origin is skipped
+ * (counted in skipped_links). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 
 /* frontier_finish in two halves, so that the caller works while Redis runs
@@ -220,13 +223,24 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
  * A host's effective delay is max(delay_ms, min(own delay, max_delay_ms)). */
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms);
 
-/* Adds normalized seed URLs at depth 0 through the Bloom filter (already seen
- * ones are skipped unless force).  *added: how many were queued.  Seeds count
- * against max_pages/max_pages_per_host like links.  The URLs are first
+/* frontier_seed's flags (or'ed; 0: none). */
+#define FRONTIER_SEED_FORCE 1 /* queue the URLs even if the Bloom filter has seen them */
+#define FRONTIER_SEED_NO_HOSTS                                                                     \
+    2 /* do not record their hosts as seed hosts (URLs that are                                    \
+         not a crawl's seeds, e.g. sitemap URLs) */
+
+/* Adds normalized URLs at depth 0 through the Bloom filter (already seen ones
+ * are skipped unless FRONTIER_SEED_FORCE) and, unless FRONTIER_SEED_NO_HOSTS,
+ * records the host of each (parser_url_host) in the crawl's seed hosts, in
+ * the same atomic call that queues it: no worker can claim a seed before its
+ * host is a seed host.  *added (may be NULL): how many were queued.  Seeds
+ * count against max_pages/max_pages_per_host like links.  The URLs are first
  * grouped by host (so fewer hosts per script; when a limit cuts a batch
  * short, which hosts' seeds get in is not input order), then sent in
- * scripts of 256 URLs, pipelined 16 at a time. */
-int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int force, size_t *added);
+ * scripts of 256 URLs, pipelined 16 at a time.  A URL holding a space, tab
+ * or newline, or without an origin, is not queued.  FRONTIER_EINVAL for
+ * other flags (nothing sent). */
+int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added);
 
 /* ---- what the fetchers share about hosts (hostinfo.c) --------------------
  * The robots.txt cache and its fetch lock (per origin), the Sitemap: URLs
@@ -357,6 +371,13 @@ uint64_t frontier_round_trips(const frontier_t *f);
  * FRONTIER_EREPLY before they change anything (the script's error names the
  * command); a handle opened afterwards uses BITFIELD. */
 int frontier_bits_module(const frontier_t *f);
+
+/* The text of the last error reply a frontier function (or loading the
+ * library) got from Redis on this handle, "" if none yet; a line of the Lua
+ * library in it is named by its source, "frontier/lua/claim.lua" line 12 as
+ * "claim.lua:12".  Valid until the next call on the handle; not cleared by
+ * a call that succeeds. */
+const char *frontier_last_error(const frontier_t *f);
 
 const char *frontier_strerror(int err);
 

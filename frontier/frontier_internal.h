@@ -1,6 +1,7 @@
 /*
  * frontier_internal.h -- what the frontier's files share: the handle, the
- * script table, an argv builder for pipelined FCALLs.
+ * function table and the embedded Lua library, an argv builder for
+ * pipelined FCALLs.
  */
 #ifndef FRONTIER_INTERNAL_H
 #define FRONTIER_INTERNAL_H
@@ -13,6 +14,7 @@
 
 struct redisReply;
 
+/* The library's functions (frontier/lua/<name>.lua; names in library.c). */
 enum {
     FR_CLAIM,
     FR_FINISH,
@@ -21,7 +23,7 @@ enum {
     FR_RELEASE,
     FR_HEARTBEAT,
     FR_BYE,
-    FR_ACK,
+    FR_CHECK, /* the invariant checker, for tests (tests/side.h: side_check) */
     FR_SCRIPT_COUNT
 };
 
@@ -31,12 +33,31 @@ enum {
 #define FR_FINISH_GROUP 128  /* most pages per finish call (one atomic step) */
 #define FR_FINISH_LINKS 2048 /* most links offered per finish call, unless one page has more */
 
-#define FR_FN_NAME 48 /* "cf<16 hex>_<name>" */
+#define FR_FN_NAME 48     /* "cf<16 hex>_<name>" */
+#define FR_ERROR_MAX 512  /* frontier_last_error's text */
+#define FR_ORIGIN_MAX 512 /* longest origin "scheme://host:port" (a host is < 256) */
+
+/* The Functions library, generated at build time from frontier/lua/ and
+ * keys.def (embed_lua.cmake): its text, the hash its names carry, and where
+ * each source file starts in it (line 1 is the "#!lua" line). */
+typedef struct fr_lua_file {
+    const char *name; /* "claim.lua" */
+    long first_line;  /* its first line in fr_lua_library */
+    long lines;
+} fr_lua_file_t;
+extern const char fr_lua_library[];
+extern const char fr_lua_hash[];
+extern const fr_lua_file_t fr_lua_files[];
+extern const size_t fr_lua_nfiles;
 
 const char *fr_script_name(int id);
-/* The Functions library (caller frees; NULL when out of memory) and, in fn,
- * the names its functions are registered under. */
-char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
+/* The Functions library's text (static) and, in fn, the names its
+ * functions are registered under ("cf<hash>_claim"). */
+const char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
+/* Copies a Redis error reply's text into buf (always NUL-terminated,
+ * truncated to buflen), each "user_function:N" (line N of the library)
+ * written as the source line it is, "claim.lua:12". */
+void fr_lua_error(const char *msg, char *buf, size_t buflen);
 
 struct frontier {
     struct redisContext *rc; /* borrowed */
@@ -52,7 +73,8 @@ struct frontier {
     char fn[FR_SCRIPT_COUNT][FR_FN_NAME]; /* function names (FCALL) */
     int bits_module;                      /* Redis has CRAWLER.BFADD and cfg.bitfield_only is 0 */
     uint64_t round_trips;
-    uint64_t rng; /* xorshift state for jitter */
+    uint64_t rng;                  /* xorshift state for jitter */
+    char last_error[FR_ERROR_MAX]; /* the last script error (frontier_last_error) */
 };
 
 /* Arguments of one Redis command, binary-safe.  Strings pushed with
@@ -72,6 +94,8 @@ void fa_free(fr_args_t *a);
 void fa_str(fr_args_t *a, const char *s, size_t len);
 void fa_cstr(fr_args_t *a, const char *s);
 void fa_u64(fr_args_t *a, uint64_t v);
+/* Sets argument i (pushed before) to the number v. */
+void fa_set_u64(fr_args_t *a, size_t i, uint64_t v);
 void fa_dbl(fr_args_t *a, double v);
 /* Copies s into the builder's chunks. */
 void fa_copy(fr_args_t *a, const char *s, size_t len);
@@ -104,8 +128,59 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
 int fr_load(frontier_t *f);
 
-/* Splits a lease token "<seq>@<worker>"; 0 or FRONTIER_EINVAL. */
-int fr_lease_split(const char *lease, const char **worker, size_t *seqlen);
+/* ---- offering links (offer.c) ------------------------------------------ */
+
+/* The distinct Bloom blocks of one call (its KEYS after the ready key). */
+typedef struct fr_blocks {
+    uint32_t *v;
+    size_t n, cap;
+} fr_blocks_t;
+
+/* One link that goes to a script. */
+typedef struct fr_link {
+    bloom_probe_t pr;   /* its block and bit offsets */
+    size_t idx;         /* its index in the caller's link array */
+    uint32_t block;     /* its block's index in the call's fr_blocks_t */
+    uint32_t oat, olen; /* its origin: orig[oat .. oat + olen) of its fr_offer_t */
+} fr_link_t;
+
+/* The links of one page (or one batch of seeds), probed. */
+typedef struct fr_offer {
+    fr_link_t *v;      /* [nsent], the links of one block contiguous */
+    size_t nsent;      /* links that go to the script */
+    size_t cached;     /* known to the local Bloom cache: counted as seen, not sent */
+    size_t skipped;    /* not URLs (empty, whitespace, no origin), or beyond max_depth */
+    char *orig;        /* the links' origins (parser_url_origin), one after the other */
+    size_t olen, ocap; /* bytes used / allocated in orig */
+} fr_offer_t;
+
+/* Probes links[0..n) into o, adding their blocks to bl: all skipped when
+ * skip_all; the ones the local Bloom cache knows left out when use_cache.
+ * 0, FRONTIER_ENOMEM or FRONTIER_EBLOOM (o then empty). */
+int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
+                     fr_blocks_t *bl, fr_offer_t *o);
+void fr_offer_free(fr_offer_t *o);
+/* Starts a call that offers links: FCALL <fn> numkeys ready <block keys>. */
+int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a);
+/* The calls' k argument: the Bloom k of o[0..n), negative when the link
+ * sections are in the crawler module's layout. */
+void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a);
+/* Arguments of o's link section, and the section itself (its layout is
+ * written above fr_offer_section in offer.c). */
+size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o);
+void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *const *links,
+                      uint32_t depth, fr_args_t *a);
+/* Reads a link section's codes ('n' new, 's' seen, 'l' over a page limit;
+ * one per link sent), notes the links that reached the filter in the local
+ * cache, and returns how many were new; -1 if codes does not fit o. */
+long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links, const char *codes,
+                   size_t len);
+
+/* Splits a lease token "ORIGIN\tSEQ@WORKER" (fill_item in frontier.c): its
+ * first *fieldlen bytes are its lease's field in the lease hash of *worker,
+ * "ORIGIN\tSEQ", and the first *originlen (may be NULL) its origin, the one
+ * the claim stored.  0 or FRONTIER_EINVAL. */
+int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, size_t *originlen);
 /* A uniform double in [0,1). */
 double fr_random(frontier_t *f);
 

@@ -1,7 +1,8 @@
 /* side.h -- one Redis connection with its Bloom filter and frontier handles
  * on one crawl, for the frontier suites that run several workers against a
- * real redis-server (test_finish.c, test_wake.c).  Criterion asserts on
- * every failure, so a test needs no error paths. */
+ * real redis-server (test_finish.c, test_wake.c, ...), and side_check, the
+ * frontier's invariant checker.  Criterion asserts on every failure, so a
+ * test needs no error paths. */
 #ifndef TESTS_SIDE_H
 #define TESTS_SIDE_H
 
@@ -14,6 +15,7 @@
 #include "bloom.h"
 #include "fixtures.h"
 #include "frontier.h"
+#include "frontier_internal.h" /* side_check: the check function's name, the key prefix */
 
 typedef struct side {
     redisContext *c;
@@ -66,7 +68,7 @@ static inline size_t side_claim(frontier_t *f, frontier_item_t *items, size_t ma
     frontier_state_t st;
     uint32_t wait = 0;
     int rc = frontier_claim(f, max, items, &n, &st, &wait);
-    cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_claim: %s (%s)", frontier_strerror(rc), frontier_last_error(f));
     return n;
 }
 
@@ -75,7 +77,7 @@ static inline void side_seed_all(frontier_t *f, const char *const *urls, size_t 
 {
     size_t added = 0;
     int rc = frontier_seed(f, urls, n, 0, &added);
-    cr_assert_eq(rc, 0, "frontier_seed: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_seed: %s (%s)", frontier_strerror(rc), frontier_last_error(f));
     cr_assert_eq(added, n, "%zu of %zu seeds added", added, n);
 }
 
@@ -99,6 +101,33 @@ static inline long long side_calls(redisContext *c, const char *cmd)
     long long n = p ? strtoll(p + strlen(key), NULL, 10) : 0;
     freeReplyObject(r);
     return n;
+}
+
+/* The check call (frontier/lua/check.lua, registered for tests), KEYS:
+ * ready.
+ *   ARGV[1]  P         the crawl's key prefix "crawler:{NAME}:"
+ *   ARGV[2]  per_host  the per_host every worker of the crawl uses; 0: the
+ *                      rule "queued and below per_host => in ready" is not
+ *                      checked (workers with different per_host)
+ * Reply: one string per broken invariant, numbered as check.lua lists
+ * them; none when they all hold.  Fails the test naming each one (f: any
+ * handle on the crawl, for the function's name and the prefix). */
+static inline void side_check(redisContext *c, const frontier_t *f, uint32_t per_host)
+{
+    char ph[16], first[512] = "";
+    snprintf(ph, sizeof ph, "%u", per_host);
+    const char *argv[] = {"FCALL", f->fn[FR_CHECK], "1", f->ready_key, f->prefix, ph};
+    redisReply *r = redisCommandArgv(c, 6, argv, NULL);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "the invariant checker failed: %s",
+              r ? r->str : c->errstr);
+    size_t n = r->elements;
+    for (size_t i = 0; i < n; i++) {
+        cr_log_error("frontier invariant broken: %s", r->element[i]->str);
+        if (i == 0)
+            snprintf(first, sizeof first, "%s", r->element[i]->str);
+    }
+    freeReplyObject(r);
+    cr_assert_eq(n, 0, "%zu frontier invariants broken, the first: %s", n, first);
 }
 
 #endif

@@ -89,6 +89,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
         frontier_item_clear(&items[i]);
     for (size_t i = 0; i < m; i++)
         frontier_item_clear(&more[i]);
+    side_check(a.c, a.f, 1000);
     side_close(&b);
     side_close(&a);
     fx_redis_stop(r);
@@ -111,6 +112,68 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     cr_assert(rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0);
     freeReplyObject(rep);
     cr_expect_eq(stat_of(a.c, "fetched"), 0);
+    side_check(a.c, a.f, 1000);
+    side_close(&a);
+    fx_redis_stop(r);
+}
+
+static long long error_count(redisContext *c, const char *kind)
+{
+    redisReply *r = redisCommand(c, "HGET crawler:{" CRAWL "}:errors %s", kind);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "HGET: %s", r ? r->str : c->errstr);
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+/* One call finishing pages of two workers, one of them released before
+ * (its lease gone) and one given twice: the call says FRONTIER_ELEASE and
+ * counts exactly the pages whose lease it took -- their statuses, bytes
+ * and error kinds, none of the others'. */
+Test(finish, a_group_with_lost_leases_counts_only_the_pages_it_finished)
+{
+    fx_redis_t *r = side_redis();
+    side_t a, b;
+    side_open(&a, r, CRAWL, "w1", 1000);
+    side_open(&b, r, CRAWL, "w2", 1000);
+    const char *urls[] = {"http://x.test/1", "http://y.test/2", "http://x.test/3",
+                          "http://y.test/4", "http://x.test/5", "http://y.test/6"};
+    side_seed_all(a.f, urls, 6);
+    frontier_item_t ia[3] = {0}, ib[3] = {0};
+    cr_assert_eq(side_claim(a.f, ia, 3), 3);
+    cr_assert_eq(side_claim(b.f, ib, 3), 3);
+    cr_assert_eq(frontier_release(a.f, &ia[2], 1), 0); /* its lease is gone */
+    frontier_done_t d[6] = {
+        {.item = &ia[0], .outcome = {.status = 200, .bytes = 10}},
+        {.item = &ia[1], .outcome = {.status = 503, .error = "http-5xx", .bytes = 20}},
+        {.item = &ia[2], .outcome = {.status = 404, .error = "gone", .bytes = 30}},
+        {.item = &ib[0], .outcome = {.status = 0, .error = "timeout", .bytes = 40}},
+        {.item = &ib[1], .outcome = {.status = 301, .bytes = 50}},
+        {.item = &ib[0], .outcome = {.status = 200, .error = "twice", .bytes = 60}},
+    };
+    int rc = frontier_finish(a.f, d, 6);
+    cr_expect_eq(rc, FRONTIER_ELEASE, "finish: %s", frontier_strerror(rc));
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(a.c, CRAWL, &st), 0);
+    cr_expect_eq(st.fetched, 4);
+    cr_expect_eq(st.bytes, 120);
+    cr_expect_eq(st.status_2xx, 1);
+    cr_expect_eq(st.status_3xx, 1);
+    cr_expect_eq(st.status_4xx, 0);
+    cr_expect_eq(st.status_5xx, 1);
+    cr_expect_eq(st.errors, 2);
+    cr_expect_eq(error_count(a.c, "http-5xx"), 1);
+    cr_expect_eq(error_count(a.c, "timeout"), 1);
+    cr_expect_eq(error_count(a.c, "gone"), 0, "a lost page's error was counted");
+    cr_expect_eq(error_count(a.c, "twice"), 0, "a page given twice was counted twice");
+    cr_expect_eq(st.in_flight, 1, "only ib[2] is still leased");
+    cr_expect_eq(st.queued, 1, "the released page");
+    for (int i = 0; i < 3; i++) {
+        frontier_item_clear(&ia[i]);
+        frontier_item_clear(&ib[i]);
+    }
+    side_check(a.c, a.f, 1000);
+    side_close(&b);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -165,6 +228,7 @@ Test(finish, groups_are_cut_at_128_pages_and_2048_links)
     cr_expect_eq(st.queued, LP * NL);
     for (int i = 0; i < N; i++)
         frontier_item_clear(&items[i]);
+    side_check(a.c, a.f, 100000);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -206,6 +270,7 @@ Test(finish, links_with_whitespace_are_skipped_not_queued)
     size_t added = 9;
     cr_assert_eq(frontier_seed(a.f, &bad, 1, 0, &added), 0);
     cr_expect_eq(added, 0);
+    side_check(a.c, a.f, 1000);
     side_close(&a);
     fx_redis_stop(r);
 }

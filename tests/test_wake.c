@@ -86,6 +86,7 @@ Test(wake, seeding_groups_by_host_before_cutting_scripts)
         once[p] = 1;
         frontier_item_clear(&items[i]);
     }
+    side_check(a.c, a.f, 100000);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -122,6 +123,7 @@ Test(wake, a_host_at_per_host_is_not_woken_by_an_enqueue_and_is_by_its_ack)
     cr_expect_str_eq(it[0].url, "http://one.test/3");
     finish1(a.f, &it[0]);
     cr_expect_eq(zscore_exists(a.c, host), 0, "ready with an empty queue");
+    side_check(a.c, a.f, 1);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -149,6 +151,7 @@ Test(wake, a_host_parked_by_a_smaller_per_host_is_woken_once_it_drains)
     cr_expect_str_eq(it[0].url, "http://two.test/c");
     finish1(small.f, &it[0]);
     expect_done(small.f);
+    side_check(big.c, big.f, 0);
     side_close(&big);
     side_close(&small);
     fx_redis_stop(r);
@@ -192,6 +195,7 @@ Test(wake, a_big_claim_leaves_only_its_leases_in_a_hash_table)
     cr_assert(x && x->type == REDIS_REPLY_INTEGER);
     cr_expect_eq(x->integer, 0, "lease hash left behind");
     freeReplyObject(x);
+    side_check(a.c, a.f, 100000);
     side_close(&a);
     fx_redis_stop(r);
 }
@@ -242,6 +246,7 @@ Test(wake, a_claim_fills_its_batch_from_hosts_of_any_size)
     for (size_t i = 0; i < got; i++)
         finish1(a.f, &items[i]);
     expect_done(a.f);
+    side_check(a.c, a.f, 100);
     side_close(&a);
     fx_redis_stop(r);
 }

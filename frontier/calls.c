@@ -1,0 +1,343 @@
+/*
+ * calls.c -- calling the frontier's Redis functions: an argument builder and
+ * pipelined FCALLs, plus the small readers of their replies.
+ *
+ * DESIGN: a call's arguments are built in an fr_args_t (binary-safe, its
+ * numbers formatted into chunks that never move), then sent with
+ * redisAppendCommandArgv.  fr_run pipelines n calls of one function in one
+ * round trip and, if the server answers "Function not found" (restarted,
+ * FUNCTION FLUSH), loads the library again and resends those calls;
+ * fr_send + fr_collect do the same with each call written out as soon as it
+ * is built, so Redis runs it while the caller builds the next (seed,
+ * finish).  An error reply's text is kept on the handle, its library lines
+ * named by their .lua source (frontier_last_error).
+ */
+#include "frontier_internal.h"
+
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- argument builder ---------------------------------------------------- */
+
+#define CHUNK_BYTES 8192
+struct fr_chunk {
+    fr_chunk_t *next;
+    size_t used, cap;
+    char data[];
+};
+
+void fa_init(fr_args_t *a)
+{
+    memset(a, 0, sizeof *a);
+}
+
+void fa_free(fr_args_t *a)
+{
+    if (!a)
+        return;
+    while (a->chunks) {
+        fr_chunk_t *next = a->chunks->next;
+        free(a->chunks);
+        a->chunks = next;
+    }
+    free(a->v);
+    free(a->len);
+    memset(a, 0, sizeof *a);
+}
+
+void fa_str(fr_args_t *a, const char *s, size_t len)
+{
+    if (a->oom)
+        return;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 32;
+        const char **v = realloc(a->v, cap * sizeof *v);
+        if (v)
+            a->v = v;
+        size_t *l = v ? realloc(a->len, cap * sizeof *l) : NULL;
+        if (!v || !l) {
+            a->oom = 1;
+            return;
+        }
+        a->len = l;
+        a->cap = cap;
+    }
+    a->v[a->n] = s;
+    a->len[a->n++] = len;
+}
+
+void fa_cstr(fr_args_t *a, const char *s)
+{
+    fa_str(a, s, strlen(s));
+}
+
+/* len bytes in the builder's chunks (they never move); NULL when out of
+ * memory. */
+static char *chunk_alloc(fr_args_t *a, size_t len)
+{
+    if (a->oom)
+        return NULL;
+    fr_chunk_t *c = a->chunks;
+    if (!c || c->cap - c->used < len) {
+        size_t cap = len > CHUNK_BYTES ? len : CHUNK_BYTES;
+        c = malloc(sizeof *c + cap);
+        if (!c) {
+            a->oom = 1;
+            return NULL;
+        }
+        c->used = 0;
+        c->cap = cap;
+        c->next = a->chunks;
+        a->chunks = c;
+    }
+    char *p = c->data + c->used;
+    c->used += len;
+    return p;
+}
+
+char *fa_alloc(fr_args_t *a, size_t len)
+{
+    char *p = chunk_alloc(a, len);
+    if (p)
+        fa_str(a, p, len);
+    return a->oom ? NULL : p;
+}
+
+void fa_set_u64(fr_args_t *a, size_t i, uint64_t v)
+{
+    char buf[24];
+    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    char *p = i < a->n ? chunk_alloc(a, (size_t)len) : NULL;
+    if (!p)
+        return;
+    memcpy(p, buf, (size_t)len);
+    a->v[i] = p;
+    a->len[i] = (size_t)len;
+}
+
+void fa_copy(fr_args_t *a, const char *s, size_t len)
+{
+    char *p = fa_alloc(a, len);
+    if (p && len)
+        memcpy(p, s, len);
+}
+
+void fa_u64(fr_args_t *a, uint64_t v)
+{
+    char buf[24];
+    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    fa_copy(a, buf, (size_t)len);
+}
+
+void fa_dbl(fr_args_t *a, double v)
+{
+    char buf[48];
+    int len = snprintf(buf, sizeof buf, "%.6f", v);
+    fa_copy(a, buf, (size_t)len);
+}
+
+void fa_fcall(fr_args_t *a, size_t numkeys)
+{
+    fa_cstr(a, "FCALL");
+    fa_str(a, "", 0); /* function name: set by fr_run */
+    fa_u64(a, numkeys);
+}
+
+/* ---- running scripts ----------------------------------------------------- */
+
+/* Keeps the text of an error reply for frontier_last_error, its library
+ * lines as file:line. */
+static void note_error(frontier_t *f, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        fr_lua_error(r->str ? r->str : "", f->last_error, sizeof f->last_error);
+}
+
+int fr_load(frontier_t *f)
+{
+    const char *src = fr_library(f->fn);
+    redisReply *r = redisCommand(f->rc, "FUNCTION LOAD %s", src);
+    f->round_trips++;
+    if (!r)
+        return FRONTIER_EIO;
+    int rc = r->type == REDIS_REPLY_STRING ||
+                     (r->type == REDIS_REPLY_ERROR && strstr(r->str, "already exists"))
+                 ? 0
+                 : FRONTIER_EREPLY;
+    if (rc < 0)
+        note_error(f, r);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
+}
+
+/* Sends the calls whose rep[i] is NULL and reads their replies; sets
+ * *reload if any said NOSCRIPT (that reply dropped, rep[i] left NULL). */
+static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep,
+                        int *reload)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rep[i])
+            continue;
+        calls[i].v[1] = f->fn[script];
+        calls[i].len[1] = strlen(f->fn[script]);
+        if (redisAppendCommandArgv(f->rc, (int)calls[i].n, calls[i].v, calls[i].len) != REDIS_OK)
+            return FRONTIER_EIO;
+    }
+    f->round_trips++;
+    *reload = 0;
+    int err = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rep[i])
+            continue;
+        void *r = NULL;
+        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
+            return FRONTIER_EIO;
+        if (is_noscript(r)) {
+            freeReplyObject(r);
+            *reload = 1;
+            rep[i] = NULL;
+            continue;
+        }
+        note_error(f, r);
+        rep[i] = r;
+    }
+    return err;
+}
+
+/* Frees and clears n replies (after a failed pipelined call). */
+static void free_replies(struct redisReply **rep, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rep[i])
+            freeReplyObject(rep[i]);
+        rep[i] = NULL;
+    }
+}
+
+int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
+{
+    for (size_t i = 0; i < n; i++) {
+        rep[i] = NULL;
+        if (calls[i].oom || calls[i].n < 3)
+            return FRONTIER_ENOMEM;
+    }
+    int rc = FRONTIER_EREPLY;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int reload = 0;
+        rc = send_pending(f, script, calls, n, rep, &reload);
+        if (rc < 0 || !reload)
+            break;
+        rc = fr_load(f);
+        if (rc < 0)
+            break;
+        rc = FRONTIER_EREPLY;
+    }
+    if (rc < 0)
+        free_replies(rep, n);
+    return rc;
+}
+
+int fr_send(frontier_t *f, int script, fr_args_t *call)
+{
+    if (call->oom || call->n < 3)
+        return FRONTIER_ENOMEM;
+    call->v[1] = f->fn[script];
+    call->len[1] = strlen(f->fn[script]);
+    if (redisAppendCommandArgv(f->rc, (int)call->n, call->v, call->len) != REDIS_OK)
+        return FRONTIER_EIO;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(f->rc, &done) != REDIS_OK)
+            return FRONTIER_EIO;
+    return 0;
+}
+
+int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **rep)
+{
+    f->round_trips++;
+    int reload = 0, rc = 0;
+    for (size_t i = 0; i < n; i++)
+        rep[i] = NULL;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        void *r = NULL;
+        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
+            rc = FRONTIER_EIO;
+        else if (is_noscript(r)) {
+            freeReplyObject(r);
+            reload = 1;
+        } else {
+            note_error(f, r);
+            rep[i] = r;
+        }
+    }
+    for (int attempt = 0; rc == 0 && reload && attempt < 2; attempt++) {
+        rc = fr_load(f);
+        if (rc == 0)
+            rc = send_pending(f, script, calls, n, rep, &reload);
+    }
+    if (rc == 0 && reload)
+        rc = FRONTIER_EREPLY;
+    if (rc < 0)
+        free_replies(rep, n);
+    return rc;
+}
+
+int fr_reply_u64(const redisReply *r, uint64_t *out)
+{
+    if (!r)
+        return -1;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        if (r->integer < 0)
+            return -1;
+        *out = (uint64_t)r->integer;
+        return 0;
+    }
+    if (r->type != REDIS_REPLY_STRING || r->len == 0 || r->len > 20)
+        return -1;
+    char buf[24], *end;
+    memcpy(buf, r->str, r->len);
+    buf[r->len] = '\0';
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (errno || *end || buf[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, size_t *originlen)
+{
+    const char *tab = lease ? strchr(lease, '\t') : NULL, *at;
+    if (!tab)
+        return FRONTIER_EINVAL;
+    for (const char *p = lease; p < tab; p++)
+        if (*p == '@' || *p == ' ' || *p == '\n')
+            return FRONTIER_EINVAL;
+    for (at = tab + 1; *at >= '0' && *at <= '9'; at++)
+        ;
+    if (at == tab + 1 || *at != '@' || at[1] == '\0')
+        return FRONTIER_EINVAL;
+    *worker = at + 1;
+    *fieldlen = (size_t)(at - lease);
+    if (originlen)
+        *originlen = (size_t)(tab - lease);
+    return 0;
+}
+
+double fr_random(frontier_t *f)
+{
+    uint64_t x = f->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    f->rng = x;
+    return (double)(x >> 11) / 9007199254740992.0;
+}

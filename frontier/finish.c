@@ -1,0 +1,414 @@
+/*
+ * finish.c -- what becomes of fetched pages: finished (frontier_finish and
+ * its two halves) or to be fetched again (frontier_retry).
+ *
+ * DESIGN: finishing n pages is one pipelined round trip of calls of up to
+ * 128 pages and 2,048 links (plan_groups: a call's fixed cost, about 200k
+ * Redis instructions, is spread over as many pages as keep it short); each
+ * call is atomic (leases taken + test-and-add + enqueue + counters), so a
+ * crash leaves each page either still leased (re-crawled after the lease
+ * expires) or fully finished.  One builder and one reader for every group:
+ * the client sums the group's counters as if every lease held, and the
+ * script (frontier/lua/finish.lua) takes back out the outcome of a page
+ * whose lease it does not find, so the common case (one worker, no lease
+ * lost) reads nothing per page.  The links go as link sections (offer.c).
+ */
+#include "frontier_internal.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 1 if the page's outcome resets its host's failure count (frontier.h). */
+static int resets_host(const frontier_outcome_t *o)
+{
+    return (!o->error || !*o->error) && o->status > 0 && o->status < 500 && o->status != 429;
+}
+
+/* Every page's outcome, as the script reads one back when the page's lease
+ * is not found: "R STATUS BYTES ELEN ERROR\n" a page (R: 1 if it resets its
+ * host's failure count; ELEN: the bytes of ERROR, so any kind reads back
+ * whole). */
+static void page_outcomes(const frontier_done_t *p, size_t n, fr_args_t *a)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += 3 * 21 + 4 + (p[i].outcome.error ? strlen(p[i].outcome.error) : 0);
+    char *s = fa_alloc(a, len), *o = s;
+    for (size_t i = 0; s && i < n; i++) {
+        const frontier_outcome_t *oc = &p[i].outcome;
+        const char *e = oc->error ? oc->error : "";
+        size_t el = strlen(e);
+        o += snprintf(o, 3 * 21 + 3, "%d %d %llu %zu ", resets_host(oc),
+                      oc->status > 0 ? oc->status : 0, (unsigned long long)oc->bytes, el);
+        memcpy(o, e, el);
+        o += el;
+        *o++ = '\n';
+    }
+    if (s)
+        a->len[a->n - 1] = (size_t)(o - s);
+}
+
+/* The group's counters, as finish.lua's SUMS lists them, summed over pages
+ * p[0..n) as if every lease held. */
+static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o, fr_args_t *a)
+{
+    uint64_t c[10] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        int st = p[i].outcome.status > 0 ? p[i].outcome.status : 0;
+        c[1] += p[i].outcome.bytes;
+        if (st >= 200 && st < 600)
+            c[2 + (st / 100 - 2)]++;
+        else if (st != 0)
+            c[6]++;
+        c[7] += p[i].outcome.error && *p[i].outcome.error;
+        c[8] += o[i].cached;
+        c[9] += o[i].skipped;
+    }
+    for (int x = 0; x < 10; x++)
+        fa_u64(a, c[x]);
+}
+
+/* The group's hosts, from its pages' leases (the origins the claim stored):
+ * nhosts, then per host its origin, its pages and whether one resets its
+ * failure count ("1" or "0"). */
+static void finish_hosts(const frontier_done_t *p, size_t n, fr_args_t *a)
+{
+    size_t nh = 0, hidx[FR_FINISH_GROUP], hcnt[FR_FINISH_GROUP], ol[FR_FINISH_GROUP];
+    int hok[FR_FINISH_GROUP];
+    for (size_t i = 0; i < n; i++) {
+        const char *w, *l = p[i].item->lease;
+        size_t fl, h = 0;
+        fr_lease_split(l, &w, &fl, &ol[i]);
+        while (h < nh && !(ol[hidx[h]] == ol[i] && memcmp(p[hidx[h]].item->lease, l, ol[i]) == 0))
+            h++;
+        if (h == nh) {
+            hidx[nh] = i;
+            hcnt[nh] = 0;
+            hok[nh++] = 0;
+        }
+        hcnt[h]++;
+        hok[h] |= resets_host(&p[i].outcome);
+    }
+    fa_u64(a, nh);
+    for (size_t h = 0; h < nh; h++) {
+        fa_str(a, p[hidx[h]].item->lease, ol[hidx[h]]);
+        fa_u64(a, hcnt[h]);
+        fa_cstr(a, hok[h] ? "1" : "0");
+    }
+}
+
+/* The group's error kinds: nkinds, then per kind the kind and its pages. */
+static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
+{
+    size_t nk = 0, kidx[FR_FINISH_GROUP], kcnt[FR_FINISH_GROUP];
+    for (size_t i = 0; i < n; i++) {
+        const char *e = p[i].outcome.error;
+        if (!e || !*e)
+            continue;
+        size_t k = 0;
+        while (k < nk && strcmp(p[kidx[k]].outcome.error, e) != 0)
+            k++;
+        if (k == nk) {
+            kidx[nk] = i;
+            kcnt[nk++] = 0;
+        }
+        kcnt[k]++;
+    }
+    fa_u64(a, nk);
+    for (size_t k = 0; k < nk; k++) {
+        fa_cstr(a, p[kidx[k]].outcome.error);
+        fa_u64(a, kcnt[k]);
+    }
+}
+
+/* The finish call (frontier/lua/finish.lua) for pages p[0..n), n <=
+ * FR_FINISH_GROUP.  KEYS: ready, then the Bloom blocks of the link sections.
+ *   ARGV[1]       P             the key prefix
+ *   ARGV[2]       npages
+ *   ARGV[3]       max_pages     URLs admitted in all (0: no limit)
+ *   ARGV[4]       max_pages_per_host
+ *   ARGV[5]       per_host      for waking the hosts
+ *   ARGV[6]       k             Bloom bits a link; < 0: the module's layout
+ *   ARGV[7]       worker        the worker of the first page's lease
+ *   ARGV[8]       nforeign      pages whose lease is another worker's
+ *   ARGV[9..18]   sums          over all pages, as if every lease held:
+ *                               fetched bytes status_2xx status_3xx status_4xx
+ *                               status_5xx status_other errors seen_links
+ *                               skipped_links (finish_sums)
+ *   ARGV[19]      outcomes      what each page added to them (page_outcomes)
+ *   ARGV[20]      nhosts        then 3 arguments a host (finish_hosts):
+ *                               origin, pages, "1" if one resets its failures
+ *   next          nkinds        then 2 a kind: error kind, pages with it
+ *   then per page, 2 arguments and its link section:
+ *     token       its lease's field "ORIGIN\tSEQ"; its whole lease
+ *                 "ORIGIN\tSEQ@WORKER" when the worker is not ARGV[7]
+ *     span        arguments of its link section, "0" for none
+ *     section     fr_offer_section (offer.c)
+ * Reply: {lost, codes}: lost = pages whose lease was not found (expired and
+ * reclaimed, or the same lease twice), codes = every page's link codes, one
+ * after the other (fr_offer_done; page i has o[i].nsent of them). */
+static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_offer_t *o,
+                        fr_args_t *a)
+{
+    fr_blocks_t bl = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = fr_offer_prepare(f, p[i].links, p[i].nlinks, 1, p[i].link_depth > f->cfg.max_depth,
+                              &bl, &o[i]);
+    if (rc == 0)
+        rc = fr_offer_keys(f, &bl, a);
+    free(bl.v);
+    if (rc < 0)
+        return rc;
+    const char *w0, *w;
+    size_t fl, nforeign = 0;
+    fr_lease_split(p[0].item->lease, &w0, &fl, NULL);
+    for (size_t i = 0; i < n; i++) {
+        fr_lease_split(p[i].item->lease, &w, &fl, NULL);
+        nforeign += strcmp(w, w0) != 0;
+    }
+    fa_cstr(a, f->prefix);
+    fa_u64(a, n);
+    fa_u64(a, f->cfg.max_pages);
+    fa_u64(a, f->cfg.max_pages_per_host);
+    fa_u64(a, f->cfg.per_host);
+    fr_offer_k(f, o, n, a);
+    fa_cstr(a, w0);
+    fa_u64(a, nforeign);
+    finish_sums(p, n, o, a);
+    page_outcomes(p, n, a);
+    finish_hosts(p, n, a);
+    finish_kinds(p, n, a);
+    for (size_t i = 0; i < n; i++) {
+        fr_lease_split(p[i].item->lease, &w, &fl, NULL);
+        fa_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));
+        if (o[i].nsent == 0) {
+            fa_u64(a, 0);
+            continue;
+        }
+        fa_u64(a, fr_offer_span(f, &o[i]));
+        fr_offer_section(f, &o[i], p[i].links, p[i].link_depth, a);
+    }
+    return 0;
+}
+
+/* Reads the reply of one finish call (build_finish) into the pages' nnew;
+ * FRONTIER_ELEASE if a lease was lost. */
+static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const fr_offer_t *o,
+                       const redisReply *r)
+{
+    uint64_t lost;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost) ||
+        r->element[1]->type != REDIS_REPLY_STRING)
+        return FRONTIER_EREPLY;
+    const redisReply *codes = r->element[1];
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        long nnew = at + o[i].nsent <= codes->len
+                        ? fr_offer_done(f, &o[i], p[i].links, codes->str + at, o[i].nsent)
+                        : -1;
+        if (nnew < 0)
+            return FRONTIER_EREPLY;
+        at += o[i].nsent;
+        if (p[i].nnew)
+            *p[i].nnew = (size_t)nnew;
+    }
+    if (at != codes->len)
+        return FRONTIER_EREPLY;
+    return lost ? FRONTIER_ELEASE : 0;
+}
+
+/* Cuts pages[0..n) into calls: group c is pages[at[c]..at[c+1]), at most
+ * FR_FINISH_GROUP pages and, unless its one page has more, FR_FINISH_LINKS
+ * links (so one call never holds Redis long).  Returns the number of groups
+ * (0 when out of memory, n > 0). */
+static size_t plan_groups(const frontier_done_t *pages, size_t n, size_t **at_out)
+{
+    size_t *at = malloc((n + 1) * sizeof *at), nc = 0, links = 0;
+    *at_out = at;
+    if (!at)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t in = nc ? i - at[nc - 1] : 0;
+        if (nc == 0 || in == FR_FINISH_GROUP || links + pages[i].nlinks > FR_FINISH_LINKS) {
+            at[nc++] = i;
+            links = 0;
+        }
+        links += pages[i].nlinks;
+    }
+    at[nc] = n;
+    return nc;
+}
+
+struct frontier_pending {
+    const frontier_done_t *pages;
+    size_t n, nc, sent;
+    size_t *at; /* [nc + 1]: group c is pages[at[c]..at[c+1]) */
+    fr_args_t *calls;
+    fr_offer_t *offers;
+    redisReply **rep;
+    int rc;
+};
+
+static void pending_free(frontier_pending_t *p)
+{
+    for (size_t c = 0; c < p->nc; c++) {
+        if (p->rep && p->rep[c])
+            freeReplyObject(p->rep[c]);
+        if (p->calls)
+            fa_free(&p->calls[c]);
+    }
+    for (size_t i = 0; p->offers && i < p->n; i++)
+        fr_offer_free(&p->offers[i]);
+    free(p->calls);
+    free(p->at);
+    free(p->offers);
+    free(p->rep);
+    free(p);
+}
+
+int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
+                          frontier_pending_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!f || (!pages && n) || !out)
+        return FRONTIER_EINVAL;
+    for (size_t i = 0; i < n; i++) { /* before any group is sent */
+        const char *w;
+        size_t seqlen;
+        if (!pages[i].item || fr_lease_split(pages[i].item->lease, &w, &seqlen, NULL) < 0 ||
+            (pages[i].nlinks && !pages[i].links))
+            return FRONTIER_EINVAL;
+    }
+    frontier_pending_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return FRONTIER_ENOMEM;
+    p->pages = pages;
+    p->n = n;
+    p->nc = n ? plan_groups(pages, n, &p->at) : 0;
+    p->calls = calloc(p->nc ? p->nc : 1, sizeof *p->calls);
+    p->offers = calloc(n ? n : 1, sizeof *p->offers);
+    p->rep = calloc(p->nc ? p->nc : 1, sizeof *p->rep);
+    int rc = p->calls && p->offers && p->rep && (n == 0 || p->nc) ? 0 : FRONTIER_ENOMEM;
+    for (size_t c = 0; rc == 0 && c < p->nc; c++) {
+        size_t at = p->at[c], m = p->at[c + 1] - at;
+        rc = build_finish(f, pages + at, m, p->offers + at, &p->calls[c]);
+        if (rc == 0)
+            rc = fr_send(f, FR_FINISH, &p->calls[c]);
+        p->sent += rc == 0;
+    }
+    p->rc = rc;
+    if (rc < 0 && (p->sent == 0 || rc == FRONTIER_EIO)) {
+        pending_free(p); /* nothing to read back */
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
+{
+    if (!p)
+        return 0;
+    if (!f) {
+        pending_free(p);
+        return FRONTIER_EINVAL;
+    }
+    int rc = p->rc;
+    /* calls already sent ran: read their replies even after a failed build */
+    if (p->sent) {
+        int crc = fr_collect(f, FR_FINISH, p->calls, p->sent, p->rep);
+        if (rc == 0 || crc < 0)
+            rc = crc;
+    }
+    for (size_t c = 0; rc >= 0 && c < p->sent; c++) {
+        size_t at = p->at[c], m = p->at[c + 1] - at;
+        const redisReply *r = p->rep[c];
+        int prc = r->type == REDIS_REPLY_ERROR
+                      ? FRONTIER_EREPLY
+                      : read_finish(f, p->pages + at, m, p->offers + at, r);
+        if (prc < 0 && (rc == 0 || rc == FRONTIER_ELEASE))
+            rc = prc; /* a script error outranks a lost lease */
+    }
+    pending_free(p);
+    return rc;
+}
+
+int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
+{
+    if (!f || (!pages && n))
+        return FRONTIER_EINVAL;
+    if (n == 0)
+        return 0;
+    frontier_pending_t *p = NULL;
+    int rc = frontier_finish_start(f, pages, n, &p);
+    return rc < 0 ? rc : frontier_finish_end(f, p);
+}
+
+/* ---- retry --------------------------------------------------------------- */
+
+/* backoff_ms * 2^tries, capped, with equal jitter; at least retry_after. */
+static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_ms)
+{
+    uint64_t d = f->cfg.backoff_ms;
+    for (uint32_t i = 0; i < tries && d < f->cfg.backoff_max_ms; i++)
+        d *= 2;
+    if (d > f->cfg.backoff_max_ms)
+        d = f->cfg.backoff_max_ms;
+    d = d / 2 + (uint64_t)(fr_random(f) * (double)(d - d / 2));
+    return d < retry_after_ms ? retry_after_ms : d;
+}
+
+/* The retry call (frontier/lua/retry.lua), KEYS: ready.
+ *   ARGV[1]   P               the key prefix
+ *   ARGV[2]   worker          the worker of the item's lease
+ *   ARGV[3]   field           its lease's field "ORIGIN\tSEQ" (fr_lease_split)
+ *   ARGV[4]   status          HTTP status, 0 if none
+ *   ARGV[5]   error           error kind, "" if none
+ *   ARGV[6]   delay_ms        the URL's retry delay (retry_delay: backoff, jitter)
+ *   ARGV[7]   retry_after_ms  Retry-After, 0 if none: the host waits at least this
+ *   ARGV[8]   max_tries       attempts before the dead-letter list
+ *   ARGV[9]   backoff_ms      the host's backoff: backoff_ms * 2^(failures-2) ...
+ *   ARGV[10]  backoff_max_ms  ... capped at backoff_max_ms ...
+ *   ARGV[11]  jitter          ... times 0.5 + 0.5 * jitter (a uniform [0,1))
+ *   ARGV[12]  per_host        for waking the host
+ *   ARGV[13]  bytes           body bytes received
+ * Reply: {lost, dead}. */
+static void build_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                        uint32_t retry_after_ms, fr_args_t *a)
+{
+    const char *w;
+    size_t seqlen;
+    fr_lease_split(item->lease, &w, &seqlen, NULL);
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, w);
+    fa_str(a, item->lease, seqlen);
+    fa_u64(a, o->status > 0 ? (uint64_t)o->status : 0);
+    fa_cstr(a, o->error ? o->error : "");
+    fa_u64(a, retry_delay(f, item->tries, retry_after_ms));
+    fa_u64(a, retry_after_ms);
+    fa_u64(a, f->cfg.max_tries);
+    fa_u64(a, f->cfg.backoff_ms);
+    fa_u64(a, f->cfg.backoff_max_ms);
+    fa_dbl(a, fr_random(f));
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, o->bytes);
+}
+
+int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                   uint32_t retry_after_ms)
+{
+    const char *w;
+    size_t seqlen;
+    if (!f || !item || !o || fr_lease_split(item->lease, &w, &seqlen, NULL) < 0)
+        return FRONTIER_EINVAL;
+    fr_args_t a;
+    fa_init(&a);
+    build_retry(f, item, o, retry_after_ms, &a);
+    return fr_run_lease_call(f, FR_RETRY, &a);
+}

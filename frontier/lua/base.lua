@@ -1,0 +1,129 @@
+-- base.lua -- what every function of the library starts from: the call's key
+-- names and server clock, number formatting, counters, waking hosts.
+--
+-- Every registered function runs begin(ARGV) first: ARGV[1] is always the
+-- key prefix P = "crawler:{NAME}:", and every key a function touches is P
+-- followed by a suffix of KEY (generated from frontier/keys.def), so all of
+-- them share the {NAME} hash tag.  K holds those names with the prefix
+-- (K.READY = P .. 'ready'; for a family, K.QUEUE .. origin).  KEYS[1] is
+-- the ready key (routing only) and, in the functions that offer links,
+-- KEYS[2..] are the Bloom block keys.
+--
+-- Invariants kept by every function:
+--   - a host is in ready iff its queue is non-empty and its in-flight count
+--     is below per_host; its score is >= hnext[host] (the earliest time of
+--     its next claim);
+--   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
+--     hashes' sizes = sum of hinflight;
+--   - a queue entry is "DEPTH TRIES URL"; a lease is the field
+--     "ORIGIN\tSEQ" of its worker's lease hash, holding the entry; a
+--     delayed retry is "ORIGIN\tDEPTH TRIES URL" (stored below).
+-- Times are the Redis server's clock (TIME) in ms.
+
+local find, sub -- string.find, string.sub (an upvalue costs less than a global's field)
+local P, now, nows -- the call's key prefix; server time in ms, as a number and a string
+local K = {} -- KEY's suffixes with the prefix P
+local SUF, NS, BIG
+
+local function begin(a)
+  if a[1] ~= P then
+    P = a[1]
+    for id, suffix in pairs(KEY) do K[id] = P .. suffix end
+  end
+  if not SUF then -- (at FUNCTION LOAD only redis is visible: the rest is set up here)
+    find, sub = string.find, string.sub
+    SUF = {} -- lease numbers of a claim: its number .. SUF[i] (no float formatting)
+    for i = 1, 9999 do SUF[i] = string.format('%04d', i) end
+    -- A value longer than hash-max-listpack-value (64 unless an operator raised
+    -- it) makes a hash a hash table at once: a lease hash of hundreds of fields
+    -- left a listpack (Debian keeps up to 512) is searched linearly by every
+    -- insert and every ack
+    BIG = string.rep('~', 65)
+    NS = {} -- small counts as strings: Redis 7.0 formats a Lua number with %.17g
+    for i = 0, 9999 do NS[i] = tostring(i) end
+  end
+  local T = redis.call('TIME')
+  now = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
+  nows = string.format('%d', now)
+end
+
+-- Registers fn as FN .. name; it runs after begin(ARGV).
+local function register(name, fn, flags)
+  redis.register_function{
+    function_name = FN .. name,
+    callback = function(keys, argv)
+      begin(argv)
+      return fn(keys, argv)
+    end,
+    flags = flags,
+  }
+end
+
+local function num(v) return tonumber(v) or 0 end
+local function str(n) return NS[n] or string.format('%d', n) end
+local function parse(e) -- an entry "DEPTH TRIES URL"
+  local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')
+  if not d then return 0, 0, e end
+  return tonumber(d), tonumber(t), u
+end
+
+-- An entry out of its queue keeps the origin of the queue it came from:
+-- its lease is the field stored(origin, seq) of the lease hash, a delayed
+-- retry the member stored(origin, entry).  The origin is the client's
+-- (parser_url_origin, sent with every link and seed), and the claim keeps
+-- the one of the queue it popped from; no function derives an origin from a
+-- URL.  A string without a tab (a lease or retry stored before the origin
+-- was) reads as origin '': its URL is still crawled, from the queue "q:".
+local function stored(h, s) return h .. '\t' .. s end
+local function unstore(v) -- origin, the rest
+  local t = find(v, '\t', 1, true)
+  if not t then return '', v end
+  return sub(v, 1, t - 1), sub(v, t + 1)
+end
+local function qkey(h) return K.QUEUE .. h end
+local function count(field, n)
+  if n ~= 0 then redis.call('HINCRBY', K.STATS, field, str(n)) end
+end
+
+-- The host may be claimable again: back into ready (keeping its score).
+local function wake(h, per_host, nonempty)
+  if redis.call('ZSCORE', K.READY, h) then return end
+  if num(redis.call('HGET', K.HINFLIGHT, h)) < per_host and
+     (nonempty or redis.call('LLEN', qkey(h)) > 0) then
+    local nx = num(redis.call('HGET', K.HNEXT, h))
+    if nx < now then nx = now end
+    redis.call('ZADD', K.READY, 'NX', nx, h)
+  end
+end
+
+local function wake_new(hs, per_host) -- hosts with a queue: into ready if room (NX)
+  for a = 1, #hs, 2000 do
+    local b = math.min(a + 1999, #hs)
+    local inf = redis.call('HMGET', K.HINFLIGHT, unpack(hs, a, b))
+    local nx = redis.call('HMGET', K.HNEXT, unpack(hs, a, b))
+    local za = {}
+    for j = a, b do
+      local x = j - a + 1
+      if num(inf[x]) < per_host then
+        local t = nx[x]
+        if num(t) < now then t = nows end
+        za[#za + 1] = t; za[#za + 1] = hs[j]
+      end
+    end
+    if #za > 0 then redis.call('ZADD', K.READY, 'NX', unpack(za)) end
+  end
+end
+
+local function wake_many(hs, per_host) -- hosts that may have become claimable
+  local ne = {}
+  for _, h in ipairs(hs) do if redis.call('LLEN', qkey(h)) > 0 then ne[#ne + 1] = h end end
+  wake_new(ne, per_host)
+end
+
+local function unlease(h)
+  if redis.call('HINCRBY', K.HINFLIGHT, h, -1) <= 0 then redis.call('HDEL', K.HINFLIGHT, h) end
+end
+
+local function note_host(list, seen, h)
+  if not seen[h] then seen[h] = true; list[#list + 1] = h end
+end

@@ -1,0 +1,16 @@
+-- heartbeat.lua -- renews a worker's lease and heartbeat record, and reclaims
+-- the URLs of expired workers.
+-- ARGV and reply: the layout above build_heartbeat() in frontier/frontier.c.
+
+local function heartbeat(_, ARGV)
+  local w, lease, per_host = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+  local host, pid, pages, rate, in_flight = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+  redis.call('ZADD', K.WORKERS, now + lease, w)
+  local wk = K.WORKER .. w
+  redis.call('HSETNX', wk, 'started', now)
+  redis.call('HSET', wk, 'host', host, 'pid', pid, 'pages', pages, 'pages_per_s', rate,
+    'in_flight', in_flight, 'last', now, 'lease_until', now + lease)
+  return reclaim(per_host)
+end
+
+register('heartbeat', heartbeat)

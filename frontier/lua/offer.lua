@@ -1,0 +1,133 @@
+-- offer.lua -- offering links (or seeds) to the Bloom filter and the queues:
+-- a Bloom test-and-add of each link of a link section, then one RPUSH per
+-- host of the new entries, within the page limits.  The link section's
+-- layout is written down in frontier/offer.c, above fr_offer_section().
+
+local function offer_begin()
+  return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,
+          admitted = num(redis.call('HGET', K.STATS, 'enqueued'))}
+end
+local function enqueue(st, e, h) -- h: the entry's origin, sent with it
+  st.new = st.new + 1
+  local q = st.byhost[h]
+  if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end
+  q[#q + 1] = e
+end
+-- The bit-setters: each sets the bits of cnt links of a block run, the
+-- first one's arguments at ARGV[b] (w arguments a link), and answers in
+-- FRESH[1..cnt] whether each link was new (one of its bits was 0).
+local FRESH = {}
+local BF -- BITFIELD arguments: SET u1 <offset> 1, only the offsets are rewritten
+
+-- BITFIELD layout: a link's k offsets follow its entry and origin.
+local function set_bitfield(key, ARGV, b, w, k, cnt)
+  if not BF then
+    BF = {}
+    for j = 1, 1024 do BF[4*j-3] = 'SET'; BF[4*j-2] = 'u1'; BF[4*j-1] = '0'; BF[4*j] = '1' end
+  end
+  local na = 1
+  for c = 0, cnt - 1 do
+    local o = b + c * w + 2
+    for j = o, o + k - 1 do BF[na + 2] = ARGV[j]; na = na + 4 end
+  end
+  local old = redis.call('BITFIELD', key, unpack(BF, 1, na - 1))
+  for c = 1, cnt do
+    local new = false
+    for j = (c - 1) * k + 1, c * k do if old[j] == 0 then new = true; break end end
+    FRESH[c] = new
+  end
+end
+
+-- The crawler module's layout: the run's offsets, k uint32 a link, are one
+-- argument after its links (offs); these links start at link m of the run.
+local function set_module(key, _, _, _, k, cnt, offs, m, n)
+  if cnt < n then offs = string.sub(offs, 4 * k * m + 1, 4 * k * (m + cnt)) end
+  local r = redis.call('CRAWLER.BFADD', key, str(k), offs)
+  for c = 1, cnt do FRESH[c] = string.byte(r, c) == 49 end
+end
+
+-- k < 0: the module's layout.  A function that would write before its first
+-- CRAWLER.BFADD calls this first, so a Redis that lost the module fails it
+-- before any write.
+local function need_module(KEYS, k)
+  if k < 0 and KEYS[2] then redis.call('CRAWLER.BFADD', KEYS[2], '1', '') end
+end
+
+-- 1 if a link of origin h is over a page limit (max_pages: in all,
+-- max_pages_per_host: for h); h's admitted count is read once per call.
+local function over_limit(st, h, maxp, maxh)
+  local ha = st.hadm[h]
+  if ha == nil then ha = num(redis.call('HGET', K.HADMIT, h)); st.hadm[h] = ha end
+  return (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh)
+end
+
+-- Offers the links of the link section at ARGV[i] (its layout: above
+-- fr_offer_section in frontier/offer.c); k < 0 is the module's layout.
+-- Queues (enqueue) the new ones, force: every one.  Returns one code a link,
+-- 'n' new, 's' seen, 'l' over a page limit (its bits left unset), and the
+-- index after the section.  Without a page limit the bits of a run are set
+-- in as few calls as the setter takes (BITFIELD: 1024 bits); with one, each
+-- link's limits are checked before its bits are set.
+local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
+  -- per: links a setter call (nil: the whole run; not math.huge, which a
+  -- Lua 5.1 for loop turns into NaN)
+  local set, w, tail, per = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k))
+  if k < 0 then k = -k; set, w, tail, per = set_module, 2, 1, nil end
+  local limits = maxp > 0 or maxh > 0
+  if limits then per = 1 end
+  local codes, nc = {}, 0
+  local nruns = tonumber(ARGV[i]); i = i + 1
+  for _ = 1, nruns do
+    local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
+    i = i + 2
+    local offs = ARGV[i + n * w] -- the module's layout: the run's offsets
+    local step = per or n
+    for m = 0, n - 1, step do
+      local cnt, b = math.min(step, n - m), i + m * w
+      local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh)
+      if not over then set(key, ARGV, b, w, k, cnt, offs, m, n) end
+      for c = 1, cnt do -- link c: its entry at ARGV[b], its origin at ARGV[b + 1]
+        nc = nc + 1
+        if over then
+          codes[nc] = 'l'; st.skipped = st.skipped + 1
+        elseif force or FRESH[c] then
+          local h = ARGV[b + 1]
+          codes[nc] = 'n'; enqueue(st, ARGV[b], h)
+          if limits then st.admitted = st.admitted + 1; st.hadm[h] = st.hadm[h] + 1 end
+        else
+          codes[nc] = 's'; st.seen = st.seen + 1
+        end
+        b = b + w
+      end
+    end
+    i = i + n * w + tail
+  end
+  return table.concat(codes), i
+end
+
+local function offer_flush(st, per_host)
+  local hs, woke = st.hosts, {}
+  for _, h in ipairs(hs) do
+    local q = st.byhost[h]
+    for j = 1, #q, 4000 do
+      local e = math.min(j + 3999, #q)
+      local len = redis.call('RPUSH', qkey(h), unpack(q, j, e))
+      if j == 1 and len == e then woke[#woke + 1] = h end
+    end
+  end
+  if #hs <= 2 then
+    for _, h in ipairs(hs) do redis.call('HINCRBY', K.HADMIT, h, str(#st.byhost[h])) end
+  else
+    for a = 1, #hs, 2000 do
+      local b = math.min(a + 1999, #hs)
+      local adm, kv = redis.call('HMGET', K.HADMIT, unpack(hs, a, b)), {}
+      for j = a, b do
+        kv[2 * (j - a) + 1] = hs[j]
+        kv[2 * (j - a) + 2] = str(num(adm[j - a + 1]) + #st.byhost[hs[j]])
+      end
+      redis.call('HSET', K.HADMIT, unpack(kv))
+    end
+  end
+  wake_new(woke, per_host) -- a queue already non-empty keeps its place in ready
+  count('enqueued', st.new); count('queued', st.new)
+end

@@ -1,0 +1,23 @@
+-- release.lua -- hands leased URLs back to the front of their queues.
+-- ARGV and reply: the layout above build_release() in frontier/frontier.c.
+
+local function release(_, ARGV)
+  local per_host, FIRST = tonumber(ARGV[2]), 3 -- ARGV[FIRST]: the first item's worker
+  local lost, hs, es = 0, {}, {}
+  for i = #ARGV - 1, FIRST, -2 do -- from the last item: each goes in front of the ones after
+    local lk, field = K.LEASE .. ARGV[i], ARGV[i + 1]
+    local e = redis.call('HGET', lk, field)
+    if e then
+      redis.call('HDEL', lk, field)
+      hs[#hs + 1] = unstore(field); es[#es + 1] = e
+    else
+      lost = lost + 1
+    end
+  end
+  push_back(hs, es, per_host, true)
+  local n = #es
+  count('inflight', -n); count('queued', n); count('released', n)
+  return {lost, n}
+end
+
+register('release', release)

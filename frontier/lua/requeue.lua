@@ -1,0 +1,48 @@
+-- requeue.lua -- URLs that go back to the front of their queues: the leases
+-- of expired workers (reclaim), the retries that are due (promote) and the
+-- URLs a worker hands back (release.lua), all through push_back.
+
+-- Pushes entries es[i] back to the front of the queues of their origins
+-- hs[i] (read from where they were stored), each in front of the ones
+-- before it (the last one ends up first), and wakes their hosts; leased:
+-- they come from leases, so their hosts' in-flight counts drop.
+local function push_back(hs, es, per_host, leased)
+  local hosts, seen = {}, {}
+  for x, h in ipairs(hs) do
+    redis.call('LPUSH', qkey(h), es[x])
+    if leased then unlease(h) end
+    note_host(hosts, seen, h)
+  end
+  for _, h in ipairs(hosts) do wake(h, per_host, true) end
+end
+
+-- Hands the leases of expired workers back to the front of their queues.
+local function reclaim(per_host)
+  local ws = redis.call('ZRANGEBYSCORE', K.WORKERS, '-inf', '(' .. now, 'LIMIT', 0, 16)
+  local n = 0
+  for _, w in ipairs(ws) do
+    local lk = K.LEASE .. w
+    local kv, hs, es = redis.call('HGETALL', lk), {}, {}
+    for i = 1, #kv, 2 do
+      hs[#hs + 1] = unstore(kv[i]) -- the lease's field: stored(origin, seq)
+      es[#es + 1] = kv[i + 1]
+    end
+    push_back(hs, es, per_host, true)
+    n = n + #es
+    redis.call('DEL', lk, K.WORKER .. w)
+    redis.call('ZREM', K.WORKERS, w)
+  end
+  count('inflight', -n); count('queued', n); count('reclaimed', n)
+  return n
+end
+
+-- Due retries go to the front of their queues.
+local function promote(per_host)
+  local due = redis.call('ZRANGEBYSCORE', K.DELAYED, '-inf', now, 'LIMIT', 0, 256)
+  if #due == 0 then return end
+  local hs, es = {}, {}
+  for x, v in ipairs(due) do hs[x], es[x] = unstore(v) end -- stored(origin, entry)
+  push_back(hs, es, per_host, false)
+  redis.call('ZREM', K.DELAYED, unpack(due))
+  count('queued', #due)
+end

@@ -1,0 +1,58 @@
+-- retry.lua -- a fetch to retry: its lease goes to the delayed set (or the
+-- dead-letter list after max_tries) and its host is backed off.
+-- ARGV and reply: the layout above build_retry() in frontier/finish.c.
+
+local function outcome(status, err, bytes)
+  if status >= 200 and status < 300 then count('status_2xx', 1)
+  elseif status >= 300 and status < 400 then count('status_3xx', 1)
+  elseif status >= 400 and status < 500 then count('status_4xx', 1)
+  elseif status >= 500 and status < 600 then count('status_5xx', 1)
+  elseif status ~= 0 then count('status_other', 1) end
+  if err ~= '' then
+    count('errors', 1)
+    redis.call('HINCRBY', K.ERRORS, err, 1)
+  end
+  count('bytes', bytes)
+end
+
+local function retry(_, ARGV)
+  local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+  local delay, retry_after, max_tries = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+  local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+  local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local e = redis.call('HGET', lk, field)
+  if not e then return {1, 0} end
+  redis.call('HDEL', lk, field)
+  local h = unstore(field)
+  local d, t, u = parse(e)
+  unlease(h)
+  count('inflight', -1)
+  outcome(tonumber(status), err, bytes)
+  local dead = 0
+  if t + 1 >= max_tries then
+    redis.call('RPUSH', K.DEAD, e .. '\t' .. status .. '\t' .. err)
+    count('dead', 1); dead = 1
+  else
+    redis.call('ZADD', K.DELAYED, now + delay, stored(h, d .. ' ' .. (t + 1) .. ' ' .. u))
+    count('retried', 1)
+  end
+  -- the host: from its 2nd failure in a row, backoff * 2^(failures - 2), jittered
+  local nf = redis.call('HINCRBY', K.HFAIL, h, 1)
+  local hb = 0
+  if nf >= 2 then
+    local x = nf - 2
+    if x > 20 then x = 20 end
+    hb = backoff * 2 ^ x
+    if hb > backoff_max then hb = backoff_max end
+    hb = math.floor(hb * (0.5 + 0.5 * jitter))
+  end
+  if retry_after > hb then hb = retry_after end
+  if hb > 0 and now + hb > num(redis.call('HGET', K.HNEXT, h)) then
+    redis.call('HSET', K.HNEXT, h, now + hb)
+    redis.call('ZADD', K.READY, 'XX', 'GT', now + hb, h)
+  end
+  wake(h, per_host)
+  return {0, dead}
+end
+
+register('retry', retry)

@@ -1,0 +1,19 @@
+-- seed.lua -- queues seed URLs at depth 0 through the Bloom filter, and
+-- records their hosts as seed hosts in the same atomic step (a worker that
+-- claims a seed finds its host among the seed hosts).
+-- ARGV and reply: the layout above build_seed() in frontier/seed.c.
+
+local function seed(KEYS, ARGV)
+  local force, maxp, maxh = ARGV[2] == '1', tonumber(ARGV[3]), tonumber(ARGV[4])
+  local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, then the link section
+  local nh = tonumber(ARGV[NHOSTS])
+  local st = offer_begin()
+  local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh)
+  offer_flush(st, per_host)
+  if nh > 0 then redis.call('SADD', K.SEEDHOSTS, unpack(ARGV, NHOSTS + 1, NHOSTS + nh)) end
+  count('seeds', st.new)
+  return codes
+end
+
+register('seed', seed)

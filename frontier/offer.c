@@ -1,0 +1,300 @@
+/*
+ * offer.c -- offering links (or seeds) to the crawl: each link's Bloom probe
+ * computed on the client, and the "link section" of arguments that the
+ * scripts' one offer loop (frontier/lua/offer.lua) reads.
+ *
+ * DESIGN: the client computes each link's Bloom probe (block + k bit
+ * offsets, bloom_probe) and passes the block keys as KEYS and, per link, its
+ * queue entry "DEPTH 0 URL", its origin and its offsets as ARGV (the layout
+ * is written down above fr_offer_section).  The links of one block are sent
+ * together (group_by_block), so the script sets the bits of a whole run with
+ * one BITFIELD (at most 1024 bits per call) and queues an entry iff one of
+ * its old bits was 0, exactly as bloom_add_many decides, so the same filter
+ * serves both.  When Redis has the crawler module (bloom/redis_module.c), a
+ * run's offsets go instead as one binary argument to its CRAWLER.BFADD
+ * (same bits, same answers, without BITFIELD's cost of about 4.8k Redis
+ * instructions per bit).  With a page limit (max_pages, max_pages_per_host)
+ * the script sets the bits of one link at a time, after checking the limits.
+ * Each link's origin, the name of its queue, is computed here with the
+ * project's one definition, parser_url_origin (userinfo is never part of
+ * it), and sent: the scripts never derive one from a URL.  Links the
+ * process-local Bloom cache already knows are not sent (counted as seen);
+ * the ones that reached the filter are noted in the cache afterwards
+ * (fr_offer_done).  A link holding a space, tab or newline is no URL and
+ * would break an entry apart, and one without an origin has no queue: both
+ * are skipped (counted).
+ */
+#include "frontier_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser.h"
+
+void fr_offer_free(fr_offer_t *o)
+{
+    free(o->v);
+    free(o->orig);
+    memset(o, 0, sizeof *o);
+}
+
+static int block_index(fr_blocks_t *bl, uint32_t block, uint32_t *idx)
+{
+    for (size_t i = 0; i < bl->n; i++)
+        if (bl->v[i] == block) {
+            *idx = (uint32_t)i;
+            return 0;
+        }
+    if (bl->n == bl->cap) {
+        size_t cap = bl->cap ? 2 * bl->cap : 4;
+        uint32_t *v = realloc(bl->v, cap * sizeof *v);
+        if (!v)
+            return FRONTIER_ENOMEM;
+        bl->v = v;
+        bl->cap = cap;
+    }
+    bl->v[bl->n] = block;
+    *idx = (uint32_t)bl->n++;
+    return 0;
+}
+
+/* Reorders the links so that the links of one block are contiguous (stable:
+ * blocks in order of first appearance); the script sets the bits of a
+ * block's run with one call. */
+static int group_by_block(fr_offer_t *o)
+{
+    size_t runs = 0, distinct = 0;
+    for (size_t i = 0; i < o->nsent; i++) {
+        runs += i == 0 || o->v[i].block != o->v[i - 1].block;
+        int first = 1;
+        for (size_t j = 0; first && j < i; j++)
+            first = o->v[j].block != o->v[i].block;
+        distinct += first;
+        if (runs > distinct)
+            break;
+    }
+    if (runs <= distinct)
+        return 0;
+    fr_link_t *v = malloc(o->nsent * sizeof *v);
+    uint8_t *done = calloc(o->nsent, 1);
+    if (!v || !done) {
+        free(v), free(done);
+        return FRONTIER_ENOMEM;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < o->nsent; i++) {
+        if (done[i])
+            continue;
+        for (size_t j = i; j < o->nsent; j++)
+            if (!done[j] && o->v[j].block == o->v[i].block) {
+                v[m++] = o->v[j];
+                done[j] = 1;
+            }
+    }
+    free(o->v), free(done);
+    o->v = v;
+    return 0;
+}
+
+/* Appends the origin of url (parser_url_origin: "scheme://host[:port]",
+ * never its userinfo) to o's origins; 0, FRONTIER_ENOMEM, or
+ * FRONTIER_EINVAL when the URL has none. */
+static int add_origin(fr_offer_t *o, const char *url, fr_link_t *k)
+{
+    char buf[FR_ORIGIN_MAX];
+    int len = parser_url_origin(url, buf, sizeof buf);
+    if (len <= 0)
+        return FRONTIER_EINVAL;
+    if (o->olen + (size_t)len > o->ocap) {
+        size_t cap = o->ocap ? 2 * o->ocap : 1024;
+        while (cap < o->olen + (size_t)len)
+            cap *= 2;
+        char *p = realloc(o->orig, cap);
+        if (!p)
+            return FRONTIER_ENOMEM;
+        o->orig = p;
+        o->ocap = cap;
+    }
+    memcpy(o->orig + o->olen, buf, (size_t)len);
+    k->oat = (uint32_t)o->olen;
+    k->olen = (uint32_t)len;
+    o->olen += (size_t)len;
+    return 0;
+}
+
+int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
+                     fr_blocks_t *bl, fr_offer_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (n == 0)
+        return 0;
+    if (skip_all) {
+        o->skipped = n;
+        return 0;
+    }
+    if (!(o->v = malloc(n * sizeof *o->v)))
+        return FRONTIER_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *l = links[i];
+        size_t len = l ? strlen(l) : 0;
+        if (len == 0 || strpbrk(l, " \t\n")) { /* not a URL; would break an entry */
+            o->skipped++;
+            continue;
+        }
+        if (use_cache && bloom_cache_contains(f->bloom, l, len)) {
+            o->cached++;
+            continue;
+        }
+        fr_link_t *k = &o->v[o->nsent];
+        int orc = len < UINT32_MAX ? add_origin(o, l, k) : FRONTIER_EINVAL;
+        if (orc == FRONTIER_EINVAL) { /* no origin: no queue to put it in */
+            o->skipped++;
+            continue;
+        }
+        if (orc < 0) {
+            fr_offer_free(o);
+            return orc;
+        }
+        bloom_probe(f->bloom, l, len, &k->pr);
+        if (k->pr.k == 0 || k->pr.k > BLOOM_MAX_K) {
+            fr_offer_free(o);
+            return FRONTIER_EBLOOM;
+        }
+        if (block_index(bl, k->pr.block, &k->block) < 0) {
+            fr_offer_free(o);
+            return FRONTIER_ENOMEM;
+        }
+        k->idx = i;
+        o->nsent++;
+    }
+    return group_by_block(o);
+}
+
+int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a)
+{
+    fa_fcall(a, 1 + bl->n);
+    fa_cstr(a, f->ready_key);
+    for (size_t i = 0; i < bl->n; i++) {
+        char key[256];
+        int len = bloom_block_key(f->bloom, bl->v[i], key, sizeof key);
+        if (len <= 0 || (size_t)len >= sizeof key)
+            return FRONTIER_EBLOOM;
+        fa_copy(a, key, (size_t)len);
+    }
+    return 0;
+}
+
+void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a)
+{
+    uint32_t k = 1;
+    for (size_t i = 0; i < n; i++)
+        if (o[i].nsent) {
+            k = o[i].v[0].pr.k;
+            break;
+        }
+    char b[16];
+    int len = snprintf(b, sizeof b, "%s%u", f->bits_module ? "-" : "", k);
+    fa_copy(a, b, (size_t)len);
+}
+
+static size_t count_runs(const fr_offer_t *o)
+{
+    size_t runs = 0;
+    for (size_t i = 0; i < o->nsent; i++)
+        runs += i == 0 || o->v[i].block != o->v[i - 1].block;
+    return runs;
+}
+
+size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o)
+{
+    size_t runs = count_runs(o);
+    if (f->bits_module)
+        return 1 + 3 * runs + 2 * o->nsent;
+    return 1 + 2 * runs + (o->nsent ? o->nsent * (2 + o->v[0].pr.k) : 0);
+}
+
+/* The offsets of links [from, from + cnt) as CRAWLER.BFADD takes them. */
+static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t *a)
+{
+    uint32_t k = o->v[from].pr.k;
+    unsigned char *p = (unsigned char *)fa_alloc(a, cnt * k * 4);
+    for (size_t i = from; p && i < from + cnt; i++)
+        for (uint32_t j = 0; j < k; j++, p += 4) {
+            uint64_t b = o->v[i].pr.bit[j]; /* < 2^32: BLOOM_MAX_BLOCK_BITS */
+            p[0] = (unsigned char)b;
+            p[1] = (unsigned char)(b >> 8);
+            p[2] = (unsigned char)(b >> 16);
+            p[3] = (unsigned char)(b >> 24);
+        }
+}
+
+/* A link section: fr_offer_span(f, o) arguments, read by offer_links in
+ * frontier/lua/offer.lua.
+ *   nruns                    block runs that follow
+ *   per run (links of one Bloom block, contiguous):
+ *     block                  its KEYS index (KEYS[1] is ready: 2, 3, ...)
+ *     n                      links in the run
+ *     per link:
+ *       entry                its queue entry "DEPTH 0 URL"
+ *       origin               its queue's origin "scheme://host[:port]"
+ *       offset * k           (BITFIELD layout) its k bit offsets in the block
+ *     offsets                (module layout, k < 0 in the call) one argument
+ *                            after the run's links: their n * k offsets as
+ *                            little-endian uint32 (CRAWLER.BFADD's input)
+ * The call says which layout by the sign of its k argument (fr_offer_k). */
+void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *const *links,
+                      uint32_t depth, fr_args_t *a)
+{
+    int mod = f->bits_module;
+    fa_u64(a, count_runs(o));
+    char dbuf[16];
+    int dl = snprintf(dbuf, sizeof dbuf, "%u 0 ", depth);
+    size_t run = 0, cnt = 0; /* the current block run: links [run, run + cnt) */
+    for (size_t i = 0; i < o->nsent; i++) {
+        if (i == 0 || o->v[i].block != o->v[i - 1].block) {
+            run = i;
+            cnt = 1;
+            while (i + cnt < o->nsent && o->v[i + cnt].block == o->v[i].block)
+                cnt++;
+            fa_u64(a, 2 + o->v[i].block);
+            fa_u64(a, cnt);
+        }
+        const char *url = links[o->v[i].idx];
+        size_t ul = strlen(url);
+        char *e = fa_alloc(a, (size_t)dl + ul);
+        if (e) {
+            memcpy(e, dbuf, (size_t)dl);
+            memcpy(e + dl, url, ul);
+        }
+        fa_str(a, o->orig + o->v[i].oat, o->v[i].olen);
+        if (mod) {
+            if (i + 1 == run + cnt)
+                run_offsets(o, run, cnt, a);
+            continue;
+        }
+        for (uint32_t j = 0; j < o->v[i].pr.k; j++)
+            fa_u64(a, o->v[i].pr.bit[j]);
+    }
+}
+
+long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links, const char *codes,
+                   size_t len)
+{
+    if (!codes || len != o->nsent)
+        return -1;
+    long nnew = 0;
+    const char *noted[64];
+    size_t nn = 0;
+    for (size_t i = 0; i < o->nsent; i++) {
+        char c = codes[i];
+        nnew += c == 'n';
+        if (c == 'n' || c == 's')
+            noted[nn++] = links[o->v[i].idx];
+        if (nn == 64 || (i + 1 == o->nsent && nn)) {
+            bloom_cache_note(f->bloom, noted, NULL, nn);
+            nn = 0;
+        }
+    }
+    return nnew;
+}

@@ -1,0 +1,184 @@
+/*
+ * seed.c -- seeding: URLs queued at depth 0 through the Bloom filter
+ * (frontier_seed).
+ *
+ * DESIGN: the seeds are grouped by origin (so a script pushes to few hosts),
+ * cut into scripts of FR_SEED_CHUNK URLs, and sent FR_SEED_PIPELINE scripts
+ * a round trip, each written out as soon as it is built so Redis runs it
+ * while the next is built.  Each script is one atomic Bloom test-and-add
+ * and enqueue of its URLs (frontier/lua/seed.lua; the URLs go as a link
+ * section, offer.c).
+ */
+#include "frontier_internal.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser.h"
+
+/* The hosts of urls[0..n) (parser_url_host) that are URLs: nhosts, then
+ * the hosts, one after another unless it repeats the one before (the seeds
+ * come grouped by origin). */
+static void seed_hosts(const char *const *urls, size_t n, fr_args_t *a)
+{
+    size_t at = a->n, nh = 0;
+    char last[FR_ORIGIN_MAX] = "", h[FR_ORIGIN_MAX];
+    fa_u64(a, 0); /* nhosts, set below */
+    for (size_t i = 0; i < n; i++) {
+        int len =
+            urls[i] && !strpbrk(urls[i], " \t\n") ? parser_url_host(urls[i], h, sizeof h) : -1;
+        if (len <= 0 || strcmp(h, last) == 0)
+            continue;
+        fa_copy(a, h, (size_t)len);
+        memcpy(last, h, (size_t)len + 1);
+        nh++;
+    }
+    fa_set_u64(a, at, nh);
+}
+
+/* The seed call (frontier/lua/seed.lua) for urls[0..n), n <= FR_SEED_CHUNK.
+ * KEYS: ready, then the Bloom blocks of the link section.
+ *   ARGV[1]  P                   the key prefix
+ *   ARGV[2]  force               "1": queue the URLs even if already seen
+ *   ARGV[3]  max_pages           URLs admitted in all (0: no limit)
+ *   ARGV[4]  max_pages_per_host
+ *   ARGV[5]  per_host            for waking the hosts (UINT32_MAX, see below)
+ *   ARGV[6]  k                   Bloom bits a URL; < 0: the module's layout
+ *   ARGV[7]  nhosts              then nhosts hosts to add to the seed hosts
+ *                                (seed_hosts; none for FRONTIER_SEED_NO_HOSTS)
+ *   next     the link section    fr_offer_section (offer.c), depth 0
+ * Reply: the URLs' codes (fr_offer_done). */
+static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flags, fr_offer_t *o,
+                      fr_args_t *a)
+{
+    int force = flags & FRONTIER_SEED_FORCE;
+    fr_blocks_t bl = {0};
+    int rc = fr_offer_prepare(f, urls, n, !force, 0, &bl, o);
+    if (rc == 0)
+        rc = fr_offer_keys(f, &bl, a);
+    free(bl.v);
+    if (rc < 0)
+        return rc;
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, force ? "1" : "0");
+    fa_u64(a, f->cfg.max_pages);
+    fa_u64(a, f->cfg.max_pages_per_host);
+    /* wake hosts whatever this handle's per_host: a claim re-checks room, so
+     * a seeding process with another config never parks a host */
+    fa_u64(a, UINT32_MAX);
+    fr_offer_k(f, o, 1, a);
+    if (flags & FRONTIER_SEED_NO_HOSTS)
+        fa_u64(a, 0);
+    else
+        seed_hosts(urls, n, a);
+    fr_offer_section(f, o, urls, 0, a);
+    return 0;
+}
+
+/* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds,
+ * each sent as soon as it is built (Redis runs it while the next is built). */
+static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
+{
+    fr_args_t calls[FR_SEED_PIPELINE];
+    fr_offer_t offers[FR_SEED_PIPELINE];
+    redisReply *rep[FR_SEED_PIPELINE] = {0};
+    size_t nc = (n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK, sent = 0;
+    memset(offers, 0, sizeof offers);
+    int rc = 0;
+    for (size_t i = 0; i < nc; i++)
+        fa_init(&calls[i]);
+    for (size_t i = 0; rc == 0 && i < nc; i++) {
+        size_t m = n - i * FR_SEED_CHUNK < FR_SEED_CHUNK ? n - i * FR_SEED_CHUNK : FR_SEED_CHUNK;
+        rc = build_seed(f, urls + i * FR_SEED_CHUNK, m, flags, &offers[i], &calls[i]);
+        if (rc == 0)
+            rc = fr_send(f, FR_SEED, &calls[i]);
+        sent += rc == 0;
+    }
+    /* the calls sent are read even after a failed build (they ran) */
+    int crc = sent && rc != FRONTIER_EIO ? fr_collect(f, FR_SEED, calls, sent, rep) : 0;
+    if (rc == 0)
+        rc = crc;
+    for (size_t i = 0; crc == 0 && i < sent; i++) {
+        long nnew =
+            rep[i]->type == REDIS_REPLY_STRING
+                ? fr_offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]->str, rep[i]->len)
+                : -1;
+        if (nnew < 0)
+            rc = rc ? rc : FRONTIER_EREPLY;
+        else
+            *added += (size_t)nnew;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        if (rep[i])
+            freeReplyObject(rep[i]);
+        fa_free(&calls[i]);
+        fr_offer_free(&offers[i]);
+    }
+    return rc;
+}
+
+/* A seed's place after grouping: its origin's hash, then its input index. */
+typedef struct seed_ord {
+    uint64_t h;
+    size_t i;
+} seed_ord_t;
+
+static int seed_ord_cmp(const void *a, const void *b)
+{
+    const seed_ord_t *x = a, *y = b;
+    if (x->h != y->h)
+        return x->h < y->h ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* urls regrouped so that the seeds of one origin are contiguous, each
+ * origin's seeds in input order (hash collisions only merge two groups);
+ * NULL when out of memory. */
+static const char **group_by_origin(const char *const *urls, size_t n)
+{
+    seed_ord_t *ord = malloc(n * sizeof *ord);
+    const char **out = malloc(n * sizeof *out);
+    if (!ord || !out) {
+        free(ord);
+        free(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = 14695981039346656037ULL;
+        char o[FR_ORIGIN_MAX];
+        int ol = urls[i] ? parser_url_origin(urls[i], o, sizeof o) : -1;
+        for (int j = 0; j < ol; j++)
+            h = (h ^ (unsigned char)o[j]) * 1099511628211ULL;
+        ord[i] = (seed_ord_t){h, i};
+    }
+    qsort(ord, n, sizeof *ord, seed_ord_cmp);
+    for (size_t i = 0; i < n; i++)
+        out[i] = urls[ord[i].i];
+    free(ord);
+    return out;
+}
+
+int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
+{
+    size_t dummy = 0;
+    if (!added)
+        added = &dummy;
+    *added = 0;
+    if (!f || (!urls && n) || (flags & ~(FRONTIER_SEED_FORCE | FRONTIER_SEED_NO_HOSTS)))
+        return FRONTIER_EINVAL;
+    /* Each script pushes once per host it touches and updates each host's
+     * bookkeeping, so seeds grouped by host cost fewer calls per seed (100k
+     * seeds over 10,000 hosts: ~26 hosts per script of 256, not 256). */
+    const char **grouped = n > FR_SEED_CHUNK ? group_by_origin(urls, n) : NULL;
+    if (n > FR_SEED_CHUNK && !grouped)
+        return FRONTIER_ENOMEM;
+    const char *const *in = grouped ? grouped : urls;
+    const size_t per_trip = (size_t)FR_SEED_CHUNK * FR_SEED_PIPELINE;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i += per_trip)
+        rc = seed_batch(f, in + i, n - i < per_trip ? n - i : per_trip, flags, added);
+    free(grouped);
+    return rc < 0 ? rc : 0;
+}
