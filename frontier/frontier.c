@@ -383,7 +383,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
 }
 
 /* The claim call (frontier/lua/claim.lua), KEYS: ready.
- *   ARGV[1]  P             the key prefix "crawler:{NAME}:"
+ *   ARGV[1]  P             the crawl's key prefix (keys.h)
  *   ARGV[2]  worker        the claiming worker's id
  *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)
  *   ARGV[4]  per_host      most URLs of one host in flight

@@ -2,7 +2,7 @@
 -- names and server clock, number formatting, counters, waking hosts.
 --
 -- Every registered function runs begin(ARGV) first: ARGV[1] is always the
--- key prefix P = "crawler:{NAME}:", and every key a function touches is P
+-- key prefix P (frontier/keys.h), and every key a function touches is P
 -- followed by a suffix of KEY (generated from frontier/keys.def), so all of
 -- them share the {NAME} hash tag.  K holds those names with the prefix
 -- (K.READY = P .. 'ready'; for a family, K.QUEUE .. origin).  KEYS[1] is
