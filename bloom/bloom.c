@@ -46,11 +46,11 @@
 int bloom_size(uint64_t n, double p, uint64_t *m, uint32_t *k)
 {
     if (n == 0 || !(p > 0.0 && p < 1.0))
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     double ln2 = log(2.0);
     double md = ceil(-(double)n * log(p) / (ln2 * ln2));
     if (!(md >= 1.0 && md <= (double)MAX_TOTAL_BITS))
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     uint64_t mm = (uint64_t)md;
     double kd = round((double)mm / (double)n * ln2);
     uint32_t kk = kd < 1.0 ? 1 : kd > BLOOM_MAX_K ? BLOOM_MAX_K : (uint32_t)kd;
@@ -114,12 +114,12 @@ static uint64_t fit_blocks(uint64_t m, uint64_t nb0)
 int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
 {
     if (!params || (params->capacity == 0 && params->fp_rate == 0.0))
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     uint64_t n = params->capacity ? params->capacity : BLOOM_DEFAULT_CAPACITY;
     double p = params->fp_rate != 0.0 ? params->fp_rate : BLOOM_DEFAULT_FP_RATE;
     uint64_t max_bb = params->block_bits ? params->block_bits : BLOOM_MAX_BLOCK_BITS;
     if (max_bb < 8 || max_bb > BLOOM_MAX_BLOCK_BITS || max_bb % 8 != 0)
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     uint64_t m;
     uint32_t k;
     int rc = bloom_size(n, p, &m, &k);
@@ -127,7 +127,7 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
         return rc;
     uint64_t nb = (m + max_bb - 1) / max_bb;
     if (nb > BLOOM_MAX_BLOCKS)
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     nb = fit_blocks(m, nb);
     uint64_t bytes = block_bytes(m, nb);
     *out = (bloom_geometry_t){
@@ -181,7 +181,7 @@ int bloom_block_key(const bloom_t *b, uint32_t block, char *buf, size_t buflen)
 {
     int n = snprintf(buf, buflen, "%s:b:%u", b->name, block);
     if (n < 0 || (size_t)n >= buflen)
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     return n;
 }
 
@@ -212,31 +212,6 @@ int bloom_fail(bloom_t *b, int code, const char *fmt, ...)
 int bloom_fail_io(bloom_t *b)
 {
     redisContext *c = b->rc;
-    return bloom_fail(b, BLOOM_EIO, "Redis connection failed: %s", c->err ? c->errstr : "no reply");
-}
-
-const char *bloom_strerror(int err)
-{
-    switch (err) {
-    case BLOOM_OK:
-        return "success";
-    case BLOOM_EINVAL:
-        return "invalid argument";
-    case BLOOM_ENOMEM:
-        return "out of memory";
-    case BLOOM_EIO:
-        return "Redis unreachable or connection lost";
-    case BLOOM_EREPLY:
-        return "unexpected reply from Redis";
-    case BLOOM_EWRONGTYPE:
-        return "a key of the filter has the wrong type";
-    case BLOOM_EMISMATCH:
-        return "stored filter geometry differs from the one asked for";
-    case BLOOM_ECORRUPT:
-        return "filter metadata missing, foreign or corrupt";
-    case BLOOM_ENOTFOUND:
-        return "no such filter";
-    default:
-        return "unknown error";
-    }
+    return bloom_fail(b, CRAWL_EREDIS, "Redis connection failed: %s",
+                      c->err ? c->errstr : "no reply");
 }

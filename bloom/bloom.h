@@ -22,13 +22,15 @@
  * redisContext.  The handle borrows the redisContext; the caller keeps it open
  * for the handle's lifetime and closes it afterwards.
  *
- * Errors: functions that can fail return 0 or a negative BLOOM_E* code;
- * bloom_strerror() turns it into text.  A failed call leaves the filter in
+ * Errors: functions that can fail return 0 or a negative CRAWL_E* code;
+ * crawl_strerror() turns it into text.  A failed call leaves the filter in
  * Redis unchanged or partially updated only by whole items (an item is either
  * fully added or not at all).
  */
 #ifndef BLOOM_H
 #define BLOOM_H
+
+#include "errors.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -52,23 +54,22 @@ struct redisContext;
  * 256 block counts allow; a single 1.2 MB string would cost 1.31 MB. */
 #define BLOOM_FIT_MIN_BYTES (64u << 10)
 
-enum {
-    BLOOM_OK = 0,
-    BLOOM_EINVAL = -1,     /* bad argument: n == 0, p outside (0,1), ... */
-    BLOOM_ENOMEM = -2,     /* out of memory */
-    BLOOM_EIO = -3,        /* Redis unreachable, connection lost mid-call */
-    BLOOM_EREPLY = -4,     /* Redis answered an error or an unexpected reply */
-    BLOOM_EWRONGTYPE = -5, /* a key under the filter's name has the wrong type */
-    BLOOM_EMISMATCH = -6,  /* stored geometry differs from the one asked for */
-    BLOOM_ECORRUPT = -7,   /* stored geometry is missing, foreign or corrupt */
-    BLOOM_ENOTFOUND = -8,  /* no filter under that name and no params to create one */
-};
+/* Error codes this module returns (errors.h, the project's one error
+ * space; crawl_strerror() gives the text):
+ *   CRAWL_EINVAL     bad argument: n == 0, p outside (0,1), ...
+ *   CRAWL_ENOMEM     out of memory
+ *   CRAWL_EREDIS     Redis unreachable, connection lost mid-call
+ *   CRAWL_EREPLY     Redis answered an error or an unexpected reply
+ *   CRAWL_EWRONGTYPE a key under the filter's name has the wrong type
+ *   CRAWL_EMISMATCH  stored geometry differs from the one asked for
+ *   CRAWL_ECORRUPT   stored geometry is missing, foreign or corrupt
+ *   CRAWL_ENOTFOUND  no filter under that name and no params to create one */
 
 typedef struct bloom bloom_t;
 
 /* Parameters to create (or check against) a filter.  A zero field means
  * "not given": opening an existing filter with capacity and fp_rate both 0
- * just uses it (and fails with BLOOM_ENOTFOUND if there is none).  When
+ * just uses it (and fails with CRAWL_ENOTFOUND if there is none).  When
  * capacity or fp_rate is given, the missing one takes its default and the
  * geometry they yield (bloom_geometry_for) is created, or compared with the
  * stored one. */
@@ -103,7 +104,7 @@ typedef struct bloom_geometry {
 /* Sizing as Guava does it, in 64-bit arithmetic:
  * m = ceil(-n ln p / (ln 2)^2), k = max(1, round(m/n ln 2)), k capped at
  * BLOOM_MAX_K (only for p < ~2^-32; the rate then ends a little above p).
- * Returns BLOOM_EINVAL for n == 0, p outside (0,1) (or NaN), or an m beyond
+ * Returns CRAWL_EINVAL for n == 0, p outside (0,1) (or NaN), or an m beyond
  * BLOOM_MAX_BLOCKS * BLOOM_MAX_BLOCK_BITS.  Thread-safe. */
 int bloom_size(uint64_t n, double p, uint64_t *m, uint32_t *k);
 
@@ -112,18 +113,18 @@ int bloom_size(uint64_t n, double p, uint64_t *m, uint32_t *k);
  * bloom_size, then the fewest blocks of at most block_bits bits (for filters
  * of BLOOM_FIT_MIN_BYTES or more: the fewest, from there, whose allocation in
  * Redis wastes < 1%).  Pure and deterministic; thread-safe.  Returns 0 or
- * BLOOM_EINVAL. */
+ * CRAWL_EINVAL. */
 int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out);
 
 /* Opens (creating if absent) the filter NAME (1..BLOOM_MAX_NAME bytes) on rc.
  * Creation is one Lua script, atomic against concurrent openers: it writes
  * every block (SETBIT <last bit> 0, so all memory is allocated now) and then
  * the meta hash.  An existing filter is checked: meta must be a hash with a
- * known hash/version and sane numbers (else BLOOM_ECORRUPT), every block a
- * string of the right length (BLOOM_EWRONGTYPE / BLOOM_ECORRUPT), and its
- * geometry must equal the one params ask for, if any (else BLOOM_EMISMATCH,
- * the message naming both).  Block keys without a meta hash: BLOOM_ECORRUPT.
- * On failure returns NULL and stores a BLOOM_E* code in *err (if err is not
+ * known hash/version and sane numbers (else CRAWL_ECORRUPT), every block a
+ * string of the right length (CRAWL_EWRONGTYPE / CRAWL_ECORRUPT), and its
+ * geometry must equal the one params ask for, if any (else CRAWL_EMISMATCH,
+ * the message naming both).  Block keys without a meta hash: CRAWL_ECORRUPT.
+ * On failure returns NULL and stores a CRAWL_E* code in *err (if err is not
  * NULL) and a message in errbuf (if given; always NUL-terminated).  params
  * may be NULL (use an existing filter as it is).  name is copied. */
 bloom_t *bloom_open(struct redisContext *rc, const char *name, const bloom_params_t *params,
@@ -145,9 +146,9 @@ const char *bloom_errmsg(const bloom_t *b);
  * strlen if lens is NULL) should be a normalized URL.  is_new[i] is set to 1
  * if item i was not in the filter before this call (exactly one concurrent
  * caller sees 1 for the same item), else 0.  A duplicate inside one batch is
- * reported new once.  On failure (BLOOM_EIO: connection lost, the
- * redisContext is then unusable, every later call fails with BLOOM_EIO too;
- * BLOOM_EWRONGTYPE / BLOOM_EREPLY: a block key was replaced) is_new is
+ * reported new once.  On failure (CRAWL_EREDIS: connection lost, the
+ * redisContext is then unusable, every later call fails with CRAWL_EREDIS too;
+ * CRAWL_EWRONGTYPE / CRAWL_EREPLY: a block key was replaced) is_new is
  * undefined; each item is either fully added or not at all.  SIGPIPE from a
  * dead connection is blocked and consumed for the calling thread only. */
 int bloom_add_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
@@ -208,11 +209,9 @@ typedef struct bloom_info {
 int bloom_info(bloom_t *b, bloom_info_t *out);
 
 /* Deletes the filter's keys (meta and every block it names) in one DEL.
- * 0 also when there was no filter; BLOOM_EWRONGTYPE if "<name>:meta" is not
- * a hash, BLOOM_ECORRUPT if its block count is unreadable (nothing deleted).
+ * 0 also when there was no filter; CRAWL_EWRONGTYPE if "<name>:meta" is not
+ * a hash, CRAWL_ECORRUPT if its block count is unreadable (nothing deleted).
  * Handles still open on the filter keep stale cache entries. */
 int bloom_destroy(struct redisContext *rc, const char *name);
-
-const char *bloom_strerror(int err);
 
 #endif

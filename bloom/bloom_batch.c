@@ -13,7 +13,7 @@
  * is built), then every reply of the round is read back (one round trip).  A BITFIELD is atomic, so
  * the old bits it returns decide "new" for exactly one of several concurrent adders.  Replies are
  * always all drained, even after an error reply, so the connection stays in step; a lost connection
- * (hiredis then marks the context unusable) ends the call with BLOOM_EIO.  Items that Redis
+ * (hiredis then marks the context unusable) ends the call with CRAWL_EREDIS.  Items that Redis
  * confirmed are in the filter enter the local cache only after their reply arrived.
  *
  * Keys touched: NAME:b:<i> (BITFIELD, BITFIELD_RO, BITCOUNT, MEMORY USAGE),
@@ -193,11 +193,11 @@ static void append_probe(bloom_buf_t *o, const bloom_t *b, const bloom_probe_t *
 static int reply_fail(bloom_t *b, const redisReply *r)
 {
     if (r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9))
-        return bloom_fail(b, BLOOM_EWRONGTYPE,
+        return bloom_fail(b, CRAWL_EWRONGTYPE,
                           "filter '%s': a block key has the wrong type: %.200s", b->name, r->str);
     if (r->type == REDIS_REPLY_ERROR)
-        return bloom_fail(b, BLOOM_EREPLY, "filter '%s': Redis error: %.200s", b->name, r->str);
-    return bloom_fail(b, BLOOM_EREPLY, "filter '%s': unexpected reply type %d", b->name, r->type);
+        return bloom_fail(b, CRAWL_EREPLY, "filter '%s': Redis error: %.200s", b->name, r->str);
+    return bloom_fail(b, CRAWL_EREPLY, "filter '%s': unexpected reply type %d", b->name, r->type);
 }
 
 /* The answer of one BITFIELD reply: add -> 1 if some old bit was 0 (new);
@@ -249,11 +249,11 @@ static int send_out(bloom_t *b)
 {
     bloom_buf_t *o = &b->out;
     if (o->oom)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory building a batch");
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory building a batch");
     if (o->len == 0)
         return 0;
     if (redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory queueing a batch");
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory queueing a batch");
     o->len = 0;
     int done = 0, rc = REDIS_OK;
     bloom_sigpipe_t g;
@@ -304,7 +304,7 @@ static int run_batch(bloom_t *b, const char *const *items, const size_t *lens, s
                      uint8_t *res, int write)
 {
     if (!b || (n && (!items || !res)))
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     b->errmsg[0] = '\0';
     if (b->rc->err)
         return bloom_fail_io(b);
@@ -369,7 +369,7 @@ static void append_memory_usage(bloom_buf_t *o, const bloom_t *b, int64_t block)
 static int info_int(bloom_t *b, const redisReply *r, uint64_t *sum)
 {
     if (r->type == REDIS_REPLY_NIL)
-        return bloom_fail(b, BLOOM_ECORRUPT, "filter '%s': a key vanished (deleted meanwhile?)",
+        return bloom_fail(b, CRAWL_ECORRUPT, "filter '%s': a key vanished (deleted meanwhile?)",
                           b->name);
     if (r->type != REDIS_REPLY_INTEGER || r->integer < 0)
         return reply_fail(b, r);
@@ -402,7 +402,7 @@ static int read_info(bloom_t *b, bloom_info_t *out)
 int bloom_info(bloom_t *b, bloom_info_t *out)
 {
     if (!b || !out)
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     b->errmsg[0] = '\0';
     if (b->rc->err)
         return bloom_fail_io(b);
@@ -418,7 +418,7 @@ int bloom_info(bloom_t *b, bloom_info_t *out)
         append_memory_usage(o, b, i);
     }
     if (o->oom || redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory");
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     int rc = read_info(b, &in);
     if (rc < 0)
         return rc;

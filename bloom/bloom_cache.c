@@ -34,7 +34,7 @@ int bloom_cache_init(bloom_cache_t *c, size_t bytes)
         return 0; /* too small to hold a bucket: disabled */
     c->slots = aligned_alloc(bucket, nb * bucket);
     if (!c->slots)
-        return BLOOM_ENOMEM;
+        return CRAWL_ENOMEM;
     memset(c->slots, 0, nb * bucket);
     c->nbuckets = nb;
     return 0;

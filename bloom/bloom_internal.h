@@ -60,7 +60,7 @@ void bloom_probe_from_hash(const bloom_geometry_t *g, bloom_hash_t h, bloom_prob
 uint64_t bloom_fingerprint(bloom_hash_t h);
 
 /* Cache: bytes == 0 means default, SIZE_MAX disabled.  Returns 0 or
- * BLOOM_ENOMEM. */
+ * CRAWL_ENOMEM. */
 int bloom_cache_init(bloom_cache_t *c, size_t bytes);
 void bloom_cache_free(bloom_cache_t *c);
 int bloom_cache_has(bloom_cache_t *c, uint64_t fp);
@@ -87,7 +87,7 @@ void bloom_sigpipe_restore(bloom_sigpipe_t *g);
 
 /* Records a message in b->errmsg; returns code. */
 int bloom_fail(bloom_t *b, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Maps an I/O failure of rc to BLOOM_EIO with hiredis' message. */
+/* Maps an I/O failure of rc to CRAWL_EREDIS with hiredis' message. */
 int bloom_fail_io(bloom_t *b);
 
 #endif

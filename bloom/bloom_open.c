@@ -79,18 +79,18 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
     int *flags[] = {&seen->m, &seen->k, &seen->blocks, &seen->block_bits, &seen->seed};
     uint64_t num;
     if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-        return bloom_fail(b, BLOOM_ECORRUPT, "meta of '%s' is not a field/value hash", b->name);
+        return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s' is not a field/value hash", b->name);
     if (!strcmp(f->str, "hash")) {
         seen->hash = 1;
         if (strcmp(v->str, BLOOM_HASH_NAME) != 0)
-            return bloom_fail(b, BLOOM_ECORRUPT, "filter '%s' uses hash '%.40s', not '%s'", b->name,
+            return bloom_fail(b, CRAWL_ECORRUPT, "filter '%s' uses hash '%.40s', not '%s'", b->name,
                               v->str, BLOOM_HASH_NAME);
         return 0;
     }
     if (!strcmp(f->str, "version")) {
         seen->version = 1;
         if (parse_u64(v->str, v->len, &num) < 0 || num != BLOOM_FORMAT_VERSION)
-            return bloom_fail(b, BLOOM_ECORRUPT, "filter '%s' has format version '%.40s', not %d",
+            return bloom_fail(b, CRAWL_ECORRUPT, "filter '%s' has format version '%.40s', not %d",
                               b->name, v->str, BLOOM_FORMAT_VERSION);
         return 0;
     }
@@ -107,7 +107,7 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
         if (strcmp(f->str, names[i]) != 0)
             continue;
         if (parse_u64(v->str, v->len, &num) < 0)
-            return bloom_fail(b, BLOOM_ECORRUPT, "meta of '%s': field %s = '%.40s' is not a number",
+            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': field %s = '%.40s' is not a number",
                               b->name, names[i], v->str);
         *flags[i] = 1;
         switch (i) {
@@ -131,12 +131,12 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
     return 0; /* unknown fields are ignored (forward compatible) */
 }
 
-/* Fills b->geo from an HGETALL reply; BLOOM_ECORRUPT on anything odd. */
+/* Fills b->geo from an HGETALL reply; CRAWL_ECORRUPT on anything odd. */
 static int parse_meta(bloom_t *b, const redisReply *r)
 {
     meta_seen_t seen = {0};
     if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0)
-        return bloom_fail(b, BLOOM_ECORRUPT, "meta of '%s' is not a field/value hash", b->name);
+        return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s' is not a field/value hash", b->name);
     for (size_t i = 0; i < r->elements; i += 2) {
         int rc = meta_field(b, r->element[i], r->element[i + 1], &seen);
         if (rc < 0)
@@ -144,14 +144,14 @@ static int parse_meta(bloom_t *b, const redisReply *r)
     }
     if (!seen.hash || !seen.version || !seen.m || !seen.k || !seen.blocks || !seen.block_bits ||
         !seen.seed)
-        return bloom_fail(b, BLOOM_ECORRUPT,
+        return bloom_fail(b, CRAWL_ECORRUPT,
                           "meta of '%s' lacks a field (needs m k blocks block_bits seed hash "
                           "version): not a filter of this program",
                           b->name);
     const bloom_geometry_t *g = &b->geo;
     if (g->k < 1 || g->blocks < 1 || g->block_bits < 8 || g->block_bits % 8 != 0 ||
         g->block_bits > BLOOM_MAX_BLOCK_BITS || g->m != (uint64_t)g->blocks * g->block_bits)
-        return bloom_fail(b, BLOOM_ECORRUPT,
+        return bloom_fail(b, CRAWL_ECORRUPT,
                           "meta of '%s' is inconsistent: m=%llu k=%u blocks=%u block_bits=%llu",
                           b->name, (unsigned long long)g->m, g->k, g->blocks,
                           (unsigned long long)g->block_bits);
@@ -178,7 +178,7 @@ static int compare_geometry(bloom_t *b, const bloom_geometry_t *want, const bloo
     describe(have_s, sizeof have_s, g, b->capacity, b->fp_rate);
     describe(want_s, sizeof want_s, want, pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY,
              pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE);
-    return bloom_fail(b, BLOOM_EMISMATCH, "filter '%s' exists with %s; asked for %s", b->name,
+    return bloom_fail(b, CRAWL_EMISMATCH, "filter '%s' exists with %s; asked for %s", b->name,
                       have_s, want_s);
 }
 
@@ -226,7 +226,7 @@ static int build_args(bloom_t *b, const char *mkey, const bloom_geometry_t *want
     a->argvlen = malloc((nb + 32) * sizeof *a->argvlen);
     a->keys = nb ? malloc(nb * keylen) : NULL;
     if (!a->argv || !a->argvlen || (nb && !a->keys))
-        return BLOOM_ENOMEM;
+        return CRAWL_ENOMEM;
     args_push(a, "EVAL", 4);
     args_push(a, OPEN_SCRIPT, sizeof OPEN_SCRIPT - 1);
     args_push_num(a, 0, "%zu", 1 + nb);
@@ -261,10 +261,10 @@ static int build_args(bloom_t *b, const char *mkey, const bloom_geometry_t *want
 static int reply_error(bloom_t *b, const redisReply *r, const char *what)
 {
     if (r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9))
-        return bloom_fail(b, BLOOM_EWRONGTYPE, "%s: %.200s", what, r->str);
+        return bloom_fail(b, CRAWL_EWRONGTYPE, "%s: %.200s", what, r->str);
     if (r->type == REDIS_REPLY_ERROR)
-        return bloom_fail(b, BLOOM_EREPLY, "%s: Redis error: %.200s", what, r->str);
-    return bloom_fail(b, BLOOM_EREPLY, "%s: unexpected reply type %d", what, r->type);
+        return bloom_fail(b, CRAWL_EREPLY, "%s: Redis error: %.200s", what, r->str);
+    return bloom_fail(b, CRAWL_EREPLY, "%s: unexpected reply type %d", what, r->type);
 }
 
 /* Interprets the script's answer; *created tells which way it went. */
@@ -278,15 +278,15 @@ static int open_reply(bloom_t *b, const redisReply *r, const char *mkey,
     if (!strcmp(tag, "exists") && r->elements == 2)
         return parse_meta(b, r->element[1]);
     if (!strcmp(tag, "wrongtype"))
-        return bloom_fail(b, BLOOM_EWRONGTYPE, "key '%s' is a %s, not a Bloom filter's meta hash",
+        return bloom_fail(b, CRAWL_EWRONGTYPE, "key '%s' is a %s, not a Bloom filter's meta hash",
                           mkey, r->elements == 2 ? r->element[1]->str : "?");
     if (!strcmp(tag, "absent"))
-        return bloom_fail(b, BLOOM_ENOTFOUND,
+        return bloom_fail(b, CRAWL_ENOTFOUND,
                           "no Bloom filter '%s' (no hash '%s') and no capacity/fp rate given to "
                           "create one",
                           b->name, mkey);
     if (!strcmp(tag, "orphan"))
-        return bloom_fail(b, BLOOM_ECORRUPT,
+        return bloom_fail(b, CRAWL_ECORRUPT,
                           "key '%s' exists but '%s' does not: leftovers of another filter; "
                           "delete them first",
                           r->elements == 2 ? r->element[1]->str : "?", mkey);
@@ -305,7 +305,7 @@ static int run_open_script(bloom_t *b, const bloom_geometry_t *want, const bloom
 {
     script_args_t a;
     char *mkey = meta_key(b->name);
-    int rc = mkey ? build_args(b, mkey, want, pp, &a) : BLOOM_ENOMEM;
+    int rc = mkey ? build_args(b, mkey, want, pp, &a) : CRAWL_ENOMEM;
     if (rc < 0) {
         rc = bloom_fail(b, rc, "out of memory");
         goto out;
@@ -336,14 +336,14 @@ static int check_block(bloom_t *b, uint32_t i, const redisReply *type, const red
     if (type->type != REDIS_REPLY_STATUS && type->type != REDIS_REPLY_STRING)
         return reply_error(b, type, key);
     if (!strcmp(type->str, "none"))
-        return bloom_fail(b, BLOOM_ECORRUPT, "block key '%s' is missing", key);
+        return bloom_fail(b, CRAWL_ECORRUPT, "block key '%s' is missing", key);
     if (strcmp(type->str, "string") != 0)
-        return bloom_fail(b, BLOOM_EWRONGTYPE, "block key '%s' is a %s, not a string", key,
+        return bloom_fail(b, CRAWL_EWRONGTYPE, "block key '%s' is a %s, not a string", key,
                           type->str);
     if (len->type != REDIS_REPLY_INTEGER)
         return reply_error(b, len, key);
     if ((uint64_t)len->integer != b->geo.block_bits / 8)
-        return bloom_fail(b, BLOOM_ECORRUPT, "block key '%s' holds %lld bytes, expected %llu", key,
+        return bloom_fail(b, CRAWL_ECORRUPT, "block key '%s' holds %lld bytes, expected %llu", key,
                           len->integer, (unsigned long long)(b->geo.block_bits / 8));
     return 0;
 }
@@ -363,7 +363,7 @@ static int check_blocks(bloom_t *b)
         bloom_buf_block_key(o, b, i);
     }
     if (o->oom || redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory");
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     int rc = 0;
     bloom_sigpipe_t g;
     bloom_sigpipe_block(&g);
@@ -393,7 +393,7 @@ static void set_err(int code, int *err, char *errbuf, size_t errlen, const char 
     if (err)
         *err = code;
     if (errbuf && errlen)
-        snprintf(errbuf, errlen, "%s", msg && *msg ? msg : bloom_strerror(code));
+        snprintf(errbuf, errlen, "%s", msg && *msg ? msg : crawl_strerror(code));
 }
 
 static int open_checks(bloom_t *b, const bloom_params_t *params)
@@ -417,7 +417,7 @@ static int open_checks(bloom_t *b, const bloom_params_t *params)
     b->fps = malloc(BLOOM_BATCH_ITEMS * sizeof *b->fps);
     b->hashes = malloc(BLOOM_BATCH_ITEMS * sizeof *b->hashes);
     if (!b->pending || !b->fps || !b->hashes)
-        return bloom_fail(b, BLOOM_ENOMEM, "out of memory");
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     int created = 0;
     rc = run_open_script(b, create ? &want : NULL, params, &created);
     if (rc < 0 || created)
@@ -432,19 +432,19 @@ bloom_t *bloom_open(redisContext *rc, const char *name, const bloom_params_t *pa
 {
     size_t nlen = name ? strnlen(name, BLOOM_MAX_NAME + 1) : 0;
     if (!rc || nlen == 0 || nlen > BLOOM_MAX_NAME) {
-        set_err(BLOOM_EINVAL, err, errbuf, errlen, "bad filter name (1 to 512 bytes)");
+        set_err(CRAWL_EINVAL, err, errbuf, errlen, "bad filter name (1 to 512 bytes)");
         return NULL;
     }
     if (rc->err) {
         char msg[200];
         snprintf(msg, sizeof msg, "Redis connection failed: %s", rc->errstr);
-        set_err(BLOOM_EIO, err, errbuf, errlen, msg);
+        set_err(CRAWL_EREDIS, err, errbuf, errlen, msg);
         return NULL;
     }
     bloom_t *b = calloc(1, sizeof *b);
     if (!b || !(b->name = strdup(name))) {
         free(b);
-        set_err(BLOOM_ENOMEM, err, errbuf, errlen, NULL);
+        set_err(CRAWL_ENOMEM, err, errbuf, errlen, NULL);
         return NULL;
     }
     b->rc = rc;
@@ -478,12 +478,12 @@ int bloom_destroy(redisContext *rc, const char *name)
 {
     size_t nlen = name ? strnlen(name, BLOOM_MAX_NAME + 1) : 0;
     if (!rc || nlen == 0 || nlen > BLOOM_MAX_NAME)
-        return BLOOM_EINVAL;
+        return CRAWL_EINVAL;
     if (rc->err)
-        return BLOOM_EIO;
+        return CRAWL_EREDIS;
     char *mkey = meta_key(name);
     if (!mkey)
-        return BLOOM_ENOMEM;
+        return CRAWL_ENOMEM;
     bloom_t tmp = {.rc = rc, .name = (char *)name, .name_len = nlen};
     int code = 0;
     bloom_sigpipe_t g;
@@ -491,13 +491,13 @@ int bloom_destroy(redisContext *rc, const char *name)
     redisReply *r = redisCommand(rc, "HGET %s blocks", mkey);
     uint64_t nb = 0;
     if (!r)
-        code = BLOOM_EIO;
+        code = CRAWL_EREDIS;
     else if (r->type == REDIS_REPLY_NIL)
         nb = 0;
     else if (r->type != REDIS_REPLY_STRING)
         code = reply_error(&tmp, r, mkey);
     else if (parse_u64(r->str, r->len, &nb) < 0 || nb < 1 || nb > BLOOM_MAX_BLOCKS)
-        code = BLOOM_ECORRUPT;
+        code = CRAWL_ECORRUPT;
     if (r)
         freeReplyObject(r);
     if (code == 0) {
@@ -507,9 +507,9 @@ int bloom_destroy(redisContext *rc, const char *name)
         for (uint32_t i = 0; i < nb; i++)
             bloom_buf_block_key(&tmp.out, &tmp, i);
         if (tmp.out.oom || redisAppendFormattedCommand(rc, tmp.out.p, tmp.out.len) != REDIS_OK)
-            code = BLOOM_ENOMEM;
+            code = CRAWL_ENOMEM;
         else if (redisGetReply(rc, (void **)&r) != REDIS_OK)
-            code = BLOOM_EIO;
+            code = CRAWL_EREDIS;
         else {
             if (r->type != REDIS_REPLY_INTEGER)
                 code = reply_error(&tmp, r, mkey);

@@ -375,7 +375,7 @@ long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, v
         int rc = parser_url_normalize(NULL, s, max_len, &url);
         if (rc < 0) {
             fprintf(stderr, "%s:%lu: invalid URL '%.200s': %s\n", fname, lineno, s,
-                    parser_strerror(rc));
+                    crawl_strerror(rc));
             bad++;
             continue;
         }

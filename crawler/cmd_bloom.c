@@ -158,7 +158,7 @@ static int flush(batch_t *bt)
                  : bloom_contains_many(bt->b, (const char *const *)bt->urls, NULL, bt->n, bt->res);
     if (rc < 0) {
         const char *m = bloom_errmsg(bt->b);
-        fprintf(stderr, "crawler bloom: %s\n", *m ? m : bloom_strerror(rc));
+        fprintf(stderr, "crawler bloom: %s\n", *m ? m : crawl_strerror(rc));
         bt->failed = 1;
     }
     for (size_t i = 0; i < bt->n; i++) {
@@ -276,7 +276,7 @@ static int run_info(bloom_t *b, const bopts_t *o, const char *where)
     int rc = bloom_info(b, &in);
     if (rc < 0) {
         const char *m = bloom_errmsg(b);
-        fprintf(stderr, "crawler bloom: %s\n", *m ? m : bloom_strerror(rc));
+        fprintf(stderr, "crawler bloom: %s\n", *m ? m : crawl_strerror(rc));
         return CLI_EXIT_ERROR;
     }
     if (o->json)
@@ -297,18 +297,18 @@ static bloom_t *open_filter(redisContext *rc, const char *name, const bopts_t *o
     bloom_params_t p = o->params;
     int given = p.capacity || p.fp_rate != 0.0;
     bloom_t *b = bloom_open(rc, name, given ? &p : NULL, &err, msg, sizeof msg);
-    if (!b && err == BLOOM_ENOTFOUND && o->action == ACT_ADD) {
+    if (!b && err == CRAWL_ENOTFOUND && o->action == ACT_ADD) {
         p.capacity = BLOOM_DEFAULT_CAPACITY;
         p.fp_rate = BLOOM_DEFAULT_FP_RATE;
         b = bloom_open(rc, name, &p, &err, msg, sizeof msg);
     }
-    if (!b && err == BLOOM_ENOTFOUND)
+    if (!b && err == CRAWL_ENOTFOUND)
         fprintf(stderr,
                 "crawler bloom: no Bloom filter '%s' in %s (create one with "
                 "`crawler bloom add`)\n",
                 name, where);
     else if (!b)
-        fprintf(stderr, "crawler bloom: %s\n", msg[0] ? msg : bloom_strerror(err));
+        fprintf(stderr, "crawler bloom: %s\n", msg[0] ? msg : crawl_strerror(err));
     return b;
 }
 

@@ -98,7 +98,7 @@ out:
     if (out) {
         int oc = out_close(out);
         if (oc < 0) {
-            fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, out_strerror(oc));
+            fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, crawl_strerror(oc));
             status = CLI_EXIT_ERROR;
         }
     }

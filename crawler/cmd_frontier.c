@@ -243,7 +243,7 @@ static int print_stats(redisContext *rc, const char *crawl, int json)
     if (err == 0)
         err = frontier_workers(rc, crawl, &w, &nw);
     if (err < 0) {
-        fprintf(stderr, "crawler stats: %s\n", frontier_strerror(err));
+        fprintf(stderr, "crawler stats: %s\n", crawl_strerror(err));
         return -1;
     }
     if (json)
@@ -380,7 +380,7 @@ int cmd_reset(int argc, char **argv)
     int err = frontier_reset(rc, o.co.crawl, &deleted);
     if (err < 0)
         fprintf(stderr, "crawler reset: %s (%llu keys deleted before the error)\n",
-                frontier_strerror(err), U(deleted));
+                crawl_strerror(err), U(deleted));
     else
         printf("deleted %llu keys of crawl %s\n", U(deleted), o.co.crawl);
     close_redis(r, rc);

@@ -113,7 +113,7 @@ static int refresh_seed_hosts(worker_t *w)
     char **hosts = NULL;
     size_t n = 0;
     int rc = frontier_seed_hosts(w->fr, &hosts, &n);
-    if (rc == FRONTIER_EIO)
+    if (rc == CRAWL_EREDIS)
         return rc;
     if (rc == 0)
         scope_set_seed_hosts(w->scope, (const char *const *)hosts, n);
@@ -178,7 +178,7 @@ static int worker_open(worker_t *w)
     return 0;
 fail:
     fprintf(stderr, "crawler: worker %d: %s\n", w->idx, err);
-    return FRONTIER_EIO;
+    return CRAWL_EREDIS;
 }
 
 static void worker_close(worker_t *w)
@@ -224,7 +224,7 @@ static void finished(worker_t *w, int rc, size_t pages)
     }
     if (rc < 0)
         fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
-                frontier_strerror(rc));
+                crawl_strerror(rc));
     note(w, rc);
 }
 
@@ -254,7 +254,7 @@ static void start_page(worker_t *w, frontier_item_t *item)
     int rc = fetch_start_page(w->fetch, item);
     if (rc < 0)
         finish_unfetched(w, item, "internal",
-                         rc == FRONTIER_ENOMEM ? "out of memory" : "cannot start the transfer");
+                         rc == CRAWL_ENOMEM ? "out of memory" : "cannot start the transfer");
 }
 
 /* Where the gate's verdict sends a leased URL: to a transfer, the finisher
@@ -351,7 +351,7 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
     size_t n = 0;
     frontier_state_t st = FRONTIER_WAIT;
     uint32_t wait_ms = 100;
-    int rc = items ? frontier_claim(w->fr, room, items, &n, &st, &wait_ms) : FRONTIER_ENOMEM;
+    int rc = items ? frontier_claim(w->fr, room, items, &n, &st, &wait_ms) : CRAWL_ENOMEM;
     if (rc < 0) {
         free(items);
         note(w, rc);

@@ -491,7 +491,7 @@ static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
     set_options(f, x, url);
     x->t_start = clock_now_ms();
     if (curl_multi_add_handle(f->multi, x->h) != CURLM_OK)
-        return FRONTIER_EIO;
+        return CRAWL_EREDIS;
     f->active++;
     x->prev = NULL;
     x->next = f->running;
@@ -505,7 +505,7 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item)
 {
     xfer_t *x = get_xfer(f, XF_PAGE, item->url);
     if (!x)
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     x->item = *item;
     int rc = start_xfer(f, x, x->item.url);
     if (rc < 0) {
@@ -522,11 +522,11 @@ int fetch_start_robots(fetch_t *f, const char *origin)
     char url[4096];
     int n = snprintf(url, sizeof url, "%s/robots.txt", origin);
     if (n < 0 || (size_t)n >= sizeof url)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     xfer_t *x = get_xfer(f, XF_ROBOTS, origin);
     if (!x)
-        return FRONTIER_ENOMEM;
-    int rc = (x->origin = strdup(origin)) ? start_xfer(f, x, url) : FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
+    int rc = (x->origin = strdup(origin)) ? start_xfer(f, x, url) : CRAWL_ENOMEM;
     if (rc < 0)
         put_xfer(f, x);
     return rc;

@@ -9,7 +9,7 @@
  * Redis.
  *
  * Not thread-safe: a fetch_t belongs to one thread.  Errors: 0 or a negative
- * FRONTIER_E* code (FRONTIER_ENOMEM out of memory, FRONTIER_EIO the multi
+ * CRAWL_E* code (CRAWL_ENOMEM out of memory, CRAWL_EREDIS the multi
  * handle refused the transfer).
  */
 #ifndef CRAWLER_FETCH_H

@@ -162,7 +162,7 @@ int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex)
         entry_t *n = realloc(f->queued, cap * sizeof *n);
         if (!n) {
             page_clear(p);
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
         }
         f->queued = n;
         f->queued_cap = cap;
@@ -177,7 +177,7 @@ int finisher_retry(finisher_t *f, const page_t *p, uint32_t retry_after_ms, int 
     frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
     *dead = 0;
     int rc = frontier_retry(f->retry_fr, &p->item, &o, retry_after_ms);
-    if (rc == FRONTIER_ELEASE)
+    if (rc == CRAWL_ELEASE)
         return 0; /* lease lost: another worker owns the URL now */
     if (rc < 0)
         return rc;
@@ -193,13 +193,13 @@ int finisher_retry(finisher_t *f, const page_t *p, uint32_t retry_after_ms, int 
 static int batch_finished(finisher_t *f, int rc, size_t *pages)
 {
     for (size_t i = 0; i < f->nfin; i++) {
-        if (rc == 0 || rc == FRONTIER_ELEASE)
+        if (rc == 0 || rc == CRAWL_ELEASE)
             write_record(f, &f->fin[i]);
         page_clear(&f->fin[i].p);
     }
     *pages += f->nfin;
     f->nfin = 0;
-    return rc == FRONTIER_ELEASE ? 0 : rc;
+    return rc == CRAWL_ELEASE ? 0 : rc;
 }
 
 int finisher_complete(finisher_t *f, int block, size_t *pages)
@@ -223,7 +223,7 @@ static int swap_batches(finisher_t *f)
     if (f->fin_pages_cap < f->nqueued) {
         frontier_done_t *np = realloc(f->fin_pages, f->nqueued * sizeof *np);
         if (!np)
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
         f->fin_pages = np;
         f->fin_pages_cap = f->nqueued;
     }

@@ -10,7 +10,7 @@
  * the borrowed output writers, the local Bloom cache all the finishing
  * handles share, and "report a write error once".
  *
- * Errors: 0 or a negative FRONTIER_E* code.  FRONTIER_ELEASE (a lease had
+ * Errors: 0 or a negative CRAWL_E* code.  CRAWL_ELEASE (a lease had
  * expired and been handed to another worker) is not an error and never
  * returned.  After any other error the finisher stays usable, but its
  * Redis connection may be gone: the caller should stop.
@@ -55,7 +55,7 @@ void finisher_free(finisher_t *f);
 
 /* Adds a finished page to the next batch: *p is taken over (zeroed).  With
  * ex (borrowed for the call) its exchange is written to the WARC file now.
- * FRONTIER_ENOMEM: the page is dropped (its lease expires and the URL comes
+ * CRAWL_ENOMEM: the page is dropped (its lease expires and the URL comes
  * back to the frontier). */
 int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex);
 

@@ -16,7 +16,7 @@
  *
  * Invariants: the file only ever receives whole lines.  When a write fails
  * part-way, a regular file is ftruncate()d back to its size before that
- * write, the buffer is dropped, and the writer stays failed (OUT_EIO).
+ * write, the buffer is dropped, and the writer stays failed (CRAWL_EWRITE).
  * Touches no Redis key.
  */
 #include "output.h"
@@ -260,18 +260,18 @@ static int write_all(out_t *o, const char *p, size_t n)
                 snprintf(o->errtext, sizeof o->errtext, "write %s: %s (and a partial line remains)",
                          o->path, strerror(saved));
             o->failed = true;
-            return OUT_EIO;
+            return CRAWL_EWRITE;
         }
         done += (size_t)w;
     }
-    return OUT_OK;
+    return CRAWL_OK;
 }
 
 static int flush_locked(out_t *o)
 {
-    int rc = OUT_OK;
+    int rc = CRAWL_OK;
     if (o->failed)
-        return OUT_EIO;
+        return CRAWL_EWRITE;
     if (o->len)
         rc = write_all(o, o->buf, o->len);
     o->len = 0;
@@ -369,20 +369,20 @@ int out_write(out_t *o, const out_record_t *rec)
 {
     char stack[2048];
     char *line = stack;
-    int rc = OUT_OK;
+    int rc = CRAWL_OK;
     if (!o || !rec || !rec->url)
-        return OUT_EINVAL;
+        return CRAWL_EINVAL;
     size_t n = out_format(stack, sizeof stack, rec);
     if (n >= sizeof stack) {
         line = malloc(n + 1);
         if (!line)
-            return OUT_ENOMEM;
+            return CRAWL_ENOMEM;
         out_format(line, n + 1, rec);
     }
     pthread_mutex_lock(&o->lock);
     if (o->failed)
-        rc = OUT_EIO;
-    else if (o->len + n > OUT_BUFFER_BYTES && (rc = flush_locked(o)) != OUT_OK)
+        rc = CRAWL_EWRITE;
+    else if (o->len + n > OUT_BUFFER_BYTES && (rc = flush_locked(o)) != CRAWL_OK)
         ; /* failed: rc set */
     else if (n > OUT_BUFFER_BYTES)
         rc = write_all(o, line, n); /* a giant line goes straight out */
@@ -401,7 +401,7 @@ int out_write(out_t *o, const out_record_t *rec)
 int out_flush(out_t *o)
 {
     if (!o)
-        return OUT_EINVAL;
+        return CRAWL_EINVAL;
     pthread_mutex_lock(&o->lock);
     int rc = flush_locked(o);
     pthread_mutex_unlock(&o->lock);
@@ -411,15 +411,15 @@ int out_flush(out_t *o)
 int out_close(out_t *o)
 {
     if (!o)
-        return OUT_OK;
+        return CRAWL_OK;
     pthread_mutex_lock(&o->lock);
     o->stop = true;
     pthread_cond_signal(&o->wake);
     pthread_mutex_unlock(&o->lock);
     pthread_join(o->thread, NULL);
     int rc = flush_locked(o);
-    if (!o->is_stdout && close(o->fd) != 0 && rc == OUT_OK) {
-        rc = OUT_EIO; /* e.g. NFS reporting a deferred write error */
+    if (!o->is_stdout && close(o->fd) != 0 && rc == CRAWL_OK) {
+        rc = CRAWL_EWRITE; /* e.g. NFS reporting a deferred write error */
     }
     pthread_mutex_destroy(&o->lock);
     pthread_cond_destroy(&o->wake);
@@ -436,20 +436,4 @@ const char *out_error(out_t *o)
     const char *s = o->errtext; /* written once, under the lock, then never again */
     pthread_mutex_unlock(&o->lock);
     return s;
-}
-
-const char *out_strerror(int code)
-{
-    switch (code) {
-    case OUT_OK:
-        return "success";
-    case OUT_EINVAL:
-        return "invalid argument";
-    case OUT_ENOMEM:
-        return "out of memory";
-    case OUT_EIO:
-        return "write to the output file failed";
-    default:
-        return "unknown output error";
-    }
 }

@@ -34,15 +34,15 @@
  * OUT_FLUSH_MS after a record was added (so `tail -f` follows the crawl), on
  * out_flush() and on out_close().
  *
- * Errors: functions return 0 or a negative OUT_E* code; out_strerror() names
+ * Errors: functions return 0 or a negative CRAWL_E* code; crawl_strerror() names
  * the code and out_error() gives the detail of a failed write.  A failed
  * write (disk full, closed pipe, …) puts the writer in a failed state: the
  * lines in its buffer are dropped, a regular file is cut back to its last
  * complete line, and every later out_write()/out_flush()/out_close() returns
- * OUT_EIO.  The caller decides whether to stop the crawl.
+ * CRAWL_EWRITE.  The caller decides whether to stop the crawl.
  *
  * Standard output: when "-" is a pipe whose reader went away, write(2)
- * raises SIGPIPE; the program should ignore SIGPIPE so this becomes OUT_EIO.
+ * raises SIGPIPE; the program should ignore SIGPIPE so this becomes CRAWL_EWRITE.
  *
  * Thread-safety: every function may be called from any thread at the same
  * time on one out_t (one mutex inside), except out_close(), which must be
@@ -51,18 +51,19 @@
 #ifndef CRAWLER_OUTPUT_H
 #define CRAWLER_OUTPUT_H
 
+#include "errors.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #define OUT_BUFFER_BYTES (64u * 1024u) /* write when this much is buffered */
 #define OUT_FLUSH_MS 1000u             /* longest time a record stays buffered */
 
-enum {
-    OUT_OK = 0,
-    OUT_EINVAL = -1, /* bad argument: NULL writer or record, NULL url */
-    OUT_ENOMEM = -2, /* out of memory (nothing was written) */
-    OUT_EIO = -3,    /* a write failed: the writer is in the failed state */
-};
+/* Error codes this module returns (errors.h, the project's one error
+ * space; crawl_strerror() gives the text):
+ *   CRAWL_EINVAL     bad argument: NULL writer or record, NULL url
+ *   CRAWL_ENOMEM     out of memory (nothing was written)
+ *   CRAWL_EWRITE     a write failed: the writer is in the failed state */
 
 typedef struct out out_t;
 
@@ -90,26 +91,23 @@ typedef struct out_record {
 out_t *out_open(const char *path, char *err, size_t errlen);
 
 /* Formats rec as one line and appends it to the buffer (writing the buffer
- * out first when it would exceed OUT_BUFFER_BYTES).  Returns 0, OUT_EINVAL,
- * OUT_ENOMEM (nothing added) or OUT_EIO (failed state; nothing added).
+ * out first when it would exceed OUT_BUFFER_BYTES).  Returns 0, CRAWL_EINVAL,
+ * CRAWL_ENOMEM (nothing added) or CRAWL_EWRITE (failed state; nothing added).
  * Thread-safe; lines of concurrent callers never interleave. */
 int out_write(out_t *o, const out_record_t *rec);
 
 /* Writes the buffer to the file now (to the kernel: no fsync).  Returns 0 or
- * OUT_EIO.  Thread-safe. */
+ * CRAWL_EWRITE.  Thread-safe. */
 int out_flush(out_t *o);
 
 /* Flushes, stops the flush thread and closes the file.  Returns 0, or
- * OUT_EIO if this final flush or an earlier write failed (lines may be
+ * CRAWL_EWRITE if this final flush or an earlier write failed (lines may be
  * missing).  Accepts NULL (returns 0). */
 int out_close(out_t *o);
 
 /* Detail of the first failed write ("write out.jsonl: No space left on
  * device"), or "" if none.  Valid until out_close().  Thread-safe. */
 const char *out_error(out_t *o);
-
-/* Text of an OUT_E* code (static string). */
-const char *out_strerror(int code);
 
 /* Formats rec into buf as one JSON line with its '\n' and a terminating NUL;
  * returns the line's length without the NUL.  If the line does not fit

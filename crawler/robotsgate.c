@@ -74,11 +74,11 @@ struct robotsgate {
 
 /* The cached value of origin: 1 and *val (malloc'd, caller frees) and *len,
  * 0 if none (or Redis answered an error: the rules are fetched again), or
- * FRONTIER_EIO. */
+ * CRAWL_EREDIS. */
 static int shared_get(robotsgate_t *g, const char *origin, char **val, size_t *len)
 {
     int rc = frontier_robots_get(g->fr, origin, val, len);
-    if (rc == FRONTIER_EIO)
+    if (rc == CRAWL_EREDIS)
         return rc;
     if (rc < 0 || !*val || *len < 1) {
         free(*val);
@@ -92,30 +92,30 @@ static int shared_put(robotsgate_t *g, const char *origin, const char *val, size
                       uint32_t ttl_s)
 {
     int rc = frontier_robots_put(g->fr, origin, val, len, ttl_s);
-    return rc == FRONTIER_EIO ? rc : 0;
+    return rc == CRAWL_EREDIS ? rc : 0;
 }
 
 /* One robots.txt fetch per origin for the whole crawl: 1 if this worker
  * holds the lock now, 0 if another does (or Redis refused the command), or
- * FRONTIER_EIO. */
+ * CRAWL_EREDIS. */
 static int shared_lock(robotsgate_t *g, const char *origin, uint32_t ttl_ms)
 {
     int won = 0;
     int rc = frontier_robots_lock(g->fr, origin, ttl_ms, &won);
-    return rc == FRONTIER_EIO ? rc : won;
+    return rc == CRAWL_EREDIS ? rc : won;
 }
 
 static int shared_unlock(robotsgate_t *g, const char *origin)
 {
     int rc = frontier_robots_unlock(g->fr, origin);
-    return rc == FRONTIER_EIO ? rc : 0;
+    return rc == CRAWL_EREDIS ? rc : 0;
 }
 
 /* Adds the Sitemap: URLs to the crawl's set (one round trip). */
 static int sitemaps_add(robotsgate_t *g, const char *const *urls, size_t n)
 {
     int rc = frontier_sitemaps_add(g->fr, urls, n);
-    return rc == FRONTIER_EIO ? rc : 0;
+    return rc == CRAWL_EREDIS ? rc : 0;
 }
 
 /* ---- the rule sets of this thread --------------------------------------------- */

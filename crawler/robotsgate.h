@@ -14,7 +14,7 @@
  *
  * Not thread-safe: a gate belongs to one thread and uses that thread's
  * claiming connection and frontier handle.  Errors: 0 or a negative
- * FRONTIER_E* code, returned when a Redis call failed; the gate still did
+ * CRAWL_E* code, returned when a Redis call failed; the gate still did
  * its work as if the shared cache were empty (verdicts stay valid), but its
  * connection is probably gone: the caller should stop.
  */

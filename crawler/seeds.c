@@ -29,7 +29,7 @@ static int flush(batch_t *b)
     size_t added = 0;
     int rc = frontier_seed(b->f, (const char *const *)b->urls, b->n, b->force, &added);
     if (rc < 0)
-        fprintf(stderr, "crawler: seeding failed: %s\n", frontier_strerror(rc));
+        fprintf(stderr, "crawler: seeding failed: %s\n", crawl_strerror(rc));
     else
         b->res->added += added;
     for (size_t i = 0; i < b->n; i++)

@@ -82,12 +82,12 @@ static int sb_reserve(sb_t *b, size_t extra)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap - b->len < extra) {
         if (cap > SIZE_MAX / 2)
-            return WARC_ENOMEM;
+            return CRAWL_ENOMEM;
         cap *= 2;
     }
     char *p = realloc(b->p, cap);
     if (!p)
-        return WARC_ENOMEM;
+        return CRAWL_ENOMEM;
     b->p = p;
     b->cap = cap;
     return 0;
@@ -96,7 +96,7 @@ static int sb_reserve(sb_t *b, size_t extra)
 static int sb_put(sb_t *b, const void *p, size_t n)
 {
     if (sb_reserve(b, n))
-        return WARC_ENOMEM;
+        return CRAWL_ENOMEM;
     if (n)
         memcpy(b->p + b->len, p, n);
     b->len += n;
@@ -111,7 +111,7 @@ static int sb_printf(sb_t *b, const char *fmt, ...)
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     if (n < 0 || sb_reserve(b, (size_t)n + 1))
-        return WARC_ENOMEM;
+        return CRAWL_ENOMEM;
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -164,12 +164,12 @@ static int digest_parts(EVP_MD_CTX *md, const void *const *part, const size_t *l
     unsigned char h[EVP_MAX_MD_SIZE];
     unsigned hl = 0;
     if (EVP_DigestInit_ex(md, EVP_sha1(), NULL) != 1)
-        return WARC_EINTERNAL;
+        return CRAWL_EINTERNAL;
     for (int i = 0; i < n; i++)
         if (len[i] && EVP_DigestUpdate(md, part[i], len[i]) != 1)
-            return WARC_EINTERNAL;
+            return CRAWL_EINTERNAL;
     if (EVP_DigestFinal_ex(md, h, &hl) != 1 || hl != 20)
-        return WARC_EINTERNAL;
+        return CRAWL_EINTERNAL;
     memcpy(out, "sha1:", 5);
     base32(h, 20, out + 5);
     return 0;
@@ -179,7 +179,7 @@ int warc_digest(const void *data, size_t len, char out[WARC_DIGEST_LEN + 1])
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md)
-        return WARC_EINTERNAL;
+        return CRAWL_EINTERNAL;
     int rc = digest_parts(md, &data, &len, 1, out);
     EVP_MD_CTX_free(md);
     return rc;
@@ -200,7 +200,7 @@ static int random_bytes(unsigned char *p, size_t n)
         return 0;
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return WARC_EINTERNAL;
+        return CRAWL_EINTERNAL;
     got = 0;
     while (got < n) {
         ssize_t r = read(fd, p + got, n - got);
@@ -211,7 +211,7 @@ static int random_bytes(unsigned char *p, size_t n)
         got += (size_t)r;
     }
     close(fd);
-    return got == n ? 0 : WARC_EINTERNAL;
+    return got == n ? 0 : CRAWL_EINTERNAL;
 }
 
 /* "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>" from 16 random bytes. */
@@ -342,18 +342,18 @@ static int rewrite_head(sb_t *out, const char *h, size_t n, const warc_exchange_
 static int gz_member(scratch_t *c)
 {
     if (c->rec.len > (1u << 31))
-        return WARC_EINVAL; /* a 2 GiB record: the size limit was not applied */
+        return CRAWL_EINVAL; /* a 2 GiB record: the size limit was not applied */
     if (deflateReset(&c->z) != Z_OK)
-        return WARC_EINTERNAL;
+        return CRAWL_EINTERNAL;
     uLong bound = deflateBound(&c->z, (uLong)c->rec.len);
     if (sb_reserve(&c->out, bound))
-        return WARC_ENOMEM;
+        return CRAWL_ENOMEM;
     c->z.next_in = (Bytef *)c->rec.p;
     c->z.avail_in = (uInt)c->rec.len;
     c->z.next_out = (Bytef *)c->out.p + c->out.len;
     c->z.avail_out = (uInt)bound;
     if (deflate(&c->z, Z_FINISH) != Z_STREAM_END)
-        return WARC_EINTERNAL;
+        return CRAWL_EINTERNAL;
     c->out.len += bound - c->z.avail_out;
     return 0;
 }
@@ -444,10 +444,10 @@ static void scratch_put(warc_t *w, scratch_t *c)
  * short), undoing a partial write. */
 static int write_out(warc_t *w, const sb_t *out)
 {
-    int rc = WARC_OK;
+    int rc = CRAWL_OK;
     pthread_mutex_lock(&w->lock);
     if (w->failed) {
-        rc = WARC_EIO;
+        rc = CRAWL_EWRITE;
         goto out;
     }
     off_t before = lseek(w->fd, 0, SEEK_END);
@@ -461,7 +461,7 @@ static int write_out(warc_t *w, const sb_t *out)
             snprintf(w->errtext, sizeof w->errtext, "write %s: %s%s", w->path, strerror(saved),
                      cut ? "" : " (a partial record remains)");
             w->failed = true;
-            rc = WARC_EIO;
+            rc = CRAWL_EWRITE;
             goto out;
         }
         done += (size_t)n;
@@ -541,10 +541,10 @@ static int build_exchange(warc_t *w, scratch_t *c, const warc_exchange_t *x)
 int warc_write_exchange(warc_t *w, const warc_exchange_t *x)
 {
     if (!w || !exchange_valid(x))
-        return WARC_EINVAL;
+        return CRAWL_EINVAL;
     scratch_t *c = scratch_get(w);
     if (!c)
-        return WARC_ENOMEM;
+        return CRAWL_ENOMEM;
     int rc = build_exchange(w, c, x);
     if (rc == 0)
         rc = write_out(w, &c->out);
@@ -582,7 +582,7 @@ static int write_warcinfo(warc_t *w, const char *path, const char *software)
     scratch_t *c = rc ? NULL : scratch_get(w);
     if (!c) {
         free(fields.p);
-        return WARC_ENOMEM;
+        return CRAWL_ENOMEM;
     }
     rec_t r = {.type = "warcinfo",
                .id = w->info_id,
@@ -628,7 +628,7 @@ warc_t *warc_open(const char *path, const char *software, char *err, size_t errl
     }
     int rc = write_warcinfo(w, path, software);
     if (rc != 0) {
-        snprintf(err, errlen, "%s", rc == WARC_EIO ? w->errtext : warc_strerror(rc));
+        snprintf(err, errlen, "%s", rc == CRAWL_EWRITE ? w->errtext : crawl_strerror(rc));
         goto fail;
     }
     return w;
@@ -660,22 +660,4 @@ const char *warc_error(warc_t *w)
     const char *s = w->errtext;
     pthread_mutex_unlock(&w->lock);
     return s;
-}
-
-const char *warc_strerror(int code)
-{
-    switch (code) {
-    case WARC_OK:
-        return "success";
-    case WARC_EINVAL:
-        return "invalid argument";
-    case WARC_ENOMEM:
-        return "out of memory";
-    case WARC_EIO:
-        return "write to the WARC file failed";
-    case WARC_EINTERNAL:
-        return "zlib, SHA-1 or the random source failed";
-    default:
-        return "unknown WARC error";
-    }
 }

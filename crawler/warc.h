@@ -34,12 +34,12 @@
  * that of the stored head + body, and a body cut at --max-size is marked
  * "WARC-Truncated: length".
  *
- * Errors: functions return 0 or a negative WARC_E* code; warc_strerror()
+ * Errors: functions return 0 or a negative CRAWL_E* code; crawl_strerror()
  * names it, warc_error() gives the detail of a failed write.  Records are
  * written with one write(2) per exchange, straight to the kernel (no buffer
  * to flush).  A failed write cuts the file back to its size before the
  * exchange (so it stays a valid .warc.gz) and puts the writer in the failed
- * state: every later warc_write_exchange() returns WARC_EIO.
+ * state: every later warc_write_exchange() returns CRAWL_EWRITE.
  *
  * Thread-safety: warc_write_exchange() and warc_error() may be called from
  * any thread at once (hashing and compression run in parallel; one mutex
@@ -48,6 +48,8 @@
  */
 #ifndef CRAWLER_WARC_H
 #define CRAWLER_WARC_H
+
+#include "errors.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -59,13 +61,12 @@
 #define WARC_DIGEST_LEN 37    /* "sha1:" + 32 base32 chars */
 #define WARC_RECORD_ID_LEN 47 /* "<urn:uuid:…>" */
 
-enum {
-    WARC_OK = 0,
-    WARC_EINVAL = -1,    /* bad argument (NULL, CR/LF/space in the URI, no response head) */
-    WARC_ENOMEM = -2,    /* out of memory (nothing was written) */
-    WARC_EIO = -3,       /* a write failed: the writer is in the failed state */
-    WARC_EINTERNAL = -4, /* zlib, SHA-1 or random source failed (nothing was written) */
-};
+/* Error codes this module returns (errors.h, the project's one error
+ * space; crawl_strerror() gives the text):
+ *   CRAWL_EINVAL     bad argument (NULL, CR/LF/space in the URI, no response head)
+ *   CRAWL_ENOMEM     out of memory (nothing was written)
+ *   CRAWL_EWRITE     a write failed: the writer is in the failed state
+ *   CRAWL_EINTERNAL  zlib, SHA-1 or random source failed (nothing was written) */
 
 typedef struct warc warc_t;
 
@@ -91,7 +92,7 @@ typedef struct warc_exchange {
 warc_t *warc_open(const char *path, const char *software, char *err, size_t errlen);
 
 /* Appends a request record and a response record for x.  Returns 0,
- * WARC_EINVAL, WARC_ENOMEM, WARC_EINTERNAL (nothing written) or WARC_EIO
+ * CRAWL_EINVAL, CRAWL_ENOMEM, CRAWL_EINTERNAL (nothing written) or CRAWL_EWRITE
  * (failed state).  Thread-safe. */
 int warc_write_exchange(warc_t *w, const warc_exchange_t *x);
 
@@ -101,11 +102,8 @@ void warc_close(warc_t *w);
 /* Detail of the first failed write, or "".  Valid until warc_close(). */
 const char *warc_error(warc_t *w);
 
-/* Text of a WARC_E* code (static string). */
-const char *warc_strerror(int code);
-
 /* "sha1:" + base32(SHA-1(data)) into out (WARC_DIGEST_LEN + 1 bytes, NUL
- * terminated).  Returns 0 or WARC_EINTERNAL.  Thread-safe. */
+ * terminated).  Returns 0 or CRAWL_EINTERNAL.  Thread-safe. */
 int warc_digest(const void *data, size_t len, char out[WARC_DIGEST_LEN + 1]);
 
 #endif

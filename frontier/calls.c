@@ -162,11 +162,11 @@ int fr_load(frontier_t *f)
     redisReply *r = redisCommand(f->rc, "FUNCTION LOAD %s", src);
     f->round_trips++;
     if (!r)
-        return FRONTIER_EIO;
+        return CRAWL_EREDIS;
     int rc = r->type == REDIS_REPLY_STRING ||
                      (r->type == REDIS_REPLY_ERROR && strstr(r->str, "already exists"))
                  ? 0
-                 : FRONTIER_EREPLY;
+                 : CRAWL_EREPLY;
     if (rc < 0)
         note_error(f, r);
     freeReplyObject(r);
@@ -189,7 +189,7 @@ static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, r
         calls[i].v[1] = f->fn[script];
         calls[i].len[1] = strlen(f->fn[script]);
         if (redisAppendCommandArgv(f->rc, (int)calls[i].n, calls[i].v, calls[i].len) != REDIS_OK)
-            return FRONTIER_EIO;
+            return CRAWL_EREDIS;
     }
     f->round_trips++;
     *reload = 0;
@@ -199,7 +199,7 @@ static int send_pending(frontier_t *f, int script, fr_args_t *calls, size_t n, r
             continue;
         void *r = NULL;
         if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
-            return FRONTIER_EIO;
+            return CRAWL_EREDIS;
         if (is_noscript(r)) {
             freeReplyObject(r);
             *reload = 1;
@@ -227,9 +227,9 @@ int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **r
     for (size_t i = 0; i < n; i++) {
         rep[i] = NULL;
         if (calls[i].oom || calls[i].n < 3)
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
     }
-    int rc = FRONTIER_EREPLY;
+    int rc = CRAWL_EREPLY;
     for (int attempt = 0; attempt < 3; attempt++) {
         int reload = 0;
         rc = send_pending(f, script, calls, n, rep, &reload);
@@ -238,7 +238,7 @@ int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **r
         rc = fr_load(f);
         if (rc < 0)
             break;
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     }
     if (rc < 0)
         free_replies(rep, n);
@@ -248,15 +248,15 @@ int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply **r
 int fr_send(frontier_t *f, int script, fr_args_t *call)
 {
     if (call->oom || call->n < 3)
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     call->v[1] = f->fn[script];
     call->len[1] = strlen(f->fn[script]);
     if (redisAppendCommandArgv(f->rc, (int)call->n, call->v, call->len) != REDIS_OK)
-        return FRONTIER_EIO;
+        return CRAWL_EREDIS;
     int done = 0;
     while (!done)
         if (redisBufferWrite(f->rc, &done) != REDIS_OK)
-            return FRONTIER_EIO;
+            return CRAWL_EREDIS;
     return 0;
 }
 
@@ -269,7 +269,7 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply
     for (size_t i = 0; rc == 0 && i < n; i++) {
         void *r = NULL;
         if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
-            rc = FRONTIER_EIO;
+            rc = CRAWL_EREDIS;
         else if (is_noscript(r)) {
             freeReplyObject(r);
             reload = 1;
@@ -284,7 +284,7 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, redisReply
             rc = send_pending(f, script, calls, n, rep, &reload);
     }
     if (rc == 0 && reload)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     if (rc < 0)
         free_replies(rep, n);
     return rc;
@@ -317,14 +317,14 @@ int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, siz
 {
     const char *tab = lease ? strchr(lease, '\t') : NULL, *at;
     if (!tab)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     for (const char *p = lease; p < tab; p++)
         if (*p == '@' || *p == ' ' || *p == '\n')
-            return FRONTIER_EINVAL;
+            return CRAWL_EINVAL;
     for (at = tab + 1; *at >= '0' && *at <= '9'; at++)
         ;
     if (at == tab + 1 || *at != '@' || at[1] == '\0')
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     *worker = at + 1;
     *fieldlen = (size_t)(at - lease);
     if (originlen)

@@ -195,14 +195,14 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
 }
 
 /* Reads the reply of one finish call (build_finish) into the pages' nnew;
- * FRONTIER_ELEASE if a lease was lost. */
+ * CRAWL_ELEASE if a lease was lost. */
 static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const fr_offer_t *o,
                        const redisReply *r)
 {
     uint64_t lost;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost) ||
         r->element[1]->type != REDIS_REPLY_STRING)
-        return FRONTIER_EREPLY;
+        return CRAWL_EREPLY;
     const redisReply *codes = r->element[1];
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -210,14 +210,14 @@ static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const 
                         ? fr_offer_done(f, &o[i], p[i].links, codes->str + at, o[i].nsent)
                         : -1;
         if (nnew < 0)
-            return FRONTIER_EREPLY;
+            return CRAWL_EREPLY;
         at += o[i].nsent;
         if (p[i].nnew)
             *p[i].nnew = (size_t)nnew;
     }
     if (at != codes->len)
-        return FRONTIER_EREPLY;
-    return lost ? FRONTIER_ELEASE : 0;
+        return CRAWL_EREPLY;
+    return lost ? CRAWL_ELEASE : 0;
 }
 
 /* Cuts pages[0..n) into calls: group c is pages[at[c]..at[c+1]), at most
@@ -275,24 +275,24 @@ int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
     if (out)
         *out = NULL;
     if (!f || (!pages && n) || !out)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     for (size_t i = 0; i < n; i++) { /* before any group is sent */
         const char *w;
         size_t seqlen;
         if (!pages[i].item || fr_lease_split(pages[i].item->lease, &w, &seqlen, NULL) < 0 ||
             (pages[i].nlinks && !pages[i].links))
-            return FRONTIER_EINVAL;
+            return CRAWL_EINVAL;
     }
     frontier_pending_t *p = calloc(1, sizeof *p);
     if (!p)
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     p->pages = pages;
     p->n = n;
     p->nc = n ? plan_groups(pages, n, &p->at) : 0;
     p->calls = calloc(p->nc ? p->nc : 1, sizeof *p->calls);
     p->offers = calloc(n ? n : 1, sizeof *p->offers);
     p->rep = calloc(p->nc ? p->nc : 1, sizeof *p->rep);
-    int rc = p->calls && p->offers && p->rep && (n == 0 || p->nc) ? 0 : FRONTIER_ENOMEM;
+    int rc = p->calls && p->offers && p->rep && (n == 0 || p->nc) ? 0 : CRAWL_ENOMEM;
     for (size_t c = 0; rc == 0 && c < p->nc; c++) {
         size_t at = p->at[c], m = p->at[c + 1] - at;
         rc = build_finish(f, pages + at, m, p->offers + at, &p->calls[c]);
@@ -301,7 +301,7 @@ int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
         p->sent += rc == 0;
     }
     p->rc = rc;
-    if (rc < 0 && (p->sent == 0 || rc == FRONTIER_EIO)) {
+    if (rc < 0 && (p->sent == 0 || rc == CRAWL_EREDIS)) {
         pending_free(p); /* nothing to read back */
         return rc;
     }
@@ -315,7 +315,7 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
         return 0;
     if (!f) {
         pending_free(p);
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     }
     int rc = p->rc;
     /* calls already sent ran: read their replies even after a failed build */
@@ -328,9 +328,9 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
         size_t at = p->at[c], m = p->at[c + 1] - at;
         const redisReply *r = p->rep[c];
         int prc = r->type == REDIS_REPLY_ERROR
-                      ? FRONTIER_EREPLY
+                      ? CRAWL_EREPLY
                       : read_finish(f, p->pages + at, m, p->offers + at, r);
-        if (prc < 0 && (rc == 0 || rc == FRONTIER_ELEASE))
+        if (prc < 0 && (rc == 0 || rc == CRAWL_ELEASE))
             rc = prc; /* a script error outranks a lost lease */
     }
     pending_free(p);
@@ -340,7 +340,7 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
 {
     if (!f || (!pages && n))
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     if (n == 0)
         return 0;
     frontier_pending_t *p = NULL;
@@ -406,7 +406,7 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
     const char *w;
     size_t seqlen;
     if (!f || !item || !o || fr_lease_split(item->lease, &w, &seqlen, NULL) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     fr_args_t a;
     fa_init(&a);
     build_retry(f, item, o, retry_after_ms, &a);

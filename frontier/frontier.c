@@ -79,8 +79,8 @@ int frontier_bloom_name(const char *crawl, char *buf, size_t buflen)
 {
     char p[FR_PREFIX_MAX];
     if (!crawl || fr_prefix(crawl, p, sizeof p) < 0)
-        return FRONTIER_EINVAL;
-    return fr_key_build(p, FR_K_SEEN, NULL, 0, buf, buflen) < 0 ? FRONTIER_EINVAL : 0;
+        return CRAWL_EINVAL;
+    return fr_key_build(p, FR_K_SEEN, NULL, 0, buf, buflen) < 0 ? CRAWL_EINVAL : 0;
 }
 
 static void normalize_config(frontier_config_t *c)
@@ -117,7 +117,7 @@ static int check_server(frontier_t *f, char *errbuf, size_t errlen)
     }
     if (!r) {
         snprintf(errbuf, errlen, "redis: %s", f->rc->errstr);
-        return FRONTIER_EIO;
+        return CRAWL_EREDIS;
     }
     int major = 0, minor = 0;
     const char *v = r->type == REDIS_REPLY_STRING ? strstr(r->str, "redis_version:") : NULL;
@@ -128,7 +128,7 @@ static int check_server(frontier_t *f, char *errbuf, size_t errlen)
     if (major >= 7)
         return 0;
     snprintf(errbuf, errlen, "the frontier needs Redis >= 7.0 (server is %d.%d)", major, minor);
-    return FRONTIER_EREPLY;
+    return CRAWL_EREPLY;
 }
 
 /* The crawl's visited set when frontier_open is given none: joins the filter
@@ -138,19 +138,19 @@ static int open_bloom(frontier_t *f, char *errbuf, size_t errlen)
     char name[FR_KEY_MAX], msg[512] = "";
     int err = 0;
     if (fr_key(f, FR_K_SEEN, name, sizeof name) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     bloom_params_t p = {.cache_bytes = f->cfg.bloom_cache_bytes,
                         .shared_cache = f->cfg.bloom_shared_cache};
     f->bloom = bloom_open(f->rc, name, &p, &err, msg, sizeof msg);
-    if (!f->bloom && err == BLOOM_ENOTFOUND &&
+    if (!f->bloom && err == CRAWL_ENOTFOUND &&
         (f->cfg.bloom_capacity || f->cfg.bloom_fp_rate != 0)) {
         p.capacity = f->cfg.bloom_capacity;
         p.fp_rate = f->cfg.bloom_fp_rate;
         f->bloom = bloom_open(f->rc, name, &p, &err, msg, sizeof msg);
     }
     if (!f->bloom) {
-        snprintf(errbuf, errlen, "visited set %s: %s", name, msg[0] ? msg : bloom_strerror(err));
-        return err == BLOOM_EIO ? FRONTIER_EIO : FRONTIER_EBLOOM;
+        snprintf(errbuf, errlen, "visited set %s: %s", name, msg[0] ? msg : crawl_strerror(err));
+        return err == CRAWL_EREDIS ? CRAWL_EREDIS : CRAWL_EBLOOM;
     }
     f->bloom_owned = 1;
     return 0;
@@ -161,7 +161,7 @@ static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
     int rc = fr_load(f);
     if (rc < 0)
         snprintf(errbuf, errlen, "loading the frontier's Redis functions: %s%s%s",
-                 frontier_strerror(rc), f->rc->err || *f->last_error ? ": " : "",
+                 crawl_strerror(rc), f->rc->err || *f->last_error ? ": " : "",
                  f->rc->err ? f->rc->errstr : f->last_error);
     return rc;
 }
@@ -216,7 +216,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         goto fail;
     int hrc = frontier_heartbeat(f, NULL, NULL);
     if (hrc < 0) {
-        snprintf(errbuf, errlen, "registering the worker: %s", frontier_strerror(hrc));
+        snprintf(errbuf, errlen, "registering the worker: %s", crawl_strerror(hrc));
         goto fail;
     }
     return f;
@@ -293,28 +293,6 @@ void frontier_item_clear(frontier_item_t *it)
     memset(it, 0, sizeof *it);
 }
 
-const char *frontier_strerror(int err)
-{
-    switch (err) {
-    case FRONTIER_OK:
-        return "success";
-    case FRONTIER_EINVAL:
-        return "invalid argument";
-    case FRONTIER_ENOMEM:
-        return "out of memory";
-    case FRONTIER_EIO:
-        return "Redis unreachable or connection lost";
-    case FRONTIER_EREPLY:
-        return "unexpected Redis reply or script error";
-    case FRONTIER_EBLOOM:
-        return "Bloom filter error";
-    case FRONTIER_ELEASE:
-        return "lease lost (expired and handed to another worker)";
-    default:
-        return "unknown frontier error";
-    }
-}
-
 /* ---- claim --------------------------------------------------------------- */
 
 /* Fills one item from an entry "DEPTH TRIES URL", the origin of the queue
@@ -326,7 +304,7 @@ static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origi
     memset(it, 0, sizeof *it);
     if (e->type != REDIS_REPLY_STRING || origin->type != REDIS_REPLY_STRING ||
         memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len))
-        return FRONTIER_EREPLY;
+        return CRAWL_EREPLY;
     unsigned long d = 0, t = 0;
     int off = 0;
     const char *url = e->str;
@@ -337,7 +315,7 @@ static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origi
     it->lease = malloc(ll);
     if (!it->url || !it->lease) {
         frontier_item_clear(it);
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     }
     snprintf(it->lease, ll, "%.*s\t%llu@%s", (int)origin->len, origin->str, (unsigned long long)seq,
              f->worker);
@@ -357,19 +335,19 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
         fr_reply_u64(r->element[3], &base) || st > 2 ||
         (r->elements > 4 &&
          (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
-        return FRONTIER_EREPLY;
+        return CRAWL_EREPLY;
     size_t got = r->elements > 4 ? r->elements - 5 - 2 * nruns : 0, i = 0;
     redisReply *const *runs = r->element + 5 + got; /* (origin, count) pairs */
-    int rc = got <= max ? 0 : FRONTIER_EREPLY;
+    int rc = got <= max ? 0 : CRAWL_EREPLY;
     for (size_t run = 0; rc == 0 && run < nruns; run++) {
         uint64_t cnt;
         if (fr_reply_u64(runs[2 * run + 1], &cnt) || cnt > got - i)
-            rc = FRONTIER_EREPLY;
+            rc = CRAWL_EREPLY;
         for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++)
             rc = fill_item(f, r->element[5 + i], runs[2 * run], base + i + 1, now, &items[i]);
     }
     if (rc == 0 && i != got)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     if (rc < 0) {
         for (size_t j = 0; j < i; j++)
             frontier_item_clear(&items[j]);
@@ -411,7 +389,7 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms)
 {
     if (!f || !items || !n || !state || max == 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     *n = 0;
     if (max > FR_MAX_CLAIM)
         max = FR_MAX_CLAIM;
@@ -423,7 +401,7 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
     fa_free(&a);
     if (rc < 0)
         return rc;
-    rc = r->type == REDIS_REPLY_ERROR ? FRONTIER_EREPLY
+    rc = r->type == REDIS_REPLY_ERROR ? CRAWL_EREPLY
                                       : parse_claim(f, r, max, items, n, state, wait_ms);
     freeReplyObject(r);
     /* On ENOMEM the URLs stay leased to us and come back when this worker's
@@ -458,7 +436,7 @@ static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
 {
     if (!f)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     frontier_worker_stats_t zero = {0};
     if (!ws)
         ws = &zero;
@@ -472,7 +450,7 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
         return rc;
     uint64_t n = 0;
     if (fr_reply_u64(r, &n) < 0)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     else if (reclaimed)
         *reclaimed = (size_t)n;
     freeReplyObject(r);
@@ -480,7 +458,7 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
 }
 
 /* Runs one prepared call of a script answering {lost, ...} (release,
- * retry) and frees the arguments: 0, FRONTIER_ELEASE if the lease was lost,
+ * retry) and frees the arguments: 0, CRAWL_ELEASE if the lease was lost,
  * or the failure. */
 int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
 {
@@ -491,9 +469,9 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
         return rc;
     uint64_t lost;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     else if (lost)
-        rc = FRONTIER_ELEASE;
+        rc = CRAWL_ELEASE;
     freeReplyObject(r);
     return rc;
 }
@@ -514,7 +492,7 @@ static int build_release(const frontier_t *f, const frontier_item_t *items, size
         const char *w;
         size_t seqlen;
         if (fr_lease_split(items[i].lease, &w, &seqlen, NULL) < 0)
-            return FRONTIER_EINVAL;
+            return CRAWL_EINVAL;
         fa_cstr(a, w);
         fa_str(a, items[i].lease, seqlen);
     }
@@ -524,14 +502,14 @@ static int build_release(const frontier_t *f, const frontier_item_t *items, size
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
 {
     if (!f || (!items && n))
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     if (n == 0)
         return 0;
     fr_args_t a;
     fa_init(&a);
     if (build_release(f, items, n, &a) < 0) {
         fa_free(&a);
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     }
     return fr_run_lease_call(f, FR_RELEASE, &a);
 }
@@ -539,17 +517,17 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms)
 {
     if (!f || !origin || !*origin)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     if (delay_ms > f->cfg.max_delay_ms)
         delay_ms = f->cfg.max_delay_ms;
     char key[FR_KEY_MAX];
     if (fr_key(f, FR_K_HDELAY, key, sizeof key) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     redisReply *r = redisCommand(f->rc, "HSET %s %s %u", key, origin, delay_ms);
     f->round_trips++;
     if (!r)
-        return FRONTIER_EIO;
-    int rc = r->type == REDIS_REPLY_INTEGER ? 0 : FRONTIER_EREPLY;
+        return CRAWL_EREDIS;
+    int rc = r->type == REDIS_REPLY_INTEGER ? 0 : CRAWL_EREPLY;
     freeReplyObject(r);
     return rc;
 }

@@ -20,7 +20,7 @@
  * Handles are NOT thread-safe: one per thread, each on the thread's own
  * redisContext (borrowed, not owned) and with its own worker id.
  *
- * Errors: 0 or a negative FRONTIER_E* code; frontier_strerror() for text.
+ * Errors: 0 or a negative CRAWL_E* code; crawl_strerror() for text.
  *
  * The scripts are a Redis 7 Functions library (FCALL; loaded at open and
  * reloaded if the server lost it) and read the Redis server's clock (TIME),
@@ -30,6 +30,8 @@
  */
 #ifndef FRONTIER_H
 #define FRONTIER_H
+
+#include "errors.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,15 +50,14 @@ struct redisContext;
 #define FRONTIER_DEFAULT_BACKOFF_MAX_MS 300000
 #define FRONTIER_MAX_CRAWL_NAME 64
 
-enum {
-    FRONTIER_OK = 0,
-    FRONTIER_EINVAL = -1,
-    FRONTIER_ENOMEM = -2,
-    FRONTIER_EIO = -3,    /* Redis unreachable / connection lost */
-    FRONTIER_EREPLY = -4, /* unexpected reply or script error */
-    FRONTIER_EBLOOM = -5, /* the Bloom filter could not be opened/used */
-    FRONTIER_ELEASE = -6, /* the lease was lost (expired and handed to another worker) */
-};
+/* Error codes this module returns (errors.h, the project's one error
+ * space; crawl_strerror() gives the text):
+ *   CRAWL_EINVAL
+ *   CRAWL_ENOMEM
+ *   CRAWL_EREDIS     Redis unreachable / connection lost
+ *   CRAWL_EREPLY     unexpected reply or script error
+ *   CRAWL_EBLOOM     the Bloom filter could not be opened/used
+ *   CRAWL_ELEASE     the lease was lost (expired and handed to another worker) */
 
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
@@ -115,7 +116,7 @@ void frontier_close(frontier_t *f);
 bloom_t *frontier_bloom(const frontier_t *f);
 
 /* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
- * (keys.def).  0, or FRONTIER_EINVAL for a NULL or bad crawl name or a
+ * (keys.def).  0, or CRAWL_EINVAL for a NULL or bad crawl name or a
  * buffer too short (FR_KEY_MAX of keys.h always fits).  Thread-safe. */
 int frontier_bloom_name(const char *crawl, char *buf, size_t buflen);
 
@@ -171,9 +172,9 @@ typedef struct frontier_done {
  * filter and queues the new ones (within max_depth/max_pages/
  * max_pages_per_host), and updates the counters: a crash leaves each page
  * either still leased (re-crawled later) or fully finished.  All the calls go
- * out in one pipelined round trip.  FRONTIER_EINVAL (a bad item) changes
+ * out in one pipelined round trip.  CRAWL_EINVAL (a bad item) changes
  * nothing; after another
- * error some groups may be finished.  FRONTIER_ELEASE if a lease had
+ * error some groups may be finished.  CRAWL_ELEASE if a lease had
  * expired and been handed to another worker (that page is then not counted,
  * its links are still offered).  Links deeper than max_depth are never
  * offered; links over a page limit are not added to the Bloom filter (so a
@@ -209,13 +210,13 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *pending);
  * from its 2nd consecutive failure, its next claim waits
  * backoff_ms * 2^(failures-2) (capped, jittered) and at least retry_after_ms;
  * a finished page without error and with a status < 500 (not 429) resets it.
- * FRONTIER_ELEASE if the lease was lost (nothing was done: the URL is back in
+ * CRAWL_ELEASE if the lease was lost (nothing was done: the URL is back in
  * the frontier or held by another worker) -- benign, not a failure. */
 int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
                    uint32_t retry_after_ms);
 
 /* Hands leased URLs back to the front of their queues, untouched (shutdown),
- * in one round trip.  FRONTIER_ELEASE if some lease was already lost (the
+ * in one round trip.  CRAWL_ELEASE if some lease was already lost (the
  * others are still handed back). */
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
 
@@ -238,7 +239,7 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
  * grouped by host (so fewer hosts per script; when a limit cuts a batch
  * short, which hosts' seeds get in is not input order), then sent in
  * scripts of 256 URLs, pipelined 16 at a time.  A URL holding a space, tab
- * or newline, or without an origin, is not queued.  FRONTIER_EINVAL for
+ * or newline, or without an origin, is not queued.  CRAWL_EINVAL for
  * other flags (nothing sent). */
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added);
 
@@ -248,10 +249,10 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
  * the handle's connection: like every call on a handle, not thread-safe, and
  * never between frontier_finish_start and frontier_finish_end on the same
  * connection.  origin is the origin of a URL as the crawler computes it
- * (binary-safe, copied into the command; NULL or "" is FRONTIER_EINVAL).
- * Errors: FRONTIER_EINVAL (bad argument, nothing sent), FRONTIER_ENOMEM
- * (nothing sent), FRONTIER_EIO (connection lost: the redisContext is then
- * unusable), FRONTIER_EREPLY (Redis answered an error, e.g. a key of another
+ * (binary-safe, copied into the command; NULL or "" is CRAWL_EINVAL).
+ * Errors: CRAWL_EINVAL (bad argument, nothing sent), CRAWL_ENOMEM
+ * (nothing sent), CRAWL_EREDIS (connection lost: the redisContext is then
+ * unusable), CRAWL_EREPLY (Redis answered an error, e.g. a key of another
  * type).  Redis is unchanged by a failed call. */
 
 /* Reads the robots.txt value stored for origin by frontier_robots_put (by
@@ -263,17 +264,17 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
 int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *len);
 
 /* Stores val (len bytes; 0 allowed) for origin, replacing what was there,
- * expiring after ttl_s seconds (SET EX; 1.., 0 is FRONTIER_EINVAL). */
+ * expiring after ttl_s seconds (SET EX; 1.., 0 is CRAWL_EINVAL). */
 int frontier_robots_put(frontier_t *f, const char *origin, const char *val, size_t len,
                         uint32_t ttl_s);
 
 /* One robots.txt fetch per host for the whole crawl: tries to take origin's
- * fetch lock (SET NX PX ttl_ms; ttl_ms 0 is FRONTIER_EINVAL).  On 0, *won is
+ * fetch lock (SET NX PX ttl_ms; ttl_ms 0 is CRAWL_EINVAL).  On 0, *won is
  * 1 if this call took it (the caller fetches, stores the result with
  * frontier_robots_put, then calls frontier_robots_unlock), 0 if someone holds
  * it (it lapses ttl_ms after it was taken, so a dead holder blocks nobody for
  * long).  On error *won is 0; a caller that must not stall on a broken Redis
- * may treat FRONTIER_EIO as won (the crawler fetches then). */
+ * may treat CRAWL_EREDIS as won (the crawler fetches then). */
 int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int *won);
 
 /* Drops origin's fetch lock (DEL), whoever holds it: the lock carries no
@@ -282,7 +283,7 @@ int frontier_robots_unlock(frontier_t *f, const char *origin);
 
 /* Records n Sitemap: URLs (as found in robots.txt files; copied) in the
  * crawl's sitemap set, one SADD.  n 0: 0, nothing sent.  A NULL url is
- * FRONTIER_EINVAL. */
+ * CRAWL_EINVAL. */
 int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n);
 
 /* The hosts of the crawl's seeds (the set --scope host|domain and the
@@ -368,7 +369,7 @@ uint64_t frontier_round_trips(const frontier_t *f);
  * (the Redis it opened on had it loaded, and cfg.bitfield_only was 0), 0 if
  * through BITFIELD.  Both write the same bits.  A Redis restarted without the
  * module after the open makes the handle's link-offering calls fail with
- * FRONTIER_EREPLY before they change anything (the script's error names the
+ * CRAWL_EREPLY before they change anything (the script's error names the
  * command); a handle opened afterwards uses BITFIELD. */
 int frontier_bits_module(const frontier_t *f);
 
@@ -378,7 +379,5 @@ int frontier_bits_module(const frontier_t *f);
  * "claim.lua:12".  Valid until the next call on the handle; not cleared by
  * a call that succeeds. */
 const char *frontier_last_error(const frontier_t *f);
-
-const char *frontier_strerror(int err);
 
 #endif

@@ -109,20 +109,20 @@ void fa_fcall(fr_args_t *a, size_t numkeys);
 /* Runs n prepared FCALLs of one function pipelined in one round trip
  * (loading the library and resending the calls that found no function).  On 0,
  * rep[i] holds every reply (caller frees with freeReplyObject; a reply may be
- * an error reply).  FRONTIER_EIO if the connection failed (no reply kept),
- * FRONTIER_ENOMEM if a builder ran out of memory (nothing sent). */
+ * an error reply).  CRAWL_EREDIS if the connection failed (no reply kept),
+ * CRAWL_ENOMEM if a builder ran out of memory (nothing sent). */
 int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
 /* Sends one prepared FCALL now (appended and written out), so that Redis
  * runs it while the caller prepares the next one; fr_collect then reads the
- * replies of the calls sent so far.  FRONTIER_ENOMEM (nothing sent) or
- * FRONTIER_EIO. */
+ * replies of the calls sent so far.  CRAWL_ENOMEM (nothing sent) or
+ * CRAWL_EREDIS. */
 int fr_send(frontier_t *f, int script, fr_args_t *call);
 /* Reads the replies of the n calls sent with fr_send (one round trip),
  * reloading the library and resending the calls that found no function, as
  * fr_run does; same results as fr_run. */
 int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
 /* Runs one prepared call of a script that answers {lost, ...} (release,
- * retry), freeing a: 0, FRONTIER_ELEASE when the lease was lost, or the
+ * retry), freeing a: 0, CRAWL_ELEASE when the lease was lost, or the
  * failure. */
 int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
@@ -156,7 +156,7 @@ typedef struct fr_offer {
 
 /* Probes links[0..n) into o, adding their blocks to bl: all skipped when
  * skip_all; the ones the local Bloom cache knows left out when use_cache.
- * 0, FRONTIER_ENOMEM or FRONTIER_EBLOOM (o then empty). */
+ * 0, CRAWL_ENOMEM or CRAWL_EBLOOM (o then empty). */
 int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
                      fr_blocks_t *bl, fr_offer_t *o);
 void fr_offer_free(fr_offer_t *o);
@@ -179,7 +179,7 @@ long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links,
 /* Splits a lease token "ORIGIN\tSEQ@WORKER" (fill_item in frontier.c): its
  * first *fieldlen bytes are its lease's field in the lease hash of *worker,
  * "ORIGIN\tSEQ", and the first *originlen (may be NULL) its origin, the one
- * the claim stored.  0 or FRONTIER_EINVAL. */
+ * the claim stored.  0 or CRAWL_EINVAL. */
 int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, size_t *originlen);
 /* A uniform double in [0,1). */
 double fr_random(frontier_t *f);

@@ -27,16 +27,16 @@ static int run(frontier_t *f, fr_args_t *a, redisReply **out)
     *out = NULL;
     if (a->oom) {
         fa_free(a);
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     }
     redisReply *r = redisCommandArgv(f->rc, (int)a->n, a->v, a->len);
     f->round_trips++;
     fa_free(a);
     if (!r)
-        return FRONTIER_EIO;
+        return CRAWL_EREDIS;
     if (r->type == REDIS_REPLY_ERROR) {
         freeReplyObject(r);
-        return FRONTIER_EREPLY;
+        return CRAWL_EREPLY;
     }
     *out = r;
     return 0;
@@ -58,7 +58,7 @@ int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *l
     if (len)
         *len = 0;
     if (!f || !origin || !*origin || !val)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     fr_args_t a;
     origin_cmd(&a, f, "GET", FR_K_ROBOTS, origin);
     redisReply *r;
@@ -74,10 +74,10 @@ int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *l
             if (len)
                 *len = r->len;
         } else {
-            rc = FRONTIER_ENOMEM;
+            rc = CRAWL_ENOMEM;
         }
     } else if (r->type != REDIS_REPLY_NIL) {
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     }
     freeReplyObject(r);
     return rc;
@@ -87,7 +87,7 @@ int frontier_robots_put(frontier_t *f, const char *origin, const char *val, size
                         uint32_t ttl_s)
 {
     if (!f || !origin || !*origin || (!val && len) || ttl_s == 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     fr_args_t a;
     origin_cmd(&a, f, "SET", FR_K_ROBOTS, origin);
     fa_str(&a, val ? val : "", len);
@@ -96,7 +96,7 @@ int frontier_robots_put(frontier_t *f, const char *origin, const char *val, size
     redisReply *r;
     int rc = run(f, &a, &r);
     if (rc == 0 && r->type != REDIS_REPLY_STATUS)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     if (r)
         freeReplyObject(r);
     return rc;
@@ -107,7 +107,7 @@ int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int
     if (won)
         *won = 0;
     if (!f || !origin || !*origin || ttl_ms == 0 || !won)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     fr_args_t a;
     origin_cmd(&a, f, "SET", FR_K_ROBOTS_LOCK, origin);
     fa_cstr(&a, "1");
@@ -121,7 +121,7 @@ int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int
     if (r->type == REDIS_REPLY_STATUS)
         *won = 1;
     else if (r->type != REDIS_REPLY_NIL)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     freeReplyObject(r);
     return rc;
 }
@@ -129,13 +129,13 @@ int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int
 int frontier_robots_unlock(frontier_t *f, const char *origin)
 {
     if (!f || !origin || !*origin)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     fr_args_t a;
     origin_cmd(&a, f, "DEL", FR_K_ROBOTS_LOCK, origin);
     redisReply *r;
     int rc = run(f, &a, &r);
     if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     if (r)
         freeReplyObject(r);
     return rc;
@@ -144,10 +144,10 @@ int frontier_robots_unlock(frontier_t *f, const char *origin)
 int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
 {
     if (!f || (n && !urls))
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     for (size_t i = 0; i < n; i++)
         if (!urls[i])
-            return FRONTIER_EINVAL;
+            return CRAWL_EINVAL;
     if (n == 0)
         return 0;
     fr_args_t a;
@@ -159,23 +159,23 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
     redisReply *r;
     int rc = run(f, &a, &r);
     if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
-        rc = FRONTIER_EREPLY;
+        rc = CRAWL_EREPLY;
     if (r)
         freeReplyObject(r);
     return rc;
 }
 
-/* Copies the string members of an SMEMBERS reply: 0 or FRONTIER_ENOMEM /
- * FRONTIER_EREPLY (nothing kept). */
+/* Copies the string members of an SMEMBERS reply: 0 or CRAWL_ENOMEM /
+ * CRAWL_EREPLY (nothing kept). */
 static int copy_members(const redisReply *r, char ***out, size_t *n)
 {
     if (r->type != REDIS_REPLY_ARRAY)
-        return FRONTIER_EREPLY;
+        return CRAWL_EREPLY;
     if (r->elements == 0)
         return 0;
     char **v = calloc(r->elements, sizeof *v);
     if (!v)
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < r->elements; i++) {
         const redisReply *e = r->element[i];
@@ -185,7 +185,7 @@ static int copy_members(const redisReply *r, char ***out, size_t *n)
             while (k)
                 free(v[--k]);
             free(v);
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
         }
         memcpy(v[k], e->str, e->len);
         v[k++][e->len] = '\0';
@@ -206,7 +206,7 @@ int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)
     if (n)
         *n = 0;
     if (!f || !hosts || !n)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     fr_args_t a;
     fa_init(&a);
     fa_cstr(&a, "SMEMBERS");

@@ -77,12 +77,12 @@ int fr_prefix(const char *crawl, char *buf, size_t buflen)
     if (!crawl)
         crawl = FRONTIER_DEFAULT_CRAWL;
     if (!buf || buflen == 0 || !valid_crawl(crawl))
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     size_t o = 0;
     if (put(buf, buflen, &o, FR_PREFIX_OPEN, sizeof FR_PREFIX_OPEN - 1) < 0 ||
         put(buf, buflen, &o, crawl, strlen(crawl)) < 0 ||
         put(buf, buflen, &o, FR_PREFIX_CLOSE, sizeof FR_PREFIX_CLOSE - 1) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     return 0;
 }
 
@@ -104,7 +104,7 @@ int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t 
 {
     long n = key_len(prefix, id, member, mlen);
     if (n < 0 || !buf || (size_t)n >= buflen)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     size_t o = 0;
     put(buf, buflen, &o, prefix, strlen(prefix));
     put(buf, buflen, &o, table[id].suffix, table[id].len);
@@ -115,7 +115,7 @@ int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t 
 
 int fr_key(const frontier_t *f, fr_key_id_t id, char *buf, size_t buflen)
 {
-    return f ? fr_key_build(f->prefix, id, NULL, 0, buf, buflen) : FRONTIER_EINVAL;
+    return f ? fr_key_build(f->prefix, id, NULL, 0, buf, buflen) : CRAWL_EINVAL;
 }
 
 const char *fa_key(fr_args_t *a, const char *prefix, fr_key_id_t id, const char *member,

@@ -56,7 +56,7 @@ const char *fr_key_type(fr_key_id_t id);
 int fr_key_is_family(fr_key_id_t id);
 
 /* Writes the crawl's key prefix into buf (NUL-terminated); crawl NULL: the
- * default crawl.  0, or FRONTIER_EINVAL for a bad crawl name (1 to
+ * default crawl.  0, or CRAWL_EINVAL for a bad crawl name (1 to
  * FRONTIER_MAX_CRAWL_NAME of [A-Za-z0-9._-]) or a buffer shorter than the
  * prefix (FR_PREFIX_MAX always fits). */
 int fr_prefix(const char *crawl, char *buf, size_t buflen);
@@ -66,7 +66,7 @@ int fr_prefix(const char *crawl, char *buf, size_t buflen);
  * member (mlen bytes, binary-safe; the caller's Redis command must then take
  * the length returned, not strlen, if the member may hold a NUL).  A single
  * key takes no member (NULL, 0).  Returns the key's length, or
- * FRONTIER_EINVAL for an id out of range, a family without a member (NULL;
+ * CRAWL_EINVAL for an id out of range, a family without a member (NULL;
  * an empty member is "" with mlen 0), a single key with one, or a buffer too
  * short (FR_KEY_MAX fits any single key); buf is then unspecified. */
 int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t mlen, char *buf,

@@ -50,7 +50,7 @@ static int block_index(fr_blocks_t *bl, uint32_t block, uint32_t *idx)
         size_t cap = bl->cap ? 2 * bl->cap : 4;
         uint32_t *v = realloc(bl->v, cap * sizeof *v);
         if (!v)
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
         bl->v = v;
         bl->cap = cap;
     }
@@ -80,7 +80,7 @@ static int group_by_block(fr_offer_t *o)
     uint8_t *done = calloc(o->nsent, 1);
     if (!v || !done) {
         free(v), free(done);
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     }
     size_t m = 0;
     for (size_t i = 0; i < o->nsent; i++) {
@@ -98,21 +98,21 @@ static int group_by_block(fr_offer_t *o)
 }
 
 /* Appends the origin of url (parser_url_origin: "scheme://host[:port]",
- * never its userinfo) to o's origins; 0, FRONTIER_ENOMEM, or
- * FRONTIER_EINVAL when the URL has none. */
+ * never its userinfo) to o's origins; 0, CRAWL_ENOMEM, or
+ * CRAWL_EINVAL when the URL has none. */
 static int add_origin(fr_offer_t *o, const char *url, fr_link_t *k)
 {
     char buf[FR_ORIGIN_MAX];
     int len = parser_url_origin(url, buf, sizeof buf);
     if (len <= 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     if (o->olen + (size_t)len > o->ocap) {
         size_t cap = o->ocap ? 2 * o->ocap : 1024;
         while (cap < o->olen + (size_t)len)
             cap *= 2;
         char *p = realloc(o->orig, cap);
         if (!p)
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
         o->orig = p;
         o->ocap = cap;
     }
@@ -134,7 +134,7 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
         return 0;
     }
     if (!(o->v = malloc(n * sizeof *o->v)))
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         const char *l = links[i];
         size_t len = l ? strlen(l) : 0;
@@ -147,8 +147,8 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
             continue;
         }
         fr_link_t *k = &o->v[o->nsent];
-        int orc = len < UINT32_MAX ? add_origin(o, l, k) : FRONTIER_EINVAL;
-        if (orc == FRONTIER_EINVAL) { /* no origin: no queue to put it in */
+        int orc = len < UINT32_MAX ? add_origin(o, l, k) : CRAWL_EINVAL;
+        if (orc == CRAWL_EINVAL) { /* no origin: no queue to put it in */
             o->skipped++;
             continue;
         }
@@ -159,11 +159,11 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
         bloom_probe(f->bloom, l, len, &k->pr);
         if (k->pr.k == 0 || k->pr.k > BLOOM_MAX_K) {
             fr_offer_free(o);
-            return FRONTIER_EBLOOM;
+            return CRAWL_EBLOOM;
         }
         if (block_index(bl, k->pr.block, &k->block) < 0) {
             fr_offer_free(o);
-            return FRONTIER_ENOMEM;
+            return CRAWL_ENOMEM;
         }
         k->idx = i;
         o->nsent++;
@@ -179,7 +179,7 @@ int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a)
         char key[256];
         int len = bloom_block_key(f->bloom, bl->v[i], key, sizeof key);
         if (len <= 0 || (size_t)len >= sizeof key)
-            return FRONTIER_EBLOOM;
+            return CRAWL_EBLOOM;
         fa_copy(a, key, (size_t)len);
     }
     return 0;

@@ -97,7 +97,7 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flag
         sent += rc == 0;
     }
     /* the calls sent are read even after a failed build (they ran) */
-    int crc = sent && rc != FRONTIER_EIO ? fr_collect(f, FR_SEED, calls, sent, rep) : 0;
+    int crc = sent && rc != CRAWL_EREDIS ? fr_collect(f, FR_SEED, calls, sent, rep) : 0;
     if (rc == 0)
         rc = crc;
     for (size_t i = 0; crc == 0 && i < sent; i++) {
@@ -106,7 +106,7 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flag
                 ? fr_offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]->str, rep[i]->len)
                 : -1;
         if (nnew < 0)
-            rc = rc ? rc : FRONTIER_EREPLY;
+            rc = rc ? rc : CRAWL_EREPLY;
         else
             *added += (size_t)nnew;
     }
@@ -167,13 +167,13 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
         added = &dummy;
     *added = 0;
     if (!f || (!urls && n) || (flags & ~(FRONTIER_SEED_FORCE | FRONTIER_SEED_NO_HOSTS)))
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     /* Each script pushes once per host it touches and updates each host's
      * bookkeeping, so seeds grouped by host cost fewer calls per seed (100k
      * seeds over 10,000 hosts: ~26 hosts per script of 256, not 256). */
     const char **grouped = n > FR_SEED_CHUNK ? group_by_origin(urls, n) : NULL;
     if (n > FR_SEED_CHUNK && !grouped)
-        return FRONTIER_ENOMEM;
+        return CRAWL_ENOMEM;
     const char *const *in = grouped ? grouped : urls;
     const size_t per_trip = (size_t)FR_SEED_CHUNK * FR_SEED_PIPELINE;
     int rc = 0;

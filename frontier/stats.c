@@ -142,7 +142,7 @@ static int send_stats(struct redisContext *rc, const char *p)
                      ? REDIS_ERR
                      : redisAppendCommand(rc, q[i].fmt, key);
         if (ok != REDIS_OK)
-            return FRONTIER_EIO;
+            return CRAWL_EREDIS;
     }
     return 0;
 }
@@ -151,27 +151,27 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
 {
     char p[FR_PREFIX_MAX];
     if (!rc || !out || fr_prefix(crawl, p, sizeof p) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     memset(out, 0, sizeof *out);
     if (send_stats(rc, p) < 0)
-        return FRONTIER_EIO;
+        return CRAWL_EREDIS;
     redisReply *r[STATS_CMDS] = {0};
     int rc_ = 0;
     for (int i = 0; i < STATS_CMDS; i++) {
         void *v = NULL;
         if (redisGetReply(rc, &v) != REDIS_OK || !v) {
-            rc_ = FRONTIER_EIO;
+            rc_ = CRAWL_EREDIS;
             break;
         }
         r[i] = v;
         if (r[i]->type == REDIS_REPLY_ERROR)
-            rc_ = FRONTIER_EREPLY;
+            rc_ = CRAWL_EREPLY;
     }
     if (rc_ == 0 && (get_now(r[0], &out->now_ms) || read_counters(r[1], out) ||
                      fr_reply_u64(r[2], &out->delayed) || fr_reply_u64(r[3], &out->ready_hosts) ||
                      fr_reply_u64(r[4], &out->dead) || fr_reply_u64(r[5], &out->hosts) ||
                      read_kinds(r[7], out)))
-        rc_ = FRONTIER_EREPLY;
+        rc_ = CRAWL_EREPLY;
     if (rc_ == 0)
         out->workers = count_live(r[6], out->now_ms);
     for (int i = 0; i < STATS_CMDS; i++)
@@ -222,11 +222,11 @@ static int send_worker_reads(struct redisContext *rc, const char *p, const redis
         fa_key(&k, p, FR_K_WORKER, id->str, id->len);
         fa_key(&k, p, FR_K_LEASE, id->str, id->len);
     }
-    int rc_ = k.oom ? FRONTIER_ENOMEM : 0;
+    int rc_ = k.oom ? CRAWL_ENOMEM : 0;
     for (size_t i = 0; rc_ == 0 && i < n; i++)
         if (redisAppendCommand(rc, "HGETALL %b", k.v[2 * i], k.len[2 * i]) != REDIS_OK ||
             redisAppendCommand(rc, "HLEN %b", k.v[2 * i + 1], k.len[2 * i + 1]) != REDIS_OK)
-            rc_ = FRONTIER_EIO;
+            rc_ = CRAWL_EREDIS;
     fa_free(&k);
     return rc_;
 }
@@ -248,11 +248,11 @@ static int read_workers(struct redisContext *rc, const char *p, const redisReply
         if (redisGetReply(rc, &h) != REDIS_OK || redisGetReply(rc, &l) != REDIS_OK) {
             if (h)
                 freeReplyObject(h);
-            return FRONTIER_EIO;
+            return CRAWL_EREDIS;
         }
         uint64_t leased = 0;
         if (fr_reply_u64(l, &leased) < 0)
-            rc_ = FRONTIER_EREPLY;
+            rc_ = CRAWL_EREPLY;
         fill_worker(&w[i], h, leased);
         freeReplyObject(h);
         freeReplyObject(l);
@@ -265,22 +265,22 @@ int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker
 {
     char p[FR_PREFIX_MAX];
     if (!rc || !out || !n || fr_prefix(crawl, p, sizeof p) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     *out = NULL;
     *n = 0;
     redisReply *t = redisCommand(rc, "TIME");
     redisReply *z = t ? redisCommand(rc, "ZRANGE %sworkers 0 -1 WITHSCORES", p) : NULL;
     uint64_t now = 0;
-    int rc_ = !t || !z ? FRONTIER_EIO : 0;
+    int rc_ = !t || !z ? CRAWL_EREDIS : 0;
     if (rc_ == 0 && (get_now(t, &now) || z->type != REDIS_REPLY_ARRAY || z->elements % 2))
-        rc_ = FRONTIER_EREPLY;
+        rc_ = CRAWL_EREPLY;
     for (size_t i = 0; rc_ == 0 && i < z->elements; i++)
         if (z->element[i]->type != REDIS_REPLY_STRING)
-            rc_ = FRONTIER_EREPLY;
+            rc_ = CRAWL_EREPLY;
     size_t cnt = rc_ == 0 ? z->elements / 2 : 0;
     frontier_worker_info_t *w = cnt ? calloc(cnt, sizeof *w) : NULL;
     if (cnt && !w)
-        rc_ = FRONTIER_ENOMEM;
+        rc_ = CRAWL_ENOMEM;
     if (rc_ == 0 && cnt)
         rc_ = read_workers(rc, p, z, now, w, cnt);
     if (rc_ == 0) {
@@ -303,11 +303,11 @@ static int reset_pattern(const char *crawl, char *buf, size_t buflen)
 {
     char p[FR_PREFIX_MAX];
     if (!crawl || fr_prefix(crawl, p, sizeof p) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     size_t o = 0;
     for (const char *s = p; *s; s++) {
         if (o + 3 >= buflen)
-            return FRONTIER_EINVAL;
+            return CRAWL_EINVAL;
         if (strchr("*?[]\\^", *s))
             buf[o++] = '\\';
         buf[o++] = *s;
@@ -323,10 +323,10 @@ static int unlink_keys(struct redisContext *rc, const redisReply *keys, uint64_t
         return 0;
     const char **argv = malloc((keys->elements + 1) * sizeof *argv);
     size_t *lens = malloc((keys->elements + 1) * sizeof *lens);
-    int rc_ = argv && lens ? 0 : FRONTIER_ENOMEM;
+    int rc_ = argv && lens ? 0 : CRAWL_ENOMEM;
     for (size_t i = 0; rc_ == 0 && i < keys->elements; i++) {
         if (keys->element[i]->type != REDIS_REPLY_STRING)
-            rc_ = FRONTIER_EREPLY;
+            rc_ = CRAWL_EREPLY;
         else {
             argv[i + 1] = keys->element[i]->str;
             lens[i + 1] = keys->element[i]->len;
@@ -337,7 +337,7 @@ static int unlink_keys(struct redisContext *rc, const redisReply *keys, uint64_t
         argv[0] = "UNLINK";
         lens[0] = 6;
         r = redisCommandArgv(rc, (int)keys->elements + 1, argv, lens);
-        rc_ = !r ? FRONTIER_EIO : r->type == REDIS_REPLY_INTEGER ? 0 : FRONTIER_EREPLY;
+        rc_ = !r ? CRAWL_EREDIS : r->type == REDIS_REPLY_INTEGER ? 0 : CRAWL_EREPLY;
         if (rc_ == 0)
             *deleted += (uint64_t)r->integer;
     }
@@ -356,18 +356,18 @@ int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted
         deleted = &dummy;
     *deleted = 0;
     if (!rc || reset_pattern(crawl, pat, sizeof pat) < 0)
-        return FRONTIER_EINVAL;
+        return CRAWL_EINVAL;
     char cursor[32] = "0";
     int rc_ = 0;
     for (unsigned long rounds = 0; rc_ == 0 && rounds < 100000000UL; rounds++) {
         redisReply *r = redisCommand(rc, "SCAN %s MATCH %s COUNT 1000", cursor, pat);
         if (!r)
-            return FRONTIER_EIO;
+            return CRAWL_EREDIS;
         if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
             r->element[0]->type != REDIS_REPLY_STRING || r->element[0]->len >= sizeof cursor ||
             r->element[1]->type != REDIS_REPLY_ARRAY) {
             freeReplyObject(r);
-            return FRONTIER_EREPLY;
+            return CRAWL_EREPLY;
         }
         snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
         rc_ = unlink_keys(rc, r->element[1], deleted);

@@ -42,7 +42,7 @@ struct parser {
     int seen_base;    /* a <base href> was seen (later ones are ignored) */
     int nofollow;     /* meta robots / X-Robots-Tag nofollow */
     int finished;     /* parser_finish() was called */
-    int err;          /* first error (PARSER_ENOMEM) */
+    int err;          /* first error (CRAWL_ENOMEM) */
     char *canonical;  /* rel=canonical, normalized, or NULL */
     parser_link_fn fn;
     void *ud;
@@ -112,15 +112,15 @@ static int resolve(parser_t *p, const char *ref, size_t len, char **out, size_t 
     int rc =
         url_resolve(p->base ? p->base : p->page, ref, len, p->cfg.max_url_length, out, out_len);
     switch (rc) {
-    case PARSER_OK:
+    case CRAWL_OK:
         break;
-    case PARSER_ESCHEME:
+    case CRAWL_ESCHEME:
         p->st.dropped_scheme++;
         break;
-    case PARSER_ETOOLONG:
+    case CRAWL_ETOOLONG:
         p->st.dropped_long++;
         break;
-    case PARSER_ENOMEM:
+    case CRAWL_ENOMEM:
         if (!p->err)
             p->err = rc;
         break;
@@ -144,7 +144,7 @@ static void report(parser_t *p, const char *ref, size_t len, parser_link_kind_t 
         p->st.dropped_nofollow++;
         return;
     }
-    if (resolve(p, ref, len, &url, &n) != PARSER_OK)
+    if (resolve(p, ref, len, &url, &n) != CRAWL_OK)
         return;
     p->st.links++;
     if (p->fn)
@@ -200,7 +200,7 @@ static void on_link(parser_t *p, const xmlChar **atts)
         return;
     if (rel && has_token(rel, "canonical", 0)) {
         char *url = NULL;
-        if (!p->canonical && resolve(p, href, strlen(href), &url, NULL) == PARSER_OK)
+        if (!p->canonical && resolve(p, href, strlen(href), &url, NULL) == CRAWL_OK)
             p->canonical = url;
         return;
     }
@@ -230,9 +230,9 @@ static void on_base(parser_t *p, const xmlChar **atts)
     if (!href || p->seen_base)
         return;
     p->seen_base = 1; /* first <base href> only, as browsers do */
-    if (url_resolve(p->page, href, strlen(href), p->cfg.max_url_length, &url, &n) == PARSER_OK &&
-        url_base_new(url, n, p->cfg.max_url_length, &p->base) == PARSER_ENOMEM && !p->err)
-        p->err = PARSER_ENOMEM;
+    if (url_resolve(p->page, href, strlen(href), p->cfg.max_url_length, &url, &n) == CRAWL_OK &&
+        url_base_new(url, n, p->cfg.max_url_length, &p->base) == CRAWL_ENOMEM && !p->err)
+        p->err = CRAWL_ENOMEM;
     free(url);
 }
 
@@ -335,7 +335,7 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
     /* a truncated value must still be refused as too long: see url_clean.c */
     bound_init(&p->bound, 4 * p->cfg.max_url_length + 1024);
     if (page_url &&
-        url_base_new(page_url, strlen(page_url), p->cfg.max_url_length, &p->page) == PARSER_ENOMEM)
+        url_base_new(page_url, strlen(page_url), p->cfg.max_url_length, &p->page) == CRAWL_ENOMEM)
         goto fail;
     p->nofollow = x_robots_tag && robots_nofollow(x_robots_tag);
     memset(&sax, 0, sizeof(sax));
@@ -394,7 +394,7 @@ static void parse_chunk(parser_t *p, const char *data, size_t len, int terminate
 int parser_feed(parser_t *p, const char *data, size_t len)
 {
     if (!p || (!data && len) || p->finished)
-        return PARSER_EINVAL;
+        return CRAWL_EINVAL;
     p->st.bytes += len;
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
@@ -412,7 +412,7 @@ int parser_feed(parser_t *p, const char *data, size_t len)
 int parser_finish(parser_t *p)
 {
     if (!p || p->finished)
-        return PARSER_EINVAL;
+        return CRAWL_EINVAL;
     p->finished = 1;
     parse_chunk(p, NULL, 0, 1);
     return p->err;

@@ -6,26 +6,27 @@
  * redirects and Bloom keys all go through parser_url_normalize(), so one URL
  * has exactly one form everywhere.
  *
- * Errors: functions that can fail return 0 or a negative PARSER_E* code;
- * parser_strerror() turns it into text.
+ * Errors: functions that can fail return 0 or a negative CRAWL_E* code;
+ * crawl_strerror() turns it into text.
  */
 #ifndef PARSER_H
 #define PARSER_H
+
+#include "errors.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define PARSER_DEFAULT_MAX_URL_LENGTH 2048
 
-enum {
-    PARSER_OK = 0,
-    PARSER_EINVAL = -1,   /* bad argument */
-    PARSER_ENOMEM = -2,   /* out of memory */
-    PARSER_EBADURL = -3,  /* not a URL / cannot be resolved */
-    PARSER_ESCHEME = -4,  /* scheme other than http/https (javascript:, mailto:, ...) */
-    PARSER_ETOOLONG = -5, /* longer than the configured maximum */
-    PARSER_EPARSE = -6,   /* libxml2 refused the input */
-};
+/* Error codes this module returns (errors.h, the project's one error
+ * space; crawl_strerror() gives the text):
+ *   CRAWL_EINVAL     bad argument
+ *   CRAWL_ENOMEM     out of memory
+ *   CRAWL_EBADURL    not a URL / cannot be resolved
+ *   CRAWL_ESCHEME    scheme other than http/https (javascript:, mailto:, ...)
+ *   CRAWL_ETOOLONG   longer than the configured maximum
+ *   CRAWL_EPARSE     libxml2 refused the input */
 
 /* Resolves REF against BASE (BASE may be NULL when REF is absolute) and
  * normalizes the result: whitespace trimmed, tabs/newlines removed, scheme and
@@ -44,10 +45,10 @@ enum {
  * base is relative (as browsers do).
  * Hosts must be letters/digits/-._ (after IDN) or an IP literal.
  * Returns 0 and *out, a new string (caller frees with free()), or
- * PARSER_ESCHEME (not http/https, in REF or BASE), PARSER_ETOOLONG (result,
- * or REF itself beyond 4 * max_len, longer than max_len), PARSER_EBADURL
- * (unparsable, relative without BASE, bad BASE), PARSER_ENOMEM,
- * PARSER_EINVAL (REF or out NULL); *out is NULL on failure.
+ * CRAWL_ESCHEME (not http/https, in REF or BASE), CRAWL_ETOOLONG (result,
+ * or REF itself beyond 4 * max_len, longer than max_len), CRAWL_EBADURL
+ * (unparsable, relative without BASE, bad BASE), CRAWL_ENOMEM,
+ * CRAWL_EINVAL (REF or out NULL); *out is NULL on failure.
  * max_len == 0 means PARSER_DEFAULT_MAX_URL_LENGTH.  Idempotent.
  * Thread-safe.  Costs about 2 libcurl parses; the HTML parser resolves
  * links against a base parsed once per page (~1 us per link). */
@@ -60,9 +61,9 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
  * userinfo -- which for a normalized URL is the part before the path.  The
  * host is the host part of that origin.  Cost: a scan without allocation for
  * a URL already in normalized form (the common case); otherwise url is
- * normalized first.  Return the length, or PARSER_ETOOLONG (buf too small),
- * PARSER_EBADURL or PARSER_ESCHEME (url does not normalize), PARSER_ENOMEM,
- * PARSER_EINVAL (NULL argument).  Thread-safe. */
+ * normalized first.  Return the length, or CRAWL_ETOOLONG (buf too small),
+ * CRAWL_EBADURL or CRAWL_ESCHEME (url does not normalize), CRAWL_ENOMEM,
+ * CRAWL_EINVAL (NULL argument).  Thread-safe. */
 int parser_url_origin(const char *url, char *buf, size_t buflen);
 int parser_url_host(const char *url, char *buf, size_t buflen);
 
@@ -121,10 +122,10 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
  * bounded whatever the total: libxml2 is given markup only (text, comments
  * and script/style bodies are skipped) with every tag capped, and never
  * holds more than one pending tag.  libxml2 prints nothing.  Returns 0,
- * PARSER_ENOMEM, or PARSER_EINVAL (NULL parser, or after parser_finish). */
+ * CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or after parser_finish). */
 int parser_feed(parser_t *p, const char *data, size_t len);
-/* Ends the document (flushes pending callbacks).  Returns 0, PARSER_ENOMEM,
- * or PARSER_EINVAL if already finished. */
+/* Ends the document (flushes pending callbacks).  Returns 0, CRAWL_ENOMEM,
+ * or CRAWL_EINVAL if already finished. */
 int parser_finish(parser_t *p);
 /* After parser_finish(): page-level results.  parser_nofollow() is the
  * page's final word: links before a late <meta name=robots> were already
@@ -136,7 +137,5 @@ int parser_nofollow(const parser_t *p);
 const char *parser_canonical(const parser_t *p);
 const parser_stats_t *parser_get_stats(const parser_t *p);
 void parser_free(parser_t *p);
-
-const char *parser_strerror(int err);
 
 #endif

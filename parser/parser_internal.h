@@ -17,7 +17,7 @@
 typedef struct url_base url_base_t;
 
 /* Cleans and normalizes an absolute http/https URL (len bytes) into a new
- * base (caller frees with url_base_free).  Returns 0 or a PARSER_E* code. */
+ * base (caller frees with url_base_free).  Returns 0 or a CRAWL_E* code. */
 int url_base_new(const char *base, size_t len, size_t max_len, url_base_t **out);
 void url_base_free(url_base_t *b);
 /* The normalized base URL (valid until url_base_free). */
@@ -28,7 +28,7 @@ const char *url_base_str(const url_base_t *b);
  * base prefix it keeps is put in front (RFC 3986 5.2.2), libcurl parses the
  * absolute result (dot segments, default port, ...) and it is serialized
  * from libcurl's parts.  *out: malloc'd, caller frees with free(); *out_len
- * its length.  Returns 0 or a PARSER_E* code.  Thread-safe (base is only
+ * its length.  Returns 0 or a CRAWL_E* code.  Thread-safe (base is only
  * read). */
 int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
                 size_t *out_len);
@@ -54,8 +54,8 @@ int url_host_full(const char *url, char *buf, size_t buflen);
  * after reserve free bytes (room for a base prefix); the caller frees *out.
  * base_scheme: the scheme of the base ("http"/"https") or NULL without a
  * base.  *absolute is set when the result carries its own scheme.  Returns
- * 0, PARSER_ETOOLONG (len beyond 4 * max_len + 64), PARSER_ESCHEME or
- * PARSER_ENOMEM (*out untouched on failure). */
+ * 0, CRAWL_ETOOLONG (len beyond 4 * max_len + 64), CRAWL_ESCHEME or
+ * CRAWL_ENOMEM (*out untouched on failure). */
 int url_clean(const char *ref, size_t len, size_t max_len, const char *base_scheme, size_t reserve,
               char **out, int *absolute);
 

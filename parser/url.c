@@ -56,13 +56,13 @@ static int map_uc(CURLUcode uc)
 {
     switch (uc) {
     case CURLUE_OK:
-        return PARSER_OK;
+        return CRAWL_OK;
     case CURLUE_OUT_OF_MEMORY:
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     case CURLUE_UNSUPPORTED_SCHEME:
-        return PARSER_ESCHEME;
+        return CRAWL_ESCHEME;
     default:
-        return PARSER_EBADURL;
+        return CRAWL_EBADURL;
     }
 }
 
@@ -73,13 +73,13 @@ static int check_host(const char *host)
 {
     const char *p;
     if (host[0] == '[')
-        return PARSER_OK;
+        return CRAWL_OK;
     if (host[0] == '\0')
-        return PARSER_EBADURL;
+        return CRAWL_EBADURL;
     for (p = host; *p; p++)
         if (!url_is_unreserved((unsigned char)*p) || *p == '~')
-            return PARSER_EBADURL;
-    return PARSER_OK;
+            return CRAWL_EBADURL;
+    return CRAWL_OK;
 }
 
 int url_numeric_ipv4_form(const char *h, size_t len)
@@ -122,14 +122,14 @@ static int norm_host(char *host, uint8_t **puny, const char **out)
     if (ir != IDN2_OK)
         ir = idn2_lookup_u8((const uint8_t *)host, puny, IDN2_NFC_INPUT | IDN2_TRANSITIONAL);
     if (ir == IDN2_MALLOC)
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     if (ir != IDN2_OK)
-        return PARSER_EBADURL;
+        return CRAWL_EBADURL;
     *out = (const char *)*puny;
     /* "²" maps to "2": a name that becomes an address form is refused, or
      * normalizing the output again would give another URL (0.0.0.2) */
     if (url_numeric_ipv4_form(*out, strlen(*out)))
-        return PARSER_EBADURL;
+        return CRAWL_EBADURL;
     return check_host(*out);
 }
 
@@ -152,19 +152,19 @@ static void parts_free(parts_t *u)
 static int get_parts(CURLU *h, parts_t *u)
 {
     int rc = map_uc(curl_url_get(h, CURLUPART_SCHEME, &u->scheme, 0));
-    if (rc == PARSER_OK)
+    if (rc == CRAWL_OK)
         rc = map_uc(curl_url_get(h, CURLUPART_HOST, &u->host, 0));
-    if (rc == PARSER_OK)
+    if (rc == CRAWL_OK)
         rc = map_uc(curl_url_get(h, CURLUPART_PATH, &u->path, 0));
     if (rc)
         return rc;
     if (strcmp(u->scheme, "http") != 0 && strcmp(u->scheme, "https") != 0)
-        return PARSER_ESCHEME;
+        return CRAWL_ESCHEME;
     /* optional parts: absent -> NULL */
     (void)curl_url_get(h, CURLUPART_ZONEID, &u->zone, 0);
     (void)curl_url_get(h, CURLUPART_PORT, &u->port, CURLU_NO_DEFAULT_PORT);
     (void)curl_url_get(h, CURLUPART_QUERY, &u->query, 0);
-    return PARSER_OK;
+    return CRAWL_OK;
 }
 
 /* The pieces of scheme://host[%25zone][:port]path[?query] into pc[];
@@ -204,7 +204,7 @@ static int serialize(CURLU *h, size_t max_len, char **out, size_t *out_len)
     const char *host = NULL, *pc[16];
     size_t len[16], total = 0;
     int rc = get_parts(h, &u), n = 0, i, zone;
-    if (rc == PARSER_OK)
+    if (rc == CRAWL_OK)
         rc = norm_host(u.host, &puny, &host);
     if (rc)
         goto out;
@@ -218,11 +218,11 @@ static int serialize(CURLU *h, size_t max_len, char **out, size_t *out_len)
         total += len[i];
     }
     if (total > max_len) {
-        rc = PARSER_ETOOLONG;
+        rc = CRAWL_ETOOLONG;
         goto out;
     }
     if (!(*out = malloc(total + 1))) {
-        rc = PARSER_ENOMEM;
+        rc = CRAWL_ENOMEM;
         goto out;
     }
     for (i = 0, total = 0; i < n; total += len[i], i++)
@@ -260,7 +260,7 @@ int url_base_new(const char *s, size_t len, size_t max_len, url_base_t **out)
     int rc;
     *out = NULL;
     if (!(b = calloc(1, sizeof(*b))))
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     rc = url_resolve(NULL, s, len, max_len, &b->doc, &b->len);
     if (rc) {
         free(b);
@@ -277,7 +277,7 @@ int url_base_new(const char *s, size_t len, size_t max_len, url_base_t **out)
     while (b->doc[b->dir_len - 1] != '/')
         b->dir_len--;
     *out = b;
-    return PARSER_OK;
+    return CRAWL_OK;
 }
 
 const char *url_base_str(const url_base_t *b)
@@ -291,9 +291,9 @@ static int parse_abs(const char *abs, size_t max_len, char **out, size_t *out_le
     CURLU *h = curl_url();
     int rc;
     if (!h)
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     rc = map_uc(curl_url_set(h, CURLUPART_URL, abs, 0));
-    if (rc == PARSER_OK)
+    if (rc == CRAWL_OK)
         rc = serialize(h, max_len, out, out_len);
     curl_url_cleanup(h);
     return rc;
@@ -303,13 +303,13 @@ static int parse_abs(const char *abs, size_t max_len, char **out, size_t *out_le
 static int copy_base(const url_base_t *b, size_t max_len, char **out, size_t *out_len)
 {
     if (b->len > max_len)
-        return PARSER_ETOOLONG;
+        return CRAWL_ETOOLONG;
     if (!(*out = malloc(b->len + 1)))
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     memcpy(*out, b->doc, b->len + 1);
     if (out_len)
         *out_len = b->len;
-    return PARSER_OK;
+    return CRAWL_OK;
 }
 
 /* 1 if the path p[0..n) has a "." or ".." segment (the only thing libcurl's
@@ -357,7 +357,7 @@ static int resolve_same_origin(const url_base_t *b, char *buf, char *c, int abso
         return 0;
     pre = c[0] == '/' ? b->origin_len : c[0] == '?' ? b->path_end : b->dir_len;
     if (pre + n > max_len) {
-        *rc = PARSER_ETOOLONG;
+        *rc = CRAWL_ETOOLONG;
         return 1;
     }
     memcpy(buf, b->doc, pre);
@@ -365,7 +365,7 @@ static int resolve_same_origin(const url_base_t *b, char *buf, char *c, int abso
     *out = buf;
     if (out_len)
         *out_len = pre + n;
-    *rc = PARSER_OK;
+    *rc = CRAWL_OK;
     return 1;
 }
 
@@ -383,7 +383,7 @@ static int resolve(const url_base_t *base, const char *ref, size_t len, size_t m
         return rc;
     c = buf + reserve;
     if (!absolute && !base) {
-        rc = PARSER_EBADURL;
+        rc = CRAWL_EBADURL;
         goto out;
     }
     if (c[0] == '\0') {
@@ -392,7 +392,7 @@ static int resolve(const url_base_t *base, const char *ref, size_t len, size_t m
     }
     if (shortcut && base &&
         resolve_same_origin(base, buf, c, absolute, max_len, out, out_len, &rc)) {
-        if (rc != PARSER_OK)
+        if (rc != CRAWL_OK)
             free(buf); /* on success buf is *out */
         return rc;
     }
@@ -439,13 +439,13 @@ int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, ch
         goto out;
     }
     if (!(h = curl_url())) {
-        rc = PARSER_ENOMEM;
+        rc = CRAWL_ENOMEM;
         goto out;
     }
     rc = map_uc(curl_url_set(h, CURLUPART_URL, base->doc, 0));
-    if (rc == PARSER_OK)
+    if (rc == CRAWL_OK)
         rc = map_uc(curl_url_set(h, CURLUPART_URL, c, 0));
-    if (rc == PARSER_OK)
+    if (rc == CRAWL_OK)
         rc = serialize(h, max_len, out, NULL);
 out:
     curl_url_cleanup(h);
@@ -458,35 +458,13 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
     url_base_t *b = NULL;
     int rc;
     if (!ref || !out)
-        return PARSER_EINVAL;
+        return CRAWL_EINVAL;
     *out = NULL;
     if (max_len == 0)
         max_len = PARSER_DEFAULT_MAX_URL_LENGTH;
-    if (base && (rc = url_base_new(base, strlen(base), max_len, &b)) != PARSER_OK)
-        return rc == PARSER_ESCHEME ? rc : PARSER_EBADURL;
+    if (base && (rc = url_base_new(base, strlen(base), max_len, &b)) != CRAWL_OK)
+        return rc == CRAWL_ESCHEME ? rc : CRAWL_EBADURL;
     rc = url_resolve(b, ref, strlen(ref), max_len, out, NULL);
     url_base_free(b);
     return rc;
-}
-
-const char *parser_strerror(int err)
-{
-    switch (err) {
-    case PARSER_OK:
-        return "success";
-    case PARSER_EINVAL:
-        return "invalid argument";
-    case PARSER_ENOMEM:
-        return "out of memory";
-    case PARSER_EBADURL:
-        return "malformed URL";
-    case PARSER_ESCHEME:
-        return "scheme is not http or https";
-    case PARSER_ETOOLONG:
-        return "URL too long";
-    case PARSER_EPARSE:
-        return "HTML parser failed";
-    default:
-        return "unknown parser error";
-    }
 }

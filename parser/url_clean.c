@@ -5,7 +5,7 @@
  * DESIGN
  * url_clean() trims leading/trailing C0 controls and spaces, removes
  * tabs/CR/LF anywhere, cuts the fragment, refuses schemes other than
- * http/https (PARSER_ESCHEME), turns '\' into '/' before the query (as
+ * http/https (CRAWL_ESCHEME), turns '\' into '/' before the query (as
  * browsers do), and percent-normalizes: in the authority and the path,
  * escapes of unreserved characters (ALPHA DIGIT - . _ ~) are decoded, other
  * escapes get uppercase hex, a '%' that starts no escape becomes "%25", and
@@ -167,10 +167,10 @@ int url_clean(const char *ref, size_t len, size_t max_len, const char *base_sche
     while (len > 0 && (unsigned char)ref[len - 1] <= 0x20)
         len--;
     if (len > CLEAN_SLACK * max_len + 64)
-        return PARSER_ETOOLONG;
+        return CRAWL_ETOOLONG;
     t = len < sizeof(tbuf) ? tbuf : malloc(len + 1);
     if (!t)
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     for (i = 0; i < len && ref[i] != '#'; i++)
         if (ref[i] != '\t' && ref[i] != '\r' && ref[i] != '\n')
             t[n++] = ref[i];
@@ -179,7 +179,7 @@ int url_clean(const char *ref, size_t len, size_t max_len, const char *base_sche
     if (!buf) {
         if (t != tbuf)
             free(t);
-        return PARSER_ENOMEM;
+        return CRAWL_ENOMEM;
     }
     o = buf + reserve;
     *absolute = 0;
@@ -197,10 +197,10 @@ int url_clean(const char *ref, size_t len, size_t max_len, const char *base_sche
     if (t != tbuf)
         free(t);
     *out = buf;
-    return PARSER_OK;
+    return CRAWL_OK;
 bad_scheme:
     if (t != tbuf)
         free(t);
     free(buf);
-    return PARSER_ESCHEME;
+    return CRAWL_ESCHEME;
 }

@@ -127,11 +127,11 @@ static int split_normalized(const char *url, char **norm, authority_t *a)
     /* room for every escape and for IDN, so that length never refuses what
      * the scan would have answered */
     if (len > (SIZE_MAX - 64) / 8)
-        return PARSER_ETOOLONG;
+        return CRAWL_ETOOLONG;
     int rc = url_resolve(NULL, url, len, 8 * len + 64, norm, NULL);
-    if (rc != PARSER_OK)
+    if (rc != CRAWL_OK)
         return rc;
-    return split(*norm, a, 0) == 0 ? PARSER_OK : PARSER_EBADURL;
+    return split(*norm, a, 0) == 0 ? CRAWL_OK : CRAWL_EBADURL;
 }
 
 /* Writes the host (origin == 0) or the origin of url into buf; fast: try
@@ -140,17 +140,17 @@ static int host_or_origin(const char *url, char *buf, size_t buflen, int origin,
 {
     authority_t a;
     char *norm = NULL;
-    int rc = PARSER_OK;
+    int rc = CRAWL_OK;
     if (!url || !buf)
-        return PARSER_EINVAL;
+        return CRAWL_EINVAL;
     if (!fast || split(url, &a, 1) != 0)
         rc = split_normalized(url, &norm, &a);
-    if (rc == PARSER_OK) {
+    if (rc == CRAWL_OK) {
         size_t n = origin ? (size_t)(a.host + a.host_len + (a.port ? 1 + a.port_len : 0) - a.scheme)
                           : a.host_len;
         const char *from = origin ? a.scheme : a.host;
         if (n >= buflen || n > INT32_MAX) {
-            rc = PARSER_ETOOLONG;
+            rc = CRAWL_ETOOLONG;
         } else {
             memcpy(buf, from, n);
             buf[n] = '\0';

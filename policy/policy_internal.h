@@ -77,10 +77,10 @@ void *robots_grow(void *p, size_t *cap, size_t need, size_t elem);
 size_t robots_norm(const char *in, size_t n, char *out);
 
 /* Appends p[0..n) (n >= 1) and a NUL to l; lit and allow as in struct rule.
- * 0 or ROBOTS_ENOMEM (l unchanged). */
+ * 0 or CRAWL_ENOMEM (l unchanged). */
 int robots_strv_add(struct strv *l, const char *p, size_t n, uint32_t lit, int allow);
 /* Appends URL u[0..n) to m unless already present (*dup set) or m holds
- * ROBOTS_MAX_SITEMAPS already.  0 or ROBOTS_ENOMEM. */
+ * ROBOTS_MAX_SITEMAPS already.  0 or CRAWL_ENOMEM. */
 int robots_maps_add(struct strv *m, const char *u, size_t n, int *dup);
 /* Frees l's memory and empties it. */
 void robots_strv_free(struct strv *l);

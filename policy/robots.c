@@ -41,16 +41,6 @@
     (is_alpha(c) || is_digit(c) || (c) == '-' || (c) == '.' || (c) == '_' || (c) == '~')
 #define needs_escape(c) ((c) <= 0x20 || (c) >= 0x7f) /* robots_norm() escapes these raw octets */
 
-const char *robots_strerror(int err)
-{
-    static const char *const msg[] = {"success", "invalid argument", "out of memory",
-                                      "serialized robots rules are truncated or corrupt",
-                                      "serialized robots rules have an unknown format version"};
-    if (err > 0 || err < -(int)(sizeof(msg) / sizeof(msg[0]) - 1))
-        return "unknown robots error";
-    return msg[-err];
-}
-
 void *robots_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -285,11 +275,11 @@ int robots_strv_add(struct strv *l, const char *p, size_t n, uint32_t lit, int a
 {
     struct rule *v = robots_grow(l->v, &l->cap, l->n + 1, sizeof *v);
     if (!v)
-        return ROBOTS_ENOMEM;
+        return CRAWL_ENOMEM;
     l->v = v;
     char *pool = robots_grow(l->pool, &l->pcap, l->plen + n + 1, 1);
     if (!pool)
-        return ROBOTS_ENOMEM;
+        return CRAWL_ENOMEM;
     l->pool = pool;
     memcpy(pool + l->plen, p, n);
     pool[l->plen + n] = '\0';
@@ -333,7 +323,7 @@ static int build_index(robots_t *r)
         return 0;
     uint32_t *ix = calloc(NSLOT + 1 + n, sizeof *ix);
     if (!ix)
-        return ROBOTS_ENOMEM;
+        return CRAWL_ENOMEM;
     uint32_t *start = ix, *order = ix + NSLOT + 1, cur[NSLOT];
     for (size_t i = 0; i < n; i++)
         start[slot_of(&r->rules.v[i]) + 1]++;

@@ -16,13 +16,15 @@
  * threads; robots_free() must not race with them.  Constructors are
  * thread-safe (no global state).
  *
- * Errors: constructors return NULL and store a negative ROBOTS_E* code in
- * *err (if err is not NULL); robots_strerror() turns it into text.  The body
+ * Errors: constructors return NULL and store a negative CRAWL_E* code in
+ * *err (if err is not NULL); crawl_strerror() turns it into text.  The body
  * and serialized buffers are treated as hostile: bad input never crashes,
  * never asserts, and memory stays bounded (see the limits below).
  */
 #ifndef ROBOTS_H
 #define ROBOTS_H
+
+#include "errors.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,13 +36,12 @@
 #define ROBOTS_MAX_CRAWL_DELAY_MS 86400000u /* Crawl-delay is clamped to 1 day */
 #define ROBOTS_FORMAT_VERSION 1             /* serialized format version */
 
-enum {
-    ROBOTS_OK = 0,
-    ROBOTS_EINVAL = -1,   /* bad argument (NULL body with len > 0, no product token) */
-    ROBOTS_ENOMEM = -2,   /* out of memory */
-    ROBOTS_ECORRUPT = -3, /* serialized data truncated, damaged or not ours */
-    ROBOTS_EVERSION = -4, /* serialized data of an unknown format version */
-};
+/* Error codes this module returns (errors.h, the project's one error
+ * space; crawl_strerror() gives the text):
+ *   CRAWL_EINVAL     bad argument (NULL body with len > 0, no product token)
+ *   CRAWL_ENOMEM     out of memory
+ *   CRAWL_ECORRUPT   serialized data truncated, damaged or not ours
+ *   CRAWL_EVERSION   serialized data of an unknown format version */
 
 typedef struct robots robots_t;
 
@@ -59,7 +60,7 @@ typedef struct robots robots_t;
  * line.  A pattern starting with neither '/' nor '*' gets a leading '/';
  * '$' anchors only at the end of a pattern.  body need not be NUL-terminated and is not kept;
  * user_agent is not kept.  body may be NULL when len is 0 (an empty file: allow all). Returns NULL
- * with ROBOTS_EINVAL (user_agent NULL or without a product token) or ROBOTS_ENOMEM. */
+ * with CRAWL_EINVAL (user_agent NULL or without a product token) or CRAWL_ENOMEM. */
 robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int *err);
 
 /* A robots_t that allows everything (robots.txt answered 4xx or is absent).
@@ -116,17 +117,14 @@ size_t robots_rule_count(const robots_t *r);
 /* Serializes r into a new buffer *out of *len bytes (binary, not
  * NUL-terminated; caller frees with free()).  Format version
  * ROBOTS_FORMAT_VERSION, checksummed; identical rules give identical bytes.
- * Returns 0, ROBOTS_EINVAL (NULL argument) or ROBOTS_ENOMEM (*out and *len
+ * Returns 0, CRAWL_EINVAL (NULL argument) or CRAWL_ENOMEM (*out and *len
  * untouched on failure).  Thread-safe. */
 int robots_serialize(const robots_t *r, char **out, size_t *len);
 
 /* Rebuilds a robots_t from robots_serialize() output; buf is not kept.
  * robots_serialize() of the result gives back exactly buf.  Returns NULL with
- * ROBOTS_ECORRUPT (truncated, damaged, trailing bytes, limits exceeded),
- * ROBOTS_EVERSION, ROBOTS_EINVAL (buf NULL) or ROBOTS_ENOMEM. */
+ * CRAWL_ECORRUPT (truncated, damaged, trailing bytes, limits exceeded),
+ * CRAWL_EVERSION, CRAWL_EINVAL (buf NULL) or CRAWL_ENOMEM. */
 robots_t *robots_deserialize(const char *buf, size_t len, int *err);
-
-/* Text for a ROBOTS_E* code (static string, never NULL). */
-const char *robots_strerror(int err);
 
 #endif

@@ -140,7 +140,7 @@ static int on_rule(struct pstate *ps, const char *v, size_t n, int allow)
         return 0; /* "Disallow:" with no path is no rule */
     char *buf = robots_grow(ps->scratch, &ps->scap, 3 * n + 1, 1);
     if (!buf)
-        return ROBOTS_ENOMEM;
+        return CRAWL_ENOMEM;
     ps->scratch = buf;
     size_t m = 0;
     if (v[0] != '/' && v[0] != '*')
@@ -232,7 +232,7 @@ robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int
 {
     struct pstate ps = {0};
     robots_t *r = NULL;
-    int e = ROBOTS_EINVAL;
+    int e = CRAWL_EINVAL;
     if (!user_agent || (!body && len > 0))
         goto out;
     ps.tok = user_agent + strspn(user_agent, " \t");
@@ -257,7 +257,7 @@ robots_t *robots_parse(const char *body, size_t len, const char *user_agent, int
     struct group none = {0};
     struct group *keep = ps.spec.seen ? &ps.spec : ps.star.seen ? &ps.star : &none;
     r = robots_build(keep, &ps.maps);
-    e = r ? 0 : ROBOTS_ENOMEM;
+    e = r ? 0 : CRAWL_ENOMEM;
 out:
     robots_strv_free(&ps.spec.rules);
     robots_strv_free(&ps.star.rules);

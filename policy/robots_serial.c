@@ -52,7 +52,7 @@ static int get_varint(const unsigned char *p, size_t end, size_t *pos, uint32_t 
 int robots_serialize(const robots_t *r, char **out, size_t *len)
 {
     if (!r || !out || !len)
-        return ROBOTS_EINVAL;
+        return CRAWL_EINVAL;
     size_t cap = 4 + 5 + 5 + 5 + 4;
     for (size_t i = 0; i < r->rules.n; i++)
         cap += 5 + r->rules.v[i].len;
@@ -60,7 +60,7 @@ int robots_serialize(const robots_t *r, char **out, size_t *len)
         cap += 5 + r->maps.v[i].len;
     unsigned char *o = malloc(cap);
     if (!o)
-        return ROBOTS_ENOMEM;
+        return CRAWL_ENOMEM;
     size_t n = 0;
     o[n++] = 'R';
     o[n++] = 'B';
@@ -91,14 +91,14 @@ static int read_list(const unsigned char *p, size_t end, size_t *pos, int k, str
 {
     uint32_t cnt, hdr;
     if (get_varint(p, end, pos, &cnt) || cnt > (k == 0 ? ROBOTS_MAX_RULES : ROBOTS_MAX_SITEMAPS))
-        return ROBOTS_ECORRUPT;
+        return CRAWL_ECORRUPT;
     for (uint32_t i = 0; i < cnt; i++) {
         if (get_varint(p, end, pos, &hdr))
-            return ROBOTS_ECORRUPT;
+            return CRAWL_ECORRUPT;
         size_t sl = k == 0 ? hdr >> 1 : hdr;
         if (sl == 0 || sl > end - *pos || (k == 1 && sl > ROBOTS_MAX_SITEMAP_LEN) ||
             memchr(p + *pos, '\0', sl))
-            return ROBOTS_ECORRUPT;
+            return CRAWL_ECORRUPT;
         const char *str = (const char *)p + *pos;
         struct rule cur = {.p = str, .len = (uint32_t)sl, .allow = hdr & 1}, prev;
         int e, dup = 0;
@@ -106,11 +106,11 @@ static int read_list(const unsigned char *p, size_t end, size_t *pos, int k, str
             prev = l->v[l->n - 1];
             prev.p = l->pool + prev.off;
             if (robots_cmp_rule(&prev, &cur) >= 0)
-                return ROBOTS_ECORRUPT; /* out of order or duplicate */
+                return CRAWL_ECORRUPT; /* out of order or duplicate */
         }
         e = k == 0 ? robots_strv_add(l, str, sl, 0, hdr & 1) : robots_maps_add(l, str, sl, &dup);
         if (e || dup)
-            return e ? e : ROBOTS_ECORRUPT;
+            return e ? e : CRAWL_ECORRUPT;
         *pos += sl;
     }
     return 0;
@@ -122,16 +122,16 @@ robots_t *robots_deserialize(const char *buf, size_t len, int *err)
     struct group g = {0};
     struct strv m = {0};
     robots_t *r = NULL;
-    int e = ROBOTS_EINVAL;
+    int e = CRAWL_EINVAL;
     if (!buf)
         goto out;
-    e = ROBOTS_ECORRUPT;
+    e = CRAWL_ECORRUPT;
     if (len < 4 + 3 + 4 || memcmp(p, "RBT", 3) != 0)
         goto out;
-    e = ROBOTS_EVERSION;
+    e = CRAWL_EVERSION;
     if (p[3] != ROBOTS_FORMAT_VERSION)
         goto out;
-    e = ROBOTS_ECORRUPT;
+    e = CRAWL_ECORRUPT;
     size_t end = len - 4, pos = 4;
     uint32_t h = (uint32_t)p[end] | (uint32_t)p[end + 1] << 8 | (uint32_t)p[end + 2] << 16 |
                  (uint32_t)p[end + 3] << 24;
@@ -142,11 +142,11 @@ robots_t *robots_deserialize(const char *buf, size_t len, int *err)
     if ((e = read_list(p, end, &pos, 0, &g.rules)) != 0 ||
         (e = read_list(p, end, &pos, 1, &m)) != 0)
         goto out;
-    e = ROBOTS_ECORRUPT;
+    e = CRAWL_ECORRUPT;
     if (pos != end)
         goto out;
     r = robots_build(&g, &m);
-    e = r ? 0 : ROBOTS_ENOMEM;
+    e = r ? 0 : CRAWL_ENOMEM;
 out:
     robots_strv_free(&g.rules);
     robots_strv_free(&m);

@@ -64,7 +64,7 @@ static inline bloom_t *open_ok(redisContext *c, const char *name, const bloom_pa
     int err = 0;
     char msg[512];
     bloom_t *b = bloom_open(c, name, p, &err, msg, sizeof msg);
-    cr_assert_not_null(b, "bloom_open('%s'): %s (%s)", name, bloom_strerror(err), msg);
+    cr_assert_not_null(b, "bloom_open('%s'): %s (%s)", name, crawl_strerror(err), msg);
     return b;
 }
 
@@ -101,7 +101,7 @@ static inline size_t add_all(bloom_t *b, const urls_t *u, size_t batch)
     for (size_t i = 0; i < u->n; i += batch) {
         size_t cnt = u->n - i < batch ? u->n - i : batch;
         int rc = bloom_add_many(b, (const char *const *)u->v + i, u->len + i, cnt, res);
-        cr_assert_eq(rc, 0, "bloom_add_many: %s (%s)", bloom_strerror(rc), bloom_errmsg(b));
+        cr_assert_eq(rc, 0, "bloom_add_many: %s (%s)", crawl_strerror(rc), bloom_errmsg(b));
         for (size_t j = 0; j < cnt; j++)
             fresh += res[j];
     }
@@ -117,7 +117,7 @@ static inline size_t count_present(bloom_t *b, const urls_t *u, size_t batch)
     for (size_t i = 0; i < u->n; i += batch) {
         size_t cnt = u->n - i < batch ? u->n - i : batch;
         int rc = bloom_contains_many(b, (const char *const *)u->v + i, u->len + i, cnt, res);
-        cr_assert_eq(rc, 0, "bloom_contains_many: %s (%s)", bloom_strerror(rc), bloom_errmsg(b));
+        cr_assert_eq(rc, 0, "bloom_contains_many: %s (%s)", crawl_strerror(rc), bloom_errmsg(b));
         for (size_t j = 0; j < cnt; j++)
             hits += res[j];
     }

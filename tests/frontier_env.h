@@ -42,7 +42,7 @@ static inline bloom_t *open_bloom(redisContext *c, int create)
     char msg[256] = "";
     bloom_t *b = bloom_open(c, name, create ? &p : NULL, &err, msg, sizeof msg);
     if (!b)
-        fprintf(stderr, "bloom_open: %s (%s)\n", bloom_strerror(err), msg);
+        fprintf(stderr, "bloom_open: %s (%s)\n", crawl_strerror(err), msg);
     return b;
 }
 
@@ -115,7 +115,7 @@ static inline size_t seed_urls(frontier_t *f, const char *const *urls, size_t n,
 {
     size_t added = 0;
     int rc = frontier_seed(f, urls, n, force, &added);
-    cr_assert_eq(rc, 0, "frontier_seed: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_seed: %s", crawl_strerror(rc));
     return added;
 }
 
@@ -127,7 +127,7 @@ static inline frontier_state_t claim_wait(frontier_t *f, size_t max, frontier_it
     for (int i = 0; i < 2000; i++) {
         uint32_t wait = 0;
         int rc = frontier_claim(f, max, items, n, &st, &wait);
-        cr_assert_eq(rc, 0, "frontier_claim: %s", frontier_strerror(rc));
+        cr_assert_eq(rc, 0, "frontier_claim: %s", crawl_strerror(rc));
         if (st != FRONTIER_WAIT)
             return st;
         usleep((wait > 20 ? 20 : wait) * 1000);
@@ -146,7 +146,7 @@ static inline void finish_one(frontier_t *f, const frontier_item_t *it, const ch
                          .link_depth = it->depth + 1,
                          .nnew = nnew};
     int rc = frontier_finish(f, &d, 1);
-    cr_assert_eq(rc, expect, "frontier_finish: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, expect, "frontier_finish: %s", crawl_strerror(rc));
 }
 
 #endif

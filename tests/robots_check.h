@@ -68,9 +68,9 @@ static inline robots_t *round_trip(const robots_t *r, const char *name)
     char *a = NULL, *b = NULL;
     size_t al = 0, bl = 0;
     int err = robots_serialize(r, &a, &al);
-    cr_assert_eq(err, 0, "%s: serialize: %s", name, robots_strerror(err));
+    cr_assert_eq(err, 0, "%s: serialize: %s", name, crawl_strerror(err));
     robots_t *copy = robots_deserialize(a, al, &err);
-    cr_assert_not_null(copy, "%s: deserialize: %s", name, robots_strerror(err));
+    cr_assert_not_null(copy, "%s: deserialize: %s", name, crawl_strerror(err));
     cr_assert_eq(robots_serialize(copy, &b, &bl), 0, "%s: serialize copy", name);
     cr_expect(al == bl && memcmp(a, b, al) == 0, "%s: round trip changed the bytes", name);
     cr_expect_eq(robots_crawl_delay_ms(copy), robots_crawl_delay_ms(r), "%s: delay", name);
@@ -90,7 +90,7 @@ static inline void run_cases(const struct tcase *cases, size_t n)
         int err = 1;
         size_t len = c->len ? c->len : strlen(c->body);
         robots_t *r = robots_parse(c->body, len, c->ua, &err);
-        cr_assert_not_null(r, "%s: parse failed: %s", c->name, robots_strerror(err));
+        cr_assert_not_null(r, "%s: parse failed: %s", c->name, crawl_strerror(err));
         cr_expect_eq(err, 0, "%s: err not cleared", c->name);
         expect_checks(r, c, "parsed");
         robots_t *copy = round_trip(r, c->name);

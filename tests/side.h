@@ -68,7 +68,7 @@ static inline size_t side_claim(frontier_t *f, frontier_item_t *items, size_t ma
     frontier_state_t st;
     uint32_t wait = 0;
     int rc = frontier_claim(f, max, items, &n, &st, &wait);
-    cr_assert_eq(rc, 0, "frontier_claim: %s (%s)", frontier_strerror(rc), frontier_last_error(f));
+    cr_assert_eq(rc, 0, "frontier_claim: %s (%s)", crawl_strerror(rc), frontier_last_error(f));
     return n;
 }
 
@@ -77,7 +77,7 @@ static inline void side_seed_all(frontier_t *f, const char *const *urls, size_t 
 {
     size_t added = 0;
     int rc = frontier_seed(f, urls, n, 0, &added);
-    cr_assert_eq(rc, 0, "frontier_seed: %s (%s)", frontier_strerror(rc), frontier_last_error(f));
+    cr_assert_eq(rc, 0, "frontier_seed: %s (%s)", crawl_strerror(rc), frontier_last_error(f));
     cr_assert_eq(added, n, "%zu of %zu seeds added", added, n);
 }
 

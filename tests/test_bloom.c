@@ -71,8 +71,8 @@ Test(bloom, sizing_rejects_zero_items_and_rates_outside_0_1)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t m;
         uint32_t k;
-        cr_expect_eq(bloom_size(bad[i].n, bad[i].p, &m, &k), BLOOM_EINVAL,
-                     "bloom_size(%llu, %g) should be BLOOM_EINVAL", (unsigned long long)bad[i].n,
+        cr_expect_eq(bloom_size(bad[i].n, bad[i].p, &m, &k), CRAWL_EINVAL,
+                     "bloom_size(%llu, %g) should be CRAWL_EINVAL", (unsigned long long)bad[i].n,
                      bad[i].p);
     }
 }
@@ -109,9 +109,9 @@ Test(bloom, geometry_uses_whole_blocks_within_the_block_size)
     }
     bloom_params_t bad = {.capacity = 1000, .fp_rate = 0.01, .block_bits = 12};
     bloom_geometry_t g;
-    cr_expect_eq(bloom_geometry_for(&bad, &g), BLOOM_EINVAL, "block_bits 12 is not whole bytes");
+    cr_expect_eq(bloom_geometry_for(&bad, &g), CRAWL_EINVAL, "block_bits 12 is not whole bytes");
     bloom_params_t none = {0};
-    cr_expect_eq(bloom_geometry_for(&none, &g), BLOOM_EINVAL, "no capacity nor rate");
+    cr_expect_eq(bloom_geometry_for(&none, &g), CRAWL_EINVAL, "no capacity nor rate");
 }
 
 /* ---- probe positions -------------------------------------------------------- */
@@ -307,7 +307,7 @@ static void *adder_main(void *arg)
     adder_t *a = arg;
     redisContext *c = fx_redis_connect(a->redis);
     if (!c) {
-        a->rc = BLOOM_EIO;
+        a->rc = CRAWL_EREDIS;
         snprintf(a->msg, sizeof a->msg, "%s", fx_error());
         return NULL;
     }
@@ -343,7 +343,7 @@ Test(bloom, concurrent_adds_report_new_once, .timeout = 600)
     size_t total = 0;
     for (int i = 0; i < 8; i++) {
         pthread_join(th[i], NULL);
-        cr_expect_eq(a[i].rc, 0, "thread %d: %s (%s)", i, bloom_strerror(a[i].rc), a[i].msg);
+        cr_expect_eq(a[i].rc, 0, "thread %d: %s (%s)", i, crawl_strerror(a[i].rc), a[i].msg);
         total += a[i].fresh;
     }
     cr_expect_eq(total, 100000, "8 threads adding the same 10^5 URLs got %zu \"new\"", total);
@@ -367,7 +367,7 @@ Test(bloom, cache_answers_seen_without_a_round_trip)
     fx_redis_stop(r); /* from here on any round trip would fail */
     uint8_t res[200];
     int rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
-    cr_expect_eq(rc, 0, "cached items need no Redis: %s", bloom_strerror(rc));
+    cr_expect_eq(rc, 0, "cached items need no Redis: %s", crawl_strerror(rc));
     for (size_t i = 0; i < u.n; i++)
         cr_expect_eq(res[i], 0, "%s must be seen", u.v[i]);
     rc = bloom_contains_many(b, (const char *const *)u.v, u.len, u.n, res);
@@ -376,7 +376,7 @@ Test(bloom, cache_answers_seen_without_a_round_trip)
         cr_expect_eq(res[i], 1, "%s must be present", u.v[i]);
     /* something new still needs Redis, which is gone: a clear error */
     const char *fresh = "https://new.example/";
-    cr_expect_eq(bloom_add_many(b, &fresh, NULL, 1, res), BLOOM_EIO);
+    cr_expect_eq(bloom_add_many(b, &fresh, NULL, 1, res), CRAWL_EREDIS);
     /* noted items (added by someone else's script) are answered too */
     bloom_cache_note(b, &fresh, NULL, 1);
     cr_expect(bloom_cache_contains(b, fresh, strlen(fresh)));

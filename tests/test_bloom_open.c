@@ -2,7 +2,7 @@
  * test_bloom_open.c -- opening a Bloom filter (bloom_open): later openers
  * use the stored geometry, absent filters, geometry mismatches, wrong key
  * types, corrupt or foreign metadata, bad parameters, and Redis going away
- * before or during a batch (BLOOM_EIO, never a crash).  Against a real
+ * before or during a batch (CRAWL_EREDIS, never a crash).  Against a real
  * redis-server started per test.
  */
 #include <criterion/criterion.h>
@@ -55,7 +55,7 @@ Test(bloom, absent_filter_without_parameters_is_not_found)
     redisContext *c;
     fx_redis_t *r = start_redis(&c);
     char msg[512];
-    cr_expect_eq(open_fails(c, "nothing", NULL, msg, sizeof msg), BLOOM_ENOTFOUND);
+    cr_expect_eq(open_fails(c, "nothing", NULL, msg, sizeof msg), CRAWL_ENOTFOUND);
     cr_expect(strstr(msg, "nothing"), "message should name the filter: %s", msg);
     cr_expect_eq(redis_int(c, "DBSIZE"), 0, "a failed open must not create keys");
     redisFree(c);
@@ -70,11 +70,11 @@ Test(bloom, geometry_mismatch_names_both_geometries)
     bloom_close(open_ok(c, "mm", &p));
     bloom_params_t q = {.capacity = 20000, .fp_rate = 0.01};
     char msg[512];
-    cr_expect_eq(open_fails(c, "mm", &q, msg, sizeof msg), BLOOM_EMISMATCH);
+    cr_expect_eq(open_fails(c, "mm", &q, msg, sizeof msg), CRAWL_EMISMATCH);
     cr_expect(strstr(msg, "m=95856") && strstr(msg, "m=191704"),
               "message should give both geometries: %s", msg);
     bloom_params_t s = {.capacity = 10000, .fp_rate = 0.01, .seed = 99};
-    cr_expect_eq(open_fails(c, "mm", &s, msg, sizeof msg), BLOOM_EMISMATCH, "other seed");
+    cr_expect_eq(open_fails(c, "mm", &s, msg, sizeof msg), CRAWL_EMISMATCH, "other seed");
     redisFree(c);
     fx_redis_stop(r);
 }
@@ -86,18 +86,18 @@ Test(bloom, wrong_key_type_is_reported)
     char msg[512];
     bloom_params_t p = {.capacity = 1000, .fp_rate = 0.01};
     redis_ok(c, "SET str:meta hello");
-    cr_expect_eq(open_fails(c, "str", &p, msg, sizeof msg), BLOOM_EWRONGTYPE, "%s", msg);
-    cr_expect_eq(open_fails(c, "str", NULL, msg, sizeof msg), BLOOM_EWRONGTYPE, "%s", msg);
-    cr_expect_eq(bloom_destroy(c, "str"), BLOOM_EWRONGTYPE);
+    cr_expect_eq(open_fails(c, "str", &p, msg, sizeof msg), CRAWL_EWRONGTYPE, "%s", msg);
+    cr_expect_eq(open_fails(c, "str", NULL, msg, sizeof msg), CRAWL_EWRONGTYPE, "%s", msg);
+    cr_expect_eq(bloom_destroy(c, "str"), CRAWL_EWRONGTYPE);
     /* a block replaced by a list: opening and adding both say so */
     bloom_t *b = open_ok(c, "blk", &p);
     redis_ok(c, "DEL blk:b:0");
     redis_ok(c, "RPUSH blk:b:0 x");
-    cr_expect_eq(open_fails(c, "blk", NULL, msg, sizeof msg), BLOOM_EWRONGTYPE, "%s", msg);
+    cr_expect_eq(open_fails(c, "blk", NULL, msg, sizeof msg), CRAWL_EWRONGTYPE, "%s", msg);
     const char *items[] = {"https://a.example/", "https://b.example/"};
     uint8_t res[2];
-    cr_expect_eq(bloom_add_many(b, items, NULL, 2, res), BLOOM_EWRONGTYPE);
-    cr_expect_eq(bloom_contains_many(b, items, NULL, 2, res), BLOOM_EWRONGTYPE);
+    cr_expect_eq(bloom_add_many(b, items, NULL, 2, res), CRAWL_EWRONGTYPE);
+    cr_expect_eq(bloom_contains_many(b, items, NULL, 2, res), CRAWL_EWRONGTYPE);
     /* the connection stayed in step: it still answers correctly */
     cr_expect_eq(redis_int(c, "EXISTS blk:meta"), 1);
     bloom_close(b);
@@ -124,18 +124,18 @@ Test(bloom, corrupt_or_foreign_metadata_is_reported)
         redis_ok(c, metas[i]);
         snprintf(name, sizeof name, "f%zu", i + 1);
         /* f7 is well-formed but its block key is missing */
-        cr_expect_eq(open_fails(c, name, NULL, msg, sizeof msg), BLOOM_ECORRUPT, "%s: %s", metas[i],
+        cr_expect_eq(open_fails(c, name, NULL, msg, sizeof msg), CRAWL_ECORRUPT, "%s: %s", metas[i],
                      msg);
     }
     redis_ok(c, "SETBIT f7:b:0 7 0"); /* one byte, not 125 */
-    cr_expect_eq(open_fails(c, "f7", NULL, msg, sizeof msg), BLOOM_ECORRUPT, "short block: %s",
+    cr_expect_eq(open_fails(c, "f7", NULL, msg, sizeof msg), CRAWL_ECORRUPT, "short block: %s",
                  msg);
     redis_ok(c, "SETBIT f7:b:0 999 0");
     bloom_close(open_ok(c, "f7", NULL));
     /* blocks left over without meta are not silently reused */
     redis_ok(c, "SETBIT orphan:b:0 5 1");
     bloom_params_t p = {.capacity = 1000, .fp_rate = 0.01};
-    cr_expect_eq(open_fails(c, "orphan", &p, msg, sizeof msg), BLOOM_ECORRUPT, "%s", msg);
+    cr_expect_eq(open_fails(c, "orphan", &p, msg, sizeof msg), CRAWL_ECORRUPT, "%s", msg);
     redisFree(c);
     fx_redis_stop(r);
 }
@@ -155,9 +155,9 @@ Test(bloom, bad_parameters_are_rejected_before_touching_redis)
     };
     char msg[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_expect_eq(open_fails(c, "bad", &bad[i], msg, sizeof msg), BLOOM_EINVAL, "params %zu: %s",
+        cr_expect_eq(open_fails(c, "bad", &bad[i], msg, sizeof msg), CRAWL_EINVAL, "params %zu: %s",
                      i, msg);
-    cr_expect_eq(open_fails(c, "", NULL, msg, sizeof msg), BLOOM_EINVAL, "empty name");
+    cr_expect_eq(open_fails(c, "", NULL, msg, sizeof msg), CRAWL_EINVAL, "empty name");
     cr_expect_eq(redis_int(c, "DBSIZE"), 0);
     redisFree(c);
     fx_redis_stop(r);
@@ -175,17 +175,17 @@ Test(bloom, redis_down_gives_eio_not_a_crash)
     fx_redis_stop(r);
     uint8_t *res = malloc(u.n);
     int rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
-    cr_expect_eq(rc, BLOOM_EIO, "add after stop: %s", bloom_strerror(rc));
+    cr_expect_eq(rc, CRAWL_EREDIS, "add after stop: %s", crawl_strerror(rc));
     cr_expect(strlen(bloom_errmsg(b)) > 0, "a message says what happened");
     rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
-    cr_expect_eq(rc, BLOOM_EIO, "the connection stays failed");
-    cr_expect_eq(bloom_contains_many(b, (const char *const *)u.v, u.len, 10, res), BLOOM_EIO);
+    cr_expect_eq(rc, CRAWL_EREDIS, "the connection stays failed");
+    cr_expect_eq(bloom_contains_many(b, (const char *const *)u.v, u.len, 10, res), CRAWL_EREDIS);
     bloom_info_t info;
-    cr_expect_eq(bloom_info(b, &info), BLOOM_EIO);
+    cr_expect_eq(bloom_info(b, &info), CRAWL_EREDIS);
     int err = 0;
     cr_expect_null(bloom_open(c, "down", NULL, &err, NULL, 0));
-    cr_expect_eq(err, BLOOM_EIO);
-    cr_expect_eq(bloom_destroy(c, "down"), BLOOM_EIO);
+    cr_expect_eq(err, CRAWL_EREDIS);
+    cr_expect_eq(bloom_destroy(c, "down"), CRAWL_EREDIS);
     free(res);
     free_urls(&u);
     bloom_close(b);
@@ -217,7 +217,7 @@ Test(bloom, redis_lost_mid_batch_gives_eio)
     int rc = 0;
     for (int i = 0; i < 50 && rc == 0; i++)
         rc = bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res);
-    cr_expect_eq(rc, BLOOM_EIO, "add while killed: %s", bloom_strerror(rc));
+    cr_expect_eq(rc, CRAWL_EREDIS, "add while killed: %s", crawl_strerror(rc));
     free(res);
     free_urls(&u);
     bloom_close(b);

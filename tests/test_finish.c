@@ -61,7 +61,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
     }
     frontier_pending_t *p = NULL;
     int rc = frontier_finish_start(b.f, pages, n, &p);
-    cr_assert_eq(rc, 0, "frontier_finish_start: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_finish_start: %s", crawl_strerror(rc));
     cr_assert_not_null(p);
 
     /* meanwhile the claiming side goes on with its own connection */
@@ -70,7 +70,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
     cr_assert_geq(m, 10, "claimed %zu more", m);
 
     rc = frontier_finish_end(b.f, p);
-    cr_assert_eq(rc, 0, "frontier_finish_end: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_finish_end: %s", crawl_strerror(rc));
     for (size_t i = 0; i < n; i++)
         cr_expect_eq(nnew[i], 1, "page %zu: %zu new links", i, nnew[i]);
     cr_expect_eq(stat_of(a.c, "fetched"), 10);
@@ -81,7 +81,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
     rc = frontier_finish_start(b.f, pages, n, &p);
     cr_assert_eq(rc, 0);
     rc = frontier_finish_end(b.f, p);
-    cr_expect_eq(rc, FRONTIER_ELEASE, "second finish: %s", frontier_strerror(rc));
+    cr_expect_eq(rc, CRAWL_ELEASE, "second finish: %s", crawl_strerror(rc));
     cr_expect_eq(stat_of(a.c, "fetched"), 10);
     cr_expect_eq(stat_of(a.c, "enqueued"), 30);
 
@@ -103,9 +103,9 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     frontier_item_t bogus = {.url = "http://h.test/", .lease = "no-such-lease"};
     frontier_done_t d = {.item = &bogus, .outcome = {.status = 200}};
     frontier_pending_t *p = (frontier_pending_t *)&d; /* must be reset to NULL */
-    cr_expect_eq(frontier_finish_start(a.f, &d, 1, &p), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_finish_start(a.f, &d, 1, &p), CRAWL_EINVAL);
     cr_expect_null(p);
-    cr_expect_eq(frontier_finish_start(a.f, NULL, 1, &p), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_finish_start(a.f, NULL, 1, &p), CRAWL_EINVAL);
     cr_expect_eq(frontier_finish_end(a.f, NULL), 0);
     /* nothing was left unread on the connection */
     redisReply *rep = redisCommand(a.c, "PING");
@@ -127,7 +127,7 @@ static long long error_count(redisContext *c, const char *kind)
 }
 
 /* One call finishing pages of two workers, one of them released before
- * (its lease gone) and one given twice: the call says FRONTIER_ELEASE and
+ * (its lease gone) and one given twice: the call says CRAWL_ELEASE and
  * counts exactly the pages whose lease it took -- their statuses, bytes
  * and error kinds, none of the others'. */
 Test(finish, a_group_with_lost_leases_counts_only_the_pages_it_finished)
@@ -152,7 +152,7 @@ Test(finish, a_group_with_lost_leases_counts_only_the_pages_it_finished)
         {.item = &ib[0], .outcome = {.status = 200, .error = "twice", .bytes = 60}},
     };
     int rc = frontier_finish(a.f, d, 6);
-    cr_expect_eq(rc, FRONTIER_ELEASE, "finish: %s", frontier_strerror(rc));
+    cr_expect_eq(rc, CRAWL_ELEASE, "finish: %s", crawl_strerror(rc));
     frontier_stats_t st;
     cr_assert_eq(frontier_stats(a.c, CRAWL, &st), 0);
     cr_expect_eq(st.fetched, 4);

@@ -66,7 +66,7 @@ Test(frontier, seeding_records_the_seed_hosts_in_the_same_call)
     cr_assert_eq(seed_urls(e.f, sitemap, 1, FRONTIER_SEED_NO_HOSTS | FRONTIER_SEED_FORCE), 1);
     cr_expect_eq(is_seed_host(e.c, "d.test"), 0, "not a seed: host not recorded");
     size_t added = 9;
-    cr_expect_eq(frontier_seed(e.f, sitemap, 1, 4, &added), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_seed(e.f, sitemap, 1, 4, &added), CRAWL_EINVAL);
     cr_expect_eq(added, 0);
     cr_expect_eq(redis_int(e.c, "SCARD %s", "crawler:{t}:seedhosts"), 3);
     env_stop(&e);
@@ -419,7 +419,7 @@ Test(frontier, lost_lease_reports_elease_but_still_offers_links)
     cr_assert_eq(got, 1, "the expired lease was not reclaimed");
     const char *links[] = {"http://a.test/next"};
     size_t nnew = 0;
-    finish_one(e.f, &it, links, 1, &nnew, FRONTIER_ELEASE);
+    finish_one(e.f, &it, links, 1, &nnew, CRAWL_ELEASE);
     cr_assert_eq(nnew, 1, "links of a page with a lost lease are still offered");
     frontier_item_clear(&it);
     frontier_stats_t s;
@@ -442,7 +442,7 @@ Test(frontier, finishing_a_page_twice_counts_it_once)
     cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);
     frontier_done_t d = {.item = &it, .outcome = {.status = 200}, .link_depth = 1};
     frontier_done_t twice[2] = {d, d};
-    cr_assert_eq(frontier_finish(e.f, twice, 2), FRONTIER_ELEASE);
+    cr_assert_eq(frontier_finish(e.f, twice, 2), CRAWL_ELEASE);
     frontier_item_clear(&it);
     frontier_stats_t s;
     frontier_stats(e.c, CRAWL, &s);
@@ -526,7 +526,7 @@ Test(frontier, reset_deletes_only_that_crawls_keys)
     freeReplyObject(r);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(redis_int(e.c, "EXISTS %s", keep[i]), 1, "%s was deleted", keep[i]);
-    cr_assert_eq(frontier_reset(e.c, "bad*name", NULL), FRONTIER_EINVAL);
+    cr_assert_eq(frontier_reset(e.c, "bad*name", NULL), CRAWL_EINVAL);
     env_stop(&e);
 }
 

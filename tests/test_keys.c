@@ -49,10 +49,10 @@ Test(keys, prefix_takes_only_valid_crawl_names)
     longest[FRONTIER_MAX_CRAWL_NAME] = '\0';
     cr_expect_eq(fr_prefix(longest, p, sizeof p), 0, "FR_PREFIX_MAX holds the longest name");
     cr_expect_eq(strlen(p) + 1, FR_PREFIX_MAX);
-    cr_expect_eq(fr_prefix(longest, p, sizeof p - 1), FRONTIER_EINVAL, "one byte short");
+    cr_expect_eq(fr_prefix(longest, p, sizeof p - 1), CRAWL_EINVAL, "one byte short");
     longest[FRONTIER_MAX_CRAWL_NAME] = 'x';
     longest[FRONTIER_MAX_CRAWL_NAME + 1] = '\0';
-    cr_expect_eq(fr_prefix(longest, p, sizeof p), FRONTIER_EINVAL, "one character too long");
+    cr_expect_eq(fr_prefix(longest, p, sizeof p), CRAWL_EINVAL, "one character too long");
 }
 
 Test(keys, table_has_a_suffix_and_type_for_every_id_and_no_two_names_can_meet)
@@ -101,17 +101,17 @@ Test(keys, build_writes_prefix_suffix_and_member_and_refuses_misuse)
     cr_expect_eq(fr_key_build(p, FR_K_WORKER, "", 0, k, sizeof k),
                  (int)strlen("crawler:{t}:worker:"));
 
-    cr_expect_eq(fr_key_build(p, FR_K_QUEUE, NULL, 0, k, sizeof k), FRONTIER_EINVAL, "family");
-    cr_expect_eq(fr_key_build(p, FR_K_READY, "x", 1, k, sizeof k), FRONTIER_EINVAL, "single");
-    cr_expect_eq(fr_key_build(p, FR_K_COUNT, NULL, 0, k, sizeof k), FRONTIER_EINVAL, "id");
-    cr_expect_eq(fr_key_build(NULL, FR_K_READY, NULL, 0, k, sizeof k), FRONTIER_EINVAL);
+    cr_expect_eq(fr_key_build(p, FR_K_QUEUE, NULL, 0, k, sizeof k), CRAWL_EINVAL, "family");
+    cr_expect_eq(fr_key_build(p, FR_K_READY, "x", 1, k, sizeof k), CRAWL_EINVAL, "single");
+    cr_expect_eq(fr_key_build(p, FR_K_COUNT, NULL, 0, k, sizeof k), CRAWL_EINVAL, "id");
+    cr_expect_eq(fr_key_build(NULL, FR_K_READY, NULL, 0, k, sizeof k), CRAWL_EINVAL);
     size_t len = strlen("crawler:{t}:stats");
     cr_expect_eq(fr_key_build(p, FR_K_STATS, NULL, 0, k, len + 1), (int)len, "exact fit");
-    cr_expect_eq(fr_key_build(p, FR_K_STATS, NULL, 0, k, len), FRONTIER_EINVAL, "no room for NUL");
+    cr_expect_eq(fr_key_build(p, FR_K_STATS, NULL, 0, k, len), CRAWL_EINVAL, "no room for NUL");
     cr_expect_eq(frontier_bloom_name("t", k, sizeof k), 0);
     cr_expect_str_eq(k, "crawler:{t}:seen");
-    cr_expect_eq(frontier_bloom_name(NULL, k, sizeof k), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_bloom_name("a b", k, sizeof k), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_bloom_name(NULL, k, sizeof k), CRAWL_EINVAL);
+    cr_expect_eq(frontier_bloom_name("a b", k, sizeof k), CRAWL_EINVAL);
 }
 
 Test(keys, fa_key_appends_one_argument_without_its_nul)
@@ -183,15 +183,15 @@ Test(keys, robots_value_round_trips_binary_safe_with_its_ttl)
     cr_expect(v && len == 0 && v[0] == '\0', "an empty value is not 'absent'");
     free(v);
 
-    cr_expect_eq(frontier_robots_put(s.f, "http://a.test", "R", 1, 0), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_robots_put(s.f, "", "R", 1, 5), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_robots_put(s.f, "http://a.test", NULL, 1, 5), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_robots_get(s.f, NULL, &v, &len), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_robots_get(s.f, "http://a.test", NULL, &len), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_robots_put(s.f, "http://a.test", "R", 1, 0), CRAWL_EINVAL);
+    cr_expect_eq(frontier_robots_put(s.f, "", "R", 1, 5), CRAWL_EINVAL);
+    cr_expect_eq(frontier_robots_put(s.f, "http://a.test", NULL, 1, 5), CRAWL_EINVAL);
+    cr_expect_eq(frontier_robots_get(s.f, NULL, &v, &len), CRAWL_EINVAL);
+    cr_expect_eq(frontier_robots_get(s.f, "http://a.test", NULL, &len), CRAWL_EINVAL);
 
     redis_ok(s.c, "LPUSH %s x", "crawler:{" CRAWL "}:robots:http://w.test");
     v = (char *)"junk";
-    cr_expect_eq(frontier_robots_get(s.f, "http://w.test", &v, &len), FRONTIER_EREPLY);
+    cr_expect_eq(frontier_robots_get(s.f, "http://w.test", &v, &len), CRAWL_EREPLY);
     cr_expect_null(v);
     side_close(&t);
     side_close(&s);
@@ -226,11 +226,11 @@ Test(keys, robots_lock_has_one_holder_until_unlocked_or_lapsed)
     cr_assert_eq(frontier_robots_lock(a.f, "http://h.test", 1, &won), 0);
     cr_expect_eq(won, 1);
 
-    cr_expect_eq(frontier_robots_lock(a.f, "http://x.test", 0, &won), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_robots_lock(a.f, "http://x.test", 0, &won), CRAWL_EINVAL);
     cr_expect_eq(won, 0);
-    cr_expect_eq(frontier_robots_lock(a.f, "", 10, &won), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_robots_lock(a.f, "http://x.test", 10, NULL), FRONTIER_EINVAL);
-    cr_expect_eq(frontier_robots_unlock(a.f, NULL), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_robots_lock(a.f, "", 10, &won), CRAWL_EINVAL);
+    cr_expect_eq(frontier_robots_lock(a.f, "http://x.test", 10, NULL), CRAWL_EINVAL);
+    cr_expect_eq(frontier_robots_unlock(a.f, NULL), CRAWL_EINVAL);
     side_close(&b);
     side_close(&a);
     fx_redis_stop(r);
@@ -253,11 +253,11 @@ Test(keys, sitemaps_go_in_one_round_trip_into_the_crawls_set)
     cr_expect_eq(frontier_sitemaps_add(s.f, NULL, 0), 0);
     cr_expect_eq(frontier_round_trips(s.f), before, "nothing to add: nothing sent");
     const char *bad[] = {"http://a.test/x", NULL};
-    cr_expect_eq(frontier_sitemaps_add(s.f, bad, 2), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_sitemaps_add(s.f, bad, 2), CRAWL_EINVAL);
     cr_expect_eq(redis_int(s.c, "SCARD %s", "crawler:{" CRAWL "}:sitemaps"), 2, "nothing added");
     redis_ok(s.c, "DEL %s", "crawler:{" CRAWL "}:sitemaps");
     redis_ok(s.c, "SET %s x", "crawler:{" CRAWL "}:sitemaps");
-    cr_expect_eq(frontier_sitemaps_add(s.f, urls, 1), FRONTIER_EREPLY);
+    cr_expect_eq(frontier_sitemaps_add(s.f, urls, 1), CRAWL_EREPLY);
     side_close(&s);
     fx_redis_stop(r);
 }
@@ -288,10 +288,10 @@ Test(keys, seed_hosts_lists_the_set_and_the_caller_owns_the_copy)
     for (size_t i = 0; i < n; i++)
         free(hosts[i]);
     free(hosts);
-    cr_expect_eq(frontier_seed_hosts(s.f, NULL, &n), FRONTIER_EINVAL);
+    cr_expect_eq(frontier_seed_hosts(s.f, NULL, &n), CRAWL_EINVAL);
     redis_ok(s.c, "DEL %s", "crawler:{" CRAWL "}:seedhosts");
     redis_ok(s.c, "SET %s x", "crawler:{" CRAWL "}:seedhosts");
-    cr_expect_eq(frontier_seed_hosts(s.f, &hosts, &n), FRONTIER_EREPLY);
+    cr_expect_eq(frontier_seed_hosts(s.f, &hosts, &n), CRAWL_EREPLY);
     cr_expect(hosts == NULL && n == 0);
     side_close(&s);
     fx_redis_stop(r);
@@ -331,14 +331,14 @@ Test(keys, every_shared_state_call_says_eio_when_redis_is_gone)
     size_t len = 0, n = 0;
     int won = 1;
     const char *u[] = {"http://a.test/s.xml"};
-    cr_expect_eq(frontier_robots_get(s.f, "http://a.test", &v, &len), FRONTIER_EIO);
+    cr_expect_eq(frontier_robots_get(s.f, "http://a.test", &v, &len), CRAWL_EREDIS);
     cr_expect_null(v);
-    cr_expect_eq(frontier_robots_put(s.f, "http://a.test", "R", 1, 5), FRONTIER_EIO);
-    cr_expect_eq(frontier_robots_lock(s.f, "http://a.test", 5, &won), FRONTIER_EIO);
+    cr_expect_eq(frontier_robots_put(s.f, "http://a.test", "R", 1, 5), CRAWL_EREDIS);
+    cr_expect_eq(frontier_robots_lock(s.f, "http://a.test", 5, &won), CRAWL_EREDIS);
     cr_expect_eq(won, 0, "an error is not a win: the caller decides");
-    cr_expect_eq(frontier_robots_unlock(s.f, "http://a.test"), FRONTIER_EIO);
-    cr_expect_eq(frontier_sitemaps_add(s.f, u, 1), FRONTIER_EIO);
-    cr_expect_eq(frontier_seed_hosts(s.f, &hosts, &n), FRONTIER_EIO);
+    cr_expect_eq(frontier_robots_unlock(s.f, "http://a.test"), CRAWL_EREDIS);
+    cr_expect_eq(frontier_sitemaps_add(s.f, u, 1), CRAWL_EREDIS);
+    cr_expect_eq(frontier_seed_hosts(s.f, &hosts, &n), CRAWL_EREDIS);
     cr_expect_null(hosts);
     side_close(&s);
 }

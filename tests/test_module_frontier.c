@@ -151,7 +151,7 @@ static size_t finish_two_workers(frontier_t *f, frontier_t *g)
                                  .nnew = &nnew[i]};
     }
     int rc = frontier_finish(f, d, NPAGES);
-    cr_assert_eq(rc, 0, "frontier_finish: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_finish: %s", crawl_strerror(rc));
     size_t total = 0;
     for (int i = 0; i < NPAGES; i++) {
         total += nnew[i];
@@ -489,7 +489,7 @@ static void run_limits(fx_redis_t *r, const char *crawl, int bitfield_only, lim_
                                  .nnew = &out->nnew[p]};
     side_reset_stats(s.c);
     int rc = frontier_finish(s.f, d, 4);
-    cr_assert_eq(rc, 0, "%s: frontier_finish: %s", crawl, frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "%s: frontier_finish: %s", crawl, crawl_strerror(rc));
     out->module_calls = side_calls(s.c, "crawler.bfadd");
     out->bitfield_calls = side_calls(s.c, "bitfield");
     for (size_t i = 0; i < n; i++)
@@ -642,7 +642,7 @@ static pid_t start_plain_on(int port, const char *dir)
 }
 
 /* frontier.h: a Redis restarted without the module after the open makes
- * the handle's link-offering calls fail with FRONTIER_EREPLY, before any
+ * the handle's link-offering calls fail with CRAWL_EREPLY, before any
  * write: a seed queues nothing, and a finish leaves its page leased (not
  * acknowledged with its links lost); a handle opened afterwards sees no
  * module and works, and can finish that page. */
@@ -667,7 +667,7 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
 
     added = 99;
     int rc = frontier_seed(s.f, two, 1, 0, &added);
-    cr_expect_eq(rc, FRONTIER_EREPLY, "seed: %s", frontier_strerror(rc));
+    cr_expect_eq(rc, CRAWL_EREPLY, "seed: %s", crawl_strerror(rc));
     cr_expect_eq(added, 0);
     const char *why = frontier_last_error(s.f); /* Redis's error, at its .lua line */
     cr_expect(strstr(why, "Unknown Redis command"), "last error: %s", why);
@@ -701,7 +701,7 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
                          .nlinks = 2,
                          .link_depth = 1};
     rc = frontier_finish(s.f, &d, 1); /* the module's layout, on a Redis without it */
-    cr_expect_eq(rc, FRONTIER_EREPLY, "finish: %s", frontier_strerror(rc));
+    cr_expect_eq(rc, CRAWL_EREPLY, "finish: %s", crawl_strerror(rc));
     cr_assert_eq(frontier_stats(s.c, "lost", &st), 0);
     cr_expect_eq(st.in_flight, 1, "the failed finish let go of its page");
     cr_expect_eq(st.fetched, 0, "the failed finish counted its page");

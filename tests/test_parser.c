@@ -429,9 +429,9 @@ Test(parser, rejects_misuse)
 {
     got_t g;
     parser_t *p = parse("<a href=/x>", 11, NULL, 11, &g);
-    cr_expect_eq(parser_feed(p, "<a href=/y>", 11), PARSER_EINVAL, "feed after finish");
-    cr_expect_eq(parser_finish(p), PARSER_EINVAL, "finish twice");
-    cr_expect_eq(parser_feed(NULL, "x", 1), PARSER_EINVAL);
+    cr_expect_eq(parser_feed(p, "<a href=/y>", 11), CRAWL_EINVAL, "feed after finish");
+    cr_expect_eq(parser_finish(p), CRAWL_EINVAL, "finish twice");
+    cr_expect_eq(parser_feed(NULL, "x", 1), CRAWL_EINVAL);
     parser_free(p);
     parser_free(NULL);
     /* no page URL: absolute links still work, relative ones are counted bad */

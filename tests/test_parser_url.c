@@ -29,8 +29,8 @@ static void check_norm(const norm_case_t *c, size_t max_len)
     char *out = NULL;
     int rc = parser_url_normalize(c->base, c->ref, max_len, &out);
     cr_expect_eq(rc, c->rc, "normalize(base=%s, ref=\"%s\"): rc %d (%s), want %d (%s), got %s",
-                 c->base ? c->base : "NULL", c->ref, rc, parser_strerror(rc), c->rc,
-                 parser_strerror(c->rc), out ? out : "NULL");
+                 c->base ? c->base : "NULL", c->ref, rc, crawl_strerror(rc), c->rc,
+                 crawl_strerror(c->rc), out ? out : "NULL");
     if (rc == 0 && c->rc == 0) {
         char *again = NULL;
         cr_expect_str_eq(out, c->want, "normalize(base=%s, ref=\"%s\") = %s, want %s",
@@ -51,7 +51,7 @@ static void check_norm(const norm_case_t *c, size_t max_len)
 /* RFC 3986 5.4.1; fragments are dropped, other schemes refused, "//g" gets
  * the "/" of an empty path. */
 static const norm_case_t rfc_normal[] = {
-    {RFC_BASE, "g:h", NULL, PARSER_ESCHEME},    {RFC_BASE, "g", "http://a/b/c/g", 0},
+    {RFC_BASE, "g:h", NULL, CRAWL_ESCHEME},     {RFC_BASE, "g", "http://a/b/c/g", 0},
     {RFC_BASE, "./g", "http://a/b/c/g", 0},     {RFC_BASE, "g/", "http://a/b/c/g/", 0},
     {RFC_BASE, "/g", "http://a/g", 0},          {RFC_BASE, "//g", "http://g/", 0},
     {RFC_BASE, "?y", "http://a/b/c/d;p?y", 0},  {RFC_BASE, "g?y", "http://a/b/c/g?y", 0},
@@ -158,25 +158,25 @@ static const norm_case_t rules[] = {
     {"http://a.org/b/", "\\\\c.org\\d", "http://c.org/d", 0},
     {"http://a.org/b/", "  ", "http://a.org/b/", 0},
     /* only http and https */
-    {NULL, "mailto:a@x.org", NULL, PARSER_ESCHEME},
-    {NULL, "javascript:alert(1)", NULL, PARSER_ESCHEME},
-    {NULL, "JaVa\tScRiPt:alert(1)", NULL, PARSER_ESCHEME},
-    {NULL, "data:text/html,<a>", NULL, PARSER_ESCHEME},
-    {NULL, "tel:+15551234", NULL, PARSER_ESCHEME},
-    {NULL, "ftp://x.org/f", NULL, PARSER_ESCHEME},
-    {NULL, "file:///etc/passwd", NULL, PARSER_ESCHEME},
-    {"http://a.org/", "mailto:x@y", NULL, PARSER_ESCHEME},
-    {"ftp://a.org/", "g", NULL, PARSER_ESCHEME},
+    {NULL, "mailto:a@x.org", NULL, CRAWL_ESCHEME},
+    {NULL, "javascript:alert(1)", NULL, CRAWL_ESCHEME},
+    {NULL, "JaVa\tScRiPt:alert(1)", NULL, CRAWL_ESCHEME},
+    {NULL, "data:text/html,<a>", NULL, CRAWL_ESCHEME},
+    {NULL, "tel:+15551234", NULL, CRAWL_ESCHEME},
+    {NULL, "ftp://x.org/f", NULL, CRAWL_ESCHEME},
+    {NULL, "file:///etc/passwd", NULL, CRAWL_ESCHEME},
+    {"http://a.org/", "mailto:x@y", NULL, CRAWL_ESCHEME},
+    {"ftp://a.org/", "g", NULL, CRAWL_ESCHEME},
     /* not URLs */
-    {NULL, "/relative/without/base", NULL, PARSER_EBADURL},
-    {NULL, "", NULL, PARSER_EBADURL},
-    {NULL, "http://", NULL, PARSER_EBADURL},
-    {NULL, "http://a b.org/", NULL, PARSER_EBADURL},
-    {NULL, "http://x.org:99999/", NULL, PARSER_EBADURL},
-    {NULL, "http://%7F%7Fx.org/", NULL, PARSER_EBADURL},
-    {NULL, "http://x%2Fy.org/", NULL, PARSER_EBADURL},
+    {NULL, "/relative/without/base", NULL, CRAWL_EBADURL},
+    {NULL, "", NULL, CRAWL_EBADURL},
+    {NULL, "http://", NULL, CRAWL_EBADURL},
+    {NULL, "http://a b.org/", NULL, CRAWL_EBADURL},
+    {NULL, "http://x.org:99999/", NULL, CRAWL_EBADURL},
+    {NULL, "http://%7F%7Fx.org/", NULL, CRAWL_EBADURL},
+    {NULL, "http://x%2Fy.org/", NULL, CRAWL_EBADURL},
     {NULL, "http://%E2%98%83.net/", "http://xn--n3h.net/", 0},
-    {"not a url", "g", NULL, PARSER_EBADURL},
+    {"not a url", "g", NULL, CRAWL_EBADURL},
 };
 
 /* url_resolve() puts the kept base prefix in front of the reference itself
@@ -323,7 +323,7 @@ static const norm_case_t userinfo[] = {
      "http://u@b\xc3\xbc"
      "cher.example/",
      "http://xn--bcher-kva.example/", 0},
-    {NULL, "http://a@b@c/", NULL, PARSER_EBADURL},
+    {NULL, "http://a@b@c/", NULL, CRAWL_EBADURL},
     /* an '@' outside the authority is no userinfo */
     {NULL, "http://host/a@b?c@d", "http://host/a@b?c@d", 0},
     {"http://a/", "http:u@b/x", "http://a/u@b/x", 0},
@@ -365,8 +365,8 @@ Test(parser_url, refuses_urls_longer_than_max_length)
     char *at = url_of_len(PARSER_DEFAULT_MAX_URL_LENGTH);
     char *over = url_of_len(PARSER_DEFAULT_MAX_URL_LENGTH + 1);
     char *huge = url_of_len(1000000);
-    norm_case_t ok = {NULL, at, at, 0}, too = {NULL, over, NULL, PARSER_ETOOLONG};
-    norm_case_t huge_c = {NULL, huge, NULL, PARSER_ETOOLONG};
+    norm_case_t ok = {NULL, at, at, 0}, too = {NULL, over, NULL, CRAWL_ETOOLONG};
+    norm_case_t huge_c = {NULL, huge, NULL, CRAWL_ETOOLONG};
     norm_case_t bigger = {NULL, over, over, 0};
     check_norm(&ok, 0);
     check_norm(&too, 0);
@@ -378,7 +378,7 @@ Test(parser_url, refuses_urls_longer_than_max_length)
     for (size_t i = 0; i < 2100; i++)
         memcpy(esc + 13 + 3 * i, "%61", 3);
     esc[13 + 3 * 2100] = '\0';
-    norm_case_t esc_c = {NULL, esc, NULL, PARSER_ETOOLONG};
+    norm_case_t esc_c = {NULL, esc, NULL, CRAWL_ETOOLONG};
     check_norm(&esc_c, 0);
     free(at);
     free(over);
@@ -389,10 +389,10 @@ Test(parser_url, refuses_urls_longer_than_max_length)
 Test(parser_url, rejects_bad_arguments)
 {
     char *out = (char *)1;
-    cr_expect_eq(parser_url_normalize(NULL, NULL, 0, &out), PARSER_EINVAL);
-    cr_expect_eq(parser_url_normalize(NULL, "http://x/", 0, NULL), PARSER_EINVAL);
-    cr_expect_str_eq(parser_strerror(PARSER_ESCHEME), "scheme is not http or https");
-    cr_expect_str_neq(parser_strerror(-999), "");
+    cr_expect_eq(parser_url_normalize(NULL, NULL, 0, &out), CRAWL_EINVAL);
+    cr_expect_eq(parser_url_normalize(NULL, "http://x/", 0, NULL), CRAWL_EINVAL);
+    cr_expect_str_eq(crawl_strerror(CRAWL_ESCHEME), "scheme is not http or https");
+    cr_expect_str_neq(crawl_strerror(-999), "");
 }
 
 typedef struct hostcase {
@@ -418,10 +418,10 @@ Test(parser_url, gives_host_and_origin_of_normalized_urls)
         cr_expect(n == (int)strlen(cases[i].origin) && strcmp(buf, cases[i].origin) == 0,
                   "origin(%s) = %d %s", cases[i].url, n, n > 0 ? buf : "");
     }
-    cr_expect_eq(parser_url_origin("http://x.org/", buf, 8), PARSER_ETOOLONG);
-    cr_expect_eq(parser_url_host("http://x.org/", buf, 5), PARSER_ETOOLONG);
-    cr_expect_eq(parser_url_host("no url", buf, sizeof(buf)), PARSER_EBADURL);
-    cr_expect_eq(parser_url_origin(NULL, buf, sizeof(buf)), PARSER_EINVAL);
+    cr_expect_eq(parser_url_origin("http://x.org/", buf, 8), CRAWL_ETOOLONG);
+    cr_expect_eq(parser_url_host("http://x.org/", buf, 5), CRAWL_ETOOLONG);
+    cr_expect_eq(parser_url_host("no url", buf, sizeof(buf)), CRAWL_EBADURL);
+    cr_expect_eq(parser_url_origin(NULL, buf, sizeof(buf)), CRAWL_EINVAL);
 }
 
 /* The scanning fast path gives what libcurl's parser gives, for the
@@ -523,14 +523,14 @@ Test(parser_url, origin_fast_path_and_normalizer_agree)
          "cher.example/",
          "http://xn--bcher-kva.example", "xn--bcher-kva.example", 0},
         /* no origin */
-        {"http://x.org:65536/", NULL, NULL, PARSER_EBADURL},
-        {"http://a@b@c/", NULL, NULL, PARSER_EBADURL},
-        {"http://h:1:2/", NULL, NULL, PARSER_EBADURL},
+        {"http://x.org:65536/", NULL, NULL, CRAWL_EBADURL},
+        {"http://a@b@c/", NULL, NULL, CRAWL_EBADURL},
+        {"http://h:1:2/", NULL, NULL, CRAWL_EBADURL},
         {"http://x.org:/", "http://x.org", "x.org", 0},
-        {"http:///", NULL, NULL, PARSER_EBADURL},
-        {"ftp://x.org/", NULL, NULL, PARSER_ESCHEME},
-        {"no url", NULL, NULL, PARSER_EBADURL},
-        {"/relative", NULL, NULL, PARSER_EBADURL},
+        {"http:///", NULL, NULL, CRAWL_EBADURL},
+        {"ftp://x.org/", NULL, NULL, CRAWL_ESCHEME},
+        {"no url", NULL, NULL, CRAWL_EBADURL},
+        {"/relative", NULL, NULL, CRAWL_EBADURL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *url = cases[i].url;
@@ -578,11 +578,11 @@ Test(parser_url, origin_is_the_authority_of_the_normalized_url)
 Test(parser_url, idn_host_that_becomes_an_address_form_is_refused)
 {
     char *out = NULL;
-    cr_expect_eq(parser_url_normalize(NULL, "HTTP:\xc2\xb2", 0, &out), PARSER_EBADURL, "got %s",
+    cr_expect_eq(parser_url_normalize(NULL, "HTTP:\xc2\xb2", 0, &out), CRAWL_EBADURL, "got %s",
                  out ? out : "(null)");
     free(out);
     out = NULL;
-    cr_expect_eq(parser_url_normalize(NULL, "http://\xc2\xb9.\xc2\xb2/", 0, &out), PARSER_EBADURL);
+    cr_expect_eq(parser_url_normalize(NULL, "http://\xc2\xb9.\xc2\xb2/", 0, &out), CRAWL_EBADURL);
     free(out);
     out = NULL;
     cr_expect_eq(parser_url_normalize(NULL,

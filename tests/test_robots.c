@@ -571,26 +571,26 @@ Test(robots, invalid_arguments)
 {
     int err = 0;
     cr_expect_null(robots_parse(NULL, 5, "mybot", &err));
-    cr_expect_eq(err, ROBOTS_EINVAL);
+    cr_expect_eq(err, CRAWL_EINVAL);
     cr_expect_null(robots_parse("x", 1, NULL, &err));
-    cr_expect_eq(err, ROBOTS_EINVAL);
+    cr_expect_eq(err, CRAWL_EINVAL);
     cr_expect_null(robots_parse("x", 1, "", &err), "empty user agent");
     cr_expect_null(robots_parse("x", 1, "123bot", &err), "no product token");
-    cr_expect_eq(err, ROBOTS_EINVAL);
+    cr_expect_eq(err, CRAWL_EINVAL);
     robots_t *r = robots_parse(NULL, 0, "mybot", &err);
     cr_expect_not_null(r, "NULL body of length 0 is an empty file");
     cr_expect_eq(robots_allowed(r, NULL), 0);
     cr_expect_eq(robots_allowed(NULL, "/"), 0);
     char *out = NULL;
     size_t len = 0;
-    cr_expect_eq(robots_serialize(NULL, &out, &len), ROBOTS_EINVAL);
+    cr_expect_eq(robots_serialize(NULL, &out, &len), CRAWL_EINVAL);
     cr_expect_null(robots_deserialize(NULL, 0, &err));
-    cr_expect_eq(err, ROBOTS_EINVAL);
+    cr_expect_eq(err, CRAWL_EINVAL);
     cr_expect_eq(robots_sitemap_count(NULL), 0);
     cr_expect_null(robots_sitemap(NULL, 0));
     cr_expect_eq(robots_crawl_delay_ms(NULL), 0);
     robots_free(r);
     robots_free(NULL);
     for (int e = 0; e >= -5; e--)
-        cr_expect_not_null(robots_strerror(e));
+        cr_expect_not_null(crawl_strerror(e));
 }

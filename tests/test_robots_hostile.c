@@ -116,7 +116,7 @@ Test(robots, corrupt_serialized_input_rejected)
             blob[i] ^= (char)(1 << bit);
             robots_t *t = robots_deserialize(blob, len, &err);
             cr_expect_null(t, "bit %d of byte %zu flipped accepted", bit, i);
-            cr_expect(err == ROBOTS_ECORRUPT || err == ROBOTS_EVERSION, "byte %zu: err %d", i, err);
+            cr_expect(err == CRAWL_ECORRUPT || err == CRAWL_EVERSION, "byte %zu: err %d", i, err);
             robots_free(t);
             blob[i] ^= (char)(1 << bit);
         }
@@ -135,31 +135,31 @@ Test(robots, corrupt_serialized_input_rejected)
         size_t n;
         int err;
     } forged[] = {
-        {"version 2", {'R', 'B', 'T', 2, 0, 0, 0}, 7, ROBOTS_EVERSION},
-        {"bad magic", {'R', 'B', 'X', 1, 0, 0, 0}, 7, ROBOTS_ECORRUPT},
-        {"rule count too large", {'R', 'B', 'T', 1, 0, 0xff, 0xff, 0x03, 0}, 9, ROBOTS_ECORRUPT},
-        {"rule longer than buffer", {'R', 'B', 'T', 1, 0, 1, 40, '/', 0}, 9, ROBOTS_ECORRUPT},
-        {"empty rule", {'R', 'B', 'T', 1, 0, 1, 1, 0}, 8, ROBOTS_ECORRUPT},
-        {"NUL in rule", {'R', 'B', 'T', 1, 0, 1, 4, '/', 0, 0}, 10, ROBOTS_ECORRUPT},
+        {"version 2", {'R', 'B', 'T', 2, 0, 0, 0}, 7, CRAWL_EVERSION},
+        {"bad magic", {'R', 'B', 'X', 1, 0, 0, 0}, 7, CRAWL_ECORRUPT},
+        {"rule count too large", {'R', 'B', 'T', 1, 0, 0xff, 0xff, 0x03, 0}, 9, CRAWL_ECORRUPT},
+        {"rule longer than buffer", {'R', 'B', 'T', 1, 0, 1, 40, '/', 0}, 9, CRAWL_ECORRUPT},
+        {"empty rule", {'R', 'B', 'T', 1, 0, 1, 1, 0}, 8, CRAWL_ECORRUPT},
+        {"NUL in rule", {'R', 'B', 'T', 1, 0, 1, 4, '/', 0, 0}, 10, CRAWL_ECORRUPT},
         {"rules out of order",
          {'R', 'B', 'T', 1, 0, 2, 2, '/', 4, '/', 'a', 0},
          12,
-         ROBOTS_ECORRUPT},
-        {"duplicate rule", {'R', 'B', 'T', 1, 0, 2, 2, '/', 2, '/', 0}, 11, ROBOTS_ECORRUPT},
-        {"non-minimal varint", {'R', 'B', 'T', 1, 0x80, 0, 0, 0}, 8, ROBOTS_ECORRUPT},
+         CRAWL_ECORRUPT},
+        {"duplicate rule", {'R', 'B', 'T', 1, 0, 2, 2, '/', 2, '/', 0}, 11, CRAWL_ECORRUPT},
+        {"non-minimal varint", {'R', 'B', 'T', 1, 0x80, 0, 0, 0}, 8, CRAWL_ECORRUPT},
         {"varint too long",
          {'R', 'B', 'T', 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0},
          12,
-         ROBOTS_ECORRUPT},
+         CRAWL_ECORRUPT},
         {"delay above cap",
          {'R', 'B', 'T', 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0},
          11,
-         ROBOTS_ECORRUPT},
+         CRAWL_ECORRUPT},
         {"duplicate sitemap",
          {'R', 'B', 'T', 1, 0, 0, 2, 3, 'h', 't', 'p', 3, 'h', 't', 'p'},
          15,
-         ROBOTS_ECORRUPT},
-        {"missing sitemap count", {'R', 'B', 'T', 1, 0, 0}, 6, ROBOTS_ECORRUPT},
+         CRAWL_ECORRUPT},
+        {"missing sitemap count", {'R', 'B', 'T', 1, 0, 0}, 6, CRAWL_ECORRUPT},
     };
     for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
         int e = forged_rejected(forged[i].name, forged[i].b, forged[i].n);
@@ -174,7 +174,7 @@ Test(robots, corrupt_serialized_input_rejected)
     for (int k = 0; k < 4; k++)
         buf[sizeof(ok) + k] = (unsigned char)(h >> (8 * k));
     robots_t *t = robots_deserialize((const char *)buf, sizeof(ok) + 4, &err);
-    cr_expect_not_null(t, "well-formed forged buffer rejected: %s", robots_strerror(err));
+    cr_expect_not_null(t, "well-formed forged buffer rejected: %s", crawl_strerror(err));
     cr_expect_eq(robots_allowed(t, "/x"), 1, "allow / rule");
     robots_free(t);
 }

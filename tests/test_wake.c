@@ -26,7 +26,7 @@ static void finish1(frontier_t *f, frontier_item_t *it)
 {
     frontier_done_t d = {.item = it, .outcome = {.status = 200, .bytes = 1}};
     int rc = frontier_finish(f, &d, 1);
-    cr_assert_eq(rc, 0, "frontier_finish: %s", frontier_strerror(rc));
+    cr_assert_eq(rc, 0, "frontier_finish: %s", crawl_strerror(rc));
     frontier_item_clear(it);
 }
 

@@ -195,10 +195,9 @@ Test(output, rejects_bad_arguments)
     out_t *o = out_open(path, err, sizeof err);
     cr_assert_not_null(o, "%s", err);
     out_record_t r = {0};
-    cr_expect_eq(out_write(o, &r), OUT_EINVAL);
-    cr_expect_eq(out_write(o, NULL), OUT_EINVAL);
+    cr_expect_eq(out_write(o, &r), CRAWL_EINVAL);
+    cr_expect_eq(out_write(o, NULL), CRAWL_EINVAL);
     cr_expect_eq(out_close(o), 0);
-    cr_expect_str_eq(out_strerror(OUT_EIO), "write to the output file failed");
     fx_rmtree(dir);
     free(path);
     free(dir);
@@ -297,10 +296,10 @@ Test(output, disk_full_is_reported_not_ignored)
     cr_assert_not_null(o, "%s", err);
     out_record_t r = {.url = "http://a.test/", .timestamp_ms = 1};
     cr_expect_eq(out_write(o, &r), 0); /* buffered */
-    cr_expect_eq(out_flush(o), OUT_EIO);
+    cr_expect_eq(out_flush(o), CRAWL_EWRITE);
     cr_expect_not_null(strstr(out_error(o), "No space left"), "%s", out_error(o));
-    cr_expect_eq(out_write(o, &r), OUT_EIO);
-    cr_expect_eq(out_close(o), OUT_EIO);
+    cr_expect_eq(out_write(o, &r), CRAWL_EWRITE);
+    cr_expect_eq(out_close(o), CRAWL_EWRITE);
 }
 
 Test(output, full_buffer_is_written_out_and_errors_surface_in_write)
@@ -312,8 +311,8 @@ Test(output, full_buffer_is_written_out_and_errors_surface_in_write)
     int rc = 0, i;
     for (i = 0; i < 10000 && rc == 0; i++)
         rc = out_write(o, &r);
-    cr_expect_eq(rc, OUT_EIO, "a full buffer was never written (%d writes)", i);
-    cr_expect_eq(out_close(o), OUT_EIO);
+    cr_expect_eq(rc, CRAWL_EWRITE, "a full buffer was never written (%d writes)", i);
+    cr_expect_eq(out_close(o), CRAWL_EWRITE);
 }
 
 #define JT 8    /* writer threads */
@@ -629,21 +628,21 @@ Test(warc, rejects_header_injection_and_bad_exchanges)
     for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
         warc_exchange_t x = {
             .target_uri = uris[i], .response_head = head, .response_head_len = strlen(head)};
-        cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL, "uri %zu", i);
+        cr_expect_eq(warc_write_exchange(w, &x), CRAWL_EINVAL, "uri %zu", i);
     }
     warc_exchange_t x = {.target_uri = "http://a/",
                          .ip = "1.2.3.4\r\nX: y",
                          .response_head = head,
                          .response_head_len = strlen(head)};
-    cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL);
+    cr_expect_eq(warc_write_exchange(w, &x), CRAWL_EINVAL);
     x.ip = NULL;
     x.response_head_len = 0;
-    cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL);
+    cr_expect_eq(warc_write_exchange(w, &x), CRAWL_EINVAL);
     x.response_head_len = strlen(head);
     x.body_len = 3; /* with a NULL body */
-    cr_expect_eq(warc_write_exchange(w, &x), WARC_EINVAL);
-    cr_expect_eq(warc_write_exchange(w, NULL), WARC_EINVAL);
-    cr_expect_eq(warc_write_exchange(NULL, &x), WARC_EINVAL);
+    cr_expect_eq(warc_write_exchange(w, &x), CRAWL_EINVAL);
+    cr_expect_eq(warc_write_exchange(w, NULL), CRAWL_EINVAL);
+    cr_expect_eq(warc_write_exchange(NULL, &x), CRAWL_EINVAL);
     warc_close(w);
     warc_close(NULL);
     wfile_t f = read_warc(path);
@@ -662,7 +661,6 @@ Test(warc, disk_full_is_reported)
     char err[256] = "";
     cr_expect_null(warc_open("/dev/full", "test-suite/1.0", err, sizeof err));
     cr_expect_not_null(strstr(err, "No space left"), "%s", err);
-    cr_expect_str_eq(warc_strerror(WARC_EIO), "write to the WARC file failed");
 }
 
 Test(warc, reopening_appends_a_new_warcinfo)

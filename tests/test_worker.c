@@ -45,7 +45,7 @@ static void wk_open(wk_t *w, fx_redis_t *r, const crawl_config_t *cfg)
     frontier_bloom_name(cfg->crawl, bname, sizeof bname);
     bloom_params_t bp = {.capacity = 10000, .fp_rate = 0.001};
     w->b = bloom_open(w->rc, bname, NULL, &berr, err, sizeof err);
-    if (!w->b && berr == BLOOM_ENOTFOUND)
+    if (!w->b && berr == CRAWL_ENOTFOUND)
         w->b = bloom_open(w->rc, bname, &bp, &berr, err, sizeof err);
     cr_assert_not_null(w->b, "bloom: %s", err);
     frontier_config_t fc;

@@ -91,7 +91,7 @@ static int finish_batch(frontier_t *f, const wopts_t *o, frontier_item_t *it, si
                                  .link_depth = it[i].depth + 1};
     }
     int rc = frontier_finish(f, d, n);
-    return rc == FRONTIER_ELEASE ? 0 : rc;
+    return rc == CRAWL_ELEASE ? 0 : rc;
 }
 
 static int worker_loop(redisContext *c, frontier_t *f, const wopts_t *o)
@@ -123,7 +123,7 @@ static int worker_loop(redisContext *c, frontier_t *f, const wopts_t *o)
         for (size_t i = 0; i < n; i++)
             frontier_item_clear(&it[i]);
         if (rc < 0) {
-            fprintf(stderr, "worker: frontier_finish: %s\n", frontier_strerror(rc));
+            fprintf(stderr, "worker: frontier_finish: %s\n", crawl_strerror(rc));
             return 5;
         }
     }
