@@ -137,7 +137,7 @@ const bloom_geometry_t *bloom_geometry(const bloom_t *b);
 /* The filter's name (the handle's copy). */
 const char *bloom_name(const bloom_t *b);
 /* Text of the last failure on this handle, more precise than
- * bloom_strerror (e.g. Redis' own error, the key concerned); "" if none.
+ * crawl_strerror (e.g. Redis' own error, the key concerned); "" if none.
  * Valid until the next call on the handle. */
 const char *bloom_errmsg(const bloom_t *b);
 
