@@ -16,13 +16,14 @@
 #include "warc.h"
 
 /* Opens the crawl's frontier, which joins its filter or creates it with
- * --bloom-capacity/--bloom-fp-rate, and seeds it from cfg->seeds. */
+ * --bloom-capacity/--bloom-fp-rate, and seeds it from cfg->seeds.  0, or a
+ * CRAWL_E* code after printing the reason. */
 static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
 {
     redisContext *rc = cli_redis_connect("crawl", r);
     if (!rc)
-        return -1;
-    int rcode = -1;
+        return CRAWL_EREDIS;
+    int rcode = CRAWL_EBLOOM;
     char err[512];
     frontier_config_t fc;
     frontier_config_defaults(&fc);
@@ -40,9 +41,11 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
                                           "makes it faster: see README)");
     seeds_result_t res;
-    if (cfg->seeds &&
-        seeds_add_file(f, cfg->seeds, cfg->force_seeds, cfg->max_url_length, &res) < 0)
+    if (cfg->seeds && (rcode = seeds_add_file(f, cfg->seeds, cfg->force_seeds, cfg->max_url_length,
+                                              &res, err, sizeof err)) < 0) {
+        fprintf(stderr, "crawler crawl: %s\n", err);
         goto out;
+    }
     if (cfg->seeds) {
         if (!cfg->quiet)
             fprintf(stderr, "crawler: %zu seeds queued, %zu already seen, %ld invalid lines\n",
@@ -76,7 +79,7 @@ int cmd_crawl(int argc, char **argv)
     if (!cfg.quiet)
         fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));
     if (seed(&cfg, r, &rejected) < 0)
-        goto out;
+        goto out; /* the reason is printed */
     if (cfg.out && !(out = out_open(cfg.out, err, sizeof err))) {
         fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, err);
         goto out;

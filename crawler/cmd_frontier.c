@@ -119,7 +119,10 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = CLI_EXIT_ERROR;
     seeds_result_t res;
-    if (f && seeds_add_file(f, file, force, 0, &res) == 0) {
+    int rcode = f ? seeds_add_file(f, file, force, 0, &res, err, sizeof err) : CRAWL_EBLOOM;
+    if (f && rcode < 0)
+        fprintf(stderr, "crawler seed: %s\n", err);
+    if (rcode == 0) {
         printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", res.added,
                res.valid - res.added, res.rejected, co->crawl);
         status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;

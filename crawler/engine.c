@@ -550,11 +550,10 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     e.workers = calloc(cfg->threads, sizeof *e.workers);
     e.fin_common = finisher_common_new(out, warc);
     if (!e.share || !e.workers || !e.fin_common) {
-        fprintf(stderr, "crawler: out of memory\n");
         free(e.workers);
         curl_share_cleanup(e.share);
         finisher_common_free(e.fin_common);
-        return -1;
+        return CRAWL_ENOMEM;
     }
     curl_share_setopt(e.share, CURLSHOPT_LOCKFUNC, share_lock);
     curl_share_setopt(e.share, CURLSHOPT_UNLOCKFUNC, share_unlock);
@@ -577,10 +576,11 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         started++;
     }
     supervise(&e, !cfg->quiet && isatty(2));
-    int failed = started == 0;
+    int err = started == 0 ? CRAWL_ENOMEM : 0; /* no thread could start */
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(e.workers[i].thread, NULL);
-        failed |= e.workers[i].err < 0;
+        if (!err && e.workers[i].err < 0)
+            err = e.workers[i].err;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (totals)
@@ -594,5 +594,5 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         pthread_mutex_destroy(&e.share_locks[i]);
     free(e.workers);
     finisher_common_free(e.fin_common);
-    return failed ? -1 : 0;
+    return err;
 }

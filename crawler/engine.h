@@ -28,8 +28,10 @@ typedef struct engine_totals {
     uint64_t released; /* handed back at shutdown */
 } engine_totals_t;
 
-/* Runs the crawl; returns 0 when it ended normally or by a signal, -1 after
- * printing the reason for a failure to start (Redis, Bloom, frontier).
+/* Runs the crawl; returns 0 when it ended normally or by a signal, else the
+ * first thread's failure as a CRAWL_E* code (errors.h: CRAWL_EREDIS when
+ * Redis was lost, ...), the details printed on stderr by the thread;
+ * CRAWL_ENOMEM when no thread could start.
  * out and warc may be NULL; they are borrowed. */
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
                engine_totals_t *totals);

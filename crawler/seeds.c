@@ -17,6 +17,7 @@
 typedef struct batch {
     frontier_t *f;
     int force;
+    int rc; /* the first failure: CRAWL_ENOMEM or frontier_seed's code */
     char *urls[SEED_BATCH];
     size_t n;
     seeds_result_t *res;
@@ -29,13 +30,13 @@ static int flush(batch_t *b)
     size_t added = 0;
     int rc = frontier_seed(b->f, (const char *const *)b->urls, b->n, b->force, &added);
     if (rc < 0)
-        fprintf(stderr, "crawler: seeding failed: %s\n", crawl_strerror(rc));
+        b->rc = rc;
     else
         b->res->added += added;
     for (size_t i = 0; i < b->n; i++)
         free(b->urls[i]);
     b->n = 0;
-    return rc < 0 ? -1 : 0;
+    return rc < 0 ? -1 : 0; /* -1 stops cli_read_urls */
 }
 
 static int on_url(void *ud, const char *url, const char *line, unsigned long lineno)
@@ -43,37 +44,44 @@ static int on_url(void *ud, const char *url, const char *line, unsigned long lin
     (void)line;
     (void)lineno;
     batch_t *b = ud;
-    if (!(b->urls[b->n] = strdup(url)))
+    if (!(b->urls[b->n] = strdup(url))) {
+        b->rc = CRAWL_ENOMEM;
         return -1;
+    }
     b->n++;
     b->res->valid++;
     return b->n == SEED_BATCH ? flush(b) : 0;
 }
 
 int seeds_add_file(frontier_t *f, const char *path, int force, size_t max_url_length,
-                   seeds_result_t *res)
+                   seeds_result_t *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!in) {
-        fprintf(stderr, "crawler: cannot read seeds file %s: %s\n", path, strerror(errno));
-        return -1;
+        snprintf(err, errlen, "cannot read seeds file %s: %s", path, strerror(errno));
+        return CRAWL_EFILE;
     }
+    int rc = CRAWL_ENOMEM;
     batch_t *b = calloc(1, sizeof *b);
-    long bad = -1;
     if (b) {
         *b = (batch_t){.f = f, .force = force, .res = res};
-        bad = cli_read_urls(in, path, max_url_length, on_url, b);
-        if (bad >= 0 && flush(b) < 0)
-            bad = -1;
+        long bad = cli_read_urls(in, path, max_url_length, on_url, b);
+        if (bad >= 0 && flush(b) == 0) {
+            res->rejected = bad;
+            rc = 0;
+        } else {
+            rc = b->rc < 0 ? b->rc : CRAWL_EFILE; /* else cli_read_urls could not read */
+        }
         for (size_t i = 0; i < b->n; i++)
             free(b->urls[i]);
         free(b);
     }
     if (in != stdin)
         fclose(in);
-    if (bad < 0)
-        return -1;
-    res->rejected = bad;
-    return 0;
+    if (rc == CRAWL_EFILE)
+        snprintf(err, errlen, "cannot read seeds file %s", path);
+    else if (rc < 0)
+        snprintf(err, errlen, "seeding from %s failed: %s", path, crawl_strerror(rc));
+    return rc;
 }

@@ -18,9 +18,12 @@ typedef struct seeds_result {
     long rejected; /* invalid lines (reported on stderr with line numbers) */
 } seeds_result_t;
 
-/* Reads path ("-": stdin) and seeds the crawl of f.  Returns 0, or -1 after
- * printing the reason (unreadable file, Redis error). */
+/* Reads path ("-": stdin) and seeds the crawl of f.  Returns 0, or
+ * CRAWL_EFILE (path cannot be opened or read), CRAWL_ENOMEM, or the
+ * frontier's code (frontier_seed), with the reason in err (errlen bytes,
+ * naming the file); batches seeded before a failure stay seeded.  Invalid
+ * lines are not failures: they are reported on stderr and counted. */
 int seeds_add_file(frontier_t *f, const char *path, int force, size_t max_url_length,
-                   seeds_result_t *res);
+                   seeds_result_t *res, char *err, size_t errlen);
 
 #endif

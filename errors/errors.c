@@ -22,6 +22,7 @@ static const char *const texts[] = {
     [-CRAWL_EVERSION] = "stored data has an unknown format version",
     [-CRAWL_EWRITE] = "write to an output file failed",
     [-CRAWL_EINTERNAL] = "zlib, SHA-1 or the random source failed",
+    [-CRAWL_EFILE] = "cannot open or read a file",
 };
 
 const char *crawl_strerror(int err)
