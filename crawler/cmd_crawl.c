@@ -2,6 +2,12 @@
  * cmd_crawl.c -- `crawler crawl`: options, Redis (shared or embedded), the
  * crawl's frontier (which opens its Bloom filter), seeding, outputs, then the
  * engine.
+ *
+ * DESIGN: keeps no state of its own: the options (config.c), the Redis
+ * connection (rconn.c) and the outputs live for the call; every Redis key is
+ * reached through the frontier.  Order: options, Redis, seeds, outputs, then
+ * engine_run; each step's failure is printed once, here or by the step
+ * (its message), and maps to the exit status (CLI_EXIT_*).
  */
 #include <hiredis/hiredis.h>
 #include <stdio.h>

@@ -2,6 +2,10 @@
  * seeds.c -- seeds file -> frontier, in batches of SEED_BATCH URLs (one
  * frontier_seed call per batch, which also records the seeds' hosts in the
  * same atomic step).
+ *
+ * DESIGN: one batch_t per call: up to SEED_BATCH normalized URLs (owned
+ * copies) and the first failure; touches Redis only through frontier_seed.
+ * A failed batch stops the file; batches sent before it stay seeded.
  */
 #include "seeds.h"
 
