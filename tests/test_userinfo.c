@@ -73,8 +73,8 @@ Test(userinfo, seed_queue_key_robots_and_crawl_delay_use_one_origin, .timeout = 
 {
     ui_t u;
     ui_start(&u);
-    char *seed[] = {CRAWLER_BIN, "seed",  u.seeds, "--redis", (char *)fx_redis_url(u.r),
-                    "--crawl",   "ui",    NULL};
+    char *seed[] = {CRAWLER_BIN, "seed", u.seeds, "--redis", (char *)fx_redis_url(u.r),
+                    "--crawl",   "ui",   NULL};
     int rc = fx_run(seed, NULL, u.log, 60000);
     cr_assert_eq(rc, 0, "crawler seed exited %d", rc);
 
@@ -88,9 +88,9 @@ Test(userinfo, seed_queue_key_robots_and_crawl_delay_use_one_origin, .timeout = 
     freeReplyObject(q);
     cr_expect_eq(keys_with(u.rc, "user"), 0, "a key names the userinfo");
 
-    char *crawl[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(u.r), "--crawl", "ui",
-                     "--delay",   "0",     "--out",   u.out,
-                     "--quiet",   NULL};
+    char *crawl[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(u.r),
+                     "--crawl",   "ui",    "--delay", "0",
+                     "--out",     u.out,   "--quiet", NULL};
     rc = fx_run(crawl, NULL, u.log, 60000);
     char *err = fx_read_file(u.log, NULL);
     cr_expect_eq(rc, 0, "crawler exited %d: %.2000s", rc, err ? err : "");
