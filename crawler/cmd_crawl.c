@@ -10,6 +10,7 @@
  * (its message), and maps to the exit status (CLI_EXIT_*).
  */
 #include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
     fc.crawl = cfg->crawl;
     fc.bloom_capacity = cfg->bloom_capacity;
     fc.bloom_fp_rate = cfg->bloom_fp_rate;
+    fc.bloom_cache_bytes = SIZE_MAX; /* seeding: every URL goes to Redis anyway */
     frontier_t *f = frontier_open(rc, &fc, NULL, err, sizeof err);
     if (!f) {
         fprintf(stderr, "crawler crawl: frontier: %s\n", err);
