@@ -18,6 +18,7 @@ end
 -- character a link, '1' if it was new (one of its bits was 0), else '0'
 -- (CRAWLER.BFADD's own answer).
 local FRESH = {}
+local CODES = {} -- offer_links' codes, CODES[1..nc] (one table for every call)
 local BF -- BITFIELD arguments: SET u1 <offset> 1, only the offsets are rewritten
 
 -- BITFIELD layout: a link's k offsets follow its entry and origin.
@@ -77,7 +78,7 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
   if k < 0 then k = -k; set, w, tail, per, ks = set_module, 2, 1, nil, str(k) end
   local limits = maxp > 0 or maxh > 0
   if limits then per = 1 end
-  local codes, nc = {}, 0
+  local codes, nc = CODES, 0
   local nruns = tonumber(ARGV[i]); i = i + 1
   for _ = 1, nruns do
     local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
@@ -105,7 +106,7 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
     end
     i = i + n * w + tail
   end
-  return table.concat(codes), i
+  return table.concat(codes, '', 1, nc), i
 end
 
 local function offer_flush(st, per_host)
