@@ -20,7 +20,7 @@
 --     delayed retry is "ORIGIN\tDEPTH TRIES URL" (stored below).
 -- Times are the Redis server's clock (TIME) in ms.
 
-local find, sub -- string.find, string.sub (an upvalue costs less than a global's field)
+local byte, find, sub -- string's (an upvalue costs less than a global's field)
 local P, now, nows -- the call's key prefix; server time in ms, as a number and a string
 local K = {} -- KEY's suffixes with the prefix P
 local SUF, NS, BIG
@@ -31,7 +31,7 @@ local function begin(a)
     for id, suffix in pairs(KEY) do K[id] = P .. suffix end
   end
   if not SUF then -- (at FUNCTION LOAD only redis is visible: the rest is set up here)
-    find, sub = string.find, string.sub
+    byte, find, sub = string.byte, string.find, string.sub
     SUF = {} -- lease numbers of a claim: its number .. SUF[i] (no float formatting)
     for i = 1, 9999 do SUF[i] = string.format('%04d', i) end
     -- A value longer than hash-max-listpack-value (64 unless an operator raised

@@ -4,21 +4,27 @@
 -- the field "ORIGIN\tSEQ" (stored(): the origin of the queue it came from)
 -- with the entry as its value.
 -- ARGV and reply: the layout above build_claim() in frontier/frontier.c.
+--
+-- A table costs Redis about 2k instructions to make and fill, so a claim
+-- reuses the same ones from call to call (functions never run two at a
+-- time), each read up to its count only: REP is the reply, its entries from
+-- REP[E + 1] on, RUNS[r] the host that gave RN[r] of them in a row.
 
 local NONE = {} -- never written
 local E = 5 -- the reply's entries start after its E fixed elements
+local REP, RUNS, RN, HS = {}, {}, {}, {}
+local HINF, HNX, ZREM, ZADD = {}, {}, {}, {}
+local n, nruns -- entries claimed, runs
 
--- One round over the ready hosts: takes up to max - c.n entries from at
--- most lim hosts into c.rep (c.runs[r] gave c.rn[r] of them in a row),
--- updating the hosts' in-flight counts, next times and places in ready.
--- Returns how many hosts gave something, or nil when none was ready.
-local function take_round(c, lim, max, per_host, delay, maxd)
+-- One round over the ready hosts: takes up to max - n entries from at most
+-- lim hosts, updating the hosts' in-flight counts, next times and places in
+-- ready.  Returns how many hosts gave something, or nil when none was ready.
+local function take_round(lim, max, per_host, delay, maxd)
   local hosts = redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0', str(lim))
   if #hosts == 0 then return nil end
   local infs = redis.call('HMGET', K.HINFLIGHT, unpack(hosts))
   local owns = redis.call('HMGET', K.HDELAY, unpack(hosts))
-  local hinf, hnx, zrem, zadd, gave = {}, {}, {}, {}, 0
-  local rep, runs, n = c.rep, c.runs, c.n
+  local ni, nx, nr, na, gave = 0, 0, 0, 0, 0 -- HINF, HNX, ZREM, ZADD used
   for x, h in ipairs(hosts) do
     local room = max - n
     if room <= 0 then break end
@@ -31,48 +37,47 @@ local function take_round(c, lim, max, per_host, delay, maxd)
     if take > room then take = room end
     local got = NONE -- (no table made for a host that gives nothing)
     if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or NONE end
-    for j = 1, #got do rep[E + n + j] = got[j] end
-    n = n + #got
-    if #got > 0 then
-      gave = gave + 1
-      runs[#runs + 1] = h; c.rn[#runs] = #got
-      hinf[#hinf + 1] = h; hinf[#hinf + 1] = str(inf + #got)
-      if d > 0 then hnx[#hnx + 1] = h; hnx[#hnx + 1] = string.format('%d', now + d) end
+    local ng = #got
+    for j = 1, ng do REP[E + n + j] = got[j] end
+    n = n + ng
+    if ng > 0 then
+      gave, nruns = gave + 1, nruns + 1
+      RUNS[nruns], RN[nruns] = h, ng
+      HINF[ni + 1], HINF[ni + 2], ni = h, str(inf + ng), ni + 2
+      if d > 0 then HNX[nx + 1], HNX[nx + 2], nx = h, string.format('%d', now + d), nx + 2 end
     end
-    if #got == 0 or #got < take or inf + #got >= per_host or
-       redis.call('LLEN', qkey(h)) == 0 then
-      zrem[#zrem + 1] = h
+    if ng == 0 or ng < take or inf + ng >= per_host or redis.call('LLEN', qkey(h)) == 0 then
+      ZREM[nr + 1], nr = h, nr + 1
     elseif d > 0 then
-      zadd[#zadd + 1] = string.format('%d', now + d); zadd[#zadd + 1] = h
+      ZADD[na + 1], ZADD[na + 2], na = string.format('%d', now + d), h, na + 2
     end
   end
-  c.n = n
-  if #hinf > 0 then redis.call('HSET', K.HINFLIGHT, unpack(hinf)) end
-  if #hnx > 0 then redis.call('HSET', K.HNEXT, unpack(hnx)) end
-  if #zrem > 0 then redis.call('ZREM', K.READY, unpack(zrem)) end
-  if #zadd > 0 then redis.call('ZADD', K.READY, unpack(zadd)) end
+  if ni > 0 then redis.call('HSET', K.HINFLIGHT, unpack(HINF, 1, ni)) end
+  if nx > 0 then redis.call('HSET', K.HNEXT, unpack(HNX, 1, nx)) end
+  if nr > 0 then redis.call('ZREM', K.READY, unpack(ZREM, 1, nr)) end
+  if na > 0 then redis.call('ZADD', K.READY, unpack(ZADD, 1, na)) end
   return gave
 end
 
--- Leases the c.n entries claimed to worker, numbered b * 10000 + i (b from
--- the claim counter), and completes the reply with its lease base and runs.
-local function store_leases(c, worker)
-  local n, rep = c.n, c.rep
+-- Leases the n entries claimed to worker, numbered b * 10000 + i (b from
+-- the claim counter), and completes the reply: its lease base, its runs.
+local function store_leases(worker)
   local b = redis.call('INCR', K.SEQ)
-  local bs, hs, i = tostring(b), {}, 0
-  for r, h in ipairs(c.runs) do
-    local th = h .. '\t' -- the run's leases: stored(h, seq)
-    for _ = 1, c.rn[r] do i = i + 1; hs[2 * i - 1] = th .. bs .. SUF[i]; hs[2 * i] = rep[E + i] end
-    rep[E + n + 2 * r - 1] = h; rep[E + n + 2 * r] = c.rn[r]
+  local bs, i = tostring(b), 0
+  for r = 1, nruns do
+    local th = RUNS[r] .. '\t' -- the run's leases: stored(h, seq)
+    for _ = 1, RN[r] do i = i + 1; HS[2 * i - 1] = th .. bs .. SUF[i]; HS[2 * i] = REP[E + i] end
+    REP[E + n + 2 * r - 1], REP[E + n + 2 * r] = RUNS[r], RN[r]
   end
-  rep[4], rep[5] = b * 10000, #c.runs
-  local lk = K.LEASE .. worker
+  REP[1], REP[2], REP[3], REP[4], REP[5] = 0, now, 0, b * 10000, nruns
+  REP[E + n + 2 * nruns + 1] = nil -- the reply ends here
+  local lk, nh = K.LEASE .. worker, 2 * n
   if n >= 16 and redis.call('OBJECT', 'ENCODING', lk) ~= 'hashtable' then -- see BIG
-    hs[2 * n + 1] = '~'; hs[2 * n + 2] = BIG
-    redis.call('HSET', lk, unpack(hs))
+    HS[nh + 1], HS[nh + 2] = '~', BIG
+    redis.call('HSET', lk, unpack(HS, 1, nh + 2))
     redis.call('HDEL', lk, '~')
   else
-    redis.call('HSET', lk, unpack(hs))
+    redis.call('HSET', lk, unpack(HS, 1, nh))
   end
   count('claimed', n); count('queued', -n); count('inflight', n)
 end
@@ -104,21 +109,21 @@ local function claim(_, ARGV)
   redis.call('ZADD', K.WORKERS, now + lease, worker)
   reclaim(per_host)
   promote(per_host)
-  local c = {rep = {0, now, 0, 0, 0}, runs = {}, rn = {}, n = 0}
+  n, nruns = 0, 0
   -- per: URLs a ready host is expected to give (then what the last round's gave):
   -- every host fetched costs three reply elements, used or not
   local rounds, per = 0, math.min(per_host, 8)
   if delay > 0 then per = 1 end
-  while c.n < max and rounds < 32 do
+  while n < max and rounds < 32 do
     rounds = rounds + 1
-    local took = c.n
-    local gave = take_round(c, math.ceil((max - c.n) / per), max, per_host, delay, maxd)
+    local took = n
+    local gave = take_round(math.ceil((max - n) / per), max, per_host, delay, maxd)
     if not gave then break end
-    if gave > 0 then per = math.max(1, math.floor((c.n - took) / gave)) end
+    if gave > 0 then per = math.max(1, math.floor((n - took) / gave)) end
   end
-  if c.n == 0 then return nothing_ready() end
-  store_leases(c, worker)
-  return c.rep
+  if n == 0 then return nothing_ready() end
+  store_leases(worker)
+  return REP
 end
 
 register('claim', claim)

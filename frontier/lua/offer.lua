@@ -14,9 +14,11 @@ local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   q[#q + 1] = e
 end
 -- The bit-setters: each sets the bits of cnt links of a block run, the
--- first one's arguments at ARGV[b] (w arguments a link), and answers in
--- FRESH[1..cnt] whether each link was new (one of its bits was 0).
+-- first one's arguments at ARGV[b] (w arguments a link), and answers one
+-- character a link, '1' if it was new (one of its bits was 0), else '0'
+-- (CRAWLER.BFADD's own answer).
 local FRESH = {}
+local CODES = {} -- offer_links' codes, CODES[1..nc] (one table for every call)
 local BF -- BITFIELD arguments: SET u1 <offset> 1, only the offsets are rewritten
 
 -- BITFIELD layout: a link's k offsets follow its entry and origin.
@@ -32,18 +34,19 @@ local function set_bitfield(key, ARGV, b, w, k, cnt)
   end
   local old = redis.call('BITFIELD', key, unpack(BF, 1, na - 1))
   for c = 1, cnt do
-    local new = false
-    for j = (c - 1) * k + 1, c * k do if old[j] == 0 then new = true; break end end
+    local new = '0'
+    for j = (c - 1) * k + 1, c * k do if old[j] == 0 then new = '1'; break end end
     FRESH[c] = new
   end
+  return table.concat(FRESH, '', 1, cnt)
 end
 
 -- The crawler module's layout: the run's offsets, k uint32 a link, are one
--- argument after its links (offs); these links start at link m of the run.
-local function set_module(key, _, _, _, k, cnt, offs, m, n)
-  if cnt < n then offs = string.sub(offs, 4 * k * m + 1, 4 * k * (m + cnt)) end
-  local r = redis.call('CRAWLER.BFADD', key, str(k), offs)
-  for c = 1, cnt do FRESH[c] = string.byte(r, c) == 49 end
+-- argument after its links (offs); these links start at link m of the run;
+-- ks is k as a string.
+local function set_module(key, _, _, _, k, cnt, offs, m, n, ks)
+  if cnt < n then offs = sub(offs, 4 * k * m + 1, 4 * k * (m + cnt)) end
+  return redis.call('CRAWLER.BFADD', key, ks, offs)
 end
 
 -- k < 0: the module's layout.  A function that would write before its first
@@ -71,11 +74,11 @@ end
 local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
   -- per: links a setter call (nil: the whole run; not math.huge, which a
   -- Lua 5.1 for loop turns into NaN)
-  local set, w, tail, per = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k))
-  if k < 0 then k = -k; set, w, tail, per = set_module, 2, 1, nil end
+  local set, w, tail, per, ks = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k)), nil
+  if k < 0 then k = -k; set, w, tail, per, ks = set_module, 2, 1, nil, str(k) end
   local limits = maxp > 0 or maxh > 0
   if limits then per = 1 end
-  local codes, nc = {}, 0
+  local codes, nc = CODES, 0
   local nruns = tonumber(ARGV[i]); i = i + 1
   for _ = 1, nruns do
     local key, n = KEYS[tonumber(ARGV[i])], tonumber(ARGV[i + 1])
@@ -83,14 +86,15 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
     local offs = ARGV[i + n * w] -- the module's layout: the run's offsets
     local step = per or n
     for m = 0, n - 1, step do
-      local cnt, b = math.min(step, n - m), i + m * w
+      local cnt, b = n - m, i + m * w
+      if cnt > step then cnt = step end
       local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh)
-      if not over then set(key, ARGV, b, w, k, cnt, offs, m, n) end
+      local fresh = not over and set(key, ARGV, b, w, k, cnt, offs, m, n, ks)
       for c = 1, cnt do -- link c: its entry at ARGV[b], its origin at ARGV[b + 1]
         nc = nc + 1
         if over then
           codes[nc] = 'l'; st.skipped = st.skipped + 1
-        elseif force or FRESH[c] then
+        elseif force or byte(fresh, c) == 49 then
           local h = ARGV[b + 1]
           codes[nc] = 'n'; enqueue(st, ARGV[b], h)
           if limits then st.admitted = st.admitted + 1; st.hadm[h] = st.hadm[h] + 1 end
@@ -102,7 +106,7 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
     end
     i = i + n * w + tail
   end
-  return table.concat(codes), i
+  return table.concat(codes, '', 1, nc), i
 end
 
 local function offer_flush(st, per_host)
