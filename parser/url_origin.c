@@ -114,8 +114,10 @@ static int split(const char *url, authority_t *a, int strict)
     }
     if (a->host_len == 0)
         return -1;
-    if (strict && h[0] != '[' && url_numeric_ipv4_form(h, a->host_len) &&
-        !dotted_quad(h, a->host_len))
+    /* dotted_quad first: it settles the common IP literal, and fails at the
+     * first letter of a name */
+    if (strict && h[0] != '[' && !dotted_quad(h, a->host_len) &&
+        url_numeric_ipv4_form(h, a->host_len))
         return -1; /* "0x7f.1", "2130706433", "127.000.0.1": libcurl rewrites them */
     return 0;
 }
