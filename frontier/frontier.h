@@ -173,8 +173,8 @@ typedef struct frontier_done {
  * max_pages_per_host), and updates the counters: a crash leaves each page
  * either still leased (re-crawled later) or fully finished.  All the calls go
  * out in one pipelined round trip.  CRAWL_EINVAL (a bad item) changes
- * nothing; after another
- * error some groups may be finished.  CRAWL_ELEASE if a lease had
+ * nothing; after another error some groups may be finished (the text of a
+ * script's error: frontier_last_error).  CRAWL_ELEASE if a lease had
  * expired and been handed to another worker (that page is then not counted,
  * its links are still offered).  Links deeper than max_depth are never
  * offered; links over a page limit are not added to the Bloom filter (so a
@@ -224,11 +224,11 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
  * A host's effective delay is max(delay_ms, min(own delay, max_delay_ms)). */
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms);
 
-/* frontier_seed's flags (or'ed; 0: none). */
-#define FRONTIER_SEED_FORCE 1 /* queue the URLs even if the Bloom filter has seen them */
-#define FRONTIER_SEED_NO_HOSTS                                                                     \
-    2 /* do not record their hosts as seed hosts (URLs that are                                    \
-         not a crawl's seeds, e.g. sitemap URLs) */
+/* frontier_seed's flags (or'ed; 0: none).  FORCE: queue the URLs even if
+ * the Bloom filter has seen them.  NO_HOSTS: do not record their hosts as
+ * seed hosts (URLs that are not a crawl's seeds, e.g. sitemap URLs). */
+#define FRONTIER_SEED_FORCE 1
+#define FRONTIER_SEED_NO_HOSTS 2
 
 /* Adds normalized URLs at depth 0 through the Bloom filter (already seen ones
  * are skipped unless FRONTIER_SEED_FORCE) and, unless FRONTIER_SEED_NO_HOSTS,

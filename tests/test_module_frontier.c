@@ -558,7 +558,7 @@ Test(module, page_limits_and_forced_seeds_count_the_same_in_both_modes)
     }
     /* one test-and-add per link that reached the filter: 3 + 2 + 2, and in
      * module mode the ack's empty call that fails it before its first write
-     * when the module is gone (scripts.c need_module) */
+     * when the module is gone (offer.lua need_module) */
     cr_expect_eq(m.module_calls, 7 + 1);
     cr_expect_eq(m.bitfield_calls, 0);
     cr_expect_eq(b.bitfield_calls, 7);

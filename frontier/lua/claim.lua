@@ -65,8 +65,10 @@ local function store_leases(worker)
   local b = redis.call('INCR', K.SEQ)
   local bs, i = tostring(b), 0
   for r = 1, nruns do
-    local th = RUNS[r] .. '\t' -- the run's leases: stored(h, seq)
-    for _ = 1, RN[r] do i = i + 1; HS[2 * i - 1] = th .. bs .. SUF[i]; HS[2 * i] = REP[E + i] end
+    local h = RUNS[r] -- the run's leases: stored(h, seq), made in one concatenation
+    for _ = 1, RN[r] do
+      i = i + 1; HS[2 * i - 1] = h .. '\t' .. bs .. SUF[i]; HS[2 * i] = REP[E + i]
+    end
     REP[E + n + 2 * r - 1], REP[E + n + 2 * r] = RUNS[r], RN[r]
   end
   REP[1], REP[2], REP[3], REP[4], REP[5] = 0, now, 0, b * 10000, nruns
