@@ -444,7 +444,7 @@ static int seed_sitemaps(robotsgate_t *g, const robots_t *r)
             free(u);
     }
     if (k)
-        rc = frontier_seed(g->fr, (const char *const *)urls, k, 0, NULL);
+        rc = frontier_seed(g->fr, (const char *const *)urls, k, FRONTIER_SEED_NO_HOSTS, NULL);
     for (size_t i = 0; i < k; i++)
         free(urls[i]);
     free(urls);

@@ -32,7 +32,8 @@ static int flush(batch_t *b)
     if (!b->n)
         return 0;
     size_t added = 0;
-    int rc = frontier_seed(b->f, (const char *const *)b->urls, b->n, b->force, &added);
+    int rc = frontier_seed(b->f, (const char *const *)b->urls, b->n,
+                           b->force ? FRONTIER_SEED_FORCE : 0, &added);
     if (rc < 0)
         b->rc = rc;
     else

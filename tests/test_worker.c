@@ -163,6 +163,41 @@ Test(robotsgate, first_url_of_an_origin_waits_for_one_fetch_then_all_are_settled
     fx_redis_stop(r);
 }
 
+/* --sitemaps: the Sitemap: URLs of a robots.txt are seeded through the
+ * frontier, but their hosts are not seed hosts (a sitemap on another host in
+ * scope must not widen --scope host or lift the private-address guard). */
+Test(robotsgate, sitemaps_are_seeded_without_becoming_seed_hosts)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    crawl_config_t cfg;
+    test_config(&cfg);
+    cfg.sitemaps = 1;
+    cfg.scope = SCOPE_ANY;
+    wk_t a;
+    wk_open(&a, r, &cfg);
+    cr_expect_eq(check(a.g, "http://a.example/x"), ROBOTSGATE_WAIT);
+    cr_assert_not_null(robotsgate_next_fetch(a.g));
+    cr_expect_eq(fetched(a.g, "http://a.example", 200, 0,
+                         "User-agent: *\nDisallow:\nSitemap: http://maps.example/s.xml\n"),
+                 0);
+    expect_ready(a.g, "http://a.example/x", ROBOTSGATE_ALLOW);
+    redisReply *q = redisCommand(a.rc, "LRANGE crawler:{worker-test}:q:http://maps.example 0 -1");
+    cr_assert(q && q->type == REDIS_REPLY_ARRAY);
+    cr_expect_eq(q->elements, 1, "the sitemap URL was not seeded");
+    freeReplyObject(q);
+    char **hosts = NULL;
+    size_t n = 0;
+    cr_assert_eq(frontier_seed_hosts(a.f, &hosts, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_str_neq(hosts[i], "maps.example", "a sitemap's host became a seed host");
+        free(hosts[i]);
+    }
+    free(hosts);
+    wk_close(&a);
+    fx_redis_stop(r);
+}
+
 Test(robotsgate, rules_one_worker_fetched_answer_another_from_redis)
 {
     fx_redis_t *r = fx_redis_start();
