@@ -79,6 +79,24 @@ static void test_config(crawl_config_t *cfg)
     cfg->delay_ms = 0;
 }
 
+/* A redis-server and two workers a and b of one crawl on it (cfg must
+ * outlive them); two_close stops all three. */
+static fx_redis_t *two_workers(const crawl_config_t *cfg, wk_t *a, wk_t *b)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    wk_open(a, r, cfg);
+    wk_open(b, r, cfg);
+    return r;
+}
+
+static void two_close(fx_redis_t *r, wk_t *a, wk_t *b)
+{
+    wk_close(b);
+    wk_close(a);
+    fx_redis_stop(r);
+}
+
 static frontier_item_t item_of(const char *url)
 {
     frontier_item_t it = {.url = strdup(url), .lease = strdup("no-lease")};
@@ -200,13 +218,10 @@ Test(robotsgate, sitemaps_are_seeded_without_becoming_seed_hosts)
 
 Test(robotsgate, rules_one_worker_fetched_answer_another_from_redis)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "%s", fx_error());
     crawl_config_t cfg;
     test_config(&cfg);
     wk_t a, b;
-    wk_open(&a, r, &cfg);
-    wk_open(&b, r, &cfg);
+    fx_redis_t *r = two_workers(&cfg, &a, &b);
     cr_expect_eq(check(a.g, "http://a.example/x"), ROBOTSGATE_WAIT);
     cr_assert_not_null(robotsgate_next_fetch(a.g));
     /* b comes while a fetches: it waits for a, and asks for no fetch */
@@ -227,22 +242,17 @@ Test(robotsgate, rules_one_worker_fetched_answer_another_from_redis)
     cr_expect_eq(check(c.g, "http://a.example/private/3"), ROBOTSGATE_DENY);
     cr_expect_null(robotsgate_next_fetch(c.g));
     wk_close(&c);
-    wk_close(&b);
-    wk_close(&a);
-    fx_redis_stop(r);
+    two_close(r, &a, &b);
 }
 
 Test(robotsgate, a_fetch_whose_lock_expired_is_taken_over)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "%s", fx_error());
     crawl_config_t cfg;
     test_config(&cfg);
     cfg.timeout_ms = 100; /* the lock lasts timeout + connect timeout */
     cfg.connect_timeout_ms = 100;
     wk_t a, b;
-    wk_open(&a, r, &cfg);
-    wk_open(&b, r, &cfg);
+    fx_redis_t *r = two_workers(&cfg, &a, &b);
     cr_expect_eq(check(a.g, "http://a.example/x"), ROBOTSGATE_WAIT);
     cr_assert_not_null(robotsgate_next_fetch(a.g)); /* and a never answers */
     cr_expect_eq(check(b.g, "http://a.example/y"), ROBOTSGATE_WAIT);
@@ -256,20 +266,15 @@ Test(robotsgate, a_fetch_whose_lock_expired_is_taken_over)
     cr_expect_eq(robotsgate_next_ready(b.g, &it, &v), 0, "a URL came out before its rules");
     cr_expect_eq(fetched(b.g, "http://a.example", 404, 0, ""), 0);
     expect_ready(b.g, "http://a.example/y", ROBOTSGATE_ALLOW);
-    wk_close(&b);
-    wk_close(&a);
-    fx_redis_stop(r);
+    two_close(r, &a, &b);
 }
 
 Test(robotsgate, unavailable_robots_means_retry_for_every_worker)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "%s", fx_error());
     crawl_config_t cfg;
     test_config(&cfg);
     wk_t a, b;
-    wk_open(&a, r, &cfg);
-    wk_open(&b, r, &cfg);
+    fx_redis_t *r = two_workers(&cfg, &a, &b);
     cr_expect_eq(check(a.g, "http://a.example/x"), ROBOTSGATE_WAIT);
     cr_assert_not_null(robotsgate_next_fetch(a.g));
     cr_expect_eq(fetched(a.g, "http://a.example", 503, 0, "busy"), 0);
@@ -277,20 +282,15 @@ Test(robotsgate, unavailable_robots_means_retry_for_every_worker)
     cr_expect_eq(check(a.g, "http://a.example/y"), ROBOTSGATE_RETRY);
     cr_expect_eq(check(b.g, "http://a.example/z"), ROBOTSGATE_RETRY);
     cr_expect_null(robotsgate_next_fetch(b.g));
-    wk_close(&b);
-    wk_close(&a);
-    fx_redis_stop(r);
+    two_close(r, &a, &b);
 }
 
 Test(robotsgate, blocked_or_unstartable_fetch_allows_and_is_not_shared)
 {
-    fx_redis_t *r = fx_redis_start();
-    cr_assert_not_null(r, "%s", fx_error());
     crawl_config_t cfg;
     test_config(&cfg);
     wk_t a, b;
-    wk_open(&a, r, &cfg);
-    wk_open(&b, r, &cfg);
+    fx_redis_t *r = two_workers(&cfg, &a, &b);
     cr_expect_eq(check(a.g, "http://a.example/private/x"), ROBOTSGATE_WAIT);
     cr_assert_not_null(robotsgate_next_fetch(a.g));
     cr_expect_eq(fetched(a.g, "http://a.example", 0, 1, ""), 0);
@@ -302,9 +302,7 @@ Test(robotsgate, blocked_or_unstartable_fetch_allows_and_is_not_shared)
     cr_expect_eq(robotsgate_unfetched(b.g, o), 0);
     expect_ready(b.g, "http://a.example/1", ROBOTSGATE_ALLOW);
     cr_expect_eq(check(b.g, "http://a.example/private/2"), ROBOTSGATE_ALLOW);
-    wk_close(&b);
-    wk_close(&a);
-    fx_redis_stop(r);
+    two_close(r, &a, &b);
 }
 
 Test(robotsgate, parked_urls_are_handed_back_by_origin_and_ignore_robots_allows_all)
