@@ -460,19 +460,25 @@ Test(crawler, warc_and_json_lines_output_checked_field_by_field)
 
 #include "frontier.h"
 
-Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
+/* "/" links to five pages /slow0../slow4 that each answer after delay_ms. */
+static void slow_links(small_t *s, unsigned delay_ms)
 {
-    small_t s;
-    small_start(&s, "/");
     char html[1024];
     int n = snprintf(html, sizeof html, "<p>slow links</p>");
     for (int i = 0; i < 5; i++) {
         char path[32];
         snprintf(path, sizeof path, "/slow%d", i);
         n += snprintf(html + n, sizeof html - (size_t)n, "<a href=%s>s</a>", path);
-        fx_http_set(s.h, path, &(fx_route_t){.body = "late", .delay_ms = 30000});
+        fx_http_set(s->h, path, &(fx_route_t){.body = "late", .delay_ms = delay_ms});
     }
-    fx_http_page(s.h, "/", html);
+    fx_http_page(s->h, "/", html);
+}
+
+Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    slow_links(&s, 30000);
     char *argv[] = {CRAWLER_BIN,  "crawl", "--redis", (char *)fx_redis_url(s.r),
                     "--seeds",    s.seeds, "--delay", "0",
                     "--per-host", "8",     "--quiet", "--grace",
@@ -503,15 +509,7 @@ Test(crawler, redis_lost_mid_crawl_stops_the_workers_and_exits_1, .timeout = 120
 {
     small_t s;
     small_start(&s, "/");
-    char html[1024];
-    int n = snprintf(html, sizeof html, "<p>slow links</p>");
-    for (int i = 0; i < 5; i++) {
-        char path[32];
-        snprintf(path, sizeof path, "/slow%d", i);
-        n += snprintf(html + n, sizeof html - (size_t)n, "<a href=%s>s</a>", path);
-        fx_http_set(s.h, path, &(fx_route_t){.body = "late", .delay_ms = 2000});
-    }
-    fx_http_page(s.h, "/", html);
+    slow_links(&s, 2000);
     char *argv[] = {CRAWLER_BIN, "crawl",      "--redis", (char *)fx_redis_url(s.r),
                     "--seeds",   s.seeds,      "--delay", "0",
                     "--quiet",   "--per-host", "8",       NULL};
