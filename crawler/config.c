@@ -63,6 +63,8 @@ static const cli_opt_t OPTS[] = {
          "min ms between two requests to one host")},
     {U32("max-delay", "MS", max_delay_ms, 0, DAY_MS, FRONTIER_DEFAULT_MAX_DELAY_MS,
          "cap on a host's robots.txt Crawl-delay")},
+    {U32("redis-retry-max", "MS", redis_retry_max_ms, 0, DAY_MS, CONFIG_DEFAULT_REDIS_RETRY_MAX_MS,
+         "a worker that lost Redis retries this long before giving up (0: never retry)")},
     {U32("lease", "MS", lease_ms, 100, DAY_MS, FRONTIER_DEFAULT_LEASE_MS,
          "lease on claimed URLs (returned if a worker dies)")},
     {U32("max-tries", "N", max_tries, 1, 1000, FRONTIER_DEFAULT_MAX_TRIES,

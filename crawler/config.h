@@ -32,8 +32,10 @@ struct cli_cmd;
 #define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0 /* none */
 #define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
 #define CONFIG_DEFAULT_SCOPE SCOPE_HOST
-#define CONFIG_DEFAULT_GRACE_MS 5000 /* finish in-flight work after SIGTERM */
-#define CONFIG_MAX_PATTERNS 32       /* --include/--exclude/--allow/--deny each */
+#define CONFIG_DEFAULT_GRACE_MS 5000             /* finish in-flight work after SIGTERM */
+#define CONFIG_DEFAULT_REDIS_RETRY_MAX_MS 300000 /* reconnect tries, 5 min in all */
+#define CONFIG_REDIS_RETRY_STEP_MAX_MS 30000     /* the longest wait between two tries */
+#define CONFIG_MAX_PATTERNS 32                   /* --include/--exclude/--allow/--deny each */
 
 typedef enum config_scope {
     SCOPE_HOST = 0,   /* only the seeds' hosts */
@@ -55,12 +57,13 @@ typedef struct crawl_config {
     int wait;             /* --wait: keep running for new seeds when done */
     uint32_t grace_ms;    /* --grace, ms to finish in-flight work on SIGTERM */
     /* politeness (frontier) */
-    uint32_t per_host;     /* --per-host */
-    uint32_t delay_ms;     /* --delay, ms */
-    uint32_t max_delay_ms; /* --max-delay, ms cap on Crawl-delay */
-    uint32_t lease_ms;     /* --lease, ms */
-    uint32_t max_tries;    /* --max-tries */
-    uint32_t backoff_ms;   /* --retry-backoff, ms before the first retry */
+    uint32_t per_host;           /* --per-host */
+    uint32_t delay_ms;           /* --delay, ms */
+    uint32_t max_delay_ms;       /* --max-delay, ms cap on Crawl-delay */
+    uint32_t lease_ms;           /* --lease, ms */
+    uint32_t redis_retry_max_ms; /* --redis-retry-max: total ms of reconnect tries, 0: none */
+    uint32_t max_tries;          /* --max-tries */
+    uint32_t backoff_ms;         /* --retry-backoff, ms before the first retry */
     /* robots */
     const char *user_agent; /* --user-agent */
     int ignore_robots;      /* --ignore-robots */

@@ -52,6 +52,7 @@
 #include "fetch.h"
 #include "finisher.h"
 #include "frontier.h"
+#include "output.h"
 #include "robotsgate.h"
 #include "scope.h"
 
@@ -73,6 +74,12 @@ typedef struct worker {
     uint64_t pages;                 /* finished by this worker, for its heartbeat */
     uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
     int err;                        /* the first error (0: none): the thread stops */
+    /* Redis lost (CRAWL_EREDIS): the thread goes on with its transfers and
+     * tries to reconnect (reconnect()); nothing is sent to Redis meanwhile */
+    int down;
+    uint64_t down_since_ms, next_try_ms;
+    uint32_t backoff_ms; /* the wait before the next try, doubling */
+    uint64_t rng;        /* xorshift state, for the backoff's jitter */
 } worker_t;
 
 struct engine {
@@ -81,8 +88,10 @@ struct engine {
     finisher_common_t *fin_common; /* the outputs and the finishers' Bloom cache */
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    struct out *out; /* borrowed, may be NULL: the events of Redis lost and back */
     atomic_int stop;
     atomic_int running;
+    atomic_int redis_down; /* worker threads without Redis now */
     atomic_uint_fast64_t pages, bytes, errors, retried, released;
     worker_t *workers;
 };
@@ -102,8 +111,16 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
     pthread_mutex_unlock(&e->share_locks[data]);
 }
 
+static void go_down(worker_t *w, const char *why);
+
+/* The outcome of a part's call: a lost Redis connection takes the thread
+ * offline (if --redis-retry-max allows); any other error stops it. */
 static void note(worker_t *w, int rc)
 {
+    if (rc == CRAWL_EREDIS && w->e->cfg->redis_retry_max_ms && !w->err) {
+        go_down(w, w->rc && w->rc->err ? w->rc->errstr : "connection lost");
+        return;
+    }
     if (rc < 0 && !w->err)
         w->err = rc;
 }
@@ -211,6 +228,132 @@ static void heartbeat(worker_t *w, uint64_t now)
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
 }
 
+/* ---- Redis lost and back ------------------------------------------------------- */
+
+static void event(worker_t *w, const char *what, uint64_t down_ms, const char *text)
+{
+    if (w->e->out)
+        out_event(w->e->out,
+                  &(out_event_t){
+                      .event = what, .worker = w->idx, .down_ms = down_ms, .error_text = text});
+}
+
+static void go_down(worker_t *w, const char *why)
+{
+    if (w->down)
+        return;
+    w->down = 1;
+    w->down_since_ms = clock_now_ms();
+    w->backoff_ms = 100;
+    w->next_try_ms = w->down_since_ms + w->backoff_ms;
+    atomic_fetch_add(&w->e->redis_down, 1);
+    fprintf(stderr,
+            "\ncrawler: worker %d: lost its Redis connection (%s); retrying for up to %u s\n",
+            w->idx, why, w->e->cfg->redis_retry_max_ms / 1000);
+    event(w, "redis-unreachable", 0, why);
+}
+
+/* The wait before the next try: doubling, capped, with equal jitter. */
+static uint32_t next_backoff(worker_t *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    uint32_t d = w->backoff_ms;
+    w->backoff_ms =
+        d >= CONFIG_REDIS_RETRY_STEP_MAX_MS / 2 ? CONFIG_REDIS_RETRY_STEP_MAX_MS : d * 2;
+    return d / 2 + (uint32_t)(w->rng % (d / 2 + 1));
+}
+
+typedef struct held_set {
+    frontier_item_t *v;
+    size_t n, cap;
+    int oom;
+} held_set_t;
+
+static void hold(const frontier_item_t *it, void *ud)
+{
+    held_set_t *h = ud;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        frontier_item_t *v = realloc(h->v, cap * sizeof *v);
+        if (!v) {
+            h->oom = 1;
+            return;
+        }
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = (frontier_item_t){.lease = it->lease}; /* borrowed */
+}
+
+/* On the new connection: renews this worker's leases, then hands back the
+ * ones it leased but no longer holds (a claim whose reply was lost, pages a
+ * restarted Redis forgot it had finished). */
+static int resync(worker_t *w)
+{
+    heartbeat(w, clock_now_ms());
+    if (w->err || w->down)
+        return 0;
+    held_set_t h = {0};
+    fetch_each_item(w->fetch, hold, &h);
+    robotsgate_each_item(w->gate, hold, &h);
+    finisher_each_item(w->fin, hold, &h);
+    size_t n = 0;
+    int rc = h.oom ? 0 : frontier_reconcile(w->fr, h.v, h.n, &n); /* oom: they expire instead */
+    free(h.v);
+    if (n)
+        fprintf(stderr, "crawler: worker %d: handed back %zu URLs leased while Redis was away\n",
+                w->idx, n);
+    return rc;
+}
+
+/* One try to get Redis back (when due): new connections and handles, same
+ * worker id; the Functions library is loaded again if the server lost it
+ * (frontier_open). */
+static void reconnect(worker_t *w, uint64_t now)
+{
+    const crawl_config_t *c = w->e->cfg;
+    if (now < w->next_try_ms)
+        return;
+    if (now - w->down_since_ms >= c->redis_retry_max_ms) {
+        fprintf(stderr, "crawler: worker %d: Redis unreachable for %llu s: giving up\n", w->idx,
+                (unsigned long long)((now - w->down_since_ms) / 1000));
+        event(w, "redis-gave-up", now - w->down_since_ms, NULL);
+        w->err = CRAWL_EREDIS;
+        return;
+    }
+    w->next_try_ms = now + next_backoff(w);
+    char err[512];
+    frontier_config_t fc;
+    frontier_config_of(c, &fc);
+    fc.worker_id = frontier_worker_id(w->fr);
+    fc.bloom_capacity = c->bloom_capacity; /* as worker_open: a Redis that came back empty */
+    fc.bloom_fp_rate = c->bloom_fp_rate;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    redisContext *rc = rconn_connect(w->e->redis, err, sizeof err);
+    frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, sizeof err) : NULL;
+    if (!fr || finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
+        frontier_close(fr);
+        if (rc)
+            redisFree(rc);
+        return; /* err: why, e.g. "Connection refused"; next try later */
+    }
+    frontier_close(w->fr);
+    redisFree(w->rc);
+    w->rc = rc;
+    w->fr = fr;
+    robotsgate_set_frontier(w->gate, fr);
+    uint64_t down_ms = clock_now_ms() - w->down_since_ms;
+    w->down = 0;
+    atomic_fetch_sub(&w->e->redis_down, 1);
+    fprintf(stderr, "\ncrawler: worker %d: Redis is back after %.1f s\n", w->idx,
+            (double)down_ms / 1000.0);
+    event(w, "redis-back", down_ms, NULL);
+    w->claim_after_ms = 0;
+    note(w, resync(w));
+}
+
 /* ---- routing between the parts ---------------------------------------------- */
 
 /* Pages the finisher completed: counted; their per-host slots are free, so
@@ -222,13 +365,13 @@ static void finished(worker_t *w, int rc, size_t pages)
         atomic_fetch_add(&w->e->pages, pages);
         w->claim_after_ms = 0;
     }
-    if (rc < 0)
+    if (rc < 0 && rc != CRAWL_EREDIS)
         fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
                 crawl_strerror(rc));
     note(w, rc);
 }
 
-/* A failed attempt worth another try (p is cleared). */
+/* A failed attempt worth another try (*p is taken over). */
 static void retry(worker_t *w, page_t *p, uint32_t retry_after_ms)
 {
     int dead = 0;
@@ -238,7 +381,6 @@ static void retry(worker_t *w, page_t *p, uint32_t retry_after_ms)
         atomic_fetch_add(&w->e->pages, 1);
         atomic_fetch_add(&w->e->errors, 1);
     }
-    page_clear(p);
 }
 
 /* Finishes a leased URL that was not fetched (*item taken). */
@@ -401,6 +543,8 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
     int stop = atomic_load(&w->e->stop);
     if (w->err || stop >= 2)
         return 1;
+    if (w->down) /* nothing can finish before Redis is back */
+        return stop == 1 && clock_now_ms() >= stop_at;
     if (stop == 1)
         return held(w) == 0 || clock_now_ms() >= stop_at;
     return st == FRONTIER_DONE && !w->e->cfg->wait && held(w) == 0 &&
@@ -416,6 +560,15 @@ static void wait_for_work(worker_t *w)
     int room = held(w) < c->concurrency;
     int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
     int ms;
+    if (w->down) { /* the next reconnect try, or a transfer, wakes us */
+        uint64_t t = clock_now_ms();
+        ms = w->next_try_ms > t ? (int)(w->next_try_ms - t) : 0;
+        if (ms > 100)
+            ms = 100;
+        if (ms > 0)
+            fetch_wait(w->fetch, -1, ms);
+        return;
+    }
     if (finisher_queued(w->fin) && fin_fd < 0)
         return; /* flush them now */
     if (fetch_active(w->fetch)) {
@@ -432,45 +585,84 @@ static void wait_for_work(worker_t *w)
         fetch_wait(w->fetch, fin_fd, ms);
 }
 
+/* What needs Redis in one loop turn (skipped while it is unreachable). */
+static void talk_to_redis(worker_t *w, uint64_t now, int stop, frontier_state_t *st)
+{
+    if (now >= w->next_heartbeat_ms)
+        heartbeat(w, now);
+    if (!w->down && now >= w->next_seed_refresh_ms)
+        note(w, refresh_seed_hosts(w));
+    if (!w->down && !stop && !w->err)
+        *st = claim(w, now);
+    if (!w->down)
+        note(w, robotsgate_poll(w->gate));
+}
+
+/* The finisher's turn: the batch in flight answered, the next one sent. */
+static void finish_turn(worker_t *w)
+{
+    size_t n;
+    if (w->down)
+        return;
+    /* one finish batch in flight at a time; pages finished meanwhile
+     * wait for the next one (bigger batches while Redis is busy) */
+    int rc = finisher_complete(w->fin, 0, &n);
+    finished(w, rc, n);
+    if (!w->down && finisher_fd(w->fin) < 0) {
+        rc = finisher_flush(w->fin, 0, &n);
+        finished(w, rc, n);
+    }
+}
+
+/* The thread's end: what it finished goes out (unless an output failed or
+ * Redis is gone), the rest is handed back. */
+static void wind_down(worker_t *w)
+{
+    size_t n = 0;
+    if (!w->down && w->err != CRAWL_EWRITE) {
+        int rc = finisher_flush(w->fin, 1, &n);
+        finished(w, rc, n);
+    }
+    if (w->down)
+        return; /* nothing reaches Redis: the leases expire and the URLs come back */
+    release_all(w);
+    if (finisher_release(w->fin, &n) == 0 && n)
+        atomic_fetch_add(&w->e->released, n);
+    if (w->err == CRAWL_EWRITE)
+        fprintf(stderr,
+                "crawler: worker %d stopped: an output file failed; its unrecorded pages "
+                "were handed back\n",
+                w->idx);
+    else if (w->err == CRAWL_EREDIS)
+        fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
+                w->rc && w->rc->err ? w->rc->errstr : "error");
+}
+
 static void run(worker_t *w)
 {
     const crawl_config_t *c = w->e->cfg;
     uint64_t stop_at = UINT64_MAX;
     frontier_state_t st = FRONTIER_READY;
-    size_t n;
     for (;;) {
         uint64_t now = clock_now_ms();
-        if (now >= w->next_heartbeat_ms)
-            heartbeat(w, now);
-        if (now >= w->next_seed_refresh_ms)
-            note(w, refresh_seed_hosts(w));
         int stop = atomic_load(&w->e->stop);
         if (stop && stop_at == UINT64_MAX)
             stop_at = now + c->grace_ms;
-        if (!stop && !w->err)
-            st = claim(w, now);
-        note(w, robotsgate_poll(w->gate));
+        if (w->down)
+            reconnect(w, now);
+        if (!w->down)
+            talk_to_redis(w, now, stop, &st);
         drain_gate(w);
         if (should_exit(w, st, stop_at))
             break;
         fetch_perform(w->fetch);
         handle_completions(w);
-        /* one finish batch in flight at a time; pages finished meanwhile
-         * wait for the next one (bigger batches while Redis is busy) */
-        int rc = finisher_complete(w->fin, 0, &n);
-        finished(w, rc, n);
-        if (finisher_fd(w->fin) < 0) {
-            rc = finisher_flush(w->fin, 0, &n);
-            finished(w, rc, n);
-        }
+        finish_turn(w);
         wait_for_work(w);
     }
-    int rc = finisher_flush(w->fin, 1, &n);
-    finished(w, rc, n);
-    release_all(w);
-    if (w->err)
-        fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
-                w->rc && w->rc->err ? w->rc->errstr : "error");
+    if (w->down && !w->err) /* stopped by a signal while Redis was away */
+        w->err = CRAWL_EREDIS;
+    wind_down(w);
 }
 
 static void *worker_main(void *arg)
@@ -492,18 +684,38 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
                      int final)
 {
     frontier_stats_t fs = {0};
-    if (!rc || frontier_stats(rc, e->cfg->crawl, &fs) < 0)
+    int down = atomic_load(&e->redis_down);
+    if (!rc || rc->err || frontier_stats(rc, e->cfg->crawl, &fs) < 0)
         memset(&fs, 0, sizeof fs);
     double secs = (double)(clock_now_ms() - t0) / 1000.0;
     uint64_t pages = atomic_load(&e->pages);
     /* fill estimated from the items added, not BITCOUNT: cheap every second */
     double fill = g && g->m ? 1.0 - exp(-(double)g->k * (double)fs.new_links / (double)g->m) : 0;
+    if (down) {
+        fprintf(stderr,
+                "\r%llu pages  %.1f pages/s  Redis unreachable (%d of %u threads waiting)  errors "
+                "%llu   %s",
+                (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0, down,
+                e->cfg->threads, (unsigned long long)atomic_load(&e->errors), final ? "\n" : "");
+        return;
+    }
     fprintf(stderr,
             "\r%llu pages  %.1f pages/s  queued %llu  in flight %llu  errors %llu  bloom fill "
             "%.4f%%   %s",
             (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0,
             (unsigned long long)fs.queued, (unsigned long long)fs.in_flight,
             (unsigned long long)atomic_load(&e->errors), fill * 100, final ? "\n" : "");
+}
+
+/* The progress line's connection, opened again once a second while lost. */
+static redisContext *progress_conn(engine_t *e, redisContext *rc)
+{
+    char err[256];
+    if (rc && !rc->err)
+        return rc;
+    if (rc)
+        redisFree(rc);
+    return rconn_connect(e->redis, err, sizeof err);
 }
 
 static void supervise(engine_t *e, int show)
@@ -514,10 +726,13 @@ static void supervise(engine_t *e, int show)
     sigaddset(&set, SIGTERM);
     char err[256], bname[256];
     redisContext *rc = show ? rconn_connect(e->redis, err, sizeof err) : NULL;
-    bloom_t *b = NULL;
-    if (rc && frontier_bloom_name(e->cfg->crawl, bname, sizeof bname) >= 0)
-        b = bloom_open(rc, bname, NULL, NULL, err, sizeof err);
-    const bloom_geometry_t *g = b ? bloom_geometry(b) : NULL;
+    bloom_geometry_t geo = {0};
+    if (rc && frontier_bloom_name(e->cfg->crawl, bname, sizeof bname) >= 0) {
+        bloom_t *b = bloom_open(rc, bname, NULL, NULL, err, sizeof err);
+        if (b)
+            geo = *bloom_geometry(b);
+        bloom_close(b);
+    }
     uint64_t t0 = clock_now_ms(), next = t0 + 1000;
     while (atomic_load(&e->running) > 0) {
         struct timespec ts = {0, 20 * 1000 * 1000}; /* the exit is seen within 20 ms */
@@ -529,13 +744,13 @@ static void supervise(engine_t *e, int show)
                              : "handing in-flight URLs back");
         }
         if (show && clock_now_ms() >= next) {
-            progress(e, rc, g, t0, 0);
+            rc = progress_conn(e, rc);
+            progress(e, rc, &geo, t0, 0);
             next += 1000;
         }
     }
     if (show)
-        progress(e, rc, g, t0, 1);
-    bloom_close(b);
+        progress(e, rc, &geo, t0, 1);
     if (rc)
         redisFree(rc);
 }
@@ -543,7 +758,7 @@ static void supervise(engine_t *e, int show)
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
                engine_totals_t *totals)
 {
-    engine_t e = {.cfg = cfg, .redis = redis};
+    engine_t e = {.cfg = cfg, .redis = redis, .out = out};
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();
@@ -568,6 +783,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     for (uint32_t i = 0; i < cfg->threads; i++) {
         e.workers[i].e = &e;
         e.workers[i].idx = (int)i;
+        e.workers[i].rng = (clock_now_ms() ^ (uint64_t)getpid() << 20) * 2654435761u + i + 1;
         atomic_fetch_add(&e.running, 1);
         if (pthread_create(&e.workers[i].thread, NULL, worker_main, &e.workers[i]) != 0) {
             atomic_fetch_sub(&e.running, 1);

@@ -565,6 +565,13 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
     return 1;
 }
 
+void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void *), void *ud)
+{
+    for (const xfer_t *x = f->running; x; x = x->next)
+        if (x->kind == XF_PAGE && x->item.url)
+            fn(&x->item, ud);
+}
+
 /* ---- results -------------------------------------------------------------------- */
 
 static const char *curl_error_kind(CURLcode res)

@@ -92,4 +92,8 @@ int fetch_next(fetch_t *f, fetch_result_t *r);
  * none runs. */
 int fetch_cancel(fetch_t *f, frontier_item_t *item);
 
+/* Calls fn on the item of every page transfer running (the leases they
+ * hold); fn must not call back into f. */
+void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void *), void *ud);
+
 #endif

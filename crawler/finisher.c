@@ -4,21 +4,27 @@
  * DESIGN: a finisher_t owns a second redisContext with its own frontier_t
  * (whose Bloom handle uses the shared local cache of finisher_common_t), under
  * the claiming handle's worker id, so that it finishes that handle's
- * leases.  It keeps two batches of entries (a page and the count of its new
- * links): `queued`, the pages added since the last send, and `fin`, the
- * batch in flight -- sent with one pipelined frontier_finish_start, its
- * replies read by frontier_finish_end once they have arrived (its socket is
- * polled with the transfers).  One batch is in flight at a time: pages
- * finished meanwhile make the next one, so batches grow while Redis is busy.
- * A page's JSON line is written once its finish call has answered (with the
- * count of new links); its WARC exchange as soon as it is added.  Retries go
- * through the claiming handle (retry_fr), synchronously: the finishing
- * connection may have a batch in flight.
- * Redis keys: those of frontier_finish and frontier_retry (the crawl's
- * leases, queues, Bloom filter, counters: see frontier.h), nothing directly.
+ * leases.  It keeps two batches of entries: `queued`, the pages added since
+ * the last send, and `fin`, the batch in flight -- sent with one pipelined
+ * frontier_finish_start, its replies read by frontier_finish_end once they
+ * have arrived (its socket is polled with the transfers).  One batch is in
+ * flight at a time: pages finished meanwhile make the next one, so batches
+ * grow while Redis is busy.  Retries wait in `retries` for the next flush.
+ * Output before acknowledgement: a flush first writes the JSON lines of the
+ * queued pages and dead letters and flushes the writer (one write(2) for
+ * them all), and sends nothing if that failed; a WARC exchange is written
+ * (write(2), unbuffered) as soon as its page is added.  Retries go through
+ * the claiming handle (retry_fr), synchronously: the finishing connection
+ * may have a batch in flight.  A call that fails with CRAWL_EREDIS leaves
+ * its pages (batch) or retries where they were, recorded, for the send after
+ * finisher_reconnect.
+ * Redis keys: those of frontier_finish, frontier_retry and frontier_release
+ * (the crawl's leases, queues, Bloom filter, counters: see frontier.h),
+ * nothing directly.
  * Invariants: fin_pending != NULL iff a batch is in flight, and then nfin
  * > 0 and fin_pages[i] points into fin[i] for i < nfin; no other command is
- * sent on the finishing connection while a batch is in flight.
+ * sent on the finishing connection while a batch is in flight; every entry
+ * of `fin` is recorded; an entry's record is written at most once.
  */
 #include "finisher.h"
 
@@ -42,23 +48,54 @@ struct finisher_common {
 
 typedef struct entry {
     page_t p;
-    size_t nnew; /* links new to the crawl, from the finish reply */
+    uint32_t retry_after_ms; /* retries only */
+    int recorded;            /* its JSON line is written (or it needs none) */
 } entry_t;
+
+typedef struct entries {
+    entry_t *v;
+    size_t n, cap;
+} entries_t;
 
 struct finisher {
     finisher_common_t *c;
     const crawl_config_t *cfg;
+    frontier_config_t fc; /* the finishing handle's settings (worker id copied) */
+    char *worker_id;
+    const rconn_t *redis;
     frontier_t *retry_fr; /* borrowed: the claiming handle */
     redisContext *rc;
     frontier_t *fr;
-    entry_t *queued; /* added, not yet sent */
-    size_t nqueued, queued_cap;
-    entry_t *fin; /* the batch in flight (or being completed) */
-    size_t nfin, fin_cap;
+    entries_t queued;           /* added, not yet sent */
+    entries_t fin;              /* the batch in flight (or being completed) */
+    entries_t retries;          /* retries and dead letters, not yet sent */
     frontier_done_t *fin_pages; /* fin as frontier_finish_start wants it */
     size_t fin_pages_cap;
     frontier_pending_t *fin_pending;
 };
+
+static int entries_push(entries_t *es, const entry_t *e)
+{
+    if (es->n == es->cap) {
+        size_t cap = es->cap ? es->cap * 2 : 64;
+        entry_t *n = realloc(es->v, cap * sizeof *n);
+        if (!n)
+            return CRAWL_ENOMEM;
+        es->v = n;
+        es->cap = cap;
+    }
+    es->v[es->n++] = *e;
+    return 0;
+}
+
+/* Frees the pages of es[from..) and drops them. */
+static void entries_cut(entries_t *es, size_t from)
+{
+    for (size_t i = from; i < es->n; i++)
+        page_clear(&es->v[i].p);
+    if (from < es->n)
+        es->n = from;
+}
 
 finisher_common_t *finisher_common_new(struct out *out, struct warc *warc)
 {
@@ -98,47 +135,55 @@ finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const 
     }
     f->c = c;
     f->cfg = cfg;
+    f->redis = redis;
     f->retry_fr = retry_fr;
     /* the frontier joins the crawl's filter, with the local cache all
      * workers share (what one learnt answers for all) */
-    frontier_config_t own = *fc;
-    own.bloom_shared_cache = c->seen_cache;
+    f->fc = *fc;
+    f->fc.bloom_shared_cache = c->seen_cache;
+    if (!(f->worker_id = strdup(fc->worker_id ? fc->worker_id : ""))) {
+        snprintf(err, errlen, "out of memory");
+        finisher_free(f);
+        return NULL;
+    }
+    f->fc.worker_id = fc->worker_id ? f->worker_id : NULL;
     if (!(f->rc = rconn_connect(redis, err, errlen)) ||
-        !(f->fr = frontier_open(f->rc, &own, NULL, err, errlen))) {
+        !(f->fr = frontier_open(f->rc, &f->fc, NULL, err, errlen))) {
         finisher_free(f);
         return NULL;
     }
     return f;
 }
 
-static void write_record(finisher_t *f, const entry_t *d)
+/* Appends p's JSON line to the writer's buffer (finisher_flush writes it). */
+static int write_record(finisher_t *f, const page_t *p)
 {
     out_t *out = f->c->out;
     if (!out)
-        return;
-    const page_t *p = &d->p;
+        return 0;
     out_record_t r = {.url = p->item.url,
                       .status = p->status,
                       .content_type = p->ctype,
                       .depth = p->item.depth,
                       .bytes = p->bytes,
                       .links_found = (uint32_t)p->nlinks,
-                      .links_new = (uint32_t)d->nnew,
                       .fetch_ms = p->fetch_ms,
                       .error_kind = p->error_kind,
                       .error_text = p->error_text,
                       .location = p->location,
                       .canonical = p->canonical,
                       .timestamp_ms = (int64_t)clock_wall_ms()};
-    if (out_write(out, &r) < 0 && !atomic_exchange(&f->c->out_failed, 1))
+    int rc = out_write(out, &r);
+    if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->out_failed, 1))
         fprintf(stderr, "crawler: --out: %s\n", out_error(out));
+    return rc;
 }
 
-static void write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
+static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
 {
     warc_t *warc = f->c->warc;
     if (!warc || !ex)
-        return;
+        return 0;
     warc_exchange_t wx = {.target_uri = p->item.url,
                           .ip = ex->ip,
                           .request = ex->request,
@@ -150,55 +195,99 @@ static void write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex
                           .body_decoded = 1,
                           .truncated = ex->truncated,
                           .fetch_time_ms = ex->time_ms};
-    if (warc_write_exchange(warc, &wx) < 0 && !atomic_exchange(&f->c->warc_failed, 1))
+    int rc = warc_write_exchange(warc, &wx);
+    if (rc < 0 && !atomic_exchange(&f->c->warc_failed, 1))
         fprintf(stderr, "crawler: --warc: %s\n", warc_error(warc));
+    return rc < 0 ? CRAWL_EWRITE : 0;
 }
 
 int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex)
 {
-    write_warc(f, p, ex);
-    if (f->nqueued == f->queued_cap) {
-        size_t cap = f->queued_cap ? f->queued_cap * 2 : 64;
-        entry_t *n = realloc(f->queued, cap * sizeof *n);
-        if (!n) {
-            page_clear(p);
-            return CRAWL_ENOMEM;
-        }
-        f->queued = n;
-        f->queued_cap = cap;
-    }
-    f->queued[f->nqueued++] = (entry_t){.p = *p};
+    /* a WARC that failed: the page stays leased, the worker stops */
+    int rc = write_warc(f, p, ex);
+    if (rc == 0)
+        rc = entries_push(&f->queued, &(entry_t){.p = *p});
+    if (rc < 0)
+        page_clear(p);
     memset(p, 0, sizeof *p);
-    return 0;
+    return rc;
 }
 
-int finisher_retry(finisher_t *f, const page_t *p, uint32_t retry_after_ms, int *dead)
+int finisher_retry(finisher_t *f, page_t *p, uint32_t retry_after_ms, int *dead)
 {
-    frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
-    *dead = 0;
-    int rc = frontier_retry(f->retry_fr, &p->item, &o, retry_after_ms);
-    if (rc == CRAWL_ELEASE)
-        return 0; /* lease lost: another worker owns the URL now */
+    *dead = p->item.tries + 1 >= f->cfg->max_tries;
+    int rc = entries_push(
+        &f->retries, &(entry_t){.p = *p, .retry_after_ms = retry_after_ms, .recorded = !*dead});
     if (rc < 0)
-        return rc;
-    if (p->item.tries + 1 >= f->cfg->max_tries) {
-        write_record(f, &(entry_t){.p = *p});
-        *dead = 1;
+        page_clear(p);
+    memset(p, 0, sizeof *p);
+    return rc;
+}
+
+/* Writes the JSON lines not yet written of es, then (flush) pushes the
+ * writer's buffer to the file. */
+static int record_all(finisher_t *f, entries_t *es, int flush)
+{
+    int rc = 0;
+    for (size_t i = 0; i < es->n && rc == 0; i++)
+        if (!es->v[i].recorded && (rc = write_record(f, &es->v[i].p)) == 0)
+            es->v[i].recorded = 1;
+    if (rc == 0 && flush && f->c->out && (rc = out_flush(f->c->out)) < 0 &&
+        !atomic_exchange(&f->c->out_failed, 1))
+        fprintf(stderr, "crawler: --out: %s\n", out_error(f->c->out));
+    return rc;
+}
+
+/* Sends the queued retries in order; on a lost connection the rest stay. */
+static int send_retries(finisher_t *f)
+{
+    size_t i = 0;
+    int rc = 0;
+    for (; i < f->retries.n; i++) {
+        const page_t *p = &f->retries.v[i].p;
+        frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
+        rc = frontier_retry(f->retry_fr, &p->item, &o, f->retries.v[i].retry_after_ms);
+        if (rc == CRAWL_EREDIS)
+            break;
+        page_clear(&f->retries.v[i].p);
+        if (rc == CRAWL_ELEASE) /* lease lost: another worker owns the URL now */
+            rc = 0;
+        if (rc < 0) {
+            i++;
+            break;
+        }
     }
-    return 0;
+    memmove(f->retries.v, f->retries.v + i, (f->retries.n - i) * sizeof *f->retries.v);
+    f->retries.n -= i;
+    return rc;
 }
 
 /* The batch in flight has answered (rc: what frontier_finish_end or _start
- * returned): its records, then it is freed.  Returns the error, if any. */
+ * returned).  A lost connection puts its pages back in front of the queued
+ * ones (recorded: they are sent again after a reconnect); otherwise they are
+ * freed.  Returns the error, if any. */
 static int batch_finished(finisher_t *f, int rc, size_t *pages)
 {
-    for (size_t i = 0; i < f->nfin; i++) {
-        if (rc == 0 || rc == CRAWL_ELEASE)
-            write_record(f, &f->fin[i]);
-        page_clear(&f->fin[i].p);
+    if (rc == CRAWL_EREDIS) {
+        size_t n = f->fin.n;
+        entries_t *q = &f->queued;
+        if (q->n + n > q->cap) {
+            entry_t *v = realloc(q->v, (q->n + n) * sizeof *v);
+            if (!v) {
+                entries_cut(&f->fin, 0); /* their leases expire: refetched */
+                return rc;
+            }
+            q->v = v;
+            q->cap = q->n + n;
+        }
+        memmove(q->v + n, q->v, q->n * sizeof *q->v);
+        memcpy(q->v, f->fin.v, n * sizeof *q->v);
+        q->n += n;
+        f->fin.n = 0;
+        return rc;
     }
-    *pages += f->nfin;
-    f->nfin = 0;
+    *pages += f->fin.n;
+    entries_cut(&f->fin, 0);
     return rc == CRAWL_ELEASE ? 0 : rc;
 }
 
@@ -220,30 +309,25 @@ int finisher_complete(finisher_t *f, int block, size_t *pages)
 /* queued becomes the batch in flight (the buffers swap). */
 static int swap_batches(finisher_t *f)
 {
-    if (f->fin_pages_cap < f->nqueued) {
-        frontier_done_t *np = realloc(f->fin_pages, f->nqueued * sizeof *np);
+    if (f->fin_pages_cap < f->queued.n) {
+        frontier_done_t *np = realloc(f->fin_pages, f->queued.n * sizeof *np);
         if (!np)
             return CRAWL_ENOMEM;
         f->fin_pages = np;
-        f->fin_pages_cap = f->nqueued;
+        f->fin_pages_cap = f->queued.n;
     }
-    entry_t *t = f->fin;
-    size_t tcap = f->fin_cap;
+    entries_t t = f->fin;
     f->fin = f->queued;
-    f->fin_cap = f->queued_cap;
-    f->nfin = f->nqueued;
     f->queued = t;
-    f->queued_cap = tcap;
-    f->nqueued = 0;
-    for (size_t i = 0; i < f->nfin; i++) {
-        entry_t *d = &f->fin[i];
+    f->queued.n = 0;
+    for (size_t i = 0; i < f->fin.n; i++) {
+        entry_t *d = &f->fin.v[i];
         f->fin_pages[i] = (frontier_done_t){
             .item = &d->p.item,
             .outcome = {.status = d->p.status, .error = d->p.error_kind, .bytes = d->p.bytes},
             .links = (const char *const *)d->p.links,
             .nlinks = d->p.nlinks,
-            .link_depth = d->p.link_depth,
-            .nnew = &d->nnew};
+            .link_depth = d->p.link_depth};
     }
     return 0;
 }
@@ -252,11 +336,19 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
 {
     size_t n = 0;
     int first = finisher_complete(f, 1, pages), rc;
-    if (!f->nqueued)
+    if (first == CRAWL_EREDIS)
+        return first;
+    if (!f->queued.n && !f->retries.n)
+        return first;
+    /* the records first: nothing is marked done before its line is on file */
+    if ((rc = record_all(f, &f->retries, 0)) < 0 || (rc = record_all(f, &f->queued, 1)) < 0 ||
+        (rc = send_retries(f)) < 0)
+        return first < 0 ? first : rc;
+    if (!f->queued.n)
         return first;
     if ((rc = swap_batches(f)) < 0)
         return first < 0 ? first : rc;
-    rc = frontier_finish_start(f->fr, f->fin_pages, f->nfin, &f->fin_pending);
+    rc = frontier_finish_start(f->fr, f->fin_pages, f->fin.n, &f->fin_pending);
     if (rc < 0)
         rc = batch_finished(f, rc, &n);
     else if (wait)
@@ -265,9 +357,74 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
     return first < 0 ? first : rc;
 }
 
+int finisher_reconnect(finisher_t *f, frontier_t *retry_fr, char *err, size_t errlen)
+{
+    size_t n = 0;
+    if (f->fin_pending) { /* its replies cannot come: the pages go back in the queue */
+        frontier_finish_end(f->fr, f->fin_pending);
+        f->fin_pending = NULL;
+        batch_finished(f, CRAWL_EREDIS, &n);
+    }
+    redisContext *rc = rconn_connect(f->redis, err, errlen);
+    frontier_t *fr = rc ? frontier_open(rc, &f->fc, NULL, err, errlen) : NULL;
+    if (!fr) {
+        if (rc)
+            redisFree(rc);
+        return CRAWL_EREDIS;
+    }
+    frontier_close(f->fr);
+    if (f->rc)
+        redisFree(f->rc);
+    f->rc = rc;
+    f->fr = fr;
+    f->retry_fr = retry_fr;
+    return 0;
+}
+
+/* Hands es's pages back (one round trip) and drops them. */
+static int release_entries(finisher_t *f, entries_t *es, size_t *n)
+{
+    int rc = 0;
+    if (!es->n)
+        return 0;
+    frontier_item_t *items = malloc(es->n * sizeof *items);
+    if (!items)
+        rc = CRAWL_ENOMEM;
+    else {
+        for (size_t i = 0; i < es->n; i++)
+            items[i] = es->v[i].p.item;
+        rc = frontier_release(f->retry_fr, items, es->n);
+        if (rc == 0 || rc == CRAWL_ELEASE)
+            *n += es->n;
+        free(items);
+    }
+    entries_cut(es, 0);
+    return rc == CRAWL_ELEASE ? 0 : rc;
+}
+
+int finisher_release(finisher_t *f, size_t *n)
+{
+    size_t ignored;
+    *n = 0;
+    if (f->fin_pending) /* already sent: let Redis answer it */
+        finisher_complete(f, 1, &ignored);
+    int rc = release_entries(f, &f->fin, n);
+    int r2 = release_entries(f, &f->queued, n);
+    int r3 = release_entries(f, &f->retries, n);
+    return rc < 0 ? rc : r2 < 0 ? r2 : r3;
+}
+
+void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *, void *), void *ud)
+{
+    const entries_t *all[] = {&f->queued, &f->fin, &f->retries};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < all[k]->n; i++)
+            fn(&all[k]->v[i].p.item, ud);
+}
+
 size_t finisher_queued(const finisher_t *f)
 {
-    return f->nqueued;
+    return f->queued.n + f->retries.n;
 }
 
 int finisher_fd(const finisher_t *f)
@@ -281,13 +438,16 @@ void finisher_free(finisher_t *f)
         return;
     size_t n;
     finisher_complete(f, 1, &n);
-    for (size_t i = 0; i < f->nqueued; i++)
-        page_clear(&f->queued[i].p);
+    entries_cut(&f->fin, 0);
+    entries_cut(&f->queued, 0);
+    entries_cut(&f->retries, 0);
     frontier_close(f->fr);
     if (f->rc)
         redisFree(f->rc);
-    free(f->queued);
-    free(f->fin);
+    free(f->queued.v);
+    free(f->fin.v);
+    free(f->retries.v);
     free(f->fin_pages);
+    free(f->worker_id);
     free(f);
 }

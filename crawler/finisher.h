@@ -1,9 +1,21 @@
 /*
- * finisher.h -- what happens to a worker thread's finished pages: batched
- * frontier_finish calls on a Redis connection of their own (pipelined, so
- * the thread goes on fetching while Redis runs them), retries
- * (frontier_retry), and the output records: one JSON line per finished URL
- * (output.c) and one WARC exchange per page read (warc.c).
+ * finisher.h -- what happens to a worker thread's finished pages: their
+ * output records (one JSON line per finished URL, output.c; one WARC
+ * exchange per page read, warc.c), then batched frontier_finish calls on a
+ * Redis connection of their own (pipelined, so the thread goes on fetching
+ * while Redis runs them), and retries (frontier_retry).
+ *
+ * Output before acknowledgement: a page's records are written and flushed
+ * to the file (write(2); no fsync) before its finish or dead-letter call
+ * is sent, so a process killed at any instruction leaves every page marked
+ * done with its record on file (a page may be recorded twice, never zero
+ * times).  A failed write stops the sending: the pages stay leased (the
+ * caller hands them back with finisher_release).
+ *
+ * Redis lost: a batch or retry whose call failed for a lost connection is
+ * kept (its records are not written again) and sent after
+ * finisher_reconnect; a batch that Redis had run already is then answered
+ * as lost leases (CRAWL_ELEASE, benign), never acknowledged twice.
  *
  * A finisher_t belongs to one thread (not thread-safe).  The
  * finisher_common_t is shared by the finishers of all threads (thread-safe):
@@ -12,8 +24,8 @@
  *
  * Errors: 0 or a negative CRAWL_E* code.  CRAWL_ELEASE (a lease had
  * expired and been handed to another worker) is not an error and never
- * returned.  After any other error the finisher stays usable, but its
- * Redis connection may be gone: the caller should stop.
+ * returned.  CRAWL_EWRITE: an output file failed (nothing was sent since).
+ * CRAWL_EREDIS: the connection was lost; what was not answered is kept.
  */
 #ifndef CRAWLER_FINISHER_H
 #define CRAWLER_FINISHER_H
@@ -48,22 +60,25 @@ int finisher_common_records(const finisher_common_t *c);
 finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const rconn_t *redis,
                          const frontier_config_t *fc, frontier_t *retry_fr, char *err,
                          size_t errlen);
-/* Completes the batch in flight, if any (its records are written, its pages
- * not counted anywhere: call finisher_flush(f, 1, ...) first), and frees the
- * finisher.  Accepts NULL. */
+/* Completes the batch in flight, if any (its pages not counted anywhere:
+ * call finisher_flush(f, 1, ...) first), and frees the finisher; pages
+ * still queued are dropped (their leases expire: call finisher_release
+ * first to hand them back).  Accepts NULL. */
 void finisher_free(finisher_t *f);
 
 /* Adds a finished page to the next batch: *p is taken over (zeroed).  With
  * ex (borrowed for the call) its exchange is written to the WARC file now.
- * CRAWL_ENOMEM: the page is dropped (its lease expires and the URL comes
- * back to the frontier). */
+ * No Redis call.  CRAWL_ENOMEM: the page is dropped (its lease expires and
+ * the URL comes back to the frontier). */
 int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex);
 
-/* A failed attempt worth another try: the URL goes to the frontier's
- * delayed set (at least retry_after_ms from now), or on its last try
- * (cfg->max_tries) to the dead-letter list -- then it is finished: its
- * record is written and *dead is 1.  p is only read. */
-int finisher_retry(finisher_t *f, const page_t *p, uint32_t retry_after_ms, int *dead);
+/* A failed attempt worth another try, queued (*p taken over, zeroed) and
+ * sent by the next finisher_flush: the URL goes to the frontier's delayed
+ * set (at least retry_after_ms from now), or on its last try
+ * (cfg->max_tries) to the dead-letter list -- then it is finished (its
+ * record is written before the call) and *dead is 1.  No Redis call.
+ * CRAWL_ENOMEM: dropped (its lease expires). */
+int finisher_retry(finisher_t *f, page_t *p, uint32_t retry_after_ms, int *dead);
 
 /* Completes the batch in flight: if its reply has started to arrive, or
  * with block at once; reads the replies and writes the records.  *pages:
@@ -71,12 +86,29 @@ int finisher_retry(finisher_t *f, const page_t *p, uint32_t retry_after_ms, int 
  * failed counts its pages too). */
 int finisher_complete(finisher_t *f, int block, size_t *pages);
 
-/* Completes the batch in flight (blocking), then sends the pages added
- * since as the next batch (frontier_finish_start); with wait, also
- * completes that one.  *pages: the pages of the batches completed. */
+/* Completes the batch in flight (blocking); writes and flushes the records
+ * of the pages and dead letters queued since; sends the queued retries
+ * (through retry_fr, one call each), then the pages as the next batch
+ * (frontier_finish_start); with wait, also completes that one.  *pages:
+ * the pages of the batches completed. */
 int finisher_flush(finisher_t *f, int wait, size_t *pages);
 
-/* Pages added and not yet sent. */
+/* After the Redis connection was lost: drops the batch in flight (kept for
+ * the next send), opens a new finishing connection and handle (same worker
+ * id) and takes retry_fr (borrowed) as the handle for retries.  On failure
+ * (message in err) the finisher is as before, still without Redis. */
+int finisher_reconnect(finisher_t *f, frontier_t *retry_fr, char *err, size_t errlen);
+
+/* Hands every page and retry it holds back to the frontier, unfinished
+ * (frontier_release through retry_fr; their records may be on file
+ * already), and drops them.  *n: how many were handed back. */
+int finisher_release(finisher_t *f, size_t *n);
+
+/* Calls fn on the item of every page and retry the finisher holds (queued
+ * or in flight): the leases this worker still needs. */
+void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *, void *), void *ud);
+
+/* Pages and retries added and not yet sent. */
 size_t finisher_queued(const finisher_t *f);
 /* The finishing connection's socket while a batch is in flight (its reply
  * makes it readable), else -1. */

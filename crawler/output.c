@@ -214,8 +214,6 @@ size_t out_format(char *buf, size_t buflen, const out_record_t *r)
     put_u64(&e, r->bytes);
     puts_lit(&e, ",\"links_found\":");
     put_u64(&e, r->links_found);
-    puts_lit(&e, ",\"links_new\":");
-    put_u64(&e, r->links_new);
     puts_lit(&e, ",\"fetch_ms\":");
     put_u64(&e, r->fetch_ms);
     puts_lit(&e, ",\"error_kind\":");
@@ -365,20 +363,10 @@ fail:
     return NULL;
 }
 
-int out_write(out_t *o, const out_record_t *rec)
+/* Appends one formatted line to the buffer (or writes it out). */
+static int append_line(out_t *o, const char *line, size_t n)
 {
-    char stack[2048];
-    char *line = stack;
     int rc = CRAWL_OK;
-    if (!o || !rec || !rec->url)
-        return CRAWL_EINVAL;
-    size_t n = out_format(stack, sizeof stack, rec);
-    if (n >= sizeof stack) {
-        line = malloc(n + 1);
-        if (!line)
-            return CRAWL_ENOMEM;
-        out_format(line, n + 1, rec);
-    }
     pthread_mutex_lock(&o->lock);
     if (o->failed)
         rc = CRAWL_EWRITE;
@@ -393,9 +381,62 @@ int out_write(out_t *o, const out_record_t *rec)
         o->len += n;
     }
     pthread_mutex_unlock(&o->lock);
+    return rc;
+}
+
+int out_write(out_t *o, const out_record_t *rec)
+{
+    char stack[2048];
+    char *line = stack;
+    if (!o || !rec || !rec->url)
+        return CRAWL_EINVAL;
+    size_t n = out_format(stack, sizeof stack, rec);
+    if (n >= sizeof stack) {
+        line = malloc(n + 1);
+        if (!line)
+            return CRAWL_ENOMEM;
+        out_format(line, n + 1, rec);
+    }
+    int rc = append_line(o, line, n);
     if (line != stack)
         free(line);
     return rc;
+}
+
+size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev)
+{
+    emit_t e = {buf, buflen, 0};
+    if (!ev || !ev->event)
+        return 0;
+    puts_lit(&e, "{\"event\":");
+    put_str(&e, ev->event);
+    puts_lit(&e, ",\"worker\":");
+    put_u64(&e, (uint64_t)ev->worker);
+    puts_lit(&e, ",\"down_ms\":");
+    put_u64(&e, ev->down_ms);
+    puts_lit(&e, ",\"error_text\":");
+    put_str(&e, ev->error_text);
+    puts_lit(&e, ",\"timestamp\":");
+    put_time(&e, ev->timestamp_ms ? ev->timestamp_ms : now_epoch_ms());
+    puts_lit(&e, "}\n");
+    if (e.len < buflen)
+        buf[e.len] = '\0';
+    return e.len;
+}
+
+int out_event(out_t *o, const out_event_t *ev)
+{
+    char line[1024];
+    if (!o || !ev || !ev->event)
+        return CRAWL_EINVAL;
+    size_t n = out_format_event(line, sizeof line, ev);
+    if (n >= sizeof line) /* only a very long error text: drop it */
+        n = out_format_event(line, sizeof line,
+                             &(out_event_t){.event = ev->event,
+                                            .worker = ev->worker,
+                                            .down_ms = ev->down_ms,
+                                            .timestamp_ms = ev->timestamp_ms});
+    return n < sizeof line ? append_line(o, line, n) : CRAWL_EINVAL;
 }
 
 int out_flush(out_t *o)

@@ -5,7 +5,7 @@
  * and always in this order (absent values are null):
  *
  *   {"url":"…","status":200,"content_type":"text/html","depth":1,"bytes":5120,
- *    "links_found":12,"links_new":3,"fetch_ms":41,"error_kind":null,
+ *    "links_found":12,"fetch_ms":41,"error_kind":null,
  *    "error_text":null,"location":null,"canonical":null,
  *    "timestamp":"2026-11-30T00:01:02.345Z"}
  *
@@ -14,14 +14,24 @@
  *   content_type  str|null Content-Type of the response as sent
  *   depth         int      link distance from the seeds (seeds: 0)
  *   bytes         int      body bytes received (after content decoding)
- *   links_found   int      links extracted from the page
- *   links_new     int      of those, new to the crawl (queued)
+ *   links_found   int      links extracted from the page (how many were new
+ *                          to the crawl is not known yet: the record is
+ *                          written before the page is acknowledged)
  *   fetch_ms      int      wall-clock time of the transfer in milliseconds
  *   error_kind    str|null short machine-readable kind ("timeout", "dns", …)
  *   error_text    str|null human-readable detail
  *   location      str|null redirect target (normalized) of a 3xx response
  *   canonical     str|null <link rel=canonical> of the page
  *   timestamp     string   when the URL finished, RFC 3339 UTC, milliseconds
+ *
+ * Besides the records, a line may be an event of the crawl, told apart by
+ * its first key "event" (and having no "url"):
+ *
+ *   {"event":"redis-unreachable","worker":0,"down_ms":0,"error_text":"…",
+ *    "timestamp":"…"}      a worker thread lost its Redis connection
+ *   {"event":"redis-back","worker":0,"down_ms":5123,"error_text":null,
+ *    "timestamp":"…"}      ... and has it again, after down_ms
+ *   {"event":"redis-gave-up", ...}   ... and stopped trying (--redis-retry-max)
  *
  * Strings may hold arbitrary bytes: they are escaped per RFC 8259 (", \ and
  * control characters, the latter as \b \f \n \r \t or \u00XX; DEL as \u007f);
@@ -76,7 +86,6 @@ typedef struct out_record {
     uint32_t depth;           /* hops from a seed */
     uint64_t bytes;           /* body bytes received */
     uint32_t links_found;     /* links extracted */
-    uint32_t links_new;       /* links new to the crawl */
     uint64_t fetch_ms;        /* transfer time, milliseconds */
     const char *error_kind;   /* NULL: no error */
     const char *error_text;   /* NULL: no error */
@@ -95,6 +104,22 @@ out_t *out_open(const char *path, char *err, size_t errlen);
  * CRAWL_ENOMEM (nothing added) or CRAWL_EWRITE (failed state; nothing added).
  * Thread-safe; lines of concurrent callers never interleave. */
 int out_write(out_t *o, const out_record_t *rec);
+
+/* One event line (see above).  Pointers borrowed for the call. */
+typedef struct out_event {
+    const char *event;      /* required: "redis-unreachable", "redis-back", ... */
+    int worker;             /* the worker thread's index */
+    uint64_t down_ms;       /* how long Redis was unreachable (0: not yet known) */
+    const char *error_text; /* NULL: none */
+    int64_t timestamp_ms;   /* Unix epoch milliseconds; 0: now */
+} out_event_t;
+
+/* Appends ev as one line, as out_write does for a record.  Returns 0,
+ * CRAWL_EINVAL or CRAWL_EWRITE.  Thread-safe. */
+int out_event(out_t *o, const out_event_t *ev);
+
+/* Formats ev as out_format does a record.  Pure function, thread-safe. */
+size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev);
 
 /* Writes the buffer to the file now (to the kernel: no fsync).  Returns 0 or
  * CRAWL_EWRITE.  Thread-safe. */

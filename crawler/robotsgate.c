@@ -571,3 +571,18 @@ int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
     }
     return 0;
 }
+
+void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_t *, void *),
+                          void *ud)
+{
+    for (size_t i = 0; i < g->nrobots; i++)
+        for (size_t j = 0; j < g->robots[i].nparked; j++)
+            fn(&g->robots[i].parked[j], ud);
+    for (size_t i = g->ready_head; i < g->nready; i++)
+        fn(&g->ready[i].item, ud);
+}
+
+void robotsgate_set_frontier(robotsgate_t *g, frontier_t *fr)
+{
+    g->fr = fr;
+}

@@ -96,4 +96,13 @@ int robotsgate_polling(const robotsgate_t *g);
  * free()), or 0 when none is left. */
 int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n);
 
+/* Calls fn on every URL the gate holds (parked, or with a verdict not yet
+ * taken): the leases it keeps. */
+void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_t *, void *),
+                          void *ud);
+
+/* The frontier handle the gate uses from now on (borrowed), after the old
+ * one's connection was lost and a new one opened. */
+void robotsgate_set_frontier(robotsgate_t *g, frontier_t *fr);
+
 #endif

@@ -220,6 +220,14 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
  * others are still handed back). */
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n);
 
+/* After a lost connection, on the new one: hands back to the front of
+ * their queues the URLs leased under this handle's worker id that are not
+ * among items[0..n) (the ones the worker still holds and will finish):
+ * those of a claim whose reply was lost, or of acknowledgements a restarted
+ * Redis lost.  Two round trips; nothing else may be sent on this worker's
+ * leases meanwhile.  *released (may be NULL): how many.  (reconcile.c) */
+int frontier_reconcile(frontier_t *f, const frontier_item_t *items, size_t n, size_t *released);
+
 /* Sets a host's own delay (e.g. robots Crawl-delay), capped at max_delay_ms.
  * A host's effective delay is max(delay_ms, min(own delay, max_delay_ms)). */
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms);

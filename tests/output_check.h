@@ -89,9 +89,8 @@ static bool json_string_ok(const char **p)
 static bool json_line_ok(const char *line, size_t len)
 {
     static const char *const keys[] = {"url",        "status",      "content_type", "depth",
-                                       "bytes",      "links_found", "links_new",    "fetch_ms",
-                                       "error_kind", "error_text",  "location",     "canonical",
-                                       "timestamp"};
+                                       "bytes",      "links_found", "fetch_ms",     "error_kind",
+                                       "error_text", "location",    "canonical",    "timestamp"};
     if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len) != line + len - 1)
         return false;
     if (!utf8_valid((const unsigned char *)line, len))
