@@ -29,6 +29,17 @@ typedef struct fx_redis fx_redis_t;
  * set to a path, the server also loads that module (ctest runs the frontier
  * suites once more that way, with the crawler module: bloom/redis_module.c). */
 fx_redis_t *fx_redis_start(void);
+/* Every test server's memory cap (--maxmemory): a runaway test fails with
+ * Redis's OOM error instead of growing without bound. */
+#define FX_REDIS_MAXMEMORY "1gb"
+/* The same with append-only persistence (appendfsync everysec), so that
+ * fx_redis_restart brings its data back. */
+fx_redis_t *fx_redis_start_aof(void);
+/* Stops the server with signal sig (SIGTERM: it writes its file; SIGKILL:
+ * up to a second of writes is lost), waits down_ms, then starts it again on
+ * the same port and directory and waits until it answers.  0 or -1
+ * (fx_error). */
+int fx_redis_restart(fx_redis_t *r, int sig, unsigned down_ms);
 int fx_redis_port(const fx_redis_t *r);
 /* "redis://127.0.0.1:<port>" (valid until fx_redis_stop). */
 const char *fx_redis_url(const fx_redis_t *r);

@@ -22,6 +22,7 @@
 struct fx_redis {
     pid_t pid;
     int port;
+    int aof; /* append-only persistence (fx_redis_start_aof) */
     char *dir;
     char url[64];
 };
@@ -64,7 +65,7 @@ static int try_start(fx_redis_t *r)
     snprintf(port, sizeof port, "%d", r->port);
     char logpath[512];
     snprintf(logpath, sizeof logpath, "%s/redis.log", r->dir);
-    char *argv[24] = {"redis-server",
+    char *argv[32] = {"redis-server",
                       "--port",
                       port,
                       "--bind",
@@ -72,7 +73,11 @@ static int try_start(fx_redis_t *r)
                       "--save",
                       "",
                       "--appendonly",
-                      "no",
+                      r->aof ? "yes" : "no",
+                      "--appendfsync",
+                      "everysec",
+                      "--maxmemory",
+                      FX_REDIS_MAXMEMORY,
                       "--dir",
                       r->dir,
                       "--daemonize",
@@ -112,12 +117,13 @@ static int try_start(fx_redis_t *r)
     return -1;
 }
 
-fx_redis_t *fx_redis_start(void)
+static fx_redis_t *start(int aof)
 {
     fx_redis_t *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
     r->pid = -1;
+    r->aof = aof;
     r->dir = fx_tmpdir();
     if (!r->dir)
         goto fail;
@@ -139,6 +145,33 @@ fail:
             fx_error());
     fx_redis_stop(r);
     return NULL;
+}
+
+fx_redis_t *fx_redis_start(void)
+{
+    return start(0);
+}
+
+fx_redis_t *fx_redis_start_aof(void)
+{
+    return start(1);
+}
+
+int fx_redis_restart(fx_redis_t *r, int sig, unsigned down_ms)
+{
+    if (r->pid > 0) {
+        kill(r->pid, sig);
+        if (fx_wait(r->pid, 10000) == -2)
+            fprintf(stderr, "fx_redis_restart: redis-server %d killed after 10 s\n", (int)r->pid);
+        r->pid = -1;
+    }
+    usleep(down_ms * 1000u);
+    for (int attempt = 0; attempt < 50; attempt++) { /* the port may linger a moment */
+        if (try_start(r) == 0)
+            return 0;
+        usleep(100000);
+    }
+    return -1;
 }
 
 int fx_redis_port(const fx_redis_t *r)

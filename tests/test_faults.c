@@ -1,0 +1,335 @@
+/*
+ * test_faults.c -- the fault suite: real crawler processes against a real
+ * redis-server and the HTTP fixture, with faults injected while they run:
+ * Redis stopped (SIGTERM, SIGKILL) and started again with its append-only
+ * file, a worker SIGKILLed at random moments, an output that fails
+ * (/dev/full, a pipe whose reader went away).  The verdict is always what is
+ * in Redis and in the output files afterwards, never a time.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fixtures.h"
+#include "frontier.h"
+#include "side.h"
+
+#define PAGES 600 /* the site: /p/0 .. /p/599 */
+
+static unsigned page_delay_ms; /* every page answers after this long */
+
+/* Page i links to 2i+1, 2i+2 and i+1: all reachable from /p/0, each found
+ * several times (so the Bloom filter matters too). */
+static int site(void *ud, const char *path, fx_route_t *out)
+{
+    (void)ud;
+    static _Thread_local char body[512];
+    int i;
+    char tail;
+    if (sscanf(path, "/p/%d%c", &i, &tail) != 1 || i < 0 || i >= PAGES)
+        return -1;
+    snprintf(body, sizeof body,
+             "<html><body><a href=\"/p/%d\">a</a> <a href=\"/p/%d\">b</a> "
+             "<a href=\"/p/%d\">c</a></body></html>",
+             2 * i + 1 < PAGES ? 2 * i + 1 : 0, 2 * i + 2 < PAGES ? 2 * i + 2 : 0,
+             i + 1 < PAGES ? i + 1 : 0);
+    *out = (fx_route_t){.body = body, .delay_ms = page_delay_ms};
+    return 0;
+}
+
+typedef struct faults {
+    fx_redis_t *r;
+    fx_http_t *h;
+    char *dir, seeds[512], log[512];
+} faults_t;
+
+static void faults_start(faults_t *t, int aof, unsigned delay_ms)
+{
+    t->r = aof ? fx_redis_start_aof() : fx_redis_start();
+    cr_assert_not_null(t->r, "cannot start redis-server: %s", fx_error());
+    t->h = fx_http_start();
+    cr_assert_not_null(t->h, "cannot start the HTTP fixture: %s", fx_error());
+    page_delay_ms = delay_ms;
+    fx_http_set(t->h, "/robots.txt", &(fx_route_t){.status = 404, .body = "no"});
+    fx_http_set_handler(t->h, site, NULL);
+    t->dir = fx_tmpdir();
+    cr_assert_not_null(t->dir);
+    snprintf(t->seeds, sizeof t->seeds, "%s/seeds.txt", t->dir);
+    snprintf(t->log, sizeof t->log, "%s/log", t->dir);
+    char content[256];
+    snprintf(content, sizeof content, "%s/p/0\n", fx_http_base(t->h));
+    cr_assert_eq(fx_write_file(t->seeds, content), 0);
+}
+
+static void faults_stop(faults_t *t)
+{
+    fx_rmtree(t->dir);
+    free(t->dir);
+    fx_http_stop(t->h);
+    fx_redis_stop(t->r);
+}
+
+/* argv of a crawler on t's crawl writing to out, plus extra (NULL-ended). */
+static void crawl_argv(faults_t *t, const char *out, char *const extra[], char *argv[64])
+{
+    char *base[] = {CRAWLER_BIN, "crawl",     "--redis", (char *)fx_redis_url(t->r),
+                    "--seeds",   t->seeds,    "--delay", "0",
+                    "--out",     (char *)out, "--quiet", "--per-host",
+                    "4",         "--threads", "2",       NULL};
+    int n = 0;
+    for (; base[n]; n++)
+        argv[n] = base[n];
+    for (int i = 0; extra && extra[i] && n < 62; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+}
+
+/* Waits until the site has answered at least n requests (bounded). */
+static void wait_requests(faults_t *t, size_t n, unsigned timeout_ms)
+{
+    uint64_t deadline = fx_now_ms() + timeout_ms;
+    while (fx_http_total(t->h) < n && fx_now_ms() < deadline)
+        usleep(2000);
+    cr_assert_geq(fx_http_total(t->h), n, "only %zu requests within %u ms", fx_http_total(t->h),
+                  timeout_ms);
+}
+
+/* Marks in seen[] every page with a record in the JSON lines at path. */
+static void mark_recorded(faults_t *t, const char *path, unsigned char seen[PAGES])
+{
+    char *s = fx_read_file(path, NULL);
+    if (!s)
+        return;
+    char pat[128];
+    int pl = snprintf(pat, sizeof pat, "{\"url\":\"%s/p/", fx_http_base(t->h));
+    for (char *p = strstr(s, pat); p; p = strstr(p + 1, pat)) {
+        int i = atoi(p + pl);
+        if (i >= 0 && i < PAGES && strstr(p, "\"status\":200") < strchr(p, '\n'))
+            seen[i] = 1;
+    }
+    free(s);
+}
+
+static size_t count_missing(const unsigned char seen[PAGES], int *first)
+{
+    size_t n = 0;
+    *first = -1;
+    for (int i = 0; i < PAGES; i++)
+        if (!seen[i]) {
+            if (*first < 0)
+                *first = i;
+            n++;
+        }
+    return n;
+}
+
+/* The crawl in Redis is over and consistent: nothing queued, delayed or
+ * leased, every page fetched, the frontier's invariants hold. */
+static void assert_crawl_over(faults_t *t)
+{
+    redisContext *c = fx_redis_connect(t->r);
+    cr_assert_not_null(c);
+    frontier_config_t fc; /* joins the crawl's filter as the crawler made it */
+    frontier_config_defaults(&fc);
+    fc.bloom_capacity = 0;
+    fc.bloom_fp_rate = 0;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    char err[512];
+    frontier_t *f = frontier_open(c, &fc, NULL, err, sizeof err);
+    cr_assert_not_null(f, "%s", err);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.queued, 0, "%llu still queued", (unsigned long long)st.queued);
+    cr_expect_eq(st.in_flight, 0, "%llu still leased", (unsigned long long)st.in_flight);
+    cr_expect_eq(st.delayed, 0, "%llu still delayed", (unsigned long long)st.delayed);
+    cr_expect_geq(st.fetched, PAGES, "%llu fetched of %d", (unsigned long long)st.fetched, PAGES);
+    side_check(c, f, 0);
+    frontier_close(f);
+    redisFree(c);
+    for (int i = 0; i < PAGES; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/p/%d", i);
+        cr_expect_geq(fx_http_hits(t->h, path), 1, "%s never requested", path);
+    }
+}
+
+/* Two crawler processes; Redis is stopped with sig1 a third of the way in
+ * and with sig2 two thirds in, each time down for down_ms, then started
+ * again from its append-only file. */
+static void restart_mid_crawl(int sig1, int sig2, unsigned down_ms)
+{
+    faults_t t;
+    faults_start(&t, 1, 15);
+    char out[2][512], log[2][512], *argv[2][64];
+    pid_t pid[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], sizeof out[i], "%s/out%d.jsonl", t.dir, i);
+        snprintf(log[i], sizeof log[i], "%s/log%d", t.dir, i);
+        crawl_argv(&t, out[i], NULL, argv[i]);
+        pid[i] = fx_spawn(argv[i], NULL, log[i]);
+        cr_assert(pid[i] > 0);
+    }
+    wait_requests(&t, PAGES / 3, 120000);
+    cr_assert_eq(fx_redis_restart(t.r, sig1, down_ms), 0, "%s", fx_error());
+    wait_requests(&t, 2 * PAGES / 3, 120000);
+    cr_assert_eq(fx_redis_restart(t.r, sig2, down_ms), 0, "%s", fx_error());
+    unsigned char seen[PAGES] = {0};
+    for (int i = 0; i < 2; i++) {
+        int rc = fx_wait(pid[i], 180000);
+        char *err = fx_read_file(log[i], NULL);
+        cr_expect_eq(rc, 0, "crawler %d exited %d: %.3000s", i, rc, err ? err : "");
+        cr_expect(err && strstr(err, "Redis is back"), "crawler %d did not reconnect: %.3000s", i,
+                  err ? err : "");
+        free(err);
+        mark_recorded(&t, out[i], seen);
+        char *lines = fx_read_file(out[i], NULL);
+        cr_expect(lines && strstr(lines, "{\"event\":\"redis-unreachable\"") &&
+                      strstr(lines, "{\"event\":\"redis-back\""),
+                  "crawler %d's JSONL does not say Redis was away", i);
+        free(lines);
+    }
+    int first;
+    size_t missing = count_missing(seen, &first);
+    cr_expect_eq(missing, 0, "%zu of %d pages have no record in either output (first /p/%d)",
+                 missing, PAGES, first);
+    assert_crawl_over(&t);
+    faults_stop(&t);
+}
+
+Test(faults, redis_sigterm_then_sigkill_mid_crawl_workers_reconnect_and_miss_nothing,
+     .timeout = 600)
+{
+    restart_mid_crawl(SIGTERM, SIGKILL, 2000);
+}
+
+Test(faults, a_worker_sigkilled_at_ten_random_moments_leaves_no_page_without_a_record,
+     .timeout = 600)
+{
+    faults_t t;
+    faults_start(&t, 0, 5);
+    char out[512], *argv[64];
+    snprintf(out, sizeof out, "%s/out.jsonl", t.dir);
+    char *extra[] = {"--lease", "500", NULL}; /* a killed worker's URLs come back soon */
+    crawl_argv(&t, out, extra, argv);
+    uint64_t x = 0x2545F4914F6CDD1Dull; /* fixed seed: the same moments every run */
+    for (int k = 0; k < 10; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        pid_t pid = fx_spawn(argv, NULL, t.log);
+        cr_assert(pid > 0);
+        wait_requests(&t, fx_http_total(t.h) + 5 + x % 40, 120000);
+        kill(pid, SIGKILL);
+        cr_assert_eq(fx_wait(pid, 10000), 128 + SIGKILL, "worker %d was not killed", k);
+    }
+    int rc = fx_run(argv, NULL, t.log, 180000); /* the last one finishes the crawl */
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 0, "the last crawler exited %d: %.3000s", rc, err ? err : "");
+    free(err);
+    unsigned char seen[PAGES] = {0};
+    mark_recorded(&t, out, seen);
+    int first;
+    size_t missing = count_missing(seen, &first);
+    cr_expect_eq(missing, 0, "%zu of %d pages marked done without a record (first /p/%d)", missing,
+                 PAGES, first);
+    assert_crawl_over(&t);
+    faults_stop(&t);
+}
+
+/* Pages marked done in Redis. */
+static uint64_t fetched(faults_t *t)
+{
+    redisContext *c = fx_redis_connect(t->r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    redisFree(c);
+    cr_expect_eq(st.in_flight, 0, "%llu URLs left leased", (unsigned long long)st.in_flight);
+    return st.fetched;
+}
+
+/* After a failed output, a crawl to a file finishes what was not recorded:
+ * every page then has a record (in out or in what the failed run wrote). */
+static void rerun_records_everything(faults_t *t, const char *earlier)
+{
+    char out[512], *argv[64];
+    snprintf(out, sizeof out, "%s/rerun.jsonl", t->dir);
+    crawl_argv(t, out, NULL, argv);
+    int rc = fx_run(argv, NULL, t->log, 180000);
+    cr_expect_eq(rc, 0, "the rerun exited %d", rc);
+    unsigned char seen[PAGES] = {0};
+    mark_recorded(t, out, seen);
+    if (earlier)
+        mark_recorded(t, earlier, seen);
+    int first;
+    size_t missing = count_missing(seen, &first);
+    cr_expect_eq(missing, 0, "%zu of %d pages were marked done without a record (first /p/%d)",
+                 missing, PAGES, first);
+    assert_crawl_over(t);
+}
+
+Test(faults, out_to_dev_full_stops_the_crawl_and_marks_nothing_done, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 0);
+    char *argv[64];
+    crawl_argv(&t, "/dev/full", NULL, argv);
+    int rc = fx_run(argv, NULL, t.log, 120000);
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "/dev/full") && strstr(err, "No space left on device"),
+              "the file and the OS error are not named: %.2000s", err ? err : "");
+    free(err);
+    cr_expect_eq(fetched(&t), 0, "pages were marked done though no record could be written");
+    rerun_records_everything(&t, NULL);
+    faults_stop(&t);
+}
+
+Test(faults, out_to_a_pipe_whose_reader_left_stops_the_crawl, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 5);
+    char *argv[64];
+    crawl_argv(&t, "-", NULL, argv);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t parent = getpid(), pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        int e = open(t.log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (e >= 0)
+            dup2(e, 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    /* like `head -n 3`: read three lines, then go away */
+    FILE *in = fdopen(fds[0], "r");
+    cr_assert_not_null(in);
+    char line[4096];
+    for (int i = 0; i < 3; i++)
+        cr_assert_not_null(fgets(line, sizeof line, in), "line %d never came", i);
+    fclose(in);
+    int rc = fx_wait(pid, 120000);
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "Broken pipe"), "the OS error is not named: %.2000s",
+              err ? err : "");
+    free(err);
+    uint64_t done = fetched(&t);
+    cr_expect_lt(done, PAGES, "the crawl ran to its end (%llu pages done) into a closed pipe",
+                 (unsigned long long)done);
+    faults_stop(&t);
+}
