@@ -15,6 +15,14 @@
  *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
  *     loopback/private/link-local/multicast addresses unless the host is a
  *     seed host or --allow-private is given.
+ *   - Every transfer has libcurl's redirect following off, so the guard
+ *     always knows the host it connects to.  A robots.txt redirect is
+ *     followed here, hop by hop (robots_follow, up to
+ *     FETCH_ROBOTS_MAX_REDIRECTS, RFC 9309 2.3.1.2), each target checked
+ *     against the scope's host rules (scope_allows_host) and then fetched
+ *     with the guard judging that target's host; a page redirect is a link
+ *     of its page (redirect_link: scope-filtered, one level deeper, its hop
+ *     count carried in the queue entry and capped by --max-redirects).
  *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
  * A finished transfer becomes a fetch_result_t (fetch_next): the page, its
  * error kind and text, and whether the failure is worth a retry (the
@@ -56,7 +64,8 @@ typedef struct xfer {
     struct xfer *prev, *next; /* the list of running transfers */
     frontier_item_t item;     /* XF_PAGE: the leased URL */
     char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
-    char host[256];           /* host of the URL, for the private-address guard */
+    char host[256];           /* host of the URL (this hop's), for the private-address guard */
+    unsigned hops;            /* XF_ROBOTS: redirects followed so far */
     int seed_host;            /* host is a seed host: the guard lets it through */
     int blocked;              /* the guard refused the address */
     int too_large;            /* body passed --max-size */
@@ -349,8 +358,17 @@ static void xfer_clear(xfer_t *x)
     x->nseen = 0;
     x->body.len = x->reqhead.len = x->resphead.len = 0;
     x->blocked = x->too_large = x->parse_started = x->seed_host = 0;
+    x->hops = 0;
     x->bytes = 0;
     x->ip[0] = x->errbuf[0] = '\0';
+}
+
+/* The host the guard judges for x: url's, and whether it is a seed host. */
+static void aim(xfer_t *x, const char *url)
+{
+    if (parser_url_host(url, x->host, sizeof x->host) < 0)
+        x->host[0] = '\0';
+    x->seed_host = scope_is_seed_host(x->f->scope, x->host);
 }
 
 static xfer_t *get_xfer(fetch_t *f, xfer_kind_t kind, const char *url)
@@ -369,9 +387,7 @@ static xfer_t *get_xfer(fetch_t *f, xfer_kind_t kind, const char *url)
     x->kind = kind;
     x->f = f;
     x->next_free = NULL;
-    if (parser_url_host(url, x->host, sizeof x->host) < 0)
-        x->host[0] = '\0';
-    x->seed_host = scope_is_seed_host(f->scope, x->host);
+    aim(x, url);
     return x;
 }
 
@@ -457,8 +473,7 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
     curl_easy_setopt(h, CURLOPT_SHARE, f->share);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, x->kind == XF_ROBOTS ? 1L : 0L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* robots_follow, redirect_link */
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
@@ -625,14 +640,20 @@ static void take_links(page_t *p, xfer_t *x)
     x->seen_cap = x->nseen = 0;
 }
 
-static void redirect_link(xfer_t *x)
+/* A 3xx page's Location as its one link (scope-filtered like any link):
+ * 1 if it was a URL, else 0.  Past --max-redirects hops in a row it is not
+ * added, and *too_many is set. */
+static int redirect_link(xfer_t *x, int *too_many)
 {
     char *target = NULL;
     if (!x->location ||
         parser_url_normalize(x->item.url, x->location, x->f->cfg->max_url_length, &target) < 0)
-        return;
-    add_link(x, target, strlen(target));
+        return 0;
+    *too_many = x->item.hops >= x->f->cfg->max_redirects;
+    if (!*too_many)
+        add_link(x, target, strlen(target));
     free(target);
+    return 1;
 }
 
 static const page_exchange_t *exchange_of(xfer_t *x)
@@ -655,25 +676,32 @@ static const page_exchange_t *exchange_of(xfer_t *x)
 /* A response was read (any status below 500 but 429): the page with its links. */
 static void read_page(xfer_t *x, long code, fetch_result_t *r)
 {
-    int redirect = code >= 300 && code < 400;
-    if (redirect)
-        redirect_link(x);
+    int too_many = 0, redirect = code >= 300 && code < 400 && redirect_link(x, &too_many);
+    uint32_t hops = x->item.hops;
+    char text[96];
+    snprintf(text, sizeof text, "more than %u redirects in a row (--max-redirects)",
+             x->f->cfg->max_redirects);
     if (x->parser)
         parser_finish(x->parser);
     if (x->sitemap)
         sitemap_finish(x->sitemap);
     const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
     r->exchange = exchange_of(x);
-    fill_page(x, r, code, x->too_large ? "too-large" : NULL,
-              x->too_large ? "body larger than --max-size" : NULL);
+    fill_page(x, r, code,
+              x->too_large ? "too-large"
+              : too_many   ? "redirects"
+                           : NULL,
+              x->too_large ? "body larger than --max-size"
+              : too_many   ? text
+                           : NULL);
     if (x->parser && parser_nofollow(x->parser)) { /* a late meta robots nofollow */
         for (size_t i = 0; i < x->nlinks; i++)
             free(x->links[i]);
         x->nlinks = 0;
     }
     take_links(&r->page, x);
-    if (redirect)
-        r->page.link_depth = r->page.item.depth; /* a redirect target keeps the depth */
+    if (redirect) /* one level deeper (page_init), and one hop further */
+        r->page.link_hops = hops + 1;
     r->page.canonical = canon ? strdup(canon) : NULL;
     r->page.location = x->location ? strdup(x->location) : NULL;
 }
@@ -697,6 +725,42 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     } else {
         read_page(x, code, r);
     }
+}
+
+/* A robots.txt redirect, followed by hand so that the guard judges each
+ * hop's own host (curl following it would connect with the first host's
+ * verdict).  1 if x was restarted on the target, else 0: not a redirect, a
+ * Location that is not a URL, FETCH_ROBOTS_MAX_REDIRECTS hops already, or
+ * a target outside the scope's hosts.  The caller then reports the 3xx
+ * itself, which the robots gate reads as "no robots.txt" (RFC 9309
+ * 2.3.1.2-3: a redirect not followed is "unavailable", like a 4xx: allow
+ * all; Google does the same after 5 hops).  A target the guard refuses
+ * ends the transfer "blocked", also allow all and not cached: either way
+ * the seed host's own pages go on through the guard and the scope. */
+static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
+{
+    long code = 0;
+    char *cur = NULL, *target = NULL, host[256];
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &cur);
+    if (res != CURLE_OK || code < 300 || code >= 400 || !x->location || !cur ||
+        x->hops >= FETCH_ROBOTS_MAX_REDIRECTS)
+        return 0;
+    if (parser_url_normalize(cur, x->location, f->cfg->max_url_length, &target) < 0)
+        return 0;
+    int ok = parser_url_host(target, host, sizeof host) >= 0 && scope_allows_host(f->scope, host);
+    if (ok) {
+        x->hops++;
+        reset_headers(x);
+        x->body.len = 0;
+        x->bytes = 0;
+        x->blocked = 0;
+        x->errbuf[0] = '\0';
+        aim(x, target);
+        ok = start_xfer(f, x, target) == 0; /* libcurl copies the URL */
+    }
+    free(target);
+    return ok;
 }
 
 static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
@@ -727,6 +791,8 @@ int fetch_next(fetch_t *f, fetch_result_t *r)
         CURLcode res = m->data.result;
         curl_multi_remove_handle(f->multi, m->easy_handle);
         unlink_xfer(f, x);
+        if (x->kind == XF_ROBOTS && robots_follow(f, x, res))
+            continue;
         memset(r, 0, sizeof *r);
         if (x->kind == XF_ROBOTS)
             robots_result(x, res, r);

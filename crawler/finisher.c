@@ -243,6 +243,7 @@ static int swap_batches(finisher_t *f)
             .links = (const char *const *)d->p.links,
             .nlinks = d->p.nlinks,
             .link_depth = d->p.link_depth,
+            .link_hops = d->p.link_hops,
             .nnew = &d->nnew};
     }
     return 0;

@@ -224,17 +224,9 @@ static int matches_any(const struct relist *re, const char *url)
     return 0;
 }
 
-int scope_allows(const scope_t *s, const char *url)
+/* The host rules after deny-domain: allow-domain, then the mode. */
+static int host_in_scope(const scope_t *s, const char *host)
 {
-    char host[256];
-    if (parser_url_host(url, host, sizeof host) < 0)
-        return 0;
-    if (under_any(host, &s->deny))
-        return 0;
-    if (matches_any(&s->exclude, url))
-        return 0;
-    if (s->include.n && !matches_any(&s->include, url))
-        return 0;
     if (under_any(host, &s->allow))
         return 1;
     switch (s->mode) {
@@ -249,4 +241,23 @@ int scope_allows(const scope_t *s, const char *url)
     }
     }
     return 0;
+}
+
+int scope_allows_host(const scope_t *s, const char *host)
+{
+    return !under_any(host, &s->deny) && host_in_scope(s, host);
+}
+
+int scope_allows(const scope_t *s, const char *url)
+{
+    char host[256];
+    if (parser_url_host(url, host, sizeof host) < 0)
+        return 0;
+    if (under_any(host, &s->deny))
+        return 0;
+    if (matches_any(&s->exclude, url))
+        return 0;
+    if (s->include.n && !matches_any(&s->include, url))
+        return 0;
+    return host_in_scope(s, host);
 }

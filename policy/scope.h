@@ -51,6 +51,10 @@ int scope_set_seed_hosts(scope_t *s, const char *const *hosts, size_t n);
 /* 1 if the normalized URL is to be followed, else 0.  Order of decisions:
  * deny-domain, exclude, include (if any given), allow-domain, then mode. */
 int scope_allows(const scope_t *s, const char *url);
+/* 1 if a URL of host (lowercase, no port) may be fetched by the host rules
+ * alone: deny-domain, allow-domain, then mode (no regexes: they select
+ * pages, and a robots.txt is not one).  For robots.txt redirects. */
+int scope_allows_host(const scope_t *s, const char *host);
 /* 1 if host (lowercase, no port) is one of the seeds' hosts. */
 int scope_is_seed_host(const scope_t *s, const char *host);
 
