@@ -21,7 +21,7 @@
  *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
  *   P hfail         hash   origin -> consecutive retried failures
  *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
- *   P dead          list   "DEPTH TRIES URL\tSTATUS\tERROR" (dead letters)
+ *   P dead          list   "ENTRY\tSTATUS\tERROR" (dead letters)
  *   P lease:<wid>   hash   "ORIGIN\tSEQ" -> entry: the URLs worker wid holds, by
  *                          lease number SEQ and origin of the queue they came from
  *   P workers       zset   wid -> ms when its lease expires
