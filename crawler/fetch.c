@@ -84,6 +84,7 @@ typedef struct xfer {
     buf_t resphead;     /* raw response head (recording) */
     page_exchange_t ex; /* what fetch_result_t.exchange points to */
     uint64_t t_start;
+    uint64_t t_first; /* XF_ROBOTS: start of the first hop (the timeout covers all) */
     char ip[64];
     char errbuf[CURL_ERROR_SIZE];
 } xfer_t;
@@ -478,7 +479,9 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
+    uint64_t used = x->kind == XF_ROBOTS && x->hops ? clock_now_ms() - x->t_first : 0;
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     used < c->timeout_ms ? (long)(c->timeout_ms - used) : 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, (long)c->low_speed_bps);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->low_speed_s);
@@ -541,6 +544,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
     xfer_t *x = get_xfer(f, XF_ROBOTS, origin);
     if (!x)
         return CRAWL_ENOMEM;
+    x->t_first = clock_now_ms();
     int rc = (x->origin = strdup(origin)) ? start_xfer(f, x, url) : CRAWL_ENOMEM;
     if (rc < 0)
         put_xfer(f, x);
