@@ -13,16 +13,12 @@
  *     XML type, the sitemap parser) as it arrives; links are normalized by
  *     the parser, de-duplicated, filtered by the scope and kept.
  *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
- *     loopback/private/link-local/multicast addresses unless the host is a
- *     seed host or --allow-private is given.
- *   - Every transfer has libcurl's redirect following off, so the guard
- *     always knows the host it connects to.  A robots.txt redirect is
- *     followed here, hop by hop (robots_follow, up to
- *     FETCH_ROBOTS_MAX_REDIRECTS, RFC 9309 2.3.1.2), each target checked
- *     against the scope's host rules (scope_allows_host) and then fetched
- *     with the guard judging that target's host; a page redirect is a link
- *     of its page (redirect_link: scope-filtered, one level deeper, its hop
- *     count carried in the queue entry and capped by --max-redirects).
+ *     loopback/private/link-local/multicast addresses (scope_private_address)
+ *     unless the host is a seed host or --allow-private is given.
+ *   - libcurl never follows a redirect, so the guard knows each hop's host:
+ *     robots_follow follows robots.txt hop by hop (scope host rules, then
+ *     the guard, per hop); a page redirect is a link of its page
+ *     (redirect_link: one level deeper, its hops capped by --max-redirects).
  *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
  * A finished transfer becomes a fetch_result_t (fetch_next): the page, its
  * error kind and text, and whether the failure is worth a retry (the
@@ -35,9 +31,7 @@
  */
 #include "fetch.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,36 +121,11 @@ static void buf_free(buf_t *b)
 
 /* ---- the private-address guard ------------------------------------------ */
 
-static int private_v4(uint32_t a)
-{
-    uint8_t b0 = a >> 24, b1 = (a >> 16) & 0xff;
-    return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 169 && b1 == 254) ||
-           (b0 == 172 && (b1 & 0xf0) == 16) || (b0 == 192 && b1 == 168) ||
-           (b0 == 100 && (b1 & 0xc0) == 64) || b0 >= 224;
-}
-
-static int private_addr(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return private_v4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
-    if (sa->sa_family != AF_INET6)
-        return 1;
-    const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (!memcmp(b, v4mapped, 12))
-        return private_v4((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | b[14] << 8 | b[15]);
-    int zero = 1;
-    for (int i = 0; i < 15; i++)
-        zero &= b[i] == 0;
-    return (zero && (b[15] == 0 || b[15] == 1)) || (b[0] & 0xfe) == 0xfc ||
-           (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || b[0] == 0xff;
-}
-
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     (void)purpose;
     xfer_t *x = clientp;
-    if (!x->f->cfg->allow_private && !x->seed_host && private_addr(&a->addr)) {
+    if (!x->f->cfg->allow_private && !x->seed_host && scope_private_address(&a->addr)) {
         x->blocked = 1;
         return CURL_SOCKET_BAD;
     }
@@ -691,10 +660,8 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
         sitemap_finish(x->sitemap);
     const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
     r->exchange = exchange_of(x);
-    fill_page(x, r, code,
-              x->too_large ? "too-large"
-              : too_many   ? "redirects"
-                           : NULL,
+    const char *kind = x->too_large ? "too-large" : too_many ? "redirects" : NULL;
+    fill_page(x, r, code, kind,
               x->too_large ? "body larger than --max-size"
               : too_many   ? text
                            : NULL);
@@ -731,16 +698,12 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     }
 }
 
-/* A robots.txt redirect, followed by hand so that the guard judges each
- * hop's own host (curl following it would connect with the first host's
- * verdict).  1 if x was restarted on the target, else 0: not a redirect, a
- * Location that is not a URL, FETCH_ROBOTS_MAX_REDIRECTS hops already, or
- * a target outside the scope's hosts.  The caller then reports the 3xx
- * itself, which the robots gate reads as "no robots.txt" (RFC 9309
- * 2.3.1.2-3: a redirect not followed is "unavailable", like a 4xx: allow
- * all; Google does the same after 5 hops).  A target the guard refuses
- * ends the transfer "blocked", also allow all and not cached: either way
- * the seed host's own pages go on through the guard and the scope. */
+/* Follows a robots.txt redirect by hand, so that the guard judges each hop's
+ * own host.  1 if x restarted on the target; 0 (the 3xx is the result) if
+ * not a redirect, no URL, FETCH_ROBOTS_MAX_REDIRECTS hops done, or a host
+ * out of scope.  The gate reads a 3xx as RFC 9309 "unavailable", like a 4xx:
+ * allow all (Google: 404 after 5 hops); a guard refusal ends "blocked",
+ * also allow all, not cached.  The seed's pages still pass guard and scope. */
 static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
 {
     long code = 0;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "scope.h"
 #include "side.h"
 
 /* ---- a counting server on 127.0.0.2 (the fixture binds 127.0.0.1 only) ---- */
@@ -426,4 +427,37 @@ Test(guard, hop_count_travels_in_the_queue_entry)
     frontier_item_clear(&it[0]);
     side_close(&a);
     fx_redis_stop(r);
+}
+
+/* ---- the guard's address classifier --------------------------------------------- */
+
+Test(guard, private_address_classifier_by_address)
+{
+    static const struct {
+        const char *addr;
+        int private;
+    } cases[] = {
+        {"127.0.0.2", 1},   {"10.1.2.3", 1},         {"172.16.0.1", 1},
+        {"172.32.0.1", 0},  {"192.168.1.1", 1},      {"169.254.169.254", 1},
+        {"100.64.0.1", 1},  {"100.128.0.1", 0},      {"0.0.0.0", 1},
+        {"224.0.0.1", 1},   {"8.8.8.8", 0},          {"::1", 1},
+        {"::", 1},          {"fc00::1", 1},          {"fe80::1", 1},
+        {"ff02::1", 1},     {"::ffff:127.0.0.1", 1}, {"::ffff:8.8.8.8", 0},
+        {"2001:db8::1", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sockaddr_storage ss = {0};
+        if (strchr(cases[i].addr, ':')) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            a->sin6_family = AF_INET6;
+            cr_assert_eq(inet_pton(AF_INET6, cases[i].addr, &a->sin6_addr), 1, "%s", cases[i].addr);
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            a->sin_family = AF_INET;
+            cr_assert_eq(inet_pton(AF_INET, cases[i].addr, &a->sin_addr), 1, "%s", cases[i].addr);
+        }
+        cr_expect_eq(scope_private_address((struct sockaddr *)&ss), cases[i].private,
+                     "%s: private %d, want %d", cases[i].addr,
+                     scope_private_address((struct sockaddr *)&ss), cases[i].private);
+    }
 }
