@@ -87,6 +87,8 @@ static const cli_opt_t OPTS[] = {
     {U32("max-depth", "N", max_depth, 0, UINT32_MAX - 1, CONFIG_DEFAULT_MAX_DEPTH,
          "links deeper than N from a seed are not queued"),
      .dflt_doc = "unlimited"},
+    {U32("max-redirects", "N", max_redirects, 0, 1000, CONFIG_DEFAULT_MAX_REDIRECTS,
+         "redirects in a row followed (0: none), counted across hops")},
     {U64("max-pages", "N", max_pages, 1, UINT64_MAX, CONFIG_DEFAULT_MAX_PAGES,
          "URLs admitted in total, all workers"),
      .dflt_doc = "unlimited"},

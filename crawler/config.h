@@ -28,6 +28,7 @@ struct cli_cmd;
 #define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
 #define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
 #define CONFIG_DEFAULT_MAX_DEPTH UINT32_MAX /* none */
+#define CONFIG_DEFAULT_MAX_REDIRECTS 10     /* redirects in a row followed */
 #define CONFIG_DEFAULT_MAX_PAGES 0          /* none */
 #define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0 /* none */
 #define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
@@ -79,6 +80,7 @@ typedef struct crawl_config {
     const char *exclude[CONFIG_MAX_PATTERNS]; /* --exclude REGEX (repeatable) */
     size_t n_exclude;
     uint32_t max_depth;          /* --max-depth; UINT32_MAX: none */
+    uint32_t max_redirects;      /* --max-redirects: redirects in a row followed; 0: none */
     uint64_t max_pages;          /* --max-pages; 0: none */
     uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
     uint32_t max_url_length;     /* --max-url-length, bytes */

@@ -13,8 +13,12 @@
  *     XML type, the sitemap parser) as it arrives; links are normalized by
  *     the parser, de-duplicated, filtered by the scope and kept.
  *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
- *     loopback/private/link-local/multicast addresses unless the host is a
- *     seed host or --allow-private is given.
+ *     loopback/private/link-local/multicast addresses (scope_private_address)
+ *     unless the host is a seed host or --allow-private is given.
+ *   - libcurl never follows a redirect, so the guard knows each hop's host:
+ *     robots_follow follows robots.txt hop by hop (scope host rules, then
+ *     the guard, per hop); a page redirect is a link of its page
+ *     (redirect_link: one level deeper, its hops capped by --max-redirects).
  *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
  * A finished transfer becomes a fetch_result_t (fetch_next): the page, its
  * error kind and text, and whether the failure is worth a retry (the
@@ -27,9 +31,7 @@
  */
 #include "fetch.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +58,8 @@ typedef struct xfer {
     struct xfer *prev, *next; /* the list of running transfers */
     frontier_item_t item;     /* XF_PAGE: the leased URL */
     char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
-    char host[256];           /* host of the URL, for the private-address guard */
+    char host[256];           /* host of the URL (this hop's), for the private-address guard */
+    unsigned hops;            /* XF_ROBOTS: redirects followed so far */
     int seed_host;            /* host is a seed host: the guard lets it through */
     int blocked;              /* the guard refused the address */
     int too_large;            /* body passed --max-size */
@@ -75,6 +78,7 @@ typedef struct xfer {
     buf_t resphead;     /* raw response head (recording) */
     page_exchange_t ex; /* what fetch_result_t.exchange points to */
     uint64_t t_start;
+    uint64_t t_first; /* XF_ROBOTS: start of the first hop (the timeout covers all) */
     char ip[64];
     char errbuf[CURL_ERROR_SIZE];
 } xfer_t;
@@ -117,36 +121,11 @@ static void buf_free(buf_t *b)
 
 /* ---- the private-address guard ------------------------------------------ */
 
-static int private_v4(uint32_t a)
-{
-    uint8_t b0 = a >> 24, b1 = (a >> 16) & 0xff;
-    return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 169 && b1 == 254) ||
-           (b0 == 172 && (b1 & 0xf0) == 16) || (b0 == 192 && b1 == 168) ||
-           (b0 == 100 && (b1 & 0xc0) == 64) || b0 >= 224;
-}
-
-static int private_addr(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET)
-        return private_v4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
-    if (sa->sa_family != AF_INET6)
-        return 1;
-    const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (!memcmp(b, v4mapped, 12))
-        return private_v4((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | b[14] << 8 | b[15]);
-    int zero = 1;
-    for (int i = 0; i < 15; i++)
-        zero &= b[i] == 0;
-    return (zero && (b[15] == 0 || b[15] == 1)) || (b[0] & 0xfe) == 0xfc ||
-           (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || b[0] == 0xff;
-}
-
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     (void)purpose;
     xfer_t *x = clientp;
-    if (!x->f->cfg->allow_private && !x->seed_host && private_addr(&a->addr)) {
+    if (!x->f->cfg->allow_private && !x->seed_host && scope_private_address(&a->addr)) {
         x->blocked = 1;
         return CURL_SOCKET_BAD;
     }
@@ -349,8 +328,17 @@ static void xfer_clear(xfer_t *x)
     x->nseen = 0;
     x->body.len = x->reqhead.len = x->resphead.len = 0;
     x->blocked = x->too_large = x->parse_started = x->seed_host = 0;
+    x->hops = 0;
     x->bytes = 0;
     x->ip[0] = x->errbuf[0] = '\0';
+}
+
+/* The host the guard judges for x: url's, and whether it is a seed host. */
+static void aim(xfer_t *x, const char *url)
+{
+    if (parser_url_host(url, x->host, sizeof x->host) < 0)
+        x->host[0] = '\0';
+    x->seed_host = scope_is_seed_host(x->f->scope, x->host);
 }
 
 static xfer_t *get_xfer(fetch_t *f, xfer_kind_t kind, const char *url)
@@ -369,9 +357,7 @@ static xfer_t *get_xfer(fetch_t *f, xfer_kind_t kind, const char *url)
     x->kind = kind;
     x->f = f;
     x->next_free = NULL;
-    if (parser_url_host(url, x->host, sizeof x->host) < 0)
-        x->host[0] = '\0';
-    x->seed_host = scope_is_seed_host(f->scope, x->host);
+    aim(x, url);
     return x;
 }
 
@@ -457,13 +443,14 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
     curl_easy_setopt(h, CURLOPT_SHARE, f->share);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, x->kind == XF_ROBOTS ? 1L : 0L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* robots_follow, redirect_link */
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
+    uint64_t used = x->kind == XF_ROBOTS && x->hops ? clock_now_ms() - x->t_first : 0;
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                     used < c->timeout_ms ? (long)(c->timeout_ms - used) : 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, (long)c->low_speed_bps);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->low_speed_s);
@@ -526,6 +513,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
     xfer_t *x = get_xfer(f, XF_ROBOTS, origin);
     if (!x)
         return CRAWL_ENOMEM;
+    x->t_first = clock_now_ms();
     int rc = (x->origin = strdup(origin)) ? start_xfer(f, x, url) : CRAWL_ENOMEM;
     if (rc < 0)
         put_xfer(f, x);
@@ -632,14 +620,20 @@ static void take_links(page_t *p, xfer_t *x)
     x->seen_cap = x->nseen = 0;
 }
 
-static void redirect_link(xfer_t *x)
+/* A 3xx page's Location as its one link (scope-filtered like any link):
+ * 1 if it was a URL, else 0.  Past --max-redirects hops in a row it is not
+ * added, and *too_many is set. */
+static int redirect_link(xfer_t *x, int *too_many)
 {
     char *target = NULL;
     if (!x->location ||
         parser_url_normalize(x->item.url, x->location, x->f->cfg->max_url_length, &target) < 0)
-        return;
-    add_link(x, target, strlen(target));
+        return 0;
+    *too_many = x->item.hops >= x->f->cfg->max_redirects;
+    if (!*too_many)
+        add_link(x, target, strlen(target));
     free(target);
+    return 1;
 }
 
 static const page_exchange_t *exchange_of(xfer_t *x)
@@ -662,25 +656,30 @@ static const page_exchange_t *exchange_of(xfer_t *x)
 /* A response was read (any status below 500 but 429): the page with its links. */
 static void read_page(xfer_t *x, long code, fetch_result_t *r)
 {
-    int redirect = code >= 300 && code < 400;
-    if (redirect)
-        redirect_link(x);
+    int too_many = 0, redirect = code >= 300 && code < 400 && redirect_link(x, &too_many);
+    uint32_t hops = x->item.hops;
+    char text[96];
+    snprintf(text, sizeof text, "more than %u redirects in a row (--max-redirects)",
+             x->f->cfg->max_redirects);
     if (x->parser)
         parser_finish(x->parser);
     if (x->sitemap)
         sitemap_finish(x->sitemap);
     const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
     r->exchange = exchange_of(x);
-    fill_page(x, r, code, x->too_large ? "too-large" : NULL,
-              x->too_large ? "body larger than --max-size" : NULL);
+    const char *kind = x->too_large ? "too-large" : too_many ? "redirects" : NULL;
+    fill_page(x, r, code, kind,
+              x->too_large ? "body larger than --max-size"
+              : too_many   ? text
+                           : NULL);
     if (x->parser && parser_nofollow(x->parser)) { /* a late meta robots nofollow */
         for (size_t i = 0; i < x->nlinks; i++)
             free(x->links[i]);
         x->nlinks = 0;
     }
     take_links(&r->page, x);
-    if (redirect)
-        r->page.link_depth = r->page.item.depth; /* a redirect target keeps the depth */
+    if (redirect) /* one level deeper (page_init), and one hop further */
+        r->page.link_hops = hops + 1;
     r->page.canonical = canon ? strdup(canon) : NULL;
     r->page.location = x->location ? strdup(x->location) : NULL;
 }
@@ -704,6 +703,38 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     } else {
         read_page(x, code, r);
     }
+}
+
+/* Follows a robots.txt redirect by hand, so that the guard judges each hop's
+ * own host.  1 if x restarted on the target; 0 (the 3xx is the result) if
+ * not a redirect, no URL, FETCH_ROBOTS_MAX_REDIRECTS hops done, or a host
+ * out of scope.  The gate reads a 3xx as RFC 9309 "unavailable", like a 4xx:
+ * allow all (Google: 404 after 5 hops); a guard refusal ends "blocked",
+ * also allow all, not cached.  The seed's pages still pass guard and scope. */
+static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
+{
+    long code = 0;
+    char *cur = NULL, *target = NULL, host[256];
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &cur);
+    if (res != CURLE_OK || code < 300 || code >= 400 || !x->location || !cur ||
+        x->hops >= FETCH_ROBOTS_MAX_REDIRECTS)
+        return 0;
+    if (parser_url_normalize(cur, x->location, f->cfg->max_url_length, &target) < 0)
+        return 0;
+    int ok = parser_url_host(target, host, sizeof host) >= 0 && scope_allows_host(f->scope, host);
+    if (ok) {
+        x->hops++;
+        reset_headers(x);
+        x->body.len = 0;
+        x->bytes = 0;
+        x->blocked = 0;
+        x->errbuf[0] = '\0';
+        aim(x, target);
+        ok = start_xfer(f, x, target) == 0; /* libcurl copies the URL */
+    }
+    free(target);
+    return ok;
 }
 
 static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
@@ -734,6 +765,8 @@ int fetch_next(fetch_t *f, fetch_result_t *r)
         CURLcode res = m->data.result;
         curl_multi_remove_handle(f->multi, m->easy_handle);
         unlink_xfer(f, x);
+        if (x->kind == XF_ROBOTS && robots_follow(f, x, res))
+            continue;
         memset(r, 0, sizeof *r);
         if (x->kind == XF_ROBOTS)
             robots_result(x, res, r);

@@ -8,6 +8,10 @@
  * body) and the caller decides what happens next.  Nothing here talks to
  * Redis.
  *
+ * Every fetch, whatever its kind and hop, passes the private-address guard
+ * for the host it connects to, and a redirect target the scope (see
+ * fetch_start_robots, and a page's links).
+ *
  * Not thread-safe: a fetch_t belongs to one thread.  Errors: 0 or a negative
  * CRAWL_E* code (CRAWL_ENOMEM out of memory, CRAWL_EREDIS the multi
  * handle refused the transfer).
@@ -26,6 +30,7 @@
 
 #define FETCH_MAX_LINKS_PER_PAGE 20000        /* more links on one page are dropped */
 #define FETCH_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
+#define FETCH_ROBOTS_MAX_REDIRECTS 5          /* RFC 9309: follow at least five */
 
 typedef struct fetch fetch_t;
 
@@ -70,8 +75,12 @@ void fetch_free(fetch_t *f);
 /* Starts fetching a leased URL.  0: the transfer took *item over (*item is
  * zeroed); else an error and *item is untouched. */
 int fetch_start_page(fetch_t *f, frontier_item_t *item);
-/* Starts fetching origin + "/robots.txt" (redirects followed, up to 5; the
- * first FETCH_ROBOTS_MAX_BYTES kept).  origin is copied.  0 or an error. */
+/* Starts fetching origin + "/robots.txt" (the first FETCH_ROBOTS_MAX_BYTES
+ * kept).  Redirects are followed up to FETCH_ROBOTS_MAX_REDIRECTS hops, each
+ * only to a host the scope's host rules allow (scope_allows_host) and
+ * through the private-address guard judging that host; a redirect not
+ * followed ends the transfer with its 3xx status (complete), a target the
+ * guard refused with `blocked` set.  origin is copied.  0 or an error. */
 int fetch_start_robots(fetch_t *f, const char *origin);
 
 /* Transfers running (pages and robots.txt). */

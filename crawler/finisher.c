@@ -327,7 +327,8 @@ static int swap_batches(finisher_t *f)
             .outcome = {.status = d->p.status, .error = d->p.error_kind, .bytes = d->p.bytes},
             .links = (const char *const *)d->p.links,
             .nlinks = d->p.nlinks,
-            .link_depth = d->p.link_depth};
+            .link_depth = d->p.link_depth,
+            .link_hops = d->p.link_hops};
     }
     return 0;
 }

@@ -29,7 +29,8 @@ typedef struct page {
     uint64_t fetch_ms;    /* duration of the transfer, milliseconds */
     char **links;         /* normalized, in scope, de-duplicated within the page */
     size_t nlinks;
-    uint32_t link_depth; /* depth of the links: item depth + 1, or the same for a redirect */
+    uint32_t link_depth; /* depth of the links: item depth + 1 (redirect targets too) */
+    uint32_t link_hops;  /* the links' hop count: item hops + 1 for a redirect target, else 0 */
 } page_t;
 
 /* The raw HTTP exchange of a page, for a WARC record.  Borrowed pointers

@@ -478,7 +478,11 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
         int err = 0;
         e->rules = robots_parse(b->body, b->len, g->cfg->user_agent, &err);
     } else if (b->blocked || (b->complete && b->status >= 300 && b->status < 500)) {
-        e->rules = robots_allow_all(); /* 4xx: no rules; blocked: the page fetch says so */
+        /* 4xx: no rules.  3xx: a redirect the fetch did not follow (past 5
+         * hops, or out of the scope's hosts: RFC 9309 "unavailable", as a
+         * 4xx).  blocked: the guard refused the address (the origin's, or a
+         * redirect target's); the page fetches pass the guard themselves. */
+        e->rules = robots_allow_all();
     } else {
         e->unavailable = 1;
         e->rules = robots_disallow_all();

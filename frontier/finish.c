@@ -189,7 +189,7 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
             continue;
         }
         fa_u64(a, fr_offer_span(f, &o[i]));
-        fr_offer_section(f, &o[i], p[i].links, p[i].link_depth, a);
+        fr_offer_section(f, &o[i], p[i].links, p[i].link_depth, p[i].link_hops, a);
     }
     return 0;
 }

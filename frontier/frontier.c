@@ -7,7 +7,11 @@
  *
  * DESIGN.  Keys of a crawl (P = the crawl's key prefix; keys.def lists them,
  * keys.h builds their names):
- *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL"
+ *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL", or
+ *                          "DEPTH TRIES HOPS URL" for the target of HOPS > 0
+ *                          redirects in a row (a URL never is a bare number,
+ *                          so the optional field is unambiguous; entries
+ *                          without it read as HOPS 0)
  *                          (origin: parser_url_origin, sent by the client)
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
@@ -17,7 +21,7 @@
  *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
  *   P hfail         hash   origin -> consecutive retried failures
  *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
- *   P dead          list   "DEPTH TRIES URL\tSTATUS\tERROR" (dead letters)
+ *   P dead          list   "ENTRY\tSTATUS\tERROR" (dead letters)
  *   P lease:<wid>   hash   "ORIGIN\tSEQ" -> entry: the URLs worker wid holds, by
  *                          lease number SEQ and origin of the queue they came from
  *   P workers       zset   wid -> ms when its lease expires
@@ -49,6 +53,7 @@
  */
 #include "frontier_internal.h"
 
+#include <ctype.h>
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -295,7 +300,7 @@ void frontier_item_clear(frontier_item_t *it)
 
 /* ---- claim --------------------------------------------------------------- */
 
-/* Fills one item from an entry "DEPTH TRIES URL", the origin of the queue
+/* Fills one item from an entry "DEPTH TRIES [HOPS ]URL", the origin of the queue
  * it came from and its lease number: its lease token is "ORIGIN\tSEQ@WORKER"
  * (fr_lease_split), the first part being its lease's field. */
 static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origin, uint64_t seq,
@@ -305,11 +310,18 @@ static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origi
     if (e->type != REDIS_REPLY_STRING || origin->type != REDIS_REPLY_STRING ||
         memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len))
         return CRAWL_EREPLY;
-    unsigned long d = 0, t = 0;
+    unsigned long d = 0, t = 0, hops = 0;
     int off = 0;
     const char *url = e->str;
-    if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0)
+    if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0) {
         url = e->str + off;
+        /* the optional hop field: digits then a space (a URL starts with its scheme) */
+        char *end;
+        if (isdigit((unsigned char)*url) && (hops = strtoul(url, &end, 10), *end == ' '))
+            url = end + 1;
+        else
+            hops = 0;
+    }
     it->url = strdup(url);
     size_t ll = origin->len + strlen(f->worker) + 24;
     it->lease = malloc(ll);
@@ -321,6 +333,7 @@ static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origi
              f->worker);
     it->depth = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
     it->tries = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+    it->hops = hops > UINT32_MAX ? UINT32_MAX : (uint32_t)hops;
     it->claimed_ms = now;
     return 0;
 }

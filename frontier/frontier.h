@@ -125,6 +125,7 @@ typedef struct frontier_item {
     char *url;           /* normalized URL (owned by the item) */
     uint32_t depth;      /* 0 for seeds */
     uint32_t tries;      /* fetch attempts before this one */
+    uint32_t hops;       /* redirects in a row that led to this URL (0: none) */
     char *lease;         /* opaque lease token (owned by the item) */
     uint64_t claimed_ms; /* Redis server time of the claim, ms since the epoch */
 } frontier_item_t;
@@ -162,7 +163,8 @@ typedef struct frontier_done {
     frontier_outcome_t outcome;
     const char *const *links;
     size_t nlinks;
-    uint32_t link_depth; /* depth of the links (item depth + 1; same depth for redirects) */
+    uint32_t link_depth; /* depth of the links (item depth + 1, redirect targets too) */
+    uint32_t link_hops;  /* the links' hop count: 0, or item hops + 1 for a redirect target */
     size_t *nnew;        /* out, may be NULL: links that were new and queued */
 } frontier_done_t;
 

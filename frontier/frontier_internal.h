@@ -169,7 +169,7 @@ void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a
  * written above fr_offer_section in offer.c). */
 size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o);
 void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *const *links,
-                      uint32_t depth, fr_args_t *a);
+                      uint32_t depth, uint32_t hops, fr_args_t *a);
 /* Reads a link section's codes ('n' new, 's' seen, 'l' over a page limit;
  * one per link sent), notes the links that reached the filter in the local
  * cache, and returns how many were new; -1 if codes does not fit o. */

@@ -236,7 +236,8 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t 
  *     block                  its KEYS index (KEYS[1] is ready: 2, 3, ...)
  *     n                      links in the run
  *     per link:
- *       entry                its queue entry "DEPTH 0 URL"
+ *       entry                its queue entry "DEPTH 0 URL", or "DEPTH 0 HOPS URL"
+ *                            for a redirect target (hops > 0; frontier.c)
  *       origin               its queue's origin "scheme://host[:port]"
  *       offset * k           (BITFIELD layout) its k bit offsets in the block
  *     offsets                (module layout, k < 0 in the call) one argument
@@ -244,12 +245,13 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t 
  *                            little-endian uint32 (CRAWLER.BFADD's input)
  * The call says which layout by the sign of its k argument (fr_offer_k). */
 void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *const *links,
-                      uint32_t depth, fr_args_t *a)
+                      uint32_t depth, uint32_t hops, fr_args_t *a)
 {
     int mod = f->bits_module;
     fa_u64(a, count_runs(o));
-    char dbuf[16];
-    int dl = snprintf(dbuf, sizeof dbuf, "%u 0 ", depth);
+    char dbuf[32];
+    int dl = hops ? snprintf(dbuf, sizeof dbuf, "%u 0 %u ", depth, hops)
+                  : snprintf(dbuf, sizeof dbuf, "%u 0 ", depth);
     size_t run = 0, cnt = 0; /* the current block run: links [run, run + cnt) */
     for (size_t i = 0; i < o->nsent; i++) {
         if (i == 0 || o->v[i].block != o->v[i - 1].block) {

@@ -73,7 +73,7 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flag
         fa_u64(a, 0);
     else
         seed_hosts(urls, n, a);
-    fr_offer_section(f, o, urls, 0, a);
+    fr_offer_section(f, o, urls, 0, 0, a);
     return 0;
 }
 

@@ -9,17 +9,22 @@
  * numbers).  scope_new() copies the allow/deny domains and compiles the
  * regexes once, so a scope depends on nothing the caller keeps.  Order of
  * decisions for a link: deny-domain, exclude, include (if any given),
- * allow-domain, then the mode.
+ * allow-domain, then the mode; a robots.txt redirect, the host rules only
+ * (scope_allows_host).  The private-address guard's classifier is here too,
+ * as a pure function the fetcher calls from its socket callback.
  */
 #include "scope.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <libpsl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "parser.h"
 
@@ -44,6 +49,31 @@ struct scope {
     char **domains; /* sorted registrable domains of the seed hosts */
     size_t n_domains;
 };
+
+static int private_v4(uint32_t a)
+{
+    uint8_t b0 = a >> 24, b1 = (a >> 16) & 0xff;
+    return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 169 && b1 == 254) ||
+           (b0 == 172 && (b1 & 0xf0) == 16) || (b0 == 192 && b1 == 168) ||
+           (b0 == 100 && (b1 & 0xc0) == 64) || b0 >= 224;
+}
+
+int scope_private_address(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return private_v4(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+    if (sa->sa_family != AF_INET6)
+        return 1;
+    const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (!memcmp(b, v4mapped, 12))
+        return private_v4((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | b[14] << 8 | b[15]);
+    int zero = 1;
+    for (int i = 0; i < 15; i++)
+        zero &= b[i] == 0;
+    return (zero && (b[15] == 0 || b[15] == 1)) || (b[0] & 0xfe) == 0xfc ||
+           (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || b[0] == 0xff;
+}
 
 int scope_registrable_domain(const char *host, char *buf, size_t buflen)
 {
@@ -224,17 +254,9 @@ static int matches_any(const struct relist *re, const char *url)
     return 0;
 }
 
-int scope_allows(const scope_t *s, const char *url)
+/* The host rules after deny-domain: allow-domain, then the mode. */
+static int host_in_scope(const scope_t *s, const char *host)
 {
-    char host[256];
-    if (parser_url_host(url, host, sizeof host) < 0)
-        return 0;
-    if (under_any(host, &s->deny))
-        return 0;
-    if (matches_any(&s->exclude, url))
-        return 0;
-    if (s->include.n && !matches_any(&s->include, url))
-        return 0;
     if (under_any(host, &s->allow))
         return 1;
     switch (s->mode) {
@@ -249,4 +271,23 @@ int scope_allows(const scope_t *s, const char *url)
     }
     }
     return 0;
+}
+
+int scope_allows_host(const scope_t *s, const char *host)
+{
+    return !under_any(host, &s->deny) && host_in_scope(s, host);
+}
+
+int scope_allows(const scope_t *s, const char *url)
+{
+    char host[256];
+    if (parser_url_host(url, host, sizeof host) < 0)
+        return 0;
+    if (under_any(host, &s->deny))
+        return 0;
+    if (matches_any(&s->exclude, url))
+        return 0;
+    if (s->include.n && !matches_any(&s->include, url))
+        return 0;
+    return host_in_scope(s, host);
 }

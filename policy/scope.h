@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+struct sockaddr;
+
 /* Which hosts are in scope, besides --allow-domain. */
 typedef enum scope_mode {
     SCOPE_MODE_HOST = 0,   /* only the seeds' hosts */
@@ -51,8 +53,18 @@ int scope_set_seed_hosts(scope_t *s, const char *const *hosts, size_t n);
 /* 1 if the normalized URL is to be followed, else 0.  Order of decisions:
  * deny-domain, exclude, include (if any given), allow-domain, then mode. */
 int scope_allows(const scope_t *s, const char *url);
+/* 1 if a URL of host (lowercase, no port) may be fetched by the host rules
+ * alone: deny-domain, allow-domain, then mode (no regexes: they select
+ * pages, and a robots.txt is not one).  For robots.txt redirects. */
+int scope_allows_host(const scope_t *s, const char *host);
 /* 1 if host (lowercase, no port) is one of the seeds' hosts. */
 int scope_is_seed_host(const scope_t *s, const char *host);
+
+/* 1 if the address is one the private-address guard refuses: IPv4 0/8,
+ * 10/8, 127/8, 100.64/10, 169.254/16, 172.16/12, 192.168/16, 224/3; IPv6
+ * ::, ::1, fc00::/7, fe80::/10, ff00::/8 and v4-mapped forms of the IPv4
+ * ones; any other family.  Thread-safe. */
+int scope_private_address(const struct sockaddr *sa);
 
 /* The registrable domain of host per the Public Suffix List (libpsl), e.g.
  * "www.example.co.uk" -> "example.co.uk"; the host itself for IP addresses

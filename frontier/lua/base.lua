@@ -15,7 +15,8 @@
 --     its next claim);
 --   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
 --     hashes' sizes = sum of hinflight;
---   - a queue entry is "DEPTH TRIES URL"; a lease is the field
+--   - a queue entry is "DEPTH TRIES URL", or "DEPTH TRIES HOPS URL" for the
+--     target of HOPS > 0 redirects in a row (frontier/frontier.c); a lease is the field
 --     "ORIGIN\tSEQ" of its worker's lease hash, holding the entry; a
 --     delayed retry is "ORIGIN\tDEPTH TRIES URL" (stored below).
 -- Times are the Redis server's clock (TIME) in ms.
@@ -61,10 +62,16 @@ end
 
 local function num(v) return tonumber(v) or 0 end
 local function str(n) return NS[n] or string.format('%d', n) end
-local function parse(e) -- an entry "DEPTH TRIES URL"
+local function parse(e) -- an entry "DEPTH TRIES [HOPS ]URL": depth, tries, URL, hops
   local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')
-  if not d then return 0, 0, e end
-  return tonumber(d), tonumber(t), u
+  if not d then return 0, 0, e, 0 end
+  local hops, rest = string.match(u, '^(%d+) (.+)$')
+  if hops then return tonumber(d), tonumber(t), rest, tonumber(hops) end
+  return tonumber(d), tonumber(t), u, 0
+end
+local function entry(d, t, u, hops) -- parse's inverse (no hop field for hops 0)
+  if hops and hops > 0 then return d .. ' ' .. t .. ' ' .. hops .. ' ' .. u end
+  return d .. ' ' .. t .. ' ' .. u
 end
 
 -- An entry out of its queue keeps the origin of the queue it came from:

@@ -15,7 +15,7 @@
 --   6. stats.inflight is the sum of the lease hashes' sizes;
 --   7. every lease field is stored(origin, seq) with seq a number, every
 --      delayed retry stored(origin, entry), every queued entry
---      "DEPTH TRIES URL".
+--      "DEPTH TRIES URL" or "DEPTH TRIES HOPS URL".
 
 -- Every key matching P .. suffix .. '*'.
 local function scan(suffix)
@@ -43,7 +43,8 @@ local function check_queues(bad)
     queued = queued + n
     if n > 0 then nonempty[string.sub(key, pre + 1)] = true end
     for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
-      if not string.match(e, '^%d+ %d+ [^ \t\n]+$') then
+      if not string.match(e, '^%d+ %d+ [^ \t\n]+$') and
+         not string.match(e, '^%d+ %d+ %d+ [^ \t\n]+$') then
         bad[#bad + 1] = string.format('7: %s holds the entry "%s"', key, e)
       end
     end

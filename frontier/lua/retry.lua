@@ -24,7 +24,7 @@ local function retry(_, ARGV)
   if not e then return {1, 0} end
   redis.call('HDEL', lk, field)
   local h = unstore(field)
-  local d, t, u = parse(e)
+  local d, t, u, hops = parse(e)
   unlease(h)
   count('inflight', -1)
   outcome(tonumber(status), err, bytes)
@@ -33,7 +33,7 @@ local function retry(_, ARGV)
     redis.call('RPUSH', K.DEAD, e .. '\t' .. status .. '\t' .. err)
     count('dead', 1); dead = 1
   else
-    redis.call('ZADD', K.DELAYED, now + delay, stored(h, d .. ' ' .. (t + 1) .. ' ' .. u))
+    redis.call('ZADD', K.DELAYED, now + delay, stored(h, entry(d, t + 1, u, hops)))
     count('retried', 1)
   end
   -- the host: from its 2nd failure in a row, backoff * 2^(failures - 2), jittered
