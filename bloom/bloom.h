@@ -162,6 +162,14 @@ uint64_t bloom_redis_bytes(const bloom_geometry_t *g);
  * may be NULL (use an existing filter as it is).  name is copied. */
 bloom_t *bloom_open(struct redisContext *rc, const char *name, const bloom_params_t *params,
                     int *err, char *errbuf, size_t errlen);
+/* Joins the filter NAME as it is stored (whatever params say), or, if there
+ * is none and params give a capacity or an fp_rate, creates it with them (as
+ * bloom_open).  What a crawl's workers do: the first one creates, the others
+ * join.  params may be NULL (join only).  Errors as bloom_open
+ * (CRAWL_ENOTFOUND: none, and nothing to create it from; CRAWL_ENOROOM: it
+ * does not fit in Redis). */
+bloom_t *bloom_join(struct redisContext *rc, const char *name, const bloom_params_t *params,
+                    int *err, char *errbuf, size_t errlen);
 /* Frees the handle (not the Redis data, not rc).  Accepts NULL. */
 void bloom_close(bloom_t *b);
 

@@ -511,6 +511,21 @@ bloom_t *bloom_open(redisContext *rc, const char *name, const bloom_params_t *pa
     return b;
 }
 
+bloom_t *bloom_join(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
+                    char *errbuf, size_t errlen)
+{
+    bloom_params_t p = params ? *params : (bloom_params_t){0};
+    p.capacity = 0;
+    p.fp_rate = 0;
+    int code = 0;
+    bloom_t *b = bloom_open(rc, name, &p, &code, errbuf, errlen);
+    if (!b && code == CRAWL_ENOTFOUND && params && (params->capacity || params->fp_rate != 0.0))
+        b = bloom_open(rc, name, params, &code, errbuf, errlen);
+    if (err)
+        *err = code;
+    return b;
+}
+
 void bloom_close(bloom_t *b)
 {
     if (!b)
