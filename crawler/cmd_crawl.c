@@ -43,7 +43,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
                      ? NULL
                      : bloom_join(rc, name, &bp, &rcode, err, sizeof err);
     if (!b) {
-        fprintf(stderr, "crawler crawl: visited set %s: %s\n", name, err);
+        fprintf(stderr, "crawler crawl: %s\n", err); /* it names the filter */
         goto out;
     }
     frontier_config_t fc;

@@ -87,8 +87,8 @@ static const cli_opt_t SEED_OPTS[] = {
     {CLI_OPT_FLAG(seed_opts_t, "force", force, "queue the seeds even if already seen (re-crawl)")},
     {CLI_OPT_U64(seed_opts_t, "bloom-capacity", "N", bp.capacity, 1, BLOOM_MAX_CAPACITY,
                  BLOOM_DEFAULT_CAPACITY,
-                 "Bloom filter capacity if it must be created, at most 1e10; refused\n"
-                 "(exit 2) if it does not fit in Redis' free memory (maxmemory)")},
+                 "Bloom filter capacity if it must be created, at most 1e10; exit 2 if it "
+                 "does not fit in Redis' free memory (maxmemory)")},
     {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
                     BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
     COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
@@ -119,7 +119,7 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
                      ? bloom_join(rc, name, bp, &berr, err, sizeof err)
                      : NULL;
     if (r && !b)
-        fprintf(stderr, "crawler seed: visited set %s: %s\n", name, err);
+        fprintf(stderr, "crawler seed: %s\n", err); /* it names the filter */
     frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
     if (b && !f)
         fprintf(stderr, "crawler seed: %s\n", err);

@@ -107,9 +107,8 @@ static const cli_opt_t OPTS[] = {
     {FLAG("insecure", insecure, "do not verify TLS certificates")},
     {FLAG("allow-private", allow_private, "allow non-seed hosts on loopback/private addresses")},
     {U64("bloom-capacity", "N", bloom_capacity, 1, BLOOM_MAX_CAPACITY, BLOOM_DEFAULT_CAPACITY,
-         "visited-set size when the crawl creates it, at most 1e10 (23.9 GB at\n"
-         "p 1e-4); refused (exit 2) if the filter does not fit in Redis' free\n"
-         "memory (maxmemory - used_memory; the server's RAM if maxmemory is 0)")},
+         "visited-set size when the crawl creates it, at most 1e10; exit 2 if the filter does not "
+         "fit in Redis' free memory (maxmemory)")},
     {DBL("bloom-fp-rate", "P", bloom_fp_rate, 1e-12, 0.5, BLOOM_DEFAULT_FP_RATE,
          "visited-set false-positive rate at capacity")},
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},
