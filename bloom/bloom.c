@@ -111,6 +111,13 @@ static uint64_t fit_blocks(uint64_t m, uint64_t nb0)
     return best;
 }
 
+uint64_t bloom_redis_bytes(const bloom_geometry_t *g)
+{
+    uint64_t bytes = g->block_bits / 8;
+    /* + the meta hash (a listpack of 9 short fields) and its key */
+    return (uint64_t)g->blocks * (alloc_class(sds_bytes(bytes)) + KEY_OVERHEAD) + 512;
+}
+
 int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
 {
     if (!params || (params->capacity == 0 && params->fp_rate == 0.0))

@@ -53,6 +53,18 @@ struct redisContext;
  * each key's own overhead) exceeds m/8 by < 1% -- or as little as the next
  * 256 block counts allow; a single 1.2 MB string would cost 1.31 MB. */
 #define BLOOM_FIT_MIN_BYTES (64u << 10)
+/* The largest capacity the crawler's options accept: 1e10 items, a filter of
+ * 23.9 GB at p = 1e-4 (bloom_open itself takes any n the block limits allow;
+ * its memory check against the server is what protects Redis). */
+#define BLOOM_MAX_CAPACITY 10000000000ULL
+/* Creation writes blocks in steps of at most this many bytes (whole blocks;
+ * a larger block is one step of its own), one Redis call each. */
+#define BLOOM_CREATE_STEP_BYTES (16u << 20)
+/* A creator renews its claim ("<name>:creating") at every step; a claim
+ * not renewed for this long is dead. */
+#define BLOOM_CREATE_LEASE_MS 30000
+/* How long bloom_open waits for another process's creation to finish. */
+#define BLOOM_CREATE_WAIT_MS 120000
 
 /* Error codes this module returns (errors.h, the project's one error
  * space; crawl_strerror() gives the text):
@@ -63,7 +75,9 @@ struct redisContext;
  *   CRAWL_EWRONGTYPE a key under the filter's name has the wrong type
  *   CRAWL_EMISMATCH  stored geometry differs from the one asked for
  *   CRAWL_ECORRUPT   stored geometry is missing, foreign or corrupt
- *   CRAWL_ENOTFOUND  no filter under that name and no params to create one */
+ *   CRAWL_ENOTFOUND  no filter under that name and no params to create one
+ *   CRAWL_ENOROOM    the filter to create does not fit in the memory Redis has
+ *                    free (bloom_open), or Redis reached maxmemory part-way */
 
 typedef struct bloom bloom_t;
 
@@ -88,6 +102,12 @@ typedef struct bloom_params {
     bloom_cache_t *shared_cache; /* if set: use this shared cache (not owned; it must
                                     outlive the handle) instead of a private one, and
                                     ignore cache_bytes */
+    uint64_t step_bytes;         /* creation: bytes of blocks per Redis call (0:
+                                    BLOOM_CREATE_STEP_BYTES) */
+    /* creation: called after each step with the bytes of blocks written so far
+     * and in all (NULL: none); ud is passed through. */
+    void (*progress)(void *ud, uint64_t done, uint64_t total);
+    void *progress_ud;
 } bloom_params_t;
 
 /* The geometry stored in Redis.  m == blocks * block_bits. */
@@ -116,10 +136,23 @@ int bloom_size(uint64_t n, double p, uint64_t *m, uint32_t *k);
  * CRAWL_EINVAL. */
 int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out);
 
+/* Bytes Redis will hold for a filter of this geometry (its blocks as the
+ * allocator rounds them, their keys, the meta hash): what bloom_open checks
+ * against the server's free memory.  Pure; thread-safe. */
+uint64_t bloom_redis_bytes(const bloom_geometry_t *g);
+
 /* Opens (creating if absent) the filter NAME (1..BLOOM_MAX_NAME bytes) on rc.
- * Creation is one Lua script, atomic against concurrent openers: it writes
- * every block (SETBIT <last bit> 0, so all memory is allocated now) and then
- * the meta hash.  An existing filter is checked: meta must be a hash with a
+ * Creation claims the name ("NAME:creating", a string holding a token,
+ * renewed at every step; concurrent openers wait for the meta hash up to
+ * BLOOM_CREATE_WAIT_MS), reads INFO memory and refuses with CRAWL_ENOROOM a
+ * filter of more than maxmemory - used_memory bytes (bloom_redis_bytes; with
+ * maxmemory 0, the server's total_system_memory stands for maxmemory), the
+ * message naming the bytes needed and free.  Then it writes the blocks in
+ * steps of params->step_bytes, one call each (SETBIT <last bit> 0, so all
+ * memory is allocated now), each passing Redis' own maxmemory check, and the
+ * meta hash last.  If a step fails (a Redis at maxmemory answers OOM:
+ * CRAWL_ENOROOM), every block written and the claim are deleted: no half
+ * filter is left.  An existing filter is checked: meta must be a hash with a
  * known hash/version and sane numbers (else CRAWL_ECORRUPT), every block a
  * string of the right length (CRAWL_EWRONGTYPE / CRAWL_ECORRUPT), and its
  * geometry must equal the one params ask for, if any (else CRAWL_EMISMATCH,
@@ -128,6 +161,14 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out);
  * NULL) and a message in errbuf (if given; always NUL-terminated).  params
  * may be NULL (use an existing filter as it is).  name is copied. */
 bloom_t *bloom_open(struct redisContext *rc, const char *name, const bloom_params_t *params,
+                    int *err, char *errbuf, size_t errlen);
+/* Joins the filter NAME as it is stored (whatever params say), or, if there
+ * is none and params give a capacity or an fp_rate, creates it with them (as
+ * bloom_open).  What a crawl's workers do: the first one creates, the others
+ * join.  params may be NULL (join only).  Errors as bloom_open
+ * (CRAWL_ENOTFOUND: none, and nothing to create it from; CRAWL_ENOROOM: it
+ * does not fit in Redis). */
+bloom_t *bloom_join(struct redisContext *rc, const char *name, const bloom_params_t *params,
                     int *err, char *errbuf, size_t errlen);
 /* Frees the handle (not the Redis data, not rc).  Accepts NULL. */
 void bloom_close(bloom_t *b);

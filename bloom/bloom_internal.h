@@ -85,6 +85,20 @@ typedef struct bloom_sigpipe {
 void bloom_sigpipe_block(bloom_sigpipe_t *g);
 void bloom_sigpipe_restore(bloom_sigpipe_t *g);
 
+/* A creation claimed by bloom_open.c's open script (bloom_create.c). */
+typedef struct bloom_create {
+    const char *mkey;  /* "<name>:meta" */
+    const char *ckey;  /* "<name>:creating", the claim */
+    const char *token; /* the claim's value: this creator */
+    const bloom_geometry_t *geo;
+    const bloom_params_t *params;
+} bloom_create_t;
+/* Checks the server's free memory, writes the blocks in steps and the meta
+ * hash last (bloom_create.c's DESIGN); on failure deletes what it wrote and
+ * the claim.  0 or a CRAWL_E* code (CRAWL_ENOROOM: no room), message in
+ * b->errmsg. */
+int bloom_create_blocks(bloom_t *b, const bloom_create_t *c);
+
 /* Records a message in b->errmsg; returns code. */
 int bloom_fail(bloom_t *b, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Maps an I/O failure of rc to CRAWL_EREDIS with hiredis' message. */

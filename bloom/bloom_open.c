@@ -3,15 +3,18 @@
  *
  * DESIGN
  * Keys: "NAME:meta" (hash: m, k, blocks, block_bits, seed, hash, version,
- * capacity, fp_rate) and "NAME:b:<i>" (strings of block_bits/8 bytes).
+ * capacity, fp_rate), "NAME:b:<i>" (strings of block_bits/8 bytes) and,
+ * while a creation runs, "NAME:creating" (bloom_create.c).
  *
  * Opening is one Lua script (OPEN_SCRIPT), so it is atomic against other
  * openers: if the meta hash exists it returns it; if the key holds another
- * type it says so; otherwise, when the caller gave parameters, it refuses if
- * any block key already exists (leftovers without metadata), then allocates
- * every block with SETBIT <last bit> 0 and writes the meta hash LAST -- a
- * meta hash therefore always describes fully allocated blocks.  Two racing
- * creators: the second one finds the first one's meta and compares.
+ * type it says so; otherwise, when the caller gave parameters, it answers
+ * "busy" if another creator holds the claim (we wait and ask again), refuses
+ * if any block key already exists (leftovers without metadata), else claims
+ * the name.  bloom_create.c then checks Redis' free memory, allocates the
+ * blocks in steps and writes the meta hash LAST -- a meta hash therefore
+ * always describes fully allocated blocks.  Two racing creators: the second
+ * one waits for the first one's meta and compares.
  *
  * An existing filter is then checked in one pipelined round trip (TYPE and
  * STRLEN of every block): a missing or short block is corruption, a non-string
@@ -20,25 +23,32 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
 #include "bloom_internal.h"
 
+/* KEYS: meta, claim [, every block key when creating].  ARGV: "1" to create,
+ * the creator's token, the claim's lease in ms. */
 static const char OPEN_SCRIPT[] =
     "local t = redis.call('TYPE', KEYS[1])['ok']\n"
     "if t == 'hash' then return {'exists', redis.call('HGETALL', KEYS[1])} end\n"
-    "if t ~= 'none' then return {'wrongtype', t} end\n"
+    "if t ~= 'none' then return {'wrongtype', t, KEYS[1]} end\n"
     "if ARGV[1] ~= '1' then return {'absent'} end\n"
-    "for i = 2, #KEYS do\n"
+    "local c = redis.call('TYPE', KEYS[2])['ok']\n"
+    "if c == 'string' then return {'busy'} end\n"
+    "if c ~= 'none' then return {'wrongtype', c, KEYS[2]} end\n"
+    "for i = 3, #KEYS do\n"
     "  if redis.call('EXISTS', KEYS[i]) == 1 then return {'orphan', KEYS[i]} end\n"
     "end\n"
-    "for i = 2, #KEYS do redis.call('SETBIT', KEYS[i], ARGV[2], 0) end\n"
-    "redis.call('HSET', KEYS[1], unpack(ARGV, 3))\n"
-    "return {'created'}\n";
+    "redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])\n"
+    "return {'begun'}\n";
 
 /* Strict decimal u64: digits only, no sign, no overflow. */
 static int parse_u64(const char *s, size_t len, uint64_t *out)
@@ -58,13 +68,19 @@ static int parse_u64(const char *s, size_t len, uint64_t *out)
     return 0;
 }
 
-static char *meta_key(const char *name)
+/* "<name><suffix>", malloc'ed. */
+static char *name_key(const char *name, const char *suffix)
 {
-    size_t n = strlen(name) + sizeof ":meta";
+    size_t n = strlen(name) + strlen(suffix) + 1;
     char *k = malloc(n);
     if (k)
-        snprintf(k, n, "%s:meta", name);
+        snprintf(k, n, "%s%s", name, suffix);
     return k;
+}
+
+static char *meta_key(const char *name)
+{
+    return name_key(name, ":meta");
 }
 
 /* ---- meta parsing ---------------------------------------------------------- */
@@ -190,7 +206,7 @@ typedef struct script_args {
     size_t *argvlen;
     size_t argc;
     char *keys; /* the block keys, back to back */
-    char nums[10][32];
+    char nums[2][32];
 } script_args_t;
 
 static void args_free(script_args_t *a)
@@ -215,46 +231,30 @@ static void args_push_num(script_args_t *a, int slot, const char *fmt, ...)
     args_push(a, a->nums[slot], (size_t)n);
 }
 
-/* Builds EVAL's arguments: KEYS = meta [+ every block when creating]. */
-static int build_args(bloom_t *b, const char *mkey, const bloom_geometry_t *want,
-                      const bloom_params_t *pp, script_args_t *a)
+/* Builds EVAL's arguments: KEYS = meta, claim [+ every block when creating]. */
+static int build_args(bloom_t *b, const bloom_create_t *c, script_args_t *a)
 {
-    size_t nb = want ? want->blocks : 0;
+    size_t nb = c->geo ? c->geo->blocks : 0;
     size_t keylen = b->name_len + 16;
     memset(a, 0, sizeof *a);
-    a->argv = malloc((nb + 32) * sizeof *a->argv);
-    a->argvlen = malloc((nb + 32) * sizeof *a->argvlen);
+    a->argv = malloc((nb + 16) * sizeof *a->argv);
+    a->argvlen = malloc((nb + 16) * sizeof *a->argvlen);
     a->keys = nb ? malloc(nb * keylen) : NULL;
     if (!a->argv || !a->argvlen || (nb && !a->keys))
         return CRAWL_ENOMEM;
     args_push(a, "EVAL", 4);
     args_push(a, OPEN_SCRIPT, sizeof OPEN_SCRIPT - 1);
-    args_push_num(a, 0, "%zu", 1 + nb);
-    args_push(a, mkey, strlen(mkey));
+    args_push_num(a, 0, "%zu", 2 + nb);
+    args_push(a, c->mkey, strlen(c->mkey));
+    args_push(a, c->ckey, strlen(c->ckey));
     for (size_t i = 0; i < nb; i++) {
         char *k = a->keys + i * keylen;
         int n = bloom_block_key(b, (uint32_t)i, k, keylen);
         args_push(a, k, (size_t)n);
     }
-    args_push(a, want ? "1" : "0", 1);
-    if (!want)
-        return 0;
-    args_push_num(a, 1, "%llu", (unsigned long long)(want->block_bits - 1));
-    static const char *const names[] = {"m", "k", "blocks", "block_bits", "seed"};
-    uint64_t vals[] = {want->m, want->k, want->blocks, want->block_bits, want->seed};
-    for (int i = 0; i < 5; i++) {
-        args_push(a, names[i], strlen(names[i]));
-        args_push_num(a, 2 + i, "%llu", (unsigned long long)vals[i]);
-    }
-    args_push(a, "hash", 4);
-    args_push(a, BLOOM_HASH_NAME, strlen(BLOOM_HASH_NAME));
-    args_push(a, "version", 7);
-    args_push_num(a, 7, "%d", BLOOM_FORMAT_VERSION);
-    args_push(a, "capacity", 8);
-    args_push_num(a, 8, "%llu",
-                  (unsigned long long)(pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY));
-    args_push(a, "fp_rate", 7);
-    args_push_num(a, 9, "%.17g", pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE);
+    args_push(a, c->geo ? "1" : "0", 1);
+    args_push(a, c->token, strlen(c->token));
+    args_push_num(a, 1, "%d", BLOOM_CREATE_LEASE_MS);
     return 0;
 }
 
@@ -267,19 +267,32 @@ static int reply_error(bloom_t *b, const redisReply *r, const char *what)
     return bloom_fail(b, CRAWL_EREPLY, "%s: unexpected reply type %d", what, r->type);
 }
 
-/* Interprets the script's answer; *created tells which way it went. */
-static int open_reply(bloom_t *b, const redisReply *r, const char *mkey,
-                      const bloom_geometry_t *want, const bloom_params_t *pp, int *created)
+enum { OPEN_EXISTS, OPEN_BEGUN, OPEN_BUSY };
+
+/* Interprets the script's answer: 0 and *state, or a failure. */
+static int open_reply(bloom_t *b, const redisReply *r, const char *mkey, int *state)
 {
+    if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "OOM"))
+        return bloom_fail(b, CRAWL_ENOROOM,
+                          "Redis is at its maxmemory: no room for a new Bloom filter '%s' "
+                          "(%.120s)",
+                          b->name, r->str);
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_STRING)
         return reply_error(b, r, "opening the filter");
     const char *tag = r->element[0]->str;
+    *state = !strcmp(tag, "begun") ? OPEN_BEGUN : !strcmp(tag, "busy") ? OPEN_BUSY : OPEN_EXISTS;
+    if (*state != OPEN_EXISTS)
+        return 0;
     if (!strcmp(tag, "exists") && r->elements == 2)
         return parse_meta(b, r->element[1]);
     if (!strcmp(tag, "wrongtype"))
-        return bloom_fail(b, CRAWL_EWRONGTYPE, "key '%s' is a %s, not a Bloom filter's meta hash",
-                          mkey, r->elements == 2 ? r->element[1]->str : "?");
+        return bloom_fail(b, CRAWL_EWRONGTYPE, "key '%s' is a %s, not a Bloom filter's %s",
+                          r->elements == 3 ? r->element[2]->str : mkey,
+                          r->elements >= 2 ? r->element[1]->str : "?",
+                          r->elements == 3 && strcmp(r->element[2]->str, mkey) != 0
+                              ? "creation claim (a string)"
+                              : "meta hash");
     if (!strcmp(tag, "absent"))
         return bloom_fail(b, CRAWL_ENOTFOUND,
                           "no Bloom filter '%s' (no hash '%s') and no capacity/fp rate given to "
@@ -287,25 +300,26 @@ static int open_reply(bloom_t *b, const redisReply *r, const char *mkey,
                           b->name, mkey);
     if (!strcmp(tag, "orphan"))
         return bloom_fail(b, CRAWL_ECORRUPT,
-                          "key '%s' exists but '%s' does not: leftovers of another filter; "
-                          "delete them first",
+                          "key '%s' exists but '%s' does not: leftovers of another filter (or "
+                          "of a creator killed part-way); delete them first",
                           r->elements == 2 ? r->element[1]->str : "?", mkey);
-    if (!strcmp(tag, "created")) {
-        b->geo = *want;
-        b->capacity = pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY;
-        b->fp_rate = pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE;
-        *created = 1;
-        return 0;
-    }
     return reply_error(b, r, "opening the filter");
 }
 
-static int run_open_script(bloom_t *b, const bloom_geometry_t *want, const bloom_params_t *pp,
-                           int *created)
+/* A token no other creator has: pid, clock, a counter. */
+static void make_token(char *buf, size_t len)
+{
+    static atomic_uint counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(buf, len, "%ld.%lld.%ld.%u", (long)getpid(), (long long)ts.tv_sec, ts.tv_nsec,
+             atomic_fetch_add(&counter, 1));
+}
+
+static int run_open_script(bloom_t *b, const bloom_create_t *c, int *state)
 {
     script_args_t a;
-    char *mkey = meta_key(b->name);
-    int rc = mkey ? build_args(b, mkey, want, pp, &a) : CRAWL_ENOMEM;
+    int rc = build_args(b, c, &a);
     if (rc < 0) {
         rc = bloom_fail(b, rc, "out of memory");
         goto out;
@@ -318,12 +332,49 @@ static int run_open_script(bloom_t *b, const bloom_geometry_t *want, const bloom
         rc = bloom_fail_io(b);
         goto out;
     }
-    rc = open_reply(b, r, mkey, want, pp, created);
+    rc = open_reply(b, r, c->mkey, state);
     freeReplyObject(r);
 out:
-    if (mkey)
-        args_free(&a);
-    free(mkey);
+    args_free(&a);
+    return rc;
+}
+
+/* Joins the filter, or creates it when want is set: claims the name, then
+ * bloom_create_blocks.  While another process holds the claim, waits for it
+ * (BLOOM_CREATE_WAIT_MS at most).  *created tells which way it went. */
+static int open_or_create(bloom_t *b, const bloom_geometry_t *want, const bloom_params_t *pp,
+                          int *created)
+{
+    char token[96];
+    make_token(token, sizeof token);
+    bloom_create_t c = {.mkey = meta_key(b->name),
+                        .ckey = name_key(b->name, ":creating"),
+                        .token = token,
+                        .geo = want,
+                        .params = pp};
+    int rc = c.mkey && c.ckey ? 0 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    int state = OPEN_BUSY;
+    for (unsigned waited = 0; rc == 0 && state == OPEN_BUSY; waited += 50) {
+        if (waited > 0)
+            nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000L}, NULL);
+        rc = run_open_script(b, &c, &state);
+        if (rc == 0 && state == OPEN_BUSY && waited >= BLOOM_CREATE_WAIT_MS)
+            rc = bloom_fail(b, CRAWL_EBLOOM,
+                            "filter '%s' is still being created by another process after %d s "
+                            "(key '%s')",
+                            b->name, BLOOM_CREATE_WAIT_MS / 1000, c.ckey);
+    }
+    if (rc == 0 && state == OPEN_BEGUN) {
+        rc = bloom_create_blocks(b, &c);
+        if (rc == 0) {
+            b->geo = *want;
+            b->capacity = pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY;
+            b->fp_rate = pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE;
+            *created = 1;
+        }
+    }
+    free((char *)c.mkey);
+    free((char *)c.ckey);
     return rc;
 }
 
@@ -419,7 +470,7 @@ static int open_checks(bloom_t *b, const bloom_params_t *params)
     if (!b->pending || !b->fps || !b->hashes)
         return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     int created = 0;
-    rc = run_open_script(b, create ? &want : NULL, params, &created);
+    rc = open_or_create(b, create ? &want : NULL, params, &created);
     if (rc < 0 || created)
         return rc;
     if (create && (rc = compare_geometry(b, &want, params)) < 0)
@@ -460,6 +511,21 @@ bloom_t *bloom_open(redisContext *rc, const char *name, const bloom_params_t *pa
     return b;
 }
 
+bloom_t *bloom_join(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
+                    char *errbuf, size_t errlen)
+{
+    bloom_params_t p = params ? *params : (bloom_params_t){0};
+    p.capacity = 0;
+    p.fp_rate = 0;
+    int code = 0;
+    bloom_t *b = bloom_open(rc, name, &p, &code, errbuf, errlen);
+    if (!b && code == CRAWL_ENOTFOUND && params && (params->capacity || params->fp_rate != 0.0))
+        b = bloom_open(rc, name, params, &code, errbuf, errlen);
+    if (err)
+        *err = code;
+    return b;
+}
+
 void bloom_close(bloom_t *b)
 {
     if (!b)
@@ -473,7 +539,7 @@ void bloom_close(bloom_t *b)
     free(b);
 }
 
-/* HGET blocks, then one DEL of meta and every block. */
+/* HGET blocks, then one DEL of meta, the creation claim and every block. */
 int bloom_destroy(redisContext *rc, const char *name)
 {
     size_t nlen = name ? strnlen(name, BLOOM_MAX_NAME + 1) : 0;
@@ -501,9 +567,12 @@ int bloom_destroy(redisContext *rc, const char *name)
     if (r)
         freeReplyObject(r);
     if (code == 0) {
-        bloom_buf_array(&tmp.out, 2 + nb);
+        bloom_buf_array(&tmp.out, 3 + nb);
         bloom_buf_bulk(&tmp.out, "DEL", 3);
         bloom_buf_bulk(&tmp.out, mkey, strlen(mkey));
+        char *ckey = name_key(name, ":creating");
+        bloom_buf_bulk(&tmp.out, ckey ? ckey : mkey, strlen(ckey ? ckey : mkey));
+        free(ckey);
         for (uint32_t i = 0; i < nb; i++)
             bloom_buf_block_key(&tmp.out, &tmp, i);
         if (tmp.out.oom || redisAppendFormattedCommand(rc, tmp.out.p, tmp.out.len) != REDIS_OK)

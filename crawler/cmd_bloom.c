@@ -69,13 +69,14 @@ static const cli_opt_t OPTS[] = {
      .check = cli_check_crawl_name},
     {CLI_OPT_REDIS(bopts_t, redis)},
     {CLI_OPT_DATA_DIR(bopts_t, data_dir)},
-    {CLI_OPT_U64(bopts_t, "capacity", "N", params.capacity, 1, UINT64_MAX / 64,
+    {CLI_OPT_U64(bopts_t, "capacity", "N", params.capacity, 1, BLOOM_MAX_CAPACITY,
                  BLOOM_DEFAULT_CAPACITY,
-                 "add: expected items n when creating; if given, an existing filter\n"
-                 "must have the geometry it implies"),
+                 "add: expected items n when creating, at most 1e10; if given, an\n"
+                 "existing filter must have the geometry it implies; refused (exit 2)\n"
+                 "if the filter does not fit in Redis' free memory (maxmemory)"),
      .given = CLI_GIVEN(bopts_t, geometry_given)},
-    {CLI_OPT_DOUBLE(bopts_t, "fp-rate", "P", params.fp_rate, 1e-15, 0.999999, BLOOM_DEFAULT_FP_RATE,
-                    "add: false-positive rate p at n items when creating, 0 < P < 1;\n"
+    {CLI_OPT_DOUBLE(bopts_t, "fp-rate", "P", params.fp_rate, 1e-12, 0.5, BLOOM_DEFAULT_FP_RATE,
+                    "add: false-positive rate p at n items when creating, 1e-12..0.5;\n"
                     "same rule"),
      .given = CLI_GIVEN(bopts_t, geometry_given)},
     {CLI_OPT_U32(bopts_t, "batch", "N", batch, 1, BLOOM_CLI_MAX_BATCH, BLOOM_CLI_BATCH,
@@ -290,7 +291,8 @@ static int run_info(bloom_t *b, const bopts_t *o, const char *where)
 
 /* add without --capacity/--fp-rate: use what exists, else create with the
  * defaults; with them: create, or insist on that geometry. */
-static bloom_t *open_filter(redisContext *rc, const char *name, const bopts_t *o, const char *where)
+static bloom_t *open_filter(redisContext *rc, const char *name, const bopts_t *o, const char *where,
+                            int *errp)
 {
     char msg[512] = "";
     int err = 0;
@@ -309,6 +311,7 @@ static bloom_t *open_filter(redisContext *rc, const char *name, const bopts_t *o
                 name, where);
     else if (!b)
         fprintf(stderr, "crawler bloom: %s\n", msg[0] ? msg : crawl_strerror(err));
+    *errp = err;
     return b;
 }
 
@@ -327,8 +330,10 @@ int cmd_bloom(int argc, char **argv)
     if (!r)
         return CLI_EXIT_ERROR;
     redisContext *rc = cli_redis_connect("bloom", r);
-    bloom_t *b = rc ? open_filter(rc, name, &o, rconn_describe(r)) : NULL;
-    st = CLI_EXIT_ERROR;
+    int err = 0;
+    bloom_t *b = rc ? open_filter(rc, name, &o, rconn_describe(r), &err) : NULL;
+    /* a filter too large for the Redis is a bad --capacity/--fp-rate */
+    st = err == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     if (b && o.action == ACT_INFO)
         st = run_info(b, &o, rconn_describe(r));
     else if (b)

@@ -15,31 +15,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bloom.h"
 #include "cli.h"
 #include "config.h"
 #include "engine.h"
+#include "keys.h" /* FR_KEY_MAX */
 #include "output.h"
 #include "seeds.h"
 #include "warc.h"
 
-/* Opens the crawl's frontier, which joins its filter or creates it with
- * --bloom-capacity/--bloom-fp-rate, and seeds it from cfg->seeds.  0, or a
- * CRAWL_E* code after printing the reason. */
+/* Opens the crawl's filter (joins it, or creates it with
+ * --bloom-capacity/--bloom-fp-rate: refused with CRAWL_ENOROOM if it does
+ * not fit in Redis), then its frontier, and seeds it from cfg->seeds.  0, or
+ * a CRAWL_E* code after printing the reason. */
 static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
 {
     redisContext *rc = cli_redis_connect("crawl", r);
     if (!rc)
         return CRAWL_EREDIS;
     int rcode = CRAWL_EBLOOM;
-    char err[512];
+    char err[512] = "bad crawl name", name[FR_KEY_MAX] = "";
+    frontier_t *f = NULL;
+    bloom_params_t bp = {.capacity = cfg->bloom_capacity,
+                         .fp_rate = cfg->bloom_fp_rate,
+                         .cache_bytes = SIZE_MAX}; /* seeding: every URL goes to Redis anyway */
+    bloom_t *b = frontier_bloom_name(cfg->crawl, name, sizeof name) < 0
+                     ? NULL
+                     : bloom_join(rc, name, &bp, &rcode, err, sizeof err);
+    if (!b) {
+        fprintf(stderr, "crawler crawl: %s\n", err); /* it names the filter */
+        goto out;
+    }
     frontier_config_t fc;
     frontier_config_defaults(&fc);
     fc.crawl = cfg->crawl;
-    fc.bloom_capacity = cfg->bloom_capacity;
-    fc.bloom_fp_rate = cfg->bloom_fp_rate;
-    fc.bloom_cache_bytes = SIZE_MAX; /* seeding: every URL goes to Redis anyway */
-    frontier_t *f = frontier_open(rc, &fc, NULL, err, sizeof err);
+    f = frontier_open(rc, &fc, b, err, sizeof err);
     if (!f) {
+        rcode = CRAWL_EBLOOM;
         fprintf(stderr, "crawler crawl: frontier: %s\n", err);
         goto out;
     }
@@ -63,6 +75,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
     rcode = 0;
 out:
     frontier_close(f);
+    bloom_close(b);
     redisFree(rc);
     return rcode;
 }
@@ -86,8 +99,12 @@ int cmd_crawl(int argc, char **argv)
         goto out;
     if (!cfg.quiet)
         fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));
-    if (seed(&cfg, r, &rejected) < 0)
-        goto out; /* the reason is printed */
+    int sc = seed(&cfg, r, &rejected);
+    if (sc < 0) {                /* the reason is printed */
+        if (sc == CRAWL_ENOROOM) /* the filter asked for does not fit in Redis */
+            status = CLI_EXIT_USAGE;
+        goto out;
+    }
     if (cfg.out && !(out = out_open(cfg.out, err, sizeof err))) {
         fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, err);
         goto out;

@@ -85,8 +85,10 @@ typedef struct seed_opts {
 
 static const cli_opt_t SEED_OPTS[] = {
     {CLI_OPT_FLAG(seed_opts_t, "force", force, "queue the seeds even if already seen (re-crawl)")},
-    {CLI_OPT_U64(seed_opts_t, "bloom-capacity", "N", bp.capacity, 1, UINT64_MAX / 64,
-                 BLOOM_DEFAULT_CAPACITY, "Bloom filter capacity if it must be created")},
+    {CLI_OPT_U64(seed_opts_t, "bloom-capacity", "N", bp.capacity, 1, BLOOM_MAX_CAPACITY,
+                 BLOOM_DEFAULT_CAPACITY,
+                 "Bloom filter capacity if it must be created, at most 1e10; exit 2 if it "
+                 "does not fit in Redis' free memory (maxmemory)")},
     {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
                     BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
     COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
@@ -102,8 +104,8 @@ static const cli_cmd_t SEED = {
     .nopts = COUNT(SEED_OPTS),
 };
 
-/* Seeds the crawl; its frontier joins the crawl's filter, or creates it with
- * bp's capacity and rate if it does not exist. */
+/* Seeds the crawl; joins the crawl's filter, or creates it with bp's
+ * capacity and rate if it does not exist (exit 2 if it does not fit). */
 static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
 {
     redisContext *rc;
@@ -111,13 +113,17 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
     cfg.crawl = co->crawl;
-    cfg.bloom_capacity = bp->capacity;
-    cfg.bloom_fp_rate = bp->fp_rate;
-    char err[512] = "";
-    frontier_t *f = r ? frontier_open(rc, &cfg, NULL, err, sizeof err) : NULL;
-    if (r && !f)
+    char err[512] = "", name[FR_KEY_MAX] = "";
+    int berr = 0;
+    bloom_t *b = r && frontier_bloom_name(co->crawl, name, sizeof name) >= 0
+                     ? bloom_join(rc, name, bp, &berr, err, sizeof err)
+                     : NULL;
+    if (r && !b)
+        fprintf(stderr, "crawler seed: %s\n", err); /* it names the filter */
+    frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
+    if (b && !f)
         fprintf(stderr, "crawler seed: %s\n", err);
-    int status = CLI_EXIT_ERROR;
+    int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
     int rcode = f ? seeds_add_file(f, file, force, 0, &res, err, sizeof err) : CRAWL_EBLOOM;
     if (f && rcode < 0)
@@ -128,6 +134,7 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
         status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
     }
     frontier_close(f);
+    bloom_close(b);
     close_redis(r, rc);
     return status;
 }

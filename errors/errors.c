@@ -23,6 +23,7 @@ static const char *const texts[] = {
     [-CRAWL_EWRITE] = "write to an output file failed",
     [-CRAWL_EINTERNAL] = "zlib, SHA-1 or the random source failed",
     [-CRAWL_EFILE] = "cannot open or read a file",
+    [-CRAWL_ENOROOM] = "not enough free memory in Redis (maxmemory) for it",
 };
 
 const char *crawl_strerror(int err)

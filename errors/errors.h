@@ -29,9 +29,10 @@ typedef enum crawl_err {
     CRAWL_EWRITE = -16,    /* a write to an output file failed; the writer stays failed */
     CRAWL_EINTERNAL = -17, /* zlib, SHA-1 or the random source failed */
     CRAWL_EFILE = -18,     /* an input file (seeds, config) cannot be opened or read */
+    CRAWL_ENOROOM = -19,   /* Redis lacks the free memory (under maxmemory) for it */
 } crawl_err_t;
 
-#define CRAWL_ERR_MIN CRAWL_EFILE /* the most negative code */
+#define CRAWL_ERR_MIN CRAWL_ENOROOM /* the most negative code */
 
 /* Text of an error code (a static string; "unknown error" for a code not
  * listed above). */

@@ -144,15 +144,11 @@ static int open_bloom(frontier_t *f, char *errbuf, size_t errlen)
     int err = 0;
     if (fr_key(f, FR_K_SEEN, name, sizeof name) < 0)
         return CRAWL_EINVAL;
-    bloom_params_t p = {.cache_bytes = f->cfg.bloom_cache_bytes,
+    bloom_params_t p = {.capacity = f->cfg.bloom_capacity,
+                        .fp_rate = f->cfg.bloom_fp_rate,
+                        .cache_bytes = f->cfg.bloom_cache_bytes,
                         .shared_cache = f->cfg.bloom_shared_cache};
-    f->bloom = bloom_open(f->rc, name, &p, &err, msg, sizeof msg);
-    if (!f->bloom && err == CRAWL_ENOTFOUND &&
-        (f->cfg.bloom_capacity || f->cfg.bloom_fp_rate != 0)) {
-        p.capacity = f->cfg.bloom_capacity;
-        p.fp_rate = f->cfg.bloom_fp_rate;
-        f->bloom = bloom_open(f->rc, name, &p, &err, msg, sizeof msg);
-    }
+    f->bloom = bloom_join(f->rc, name, &p, &err, msg, sizeof msg);
     if (!f->bloom) {
         snprintf(errbuf, errlen, "visited set %s: %s", name, msg[0] ? msg : crawl_strerror(err));
         return err == CRAWL_EREDIS ? CRAWL_EREDIS : CRAWL_EBLOOM;

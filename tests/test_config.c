@@ -227,7 +227,7 @@ static const struct {
     {"connect-timeout", "1", "0", "86400000", "86400001"},
     {"low-speed-limit", "0", "-1", "4294967295", "4294967296"},
     {"low-speed-time", "1", "0", "86400", "86401"},
-    {"bloom-capacity", "1", "0", "288230376151711743", "288230376151711744"},
+    {"bloom-capacity", "1", "0", "10000000000", "10000000001"},
     {"bloom-fp-rate", "1e-12", "9.9999999999999e-13", "0.5", "0.50000000000001"},
 };
 #define NRANGES (sizeof RANGES / sizeof RANGES[0])
