@@ -160,13 +160,15 @@ static int check_keys(frontier_t *f, char *errbuf, size_t errlen)
         if (redisAppendCommand(f->rc, "TYPE %b", k.v[i], k.len[i]) != REDIS_OK)
             rc = CRAWL_EREDIS;
     f->round_trips += rc == 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        redisReply *r = NULL;
+    for (size_t i = 0; rc != CRAWL_EREDIS && rc != CRAWL_ENOMEM && i < n; i++) {
+        redisReply *r = NULL; /* every reply is read, the first wrong one kept */
         if (redisGetReply(f->rc, (void **)&r) != REDIS_OK || !r) {
             rc = CRAWL_EREDIS;
             break;
         }
-        if (r->type != REDIS_REPLY_STATUS)
+        if (rc < 0)
+            ;
+        else if (r->type != REDIS_REPLY_STATUS)
             rc = CRAWL_EREPLY;
         else if (strcmp(r->str, "none") && strcmp(r->str, want[i])) {
             snprintf(errbuf, errlen, "%.*s is a %s, expected a %s", (int)k.len[i], k.v[i], r->str,

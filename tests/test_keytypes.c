@@ -368,3 +368,226 @@ Test(keytypes, every_key_of_the_wrong_type_fails_its_calls_naming_it_and_changes
         run_case(&t, &cases[i]);
     fx_redis_stop(t.r);
 }
+
+/* ---- frontier_open ---------------------------------------------------------- */
+
+/* Each key frontier_open checks (every single key of keys.def, the opening
+ * worker's two, the filter's meta hash through bloom_open): of the wrong
+ * type, the open fails naming it before it writes anything (not even the
+ * filter it would create), and works once the key is gone. */
+Test(keytypes, open_refuses_a_key_of_the_wrong_type_before_writing_anything)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    char keys[FR_K_COUNT + 3][256];
+    const char *types[FR_K_COUNT + 3];
+    size_t n = 0;
+    for (int id = 0; id < FR_K_COUNT; id++)
+        if (!fr_key_is_family((fr_key_id_t)id) && id != FR_K_SEEN) {
+            snprintf(keys[n], sizeof keys[n], P "%s", fr_key_suffix((fr_key_id_t)id));
+            types[n++] = fr_key_type((fr_key_id_t)id);
+        }
+    snprintf(keys[n], sizeof keys[n], P "lease:w2");
+    types[n++] = "hash";
+    snprintf(keys[n], sizeof keys[n], P "worker:w2");
+    types[n++] = "hash";
+    snprintf(keys[n], sizeof keys[n], P "seen:meta");
+    types[n++] = "hash";
+    for (size_t i = 0; i < n; i++) {
+        redisReply *fl = redisCommand(c, "FLUSHALL");
+        freeReplyObject(fl);
+        const char *got = make_wrong(c, keys[i], types[i]);
+        snap_t before, after;
+        snapshot(c, &before);
+        frontier_config_t cfg;
+        frontier_config_defaults(&cfg);
+        cfg.crawl = KT;
+        cfg.worker_id = "w2";
+        cfg.bloom_capacity = 1000;
+        char err[512] = "", want[512];
+        frontier_t *f = frontier_open(c, &cfg, NULL, err, sizeof err);
+        cr_expect_null(f, "%s as a %s: frontier_open worked", keys[i], got);
+        frontier_close(f);
+        if (i == n - 1) /* bloom_open's words */
+            snprintf(want, sizeof want, "'%s' is a %s", keys[i], got);
+        else
+            snprintf(want, sizeof want, "%s is a %s, expected a %s", keys[i], got, types[i]);
+        cr_expect(strstr(err, want), "%s as a %s: frontier_open said '%s'", keys[i], got, err);
+        snapshot(c, &after);
+        cr_expect(before.nkeys == after.nkeys && before.len == after.len &&
+                      !memcmp(before.buf, after.buf, before.len),
+                  "%s as a %s: frontier_open changed the crawl's keys (%zu keys, then %zu)",
+                  keys[i], got, before.nkeys, after.nkeys);
+        free(before.buf);
+        free(after.buf);
+        cmd_ok(c, "DEL %s", keys[i]);
+        f = frontier_open(c, &cfg, NULL, err, sizeof err);
+        cr_expect_not_null(f, "%s deleted: frontier_open: %s", keys[i], err);
+        frontier_close(f);
+    }
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* ---- the crawler binary: the two cases of issue 14 -------------------------- */
+
+#define NPAGES 12
+
+/* /p0 -> /p1 -> ... -> /p<NPAGES-1>, each answering after delay_ms. */
+static void chain_site(fx_http_t *h, unsigned delay_ms)
+{
+    fx_http_set(h, "/robots.txt", &(fx_route_t){.content_type = "text/plain", .body = "\n"});
+    for (int i = 0; i < NPAGES; i++) {
+        char path[32], body[128];
+        snprintf(path, sizeof path, "/p%d", i);
+        snprintf(body, sizeof body, i + 1 < NPAGES ? "<a href=\"/p%d\">next</a>" : "<p>end%d</p>",
+                 i + 1);
+        fx_http_set(h, path, &(fx_route_t){.body = body, .delay_ms = delay_ms});
+    }
+}
+
+static void write_seeds(const char *path, fx_http_t *h)
+{
+    char s[256];
+    snprintf(s, sizeof s, "%s/p0\n", fx_http_base(h));
+    cr_assert_eq(fx_write_file(path, s), 0);
+}
+
+/* How many of the chain's pages were fetched at least once. */
+static int pages_fetched(fx_http_t *h)
+{
+    int n = 0;
+    for (int i = 0; i < NPAGES; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/p%d", i);
+        n += fx_http_hits(h, path) > 0;
+    }
+    return n;
+}
+
+static void redis_eval(redisContext *c, const char *script, const char *key)
+{
+    redisReply *r = redisCommand(c, "EVAL %s 1 %s", script, key);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "EVAL: %s", r ? r->str : c->errstr);
+    freeReplyObject(r);
+}
+
+static char *read_text(const char *path)
+{
+    char *s = fx_read_file(path, NULL);
+    return s ? s : strdup("");
+}
+
+/* seq turned into a list while a crawl runs: the crawler stops (no hang),
+ * a new one refuses to start naming the key, and once the key is deleted a
+ * crawl fetches every page (no URL lost in the failed claim). */
+Test(keytypes, seq_as_a_list_during_a_crawl_stops_it_and_loses_no_url, .timeout = 120)
+{
+    fx_redis_t *r = side_redis();
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "%s", fx_error());
+    chain_site(h, 150);
+    redisContext *c = fx_redis_connect(r);
+    char *dir = fx_tmpdir(), seeds[512], log[512], out[512];
+    snprintf(seeds, sizeof seeds, "%s/seeds", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    write_seeds(seeds, h);
+    char *argv[] = {CRAWLER_BIN,
+                    "crawl",
+                    "--redis",
+                    (char *)fx_redis_url(r),
+                    "--crawl",
+                    KT,
+                    "--seeds",
+                    seeds,
+                    "--delay",
+                    "0",
+                    "--bloom-capacity",
+                    "10000",
+                    "--threads",
+                    "1",
+                    "--out",
+                    out,
+                    "--quiet",
+                    NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0);
+    for (int i = 0; i < 1000 && fx_http_hits(h, "/p2") == 0; i++)
+        usleep(10 * 1000);
+    cr_assert(fx_http_hits(h, "/p2") > 0, "the crawl did not start");
+    redis_eval(c, "redis.call('DEL', KEYS[1]); return redis.call('RPUSH', KEYS[1], 'x')", P "seq");
+    int rc = fx_wait(pid, 30000);
+    cr_expect_neq(rc, -2, "the crawler hung with seq a list (killed after 30 s)");
+    cr_expect_neq(rc, 0, "the crawler exited 0 with seq a list");
+
+    rc = fx_run(argv, NULL, log, 30000);
+    char *text = read_text(log);
+    cr_expect(rc != 0 && rc != -2, "a new crawler with seq a list exited %d", rc);
+    cr_expect(strstr(text, P "seq is a list, expected a string"), "stderr: %s", text);
+    free(text);
+
+    cmd_ok(c, "DEL %s", P "seq");
+    char *rerun[] = {CRAWLER_BIN, "crawl", "--redis",          (char *)fx_redis_url(r),
+                     "--crawl",   KT,      "--delay",          "0",
+                     "--threads", "1",     "--bloom-capacity", "10000",
+                     "--quiet",   NULL};
+    rc = fx_run(rerun, NULL, log, 60000);
+    text = read_text(log);
+    cr_expect_eq(rc, 0, "the crawl after deleting seq exited %d: %s", rc, text);
+    free(text);
+    cr_expect_eq(pages_fetched(h), NPAGES, "%d of %d pages fetched after the fix", pages_fetched(h),
+                 NPAGES);
+    redisFree(c);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}
+
+/* ready a string during `crawler seed`: it fails naming the key and records
+ * nothing (not even the seed as seen), so once the key is deleted the same
+ * seeding adds the seed and the crawl fetches it. */
+Test(keytypes, ready_as_a_string_during_seed_records_nothing_and_the_seed_is_crawled_after,
+     .timeout = 120)
+{
+    fx_redis_t *r = side_redis();
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "%s", fx_error());
+    chain_site(h, 0);
+    redisContext *c = fx_redis_connect(r);
+    char *dir = fx_tmpdir(), seeds[512], log[512], outp[512];
+    snprintf(seeds, sizeof seeds, "%s/seeds", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(outp, sizeof outp, "%s/stdout", dir);
+    write_seeds(seeds, h);
+    cmd_ok(c, "SET %s junk", P "ready");
+    char *seed[] = {
+        CRAWLER_BIN,        "seed",  seeds, "--redis", (char *)fx_redis_url(r), "--crawl", KT,
+        "--bloom-capacity", "10000", NULL};
+    int rc = fx_run(seed, outp, log, 30000);
+    char *text = read_text(log);
+    cr_expect(rc != 0 && rc != -2, "crawler seed with ready a string exited %d", rc);
+    cr_expect(strstr(text, P "ready is a string, expected a zset"), "stderr: %s", text);
+    free(text);
+
+    cmd_ok(c, "DEL %s", P "ready");
+    rc = fx_run(seed, outp, log, 30000);
+    text = read_text(outp);
+    cr_expect_eq(rc, 0, "crawler seed after the fix exited %d", rc);
+    cr_expect(!strncmp(text, "1 added", 7), "crawler seed after the fix said: %s", text);
+    free(text);
+    char *crawl[] = {CRAWLER_BIN, "crawl", "--redis",          (char *)fx_redis_url(r),
+                     "--crawl",   KT,      "--delay",          "0",
+                     "--threads", "1",     "--bloom-capacity", "10000",
+                     "--quiet",   NULL};
+    rc = fx_run(crawl, NULL, log, 60000);
+    cr_expect_eq(rc, 0, "the crawl exited %d", rc);
+    cr_expect_eq(pages_fetched(h), NPAGES, "%d of %d pages fetched", pages_fetched(h), NPAGES);
+    redisFree(c);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}
