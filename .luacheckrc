@@ -11,7 +11,7 @@ std = "lua51"
 max_line_length = 100
 
 local dir = "frontier/lua/"
-local redis_globals = {"redis", "KEY", "FN"}
+local redis_globals = {"redis", "KEY", "KEY_TYPE", "FN"}
 
 local order, text = {}, {}
 for line in io.lines(dir .. "library.txt") do

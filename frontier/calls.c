@@ -149,11 +149,38 @@ void fa_fcall(fr_args_t *a, size_t numkeys)
 /* ---- running scripts ----------------------------------------------------- */
 
 /* Keeps the text of an error reply for frontier_last_error, its library
- * lines as file:line. */
+ * lines as file:line.  The scripts' type check (types.lua) says "WRONGTYPE
+ * <key> is a <type>, expected a <type>": kept as "<key> is a ...", without
+ * the "WRONGTYPE " and the " script: ..." Redis adds. */
 static void note_error(frontier_t *f, const redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ERROR)
-        fr_lua_error(r->str ? r->str : "", f->last_error, sizeof f->last_error);
+    if (r->type != REDIS_REPLY_ERROR)
+        return;
+    const char *s = r->str ? r->str : "", *tail;
+    if (!strncmp(s, "WRONGTYPE ", 10) && strstr(s, ", expected a ") &&
+        (tail = strstr(s, " script: ")) != NULL) {
+        snprintf(f->last_error, sizeof f->last_error, "%.*s", (int)(tail - s - 10), s + 10);
+        return;
+    }
+    fr_lua_error(s, f->last_error, sizeof f->last_error);
+}
+
+int fr_reply_error(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ERROR && r->str && !strncmp(r->str, "WRONGTYPE", 9)
+               ? CRAWL_EWRONGTYPE
+               : CRAWL_EREPLY;
+}
+
+int fr_wrong_type(struct redisContext *rc, const char *key, size_t keylen, const char *want,
+                  char *buf, size_t buflen)
+{
+    redisReply *r = redisCommand(rc, "TYPE %b", key, keylen);
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    snprintf(buf, buflen, "%.*s is a %s, expected a %s", (int)keylen, key, ok ? r->str : "?", want);
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : CRAWL_EREDIS;
 }
 
 int fr_load(frontier_t *f)

@@ -5,8 +5,8 @@
 #   cmake -DLUA_DIR=<frontier/lua> -DKEYS_DEF=<frontier/keys.def> -DOUT=<file.c> -P embed_lua.cmake
 #
 # The library is: the "#!lua name=crawler_frontier_<hash>" line, a generated
-# chunk (FN, the functions' name prefix "cf<hash>_", and KEY, the table of
-# key suffixes made from keys.def's lines), then every file of
+# chunk (FN, the functions' name prefix "cf<hash>_", KEY, the table of
+# key suffixes made from keys.def's lines, and KEY_TYPE, their types), then every file of
 # lua/library.txt in its order, each one's lines contiguous.  <hash> is the
 # first 16 hex digits of the SHA-256 of the generated KEY chunk and the
 # files, so two crawler builds whose Lua differs never run each other's
@@ -29,6 +29,7 @@ endfunction()
 
 # KEY, from keys.def: FR_KEY(ID, "suffix", "type") and FR_KEYS(...) (a family).
 file(STRINGS "${KEYS_DEF}" defs REGEX "^FR_KEYS?\\(")
+set(types "")
 set(keys "local KEY = { -- frontier/keys.def: P .. suffix (a family: P .. suffix .. id)\n")
 foreach(d IN LISTS defs)
   if(NOT d MATCHES "^FR_(KEYS?)\\(([A-Z0-9_]+), *\"([a-z0-9:-]*)\", *\"([a-z]+)\"\\)$")
@@ -39,8 +40,11 @@ foreach(d IN LISTS defs)
     set(what "${what}s, one per id")
   endif()
   string(APPEND keys "  ${CMAKE_MATCH_2} = '${CMAKE_MATCH_3}', -- ${what}\n")
+  string(APPEND types "  ${CMAKE_MATCH_2} = '${CMAKE_MATCH_4}',\n")
 endforeach()
 string(APPEND keys "}\n")
+# KEY_TYPE, from the same lines: a key's Redis type (types.lua checks them).
+string(APPEND keys "local KEY_TYPE = { -- frontier/keys.def: 'bloom' is the bloom/ module's\n${types}}\n")
 
 # The files, in library.txt's order.
 file(STRINGS "${LUA_DIR}/library.txt" names REGEX "^[A-Za-z0-9_]")

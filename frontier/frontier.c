@@ -136,6 +136,60 @@ static int check_server(frontier_t *f, char *errbuf, size_t errlen)
     return CRAWL_EREPLY;
 }
 
+/* The keys check_keys reads at open: every single key of keys.def but the
+ * Bloom filter (bloom_open checks its own), and this worker's two. */
+#define OPEN_KEYS (FR_K_COUNT + 2)
+
+/* Checks, in one pipelined round of TYPE, that the crawl's keys are of their
+ * keys.def types (or absent), before frontier_open writes anything (the
+ * Bloom filter, the worker's registration): CRAWL_EWRONGTYPE and errbuf
+ * "crawler:{NAME}:seq is a list, expected a string".  The scripts check
+ * again (frontier/lua/types.lua): a key may change after this. */
+static int check_keys(frontier_t *f, char *errbuf, size_t errlen)
+{
+    fr_args_t k;
+    const char *want[OPEN_KEYS];
+    size_t n = 0;
+    fa_init(&k);
+    for (int id = 0; id < FR_K_COUNT; id++)
+        if (!fr_key_is_family((fr_key_id_t)id) && id != FR_K_SEEN) {
+            want[n++] = fr_key_type((fr_key_id_t)id);
+            fa_key(&k, f->prefix, (fr_key_id_t)id, NULL, 0);
+        }
+    want[n++] = "hash";
+    fa_key(&k, f->prefix, FR_K_LEASE, f->worker, strlen(f->worker));
+    want[n++] = "hash";
+    fa_key(&k, f->prefix, FR_K_WORKER, f->worker, strlen(f->worker));
+    int rc = k.oom ? CRAWL_ENOMEM : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (redisAppendCommand(f->rc, "TYPE %b", k.v[i], k.len[i]) != REDIS_OK)
+            rc = CRAWL_EREDIS;
+    f->round_trips += rc == 0;
+    for (size_t i = 0; rc != CRAWL_EREDIS && rc != CRAWL_ENOMEM && i < n; i++) {
+        redisReply *r = NULL; /* every reply is read, the first wrong one kept */
+        if (redisGetReply(f->rc, (void **)&r) != REDIS_OK || !r) {
+            rc = CRAWL_EREDIS;
+            break;
+        }
+        if (rc < 0)
+            ;
+        else if (r->type != REDIS_REPLY_STATUS)
+            rc = CRAWL_EREPLY;
+        else if (strcmp(r->str, "none") && strcmp(r->str, want[i])) {
+            snprintf(errbuf, errlen, "%.*s is a %s, expected a %s", (int)k.len[i], k.v[i], r->str,
+                     want[i]);
+            snprintf(f->last_error, sizeof f->last_error, "%s", errbuf);
+            rc = CRAWL_EWRONGTYPE;
+        }
+        freeReplyObject(r);
+    }
+    if (rc == CRAWL_EREDIS || rc == CRAWL_EREPLY || rc == CRAWL_ENOMEM)
+        snprintf(errbuf, errlen, "checking the crawl's keys: %s%s%s", crawl_strerror(rc),
+                 f->rc->err ? ": " : "", f->rc->err ? f->rc->errstr : "");
+    fa_free(&k);
+    return rc;
+}
+
 /* The crawl's visited set when frontier_open is given none: joins the filter
  * as created, else creates it if the config says how (frontier.h). */
 static int open_bloom(frontier_t *f, char *errbuf, size_t errlen)
@@ -212,12 +266,13 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
              (uint64_t)(uintptr_t)f;
     if (!f->rng)
         f->rng = 88172645463325252ULL;
-    if (check_server(f, errbuf, errlen) < 0 || open_scripts(f, errbuf, errlen) < 0 ||
-        (!f->bloom && open_bloom(f, errbuf, errlen) < 0))
+    if (check_server(f, errbuf, errlen) < 0 || check_keys(f, errbuf, errlen) < 0 ||
+        open_scripts(f, errbuf, errlen) < 0 || (!f->bloom && open_bloom(f, errbuf, errlen) < 0))
         goto fail;
     int hrc = frontier_heartbeat(f, NULL, NULL);
     if (hrc < 0) {
-        snprintf(errbuf, errlen, "registering the worker: %s", crawl_strerror(hrc));
+        snprintf(errbuf, errlen, "registering the worker: %s%s%s", crawl_strerror(hrc),
+                 *f->last_error ? ": " : "", f->last_error);
         goto fail;
     }
     return f;
@@ -410,7 +465,7 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
     fa_free(&a);
     if (rc < 0)
         return rc;
-    rc = r->type == REDIS_REPLY_ERROR ? CRAWL_EREPLY
+    rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r)
                                       : parse_claim(f, r, max, items, n, state, wait_ms);
     freeReplyObject(r);
     /* On ENOMEM the URLs stay leased to us and come back when this worker's
@@ -458,7 +513,9 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
     if (rc < 0)
         return rc;
     uint64_t n = 0;
-    if (fr_reply_u64(r, &n) < 0)
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = fr_reply_error(r);
+    else if (fr_reply_u64(r, &n) < 0)
         rc = CRAWL_EREPLY;
     else if (reclaimed)
         *reclaimed = (size_t)n;
@@ -477,7 +534,9 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
     if (rc < 0)
         return rc;
     uint64_t lost;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = fr_reply_error(r);
+    else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost))
         rc = CRAWL_EREPLY;
     else if (lost)
         rc = CRAWL_ELEASE;
@@ -536,7 +595,9 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
     f->round_trips++;
     if (!r)
         return CRAWL_EREDIS;
-    int rc = r->type == REDIS_REPLY_INTEGER ? 0 : CRAWL_EREPLY;
+    int rc = r->type == REDIS_REPLY_INTEGER ? 0 : fr_reply_error(r);
     freeReplyObject(r);
+    if (rc == CRAWL_EWRONGTYPE)
+        fr_wrong_type(f->rc, key, strlen(key), "hash", f->last_error, sizeof f->last_error);
     return rc;
 }

@@ -13,6 +13,7 @@
 #include "keys.h"
 
 struct redisReply;
+struct redisContext;
 
 /* The library's functions (frontier/lua/<name>.lua; names in library.c). */
 enum {
@@ -183,6 +184,16 @@ long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links,
 int fr_lease_split(const char *lease, const char **worker, size_t *fieldlen, size_t *originlen);
 /* A uniform double in [0,1). */
 double fr_random(frontier_t *f);
+
+/* The code of an error reply: CRAWL_EWRONGTYPE for a key of the wrong type
+ * (the scripts' own check, frontier/lua/types.lua, or Redis's WRONGTYPE),
+ * else CRAWL_EREPLY. */
+int fr_reply_error(const struct redisReply *r);
+/* Writes "KEY is a TYPE, expected a WANT" into buf, TYPE read with TYPE
+ * (one round trip on rc): what a wrong-typed key's error says.  0, or
+ * CRAWL_EREDIS (buf then names the key only). */
+int fr_wrong_type(struct redisContext *rc, const char *key, size_t keylen, const char *want,
+                  char *buf, size_t buflen);
 
 /* Integer value of a reply element (integer or numeric string); 0 or -1. */
 int fr_reply_u64(const struct redisReply *r, uint64_t *out);

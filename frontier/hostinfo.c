@@ -12,17 +12,23 @@
  *   P seedhosts             set     hosts of the seeds
  * Each function is one plain command (no script: each is one atomic step of
  * its own), built with the frontier's argument builder, so keys and values
- * are binary-safe and no format string ever sees them.
+ * are binary-safe and no format string ever sees them.  A key of another
+ * type fails the call naming it (frontier_last_error):
+ * the SETs take GET, so that they refuse one instead of replacing it.
  */
 #include "frontier_internal.h"
 
 #include <hiredis/hiredis.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Sends the command built in a and frees a: 0 and *out (caller frees with
- * freeReplyObject; never an error reply), or the failure. */
-static int run(frontier_t *f, fr_args_t *a, redisReply **out)
+/* Sends the command built in a (its key is argument 1, of type want) and
+ * frees a: 0 and *out (caller frees with freeReplyObject; never an error
+ * reply), or the failure: CRAWL_EREPLY for an error reply (for a key of
+ * another type the command changed nothing, and frontier_last_error names
+ * the key and its type). */
+static int run(frontier_t *f, fr_args_t *a, const char *want, redisReply **out)
 {
     *out = NULL;
     if (a->oom) {
@@ -31,13 +37,20 @@ static int run(frontier_t *f, fr_args_t *a, redisReply **out)
     }
     redisReply *r = redisCommandArgv(f->rc, (int)a->n, a->v, a->len);
     f->round_trips++;
-    fa_free(a);
-    if (!r)
+    if (!r) {
+        fa_free(a);
         return CRAWL_EREDIS;
+    }
     if (r->type == REDIS_REPLY_ERROR) {
+        int wrong = fr_reply_error(r) == CRAWL_EWRONGTYPE;
+        snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
         freeReplyObject(r);
+        if (wrong)
+            fr_wrong_type(f->rc, a->v[1], a->len[1], want, f->last_error, sizeof f->last_error);
+        fa_free(a);
         return CRAWL_EREPLY;
     }
+    fa_free(a);
     *out = r;
     return 0;
 }
@@ -62,7 +75,7 @@ int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *l
     fr_args_t a;
     origin_cmd(&a, f, "GET", FR_K_ROBOTS, origin);
     redisReply *r;
-    int rc = run(f, &a, &r);
+    int rc = run(f, &a, "string", &r);
     if (rc < 0)
         return rc;
     if (r->type == REDIS_REPLY_STRING) {
@@ -93,9 +106,10 @@ int frontier_robots_put(frontier_t *f, const char *origin, const char *val, size
     fa_str(&a, val ? val : "", len);
     fa_cstr(&a, "EX");
     fa_u64(&a, ttl_s);
+    fa_cstr(&a, "GET"); /* a key of another type: an error, and nothing set */
     redisReply *r;
-    int rc = run(f, &a, &r);
-    if (rc == 0 && r->type != REDIS_REPLY_STATUS)
+    int rc = run(f, &a, "string", &r);
+    if (rc == 0 && r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)
         rc = CRAWL_EREPLY;
     if (r)
         freeReplyObject(r);
@@ -114,13 +128,16 @@ int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int
     fa_cstr(&a, "NX");
     fa_cstr(&a, "PX");
     fa_u64(&a, ttl_ms);
+    /* GET: a lock of another type is an error (SET NX alone would answer
+     * "held" forever, since no TTL lapses it); nil: it was free, now ours */
+    fa_cstr(&a, "GET");
     redisReply *r;
-    int rc = run(f, &a, &r);
+    int rc = run(f, &a, "string", &r);
     if (rc < 0)
         return rc;
-    if (r->type == REDIS_REPLY_STATUS)
+    if (r->type == REDIS_REPLY_NIL)
         *won = 1;
-    else if (r->type != REDIS_REPLY_NIL)
+    else if (r->type != REDIS_REPLY_STRING)
         rc = CRAWL_EREPLY;
     freeReplyObject(r);
     return rc;
@@ -133,7 +150,7 @@ int frontier_robots_unlock(frontier_t *f, const char *origin)
     fr_args_t a;
     origin_cmd(&a, f, "DEL", FR_K_ROBOTS_LOCK, origin);
     redisReply *r;
-    int rc = run(f, &a, &r);
+    int rc = run(f, &a, "string", &r);
     if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
         rc = CRAWL_EREPLY;
     if (r)
@@ -157,7 +174,7 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
     for (size_t i = 0; i < n; i++)
         fa_cstr(&a, urls[i]);
     redisReply *r;
-    int rc = run(f, &a, &r);
+    int rc = run(f, &a, "set", &r);
     if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
         rc = CRAWL_EREPLY;
     if (r)
@@ -212,7 +229,7 @@ int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)
     fa_cstr(&a, "SMEMBERS");
     fa_key(&a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
     redisReply *r;
-    int rc = run(f, &a, &r);
+    int rc = run(f, &a, "set", &r);
     if (rc < 0)
         return rc;
     rc = copy_members(r, hosts, n);

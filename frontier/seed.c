@@ -106,7 +106,7 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flag
                 ? fr_offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]->str, rep[i]->len)
                 : -1;
         if (nnew < 0)
-            rc = rc ? rc : CRAWL_EREPLY;
+            rc = rc ? rc : fr_reply_error(rep[i]);
         else
             *added += (size_t)nnew;
     }

@@ -164,8 +164,8 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
             break;
         }
         r[i] = v;
-        if (r[i]->type == REDIS_REPLY_ERROR)
-            rc_ = CRAWL_EREPLY;
+        if (r[i]->type == REDIS_REPLY_ERROR && rc_ == 0)
+            rc_ = fr_reply_error(r[i]); /* a key of the wrong type: CRAWL_EWRONGTYPE */
     }
     if (rc_ == 0 && (get_now(r[0], &out->now_ms) || read_counters(r[1], out) ||
                      fr_reply_u64(r[2], &out->delayed) || fr_reply_u64(r[3], &out->ready_hosts) ||

@@ -16,11 +16,29 @@ local REP, RUNS, RN, HS = {}, {}, {}, {}
 local HINF, HNX, ZREM, ZADD = {}, {}, {}, {}
 local n, nruns -- entries claimed, runs
 
+-- The keys a claim touches besides the queues and its lease hash.
+local CLAIM_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'DELAYED', 'SEQ'}
+
+-- The first lim ready hosts (hosts: read before, or nil), up to the first
+-- one whose queue is not a list (stop: true), which this round leaves out
+-- (and the rounds after: the next claim's first round names it).
+local function round_hosts(lim, hosts)
+  hosts = hosts or redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0', str(lim))
+  for x = 1, #hosts do
+    if not queue_ok(hosts[x]) then
+      for y = #hosts, x, -1 do hosts[y] = nil end
+      return hosts, true
+    end
+  end
+  return hosts, false
+end
+
 -- One round over the ready hosts: takes up to max - n entries from at most
--- lim hosts, updating the hosts' in-flight counts, next times and places in
--- ready.  Returns how many hosts gave something, or nil when none was ready.
-local function take_round(lim, max, per_host, delay, maxd)
-  local hosts = redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0', str(lim))
+-- lim hosts (hosts: the round's hosts if read before), updating the hosts'
+-- in-flight counts, next times and places in ready.  Returns how many hosts
+-- gave something, or nil when none was ready; and whether to stop there.
+local function take_round(lim, max, per_host, delay, maxd, pre)
+  local hosts, stop = round_hosts(lim, pre)
   if #hosts == 0 then return nil end
   local infs = redis.call('HMGET', K.HINFLIGHT, unpack(hosts))
   local owns = redis.call('HMGET', K.HDELAY, unpack(hosts))
@@ -56,7 +74,7 @@ local function take_round(lim, max, per_host, delay, maxd)
   if nx > 0 then redis.call('HSET', K.HNEXT, unpack(HNX, 1, nx)) end
   if nr > 0 then redis.call('ZREM', K.READY, unpack(ZREM, 1, nr)) end
   if na > 0 then redis.call('ZADD', K.READY, unpack(ZADD, 1, na)) end
-  return gave
+  return gave, stop
 end
 
 -- Leases the n entries claimed to worker, numbered b * 10000 + i (b from
@@ -108,20 +126,31 @@ local function claim(_, ARGV)
   local worker = ARGV[2]
   local max, per_host = tonumber(ARGV[3]), tonumber(ARGV[4])
   local delay, maxd, lease = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-  redis.call('ZADD', K.WORKERS, now + lease, worker)
-  reclaim(per_host)
-  promote(per_host)
-  n, nruns = 0, 0
   -- per: URLs a ready host is expected to give (then what the last round's gave):
   -- every host fetched costs three reply elements, used or not
   local rounds, per = 0, math.min(per_host, 8)
   if delay > 0 then per = 1 end
+  -- the checks (types.lua), before the first write: the first round's hosts
+  -- are these, or these and hosts whose queues reclaim and promote checked
+  need_keys(CLAIM_KEYS)
+  need(K.LEASE .. worker, 'hash')
+  local ws, due = expired_workers(worker), due_retries()
+  local first = redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0',
+                           str(math.ceil(max / per)))
+  for _, h in ipairs(first) do need_queue(h) end
+  if #ws > 0 or #due > 0 then first = nil end -- they may wake hosts: read again
+  redis.call('ZADD', K.WORKERS, now + lease, worker)
+  reclaim(per_host, ws)
+  promote(per_host, due)
+  n, nruns = 0, 0
   while n < max and rounds < 32 do
     rounds = rounds + 1
     local took = n
-    local gave = take_round(math.ceil((max - n) / per), max, per_host, delay, maxd)
+    local gave, stop = take_round(math.ceil((max - n) / per), max, per_host, delay, maxd, first)
+    first = nil
     if not gave then break end
     if gave > 0 then per = math.max(1, math.floor((n - took) / gave)) end
+    if stop then break end
   end
   if n == 0 then return nothing_ready() end
   store_leases(worker)

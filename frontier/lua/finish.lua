@@ -23,6 +23,8 @@ local HOSTS = OUTCOMES + 1
 local HOST_ARGS = 3
 -- A page's arguments: its lease field, its link section's span, then the section.
 local PG_SPAN, PG_ARGS = 1, 2
+-- The keys a finish touches besides the queues, lease hashes and blocks.
+local FINISH_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HFAIL', 'HADMIT', 'STATS', 'ERRORS'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}
@@ -55,6 +57,23 @@ local function take_foreign(toks, np, w0)
     if #del > 0 then redis.call('HDEL', lk, unpack(del)) end
   end
   return held, lost
+end
+
+-- Checks (types.lua) every key the finish will touch, before its first
+-- write: the crawl's, the lease hashes of the pages' workers, the Bloom
+-- blocks, the queues of the hosts it may wake and of every link offered.
+local function finish_check(KEYS, ARGV, toks, at, np, w0, nforeign, nh, k)
+  need_keys(FINISH_KEYS)
+  need(K.LEASE .. w0, 'hash')
+  for pg = 1, nforeign > 0 and np or 0 do
+    local a = find(toks[pg], '@', 1, true)
+    if a then need(K.LEASE .. sub(toks[pg], a + 1), 'hash') end
+  end
+  need_blocks(KEYS)
+  for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do need_queue(ARGV[x]) end
+  for pg = 1, np do
+    if ARGV[at[pg] + PG_SPAN] ~= '0' then need_section(ARGV, at[pg] + PG_ARGS, k) end
+  end
 end
 
 -- Takes the pages' leases, each once: held[pg] is true if page pg's lease
@@ -135,7 +154,6 @@ local function finish(KEYS, ARGV)
   local nforeign, nh = tonumber(ARGV[NFOREIGN]), tonumber(ARGV[HOSTS])
   local NKINDS = HOSTS + 1 + HOST_ARGS * nh
   local nkinds = tonumber(ARGV[NKINDS])
-  need_module(KEYS, k)
   local toks, at, i = TOKS, AT, NKINDS + 1 + 2 * nkinds -- at[pg]: page pg's first argument
   for pg = 1, np do
     toks[pg] = ARGV[i]; at[pg] = i
@@ -143,6 +161,8 @@ local function finish(KEYS, ARGV)
     i = i + PG_ARGS
     if span ~= '0' then i = i + tonumber(span) end
   end
+  finish_check(KEYS, ARGV, toks, at, np, w0, nforeign, nh, k)
+  need_module(KEYS, k)
   local held, lost = take_leases(toks, np, w0, nforeign)
   local hosts, dec, ok = {}, {}, {}
   for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do

@@ -2,15 +2,20 @@
 -- the URLs of expired workers.
 -- ARGV and reply: the layout above build_heartbeat() in frontier/frontier.c.
 
+local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'STATS'}
+
 local function heartbeat(_, ARGV)
   local w, lease, per_host = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
   local host, pid, pages, rate, in_flight = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-  redis.call('ZADD', K.WORKERS, now + lease, w)
   local wk = K.WORKER .. w
+  need_keys(HEARTBEAT_KEYS) -- (types.lua) before the first write
+  need(wk, 'hash')
+  local ws = expired_workers(w)
+  redis.call('ZADD', K.WORKERS, now + lease, w)
   redis.call('HSETNX', wk, 'started', now)
   redis.call('HSET', wk, 'host', host, 'pid', pid, 'pages', pages, 'pages_per_s', rate,
     'in_flight', in_flight, 'last', now, 'lease_until', now + lease)
-  return reclaim(per_host)
+  return reclaim(per_host, ws)
 end
 
 register('heartbeat', heartbeat)

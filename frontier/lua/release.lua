@@ -1,9 +1,16 @@
 -- release.lua -- hands leased URLs back to the front of their queues.
 -- ARGV and reply: the layout above build_release() in frontier/frontier.c.
 
+local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'STATS'}
+
 local function release(_, ARGV)
   local per_host, FIRST = tonumber(ARGV[2]), 3 -- ARGV[FIRST]: the first item's worker
   local lost, hs, es = 0, {}, {}
+  need_keys(RELEASE_KEYS) -- (types.lua) before the first write
+  for i = FIRST, #ARGV - 1, 2 do
+    need(K.LEASE .. ARGV[i], 'hash')
+    need_queue((unstore(ARGV[i + 1])))
+  end
   for i = #ARGV - 1, FIRST, -2 do -- from the last item: each goes in front of the ones after
     local lk, field = K.LEASE .. ARGV[i], ARGV[i + 1]
     local e = redis.call('HGET', lk, field)

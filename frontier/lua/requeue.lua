@@ -16,9 +16,9 @@ local function push_back(hs, es, per_host, leased)
   for _, h in ipairs(hosts) do wake(h, per_host, true) end
 end
 
--- Hands the leases of expired workers back to the front of their queues.
-local function reclaim(per_host)
-  local ws = redis.call('ZRANGEBYSCORE', K.WORKERS, '-inf', '(' .. now, 'LIMIT', 0, 16)
+-- Hands the leases of expired workers ws (expired_workers) back to the
+-- front of their queues.
+local function reclaim(per_host, ws)
   local n = 0
   for _, w in ipairs(ws) do
     local lk = K.LEASE .. w
@@ -36,9 +36,8 @@ local function reclaim(per_host)
   return n
 end
 
--- Due retries go to the front of their queues.
-local function promote(per_host)
-  local due = redis.call('ZRANGEBYSCORE', K.DELAYED, '-inf', now, 'LIMIT', 0, 256)
+-- Due retries (due_retries) go to the front of their queues.
+local function promote(per_host, due)
   if #due == 0 then return end
   local hs, es = {}, {}
   for x, v in ipairs(due) do hs[x], es[x] = unstore(v) end -- stored(origin, entry)

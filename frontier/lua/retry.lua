@@ -15,15 +15,20 @@ local function outcome(status, err, bytes)
   count('bytes', bytes)
 end
 
+local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HFAIL', 'STATS', 'ERRORS', 'DEAD', 'DELAYED'}
+
 local function retry(_, ARGV)
   local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
   local delay, retry_after, max_tries = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
   local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local h = unstore(field)
+  need_keys(RETRY_KEYS) -- (types.lua) before the first write
+  need(lk, 'hash')
+  need_queue(h)
   local e = redis.call('HGET', lk, field)
   if not e then return {1, 0} end
   redis.call('HDEL', lk, field)
-  local h = unstore(field)
   local d, t, u, hops = parse(e)
   unlease(h)
   count('inflight', -1)

@@ -3,11 +3,18 @@
 -- claims a seed finds its host among the seed hosts).
 -- ARGV and reply: the layout above build_seed() in frontier/seed.c.
 
+local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'STATS', 'SEEDHOSTS'}
+
 local function seed(KEYS, ARGV)
   local force, maxp, maxh = ARGV[2] == '1', tonumber(ARGV[3]), tonumber(ARGV[4])
   local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
   local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, then the link section
   local nh = tonumber(ARGV[NHOSTS])
+  -- (types.lua) every key checked before the first Bloom bit is set: a seed
+  -- recorded as seen and then not queued would never be crawled
+  need_keys(SEED_KEYS)
+  need_blocks(KEYS)
+  need_section(ARGV, NHOSTS + 1 + nh, k)
   local st = offer_begin()
   local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh)
   offer_flush(st, per_host)
