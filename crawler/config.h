@@ -34,6 +34,8 @@ struct cli_cmd;
 #define CONFIG_DEFAULT_SCOPE SCOPE_HOST
 #define CONFIG_DEFAULT_GRACE_MS 5000 /* finish in-flight work after SIGTERM */
 #define CONFIG_MAX_PATTERNS 32       /* --include/--exclude/--allow/--deny each */
+/* a Retry-After waits at most 10 min (--max-retry-after) */
+#define CONFIG_DEFAULT_MAX_RETRY_AFTER_MS 600000
 
 typedef enum config_scope {
     SCOPE_HOST = 0,   /* only the seeds' hosts */
@@ -61,6 +63,8 @@ typedef struct crawl_config {
     uint32_t lease_ms;     /* --lease, ms */
     uint32_t max_tries;    /* --max-tries */
     uint32_t backoff_ms;   /* --retry-backoff, ms before the first retry */
+    /* --max-retry-after, ms: cap on a response's Retry-After (0: ignored) */
+    uint32_t max_retry_after_ms;
     /* robots */
     const char *user_agent; /* --user-agent */
     int ignore_robots;      /* --ignore-robots */
