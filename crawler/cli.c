@@ -354,44 +354,144 @@ static char *clean_line(char *line)
     return s;
 }
 
+int cli_read_line(FILE *in, char *buf, size_t cap, size_t *len, uint64_t *total)
+{
+    size_t n = 0;
+    uint64_t all = 0;
+    int c = EOF;
+    flockfile(in);
+    while (all < CLI_LINE_GIVE_UP && (c = getc_unlocked(in)) != EOF && c != '\n') {
+        if (n + 1 < cap)
+            buf[n++] = (char)c; /* past cap - 1 bytes, counted and dropped */
+        all++;
+    }
+    int err = c == EOF && ferror(in);
+    funlockfile(in);
+    buf[n] = '\0';
+    *len = n;
+    *total = all;
+    if (err)
+        return CLI_LINE_ERROR;
+    if (c == EOF && all == 0)
+        return CLI_LINE_EOF;
+    if (all >= CLI_LINE_GIVE_UP)
+        return CLI_LINE_ENDLESS;
+    return all == n ? CLI_LINE_OK : CLI_LINE_LONG;
+}
+
+struct cli_urls {
+    FILE *in;
+    const char *fname;
+    size_t max_len;
+    unsigned long lineno;
+    long bad;
+    const char *text; /* the last line, trimmed (in buf) */
+    char err[512];    /* why the list could not be read to its end */
+    size_t cap;
+    char buf[]; /* cap bytes: a line of up to cap - 1 */
+};
+
+cli_urls_t *cli_urls_new(FILE *in, const char *fname, size_t max_len)
+{
+    size_t ml = max_len ? max_len : PARSER_DEFAULT_MAX_URL_LENGTH;
+    size_t cap = ml + CLI_URL_LINE_SLACK + 1;
+    cli_urls_t *r = malloc(sizeof *r + cap);
+    if (r)
+        *r = (cli_urls_t){.in = in, .fname = fname, .max_len = max_len, .cap = cap};
+    return r;
+}
+
+void cli_urls_free(cli_urls_t *r)
+{
+    free(r);
+}
+
+long cli_urls_rejected(const cli_urls_t *r)
+{
+    return r->bad;
+}
+
+const char *cli_urls_error(const cli_urls_t *r)
+{
+    return r->err;
+}
+
+/* One line read into r->buf: its URL normalized into *url, or 0 (blank,
+ * comment, or rejected and reported). */
+static int url_of_line(cli_urls_t *r, size_t got, char **url)
+{
+    if (memchr(r->buf, '\0', got)) {
+        fprintf(stderr, "%s:%lu: invalid line: contains a NUL byte\n", r->fname, r->lineno);
+        r->bad++;
+        return 0;
+    }
+    char *s = clean_line(r->buf);
+    r->text = s;
+    if (!*s)
+        return 0;
+    int rc = parser_url_normalize(NULL, s, r->max_len, url);
+    if (rc < 0) {
+        fprintf(stderr, "%s:%lu: invalid URL '%.200s': %s\n", r->fname, r->lineno, s,
+                crawl_strerror(rc));
+        r->bad++;
+        return 0;
+    }
+    return 1;
+}
+
+int cli_urls_next(cli_urls_t *r, char **url)
+{
+    *url = NULL;
+    for (;;) {
+        size_t got;
+        uint64_t total;
+        int st = cli_read_line(r->in, r->buf, r->cap, &got, &total);
+        if (st == CLI_LINE_EOF)
+            return 0;
+        r->lineno++;
+        if (st == CLI_LINE_ERROR) {
+            snprintf(r->err, sizeof r->err, "%s:%lu: read error: %s", r->fname, r->lineno,
+                     strerror(errno));
+            return CRAWL_EFILE;
+        }
+        if (st == CLI_LINE_ENDLESS) {
+            snprintf(r->err, sizeof r->err,
+                     "%s:%lu: no end of line in %u MiB: not a list of URLs; stopped", r->fname,
+                     r->lineno, (unsigned)(CLI_LINE_GIVE_UP >> 20));
+            return CRAWL_EFILE;
+        }
+        if (st == CLI_LINE_LONG) {
+            fprintf(stderr,
+                    "%s:%lu: line of %llu bytes, longer than %zu (--max-url-length + %d): "
+                    "skipped\n",
+                    r->fname, r->lineno, (unsigned long long)total, r->cap - 1, CLI_URL_LINE_SLACK);
+            r->bad++;
+            continue;
+        }
+        if (url_of_line(r, got, url))
+            return 1;
+    }
+}
+
 long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, void *ud)
 {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    unsigned long lineno = 0;
-    long bad = 0;
-    while ((got = getline(&line, &cap, in)) >= 0) {
-        lineno++;
-        if (memchr(line, '\0', (size_t)got)) {
-            fprintf(stderr, "%s:%lu: invalid line: contains a NUL byte\n", fname, lineno);
-            bad++;
-            continue;
-        }
-        char *s = clean_line(line);
-        if (!*s)
-            continue;
-        char *url = NULL;
-        int rc = parser_url_normalize(NULL, s, max_len, &url);
-        if (rc < 0) {
-            fprintf(stderr, "%s:%lu: invalid URL '%.200s': %s\n", fname, lineno, s,
-                    crawl_strerror(rc));
-            bad++;
-            continue;
-        }
-        rc = fn(ud, url, s, lineno);
-        free(url);
-        if (rc < 0) {
-            free(line);
-            return -1;
-        }
-    }
-    int ioerr = ferror(in);
-    free(line);
-    if (ioerr) {
-        fprintf(stderr, "%s: read error: %s\n", fname, strerror(errno));
+    cli_urls_t *r = cli_urls_new(in, fname, max_len);
+    if (!r) {
+        fprintf(stderr, "%s: out of memory\n", fname);
         return -1;
     }
+    char *url;
+    int rc;
+    while ((rc = cli_urls_next(r, &url)) > 0) {
+        rc = fn(ud, url, r->text, r->lineno);
+        free(url);
+        if (rc < 0)
+            break;
+    }
+    if (rc == CRAWL_EFILE)
+        fprintf(stderr, "%s\n", r->err);
+    long bad = rc < 0 ? -1 : r->bad;
+    cli_urls_free(r);
     return bad;
 }
 

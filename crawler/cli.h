@@ -188,13 +188,55 @@ int cli_double(const char *cmd, const char *opt, const char *s, double lo, doubl
 /* A crawl name: 1..FRONTIER_MAX_CRAWL_NAME chars of [A-Za-z0-9._-]. */
 int cli_crawl_name(const char *cmd, const char *s);
 
-/* Reads a URL list: one URL a line, '#' comments (whole line or after
- * whitespace) and blank lines ignored, surrounding whitespace trimmed.  Each
- * line is normalized (parser_url_normalize, max_len bytes, 0: default) and
- * passed to fn; an invalid one is reported on stderr as
- * "FNAME:LINE: invalid URL 'TEXT': reason" and skipped.  fn returns 0, or a
- * negative value to stop.  Returns the number of rejected lines, or -1 on an
- * I/O error or when fn stopped. */
+/* ---- line input ------------------------------------------------------------
+ * Every line-oriented input (seeds files, `bloom add`, --config files) is
+ * read with a bounded buffer: a line longer than the buffer is counted and
+ * dropped as it is read, never held in memory, and a line with no end after
+ * CLI_LINE_GIVE_UP bytes (/dev/zero, a binary file) ends the input with an
+ * error instead of being read for ever.  There is no bound on the number of
+ * lines: `zcat seeds.gz | crawler seed -` may stream any number. */
+#define CLI_LINE_GIVE_UP (16u << 20) /* bytes of one line before the input is refused */
+#define CLI_URL_LINE_SLACK                                                                         \
+    4096 /* bytes a URL-list line may have besides its URL                                         \
+            (blanks, a comment) */
+
+enum {
+    CLI_LINE_EOF = 0,     /* nothing left */
+    CLI_LINE_OK = 1,      /* a line, in buf (without its '\n') */
+    CLI_LINE_LONG = 2,    /* longer than cap - 1 bytes: skipped (buf holds its start) */
+    CLI_LINE_ENDLESS = 3, /* no '\n' in CLI_LINE_GIVE_UP bytes: stop reading */
+    CLI_LINE_ERROR = -1,  /* read error (errno) */
+};
+/* Reads one line of in into buf (cap >= 1 bytes, NUL-terminated; it may
+ * contain NUL bytes: *len is the count kept).  *total: the line's length in
+ * bytes, all of them read.  Returns a CLI_LINE_* value. */
+int cli_read_line(FILE *in, char *buf, size_t cap, size_t *len, uint64_t *total);
+
+/* A URL list: one URL a line, '#' comments (whole line or after whitespace)
+ * and blank lines ignored, surrounding whitespace trimmed.  Each line is
+ * normalized (parser_url_normalize, max_len bytes, 0: default); a rejected
+ * line is reported on stderr and counted: "FNAME:LINE: invalid URL 'TEXT':
+ * reason", a NUL byte, or a line longer than max_len + CLI_URL_LINE_SLACK
+ * ("line of N bytes, longer than M: skipped", read in bounded memory).
+ * Not thread-safe; in is borrowed. */
+typedef struct cli_urls cli_urls_t;
+/* NULL on out of memory. */
+cli_urls_t *cli_urls_new(FILE *in, const char *fname, size_t max_len);
+/* Accepts NULL. */
+void cli_urls_free(cli_urls_t *r);
+/* The next URL: 1 with *url (normalized; caller frees), 0 at the end, or
+ * CRAWL_EFILE on a read error or an endless line (cli_urls_error says
+ * which, naming the file and line; nothing is printed). */
+int cli_urls_next(cli_urls_t *r, char **url);
+/* Lines rejected so far. */
+long cli_urls_rejected(const cli_urls_t *r);
+/* Why cli_urls_next returned CRAWL_EFILE ("" before); valid as long as r. */
+const char *cli_urls_error(const cli_urls_t *r);
+
+/* Reads a whole URL list (cli_urls_*), passing each URL to fn with the
+ * trimmed line it came from; fn returns 0, or a negative value to stop.
+ * Returns the number of rejected lines, or -1 on an I/O error or an endless
+ * line (printed), out of memory, or when fn stopped. */
 typedef int (*cli_url_fn)(void *ud, const char *url, const char *line, unsigned long lineno);
 long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, void *ud);
 

@@ -4,10 +4,13 @@
  * engine.
  *
  * DESIGN: keeps no state of its own: the options (config.c), the Redis
- * connection (rconn.c) and the outputs live for the call; every Redis key is
- * reached through the frontier.  Order: options, Redis, seeds, outputs, then
- * engine_run; each step's failure is printed once, here or by the step
- * (its message), and maps to the exit status (CLI_EXIT_*).
+ * connection (rconn.c), the seeds file and the outputs live for the call;
+ * every Redis key is reached through the frontier.  Order: options, then
+ * everything that can be checked without Redis (the scope's regexes, the
+ * seeds file and its first batch, the outputs opened: CLI_EXIT_USAGE, and
+ * nothing was written to Redis), then Redis, seeding, engine_run.  Each
+ * step's failure is printed once, here or by the step (its message), and
+ * maps to the exit status (CLI_EXIT_*).
  */
 #include <hiredis/hiredis.h>
 #include <stdint.h>
@@ -21,14 +24,44 @@
 #include "engine.h"
 #include "keys.h" /* FR_KEY_MAX */
 #include "output.h"
+#include "scope.h"
 #include "seeds.h"
 #include "warc.h"
 
+/* What can be checked before Redis: the scope (its --include/--exclude
+ * regexes compile), the seeds file (seeds_open reads its first batch) and
+ * the outputs (opened for appending; the WARC gets its warcinfo record, so
+ * a full disk shows here).  0, or -1 after printing the reason. */
+static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, warc_t **warc)
+{
+    char err[512];
+    scope_config_t sc = config_scope(cfg);
+    scope_t *probe = scope_new(&sc, err, sizeof err);
+    if (!probe) {
+        fprintf(stderr, "crawler crawl: --include/--exclude: %s\n", err);
+        return -1;
+    }
+    scope_free(probe);
+    if (cfg->seeds && !(*seeds = seeds_open(cfg->seeds, cfg->max_url_length, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --seeds: %s\n", err);
+        return -1;
+    }
+    if (cfg->out && !(*out = out_open(cfg->out, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg->out, err);
+        return -1;
+    }
+    if (cfg->warc && !(*warc = warc_open(cfg->warc, "crawler/" CRAWLER_VERSION, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg->warc, err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Opens the crawl's filter (joins it, or creates it with
  * --bloom-capacity/--bloom-fp-rate: refused with CRAWL_ENOROOM if it does
- * not fit in Redis), then its frontier, and seeds it from cfg->seeds.  0, or
- * a CRAWL_E* code after printing the reason. */
-static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
+ * not fit in Redis), then its frontier, and seeds it from seeds (may be
+ * NULL).  0, or a CRAWL_E* code after printing the reason. */
+static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, long *rejected)
 {
     redisContext *rc = cli_redis_connect("crawl", r);
     if (!rc)
@@ -61,12 +94,11 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, long *rejected)
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
                                           "makes it faster: see README)");
     seeds_result_t res;
-    if (cfg->seeds && (rcode = seeds_add_file(f, cfg->seeds, cfg->force_seeds, cfg->max_url_length,
-                                              &res, err, sizeof err)) < 0) {
+    if (seeds && (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0) {
         fprintf(stderr, "crawler crawl: %s\n", err);
         goto out;
     }
-    if (cfg->seeds) {
+    if (seeds) {
         if (!cfg->quiet)
             fprintf(stderr, "crawler: %zu seeds queued, %zu already seen, %ld invalid lines\n",
                     res.added, res.valid - res.added, res.rejected);
@@ -89,28 +121,25 @@ int cmd_crawl(int argc, char **argv)
         config_free(&cfg);
         return p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
     }
-    int status = CLI_EXIT_ERROR;
+    int status = CLI_EXIT_USAGE;
     long rejected = 0;
+    seeds_t *seeds = NULL;
     out_t *out = NULL;
     warc_t *warc = NULL;
-    char err[512];
-    rconn_t *r = cli_redis_open("crawl", cfg.redis_url, cfg.data_dir);
-    if (!r)
+    rconn_t *r = NULL;
+    if (validate(&cfg, &seeds, &out, &warc) < 0)
+        goto out; /* the reason is printed; Redis was not touched */
+    status = CLI_EXIT_ERROR;
+    if (!(r = cli_redis_open("crawl", cfg.redis_url, cfg.data_dir)))
         goto out;
     if (!cfg.quiet)
         fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));
-    int sc = seed(&cfg, r, &rejected);
+    int sc = seed(&cfg, r, seeds, &rejected);
+    seeds_close(seeds);
+    seeds = NULL;
     if (sc < 0) {                /* the reason is printed */
         if (sc == CRAWL_ENOROOM) /* the filter asked for does not fit in Redis */
             status = CLI_EXIT_USAGE;
-        goto out;
-    }
-    if (cfg.out && !(out = out_open(cfg.out, err, sizeof err))) {
-        fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, err);
-        goto out;
-    }
-    if (cfg.warc && !(warc = warc_open(cfg.warc, "crawler/" CRAWLER_VERSION, err, sizeof err))) {
-        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg.warc, err);
         goto out;
     }
     engine_totals_t t;
@@ -123,6 +152,7 @@ int cmd_crawl(int argc, char **argv)
                 (unsigned long long)t.released);
     status = rc < 0 ? CLI_EXIT_ERROR : rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
 out:
+    seeds_close(seeds);
     if (out) {
         int oc = out_close(out);
         if (oc < 0) {

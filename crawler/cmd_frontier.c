@@ -5,9 +5,10 @@
  * DESIGN: each declares its options once, in a cli_opt_t table that
  * cli_parse() reads (cli.h: defaults, checks and --help), opens the crawl's Redis
  * (cli_redis_open: --redis, $REDIS_URL or the embedded server in --data-dir)
- * and calls the frontier module; none keeps state.  seed reads the file with
- * cli_read_urls (normalization, line-numbered errors) and seeds in batches of
- * batches (seeds.c; frontier_seed also records the seeds' hosts); stats
+ * and calls the frontier module; none keeps state.  seed opens the file and
+ * reads its first batch before Redis (seeds.c: normalization, line-numbered
+ * errors, bounded lines), then seeds in batches (frontier_seed also records
+ * the seeds' hosts); stats
  * prints once, or every N seconds with --watch until SIGINT/SIGTERM (or
  * --count refreshes); reset refuses without --yes.
  */
@@ -105,15 +106,23 @@ static const cli_cmd_t SEED = {
 };
 
 /* Seeds the crawl; joins the crawl's filter, or creates it with bp's
- * capacity and rate if it does not exist (exit 2 if it does not fit). */
+ * capacity and rate if it does not exist (exit 2 if it does not fit).  The
+ * file is opened and its first batch read before Redis is touched: a file
+ * that cannot be read is a usage error and leaves no key behind. */
 static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
 {
+    char err[512] = "";
+    seeds_t *seeds = seeds_open(file, 0, err, sizeof err);
+    if (!seeds) {
+        fprintf(stderr, "crawler seed: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
     redisContext *rc;
     rconn_t *r = open_redis("seed", co, &rc);
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
     cfg.crawl = co->crawl;
-    char err[512] = "", name[FR_KEY_MAX] = "";
+    char name[FR_KEY_MAX] = "";
     int berr = 0;
     bloom_t *b = r && frontier_bloom_name(co->crawl, name, sizeof name) >= 0
                      ? bloom_join(rc, name, bp, &berr, err, sizeof err)
@@ -125,7 +134,7 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
-    int rcode = f ? seeds_add_file(f, file, force, 0, &res, err, sizeof err) : CRAWL_EBLOOM;
+    int rcode = f ? seeds_add(seeds, f, force, &res, err, sizeof err) : CRAWL_EBLOOM;
     if (f && rcode < 0)
         fprintf(stderr, "crawler seed: %s\n", err);
     if (rcode == 0) {
@@ -133,6 +142,7 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
                res.valid - res.added, res.rejected, co->crawl);
         status = res.rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
     }
+    seeds_close(seeds);
     frontier_close(f);
     bloom_close(b);
     close_redis(r, rc);

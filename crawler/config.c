@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +72,8 @@ static const cli_opt_t OPTS[] = {
          "fetch attempts before dead-lettering")},
     {U32("retry-backoff", "MS", backoff_ms, 1, DAY_MS, FRONTIER_DEFAULT_BACKOFF_MS,
          "first retry delay (doubles each try, with jitter)")},
+    {U32("max-retry-after", "MS", max_retry_after_ms, 0, DAY_MS, CONFIG_DEFAULT_MAX_RETRY_AFTER_MS,
+         "cap on a response's Retry-After (0: ignore it)")},
     {STR("user-agent", "UA", user_agent, CONFIG_DEFAULT_USER_AGENT,
          "User-Agent; its product token picks the robots.txt group"),
      .check = check_user_agent},
@@ -236,6 +239,9 @@ static int config_line(crawl_config_t *c, const char *path, unsigned long lineno
     return cli_set(&CRAWL, o, c, v);
 }
 
+/* A --config line longer than this is refused (the file is not a config file). */
+#define CONFIG_LINE_MAX 65536
+
 static int read_config_file(crawl_config_t *c, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -243,12 +249,23 @@ static int read_config_file(crawl_config_t *c, const char *path)
         fprintf(stderr, "crawler crawl: cannot read config file %s: %m\n", path);
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0;
+    char *line = malloc(CONFIG_LINE_MAX + 1);
     unsigned long lineno = 0;
-    int rc = 0;
-    while (rc == 0 && getline(&line, &cap, f) >= 0)
-        rc = config_line(c, path, ++lineno, line);
+    int rc = line ? 0 : -1, st;
+    size_t len;
+    uint64_t total;
+    while (rc == 0 && (st = cli_read_line(f, line, CONFIG_LINE_MAX + 1, &len, &total)) != 0) {
+        lineno++;
+        const char *why = st == CLI_LINE_ERROR      ? strerror(errno)
+                          : st != CLI_LINE_OK       ? "longer than 65536 bytes"
+                          : memchr(line, '\0', len) ? "a NUL byte"
+                                                    : NULL;
+        if (why)
+            fprintf(stderr, "crawler crawl: %s:%lu: not a config line: %s\n", path, lineno, why);
+        rc = why ? -1 : config_line(c, path, lineno, line);
+    }
+    if (!line)
+        fprintf(stderr, "crawler crawl: %s: out of memory\n", path);
     free(line);
     fclose(f);
     return rc;

@@ -37,6 +37,8 @@ struct cli_cmd;
 #define CONFIG_DEFAULT_REDIS_RETRY_MAX_MS 300000 /* reconnect tries, 5 min in all */
 #define CONFIG_REDIS_RETRY_STEP_MAX_MS 30000     /* the longest wait between two tries */
 #define CONFIG_MAX_PATTERNS 32                   /* --include/--exclude/--allow/--deny each */
+/* a Retry-After waits at most 10 min (--max-retry-after) */
+#define CONFIG_DEFAULT_MAX_RETRY_AFTER_MS 600000
 
 typedef enum config_scope {
     SCOPE_HOST = 0,   /* only the seeds' hosts */
@@ -65,6 +67,8 @@ typedef struct crawl_config {
     uint32_t redis_retry_max_ms; /* --redis-retry-max: total ms of reconnect tries, 0: none */
     uint32_t max_tries;          /* --max-tries */
     uint32_t backoff_ms;         /* --retry-backoff, ms before the first retry */
+    /* --max-retry-after, ms: cap on a response's Retry-After (0: ignored) */
+    uint32_t max_retry_after_ms;
     /* robots */
     const char *user_agent; /* --user-agent */
     int ignore_robots;      /* --ignore-robots */

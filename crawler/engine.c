@@ -457,6 +457,7 @@ static void on_result(worker_t *w, fetch_result_t *r)
                                .status = r->status,
                                .complete = r->complete,
                                .blocked = r->blocked,
+                               .tls_refused = r->tls_refused,
                                .body = r->body,
                                .len = r->body_len};
         note(w, robotsgate_fetched(w->gate, &b));

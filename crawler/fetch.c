@@ -32,11 +32,14 @@
 #include "fetch.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <xxhash.h>
 
 #include "clock.h"
@@ -226,6 +229,23 @@ static void reset_headers(xfer_t *x)
     x->resphead.len = 0;
 }
 
+/* A Retry-After value (RFC 9110 10.2.3: seconds, or an HTTP-date) in ms,
+ * capped at cap_ms (--max-retry-after); 0 if it is neither. */
+static uint32_t retry_after_ms(const char *v, uint32_t cap_ms)
+{
+    char *end;
+    uint64_t ms = 0;
+    errno = 0;
+    unsigned long long s = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
+    if (isdigit((unsigned char)*v) && *end == '\0') {
+        ms = errno || s > UINT64_MAX / 1000 ? UINT64_MAX : (uint64_t)s * 1000;
+    } else {
+        time_t when = curl_getdate(v, NULL), now = time(NULL);
+        ms = when > now ? (uint64_t)(when - now) * 1000 : 0;
+    }
+    return ms > cap_ms ? cap_ms : (uint32_t)ms;
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
     xfer_t *x = ud;
@@ -245,10 +265,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
         free(x->xrobots);
         x->xrobots = v;
     } else if ((v = header_value(data, len, "Retry-After"))) {
-        char *end;
-        unsigned long s = strtoul(v, &end, 10);
-        if (end != v && *end == '\0')
-            x->retry_after_ms = s > 86400 ? 86400000u : (uint32_t)s * 1000u;
+        x->retry_after_ms = retry_after_ms(v, x->f->cfg->max_retry_after_ms);
         free(v);
     }
     return len;
@@ -577,6 +594,16 @@ static const char *curl_error_kind(CURLcode res)
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
     case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+#if LIBCURL_VERSION_NUM >= 0x074d00 /* 7.77.0 */
+    case CURLE_SSL_CLIENTCERT:
+#endif
         return "tls";
     case CURLE_FILESIZE_EXCEEDED:
         return "too-large";
@@ -589,7 +616,9 @@ static const char *curl_error_kind(CURLcode res)
     }
 }
 
-/* Transport errors worth another try later. */
+/* Transport errors worth another try later.  Of the TLS errors only a
+ * failed handshake (CURLE_SSL_CONNECT_ERROR: the connection may have been
+ * cut) is: a certificate that does not verify will not fix itself. */
 static int retryable(CURLcode res)
 {
     return res == CURLE_COULDNT_RESOLVE_HOST || res == CURLE_COULDNT_CONNECT ||
@@ -745,6 +774,7 @@ static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     r->complete =
         res == CURLE_OK || (res == CURLE_WRITE_ERROR && x->body.len >= FETCH_ROBOTS_MAX_BYTES);
     r->blocked = x->blocked;
+    r->tls_refused = res != CURLE_OK && !strcmp(curl_error_kind(res), "tls") && !retryable(res);
     r->body = x->body.p ? x->body.p : "";
     r->body_len = x->body.len;
 }

@@ -56,6 +56,8 @@ typedef struct fetch_result {
     long status;        /* HTTP status of the last response, 0: none */
     int complete;       /* the body was read to its end, or to FETCH_ROBOTS_MAX_BYTES */
     int blocked;        /* the private-address guard refused the address */
+    int tls_refused;    /* failed for good in TLS (a certificate that does not
+                           verify): a page fetch of the origin will fail so too */
     const char *body;   /* NUL-terminated */
     size_t body_len;
 } fetch_result_t;

@@ -477,11 +477,15 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
     if (b->complete && b->status >= 200 && b->status < 300) {
         int err = 0;
         e->rules = robots_parse(b->body, b->len, g->cfg->user_agent, &err);
-    } else if (b->blocked || (b->complete && b->status >= 300 && b->status < 500)) {
+    } else if (b->blocked || b->tls_refused ||
+               (b->complete && b->status >= 300 && b->status < 500)) {
         /* 4xx: no rules.  3xx: a redirect the fetch did not follow (past 5
          * hops, or out of the scope's hosts: RFC 9309 "unavailable", as a
          * 4xx).  blocked: the guard refused the address (the origin's, or a
-         * redirect target's); the page fetches pass the guard themselves. */
+         * redirect target's); tls_refused: a certificate that does not
+         * verify.  The page fetches meet the same refusal themselves and
+         * record it ("blocked", "tls" with curl's text), so nothing is
+         * fetched without rules. */
         e->rules = robots_allow_all();
     } else {
         e->unavailable = 1;
@@ -501,7 +505,7 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     if (!e)
         return 0;
     rules_of(g, e, b);
-    if (!b->blocked)
+    if (!b->blocked && !b->tls_refused) /* not for 24 h: a certificate gets fixed */
         rc = store_shared(g, e);
     uint32_t delay = e->rules && !e->unavailable ? robots_crawl_delay_ms(e->rules) : 0;
     if (delay)

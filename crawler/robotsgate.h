@@ -48,6 +48,7 @@ typedef struct robotsgate_body {
     long status;        /* HTTP status of the last response, 0: none */
     int complete;       /* read to its end (or to the size cap) */
     int blocked;        /* the private-address guard refused the host */
+    int tls_refused;    /* TLS failed for good (fetch_result_t.tls_refused) */
     const char *body;
     size_t len;
 } robotsgate_body_t;

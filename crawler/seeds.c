@@ -3,9 +3,14 @@
  * frontier_seed call per batch, which also records the seeds' hosts in the
  * same atomic step).
  *
- * DESIGN: one batch_t per call: up to SEED_BATCH normalized URLs (owned
- * copies) and the first failure; touches Redis only through frontier_seed.
- * A failed batch stops the file; batches sent before it stay seeded.
+ * DESIGN: a seeds_t holds the open file, its bounded line reader
+ * (cli_urls_t: no line is ever held beyond --max-url-length + a little, and
+ * a line with no end ends the file), and one batch of up to SEED_BATCH
+ * normalized URLs (owned copies).  seeds_open() reads the first batch
+ * before the caller touches Redis, so a missing, unreadable or binary file
+ * (/dev/zero) is refused before anything is written; seeds_add() sends that
+ * batch and the rest.  Touches Redis only through frontier_seed.  A failed
+ * batch stops the file; batches sent before it stay seeded.
  */
 #include "seeds.h"
 
@@ -13,80 +18,124 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
 #define SEED_BATCH 1000
 
-typedef struct batch {
-    frontier_t *f;
-    int force;
-    int rc; /* the first failure: CRAWL_ENOMEM or frontier_seed's code */
+struct seeds {
+    FILE *in;
+    char *path;
+    cli_urls_t *lines;
+    int done; /* the reader reached the end of the file */
     char *urls[SEED_BATCH];
     size_t n;
-    seeds_result_t *res;
-} batch_t;
+};
 
-static int flush(batch_t *b)
+void seeds_close(seeds_t *s)
 {
-    if (!b->n)
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->urls[i]);
+    cli_urls_free(s->lines);
+    if (s->in && s->in != stdin)
+        fclose(s->in);
+    free(s->path);
+    free(s);
+}
+
+/* Fills the batch from the file: 0 (full, or the file ended: s->done), or
+ * CRAWL_EFILE (reported by the reader) / CRAWL_ENOMEM. */
+static int fill(seeds_t *s)
+{
+    while (!s->done && s->n < SEED_BATCH) {
+        char *url;
+        int rc = cli_urls_next(s->lines, &url);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            s->done = 1;
+        else
+            s->urls[s->n++] = url;
+    }
+    return 0;
+}
+
+/* Opens path ("-": stdin); NULL with the reason in err. */
+static FILE *open_file(const char *path, char *err, size_t errlen)
+{
+    if (!strcmp(path, "-"))
+        return stdin;
+    FILE *in = fopen(path, "r");
+    struct stat st;
+    if (in && fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(in);
+        in = NULL;
+        errno = EISDIR;
+    }
+    if (!in)
+        snprintf(err, errlen, "cannot read seeds file %s: %s", path, strerror(errno));
+    return in;
+}
+
+seeds_t *seeds_open(const char *path, size_t max_url_length, char *err, size_t errlen)
+{
+    seeds_t *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        snprintf(err, errlen, "seeds file %s: out of memory", path);
+        free(s);
+        return NULL;
+    }
+    if (!(s->in = open_file(path, err, errlen)))
+        goto fail;
+    if (!(s->lines = cli_urls_new(s->in, s->path, max_url_length))) {
+        snprintf(err, errlen, "seeds file %s: out of memory", path);
+        goto fail;
+    }
+    int rc = fill(s);
+    if (rc < 0) {
+        snprintf(err, errlen, "seeds file %s", cli_urls_error(s->lines));
+        if (rc != CRAWL_EFILE)
+            snprintf(err, errlen, "seeds file %s: %s", path, crawl_strerror(rc));
+        goto fail;
+    }
+    return s;
+fail:
+    seeds_close(s);
+    return NULL;
+}
+
+/* Sends the batch: 0, or frontier_seed's code. */
+static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
+{
+    if (!s->n)
         return 0;
     size_t added = 0;
-    int rc = frontier_seed(b->f, (const char *const *)b->urls, b->n,
-                           b->force ? FRONTIER_SEED_FORCE : 0, &added);
+    int rc = frontier_seed(f, (const char *const *)s->urls, s->n, force ? FRONTIER_SEED_FORCE : 0,
+                           &added);
     if (rc < 0)
-        b->rc = rc;
-    else
-        b->res->added += added;
-    for (size_t i = 0; i < b->n; i++)
-        free(b->urls[i]);
-    b->n = 0;
-    return rc < 0 ? -1 : 0; /* -1 stops cli_read_urls */
+        return rc;
+    res->valid += s->n;
+    res->added += added;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->urls[i]);
+    s->n = 0;
+    return 0;
 }
 
-static int on_url(void *ud, const char *url, const char *line, unsigned long lineno)
-{
-    (void)line;
-    (void)lineno;
-    batch_t *b = ud;
-    if (!(b->urls[b->n] = strdup(url))) {
-        b->rc = CRAWL_ENOMEM;
-        return -1;
-    }
-    b->n++;
-    b->res->valid++;
-    return b->n == SEED_BATCH ? flush(b) : 0;
-}
-
-int seeds_add_file(frontier_t *f, const char *path, int force, size_t max_url_length,
-                   seeds_result_t *res, char *err, size_t errlen)
+int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    if (!in) {
-        snprintf(err, errlen, "cannot read seeds file %s: %s", path, strerror(errno));
-        return CRAWL_EFILE;
-    }
-    int rc = CRAWL_ENOMEM;
-    batch_t *b = calloc(1, sizeof *b);
-    if (b) {
-        *b = (batch_t){.f = f, .force = force, .res = res};
-        long bad = cli_read_urls(in, path, max_url_length, on_url, b);
-        if (bad >= 0 && flush(b) == 0) {
-            res->rejected = bad;
-            rc = 0;
-        } else {
-            rc = b->rc < 0 ? b->rc : CRAWL_EFILE; /* else cli_read_urls could not read */
-        }
-        for (size_t i = 0; i < b->n; i++)
-            free(b->urls[i]);
-        free(b);
-    }
-    if (in != stdin)
-        fclose(in);
+    int rc = 0;
+    while (rc == 0 && (rc = flush(s, f, force, res)) == 0 && !s->done)
+        rc = fill(s);
+    res->rejected = cli_urls_rejected(s->lines);
     if (rc == CRAWL_EFILE)
-        snprintf(err, errlen, "cannot read seeds file %s", path);
+        snprintf(err, errlen, "seeds file %s (the lines before it were seeded)",
+                 cli_urls_error(s->lines));
     else if (rc < 0)
-        snprintf(err, errlen, "seeding from %s failed: %s", path, crawl_strerror(rc));
+        snprintf(err, errlen, "seeding from %s failed: %s", s->path, crawl_strerror(rc));
     return rc;
 }

@@ -18,12 +18,24 @@ typedef struct seeds_result {
     long rejected; /* invalid lines (reported on stderr with line numbers) */
 } seeds_result_t;
 
-/* Reads path ("-": stdin) and seeds the crawl of f.  Returns 0, or
- * CRAWL_EFILE (path cannot be opened or read), CRAWL_ENOMEM, or the
- * frontier's code (frontier_seed), with the reason in err (errlen bytes,
- * naming the file); batches seeded before a failure stay seeded.  Invalid
- * lines are not failures: they are reported on stderr and counted. */
-int seeds_add_file(frontier_t *f, const char *path, int force, size_t max_url_length,
-                   seeds_result_t *res, char *err, size_t errlen);
+typedef struct seeds seeds_t;
+
+/* Opens path ("-": stdin) and reads its first lines (up to a batch of
+ * URLs) without touching Redis, so that what can be checked before anything
+ * is written is: the file exists, is no directory, can be read, and its
+ * first lines are lines (cli_urls_next: a line of more than --max-url-length
+ * + CLI_URL_LINE_SLACK bytes is reported and skipped, unread; one with no
+ * end in CLI_LINE_GIVE_UP bytes, as /dev/zero, refuses the file).
+ * max_url_length 0: the parser's default.  NULL with the reason in err
+ * (errlen bytes, naming the file). */
+seeds_t *seeds_open(const char *path, size_t max_url_length, char *err, size_t errlen);
+/* Seeds the crawl of f with every URL of s, in batches.  Returns 0, or
+ * CRAWL_EFILE (the rest of the file cannot be read), CRAWL_ENOMEM, or the
+ * frontier's code (frontier_seed), with the reason in err; batches seeded
+ * before a failure stay seeded.  Invalid lines are not failures: they are
+ * reported on stderr and counted in res.  Call once. */
+int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *err, size_t errlen);
+/* Closes the file (not stdin) and frees s.  Accepts NULL. */
+void seeds_close(seeds_t *s);
 
 #endif
