@@ -24,8 +24,13 @@
  *   previous finish batch has answered (its socket is polled with the
  *   transfers): its output records, then the pages finished since go out as
  *   the next batch, without waiting for Redis.
- * Errors: the parts return them; the first one stops the thread (worker.err)
- * and engine_run() then fails.  Shutdown: engine.stop 1 = stop claiming,
+ * Errors: the parts return them (engine_note); a lost Redis connection takes
+ * the thread offline until it reconnects (engine_redis.c: the transfers go
+ * on, finished pages wait in the finisher, nothing is claimed), any other
+ * error, or Redis away for longer than --redis-retry-max, stops the thread
+ * (worker.err) and engine_run() then fails.  A failed output (CRAWL_EWRITE)
+ * sends nothing more: the thread hands its URLs back, the unrecorded pages
+ * among them.  Shutdown: engine.stop 1 = stop claiming,
  * finish what runs (cfg->grace_ms); 2 = hand everything back to the frontier
  * at once and exit.  The counters in engine_t are written here only.  The
  * thread that called engine_run() waits for signals (blocked in the workers)
@@ -58,43 +63,7 @@
 
 #define SEED_REFRESH_MS 5000
 
-typedef struct engine engine_t;
-
-typedef struct worker {
-    engine_t *e;
-    int idx;
-    pthread_t thread;
-    redisContext *rc; /* claims, retries, heartbeats, robots.txt */
-    frontier_t *fr;
-    scope_t *scope;
-    fetch_t *fetch;
-    robotsgate_t *gate;
-    finisher_t *fin;
-    uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
-    uint64_t pages;                 /* finished by this worker, for its heartbeat */
-    uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
-    int err;                        /* the first error (0: none): the thread stops */
-    /* Redis lost (CRAWL_EREDIS): the thread goes on with its transfers and
-     * tries to reconnect (reconnect()); nothing is sent to Redis meanwhile */
-    int down;
-    uint64_t down_since_ms, next_try_ms;
-    uint32_t backoff_ms; /* the wait before the next try, doubling */
-    uint64_t rng;        /* xorshift state, for the backoff's jitter */
-} worker_t;
-
-struct engine {
-    const crawl_config_t *cfg;
-    const rconn_t *redis;
-    finisher_common_t *fin_common; /* the outputs and the finishers' Bloom cache */
-    CURLSH *share;
-    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
-    struct out *out; /* borrowed, may be NULL: the events of Redis lost and back */
-    atomic_int stop;
-    atomic_int running;
-    atomic_int redis_down; /* worker threads without Redis now */
-    atomic_uint_fast64_t pages, bytes, errors, retried, released;
-    worker_t *workers;
-};
+#include "engine_internal.h"
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
 {
@@ -111,14 +80,12 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
     pthread_mutex_unlock(&e->share_locks[data]);
 }
 
-static void go_down(worker_t *w, const char *why);
-
 /* The outcome of a part's call: a lost Redis connection takes the thread
  * offline (if --redis-retry-max allows); any other error stops it. */
-static void note(worker_t *w, int rc)
+void engine_note(worker_t *w, int rc)
 {
     if (rc == CRAWL_EREDIS && w->e->cfg->redis_retry_max_ms && !w->err) {
-        go_down(w, w->rc && w->rc->err ? w->rc->errstr : "connection lost");
+        engine_go_down(w, w->rc && w->rc->err ? w->rc->errstr : "connection lost");
         return;
     }
     if (rc < 0 && !w->err)
@@ -141,7 +108,7 @@ static int refresh_seed_hosts(worker_t *w)
     return 0;
 }
 
-static void frontier_config_of(const crawl_config_t *c, frontier_config_t *fc)
+void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc)
 {
     frontier_config_defaults(fc);
     fc->crawl = c->crawl;
@@ -164,7 +131,7 @@ static int worker_open(worker_t *w)
     if (!(w->rc = rconn_connect(e->redis, err, sizeof err)))
         goto fail;
     frontier_config_t fc;
-    frontier_config_of(c, &fc);
+    engine_frontier_config(c, &fc);
     /* the frontier joins the crawl's filter as created (by whoever seeded
      * first), else creates it; the claiming side offers few links
      * (sitemaps): no local cache */
@@ -191,7 +158,7 @@ static int worker_open(worker_t *w)
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    note(w, refresh_seed_hosts(w));
+    engine_note(w, refresh_seed_hosts(w));
     return 0;
 fail:
     fprintf(stderr, "crawler: worker %d: %s\n", w->idx, err);
@@ -210,148 +177,22 @@ static void worker_close(worker_t *w)
 }
 
 /* URLs this worker holds: transfers running and URLs parked on robots.txt. */
-static size_t held(const worker_t *w)
+size_t engine_held(const worker_t *w)
 {
     return fetch_active(w->fetch) + robotsgate_parked(w->gate);
 }
 
-static void heartbeat(worker_t *w, uint64_t now)
+void engine_heartbeat(worker_t *w, uint64_t now)
 {
     double secs = (double)(now - w->hb_pages_ms) / 1000.0;
     frontier_worker_stats_t ws = {
         .pages = w->pages,
         .pages_per_s = w->hb_pages_ms && secs > 0 ? (double)(w->pages - w->hb_pages) / secs : 0,
-        .in_flight = (uint32_t)held(w)};
+        .in_flight = (uint32_t)engine_held(w)};
     w->hb_pages = w->pages;
     w->hb_pages_ms = now;
-    note(w, frontier_heartbeat(w->fr, &ws, NULL));
+    engine_note(w, frontier_heartbeat(w->fr, &ws, NULL));
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
-}
-
-/* ---- Redis lost and back ------------------------------------------------------- */
-
-static void event(worker_t *w, const char *what, uint64_t down_ms, const char *text)
-{
-    if (w->e->out)
-        out_event(w->e->out,
-                  &(out_event_t){
-                      .event = what, .worker = w->idx, .down_ms = down_ms, .error_text = text});
-}
-
-static void go_down(worker_t *w, const char *why)
-{
-    if (w->down)
-        return;
-    w->down = 1;
-    w->down_since_ms = clock_now_ms();
-    w->backoff_ms = 100;
-    w->next_try_ms = w->down_since_ms + w->backoff_ms;
-    atomic_fetch_add(&w->e->redis_down, 1);
-    fprintf(stderr,
-            "\ncrawler: worker %d: lost its Redis connection (%s); retrying for up to %u s\n",
-            w->idx, why, w->e->cfg->redis_retry_max_ms / 1000);
-    event(w, "redis-unreachable", 0, why);
-}
-
-/* The wait before the next try: doubling, capped, with equal jitter. */
-static uint32_t next_backoff(worker_t *w)
-{
-    w->rng ^= w->rng << 13;
-    w->rng ^= w->rng >> 7;
-    w->rng ^= w->rng << 17;
-    uint32_t d = w->backoff_ms;
-    w->backoff_ms =
-        d >= CONFIG_REDIS_RETRY_STEP_MAX_MS / 2 ? CONFIG_REDIS_RETRY_STEP_MAX_MS : d * 2;
-    return d / 2 + (uint32_t)(w->rng % (d / 2 + 1));
-}
-
-typedef struct held_set {
-    frontier_item_t *v;
-    size_t n, cap;
-    int oom;
-} held_set_t;
-
-static void hold(const frontier_item_t *it, void *ud)
-{
-    held_set_t *h = ud;
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 256;
-        frontier_item_t *v = realloc(h->v, cap * sizeof *v);
-        if (!v) {
-            h->oom = 1;
-            return;
-        }
-        h->v = v;
-        h->cap = cap;
-    }
-    h->v[h->n++] = (frontier_item_t){.lease = it->lease}; /* borrowed */
-}
-
-/* On the new connection: renews this worker's leases, then hands back the
- * ones it leased but no longer holds (a claim whose reply was lost, pages a
- * restarted Redis forgot it had finished). */
-static int resync(worker_t *w)
-{
-    heartbeat(w, clock_now_ms());
-    if (w->err || w->down)
-        return 0;
-    held_set_t h = {0};
-    fetch_each_item(w->fetch, hold, &h);
-    robotsgate_each_item(w->gate, hold, &h);
-    finisher_each_item(w->fin, hold, &h);
-    size_t n = 0;
-    int rc = h.oom ? 0 : frontier_reconcile(w->fr, h.v, h.n, &n); /* oom: they expire instead */
-    free(h.v);
-    if (n)
-        fprintf(stderr, "crawler: worker %d: handed back %zu URLs leased while Redis was away\n",
-                w->idx, n);
-    return rc;
-}
-
-/* One try to get Redis back (when due): new connections and handles, same
- * worker id; the Functions library is loaded again if the server lost it
- * (frontier_open). */
-static void reconnect(worker_t *w, uint64_t now)
-{
-    const crawl_config_t *c = w->e->cfg;
-    if (now < w->next_try_ms)
-        return;
-    if (now - w->down_since_ms >= c->redis_retry_max_ms) {
-        fprintf(stderr, "crawler: worker %d: Redis unreachable for %llu s: giving up\n", w->idx,
-                (unsigned long long)((now - w->down_since_ms) / 1000));
-        event(w, "redis-gave-up", now - w->down_since_ms, NULL);
-        w->err = CRAWL_EREDIS;
-        return;
-    }
-    w->next_try_ms = now + next_backoff(w);
-    char err[512];
-    frontier_config_t fc;
-    frontier_config_of(c, &fc);
-    fc.worker_id = frontier_worker_id(w->fr);
-    fc.bloom_capacity = c->bloom_capacity; /* as worker_open: a Redis that came back empty */
-    fc.bloom_fp_rate = c->bloom_fp_rate;
-    fc.bloom_cache_bytes = SIZE_MAX;
-    redisContext *rc = rconn_connect(w->e->redis, err, sizeof err);
-    frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, sizeof err) : NULL;
-    if (!fr || finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
-        frontier_close(fr);
-        if (rc)
-            redisFree(rc);
-        return; /* err: why, e.g. "Connection refused"; next try later */
-    }
-    frontier_close(w->fr);
-    redisFree(w->rc);
-    w->rc = rc;
-    w->fr = fr;
-    robotsgate_set_frontier(w->gate, fr);
-    uint64_t down_ms = clock_now_ms() - w->down_since_ms;
-    w->down = 0;
-    atomic_fetch_sub(&w->e->redis_down, 1);
-    fprintf(stderr, "\ncrawler: worker %d: Redis is back after %.1f s\n", w->idx,
-            (double)down_ms / 1000.0);
-    event(w, "redis-back", down_ms, NULL);
-    w->claim_after_ms = 0;
-    note(w, resync(w));
 }
 
 /* ---- routing between the parts ---------------------------------------------- */
@@ -365,10 +206,11 @@ static void finished(worker_t *w, int rc, size_t pages)
         atomic_fetch_add(&w->e->pages, pages);
         w->claim_after_ms = 0;
     }
-    if (rc < 0 && rc != CRAWL_EREDIS)
-        fprintf(stderr, "crawler: worker %d: finishing pages failed: %s\n", w->idx,
-                crawl_strerror(rc));
-    note(w, rc);
+    if (rc < 0 && rc != CRAWL_EREDIS && rc != CRAWL_EWRITE)
+        fprintf(stderr, "crawler: worker %d: finishing pages failed: %s%s%s\n", w->idx,
+                crawl_strerror(rc), *finisher_last_error(w->fin) ? ": " : "",
+                finisher_last_error(w->fin));
+    engine_note(w, rc);
 }
 
 /* A failed attempt worth another try (*p is taken over). */
@@ -376,7 +218,7 @@ static void retry(worker_t *w, page_t *p, uint32_t retry_after_ms)
 {
     int dead = 0;
     atomic_fetch_add(&w->e->retried, 1);
-    note(w, finisher_retry(w->fin, p, retry_after_ms, &dead));
+    engine_note(w, finisher_retry(w->fin, p, retry_after_ms, &dead));
     if (dead) {
         atomic_fetch_add(&w->e->pages, 1);
         atomic_fetch_add(&w->e->errors, 1);
@@ -388,7 +230,7 @@ static void finish_unfetched(worker_t *w, frontier_item_t *item, const char *kin
 {
     page_t p;
     page_init(&p, item, 0, kind, text);
-    note(w, finisher_add(w->fin, &p, NULL));
+    engine_note(w, finisher_add(w->fin, &p, NULL));
 }
 
 static void start_page(worker_t *w, frontier_item_t *item)
@@ -432,7 +274,7 @@ static void drain_gate(worker_t *w)
     for (;;) {
         if ((origin = robotsgate_next_fetch(w->gate))) {
             if (fetch_start_robots(w->fetch, origin) < 0)
-                note(w, robotsgate_unfetched(w->gate, origin));
+                engine_note(w, robotsgate_unfetched(w->gate, origin));
         } else if (robotsgate_next_ready(w->gate, &item, &v)) {
             route(w, &item, v);
             frontier_item_clear(&item);
@@ -445,7 +287,7 @@ static void drain_gate(worker_t *w)
 static void admit(worker_t *w, frontier_item_t *item)
 {
     robotsgate_verdict_t v;
-    note(w, robotsgate_check(w->gate, item, &v));
+    engine_note(w, robotsgate_check(w->gate, item, &v));
     route(w, item, v);
     drain_gate(w);
 }
@@ -460,7 +302,7 @@ static void on_result(worker_t *w, fetch_result_t *r)
                                .tls_refused = r->tls_refused,
                                .body = r->body,
                                .len = r->body_len};
-        note(w, robotsgate_fetched(w->gate, &b));
+        engine_note(w, robotsgate_fetched(w->gate, &b));
         drain_gate(w);
         return;
     }
@@ -471,7 +313,7 @@ static void on_result(worker_t *w, fetch_result_t *r)
     }
     if (r->page.error_kind)
         atomic_fetch_add(&w->e->errors, 1);
-    note(w, finisher_add(w->fin, &r->page, r->exchange));
+    engine_note(w, finisher_add(w->fin, &r->page, r->exchange));
 }
 
 /* ---- the loop --------------------------------------------------------------------- */
@@ -480,7 +322,7 @@ static void on_result(worker_t *w, fetch_result_t *r)
 static frontier_state_t claim(worker_t *w, uint64_t now)
 {
     const crawl_config_t *c = w->e->cfg;
-    size_t busy = held(w), active = fetch_active(w->fetch);
+    size_t busy = engine_held(w), active = fetch_active(w->fetch);
     size_t room = c->concurrency > busy ? c->concurrency - busy : 0;
     if (room > c->claim_batch)
         room = c->claim_batch;
@@ -497,7 +339,7 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
     int rc = items ? frontier_claim(w->fr, room, items, &n, &st, &wait_ms) : CRAWL_ENOMEM;
     if (rc < 0) {
         free(items);
-        note(w, rc);
+        engine_note(w, rc);
         return FRONTIER_WAIT;
     }
     for (size_t i = 0; i < n; i++) {
@@ -547,8 +389,8 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
     if (w->down) /* nothing can finish before Redis is back */
         return stop == 1 && clock_now_ms() >= stop_at;
     if (stop == 1)
-        return held(w) == 0 || clock_now_ms() >= stop_at;
-    return st == FRONTIER_DONE && !w->e->cfg->wait && held(w) == 0 &&
+        return engine_held(w) == 0 || clock_now_ms() >= stop_at;
+    return st == FRONTIER_DONE && !w->e->cfg->wait && engine_held(w) == 0 &&
            finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0;
 }
 
@@ -558,7 +400,7 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
 static void wait_for_work(worker_t *w)
 {
     const crawl_config_t *c = w->e->cfg;
-    int room = held(w) < c->concurrency;
+    int room = engine_held(w) < c->concurrency;
     int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
     int ms;
     if (w->down) { /* the next reconnect try, or a transfer, wakes us */
@@ -590,13 +432,13 @@ static void wait_for_work(worker_t *w)
 static void talk_to_redis(worker_t *w, uint64_t now, int stop, frontier_state_t *st)
 {
     if (now >= w->next_heartbeat_ms)
-        heartbeat(w, now);
+        engine_heartbeat(w, now);
     if (!w->down && now >= w->next_seed_refresh_ms)
-        note(w, refresh_seed_hosts(w));
+        engine_note(w, refresh_seed_hosts(w));
     if (!w->down && !stop && !w->err)
         *st = claim(w, now);
     if (!w->down)
-        note(w, robotsgate_poll(w->gate));
+        engine_note(w, robotsgate_poll(w->gate));
 }
 
 /* The finisher's turn: the batch in flight answered, the next one sent. */
@@ -637,6 +479,9 @@ static void wind_down(worker_t *w)
     else if (w->err == CRAWL_EREDIS)
         fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
                 w->rc && w->rc->err ? w->rc->errstr : "error");
+    else if (w->err) /* e.g. a key of the wrong type: the script's text names it */
+        fprintf(stderr, "crawler: worker %d stopped: %s%s%s\n", w->idx, crawl_strerror(w->err),
+                *frontier_last_error(w->fr) ? ": " : "", frontier_last_error(w->fr));
 }
 
 static void run(worker_t *w)
@@ -650,7 +495,7 @@ static void run(worker_t *w)
         if (stop && stop_at == UINT64_MAX)
             stop_at = now + c->grace_ms;
         if (w->down)
-            reconnect(w, now);
+            engine_reconnect(w, now);
         if (!w->down)
             talk_to_redis(w, now, stop, &st);
         drain_gate(w);
@@ -673,7 +518,7 @@ static void *worker_main(void *arg)
     if (rc == 0)
         run(w);
     else
-        note(w, rc);
+        engine_note(w, rc);
     worker_close(w);
     atomic_fetch_sub(&w->e->running, 1);
     return NULL;

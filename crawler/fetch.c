@@ -43,6 +43,7 @@
 #include <xxhash.h>
 
 #include "clock.h"
+#include "outcome.h"
 #include "parser.h"
 #include "sitemap.h"
 
@@ -206,19 +207,6 @@ static void on_loc(void *ud, const char *loc, size_t len)
 
 /* ---- callbacks ------------------------------------------------------------ */
 
-static char *header_value(const char *line, size_t n, const char *name)
-{
-    size_t nl = strlen(name);
-    if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-        return NULL;
-    const char *v = line + nl + 1, *end = line + n;
-    while (v < end && (*v == ' ' || *v == '\t'))
-        v++;
-    while (end > v && isspace((unsigned char)end[-1]))
-        end--;
-    return strndup(v, (size_t)(end - v));
-}
-
 static void reset_headers(xfer_t *x)
 {
     free(x->ctype);
@@ -227,23 +215,6 @@ static void reset_headers(xfer_t *x)
     x->ctype = x->location = x->xrobots = NULL;
     x->retry_after_ms = 0;
     x->resphead.len = 0;
-}
-
-/* A Retry-After value (RFC 9110 10.2.3: seconds, or an HTTP-date) in ms,
- * capped at cap_ms (--max-retry-after); 0 if it is neither. */
-static uint32_t retry_after_ms(const char *v, uint32_t cap_ms)
-{
-    char *end;
-    uint64_t ms = 0;
-    errno = 0;
-    unsigned long long s = isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
-    if (isdigit((unsigned char)*v) && *end == '\0') {
-        ms = errno || s > UINT64_MAX / 1000 ? UINT64_MAX : (uint64_t)s * 1000;
-    } else {
-        time_t when = curl_getdate(v, NULL), now = time(NULL);
-        ms = when > now ? (uint64_t)(when - now) * 1000 : 0;
-    }
-    return ms > cap_ms ? cap_ms : (uint32_t)ms;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
@@ -255,17 +226,17 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     if (x->f->record && x->kind == XF_PAGE)
         buf_add(&x->resphead, data, len);
     char *v;
-    if ((v = header_value(data, len, "Content-Type"))) {
+    if ((v = outcome_header_value(data, len, "Content-Type"))) {
         free(x->ctype);
         x->ctype = v;
-    } else if ((v = header_value(data, len, "Location"))) {
+    } else if ((v = outcome_header_value(data, len, "Location"))) {
         free(x->location);
         x->location = v;
-    } else if ((v = header_value(data, len, "X-Robots-Tag"))) {
+    } else if ((v = outcome_header_value(data, len, "X-Robots-Tag"))) {
         free(x->xrobots);
         x->xrobots = v;
-    } else if ((v = header_value(data, len, "Retry-After"))) {
-        x->retry_after_ms = retry_after_ms(v, x->f->cfg->max_retry_after_ms);
+    } else if ((v = outcome_header_value(data, len, "Retry-After"))) {
+        x->retry_after_ms = outcome_retry_after_ms(v, x->f->cfg->max_retry_after_ms);
         free(v);
     }
     return len;
@@ -579,54 +550,6 @@ void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void 
 
 /* ---- results -------------------------------------------------------------------- */
 
-static const char *curl_error_kind(CURLcode res)
-{
-    switch (res) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-        return "dns";
-    case CURLE_COULDNT_CONNECT:
-        return "connect";
-    case CURLE_OPERATION_TIMEDOUT:
-        return "timeout";
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-#if LIBCURL_VERSION_NUM >= 0x074d00 /* 7.77.0 */
-    case CURLE_SSL_CLIENTCERT:
-#endif
-        return "tls";
-    case CURLE_FILESIZE_EXCEEDED:
-        return "too-large";
-    case CURLE_UNSUPPORTED_PROTOCOL:
-        return "protocol";
-    case CURLE_TOO_MANY_REDIRECTS:
-        return "redirects";
-    default:
-        return "network";
-    }
-}
-
-/* Transport errors worth another try later.  Of the TLS errors only a
- * failed handshake (CURLE_SSL_CONNECT_ERROR: the connection may have been
- * cut) is: a certificate that does not verify will not fix itself. */
-static int retryable(CURLcode res)
-{
-    return res == CURLE_COULDNT_RESOLVE_HOST || res == CURLE_COULDNT_CONNECT ||
-           res == CURLE_OPERATION_TIMEDOUT || res == CURLE_RECV_ERROR || res == CURLE_SEND_ERROR ||
-           res == CURLE_GOT_NOTHING || res == CURLE_PARTIAL_FILE || res == CURLE_HTTP2 ||
-           res == CURLE_HTTP2_STREAM || res == CURLE_SSL_CONNECT_ERROR;
-}
-
 /* The page of x's item (taken over) with its type, size and time. */
 static void fill_page(xfer_t *x, fetch_result_t *r, long status, const char *kind, const char *text)
 {
@@ -724,8 +647,8 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     if (x->blocked) {
         fill_page(x, r, 0, "blocked", "address is private/loopback (see --allow-private)");
     } else if (res != CURLE_OK && !(x->too_large && res == CURLE_WRITE_ERROR)) {
-        r->retry = retryable(res);
-        fill_page(x, r, code, curl_error_kind(res), etext);
+        r->retry = outcome_retryable(res);
+        fill_page(x, r, code, outcome_error_kind(res), etext);
     } else if (code == 429 || code >= 500) {
         r->retry = 1;
         fill_page(x, r, code, code == 429 ? "http-429" : "http-5xx", NULL);
@@ -774,7 +697,8 @@ static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     r->complete =
         res == CURLE_OK || (res == CURLE_WRITE_ERROR && x->body.len >= FETCH_ROBOTS_MAX_BYTES);
     r->blocked = x->blocked;
-    r->tls_refused = res != CURLE_OK && !strcmp(curl_error_kind(res), "tls") && !retryable(res);
+    r->tls_refused =
+        res != CURLE_OK && !strcmp(outcome_error_kind(res), "tls") && !outcome_retryable(res);
     r->body = x->body.p ? x->body.p : "";
     r->body_len = x->body.len;
 }

@@ -423,6 +423,12 @@ void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *,
             fn(&all[k]->v[i].p.item, ud);
 }
 
+const char *finisher_last_error(const finisher_t *f)
+{
+    const char *e = frontier_last_error(f->fr);
+    return e && *e ? e : frontier_last_error(f->retry_fr);
+}
+
 size_t finisher_queued(const finisher_t *f)
 {
     return f->queued.n + f->retries.n;

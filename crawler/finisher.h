@@ -108,6 +108,10 @@ int finisher_release(finisher_t *f, size_t *n);
  * or in flight): the leases this worker still needs. */
 void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *, void *), void *ud);
 
+/* The text of the last script error of its handles (e.g. "KEY is a list,
+ * expected a hash"), or "" (valid until the next call). */
+const char *finisher_last_error(const finisher_t *f);
+
 /* Pages and retries added and not yet sent. */
 size_t finisher_queued(const finisher_t *f);
 /* The finishing connection's socket while a batch is in flight (its reply

@@ -328,7 +328,7 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
         size_t at = p->at[c], m = p->at[c + 1] - at;
         const redisReply *r = p->rep[c];
         int prc = r->type == REDIS_REPLY_ERROR
-                      ? CRAWL_EREPLY
+                      ? fr_reply_error(r)
                       : read_finish(f, p->pages + at, m, p->offers + at, r);
         if (prc < 0 && (rc == 0 || rc == CRAWL_ELEASE))
             rc = prc; /* a script error outranks a lost lease */

@@ -1,0 +1,75 @@
+/*
+ * engine_internal.h -- what engine.c and engine_redis.c share: the engine's
+ * and its worker threads' state, and the calls between the two files.  Not
+ * for other modules (engine.h is the interface).
+ */
+#ifndef CRAWLER_ENGINE_INTERNAL_H
+#define CRAWLER_ENGINE_INTERNAL_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "fetch.h"
+#include "finisher.h"
+#include "frontier.h"
+#include "rconn.h"
+#include "robotsgate.h"
+#include "scope.h"
+
+typedef struct engine engine_t;
+
+typedef struct worker {
+    engine_t *e;
+    int idx;
+    pthread_t thread;
+    redisContext *rc; /* claims, retries, heartbeats, robots.txt */
+    frontier_t *fr;
+    scope_t *scope;
+    fetch_t *fetch;
+    robotsgate_t *gate;
+    finisher_t *fin;
+    uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
+    uint64_t pages;                 /* finished by this worker, for its heartbeat */
+    uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
+    int err;                        /* the first error (0: none): the thread stops */
+    /* Redis lost (CRAWL_EREDIS): the thread goes on with its transfers and
+     * tries to reconnect (reconnect()); nothing is sent to Redis meanwhile */
+    int down;
+    uint64_t down_since_ms, next_try_ms;
+    uint32_t backoff_ms; /* the wait before the next try, doubling */
+    uint64_t rng;        /* xorshift state, for the backoff's jitter */
+} worker_t;
+
+struct engine {
+    const crawl_config_t *cfg;
+    const rconn_t *redis;
+    finisher_common_t *fin_common; /* the outputs and the finishers' Bloom cache */
+    CURLSH *share;
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    struct out *out; /* borrowed, may be NULL: the events of Redis lost and back */
+    atomic_int stop;
+    atomic_int running;
+    atomic_int redis_down; /* worker threads without Redis now */
+    atomic_uint_fast64_t pages, bytes, errors, retried, released;
+    worker_t *workers;
+};
+
+/* The outcome of a part's call: CRAWL_EREDIS takes the thread offline (if
+ * --redis-retry-max allows: engine_go_down), any other error stops it. */
+void engine_note(worker_t *w, int rc);
+/* The frontier settings of the crawl's options. */
+void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc);
+/* Renews the worker's lease, reclaims dead workers' URLs (engine.c). */
+void engine_heartbeat(worker_t *w, uint64_t now);
+/* URLs this worker holds: transfers running and URLs parked on robots.txt. */
+size_t engine_held(const worker_t *w);
+
+/* engine_redis.c: the thread loses Redis (why: the connection's error) ... */
+void engine_go_down(worker_t *w, const char *why);
+/* ... and tries to get it back when a try is due (or gives up). */
+void engine_reconnect(worker_t *w, uint64_t now);
+
+#endif

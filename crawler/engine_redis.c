@@ -1,0 +1,153 @@
+/*
+ * engine_redis.c -- a worker thread that lost its Redis connection, and got
+ * it back (engine_internal.h).
+ *
+ * DESIGN: the first CRAWL_EREDIS a part returns (engine_note) takes the
+ * thread offline: it stops claiming and sends nothing, but its transfers go
+ * on and their pages, retries and records wait in the finisher.  Tries to
+ * reconnect follow a doubling backoff (from 100 ms, capped at
+ * CONFIG_REDIS_RETRY_STEP_MAX_MS, equal jitter) until --redis-retry-max has
+ * passed since the loss; then the thread stops with CRAWL_EREDIS.  A try
+ * opens new connections and handles under the same worker id (frontier_open
+ * loads the Functions library again if the server lost it), renews the
+ * worker's lease (heartbeat), then reconciles: the leases Redis holds for
+ * the worker but no part of it does (a claim whose reply was lost, pages a
+ * restarted Redis forgot it had finished) are handed back.  Each loss and
+ * return is printed and written to the JSONL as an event line.
+ * Redis keys: none directly (frontier_open, frontier_heartbeat,
+ * frontier_reconcile).  The worker_t fields down, down_since_ms,
+ * next_try_ms, backoff_ms and rng are written here only.
+ */
+#include <hiredis/hiredis.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "clock.h"
+#include "engine_internal.h"
+#include "output.h"
+
+static void event(worker_t *w, const char *what, uint64_t down_ms, const char *text)
+{
+    if (w->e->out)
+        out_event(w->e->out,
+                  &(out_event_t){
+                      .event = what, .worker = w->idx, .down_ms = down_ms, .error_text = text});
+}
+
+void engine_go_down(worker_t *w, const char *why)
+{
+    if (w->down)
+        return;
+    w->down = 1;
+    w->down_since_ms = clock_now_ms();
+    w->backoff_ms = 100;
+    w->next_try_ms = w->down_since_ms + w->backoff_ms;
+    atomic_fetch_add(&w->e->redis_down, 1);
+    fprintf(stderr,
+            "\ncrawler: worker %d: lost its Redis connection (%s); retrying for up to %u s\n",
+            w->idx, why, w->e->cfg->redis_retry_max_ms / 1000);
+    event(w, "redis-unreachable", 0, why);
+}
+
+/* The wait before the next try: doubling, capped, with equal jitter. */
+static uint32_t next_backoff(worker_t *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    uint32_t d = w->backoff_ms;
+    w->backoff_ms =
+        d >= CONFIG_REDIS_RETRY_STEP_MAX_MS / 2 ? CONFIG_REDIS_RETRY_STEP_MAX_MS : d * 2;
+    return d / 2 + (uint32_t)(w->rng % (d / 2 + 1));
+}
+
+typedef struct held_set {
+    frontier_item_t *v;
+    size_t n, cap;
+    int oom;
+} held_set_t;
+
+static void hold(const frontier_item_t *it, void *ud)
+{
+    held_set_t *h = ud;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        frontier_item_t *v = realloc(h->v, cap * sizeof *v);
+        if (!v) {
+            h->oom = 1;
+            return;
+        }
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = (frontier_item_t){.lease = it->lease}; /* borrowed */
+}
+
+/* On the new connection: renews this worker's leases, then hands back the
+ * ones it leased but no longer holds (a claim whose reply was lost, pages a
+ * restarted Redis forgot it had finished). */
+static int resync(worker_t *w)
+{
+    engine_heartbeat(w, clock_now_ms());
+    if (w->err || w->down)
+        return 0;
+    held_set_t h = {0};
+    fetch_each_item(w->fetch, hold, &h);
+    robotsgate_each_item(w->gate, hold, &h);
+    finisher_each_item(w->fin, hold, &h);
+    size_t n = 0;
+    int rc = h.oom ? 0 : frontier_reconcile(w->fr, h.v, h.n, &n); /* oom: they expire instead */
+    free(h.v);
+    if (n)
+        fprintf(stderr, "crawler: worker %d: handed back %zu URLs leased while Redis was away\n",
+                w->idx, n);
+    return rc;
+}
+
+/* One try to get Redis back (when due): new connections and handles, same
+ * worker id; the Functions library is loaded again if the server lost it
+ * (frontier_open). */
+void engine_reconnect(worker_t *w, uint64_t now)
+{
+    const crawl_config_t *c = w->e->cfg;
+    if (now < w->next_try_ms)
+        return;
+    if (now - w->down_since_ms >= c->redis_retry_max_ms) {
+        fprintf(stderr, "crawler: worker %d: Redis unreachable for %llu s: giving up\n", w->idx,
+                (unsigned long long)((now - w->down_since_ms) / 1000));
+        event(w, "redis-gave-up", now - w->down_since_ms, NULL);
+        w->err = CRAWL_EREDIS;
+        return;
+    }
+    w->next_try_ms = now + next_backoff(w);
+    char err[512];
+    frontier_config_t fc;
+    engine_frontier_config(c, &fc);
+    fc.worker_id = frontier_worker_id(w->fr);
+    fc.bloom_capacity = c->bloom_capacity; /* as worker_open: a Redis that came back empty */
+    fc.bloom_fp_rate = c->bloom_fp_rate;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    redisContext *rc = rconn_connect(w->e->redis, err, sizeof err);
+    frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, sizeof err) : NULL;
+    if (!fr || finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
+        frontier_close(fr);
+        if (rc)
+            redisFree(rc);
+        return; /* err: why, e.g. "Connection refused"; next try later */
+    }
+    frontier_close(w->fr);
+    redisFree(w->rc);
+    w->rc = rc;
+    w->fr = fr;
+    robotsgate_set_frontier(w->gate, fr);
+    uint64_t down_ms = clock_now_ms() - w->down_since_ms;
+    w->down = 0;
+    atomic_fetch_sub(&w->e->redis_down, 1);
+    fprintf(stderr, "\ncrawler: worker %d: Redis is back after %.1f s\n", w->idx,
+            (double)down_ms / 1000.0);
+    event(w, "redis-back", down_ms, NULL);
+    w->claim_after_ms = 0;
+    engine_note(w, resync(w));
+}
