@@ -103,12 +103,18 @@ EOF
   echo "  Redis after: queued inflight fetched = $st"
 }
 
-scenario_restart() {
-  local d=$TMP/restart; mkdir -p "$d"; : > "$d/hits"
+# A fresh site, Redis and seeds file in dir (HPORT, RPORT, RPID set).
+setup() {
+  mkdir -p "$1"; : > "$1/hits"
   HPORT=$(free_port); RPORT=$(free_port)
-  python3 "$TMP/site.py" "$HPORT" "$N" "$DELAY_MS" "$d/hits" 2>/dev/null & PIDS+=("$!")
-  start_redis "$d" "$RPORT"
-  echo "http://127.0.0.1:$HPORT/p/0" > "$d/seeds.txt"
+  python3 "$TMP/site.py" "$HPORT" "$N" "$DELAY_MS" "$1/hits" 2>/dev/null & PIDS+=("$!")
+  start_redis "$1" "$RPORT"
+  echo "http://127.0.0.1:$HPORT/p/0" > "$1/seeds.txt"
+}
+
+scenario_restart() {
+  local d=$TMP/restart
+  setup "$d"
   local c=()
   for i in 0 1; do
     "$CRAWLER" crawl --redis "redis://127.0.0.1:$RPORT" --seeds "$d/seeds.txt" --delay 0 \
@@ -130,11 +136,8 @@ scenario_restart() {
 }
 
 scenario_kill9() {
-  local d=$TMP/kill9; mkdir -p "$d"; : > "$d/hits"
-  HPORT=$(free_port); RPORT=$(free_port)
-  python3 "$TMP/site.py" "$HPORT" "$N" "$DELAY_MS" "$d/hits" 2>/dev/null & PIDS+=("$!")
-  start_redis "$d" "$RPORT"
-  echo "http://127.0.0.1:$HPORT/p/0" > "$d/seeds.txt"
+  local d=$TMP/kill9
+  setup "$d"
   local x=88172645463325252 args=(crawl --redis "redis://127.0.0.1:$RPORT" --seeds "$d/seeds.txt"
     --delay 0 --per-host 8 --threads 2 --quiet --lease 500 --out "$d/out.jsonl")
   for k in $(seq 1 10); do

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crawl_env.h"
 #include "fixtures.h"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -129,27 +130,11 @@ static void assert_site_crawled_once(fx_http_t *h)
 
 /* ---- single behaviours on small sites ------------------------------------- */
 
-typedef struct small {
-    fx_redis_t *r;
-    fx_http_t *h;
-    char *dir, *seeds, out[512], log[512];
-} small_t;
+typedef crawl_env_t small_t;
 
 static void small_start(small_t *s, const char *seed_path)
 {
-    s->r = fx_redis_start();
-    cr_assert_not_null(s->r, "cannot start redis-server: %s", fx_error());
-    s->h = fx_http_start();
-    cr_assert_not_null(s->h, "cannot start the HTTP fixture: %s", fx_error());
-    s->dir = fx_tmpdir();
-    cr_assert_not_null(s->dir);
-    char content[256];
-    snprintf(content, sizeof content, "%s%s\n", fx_http_base(s->h), seed_path);
-    cr_assert(asprintf(&s->seeds, "%s/seeds.txt", s->dir) > 0);
-    cr_assert_eq(fx_write_file(s->seeds, content), 0);
-    snprintf(s->out, sizeof s->out, "%s/out.jsonl", s->dir);
-    snprintf(s->log, sizeof s->log, "%s/log", s->dir);
-    fx_http_set(s->h, "/robots.txt", &(fx_route_t){.status = 404, .body = "no"});
+    crawl_env_start(s, NULL, seed_path);
 }
 
 /* Runs the crawler with the common options plus extra (NULL-terminated). */
@@ -167,11 +152,7 @@ static int small_crawl(small_t *s, char *const extra[])
 
 static void small_stop(small_t *s)
 {
-    free(s->seeds);
-    fx_rmtree(s->dir);
-    free(s->dir);
-    fx_http_stop(s->h);
-    fx_redis_stop(s->r);
+    crawl_env_stop(s);
 }
 
 /* A small_t whose site is the generated one above, seeded at /p/0. */

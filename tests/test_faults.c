@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "crawl_env.h"
 #include "fixtures.h"
 #include "frontier.h"
 #include "side.h"
@@ -45,36 +46,20 @@ static int site(void *ud, const char *path, fx_route_t *out)
     return 0;
 }
 
-typedef struct faults {
-    fx_redis_t *r;
-    fx_http_t *h;
-    char *dir, seeds[512], log[512];
-} faults_t;
+typedef crawl_env_t faults_t;
 
+/* The site above, seeded at /p/0, every page answering after delay_ms; with
+ * aof, a Redis with append-only persistence (fx_redis_restart keeps it). */
 static void faults_start(faults_t *t, int aof, unsigned delay_ms)
 {
-    t->r = aof ? fx_redis_start_aof() : fx_redis_start();
-    cr_assert_not_null(t->r, "cannot start redis-server: %s", fx_error());
-    t->h = fx_http_start();
-    cr_assert_not_null(t->h, "cannot start the HTTP fixture: %s", fx_error());
+    crawl_env_start(t, aof ? fx_redis_start_aof() : NULL, "/p/0");
     page_delay_ms = delay_ms;
-    fx_http_set(t->h, "/robots.txt", &(fx_route_t){.status = 404, .body = "no"});
     fx_http_set_handler(t->h, site, NULL);
-    t->dir = fx_tmpdir();
-    cr_assert_not_null(t->dir);
-    snprintf(t->seeds, sizeof t->seeds, "%s/seeds.txt", t->dir);
-    snprintf(t->log, sizeof t->log, "%s/log", t->dir);
-    char content[256];
-    snprintf(content, sizeof content, "%s/p/0\n", fx_http_base(t->h));
-    cr_assert_eq(fx_write_file(t->seeds, content), 0);
 }
 
 static void faults_stop(faults_t *t)
 {
-    fx_rmtree(t->dir);
-    free(t->dir);
-    fx_http_stop(t->h);
-    fx_redis_stop(t->r);
+    crawl_env_stop(t);
 }
 
 /* argv of a crawler on t's crawl writing to out, plus extra (NULL-ended). */

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "crawl_env.h"
 #include "fixtures.h"
 #include "scope.h"
 #include "side.h"
@@ -101,27 +102,11 @@ static void tiny_stop(tiny_t *t)
 
 /* ---- one crawl on the fixture ---------------------------------------------- */
 
-typedef struct site {
-    fx_redis_t *r;
-    fx_http_t *h;
-    char *dir, seeds[512], out[512], log[512];
-} site_t;
+typedef crawl_env_t site_t;
 
 static void site_start(site_t *s, const char *seed_path)
 {
-    s->r = fx_redis_start();
-    cr_assert_not_null(s->r, "cannot start redis-server: %s", fx_error());
-    s->h = fx_http_start();
-    cr_assert_not_null(s->h, "cannot start the HTTP fixture: %s", fx_error());
-    s->dir = fx_tmpdir();
-    cr_assert_not_null(s->dir);
-    char content[256];
-    snprintf(content, sizeof content, "%s%s\n", fx_http_base(s->h), seed_path);
-    snprintf(s->seeds, sizeof s->seeds, "%s/seeds.txt", s->dir);
-    cr_assert_eq(fx_write_file(s->seeds, content), 0);
-    snprintf(s->out, sizeof s->out, "%s/out.jsonl", s->dir);
-    snprintf(s->log, sizeof s->log, "%s/log", s->dir);
-    fx_http_set(s->h, "/robots.txt", &(fx_route_t){.status = 404, .body = "no"});
+    crawl_env_start(s, NULL, seed_path);
 }
 
 /* Runs a crawl with extra options (NULL-terminated); a crawl that does not
@@ -141,10 +126,7 @@ static int site_crawl(site_t *s, const char *const extra[])
 
 static void site_stop(site_t *s)
 {
-    fx_rmtree(s->dir);
-    free(s->dir);
-    fx_http_stop(s->h);
-    fx_redis_stop(s->r);
+    crawl_env_stop(s);
 }
 
 /* The JSONL line of url's record (the first; caller frees), NULL if none. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crawl_env.h"
 #include "fixtures.h"
 #include "side.h"
 
@@ -447,11 +448,21 @@ static void chain_site(fx_http_t *h, unsigned delay_ms)
     }
 }
 
-static void write_seeds(const char *path, fx_http_t *h)
+/* The chain site on its own server, seeded at /p0, on the suite's Redis,
+ * with a connection to it. */
+static redisContext *chain_start(crawl_env_t *e, unsigned delay_ms)
 {
-    char s[256];
-    snprintf(s, sizeof s, "%s/p0\n", fx_http_base(h));
-    cr_assert_eq(fx_write_file(path, s), 0);
+    crawl_env_start(e, side_redis(), "/p0");
+    chain_site(e->h, delay_ms);
+    redisContext *c = fx_redis_connect(e->r);
+    cr_assert_not_null(c, "%s", fx_error());
+    return c;
+}
+
+static void chain_stop(crawl_env_t *e, redisContext *c)
+{
+    redisFree(c);
+    crawl_env_stop(e);
 }
 
 /* How many of the chain's pages were fetched at least once. */
@@ -484,16 +495,11 @@ static char *read_text(const char *path)
  * crawl fetches every page (no URL lost in the failed claim). */
 Test(keytypes, seq_as_a_list_during_a_crawl_stops_it_and_loses_no_url, .timeout = 120)
 {
-    fx_redis_t *r = side_redis();
-    fx_http_t *h = fx_http_start();
-    cr_assert_not_null(h, "%s", fx_error());
-    chain_site(h, 150);
-    redisContext *c = fx_redis_connect(r);
-    char *dir = fx_tmpdir(), seeds[512], log[512], out[512];
-    snprintf(seeds, sizeof seeds, "%s/seeds", dir);
-    snprintf(log, sizeof log, "%s/log", dir);
-    snprintf(out, sizeof out, "%s/out", dir);
-    write_seeds(seeds, h);
+    crawl_env_t e;
+    redisContext *c = chain_start(&e, 150);
+    fx_redis_t *r = e.r;
+    fx_http_t *h = e.h;
+    char *seeds = e.seeds, *log = e.log, *out = e.out;
     char *argv[] = {CRAWLER_BIN,
                     "crawl",
                     "--redis",
@@ -539,11 +545,7 @@ Test(keytypes, seq_as_a_list_during_a_crawl_stops_it_and_loses_no_url, .timeout 
     free(text);
     cr_expect_eq(pages_fetched(h), NPAGES, "%d of %d pages fetched after the fix", pages_fetched(h),
                  NPAGES);
-    redisFree(c);
-    fx_rmtree(dir);
-    free(dir);
-    fx_http_stop(h);
-    fx_redis_stop(r);
+    chain_stop(&e, c);
 }
 
 /* ready a string during `crawler seed`: it fails naming the key and records
@@ -552,16 +554,11 @@ Test(keytypes, seq_as_a_list_during_a_crawl_stops_it_and_loses_no_url, .timeout 
 Test(keytypes, ready_as_a_string_during_seed_records_nothing_and_the_seed_is_crawled_after,
      .timeout = 120)
 {
-    fx_redis_t *r = side_redis();
-    fx_http_t *h = fx_http_start();
-    cr_assert_not_null(h, "%s", fx_error());
-    chain_site(h, 0);
-    redisContext *c = fx_redis_connect(r);
-    char *dir = fx_tmpdir(), seeds[512], log[512], outp[512];
-    snprintf(seeds, sizeof seeds, "%s/seeds", dir);
-    snprintf(log, sizeof log, "%s/log", dir);
-    snprintf(outp, sizeof outp, "%s/stdout", dir);
-    write_seeds(seeds, h);
+    crawl_env_t e;
+    redisContext *c = chain_start(&e, 0);
+    fx_redis_t *r = e.r;
+    fx_http_t *h = e.h;
+    char *seeds = e.seeds, *log = e.log, *outp = e.out; /* crawler seed's stdout */
     cmd_ok(c, "SET %s junk", P "ready");
     char *seed[] = {
         CRAWLER_BIN,        "seed",  seeds, "--redis", (char *)fx_redis_url(r), "--crawl", KT,
@@ -585,9 +582,5 @@ Test(keytypes, ready_as_a_string_during_seed_records_nothing_and_the_seed_is_cra
     rc = fx_run(crawl, NULL, log, 60000);
     cr_expect_eq(rc, 0, "the crawl exited %d", rc);
     cr_expect_eq(pages_fetched(h), NPAGES, "%d of %d pages fetched", pages_fetched(h), NPAGES);
-    redisFree(c);
-    fx_rmtree(dir);
-    free(dir);
-    fx_http_stop(h);
-    fx_redis_stop(r);
+    chain_stop(&e, c);
 }
