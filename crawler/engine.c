@@ -445,7 +445,7 @@ static void talk_to_redis(worker_t *w, uint64_t now, int stop, frontier_state_t 
 static void finish_turn(worker_t *w)
 {
     size_t n;
-    if (w->down)
+    if (w->down || w->err == CRAWL_EWRITE)
         return;
     /* one finish batch in flight at a time; pages finished meanwhile
      * wait for the next one (bigger batches while Redis is busy) */

@@ -72,6 +72,7 @@ struct finisher {
     frontier_done_t *fin_pages; /* fin as frontier_finish_start wants it */
     size_t fin_pages_cap;
     frontier_pending_t *fin_pending;
+    int failed; /* CRAWL_EWRITE once the WARC file failed: nothing is sent */
 };
 
 static int entries_push(entries_t *es, const entry_t *e)
@@ -203,14 +204,16 @@ static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
 
 int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex)
 {
-    /* a WARC that failed: the page stays leased, the worker stops */
-    int rc = write_warc(f, p, ex);
-    if (rc == 0)
-        rc = entries_push(&f->queued, &(entry_t){.p = *p});
+    /* a WARC that failed: the page is kept, never sent (finisher_release
+     * hands it back), and the worker stops */
+    int wrc = write_warc(f, p, ex);
+    if (wrc < 0)
+        f->failed = wrc;
+    int rc = entries_push(&f->queued, &(entry_t){.p = *p});
     if (rc < 0)
         page_clear(p);
     memset(p, 0, sizeof *p);
-    return rc;
+    return wrc < 0 ? wrc : rc;
 }
 
 int finisher_retry(finisher_t *f, page_t *p, uint32_t retry_after_ms, int *dead)
@@ -339,6 +342,8 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
     int first = finisher_complete(f, 1, pages), rc;
     if (first == CRAWL_EREDIS)
         return first;
+    if (f->failed) /* an output failed: nothing more is marked done */
+        return f->failed;
     if (!f->queued.n && !f->retries.n)
         return first;
     /* the records first: nothing is marked done before its line is on file */

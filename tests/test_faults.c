@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -316,5 +317,80 @@ Test(faults, out_to_a_pipe_whose_reader_left_stops_the_crawl, .timeout = 300)
     uint64_t done = fetched(&t);
     cr_expect_lt(done, PAGES, "the crawl ran to its end (%llu pages done) into a closed pipe",
                  (unsigned long long)done);
+    faults_stop(&t);
+}
+
+/* Runs argv with every file it writes limited to limit bytes (RLIMIT_FSIZE;
+ * SIGXFSZ ignored, so a write past it fails with EFBIG): a disk that fills
+ * in the middle of the crawl.  The exit status, as fx_wait gives it. */
+static int run_with_file_limit(char *const argv[], const char *log, rlim_t limit)
+{
+    pid_t parent = getpid(), pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        int e = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (e >= 0)
+            dup2(e, 2);
+        signal(SIGXFSZ, SIG_IGN); /* kept across exec */
+        struct rlimit rl = {limit, limit};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return fx_wait(pid, 120000);
+}
+
+/* Every page marked done in Redis has a record in path. */
+static void assert_done_pages_recorded(faults_t *t, const char *path)
+{
+    unsigned char seen[PAGES] = {0};
+    mark_recorded(t, path, seen);
+    size_t recorded = 0;
+    for (int i = 0; i < PAGES; i++)
+        recorded += seen[i];
+    uint64_t done = fetched(t);
+    cr_expect_gt(done, 0, "nothing was done before the file filled: the test shows nothing");
+    cr_expect_lt(done, PAGES, "the crawl ran to its end (%llu done) though its file was full",
+                 (unsigned long long)done);
+    cr_expect_leq(done, recorded, "%llu pages done in Redis, %zu recorded in %s",
+                  (unsigned long long)done, recorded, path);
+}
+
+Test(faults, out_file_that_fills_mid_crawl_stops_it_with_every_done_page_recorded, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 2);
+    char *argv[64];
+    crawl_argv(&t, t.out, NULL, argv);
+    int rc = run_with_file_limit(argv, t.log, 16384); /* about 80 records */
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, t.out) && strstr(err, "File too large"),
+              "the file and the OS error are not named: %.2000s", err ? err : "");
+    free(err);
+    assert_done_pages_recorded(&t, t.out);
+    rerun_records_everything(&t, t.out);
+    faults_stop(&t);
+}
+
+Test(faults, warc_file_that_fills_mid_crawl_stops_it_and_marks_no_unrecorded_page_done,
+     .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 2);
+    char warc[512], *argv[64];
+    snprintf(warc, sizeof warc, "%s/out.warc.gz", t.dir);
+    char *extra[] = {"--warc", warc, NULL};
+    crawl_argv(&t, t.out, extra, argv);
+    int rc = run_with_file_limit(argv, t.log, 65536); /* the WARC fills long before the JSONL */
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "--warc") && strstr(err, "File too large"),
+              "the file and the OS error are not named: %.2000s", err ? err : "");
+    free(err);
+    assert_done_pages_recorded(&t, t.out);
     faults_stop(&t);
 }
