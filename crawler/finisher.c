@@ -260,8 +260,10 @@ static int send_retries(finisher_t *f)
             break;
         }
     }
-    memmove(f->retries.v, f->retries.v + i, (f->retries.n - i) * sizeof *f->retries.v);
-    f->retries.n -= i;
+    if (i > 0) { /* (v is NULL while nothing was ever queued) */
+        memmove(f->retries.v, f->retries.v + i, (f->retries.n - i) * sizeof *f->retries.v);
+        f->retries.n -= i;
+    }
     return rc;
 }
 
@@ -271,7 +273,7 @@ static int send_retries(finisher_t *f)
  * freed.  Returns the error, if any. */
 static int batch_finished(finisher_t *f, int rc, size_t *pages)
 {
-    if (rc == CRAWL_EREDIS) {
+    if (rc == CRAWL_EREDIS && f->fin.n) {
         size_t n = f->fin.n;
         entries_t *q = &f->queued;
         if (q->n + n > q->cap) {
