@@ -173,6 +173,11 @@ bloom_t *bloom_join(struct redisContext *rc, const char *name, const bloom_param
 /* Frees the handle (not the Redis data, not rc).  Accepts NULL. */
 void bloom_close(bloom_t *b);
 
+/* 1 if the filter is still in Redis (its meta hash), 0 if it is gone (a
+ * FLUSHALL, a Redis restarted without its data), or CRAWL_EREDIS /
+ * CRAWL_EREPLY.  One round trip. */
+int bloom_exists(bloom_t *b);
+
 /* Geometry of an open filter; valid for the handle's lifetime. */
 const bloom_geometry_t *bloom_geometry(const bloom_t *b);
 /* The filter's name (the handle's copy). */

@@ -590,3 +590,19 @@ int bloom_destroy(redisContext *rc, const char *name)
     free(mkey);
     return code;
 }
+
+int bloom_exists(bloom_t *b)
+{
+    if (!b)
+        return CRAWL_EINVAL;
+    char *mk = meta_key(b->name);
+    if (!mk)
+        return CRAWL_ENOMEM;
+    redisReply *r = redisCommand(b->rc, "EXISTS %s", mk);
+    free(mk);
+    if (!r)
+        return CRAWL_EREDIS;
+    int rc = r->type == REDIS_REPLY_INTEGER ? r->integer > 0 : CRAWL_EREPLY;
+    freeReplyObject(r);
+    return rc;
+}

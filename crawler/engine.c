@@ -84,8 +84,10 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
  * offline (if --redis-retry-max allows); any other error stops it. */
 void engine_note(worker_t *w, int rc)
 {
-    if (rc == CRAWL_EREDIS && w->e->cfg->redis_retry_max_ms && !w->err) {
-        engine_go_down(w, w->rc && w->rc->err ? w->rc->errstr : "connection lost");
+    if (crawl_transient(rc) && w->e->cfg->redis_retry_max_ms && !w->err) {
+        engine_go_down(w, rc == CRAWL_ENOROOM   ? "Redis is at its maxmemory (OOM)"
+                          : w->rc && w->rc->err ? w->rc->errstr
+                                                : "connection lost");
         return;
     }
     if (rc < 0 && !w->err)
@@ -192,6 +194,8 @@ void engine_heartbeat(worker_t *w, uint64_t now)
     w->hb_pages = w->pages;
     w->hb_pages_ms = now;
     engine_note(w, frontier_heartbeat(w->fr, &ws, NULL));
+    if (!w->down && !w->err)
+        engine_check_crawl(w);
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
 }
 
@@ -462,6 +466,8 @@ static void finish_turn(worker_t *w)
 static void wind_down(worker_t *w)
 {
     size_t n = 0;
+    if (w->err == CRAWL_ENOTFOUND)
+        return; /* the crawl's state is gone: nothing to finish or hand back into */
     if (!w->down && w->err != CRAWL_EWRITE) {
         int rc = finisher_flush(w->fin, 1, &n);
         finished(w, rc, n);
@@ -508,6 +514,8 @@ static void run(worker_t *w)
     }
     if (w->down && !w->err) /* stopped by a signal while Redis was away */
         w->err = CRAWL_EREDIS;
+    if (st == FRONTIER_DONE && !w->err && !w->down) /* over, or its state gone? */
+        engine_check_crawl(w);
     wind_down(w);
 }
 

@@ -71,5 +71,10 @@ size_t engine_held(const worker_t *w);
 void engine_go_down(worker_t *w, const char *why);
 /* ... and tries to get it back when a try is due (or gives up). */
 void engine_reconnect(worker_t *w, uint64_t now);
+/* Redis answers but the crawl's Bloom filter is gone (FLUSHALL, a restart
+ * without data): checks it (engine_check_crawl, one round trip), or says so
+ * and stops the thread with CRAWL_ENOTFOUND (engine_crawl_gone). */
+void engine_check_crawl(worker_t *w);
+void engine_crawl_gone(worker_t *w);
 
 #endif

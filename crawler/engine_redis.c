@@ -2,21 +2,28 @@
  * engine_redis.c -- a worker thread that lost its Redis connection, and got
  * it back (engine_internal.h).
  *
- * DESIGN: the first CRAWL_EREDIS a part returns (engine_note) takes the
- * thread offline: it stops claiming and sends nothing, but its transfers go
- * on and their pages, retries and records wait in the finisher.  Tries to
- * reconnect follow a doubling backoff (from 100 ms, capped at
- * CONFIG_REDIS_RETRY_STEP_MAX_MS, equal jitter) until --redis-retry-max has
- * passed since the loss; then the thread stops with CRAWL_EREDIS.  A try
- * opens new connections and handles under the same worker id (frontier_open
- * loads the Functions library again if the server lost it), renews the
- * worker's lease (heartbeat), then reconciles: the leases Redis holds for
- * the worker but no part of it does (a claim whose reply was lost, pages a
- * restarted Redis forgot it had finished) are handed back.  Each loss and
- * return is printed and written to the JSONL as an event line.
+ * DESIGN: the first transient failure a part returns (engine_note,
+ * crawl_transient: Redis unreachable, or refusing calls at its maxmemory)
+ * takes the thread offline: it stops claiming and sends nothing, but its
+ * transfers go on and their pages, retries and records wait in the
+ * finisher.  Tries to reconnect follow a doubling backoff (from 100 ms,
+ * capped at CONFIG_REDIS_RETRY_STEP_MAX_MS, equal jitter), the last one at
+ * the deadline, --redis-retry-max after the loss; then the thread stops with
+ * CRAWL_EREDIS.  A try opens new connections and handles under the same
+ * worker id (frontier_open loads the Functions library again if the server
+ * lost it), renews the worker's lease (heartbeat), then reconciles: the
+ * leases Redis holds for the worker but no part of it does (a claim whose
+ * reply was lost, pages a restarted Redis forgot it had finished) are handed
+ * back.  A Redis that answers without the crawl's Bloom filter lost the
+ * crawl (FLUSHALL, a restart without its data): the thread stops with
+ * CRAWL_ENOTFOUND rather than take the empty state for a finished crawl;
+ * engine_check_crawl looks for that at every heartbeat too.  Each loss,
+ * return and loss of the crawl is printed and written to the JSONL as an
+ * event line.
  * Redis keys: none directly (frontier_open, frontier_heartbeat,
- * frontier_reconcile).  The worker_t fields down, down_since_ms,
- * next_try_ms, backoff_ms and rng are written here only.
+ * frontier_reconcile, bloom_join/bloom_exists on the crawl's filter).  The
+ * worker_t fields down, down_since_ms, next_try_ms, backoff_ms and rng are
+ * written here only.
  */
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
@@ -24,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bloom.h"
 #include "clock.h"
 #include "engine_internal.h"
 #include "output.h"
@@ -36,6 +44,8 @@ static void event(worker_t *w, const char *what, uint64_t down_ms, const char *t
                       .event = what, .worker = w->idx, .down_ms = down_ms, .error_text = text});
 }
 
+static uint32_t next_backoff(worker_t *w);
+
 void engine_go_down(worker_t *w, const char *why)
 {
     if (w->down)
@@ -43,7 +53,7 @@ void engine_go_down(worker_t *w, const char *why)
     w->down = 1;
     w->down_since_ms = clock_now_ms();
     w->backoff_ms = 100;
-    w->next_try_ms = w->down_since_ms + w->backoff_ms;
+    w->next_try_ms = w->down_since_ms + next_backoff(w);
     atomic_fetch_add(&w->e->redis_down, 1);
     fprintf(stderr,
             "\ncrawler: worker %d: lost its Redis connection (%s); retrying for up to %u s\n",
@@ -109,33 +119,81 @@ static int resync(worker_t *w)
 /* One try to get Redis back (when due): new connections and handles, same
  * worker id; the Functions library is loaded again if the server lost it
  * (frontier_open). */
-void engine_reconnect(worker_t *w, uint64_t now)
+/* A failed try: the next one after the backoff, the last one at the
+ * deadline (--redis-retry-max after the loss); past it, the thread stops. */
+static void try_failed(worker_t *w, uint64_t now)
 {
-    const crawl_config_t *c = w->e->cfg;
-    if (now < w->next_try_ms)
-        return;
-    if (now - w->down_since_ms >= c->redis_retry_max_ms) {
-        fprintf(stderr, "crawler: worker %d: Redis unreachable for %llu s: giving up\n", w->idx,
-                (unsigned long long)((now - w->down_since_ms) / 1000));
+    uint64_t deadline = w->down_since_ms + w->e->cfg->redis_retry_max_ms;
+    if (now >= deadline) {
+        fprintf(stderr, "crawler: worker %d: Redis unreachable for %.1f s: giving up\n", w->idx,
+                (double)(now - w->down_since_ms) / 1000.0);
         event(w, "redis-gave-up", now - w->down_since_ms, NULL);
         w->err = CRAWL_EREDIS;
         return;
     }
     w->next_try_ms = now + next_backoff(w);
+    if (w->next_try_ms > deadline)
+        w->next_try_ms = deadline;
+}
+
+/* 1 if Redis answers but the crawl's filter is gone from it (after
+ * printing why): the crawl's state did not survive, nothing to go on with. */
+static int crawl_gone(worker_t *w, redisContext *rc)
+{
+    char name[256], err[512];
+    int code = 0;
+    if (frontier_bloom_name(w->e->cfg->crawl, name, sizeof name) < 0)
+        return 0;
+    bloom_t *probe = bloom_join(rc, name, NULL, &code, err, sizeof err); /* join only */
+    bloom_close(probe);
+    return !probe && code == CRAWL_ENOTFOUND;
+}
+
+void engine_crawl_gone(worker_t *w)
+{
+    fprintf(stderr,
+            "\ncrawler: worker %d: the crawl's data is gone from Redis (its Bloom filter no "
+            "longer exists: FLUSHALL, `crawler reset`, or a Redis restarted without its data); "
+            "stopping: restart Redis with its data (--appendonly yes), or seed the crawl again\n",
+            w->idx);
+    event(w, "crawl-gone", 0, "the crawl's Bloom filter is gone from Redis");
+    w->err = CRAWL_ENOTFOUND;
+}
+
+void engine_check_crawl(worker_t *w)
+{
+    int rc = bloom_exists(frontier_bloom(w->fr));
+    if (rc == 0)
+        engine_crawl_gone(w);
+    else
+        engine_note(w, rc < 0 && rc != CRAWL_EREPLY ? rc : 0);
+}
+
+void engine_reconnect(worker_t *w, uint64_t now)
+{
+    const crawl_config_t *c = w->e->cfg;
+    if (now < w->next_try_ms)
+        return;
     char err[512];
     frontier_config_t fc;
     engine_frontier_config(c, &fc);
     fc.worker_id = frontier_worker_id(w->fr);
-    fc.bloom_capacity = c->bloom_capacity; /* as worker_open: a Redis that came back empty */
-    fc.bloom_fp_rate = c->bloom_fp_rate;
+    fc.bloom_capacity = 0; /* join only: a Redis that came back empty is not a new crawl */
+    fc.bloom_fp_rate = 0;
     fc.bloom_cache_bytes = SIZE_MAX;
     redisContext *rc = rconn_connect(w->e->redis, err, sizeof err);
+    if (rc && crawl_gone(w, rc)) {
+        redisFree(rc);
+        engine_crawl_gone(w);
+        return;
+    }
     frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, sizeof err) : NULL;
     if (!fr || finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
         frontier_close(fr);
         if (rc)
             redisFree(rc);
-        return; /* err: why, e.g. "Connection refused"; next try later */
+        try_failed(w, now); /* err: why, e.g. "Connection refused" */
+        return;
     }
     frontier_close(w->fr);
     redisFree(w->rc);

@@ -15,7 +15,8 @@
  * them all), and sends nothing if that failed; a WARC exchange is written
  * (write(2), unbuffered) as soon as its page is added.  Retries go through
  * the claiming handle (retry_fr), synchronously: the finishing connection
- * may have a batch in flight.  A call that fails with CRAWL_EREDIS leaves
+ * may have a batch in flight.  A call that fails for a transient cause
+ * (crawl_transient: Redis lost, or at its maxmemory) leaves
  * its pages (batch) or retries where they were, recorded, for the send after
  * finisher_reconnect.
  * Redis keys: those of frontier_finish, frontier_retry and frontier_release
@@ -250,7 +251,7 @@ static int send_retries(finisher_t *f)
         const page_t *p = &f->retries.v[i].p;
         frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
         rc = frontier_retry(f->retry_fr, &p->item, &o, f->retries.v[i].retry_after_ms);
-        if (rc == CRAWL_EREDIS)
+        if (crawl_transient(rc)) /* kept for the next try */
             break;
         page_clear(&f->retries.v[i].p);
         if (rc == CRAWL_ELEASE) /* lease lost: another worker owns the URL now */
@@ -273,7 +274,7 @@ static int send_retries(finisher_t *f)
  * freed.  Returns the error, if any. */
 static int batch_finished(finisher_t *f, int rc, size_t *pages)
 {
-    if (rc == CRAWL_EREDIS && f->fin.n) {
+    if (crawl_transient(rc) && f->fin.n) {
         size_t n = f->fin.n;
         entries_t *q = &f->queued;
         if (q->n + n > q->cap) {
@@ -342,7 +343,7 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
 {
     size_t n = 0;
     int first = finisher_complete(f, 1, pages), rc;
-    if (first == CRAWL_EREDIS)
+    if (crawl_transient(first))
         return first;
     if (f->failed) /* an output failed: nothing more is marked done */
         return f->failed;

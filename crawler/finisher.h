@@ -25,7 +25,8 @@
  * Errors: 0 or a negative CRAWL_E* code.  CRAWL_ELEASE (a lease had
  * expired and been handed to another worker) is not an error and never
  * returned.  CRAWL_EWRITE: an output file failed (nothing was sent since).
- * CRAWL_EREDIS: the connection was lost; what was not answered is kept.
+ * CRAWL_EREDIS: the connection was lost; CRAWL_ENOROOM: Redis is at its
+ * maxmemory; either way what was not answered is kept for the next try.
  */
 #ifndef CRAWLER_FINISHER_H
 #define CRAWLER_FINISHER_H

@@ -32,6 +32,7 @@
  *   {"event":"redis-back","worker":0,"down_ms":5123,"error_text":null,
  *    "timestamp":"…"}      ... and has it again, after down_ms
  *   {"event":"redis-gave-up", ...}   ... and stopped trying (--redis-retry-max)
+ *   {"event":"crawl-gone", ...}      Redis answers without the crawl's data
  *
  * Strings may hold arbitrary bytes: they are escaped per RFC 8259 (", \ and
  * control characters, the latter as \b \f \n \r \t or \u00XX; DEL as \u007f);

@@ -32,3 +32,8 @@ const char *crawl_strerror(int err)
         return "unknown error";
     return texts[-err];
 }
+
+int crawl_transient(int err)
+{
+    return err == CRAWL_EREDIS || err == CRAWL_ENOROOM;
+}

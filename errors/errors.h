@@ -38,4 +38,10 @@ typedef enum crawl_err {
  * listed above). */
 const char *crawl_strerror(int err);
 
+/* 1 for a failure that a later try may not meet: Redis unreachable
+ * (CRAWL_EREDIS) or at its maxmemory (CRAWL_ENOROOM, Redis's OOM reply to a
+ * call, which it refuses before running it); the crawler keeps what it
+ * was sending and tries again.  0 for any other code. */
+int crawl_transient(int err);
+
 #endif

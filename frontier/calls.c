@@ -167,9 +167,13 @@ static void note_error(frontier_t *f, const redisReply *r)
 
 int fr_reply_error(const redisReply *r)
 {
-    return r && r->type == REDIS_REPLY_ERROR && r->str && !strncmp(r->str, "WRONGTYPE", 9)
-               ? CRAWL_EWRONGTYPE
-               : CRAWL_EREPLY;
+    if (!r || r->type != REDIS_REPLY_ERROR || !r->str)
+        return CRAWL_EREPLY;
+    if (!strncmp(r->str, "WRONGTYPE", 9))
+        return CRAWL_EWRONGTYPE;
+    if (!strncmp(r->str, "OOM ", 4)) /* refused before it ran: nothing written */
+        return CRAWL_ENOROOM;
+    return CRAWL_EREPLY;
 }
 
 int fr_wrong_type(struct redisContext *rc, const char *key, size_t keylen, const char *want,

@@ -42,3 +42,10 @@ Test(errors, texts_name_what_went_wrong)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         cr_expect_str_eq(crawl_strerror(cases[i].code), cases[i].text, "code %d", cases[i].code);
 }
+
+Test(errors, only_redis_lost_or_full_is_transient)
+{
+    for (int code = CRAWL_ERR_MIN - 1; code <= 1; code++)
+        cr_expect_eq(crawl_transient(code), code == CRAWL_EREDIS || code == CRAWL_ENOROOM,
+                     "code %d (%s)", code, crawl_strerror(code));
+}

@@ -394,3 +394,100 @@ Test(faults, warc_file_that_fills_mid_crawl_stops_it_and_marks_no_unrecorded_pag
     assert_done_pages_recorded(&t, t.out);
     faults_stop(&t);
 }
+
+/* One crawler on t's crawl writing t->out; its pid. */
+static pid_t spawn_crawler(faults_t *t)
+{
+    static char *argv[64];
+    crawl_argv(t, t->out, NULL, argv);
+    pid_t pid = fx_spawn(argv, NULL, t->log);
+    cr_assert(pid > 0);
+    return pid;
+}
+
+static void redis_cmd(faults_t *t, const char *cmd)
+{
+    redisContext *c = fx_redis_connect(t->r);
+    cr_assert_not_null(c, "%s", fx_error());
+    redisReply *r = redisCommand(c, cmd);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "%s: %s", cmd, r ? r->str : c->errstr);
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+/* The crawl's state vanishing under the workers is an error, not the end
+ * of the crawl: the crawler stops non-zero and says why. */
+static void assert_stopped_for_lost_data(faults_t *t, pid_t pid)
+{
+    int rc = fx_wait(pid, 120000);
+    char *err = fx_read_file(t->log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d after its crawl's data vanished: %.3000s", rc,
+                 err ? err : "");
+    cr_expect(err && strstr(err, "the crawl's data is gone from Redis"),
+              "the crawler does not say the crawl's data is gone: %.3000s", err ? err : "");
+    free(err);
+}
+
+Test(faults, redis_flushed_mid_crawl_is_an_error_not_the_end_of_the_crawl, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 15);
+    pid_t pid = spawn_crawler(&t);
+    wait_requests(&t, PAGES / 3, 120000);
+    redis_cmd(&t, "FLUSHALL");
+    assert_stopped_for_lost_data(&t, pid);
+    faults_stop(&t);
+}
+
+Test(faults, redis_restarted_without_its_data_is_an_error_not_the_end_of_the_crawl, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 15); /* no persistence: the restarted server is empty */
+    pid_t pid = spawn_crawler(&t);
+    wait_requests(&t, PAGES / 3, 120000);
+    cr_assert_eq(fx_redis_restart(t.r, SIGKILL, 500), 0, "%s", fx_error());
+    assert_stopped_for_lost_data(&t, pid);
+    faults_stop(&t);
+}
+
+/* Redis refusing calls at its maxmemory (OOM) for a moment is waited out
+ * like an outage: nothing is dropped, the crawl finishes. */
+Test(faults, redis_at_its_maxmemory_for_a_moment_is_waited_out, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 15);
+    pid_t pid = spawn_crawler(&t);
+    wait_requests(&t, PAGES / 3, 120000);
+    redisContext *c = fx_redis_connect(t.r);
+    cr_assert_not_null(c);
+    redisReply *r = redisCommand(c, "INFO memory");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    const char *u = strstr(r->str, "used_memory:");
+    cr_assert_not_null(u);
+    long long used = strtoll(u + strlen("used_memory:"), NULL, 10);
+    freeReplyObject(r);
+    r = redisCommand(c, "CONFIG SET maxmemory %lld", used + 1000);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    size_t before = fx_http_total(t.h);
+    for (int i = 0; i < 400 && fx_http_total(t.h) < before + 20; i++)
+        usleep(10000); /* some transfers finish while Redis refuses */
+    usleep(1500000);
+    r = redisCommand(c, "CONFIG SET maxmemory " FX_REDIS_MAXMEMORY);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(c);
+    int rc = fx_wait(pid, 180000);
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d after Redis was at its maxmemory: %.3000s", rc,
+                 err ? err : "");
+    cr_expect(err && strstr(err, "maxmemory"), "the OOM was not noticed: %.3000s", err ? err : "");
+    free(err);
+    unsigned char seen[PAGES] = {0};
+    mark_recorded(&t, t.out, seen);
+    int first;
+    size_t missing = count_missing(seen, &first);
+    cr_expect_eq(missing, 0, "%zu of %d pages have no record (first /p/%d)", missing, PAGES, first);
+    assert_crawl_over(&t);
+    faults_stop(&t);
+}
