@@ -80,14 +80,27 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
     pthread_mutex_unlock(&e->share_locks[data]);
 }
 
-/* The outcome of a part's call: a lost Redis connection takes the thread
- * offline (if --redis-retry-max allows); any other error stops it. */
+_Static_assert(RCONN_COMMAND_TIMEOUT_MS == 30000, "why_transient's text says 30 s");
+
+/* Why a transient failure happened, for the message. */
+static const char *why_transient(const worker_t *w, int rc)
+{
+    if (rc == CRAWL_ENOROOM)
+        return "Redis is at its maxmemory (OOM)";
+    if (!w->rc || !w->rc->err)
+        return "connection lost";
+    if (w->rc->err == REDIS_ERR_IO && strstr(w->rc->errstr, "temporarily unavailable"))
+        return "no reply within the command timeout (30 s): Redis hung or unreachable";
+    return w->rc->errstr;
+}
+
+/* The outcome of a part's call: a transient failure (Redis lost, or at its
+ * maxmemory) takes the thread offline (if --redis-retry-max allows); any
+ * other error stops it. */
 void engine_note(worker_t *w, int rc)
 {
     if (crawl_transient(rc) && w->e->cfg->redis_retry_max_ms && !w->err) {
-        engine_go_down(w, rc == CRAWL_ENOROOM   ? "Redis is at its maxmemory (OOM)"
-                          : w->rc && w->rc->err ? w->rc->errstr
-                                                : "connection lost");
+        engine_go_down(w, why_transient(w, rc));
         return;
     }
     if (rc < 0 && !w->err)
