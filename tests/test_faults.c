@@ -365,7 +365,7 @@ Test(faults, out_file_that_fills_mid_crawl_stops_it_with_every_done_page_recorde
     faults_start(&t, 0, 2);
     char *argv[64];
     crawl_argv(&t, t.out, NULL, argv);
-    int rc = run_with_file_limit(argv, t.log, 16384); /* about 80 records */
+    int rc = run_with_file_limit(argv, t.log, 65536); /* about 280 records of 600 */
     char *err = fx_read_file(t.log, NULL);
     cr_expect_eq(rc, 1, "crawler exited %d: %.2000s", rc, err ? err : "");
     cr_expect(err && strstr(err, t.out) && strstr(err, "File too large"),
