@@ -143,7 +143,7 @@ static int check_server(frontier_t *f, char *errbuf, size_t errlen)
 /* Checks, in one pipelined round of TYPE, that the crawl's keys are of their
  * keys.def types (or absent), before frontier_open writes anything (the
  * Bloom filter, the worker's registration): CRAWL_EWRONGTYPE and errbuf
- * "crawler:{NAME}:seq is a list, expected a string".  The scripts check
+ * "<prefix>seq is a list, expected a string".  The scripts check
  * again (frontier/lua/types.lua): a key may change after this. */
 static int check_keys(frontier_t *f, char *errbuf, size_t errlen)
 {

@@ -97,7 +97,7 @@ static void mark_recorded(faults_t *t, const char *path, unsigned char seen[PAGE
     char pat[128];
     int pl = snprintf(pat, sizeof pat, "{\"url\":\"%s/p/", fx_http_base(t->h));
     for (char *p = strstr(s, pat); p; p = strstr(p + 1, pat)) {
-        int i = atoi(p + pl);
+        int i = (int)strtol(p + pl, NULL, 10);
         if (i >= 0 && i < PAGES && strstr(p, "\"status\":200") < strchr(p, '\n'))
             seen[i] = 1;
     }

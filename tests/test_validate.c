@@ -297,7 +297,7 @@ static pid_t tls_server(env_t *e, int *port)
         char *s = fx_read_file(out, NULL);
         const char *a = s ? strstr(s, "ACCEPT 127.0.0.1:") : NULL;
         if (a)
-            *port = atoi(a + strlen("ACCEPT 127.0.0.1:"));
+            *port = (int)strtol(a + strlen("ACCEPT 127.0.0.1:"), NULL, 10);
         free(s);
         if (!*port)
             usleep(10000);

@@ -1,7 +1,7 @@
 -- types.lua -- every function checks the types of the keys it will touch
 -- before its first write, since Redis does not roll back a function that
 -- fails half-way: a key of another type fails the call with
---   WRONGTYPE crawler:{NAME}:seq is a list, expected a string
+--   WRONGTYPE <prefix>seq is a list, expected a string
 -- and nothing written.  A check is one O(1) length command (LLEN, HLEN,
 -- ZCARD, SCARD, STRLEN) under redis.pcall: a number (no table made) for a
 -- key of that type or an absent one, an error for any other type; TYPE
