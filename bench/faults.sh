@@ -10,6 +10,7 @@
 #   BUILD=dir      build directory with crawler/crawler (default ./build)
 #   DOWN_S=s       how long Redis stays down at each restart (default 5)
 #   DELAY_MS=ms    every page's answer delay (default 10)
+#   SCENARIOS="..."  which of them to run (default "restart kill9 hang clientkill")
 #
 # Scenarios, each on a fresh Redis and site:
 #   restart   two crawler processes; Redis SIGTERMed a third of the way in,
@@ -17,6 +18,11 @@
 #             again from its append-only file
 #   kill9     one crawler SIGKILLed at 10 moments (after 5..44 more requests,
 #             a fixed pseudo-random sequence), then one run to the end
+#   hang      two crawler processes; Redis SIGSTOPped a third of the way in for
+#             HANG_S s (default 45: longer than the 30 s command timeout), then
+#             SIGCONTed
+#   clientkill  two crawler processes; `CLIENT KILL TYPE normal` a third of the
+#             way in (every connection of every worker cut at once)
 # For each: the crawlers' exit statuses, the pages with no record in any
 # output ("records lost"), the pages never fetched ("URLs lost"), records
 # written more than once (at-least-once output), and what is left in Redis.
@@ -112,8 +118,10 @@ setup() {
   echo "http://127.0.0.1:$HPORT/p/0" > "$1/seeds.txt"
 }
 
-scenario_restart() {
-  local d=$TMP/restart
+# Two crawler processes on a fresh crawl; inject (a function) runs a third of
+# the way in; then the report.
+two_crawlers() { # label inject
+  local d=$TMP/$2
   setup "$d"
   local c=()
   for i in 0 1; do
@@ -122,18 +130,28 @@ scenario_restart() {
   done
   sleep 0.5
   wait_requests "$d" $((N / 3)) || true
-  kill -TERM "$RPID"; wait "$RPID" || true; sleep "$DOWN_S"
-  start_redis "$d" "$RPORT"
-  wait_requests "$d" $((2 * N / 3)) || true
-  kill -KILL "$RPID"; wait "$RPID" || true; sleep "$DOWN_S"
-  start_redis "$d" "$RPORT"
+  "$2" "$d"
   local s=()
   for p in "${c[@]}"; do
     if timeout 600 tail --pid="$p" -f /dev/null; then wait "$p" && s+=(0) || s+=($?); fi
   done
-  report "$d" "restart (SIGTERM, then SIGKILL, ${DOWN_S} s down each)" "${s[@]}"
+  report "$d" "$1" "${s[@]}"
   kill "$RPID"
 }
+
+inject_restart() { # SIGTERM now, SIGKILL two thirds in, each DOWN_S s down
+  kill -TERM "$RPID"; wait "$RPID" || true; sleep "$DOWN_S"
+  start_redis "$1" "$RPORT"
+  wait_requests "$1" $((2 * N / 3)) || true
+  kill -KILL "$RPID"; wait "$RPID" || true; sleep "$DOWN_S"
+  start_redis "$1" "$RPORT"
+}
+inject_hang() { kill -STOP "$RPID"; sleep "${HANG_S:-45}"; kill -CONT "$RPID"; }
+inject_clientkill() { redis-cli -p "$RPORT" CLIENT KILL TYPE normal >/dev/null; }
+
+scenario_restart() { two_crawlers "restart (SIGTERM, then SIGKILL, ${DOWN_S} s down each)" inject_restart; }
+scenario_hang() { two_crawlers "hang (SIGSTOP ${HANG_S:-45} s, then SIGCONT)" inject_hang; }
+scenario_clientkill() { two_crawlers "CLIENT KILL TYPE normal" inject_clientkill; }
 
 scenario_kill9() {
   local d=$TMP/kill9
@@ -153,5 +171,4 @@ scenario_kill9() {
 }
 
 echo "# faults.sh: $CRAWLER, $N pages, ${DELAY_MS} ms a page"
-scenario_restart
-scenario_kill9
+for sc in ${SCENARIOS:-restart kill9 hang clientkill}; do "scenario_$sc"; done
