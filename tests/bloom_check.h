@@ -128,12 +128,8 @@ static inline size_t count_present(bloom_t *b, const urls_t *u, size_t batch)
 /* Writes since the last save: 0 more means a call wrote nothing. */
 static inline long long changes_since_save(redisContext *c)
 {
-    redisReply *rep = redisCommand(c, "INFO persistence");
-    cr_assert(rep && rep->type == REDIS_REPLY_STRING);
-    const char *s = strstr(rep->str, "rdb_changes_since_last_save:");
-    cr_assert_not_null(s);
-    long long v = strtoll(s + strlen("rdb_changes_since_last_save:"), NULL, 10);
-    freeReplyObject(rep);
+    long long v = fx_redis_info(c, "persistence", "rdb_changes_since_last_save");
+    cr_assert_geq(v, 0, "%s", fx_error());
     return v;
 }
 

@@ -46,6 +46,9 @@ const char *fx_redis_url(const fx_redis_t *r);
 pid_t fx_redis_pid(const fx_redis_t *r);
 /* A new connection (caller frees with redisFree), NULL on failure. */
 struct redisContext *fx_redis_connect(const fx_redis_t *r);
+/* The number `field` of `INFO section` on c (e.g. "memory", "used_memory"),
+ * or -1 if the command failed or the field is not there (fx_error). */
+long long fx_redis_info(struct redisContext *c, const char *section, const char *field);
 /* Stops it (SIGTERM, then SIGKILL after 5 s), removes its directory.
  * Accepts NULL. */
 void fx_redis_stop(fx_redis_t *r);

@@ -203,6 +203,25 @@ redisContext *fx_redis_connect(const fx_redis_t *r)
     return c;
 }
 
+long long fx_redis_info(redisContext *c, const char *section, const char *field)
+{
+    redisReply *r = redisCommand(c, "INFO %s", section);
+    if (!r || r->type != REDIS_REPLY_STRING) {
+        fx_set_error("INFO %s: %s", section, r && r->str ? r->str : c->errstr);
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    char pat[128];
+    snprintf(pat, sizeof pat, "\n%s:", field);
+    const char *p = strstr(r->str, pat);
+    long long v = p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+    if (!p)
+        fx_set_error("INFO %s has no %s", section, field);
+    freeReplyObject(r);
+    return v;
+}
+
 void fx_redis_stop(fx_redis_t *r)
 {
     if (!r)

@@ -30,15 +30,9 @@ static fx_redis_t *start_small(redisContext **c)
 
 static uint64_t info_u64(redisContext *c, const char *field)
 {
-    redisReply *r = redisCommand(c, "INFO memory");
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO memory failed");
-    char pat[64];
-    snprintf(pat, sizeof pat, "\n%s:", field);
-    const char *p = strstr(r->str, pat);
-    cr_assert_not_null(p, "INFO memory has no %s", field);
-    uint64_t v = strtoull(p + strlen(pat), NULL, 10);
-    freeReplyObject(r);
-    return v;
+    long long v = fx_redis_info(c, "memory", field);
+    cr_assert_geq(v, 0, "%s", fx_error());
+    return (uint64_t)v;
 }
 
 /* No key at all, and Redis below its limit. */

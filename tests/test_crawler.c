@@ -455,6 +455,17 @@ static void slow_links(small_t *s, unsigned delay_ms)
     fx_http_page(s->h, "/", html);
 }
 
+/* Waits (bounded) until robots.txt, "/" and the five slow pages were asked
+ * for: the slow ones are then in flight. */
+static void wait_slow_in_flight(small_t *s)
+{
+    uint64_t deadline = fx_now_ms() + 30000;
+    while (fx_http_total(s->h) < 7 && fx_now_ms() < deadline)
+        usleep(5000);
+    cr_assert_eq(fx_http_total(s->h), 7, "slow pages not in flight: %zu requests",
+                 fx_http_total(s->h));
+}
+
 Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
 {
     small_t s;
@@ -466,11 +477,7 @@ Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
                     "60000",      NULL};
     pid_t pid = fx_spawn(argv, NULL, s.log);
     cr_assert(pid > 0);
-    uint64_t deadline = fx_now_ms() + 30000;
-    while (fx_http_total(s.h) < 7 && fx_now_ms() < deadline) /* robots, /, 5 slow */
-        usleep(5000);
-    cr_assert_eq(fx_http_total(s.h), 7, "slow pages not in flight: %zu requests",
-                 fx_http_total(s.h));
+    wait_slow_in_flight(&s);
     kill(pid, SIGTERM);
     usleep(200000);
     kill(pid, SIGTERM);
@@ -497,11 +504,7 @@ Test(crawler, redis_lost_longer_than_redis_retry_max_stops_the_workers_and_exits
                     "1500",      NULL};
     pid_t pid = fx_spawn(argv, NULL, s.log);
     cr_assert(pid > 0);
-    uint64_t deadline = fx_now_ms() + 30000;
-    while (fx_http_total(s.h) < 7 && fx_now_ms() < deadline) /* robots, /, 5 slow */
-        usleep(5000);
-    cr_assert_eq(fx_http_total(s.h), 7, "slow pages not in flight: %zu requests",
-                 fx_http_total(s.h));
+    wait_slow_in_flight(&s);
     kill(fx_redis_pid(s.r), SIGKILL); /* reaped by small_stop */
     int rc = fx_wait(pid, 60000);
     char *err = fx_read_file(s.log, NULL);

@@ -460,13 +460,9 @@ Test(faults, redis_at_its_maxmemory_for_a_moment_is_waited_out, .timeout = 300)
     wait_requests(&t, PAGES / 3, 120000);
     redisContext *c = fx_redis_connect(t.r);
     cr_assert_not_null(c);
-    redisReply *r = redisCommand(c, "INFO memory");
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    const char *u = strstr(r->str, "used_memory:");
-    cr_assert_not_null(u);
-    long long used = strtoll(u + strlen("used_memory:"), NULL, 10);
-    freeReplyObject(r);
-    r = redisCommand(c, "CONFIG SET maxmemory %lld", used + 1000);
+    long long used = fx_redis_info(c, "memory", "used_memory");
+    cr_assert_geq(used, 0, "%s", fx_error());
+    redisReply *r = redisCommand(c, "CONFIG SET maxmemory %lld", used + 1000);
     cr_assert(r && r->type == REDIS_REPLY_STATUS);
     freeReplyObject(r);
     size_t before = fx_http_total(t.h);
