@@ -51,8 +51,8 @@ static const cli_opt_t OPTS[] = {
     {FLAG("force", force_seeds, "re-queue seeds even if already seen (re-crawl)")},
     {U32("threads", "T", threads, 1, 256, 0, "fetcher threads"), .dflt_fn = default_threads,
      .dflt_doc = "number of cores"},
-    {U32("concurrency", "C", concurrency, 1, 10000, CONFIG_DEFAULT_CONCURRENCY,
-         "transfers at once per thread")},
+    {U32("concurrency", "C", concurrency, 1, CONFIG_MAX_CONCURRENCY, CONFIG_DEFAULT_CONCURRENCY,
+         "transfers in flight, all threads together")},
     {U32("claim-batch", "N", claim_batch, 1, 10000, CONFIG_DEFAULT_CLAIM_BATCH,
          "URLs claimed per Redis round trip")},
     {FLAG("wait", wait, "stay running for new seeds when the crawl is done")},
@@ -313,6 +313,14 @@ void config_free(crawl_config_t *c)
     }
     if (c)
         c->storage = NULL;
+}
+
+uint32_t config_thread_slots(uint32_t concurrency, uint32_t threads, uint32_t idx)
+{
+    if (threads == 0)
+        return concurrency ? concurrency : 1;
+    uint32_t n = concurrency / threads + (idx < concurrency % threads);
+    return n ? n : 1;
 }
 
 scope_config_t config_scope(const crawl_config_t *c)

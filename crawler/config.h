@@ -20,7 +20,8 @@
 struct cli_cmd;
 
 #define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
-#define CONFIG_DEFAULT_CONCURRENCY 32    /* transfers per thread */
+#define CONFIG_DEFAULT_CONCURRENCY 1000  /* transfers in flight, the whole process */
+#define CONFIG_MAX_CONCURRENCY 100000
 #define CONFIG_DEFAULT_CLAIM_BATCH 64    /* URLs per claim round trip */
 #define CONFIG_DEFAULT_TIMEOUT_MS 30000  /* whole transfer */
 #define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
@@ -55,7 +56,7 @@ typedef struct crawl_config {
     int force_seeds;       /* --force: re-queue seeds already seen */
     /* engine */
     uint32_t threads;     /* --threads, fetcher threads (default: online cores) */
-    uint32_t concurrency; /* --concurrency, transfers per thread */
+    uint32_t concurrency; /* --concurrency, transfers in flight in all (split over threads) */
     uint32_t claim_batch; /* --claim-batch, URLs per claim */
     int wait;             /* --wait: keep running for new seeds when done */
     uint32_t grace_ms;    /* --grace, ms to finish in-flight work on SIGTERM */
@@ -121,6 +122,9 @@ void config_free(crawl_config_t *cfg);
 /* The scope's part of the options, for scope_new (which copies what it
  * keeps); the pointers point into cfg. */
 scope_config_t config_scope(const crawl_config_t *cfg);
+/* Thread idx's share of --concurrency (of threads threads): the budget
+ * split as evenly as it goes, at least 1. */
+uint32_t config_thread_slots(uint32_t concurrency, uint32_t threads, uint32_t idx);
 /* Prints the `crawl` help with every option and its default. */
 void config_usage(FILE *out);
 /* The option table of `crawl` (for tests and documentation): static, not

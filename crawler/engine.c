@@ -20,9 +20,11 @@
  * One loop turn:
  *   heartbeat (renews leases, reclaims dead workers' URLs) when due ->
  *   claim a batch if there is room -> each URL through the gate, transfers
- *   started -> curl_multi_perform/poll -> results routed -> when the
- *   previous finish batch has answered (its socket is polled with the
- *   transfers): its output records, then the pages finished since go out as
+ *   started -> the sockets that are ready served (fetch_wait: one
+ *   epoll_wait over curl's sockets and the finisher's, then
+ *   curl_multi_socket_action for each ready one: a turn costs what is
+ *   ready, not what is running) -> results routed -> when the
+ *   previous finish batch has answered (its socket is in the same epoll): its output records, then the pages finished since go out as
  *   the next batch, without waiting for Redis.
  * Errors: the parts return them (engine_note); a lost Redis connection takes
  * the thread offline until it reconnects (engine_redis.c: the transfers go
@@ -49,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,8 +169,8 @@ static int worker_open(worker_t *w)
     scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
-    if (!(w->fetch = fetch_new(c, e->share, w->scope, finisher_common_records(e->fin_common), err,
-                               sizeof err)))
+    if (!(w->fetch = fetch_new(c, w->slots, e->share, w->scope,
+                               finisher_common_records(e->fin_common), err, sizeof err)))
         goto fail;
     if (!(w->gate = robotsgate_new(c, w->fr, w->scope))) {
         snprintf(err, sizeof err, "out of memory");
@@ -340,14 +343,14 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
 {
     const crawl_config_t *c = w->e->cfg;
     size_t busy = engine_held(w), active = fetch_active(w->fetch);
-    size_t room = c->concurrency > busy ? c->concurrency - busy : 0;
+    size_t room = w->slots > busy ? w->slots - busy : 0;
     if (room > c->claim_batch)
         room = c->claim_batch;
     /* while at least half the transfers still run, wait until a quarter is
-     * free: fewer, bigger claims (a claim call costs Redis about as much
-     * for one URL as for a dozen) */
+     * free (or a full batch): fewer, bigger claims (a claim call costs
+     * Redis about as much for one URL as for a dozen) */
     if (room == 0 || now < w->claim_after_ms ||
-        (active * 2 >= c->concurrency && room * 4 < c->concurrency))
+        (active * 2 >= w->slots && room * 4 < w->slots && room < c->claim_batch))
         return FRONTIER_READY;
     frontier_item_t *items = calloc(room, sizeof *items);
     size_t n = 0;
@@ -416,33 +419,26 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
  * look in Redis; never spins. */
 static void wait_for_work(worker_t *w)
 {
-    const crawl_config_t *c = w->e->cfg;
-    int room = engine_held(w) < c->concurrency;
+    int room = engine_held(w) < w->slots;
     int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
+    uint64_t t = clock_now_ms();
     int ms;
     if (w->down) { /* the next reconnect try, or a transfer, wakes us */
-        uint64_t t = clock_now_ms();
         ms = w->next_try_ms > t ? (int)(w->next_try_ms - t) : 0;
-        if (ms > 100)
-            ms = 100;
-        if (ms > 0)
-            fetch_wait(w->fetch, -1, ms);
+        fetch_wait(w->fetch, -1, ms > 100 ? 100 : ms);
         return;
     }
     if (finisher_queued(w->fin) && fin_fd < 0)
-        return; /* flush them now */
-    if (fetch_active(w->fetch)) {
+        ms = 0; /* serve what is ready, then flush them */
+    else if (fetch_active(w->fetch))
         ms = room ? 5 : 100;
-    } else {
-        uint64_t t = clock_now_ms();
+    else
         ms = !room ? 100 : w->claim_after_ms > t ? (int)(w->claim_after_ms - t) : 0;
-        if (ms > 250)
-            ms = 250;
-    }
+    if (ms > 250)
+        ms = 250;
     if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
         ms = ROBOTSGATE_POLL_MS;
-    if (ms > 0)
-        fetch_wait(w->fetch, fin_fd, ms);
+    fetch_wait(w->fetch, fin_fd, ms);
 }
 
 /* What needs Redis in one loop turn (skipped while it is unreachable). */
@@ -622,6 +618,27 @@ static void supervise(engine_t *e, int show)
         redisFree(rc);
 }
 
+/* Open files a crawl needs: a socket per transfer and per cached
+ * connection, the threads' Redis connections and resolver, the outputs. */
+static void raise_fd_limit(const crawl_config_t *cfg)
+{
+    struct rlimit rl;
+    uint64_t need = (uint64_t)cfg->concurrency * (1 + FETCH_CONNECTS_PER_SLOT) +
+                    (uint64_t)cfg->threads * (FETCH_MIN_CONNECTS + 8) + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
+        return;
+    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? (rlim_t)need : rl.rlim_max;
+    if (want > rl.rlim_cur) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (want < need)
+        fprintf(stderr,
+                "crawler: warning: --concurrency %u wants about %llu open files, the limit is "
+                "%llu (ulimit -n): connections past it fail and are retried\n",
+                cfg->concurrency, (unsigned long long)need, (unsigned long long)want);
+}
+
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
                engine_totals_t *totals)
 {
@@ -641,6 +658,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     curl_share_setopt(e.share, CURLSHOPT_UNLOCKFUNC, share_unlock);
     curl_share_setopt(e.share, CURLSHOPT_USERDATA, &e);
     curl_share_setopt(e.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    raise_fd_limit(cfg);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -650,6 +668,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     for (uint32_t i = 0; i < cfg->threads; i++) {
         e.workers[i].e = &e;
         e.workers[i].idx = (int)i;
+        e.workers[i].slots = config_thread_slots(cfg->concurrency, cfg->threads, i);
         e.workers[i].rng = (clock_now_ms() ^ (uint64_t)getpid() << 20) * 2654435761u + i + 1;
         atomic_fetch_add(&e.running, 1);
         if (pthread_create(&e.workers[i].thread, NULL, worker_main, &e.workers[i]) != 0) {

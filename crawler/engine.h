@@ -2,7 +2,8 @@
  * engine.h -- the fetcher threads of one crawler process.
  *
  * engine_run() starts cfg->threads threads, each with its own libcurl multi
- * handle (cfg->concurrency transfers at once), its own Redis connection,
+ * handle driven by its own epoll loop (its share of cfg->concurrency, the
+ * process's budget of transfers in flight), its own Redis connection,
  * Bloom and frontier handles, and runs the claim -> robots -> fetch ->
  * stream-parse -> scope -> finish loop until the crawl is over (or, with
  * cfg->wait, until a signal).  The calling thread handles SIGINT/SIGTERM and

@@ -24,6 +24,7 @@ typedef struct engine engine_t;
 typedef struct worker {
     engine_t *e;
     int idx;
+    uint32_t slots; /* its share of --concurrency: URLs it may hold at once */
     pthread_t thread;
     redisContext *rc; /* claims, retries, heartbeats, robots.txt */
     frontier_t *fr;

@@ -38,8 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "clock.h"
@@ -93,6 +95,9 @@ struct fetch {
     const scope_t *scope;
     int record; /* keep heads and bodies for WARC */
     CURLM *multi;
+    int ep;            /* epoll over curl's sockets and the caller's fd */
+    int extra_fd;      /* the caller's fd (fetch_wait) while in ep, else -1 */
+    uint64_t timer_at; /* curl's next timeout (clock_now_ms), UINT64_MAX: none */
     xfer_t *free_xfers;
     xfer_t *running; /* transfers in the multi handle */
     size_t active;   /* how many */
@@ -134,6 +139,84 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* ---- the event loop: curl's sockets in epoll, its one timer ------------------- */
+
+#define TAG_CURL (1ull << 32)  /* epoll data: a socket of curl's ... */
+#define TAG_EXTRA (2ull << 32) /* ... or the caller's fd */
+#define FETCH_MAX_EVENTS 256   /* sockets served per epoll_wait */
+
+/* CURLMOPT_SOCKETFUNCTION: what curl waits for on socket s.  *sockp (set by
+ * curl_multi_assign) says s is in ep already. */
+static int on_socket(CURL *h, curl_socket_t s, int what, void *ud, void *sockp)
+{
+    (void)h;
+    fetch_t *f = ud;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(f->ep, EPOLL_CTL_DEL, s, NULL);
+        return 0;
+    }
+    struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
+                                       (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+                             .data.u64 = TAG_CURL | (uint32_t)s};
+    if (s == f->extra_fd) /* the caller's fd was closed and its number reused */
+        f->extra_fd = -1;
+    if (sockp || epoll_ctl(f->ep, EPOLL_CTL_ADD, s, &ev) < 0)
+        epoll_ctl(f->ep, EPOLL_CTL_MOD, s, &ev);
+    if (!sockp)
+        curl_multi_assign(f->multi, s, f);
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: curl's one timeout, ms from now (-1: none). */
+static int on_timer(CURLM *m, long ms, void *ud)
+{
+    (void)m;
+    fetch_t *f = ud;
+    f->timer_at = ms < 0 ? UINT64_MAX : clock_now_ms() + (uint64_t)ms;
+    return 0;
+}
+
+static void run_timer(fetch_t *f)
+{
+    int still;
+    if (f->timer_at > clock_now_ms())
+        return;
+    f->timer_at = UINT64_MAX; /* curl sets the next one */
+    curl_multi_socket_action(f->multi, CURL_SOCKET_TIMEOUT, 0, &still);
+}
+
+/* Keeps the caller's fd (-1: none) in ep, level-triggered for reading.  It
+ * is added again on every call: a connection closed and reopened under the
+ * same number left ep on close. */
+static void watch_extra(fetch_t *f, int fd)
+{
+    if (f->extra_fd >= 0 && f->extra_fd != fd)
+        epoll_ctl(f->ep, EPOLL_CTL_DEL, f->extra_fd, NULL); /* may be closed: no matter */
+    f->extra_fd = -1;
+    if (fd < 0)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_EXTRA | (uint32_t)fd};
+    if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno == EEXIST)
+        f->extra_fd = fd;
+}
+
+/* Serves the sockets that are ready, waiting up to ms for one. */
+static void serve(fetch_t *f, int ms)
+{
+    struct epoll_event ev[FETCH_MAX_EVENTS];
+    int n = epoll_wait(f->ep, ev, FETCH_MAX_EVENTS, ms);
+    for (int i = 0; i < n; i++) {
+        if ((ev[i].data.u64 & ~0xffffffffull) != TAG_CURL)
+            continue; /* the caller's fd: it only wakes us */
+        int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                   (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                   (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+        int still;
+        curl_multi_socket_action(f->multi, (curl_socket_t)(uint32_t)ev[i].data.u64, mask, &still);
+    }
+    run_timer(f);
 }
 
 /* ---- links of one page ---------------------------------------------------- */
@@ -379,22 +462,46 @@ static void unlink_xfer(fetch_t *f, xfer_t *x)
     f->active--;
 }
 
-fetch_t *fetch_new(const crawl_config_t *cfg, CURLSH *share, const scope_t *scope, int record,
-                   char *err, size_t errlen)
+/* The connection cache of one thread: kept-alive connections beyond the
+ * transfers running, so that hosts visited every few seconds (a broad
+ * crawl's) find theirs again. */
+static long max_connects(size_t slots)
+{
+    size_t n = slots * FETCH_CONNECTS_PER_SLOT;
+    return n < FETCH_MIN_CONNECTS ? FETCH_MIN_CONNECTS : (long)n;
+}
+
+fetch_t *fetch_new(const crawl_config_t *cfg, size_t slots, CURLSH *share, const scope_t *scope,
+                   int record, char *err, size_t errlen)
 {
     fetch_t *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    *f = (fetch_t){.cfg = cfg, .share = share, .scope = scope, .record = record};
-    if (!(f->multi = curl_multi_init())) {
-        snprintf(err, errlen, "curl_multi_init failed");
+    *f = (fetch_t){.cfg = cfg,
+                   .share = share,
+                   .scope = scope,
+                   .record = record,
+                   .extra_fd = -1,
+                   .timer_at = UINT64_MAX};
+    if ((f->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
         free(f);
         return NULL;
     }
+    if (!(f->multi = curl_multi_init())) {
+        snprintf(err, errlen, "curl_multi_init failed");
+        close(f->ep);
+        free(f);
+        return NULL;
+    }
+    curl_multi_setopt(f->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(f->multi, CURLMOPT_SOCKETDATA, f);
+    curl_multi_setopt(f->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(f->multi, CURLMOPT_TIMERDATA, f);
     curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, (long)cfg->concurrency * 2);
+    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, max_connects(slots));
     return f;
 }
 
@@ -416,6 +523,7 @@ void fetch_free(fetch_t *f)
         free_xfer(x);
     }
     curl_multi_cleanup(f->multi);
+    close(f->ep);
     free(f);
 }
 
@@ -515,14 +623,18 @@ size_t fetch_active(const fetch_t *f)
 
 void fetch_perform(fetch_t *f)
 {
-    int still;
-    curl_multi_perform(f->multi, &still);
+    run_timer(f);
 }
 
 void fetch_wait(fetch_t *f, int fd, int ms)
 {
-    struct curl_waitfd extra = {.fd = fd, .events = CURL_WAIT_POLLIN};
-    curl_multi_poll(f->multi, fd >= 0 ? &extra : NULL, fd >= 0 ? 1 : 0, ms, NULL);
+    watch_extra(f, fd);
+    uint64_t now = clock_now_ms();
+    if (f->timer_at <= now)
+        ms = 0;
+    else if (f->timer_at - now < (uint64_t)ms)
+        ms = (int)(f->timer_at - now);
+    serve(f, ms < 0 ? 0 : ms);
 }
 
 int fetch_cancel(fetch_t *f, frontier_item_t *item)

@@ -31,6 +31,8 @@
 #define FETCH_MAX_LINKS_PER_PAGE 20000        /* more links on one page are dropped */
 #define FETCH_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
 #define FETCH_ROBOTS_MAX_REDIRECTS 5          /* RFC 9309: follow at least five */
+#define FETCH_CONNECTS_PER_SLOT 2             /* connection cache: per transfer slot ... */
+#define FETCH_MIN_CONNECTS 64                 /* ... and at least */
 
 typedef struct fetch fetch_t;
 
@@ -62,14 +64,15 @@ typedef struct fetch_result {
     size_t body_len;
 } fetch_result_t;
 
-/* Creates the transfers of one thread: up to cfg->concurrency at once, DNS
+/* Creates the transfers of one thread: up to slots at once (the connection
+ * cache keeps FETCH_CONNECTS_PER_SLOT connections a slot), DNS
  * answers shared through share (borrowed, may be NULL), links filtered by
  * scope and the guard letting its seed hosts through (borrowed; the caller
  * may refresh its seed hosts between calls).  record: keep each page's
  * request and response heads and body for fetch_result_t.exchange.  cfg
  * must outlive the handle.  NULL on failure, with a message in err. */
-fetch_t *fetch_new(const crawl_config_t *cfg, CURLSH *share, const scope_t *scope, int record,
-                   char *err, size_t errlen);
+fetch_t *fetch_new(const crawl_config_t *cfg, size_t slots, CURLSH *share, const scope_t *scope,
+                   int record, char *err, size_t errlen);
 /* Stops every transfer and frees the handle (the items of running page
  * transfers are dropped: fetch_cancel() them first).  Accepts NULL. */
 void fetch_free(fetch_t *f);
@@ -88,10 +91,12 @@ int fetch_start_robots(fetch_t *f, const char *origin);
 /* Transfers running (pages and robots.txt). */
 size_t fetch_active(const fetch_t *f);
 
-/* Moves every transfer on as far as it can without blocking. */
+/* Runs curl's timeouts that are due (transfers just started, timers). */
 void fetch_perform(fetch_t *f);
-/* Sleeps until a transfer needs attention, fd (if >= 0) is readable, or ms
- * have passed. */
+/* Serves the sockets that are ready (one epoll_wait: the cost follows the
+ * sockets ready, not the transfers running), waiting up to ms (0: not at
+ * all) for a transfer to need attention or fd (if >= 0) to be readable;
+ * then the due timeouts. */
 void fetch_wait(fetch_t *f, int fd, int ms);
 
 /* The next finished transfer: 1 and *r filled, or 0 when none is left for

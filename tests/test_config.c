@@ -207,7 +207,7 @@ static const struct {
     const char *name, *lo, *below, *hi, *above;
 } RANGES[] = {
     {"threads", "1", "0", "256", "257"},
-    {"concurrency", "1", "0", "10000", "10001"},
+    {"concurrency", "1", "0", "100000", "100001"},
     {"claim-batch", "1", "0", "10000", "10001"},
     {"grace", "0", "-1", "600000", "600001"},
     {"per-host", "1", "0", "100000", "100001"},
@@ -590,7 +590,7 @@ Test(config, help_lists_every_table_entry_with_its_default)
     }
     /* a few spelled out */
     static const char *const shown[] = {
-        "--concurrency C              transfers at once per thread [default: 32]\n",
+        "--concurrency C              transfers in flight, all threads together [default: 1000]\n",
         "--max-size BYTES             body size cap (decoded); the transfer is cut "
         "[default: 10485760]\n",
         "--bloom-fp-rate P            visited-set false-positive rate at capacity "
@@ -796,4 +796,26 @@ Test(cli, errors_name_the_option_and_help_prints_the_table)
                           "  --help                       this help\n");
     free(out);
     free(err);
+}
+
+/* --concurrency is the process's budget: the threads' shares add up to it
+ * (none below one), and differ by at most one. */
+Test(config, concurrency_is_split_over_threads)
+{
+    static const struct {
+        uint32_t conc, threads;
+    } CASES[] = {{1000, 2}, {1001, 2}, {7, 3}, {1, 1}, {2, 4}, {100000, 256}, {5, 0}};
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        uint32_t c = CASES[i].conc, t = CASES[i].threads, sum = 0, lo = UINT32_MAX, hi = 0;
+        for (uint32_t k = 0; k < (t ? t : 1); k++) {
+            uint32_t n = config_thread_slots(c, t, k);
+            sum += n;
+            lo = n < lo ? n : lo;
+            hi = n > hi ? n : hi;
+        }
+        uint32_t want = c > (t ? t : 1) ? c : (t ? t : 1); /* at least one a thread */
+        cr_expect_eq(sum, want, "--concurrency %u over %u threads: shares add up to %u, not %u", c,
+                     t, sum, want);
+        cr_expect_leq(hi - lo, 1, "--concurrency %u over %u threads: shares %u..%u", c, t, lo, hi);
+    }
 }
