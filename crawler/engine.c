@@ -4,9 +4,13 @@
  *
  * DESIGN: each worker thread owns a redisContext for claims, retries,
  * heartbeats and robots.txt (with its frontier_t, which opens the crawl's
- * Bloom filter; the worker id its leases are under), a scope, and three parts, each with its own
- * state, which only this file drives (they never call one another): fetch      the transfers
- * (fetch.c): curl multi handle, page and robots.txt transfers; finished ones come back as results;
+ * Bloom filter; the worker id its leases are under), a scope, its share of
+ * --concurrency (worker.slots: the URLs it may hold at once, transfers and
+ * URLs parked on robots.txt together), and three parts, each with its own
+ * state, which only this file drives (they never call one another):
+ *   fetch      the transfers (fetch.c): curl multi handle in an epoll loop,
+ *              page and robots.txt transfers; finished ones come back as
+ *              results;
  *   robotsgate the robots.txt rules (robotsgate.c): allow / deny / retry /
  *              wait for each claimed URL; asks for robots.txt fetches and
  *              gives parked URLs back when their rules are known;
@@ -23,21 +27,21 @@
  *   started -> the sockets that are ready served (fetch_wait: one
  *   epoll_wait over curl's sockets and the finisher's, then
  *   curl_multi_socket_action for each ready one: a turn costs what is
- *   ready, not what is running) -> results routed -> when the
- *   previous finish batch has answered (its socket is in the same epoll): its output records, then the pages finished since go out as
- *   the next batch, without waiting for Redis.
+ *   ready, not what is running) -> results routed -> when the previous
+ *   finish batch has answered: its output records, then the pages finished
+ *   since go out as the next batch, without waiting for Redis.
  * Errors: the parts return them (engine_note); a lost Redis connection takes
  * the thread offline until it reconnects (engine_redis.c: the transfers go
  * on, finished pages wait in the finisher, nothing is claimed), any other
  * error, or Redis away for longer than --redis-retry-max, stops the thread
  * (worker.err) and engine_run() then fails.  A failed output (CRAWL_EWRITE)
  * sends nothing more: the thread hands its URLs back, the unrecorded pages
- * among them.  Shutdown: engine.stop 1 = stop claiming,
- * finish what runs (cfg->grace_ms); 2 = hand everything back to the frontier
- * at once and exit.  The counters in engine_t are written here only.  The
- * thread that called engine_run() waits for signals (blocked in the workers)
- * and draws the progress line.  Redis is reached only through the frontier (the seed hosts:
- * frontier_seed_hosts).
+ * among them.  Shutdown: engine.stop 1 = stop claiming, finish what runs
+ * (cfg->grace_ms); 2 = hand everything back to the frontier at once and
+ * exit.  The counters in engine_t are written here only.  The thread that
+ * called engine_run() waits for signals (blocked in the workers) and draws
+ * the progress line.  Redis is reached only through the frontier (the seed
+ * hosts: frontier_seed_hosts).
  */
 #include "engine.h"
 
