@@ -54,7 +54,7 @@ static const cli_opt_t OPTS[] = {
     {U32("concurrency", "C", concurrency, 1, CONFIG_MAX_CONCURRENCY, CONFIG_DEFAULT_CONCURRENCY,
          "transfers in flight, all threads together")},
     {U32("claim-batch", "N", claim_batch, 1, 10000, CONFIG_DEFAULT_CLAIM_BATCH,
-         "URLs claimed per Redis round trip")},
+         "most URLs claimed per Redis round trip (the free slots, up to N)")},
     {FLAG("wait", wait, "stay running for new seeds when the crawl is done")},
     {U32("grace", "MS", grace_ms, 0, 600000, CONFIG_DEFAULT_GRACE_MS,
          "on SIGINT/SIGTERM, time to finish in-flight URLs")},

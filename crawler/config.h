@@ -57,7 +57,7 @@ typedef struct crawl_config {
     /* engine */
     uint32_t threads;     /* --threads, fetcher threads (default: online cores) */
     uint32_t concurrency; /* --concurrency, transfers in flight in all (split over threads) */
-    uint32_t claim_batch; /* --claim-batch, URLs per claim */
+    uint32_t claim_batch; /* --claim-batch, most URLs per claim (the free slots, up to it) */
     int wait;             /* --wait: keep running for new seeds when done */
     uint32_t grace_ms;    /* --grace, ms to finish in-flight work on SIGTERM */
     /* politeness (frontier) */
