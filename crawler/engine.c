@@ -69,6 +69,10 @@
 #include "scope.h"
 
 #define SEED_REFRESH_MS 5000
+#define ENGINE_CONNECTS_PER_SLOT 4 /* connection cache: per slot of --concurrency ... */
+#define ENGINE_MIN_CONNECTS 64     /* ... at least this a thread */
+#define ENGINE_FDS_PER_THREAD 16   /* Redis connections, epoll, resolver */
+#define ENGINE_FDS_PROCESS 64      /* outputs, the progress line's Redis, stdio */
 
 #include "engine_internal.h"
 
@@ -173,7 +177,7 @@ static int worker_open(worker_t *w)
     scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
-    if (!(w->fetch = fetch_new(c, w->slots, e->share, w->scope,
+    if (!(w->fetch = fetch_new(c, e->connects, e->share, w->scope,
                                finisher_common_records(e->fin_common), err, sizeof err)))
         goto fail;
     if (!(w->gate = robotsgate_new(c, w->fr, w->scope))) {
@@ -622,25 +626,41 @@ static void supervise(engine_t *e, int show)
         redisFree(rc);
 }
 
-/* Open files a crawl needs: a socket per transfer and per cached
- * connection, the threads' Redis connections and resolver, the outputs. */
-static void raise_fd_limit(const crawl_config_t *cfg)
+/* The connection caches: ENGINE_CONNECTS_PER_SLOT connections a transfer
+ * slot (a broad crawl comes back to a host every few seconds: its
+ * connection should still be there), at least ENGINE_MIN_CONNECTS a thread,
+ * within the open-file limit (raised to its hard limit if need be) once the
+ * transfers, the Redis connections and the outputs have theirs.  Returns
+ * the connections a thread may keep. */
+static size_t connection_budget(const crawl_config_t *cfg)
 {
     struct rlimit rl;
-    uint64_t need = (uint64_t)cfg->concurrency * (1 + FETCH_CONNECTS_PER_SLOT) +
-                    (uint64_t)cfg->threads * (FETCH_MIN_CONNECTS + 8) + 64;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need)
-        return;
-    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? (rlim_t)need : rl.rlim_max;
-    if (want > rl.rlim_cur) {
-        rl.rlim_cur = want;
-        setrlimit(RLIMIT_NOFILE, &rl);
+    uint64_t reserve = (uint64_t)cfg->threads * ENGINE_FDS_PER_THREAD + ENGINE_FDS_PROCESS;
+    uint64_t want = (uint64_t)cfg->concurrency * ENGINE_CONNECTS_PER_SLOT;
+    if (want < (uint64_t)cfg->threads * ENGINE_MIN_CONNECTS)
+        want = (uint64_t)cfg->threads * ENGINE_MIN_CONNECTS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return (size_t)(want / cfg->threads);
+    uint64_t need = want + reserve;
+    if (rl.rlim_cur < need) {
+        rlim_t to =
+            rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? (rlim_t)need : rl.rlim_max;
+        if (to > rl.rlim_cur) {
+            rl.rlim_cur = to;
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+                getrlimit(RLIMIT_NOFILE, &rl);
+        }
     }
-    if (want < need)
+    uint64_t have = rl.rlim_cur > reserve ? rl.rlim_cur - reserve : 0;
+    if (have < cfg->concurrency)
         fprintf(stderr,
-                "crawler: warning: --concurrency %u wants about %llu open files, the limit is "
-                "%llu (ulimit -n): connections past it fail and are retried\n",
-                cfg->concurrency, (unsigned long long)need, (unsigned long long)want);
+                "crawler: warning: --concurrency %u needs at least %llu open files, the limit "
+                "is %llu (ulimit -n): connections past it fail and are retried\n",
+                cfg->concurrency, (unsigned long long)(cfg->concurrency + reserve),
+                (unsigned long long)rl.rlim_cur);
+    uint64_t n = want < have ? want : have;
+    n /= cfg->threads;
+    return n < ENGINE_MIN_CONNECTS ? ENGINE_MIN_CONNECTS : (size_t)n;
 }
 
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
@@ -662,7 +682,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     curl_share_setopt(e.share, CURLSHOPT_UNLOCKFUNC, share_unlock);
     curl_share_setopt(e.share, CURLSHOPT_USERDATA, &e);
     curl_share_setopt(e.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    raise_fd_limit(cfg);
+    e.connects = connection_budget(cfg);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

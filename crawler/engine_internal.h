@@ -49,6 +49,7 @@ struct engine {
     const rconn_t *redis;
     finisher_common_t *fin_common; /* the outputs and the finishers' Bloom cache */
     CURLSH *share;
+    size_t connects; /* connections each thread's cache keeps (running and idle) */
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     struct out *out; /* borrowed, may be NULL: the events of Redis lost and back */
     atomic_int stop;

@@ -463,17 +463,8 @@ static void unlink_xfer(fetch_t *f, xfer_t *x)
     f->active--;
 }
 
-/* The connection cache of one thread: kept-alive connections beyond the
- * transfers running, so that hosts visited every few seconds (a broad
- * crawl's) find theirs again. */
-static long max_connects(size_t slots)
-{
-    size_t n = slots * FETCH_CONNECTS_PER_SLOT;
-    return n < FETCH_MIN_CONNECTS ? FETCH_MIN_CONNECTS : (long)n;
-}
-
-fetch_t *fetch_new(const crawl_config_t *cfg, size_t slots, CURLSH *share, const scope_t *scope,
-                   int record, char *err, size_t errlen)
+fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share,
+                   const scope_t *scope, int record, char *err, size_t errlen)
 {
     fetch_t *f = calloc(1, sizeof *f);
     if (!f) {
@@ -502,7 +493,7 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t slots, CURLSH *share, const
     curl_multi_setopt(f->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(f->multi, CURLMOPT_TIMERDATA, f);
     curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, max_connects(slots));
+    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, (long)max_connects);
     return f;
 }
 
@@ -559,6 +550,8 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (getenv("BUFSZ"))
+        curl_easy_setopt(h, CURLOPT_BUFFERSIZE, atol(getenv("BUFSZ")));
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, dns_timeout(f));
     uint64_t used = x->kind == XF_ROBOTS && x->hops ? clock_now_ms() - x->t_first : 0;
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,

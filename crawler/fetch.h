@@ -65,15 +65,15 @@ typedef struct fetch_result {
     size_t body_len;
 } fetch_result_t;
 
-/* Creates the transfers of one thread: up to slots at once (the connection
- * cache keeps FETCH_CONNECTS_PER_SLOT connections a slot), DNS
+/* Creates the transfers of one thread, its connection cache holding up to
+ * max_connects connections (running and kept alive; CURLMOPT_MAXCONNECTS), DNS
  * answers shared through share (borrowed, may be NULL), links filtered by
  * scope and the guard letting its seed hosts through (borrowed; the caller
  * may refresh its seed hosts between calls).  record: keep each page's
  * request and response heads and body for fetch_result_t.exchange.  cfg
  * must outlive the handle.  NULL on failure, with a message in err. */
-fetch_t *fetch_new(const crawl_config_t *cfg, size_t slots, CURLSH *share, const scope_t *scope,
-                   int record, char *err, size_t errlen);
+fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share,
+                   const scope_t *scope, int record, char *err, size_t errlen);
 /* Stops every transfer and frees the handle (the items of running page
  * transfers are dropped: fetch_cancel() them first).  Accepts NULL. */
 void fetch_free(fetch_t *f);
