@@ -31,6 +31,11 @@
 #   NICE=n         run nginx, redis-server and the crawlers under `nice -n n`
 #   MODULE=path    the crawler module redis-server loads (default $BUILD/bloom/crawler_redis.so;
 #                  MODULE=none: a stock redis-server)
+#   NAMES=1        hosts by name, hNNNN.crawl.test:PORT, not by address: the crawler runs in
+#                  its own mount namespace (unshare -m) with RESOLV (a resolv.conf naming a
+#                  local DNS server that answers them, see bench/dns.sh) bound over
+#                  /etc/resolv.conf; the machine's resolver config is not touched
+#   SUMMARY=file   also append one line per run: tag requests wall_s cpu_s rss_kib inflight
 #
 # What it does, all on loopback, no proxy: picks one free port; for each H generates the
 # site with `gen_site DIR N MANIFEST 1 HOSTS` (page i on host i % H, cross-host links
@@ -116,6 +121,15 @@ if [ "$MODULE" != none ]; then
   [ -r "$MODULE" ] || die "no crawler module at $MODULE (MODULE=none: without it)"
   MODULE_ARGS=(--loadmodule "$MODULE")
 fi
+NAMES=${NAMES:-0}
+SUMMARY=${SUMMARY:-}
+WRAP=()
+if [ "$NAMES" = 1 ]; then
+  [ -r "${RESOLV:-}" ] || die "NAMES=1 needs RESOLV=file (a resolv.conf for the crawler)"
+  command -v unshare >/dev/null || die "missing unshare: apt-get install -y util-linux"
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  WRAP=(unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$RESOLV")
+fi
 GEN=$(dirname "$(dirname "$CRAWLER")")/bench/gen_site
 for b in "$CRAWLER" "$GEN"; do [ -x "$b" ] || die "missing $b"; done
 
@@ -168,7 +182,9 @@ PORT=$(free_port)
 gen() { # H: writes $T/site-H (and its hosts file); the port is in every cross-host link
   local h=$1 k out
   [ -d "$T/site-$h" ] && return 0
-  for ((k = 0; k < h; k++)); do echo "$(addr_of "$k"):$PORT"; done >"$T/hosts-$h"
+  for ((k = 0; k < h; k++)); do
+    if [ "$NAMES" = 1 ]; then printf 'h%04d.crawl.test:%s\n' "$k" "$PORT"; else echo "$(addr_of "$k"):$PORT"; fi
+  done >"$T/hosts-$h"
   out=$("$GEN" "$T/site-$h" "$N" "$T/manifest-$h" 1 "$T/hosts-$h") || die "gen_site failed"
   echo "broad: site over $h hosts: $out"
 }
@@ -306,7 +322,7 @@ crawl() { # tag total-conc per-host delay seed-url: one crawl under time, its ow
   # --concurrency: with CONC_PER_THREAD=1 per thread (old meaning), else the total per process
   # shellcheck disable=SC2086 # CRAWLER_ARGS is a list of options
   /usr/bin/time -f '%e %U %S %M' -o "$T/time-$tag" "${NICE_CMD[@]}" timeout -k 10 "$TIMEOUT" \
-    "$CRAWLER" crawl --redis "redis://127.0.0.1:$REDIS_PORT" --crawl broad \
+    "${WRAP[@]}" "$CRAWLER" crawl --redis "redis://127.0.0.1:$REDIS_PORT" --crawl broad \
     --seeds "$T/seeds-$tag.txt" --scope any --allow-private --per-host "$ph" --delay "$delay" \
     --threads "$THREADS" --concurrency "${R[carg-$tag]}" --quiet --out "$T/out-$tag.jsonl" \
     $CRAWLER_ARGS >"$T/stdout-$tag" 2>"$T/stderr-$tag" || rc=$?
@@ -368,10 +384,13 @@ run() { # tag H LAT total-conc per-host delay
   local tag=$1 h=$2 lat=$3 conc=$4 ph=$5 delay=$6
   echo "broad: $tag: $h hosts, ${lat} ms, $conc in flight asked, --per-host $ph --delay $delay"
   SITE=$h start_nginx "$h" "$lat" "$tag"
-  crawl "$tag" "$conc" "$ph" "$delay" "http://$(addr_of 0):$PORT/"
+  local seed_host
+  seed_host=$(head -1 "$T/hosts-$h")
+  crawl "$tag" "$conc" "$ph" "$delay" "http://$seed_host/"
   stop_nginx
   analyse "$tag" "$h"
   R[h-$tag]=$h R[conc-$tag]=$conc R[ph-$tag]=$ph R[delay-$tag]=$delay R[lat-$tag]=$lat
+  [ -z "$SUMMARY" ] || echo "$tag ${R[requests-$tag]} ${R[wall-$tag]} $(awk -v u="${R[user-$tag]}" -v s="${R[sys-$tag]}" 'BEGIN {print u + s}') ${R[rss-$tag]} ${R[inflight-$tag]} ${R[ok-$tag]}" >>"$SUMMARY"
   echo "broad:   ${R[wall-$tag]} s, ${R[total-$tag]} pages, ${R[inflight-$tag]} in flight at most, check ${R[ok-$tag]}"
 }
 
