@@ -22,7 +22,16 @@
  * A manifest file lists the absolute path of every page, one per line, for
  * bench/bare_parse.
  *
- * usage: gen_site DIR N MANIFEST [SEED]
+ * Many hosts (bench/broad.sh): with a HOSTS file (one authority a line,
+ * "127.1.0.1:8080" or "h0001.crawl.test:8080"; H lines), page i lives on host
+ * i % H, and every link to a page on another host is an absolute URL
+ * "http://AUTHORITY/s3/p7.html" (the index: "http://HOST0/"), the nav menu,
+ * the logo and the footer included, so each page has exactly one URL and is
+ * still reachable from the index on host 0.  Links within one host keep the
+ * three relative styles.  All hosts serve the same directory; the assets and
+ * robots.txt are on every host.  Without a HOSTS file the output is as before.
+ *
+ * usage: gen_site DIR N MANIFEST [SEED [HOSTS]]
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -40,6 +49,9 @@
 #define PAGE_MIN 17500
 #define PAGE_SPREAD 3000
 #define BUF_CAP (64 * 1024)
+#define HREF_CAP 160
+#define AUTH_MAX 96
+#define HOSTS_MAX 1000000
 
 typedef struct {
     char data[BUF_CAP];
@@ -47,6 +59,10 @@ typedef struct {
 } buf_t;
 
 static uint64_t rng_state;
+
+/* The HOSTS file's authorities (nhosts == 0: one host, relative links only). */
+static char (*hosts)[AUTH_MAX];
+static unsigned nhosts;
 
 static uint64_t rnd(void)
 {
@@ -100,9 +116,37 @@ static void page_path(unsigned i, char *out, size_t cap)
         snprintf(out, cap, "s%u/p%u.html", i % SECTIONS, i);
 }
 
-/* An href from page `from` to page `to`, in one of three styles. */
+/* The absolute URL of page `to` if it lives on another host than page
+ * `from` (returns 1), else nothing (returns 0). */
+static int cross_host(unsigned from, unsigned to, char *out, size_t cap)
+{
+    if (nhosts < 2 || from % nhosts == to % nhosts)
+        return 0;
+    char path[64];
+    page_path(to, path, sizeof path);
+    snprintf(out, cap, "http://%s/%s", hosts[to % nhosts], to ? path : "");
+    return 1;
+}
+
+/* A root-relative link from page `from` to page `to` ("/" for the index),
+ * absolute if `to` is on another host. */
+static void root_href(unsigned from, unsigned to, char *out, size_t cap)
+{
+    char path[64];
+    if (cross_host(from, to, out, cap))
+        return;
+    page_path(to, path, sizeof path);
+    snprintf(out, cap, "/%s", to ? path : "");
+}
+
+/* An href from page `from` to page `to`, in one of three styles (absolute if
+ * `to` is on another host). */
 static void href(unsigned from, unsigned to, char *out, size_t cap)
 {
+    if (cross_host(from, to, out, cap)) {
+        (void)rnd_below(3); /* the same draws as a same-host link */
+        return;
+    }
     if (to == 0) {
         snprintf(out, cap, "/");
         return;
@@ -150,14 +194,16 @@ static void head(buf_t *b, unsigned i)
 
 static void nav(buf_t *b, unsigned i, unsigned n)
 {
-    char h[64];
+    char h[HREF_CAP];
+    root_href(i, 0, h, sizeof h);
     put(b,
-        "<body id=\"top\">\n<header>\n<a href=\"/\" class=\"logo\"><img src=\"/static/logo.png\" "
-        "alt=\"Bench site\" width=\"120\" height=\"40\"></a>\n<nav aria-label=\"Main\"><ul>\n");
-    (void)i; /* the same menu, root-relative, on every page */
+        "<body id=\"top\">\n<header>\n<a href=\"%s\" class=\"logo\"><img src=\"/static/logo.png\" "
+        "alt=\"Bench site\" width=\"120\" height=\"40\"></a>\n<nav aria-label=\"Main\"><ul>\n",
+        h);
+    /* the same menu, root-relative (absolute for other hosts), on every page */
     for (unsigned k = 1; k <= SECTIONS && k < n; k++) {
-        page_path(k, h, sizeof h);
-        put(b, "<li><a href=\"/%s\">Section %u</a></li>\n", h, k);
+        root_href(i, k, h, sizeof h);
+        put(b, "<li><a href=\"%s\">Section %u</a></li>\n", h, k);
     }
     put(b, "</ul></nav>\n</header>\n");
 }
@@ -177,7 +223,7 @@ static void content_links(unsigned i, unsigned n, unsigned *to)
 
 static void paragraph(buf_t *b, unsigned i, const unsigned *to, unsigned *next, unsigned last)
 {
-    char h[64];
+    char h[HREF_CAP];
     put(b, "<p>");
     words(b, 40 + rnd_below(40));
     if (*next < last) {
@@ -208,7 +254,7 @@ static void article(buf_t *b, unsigned i, unsigned n, size_t target)
     while (b->len + tail < target)
         paragraph(b, i, to, &next, CONTENT_LINKS / 2);
     put(b, "<h2>Related</h2>\n<ul class=\"related\">\n");
-    for (char h[64]; next < CONTENT_LINKS; next++) {
+    for (char h[HREF_CAP]; next < CONTENT_LINKS; next++) {
         href(i, to[next], h, sizeof h);
         put(b, "<li><a href=\"%s\">", h);
         words(b, 5);
@@ -223,7 +269,7 @@ static void footer(buf_t *b, unsigned i, unsigned n)
 {
     static const char *names[FOOTER_LINKS] = {"About",   "Contact", "Privacy", "Terms",
                                               "Careers", "Press",   "Help",    "Sitemap"};
-    char h[64];
+    char h[HREF_CAP];
     put(b, "<footer>\n<ul>\n");
     for (unsigned k = 0; k < FOOTER_LINKS; k++) {
         unsigned p = FOOTER_FIRST + k;
@@ -298,15 +344,64 @@ static int parse_u(const char *s, unsigned long long max, unsigned long long *ou
     return 0;
 }
 
+/* Reads the HOSTS file: one authority a line (no scheme, no path), at most
+ * HOSTS_MAX lines.  Returns -1 with a message on a bad file. */
+static int load_hosts(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "gen_site: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[AUTH_MAX + 2];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strcspn(line, "\r\n");
+        if (len == strlen(line) && !feof(f)) {
+            fprintf(stderr, "gen_site: %s: line %u is too long\n", path, nhosts + 1);
+            fclose(f);
+            return -1;
+        }
+        line[len] = '\0';
+        if (!len)
+            continue;
+        if (strpbrk(line, "/ \t\"<>") || nhosts == HOSTS_MAX) {
+            fprintf(stderr, "gen_site: %s: bad authority '%s' (or more than %u)\n", path, line,
+                    HOSTS_MAX);
+            fclose(f);
+            return -1;
+        }
+        if (nhosts == cap) {
+            cap = cap ? 2 * cap : 64;
+            void *p = realloc(hosts, cap * sizeof *hosts);
+            if (!p) {
+                fprintf(stderr, "gen_site: out of memory\n");
+                fclose(f);
+                return -1;
+            }
+            hosts = p;
+        }
+        memcpy(hosts[nhosts++], line, len + 1);
+    }
+    fclose(f);
+    if (!nhosts) {
+        fprintf(stderr, "gen_site: %s: no hosts\n", path);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long n, seed = 1;
-    if (argc < 4 || argc > 5 || parse_u(argv[2], 10000000, &n) < 0 || n < 1 ||
-        (argc == 5 && parse_u(argv[4], UINT64_MAX, &seed) < 0)) {
-        fprintf(stderr, "usage: gen_site DIR N MANIFEST [SEED]   (1 <= N <= 10000000)\n");
+    if (argc < 4 || argc > 6 || parse_u(argv[2], 10000000, &n) < 0 || n < 1 ||
+        (argc >= 5 && parse_u(argv[4], UINT64_MAX, &seed) < 0)) {
+        fprintf(stderr, "usage: gen_site DIR N MANIFEST [SEED [HOSTS]]   (1 <= N <= 10000000)\n");
         return 2;
     }
     const char *dir = argv[1];
+    if (argc == 6 && load_hosts(argv[5]) < 0)
+        return 1;
     if (make_dir(dir) < 0 || assets(dir) < 0)
         return 1;
     FILE *man = fopen(argv[3], "w");
@@ -338,7 +433,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "gen_site: %s: %s\n", argv[3], strerror(errno));
         return 1;
     }
-    printf("%llu pages, %llu bytes, %.1f KB per page\n", n, bytes,
-           (double)bytes / (double)n / 1000);
+    printf("%llu pages, %llu bytes, %.1f KB per page", n, bytes, (double)bytes / (double)n / 1000);
+    if (nhosts)
+        printf(", %u hosts", nhosts);
+    printf("\n");
+    free(hosts);
     return 0;
 }
