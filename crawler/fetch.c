@@ -20,14 +20,24 @@
  *     the guard, per hop); a page redirect is a link of its page
  *     (redirect_link: one level deeper, its hops capped by --max-redirects).
  *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
- * A finished transfer becomes a fetch_result_t (fetch_next): the page, its
+ * The loop: curl tells which sockets it waits on (on_socket: kept in one
+ * epoll set) and when its next timeout is (on_timer); fetch_wait runs
+ * curl_multi_socket_action for each ready socket and fetch_perform the due
+ * timeouts, so a wake-up costs the sockets that are ready, not the
+ * transfers that exist.  Memory per transfer in flight is kept small: a
+ * FETCH_RECV_BUFFER receive buffer (libcurl holds it from connect to done),
+ * the parser made on the first body byte and freed the moment the transfer
+ * finishes (reap, right after the socket action that finished it).
+ * A finished transfer becomes a fetch_result_t at once (reap: the page, its
  * error kind and text, and whether the failure is worth a retry (the
- * caller decides what to do with it), or the robots.txt body.  The
- * transfer of the last result is held until the next fetch_next() so the
- * result may point into its buffers.
+ * caller decides what to do with it), or the robots.txt body), queued on
+ * the done list until fetch_next hands it out.  The transfer of the last
+ * result is held until the next fetch_next() so the result may point into
+ * its buffers.
  * Invariants: `running` lists exactly the transfers in the multi handle and
- * `active` counts them; a transfer is in exactly one of running, the free
- * pool, or `held`.  Redis keys: none.
+ * `active` counts them; `ndone` counts the done list; a transfer is in
+ * exactly one of running, the done list, the free pool, or `held`.  Redis
+ * keys: none.
  */
 #include "fetch.h"
 
@@ -83,6 +93,7 @@ typedef struct xfer {
     buf_t reqhead;      /* raw request head (recording) */
     buf_t resphead;     /* raw response head (recording) */
     page_exchange_t ex; /* what fetch_result_t.exchange points to */
+    fetch_result_t res; /* on the done list: its result, made when it finished */
     uint64_t t_start;
     uint64_t t_first; /* XF_ROBOTS: start of the first hop (the timeout covers all) */
     char ip[64];
@@ -100,9 +111,11 @@ struct fetch {
     uint64_t timer_at; /* curl's next timeout (clock_now_ms), UINT64_MAX: none */
     uint64_t prune_at; /* when a transfer next prunes the DNS cache (dns_timeout) */
     xfer_t *free_xfers;
-    xfer_t *running; /* transfers in the multi handle */
-    size_t active;   /* how many */
-    xfer_t *held;    /* the transfer of the last result */
+    xfer_t *running;               /* transfers in the multi handle */
+    size_t active;                 /* how many */
+    xfer_t *done_head, *done_tail; /* finished, result made, not yet taken (FIFO) */
+    size_t ndone;
+    xfer_t *held; /* the transfer of the last result */
 };
 
 static int buf_add(buf_t *b, const void *data, size_t n)
@@ -179,6 +192,8 @@ static int on_timer(CURLM *m, long ms, void *ud)
     return 0;
 }
 
+static void reap(fetch_t *f);
+
 static void run_timer(fetch_t *f)
 {
     int still;
@@ -186,6 +201,7 @@ static void run_timer(fetch_t *f)
         return;
     f->timer_at = UINT64_MAX; /* curl sets the next one */
     curl_multi_socket_action(f->multi, CURL_SOCKET_TIMEOUT, 0, &still);
+    reap(f);
 }
 
 /* Keeps the caller's fd (-1: none) in ep, level-triggered for reading.  It
@@ -216,6 +232,7 @@ static void serve(fetch_t *f, int ms)
                    (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
         int still;
         curl_multi_socket_action(f->multi, (curl_socket_t)(uint32_t)ev[i].data.u64, mask, &still);
+        reap(f);
     }
     run_timer(f);
 }
@@ -405,6 +422,19 @@ static void xfer_clear(xfer_t *x)
     x->ip[0] = x->errbuf[0] = '\0';
 }
 
+/* The parser, sitemap parser and link set of a finished transfer (its
+ * result made): freed now, not when the pooled transfer is reused. */
+static void drop_parse_state(xfer_t *x)
+{
+    parser_free(x->parser);
+    x->parser = NULL;
+    sitemap_free(x->sitemap);
+    x->sitemap = NULL;
+    free(x->seen);
+    x->seen = NULL;
+    x->seen_cap = x->nseen = 0;
+}
+
 /* The host the guard judges for x: url's, and whether it is a seed host. */
 static void aim(xfer_t *x, const char *url)
 {
@@ -503,6 +533,9 @@ void fetch_free(fetch_t *f)
         return;
     if (f->held)
         put_xfer(f, f->held);
+    frontier_item_t item;
+    while (f->done_head && fetch_cancel(f, &item))
+        frontier_item_clear(&item);
     while (f->running) {
         xfer_t *x = f->running;
         curl_multi_remove_handle(f->multi, x->h);
@@ -550,8 +583,7 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    if (getenv("BUFSZ"))
-        curl_easy_setopt(h, CURLOPT_BUFFERSIZE, atol(getenv("BUFSZ")));
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, FETCH_RECV_BUFFER);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, dns_timeout(f));
     uint64_t used = x->kind == XF_ROBOTS && x->hops ? clock_now_ms() - x->t_first : 0;
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
@@ -627,7 +659,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
 
 size_t fetch_active(const fetch_t *f)
 {
-    return f->active;
+    return f->active + f->ndone;
 }
 
 void fetch_perform(fetch_t *f)
@@ -646,11 +678,34 @@ void fetch_wait(fetch_t *f, int fd, int ms)
     serve(f, ms < 0 ? 0 : ms);
 }
 
+/* The next finished transfer off the done list, or NULL. */
+static xfer_t *pop_done(fetch_t *f)
+{
+    xfer_t *x = f->done_head;
+    if (x) {
+        f->done_head = x->next_free;
+        if (!f->done_head)
+            f->done_tail = NULL;
+        x->next_free = NULL;
+        f->ndone--;
+    }
+    return x;
+}
+
 int fetch_cancel(fetch_t *f, frontier_item_t *item)
 {
     memset(item, 0, sizeof *item);
-    xfer_t *x = f->running;
-    if (!x)
+    xfer_t *x = pop_done(f);
+    if (x) { /* finished, its result not taken: its page's item back */
+        if (x->res.kind == FETCH_PAGE) {
+            *item = x->res.page.item;
+            memset(&x->res.page.item, 0, sizeof x->res.page.item);
+            page_clear(&x->res.page);
+        }
+        put_xfer(f, x);
+        return 1;
+    }
+    if (!(x = f->running))
         return 0;
     curl_multi_remove_handle(f->multi, x->h);
     unlink_xfer(f, x);
@@ -667,6 +722,9 @@ void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void 
     for (const xfer_t *x = f->running; x; x = x->next)
         if (x->kind == XF_PAGE && x->item.url)
             fn(&x->item, ud);
+    for (const xfer_t *x = f->done_head; x; x = x->next_free)
+        if (x->res.kind == FETCH_PAGE && x->res.page.item.url)
+            fn(&x->res.page.item, ud);
 }
 
 /* ---- results -------------------------------------------------------------------- */
@@ -824,12 +882,12 @@ static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     r->body_len = x->body.len;
 }
 
-int fetch_next(fetch_t *f, fetch_result_t *r)
+/* Makes the results of the transfers that finished, right away, so that
+ * their parse state goes at once (a burst of responses in one epoll_wait
+ * holds one parser at a time, not one each), and puts them on the done
+ * list; a robots.txt redirect is followed instead. */
+static void reap(fetch_t *f)
 {
-    if (f->held) {
-        put_xfer(f, f->held);
-        f->held = NULL;
-    }
     CURLMsg *m;
     int left;
     while ((m = curl_multi_info_read(f->multi, &left))) {
@@ -838,17 +896,38 @@ int fetch_next(fetch_t *f, fetch_result_t *r)
         xfer_t *x = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
         CURLcode res = m->data.result;
-        curl_multi_remove_handle(f->multi, m->easy_handle);
+        curl_multi_remove_handle(f->multi, m->easy_handle); /* m is gone */
         unlink_xfer(f, x);
         if (x->kind == XF_ROBOTS && robots_follow(f, x, res))
             continue;
-        memset(r, 0, sizeof *r);
+        memset(&x->res, 0, sizeof x->res);
         if (x->kind == XF_ROBOTS)
-            robots_result(x, res, r);
+            robots_result(x, res, &x->res);
         else
-            page_result(x, res, r);
-        f->held = x;
-        return 1;
+            page_result(x, res, &x->res);
+        drop_parse_state(x);
+        x->next_free = NULL;
+        if (f->done_tail)
+            f->done_tail->next_free = x;
+        else
+            f->done_head = x;
+        f->done_tail = x;
+        f->ndone++;
     }
-    return 0;
+}
+
+int fetch_next(fetch_t *f, fetch_result_t *r)
+{
+    if (f->held) {
+        put_xfer(f, f->held);
+        f->held = NULL;
+    }
+    reap(f);
+    xfer_t *x = pop_done(f);
+    if (!x)
+        return 0;
+    *r = x->res;
+    memset(&x->res, 0, sizeof x->res);
+    f->held = x;
+    return 1;
 }

@@ -33,6 +33,7 @@
 #define FETCH_ROBOTS_MAX_REDIRECTS 5          /* RFC 9309: follow at least five */
 #define FETCH_CONNECTS_PER_SLOT 4             /* connection cache: per transfer slot ... */
 #define FETCH_MIN_CONNECTS 64                 /* ... and at least */
+#define FETCH_RECV_BUFFER 4096L               /* curl's receive buffer, per transfer */
 #define FETCH_DNS_TTL_S 60L                   /* a DNS answer is kept while used, and so long */
 
 typedef struct fetch fetch_t;
@@ -89,7 +90,8 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item);
  * guard refused with `blocked` set.  origin is copied.  0 or an error. */
 int fetch_start_robots(fetch_t *f, const char *origin);
 
-/* Transfers running (pages and robots.txt). */
+/* Transfers running, or finished with their result not yet taken by
+ * fetch_next (pages and robots.txt). */
 size_t fetch_active(const fetch_t *f);
 
 /* Runs curl's timeouts that are due (transfers just started, timers). */
@@ -104,9 +106,9 @@ void fetch_wait(fetch_t *f, int fd, int ms);
  * now.  Call after fetch_perform(). */
 int fetch_next(fetch_t *f, fetch_result_t *r);
 
-/* Shutdown: stops one running transfer.  1 with *item the leased URL of a
- * page transfer (the caller's), or zeroed for a robots.txt transfer; 0 when
- * none runs. */
+/* Shutdown: stops one transfer (a finished one whose result was not taken
+ * first).  1 with *item the leased URL of a page transfer (the caller's),
+ * or zeroed for a robots.txt transfer; 0 when none is left. */
 int fetch_cancel(fetch_t *f, frontier_item_t *item);
 
 /* Calls fn on the item of every page transfer running (the leases they

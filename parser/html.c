@@ -48,8 +48,13 @@ struct parser {
     void *ud;
     parser_stats_t st;
     bound_t bound;
-    char fbuf[FEED_CHUNK + BOUND_SLACK]; /* filter output */
 };
+
+/* The filter's output, handed to libxml2 (which copies it) before
+ * parser_feed returns: scratch of the calling thread, not of the parser,
+ * so that a parser in the middle of a page costs what libxml2 keeps, not
+ * 64 KiB more (a thousand transfers receiving at once hold a thousand). */
+static _Thread_local char fbuf[FEED_CHUNK + BOUND_SLACK];
 
 int parser_is_html(const char *ct)
 {
@@ -398,9 +403,9 @@ int parser_feed(parser_t *p, const char *data, size_t len)
     p->st.bytes += len;
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
-        size_t n = bound_filter(&p->bound, data, take, p->fbuf);
+        size_t n = bound_filter(&p->bound, data, take, fbuf);
         if (n > 0)
-            parse_chunk(p, p->fbuf, n, 0);
+            parse_chunk(p, fbuf, n, 0);
         unstall(p->ctxt);
         data += take;
         len -= take;
