@@ -10,11 +10,20 @@
  *                                   robots.txt (SET NX PX: lapses by itself)
  *   P sitemaps              set     Sitemap: URLs seen in robots.txt files
  *   P seedhosts             set     hosts of the seeds
- * Each function is one plain command (no script: each is one atomic step of
- * its own), built with the frontier's argument builder, so keys and values
- * are binary-safe and no format string ever sees them.  A key of another
- * type fails the call naming it (frontier_last_error):
- * the SETs take GET, so that they refuse one instead of replacing it.
+ * The crawler's robots.txt gate uses two functions of the library, each one
+ * atomic step: frontier_robots_look (robots_look.lua: for a batch of origins,
+ * each one's stored value, else its fetch lock taken if free, else "held")
+ * and frontier_robots_store (robots_store.lua: the value, the host's delay,
+ * the Sitemap: URLs, then the unlock); since the rules are stored in the
+ * same step that drops the lock, a lock won means they are missing, and no
+ * caller looks again after locking.  Both check their keys' types before
+ * the first write (types.lua).  The other functions are one plain command
+ * each (one atomic step of its own): frontier_robots_get/_put/_lock are not
+ * used by the crawler any more, but keep working.  All are built with the
+ * frontier's argument builder, so keys and values are binary-safe and no
+ * format string ever sees them.  A key of another type fails the call
+ * naming it (frontier_last_error): the SETs take GET, so that they refuse
+ * one instead of replacing it.
  */
 #include "frontier_internal.h"
 
