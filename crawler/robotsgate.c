@@ -36,17 +36,20 @@
  *                           failed (the lock also lapses by itself after the
  *                           fetch timeout: a dead holder blocks nobody long)
  * The "shared cache" section below is the gate's only use of Redis.  With
- * --sitemaps the Sitemap: URLs in scope are seeded.  Invariants: an entry
- * with parked URLs has no rules; pending entries (no rules) are on the
- * pending list and never evicted, settled ones on the LRU list and one
- * expiry list; every used slot is in the hash index, every other on the free
- * list; `parked` is the sum of the entries' nparked, and the ready queue has
- * room for all of them besides what it holds; `nremote` counts the entries
- * with `remote` set.  Memory: one slot is 72 bytes (+ 4 of the index), the
- * array allocated once, its pages touched as slots are first used; a settled
- * entry adds its origin and parsed rules on the heap (measured by
- * tests/test_robotsgate.c's eviction test: 590 bytes for a one-rule
- * robots.txt), so a full cache of such rule sets is about 11 MB.
+ * --sitemaps the Sitemap: URLs in scope are seeded.
+ *
+ * Invariants: an entry with parked URLs has no rules; pending entries (no
+ * rules) are on the pending list and never evicted, settled ones on the LRU
+ * list and one expiry list; every used slot is in the hash index, every
+ * other on the free list or not used yet (from `fresh` on); `parked` is the
+ * sum of the entries' nparked, and the ready queue has room for all of them
+ * besides what it holds; `nremote` counts the entries with `remote` set.
+ *
+ * Memory: a slot is 72 bytes (+ 4 of the index), the array allocated once
+ * and its pages touched as slots are first used; a settled entry adds its
+ * origin and parsed rules on the heap (measured by tests/test_robotsgate.c's
+ * eviction test: 590 bytes for a one-rule robots.txt), so a full cache of
+ * such rule sets is about 11 MB per thread.
  */
 #include "robotsgate.h"
 
@@ -63,6 +66,7 @@
 #define ROBOTS_CACHE 16384    /* rule sets kept per thread (a power of two) */
 #define LOCAL_TTL_MS 60000    /* ... each for a minute */
 #define NONE UINT32_MAX       /* no slot */
+_Static_assert((ROBOTS_CACHE & (ROBOTS_CACHE - 1)) == 0, "the hash index masks with it");
 
 enum { L_USE, L_EXP };           /* an entry's two list links */
 enum { C_RULES, C_UNAVAILABLE }; /* expiry classes: LOCAL_TTL_MS, unavailable_ttl_s */
@@ -99,7 +103,8 @@ struct robotsgate {
     const scope_t *scope;
     rentry_t *slot;   /* ROBOTS_CACHE */
     uint32_t *bucket; /* ROBOTS_CACHE heads of the hash chains */
-    uint32_t free;    /* the free slots, chained through hnext */
+    uint32_t free;    /* the slots freed, chained through hnext */
+    uint32_t fresh;   /* slots [fresh, ROBOTS_CACHE) never used yet */
     list_t lru;       /* settled entries, most recently used at head */
     list_t exp[2];    /* settled entries of each class, soonest expiry at head */
     list_t pending;   /* entries without rules */
@@ -202,11 +207,17 @@ static void drop(robotsgate_t *g, rentry_t *e)
     g->free = i;
 }
 
-/* A slot for a new entry: a free one, else an expired entry's, else the
- * least recently used settled one's; NONE when every slot is pending. */
+/* A slot for a new entry: a free one (one never used first: its page is
+ * touched only now), else an expired entry's, else the least recently used
+ * settled one's; NONE when every slot is pending.  The slot stays on the
+ * free list until add_entry takes it. */
 static uint32_t make_room(robotsgate_t *g)
 {
     uint64_t now = clock_now_ms();
+    if (g->free == NONE && g->fresh < ROBOTS_CACHE) {
+        g->slot[g->fresh].hnext = NONE;
+        g->free = g->fresh++;
+    }
     rentry_t *victim = NULL;
     for (int c = 0; g->free == NONE && !victim && c < 2; c++) {
         rentry_t *e = at(g, g->exp[c].head);
@@ -506,11 +517,9 @@ robotsgate_t *robotsgate_new(const crawl_config_t *cfg, frontier_t *fr, const sc
         free(g);
         return NULL;
     }
-    for (uint32_t i = 0; i < ROBOTS_CACHE; i++) {
+    for (uint32_t i = 0; i < ROBOTS_CACHE; i++)
         g->bucket[i] = NONE;
-        g->slot[i].hnext = i + 1 < ROBOTS_CACHE ? i + 1 : NONE;
-    }
-    g->free = 0;
+    g->free = NONE;
     g->lru = g->exp[0] = g->exp[1] = g->pending = (list_t){NONE, NONE};
     g->cfg = cfg;
     g->fr = fr;
@@ -522,7 +531,7 @@ void robotsgate_free(robotsgate_t *g)
 {
     if (!g)
         return;
-    for (size_t i = 0; i < ROBOTS_CACHE; i++)
+    for (size_t i = 0; i < g->fresh; i++)
         if (g->slot[i].origin)
             entry_clear(&g->slot[i]);
     free(g->slot);
