@@ -370,6 +370,8 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
         engine_note(w, rc);
         return FRONTIER_WAIT;
     }
+    if (n)
+        engine_note(w, robotsgate_prefetch(w->gate, items, n));
     for (size_t i = 0; i < n; i++) {
         admit(w, &items[i]);
         frontier_item_clear(&items[i]);

@@ -4,24 +4,52 @@
  *
  * DESIGN: the gate keeps up to ROBOTS_CACHE rule sets of its thread
  * (rentry_t: origin, parsed rules or NULL while pending, the URLs parked on
- * it), each for a minute; a queue of origins whose robots.txt the caller is
- * to fetch; and a queue of parked URLs whose verdict is known.  Rules are
- * cached in Redis for every worker, through the frontier, which owns the
- * keys (P robots:<origin>, P robots-lock:<origin>, P sitemaps):
- *   frontier_robots_put     "R" + robots_serialize() for 24 h, or "U" (5xx /
- *                           unreachable: disallow all for now, as long as the
- *                           first retry backoff, at most 60 s)
- *   frontier_robots_lock    held by the one worker that fetches (expires after
- *                           the fetch timeout, so a dead holder does not block
- *                           anyone for long)
- *   frontier_sitemaps_add   the Sitemap: lines seen
- * The workers that lose the lock poll the cache (robotsgate_poll).  The
- * "shared cache" section below is the gate's only use of Redis.  Crawl-delay sets the host's own
- * delay in the frontier; with --sitemaps the Sitemap: URLs in scope are seeded. Invariants: an
- * entry with parked URLs has no rules; a pending entry (no rules) is never evicted; `parked` is the
- * sum of the entries' nparked, and the ready queue has room for all of them besides what it holds;
- * `nremote` counts the entries with `remote` set; the fetcher stores the
- * rules before it unlocks.
+ * it) in a fixed array of slots, found by a hash index over the origins
+ * (chained through the slots: O(1) per URL); a queue of origins whose
+ * robots.txt the caller is to fetch; and a queue of parked URLs whose verdict
+ * is known.  A settled entry (with rules) lasts a minute (LOCAL_TTL_MS; "5xx:
+ * disallow all for now" as long as the first retry backoff) and is on two
+ * lists: the LRU list (most recently used first) and the expiry list of its
+ * lifetime class (in the order they settled, hence of expiry).  A pending
+ * entry is on the pending list only.  When the slots are full, a new origin
+ * takes the slot of an expired entry if there is one, else of the least
+ * recently used settled one: one entry at a time, never all.
+ *
+ * Rules are shared with every worker through Redis, by the frontier, which
+ * owns the keys (P robots:<origin>, P robots-lock:<origin>, P hdelay,
+ * P sitemaps):
+ *   frontier_robots_look    for a batch of origins new to this thread, in
+ *                           one atomic call: each one's stored rules ("R" +
+ *                           robots_serialize(), or "U": 5xx/unreachable,
+ *                           disallow all for now), else its fetch lock for
+ *                           us if free (we fetch), else "held" (we poll).
+ *                           robotsgate_prefetch sends one for a claim's
+ *                           batch; robotsgate_check one for an origin it
+ *                           meets unprefetched; robotsgate_poll one for
+ *                           all the origins other workers fetch
+ *   frontier_robots_store   the fetcher's rules (24 h; "U" as long as the
+ *                           first retry backoff, at most 60 s), Crawl-delay
+ *                           and Sitemap: lines, and the unlock, in one atomic
+ *                           call: rules stored before (atomically with) the
+ *                           unlock, so the lock won says they are missing
+ *   frontier_robots_unlock  a fetch that could not start, or whose store
+ *                           failed (the lock also lapses by itself after the
+ *                           fetch timeout: a dead holder blocks nobody long)
+ * The "shared cache" section below is the gate's only use of Redis.  With
+ * --sitemaps the Sitemap: URLs in scope are seeded.
+ *
+ * Invariants: an entry with parked URLs has no rules; pending entries (no
+ * rules) are on the pending list and never evicted, settled ones on the LRU
+ * list and one expiry list; every used slot is in the hash index, every
+ * other on the free list or not used yet (from `fresh` on); `parked` is the
+ * sum of the entries' nparked, and the ready queue has room for all of them
+ * besides what it holds; `nremote` counts the entries with `remote` set.
+ *
+ * Memory: a slot is 72 bytes (+ 4 of the index), the array allocated once
+ * and its pages touched as slots are first used; a settled entry adds its
+ * origin and parsed rules on the heap (measured by tests/test_robotsgate.c's
+ * eviction test: 590 bytes for a one-rule robots.txt), so a full cache of
+ * such rule sets is about 11 MB per thread.
  */
 #include "robotsgate.h"
 
@@ -35,18 +63,33 @@
 
 #define ROBOTS_TTL_S 86400    /* cache parsed rules in Redis for 24 h */
 #define ROBOTS_RETRY_TTL_S 60 /* "disallow all for now" lasts at most this */
-#define ROBOTS_CACHE 1024     /* rule sets kept per thread */
+#define ROBOTS_CACHE 16384    /* rule sets kept per thread (a power of two) */
 #define LOCAL_TTL_MS 60000    /* ... each for a minute */
+#define NONE UINT32_MAX       /* no slot */
+_Static_assert((ROBOTS_CACHE & (ROBOTS_CACHE - 1)) == 0, "the hash index masks with it");
+
+enum { L_USE, L_EXP };           /* an entry's two list links */
+enum { C_RULES, C_UNAVAILABLE }; /* expiry classes: LOCAL_TTL_MS, unavailable_ttl_s */
+
+typedef struct link {
+    uint32_t prev, next;
+} link_t;
+
+typedef struct list {
+    uint32_t head, tail;
+} list_t;
 
 /* A robots.txt rule set known to this thread, or one being fetched. */
 typedef struct rentry {
-    char *origin;
+    char *origin;    /* NULL: a free slot */
     robots_t *rules; /* NULL while pending */
-    int unavailable; /* 5xx/unreachable: disallow all for now */
-    int remote;      /* another worker is fetching it */
     uint64_t expires_ms;
     frontier_item_t *parked; /* URLs waiting for the rules */
-    size_t nparked, parked_cap;
+    uint32_t nparked, parked_cap;
+    uint32_t hash, hnext; /* origin's hash; the next slot of its bucket (free: of the free list) */
+    link_t link[2];       /* L_USE: LRU or pending list; L_EXP: its expiry list */
+    uint8_t unavailable;  /* 5xx/unreachable: disallow all for now */
+    uint8_t remote;       /* another worker is fetching it */
 } rentry_t;
 
 typedef struct ready {
@@ -58,10 +101,15 @@ struct robotsgate {
     const crawl_config_t *cfg;
     frontier_t *fr; /* borrowed */
     const scope_t *scope;
-    rentry_t *robots; /* ROBOTS_CACHE slots, nrobots used */
-    size_t nrobots;
-    size_t parked;  /* URLs parked on pending entries */
-    size_t nremote; /* entries waiting for another worker's robots.txt */
+    rentry_t *slot;   /* ROBOTS_CACHE */
+    uint32_t *bucket; /* ROBOTS_CACHE heads of the hash chains */
+    uint32_t free;    /* the slots freed, chained through hnext */
+    uint32_t fresh;   /* slots [fresh, ROBOTS_CACHE) never used yet */
+    list_t lru;       /* settled entries, most recently used at head */
+    list_t exp[2];    /* settled entries of each class, soonest expiry at head */
+    list_t pending;   /* entries without rules */
+    size_t parked;    /* URLs parked on pending entries */
+    size_t nremote;   /* entries waiting for another worker's robots.txt */
     uint64_t next_remote_poll_ms;
     char **fetch; /* origins to fetch (a stack) */
     size_t nfetch, fetch_cap;
@@ -70,59 +118,69 @@ struct robotsgate {
     size_t nready, ready_head, ready_cap;
 };
 
-/* ---- the shared cache in Redis (the frontier's keys) -------------------------- */
+/* ---- the rule sets of this thread: slots, hash index, lists ---------------------- */
 
-/* The cached value of origin: 1 and *val (malloc'd, caller frees) and *len,
- * 0 if none (or Redis answered an error: the rules are fetched again), or
- * CRAWL_EREDIS. */
-static int shared_get(robotsgate_t *g, const char *origin, char **val, size_t *len)
+static rentry_t *at(const robotsgate_t *g, uint32_t i)
 {
-    int rc = frontier_robots_get(g->fr, origin, val, len);
-    if (rc == CRAWL_EREDIS)
-        return rc;
-    if (rc < 0 || !*val || *len < 1) {
-        free(*val);
-        *val = NULL;
-        return 0;
+    return i == NONE ? NULL : &g->slot[i];
+}
+
+static uint32_t index_of(const robotsgate_t *g, const rentry_t *e)
+{
+    return (uint32_t)(e - g->slot);
+}
+
+static void list_push(robotsgate_t *g, list_t *l, int k, rentry_t *e, int front)
+{
+    uint32_t i = index_of(g, e);
+    link_t *ln = &e->link[k];
+    if (front) {
+        *ln = (link_t){.prev = NONE, .next = l->head};
+        if (l->head != NONE)
+            g->slot[l->head].link[k].prev = i;
+        l->head = i;
+        if (l->tail == NONE)
+            l->tail = i;
+    } else {
+        *ln = (link_t){.prev = l->tail, .next = NONE};
+        if (l->tail != NONE)
+            g->slot[l->tail].link[k].next = i;
+        l->tail = i;
+        if (l->head == NONE)
+            l->head = i;
     }
-    return 1;
 }
 
-static int shared_put(robotsgate_t *g, const char *origin, const char *val, size_t len,
-                      uint32_t ttl_s)
+static void list_remove(robotsgate_t *g, list_t *l, int k, rentry_t *e)
 {
-    int rc = frontier_robots_put(g->fr, origin, val, len, ttl_s);
-    return rc == CRAWL_EREDIS ? rc : 0;
+    link_t *ln = &e->link[k];
+    if (ln->prev != NONE)
+        g->slot[ln->prev].link[k].next = ln->next;
+    else
+        l->head = ln->next;
+    if (ln->next != NONE)
+        g->slot[ln->next].link[k].prev = ln->prev;
+    else
+        l->tail = ln->prev;
+    *ln = (link_t){NONE, NONE};
 }
 
-/* One robots.txt fetch per origin for the whole crawl: 1 if this worker
- * holds the lock now, 0 if another does (or Redis refused the command), or
- * CRAWL_EREDIS. */
-static int shared_lock(robotsgate_t *g, const char *origin, uint32_t ttl_ms)
+/* FNV-1a, 32 bits. */
+static uint32_t hash_of(const char *s)
 {
-    int won = 0;
-    int rc = frontier_robots_lock(g->fr, origin, ttl_ms, &won);
-    return rc == CRAWL_EREDIS ? rc : won;
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
 }
 
-static int shared_unlock(robotsgate_t *g, const char *origin)
+static rentry_t *find(const robotsgate_t *g, const char *origin)
 {
-    int rc = frontier_robots_unlock(g->fr, origin);
-    return rc == CRAWL_EREDIS ? rc : 0;
-}
-
-/* Adds the Sitemap: URLs to the crawl's set (one round trip). */
-static int sitemaps_add(robotsgate_t *g, const char *const *urls, size_t n)
-{
-    int rc = frontier_sitemaps_add(g->fr, urls, n);
-    return rc == CRAWL_EREDIS ? rc : 0;
-}
-
-/* ---- the rule sets of this thread --------------------------------------------- */
-
-static int first_error(int rc, int err)
-{
-    return rc < 0 ? rc : err < 0 ? err : 0;
+    uint32_t h = hash_of(origin);
+    for (uint32_t i = g->bucket[h & (ROBOTS_CACHE - 1)]; i != NONE; i = g->slot[i].hnext)
+        if (g->slot[i].hash == h && !strcmp(g->slot[i].origin, origin))
+            return &g->slot[i];
+    return NULL;
 }
 
 static void entry_clear(rentry_t *e)
@@ -135,40 +193,61 @@ static void entry_clear(rentry_t *e)
     memset(e, 0, sizeof *e);
 }
 
-static rentry_t *find(robotsgate_t *g, const char *origin)
+/* Drops a settled entry: out of the index and its lists, its slot freed. */
+static void drop(robotsgate_t *g, rentry_t *e)
 {
-    for (size_t i = 0; i < g->nrobots; i++)
-        if (!strcmp(g->robots[i].origin, origin))
-            return &g->robots[i];
-    return NULL;
+    uint32_t i = index_of(g, e), *p = &g->bucket[e->hash & (ROBOTS_CACHE - 1)];
+    while (*p != i)
+        p = &g->slot[*p].hnext;
+    *p = e->hnext;
+    list_remove(g, &g->lru, L_USE, e);
+    list_remove(g, &g->exp[e->unavailable ? C_UNAVAILABLE : C_RULES], L_EXP, e);
+    entry_clear(e);
+    e->hnext = g->free;
+    g->free = i;
 }
 
-/* Drops expired (all: every) settled entries; keeps pending ones. */
-static void evict(robotsgate_t *g, int all)
+/* A slot for a new entry: a free one (one never used first: its page is
+ * touched only now), else an expired entry's, else the least recently used
+ * settled one's; NONE when every slot is pending.  The slot stays on the
+ * free list until add_entry takes it. */
+static uint32_t make_room(robotsgate_t *g)
 {
     uint64_t now = clock_now_ms();
-    size_t keep = 0;
-    for (size_t i = 0; i < g->nrobots; i++) {
-        rentry_t *e = &g->robots[i];
-        if (e->rules && (all || e->expires_ms <= now))
-            entry_clear(e);
-        else
-            g->robots[keep++] = *e;
+    if (g->free == NONE && g->fresh < ROBOTS_CACHE) {
+        g->slot[g->fresh].hnext = NONE;
+        g->free = g->fresh++;
     }
-    g->nrobots = keep;
+    rentry_t *victim = NULL;
+    for (int c = 0; g->free == NONE && !victim && c < 2; c++) {
+        rentry_t *e = at(g, g->exp[c].head);
+        if (e && e->expires_ms <= now)
+            victim = e;
+    }
+    if (g->free == NONE && !victim)
+        victim = at(g, g->lru.tail);
+    if (victim)
+        drop(g, victim);
+    return g->free;
 }
 
+/* A new pending entry for origin, or NULL (out of memory, or every slot
+ * pending). */
 static rentry_t *add_entry(robotsgate_t *g, const char *origin)
 {
-    if (g->nrobots >= ROBOTS_CACHE)
-        evict(g, 1);
-    if (g->nrobots >= ROBOTS_CACHE)
+    uint32_t i = make_room(g);
+    if (i == NONE)
         return NULL;
-    rentry_t *e = &g->robots[g->nrobots];
-    memset(e, 0, sizeof *e);
-    if (!(e->origin = strdup(origin)))
+    rentry_t *e = &g->slot[i];
+    char *o = strdup(origin);
+    if (!o)
         return NULL;
-    g->nrobots++;
+    g->free = e->hnext;
+    *e = (rentry_t){.origin = o, .hash = hash_of(o), .link = {{NONE, NONE}, {NONE, NONE}}};
+    uint32_t *b = &g->bucket[e->hash & (ROBOTS_CACHE - 1)];
+    e->hnext = *b;
+    *b = i;
+    list_push(g, &g->pending, L_USE, e, 1);
     return e;
 }
 
@@ -179,53 +258,30 @@ static uint32_t unavailable_ttl_s(const robotsgate_t *g)
     return s < 1 ? 1 : s > ROBOTS_RETRY_TTL_S ? ROBOTS_RETRY_TTL_S : s;
 }
 
-static void set_expiry(const robotsgate_t *g, rentry_t *e)
+/* e has its rules now: from the pending list to the settled ones, with its
+ * expiry set. */
+static void settle_entry(robotsgate_t *g, rentry_t *e)
 {
+    list_remove(g, &g->pending, L_USE, e);
     e->expires_ms = clock_now_ms() + (e->unavailable ? unavailable_ttl_s(g) * 1000u : LOCAL_TTL_MS);
+    list_push(g, &g->lru, L_USE, e, 1);
+    list_push(g, &g->exp[e->unavailable ? C_UNAVAILABLE : C_RULES], L_EXP, e, 0);
 }
 
-/* Reads the shared copy: 1 if found and loaded into e, 0 if not, or an
- * error (then as if not found). */
-static int load_shared(robotsgate_t *g, rentry_t *e)
+/* A settled entry was used: to the front of the LRU list. */
+static void touch(robotsgate_t *g, rentry_t *e)
 {
-    char *val;
-    size_t len;
-    int rc = shared_get(g, e->origin, &val, &len);
-    if (rc <= 0)
-        return rc;
-    int err = 0;
-    if (val[0] == 'U') {
-        if ((e->rules = robots_disallow_all()))
-            e->unavailable = 1;
-    } else if (val[0] == 'R') {
-        e->rules = robots_deserialize(val + 1, len - 1, &err);
-    }
-    free(val);
-    if (!e->rules)
-        return 0;
-    set_expiry(g, e);
-    return 1;
+    if (g->lru.head == index_of(g, e))
+        return;
+    list_remove(g, &g->lru, L_USE, e);
+    list_push(g, &g->lru, L_USE, e, 1);
 }
 
-static int store_shared(robotsgate_t *g, const rentry_t *e)
+/* ---- verdicts, parked URLs ------------------------------------------------------- */
+
+static int first_error(int rc, int err)
 {
-    char *ser = NULL;
-    size_t len = 0;
-    if (!e->unavailable && robots_serialize(e->rules, &ser, &len) < 0)
-        return 0;
-    size_t vlen = e->unavailable ? 1 : len + 1;
-    char *val = malloc(vlen);
-    int rc = 0;
-    if (val) {
-        val[0] = e->unavailable ? 'U' : 'R';
-        if (!e->unavailable)
-            memcpy(val + 1, ser, len);
-        rc = shared_put(g, e->origin, val, vlen,
-                        e->unavailable ? unavailable_ttl_s(g) : ROBOTS_TTL_S);
-    }
-    free(val);
-    free(ser);
-    return rc;
+    return rc < 0 ? rc : err < 0 ? err : 0;
 }
 
 static robotsgate_verdict_t verdict_of(const rentry_t *e, const char *url)
@@ -260,7 +316,7 @@ static int park(robotsgate_t *g, rentry_t *e, frontier_item_t *item)
     if (reserve_ready(g) < 0)
         return -1;
     if (e->nparked == e->parked_cap) {
-        size_t cap = e->parked_cap ? e->parked_cap * 2 : 8;
+        uint32_t cap = e->parked_cap ? e->parked_cap * 2 : 8;
         frontier_item_t *n = realloc(e->parked, cap * sizeof *n);
         if (!n)
             return -1;
@@ -273,10 +329,15 @@ static int park(robotsgate_t *g, rentry_t *e, frontier_item_t *item)
     return 0;
 }
 
-/* The rules of e are known now: its parked URLs join the ready queue (room
- * reserved by park). */
-static void settle_parked(robotsgate_t *g, rentry_t *e)
+/* The rules of pending e are known now (e->rules set): it is settled, and
+ * its parked URLs join the ready queue (room reserved by park). */
+static void settle(robotsgate_t *g, rentry_t *e)
 {
+    if (e->remote) {
+        e->remote = 0;
+        g->nremote--;
+    }
+    settle_entry(g, e);
     if (g->ready_head) {
         size_t left = g->nready - g->ready_head;
         memmove(g->ready, g->ready + g->ready_head, left * sizeof *g->ready);
@@ -290,11 +351,80 @@ static void settle_parked(robotsgate_t *g, rentry_t *e)
     e->nparked = 0;
 }
 
+/* ---- the shared cache in Redis (the frontier's keys) -------------------------- */
+
+static uint32_t lock_ms(const robotsgate_t *g)
+{
+    uint32_t ms = g->cfg->timeout_ms + g->cfg->connect_timeout_ms;
+    return ms ? ms : 1;
+}
+
+static int shared_unlock(robotsgate_t *g, const char *origin)
+{
+    int rc = frontier_robots_unlock(g->fr, origin);
+    return rc == CRAWL_EREDIS ? rc : 0;
+}
+
+/* Rules from a stored value ("R" + serialized, or "U"), or NULL (corrupt,
+ * or out of memory); *unavailable set for "U". */
+static robots_t *rules_of_value(const char *val, size_t len, uint8_t *unavailable)
+{
+    int err = 0;
+    *unavailable = 0;
+    if (len == 1 && val[0] == 'U') {
+        *unavailable = 1;
+        return robots_disallow_all();
+    }
+    return len >= 1 && val[0] == 'R' ? robots_deserialize(val + 1, len - 1, &err) : NULL;
+}
+
+/* The value every worker reads for e's rules (caller frees), or NULL. */
+static char *value_of(const rentry_t *e, size_t *vlen)
+{
+    char *ser = NULL, *val;
+    size_t len = 0;
+    if (!e->unavailable && robots_serialize(e->rules, &ser, &len) < 0)
+        return NULL;
+    *vlen = e->unavailable ? 1 : len + 1;
+    if ((val = malloc(*vlen))) {
+        val[0] = e->unavailable ? 'U' : 'R';
+        if (!e->unavailable)
+            memcpy(val + 1, ser, len);
+    }
+    free(ser);
+    return val;
+}
+
+/* Stores the fetcher's rules, Crawl-delay and Sitemap: lines, and unlocks
+ * (one call; shared: 0 to unlock only).  The lock is dropped even when the
+ * store fails. */
+static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared)
+{
+    frontier_robots_result_t r = {.origin = e->origin};
+    const robots_t *rules = e->unavailable ? NULL : e->rules;
+    size_t n = rules ? robots_sitemap_count(rules) : 0;
+    const char **maps = n ? calloc(n, sizeof *maps) : NULL;
+    for (size_t i = 0; maps && i < n; i++)
+        maps[i] = robots_sitemap(rules, i);
+    char *val = shared ? value_of(e, &r.len) : NULL;
+    r.val = val;
+    r.ttl_s = e->unavailable ? unavailable_ttl_s(g) : ROBOTS_TTL_S;
+    r.delay_ms = rules ? robots_crawl_delay_ms(rules) : 0;
+    r.sitemaps = maps;
+    r.nsitemaps = maps ? n : 0;
+    int rc = frontier_robots_store(g->fr, &r);
+    if (rc < 0 && rc != CRAWL_EREDIS) /* refused: nothing done, the lock still ours */
+        rc = shared_unlock(g, e->origin);
+    free(val);
+    free(maps);
+    return rc == CRAWL_EREDIS ? rc : 0;
+}
+
 /* ---- fetching: who does, and what it gives ---------------------------------------- */
 
-/* Asks the caller to fetch e's robots.txt; the lock is held.  0, or -1 on
- * out of memory (then e allows all and the lock is released). */
-static int want_fetch(robotsgate_t *g, rentry_t *e, int *rc)
+/* Asks the caller to fetch e's robots.txt; the lock is held (or Redis could
+ * not say).  On out of memory e allows all instead, the lock released. */
+static void want_fetch(robotsgate_t *g, rentry_t *e, int *rc)
 {
     char *o = NULL;
     if (g->nfetch == g->fetch_cap) {
@@ -307,59 +437,90 @@ static int want_fetch(robotsgate_t *g, rentry_t *e, int *rc)
     }
     if (g->nfetch < g->fetch_cap && (o = strdup(e->origin))) {
         g->fetch[g->nfetch++] = o;
-        return 0;
+        return;
     }
     e->rules = robots_allow_all();
-    e->expires_ms = clock_now_ms() + LOCAL_TTL_MS;
     *rc = first_error(*rc, shared_unlock(g, e->origin));
-    return -1;
+    settle(g, e);
 }
 
-/* With the lock held: the fetcher stores the rules before it unlocks, so
- * rules missing when we looked may have been stored between that look and
- * our lock.  Looks once more and asks for the fetch only if they are still
- * missing.  Returns 1 if a fetch is wanted; 0 if e has its rules now (found,
- * or allow-all for lack of memory), the lock then released. */
-static int fetch_if_still_missing(robotsgate_t *g, rentry_t *e, int *rc)
+/* What one origin's look found, for pending e: its rules (settled), or the
+ * fetch is ours (a lock won, or an error: then as if won, so that no URL
+ * waits on a broken Redis), or another worker's (e->remote: we poll). */
+static void apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc)
 {
-    int found = load_shared(g, e);
-    *rc = first_error(*rc, found);
-    if (found <= 0)
-        return want_fetch(g, e, rc) == 0;
-    *rc = first_error(*rc, shared_unlock(g, e->origin));
-    return 0;
-}
-
-static int lock_origin(robotsgate_t *g, const char *origin, int *rc)
-{
-    int mine = shared_lock(g, origin, g->cfg->timeout_ms + g->cfg->connect_timeout_ms);
-    *rc = first_error(*rc, mine);
-    return mine != 0; /* an error counts as holding it */
-}
-
-/* A new entry: its rules from Redis, or this worker fetches them, or
- * another worker does (then we poll). */
-static int lookup(robotsgate_t *g, rentry_t *e)
-{
-    int rc = load_shared(g, e);
-    if (rc > 0)
-        return 0;
-    if (lock_origin(g, e->origin, &rc)) {
-        fetch_if_still_missing(g, e, &rc);
-    } else {
-        e->remote = 1;
-        g->nremote++;
+    if (l->err == 0 && l->found == FRONTIER_ROBOTS_STORED) {
+        e->rules = rules_of_value(l->val, l->len, &e->unavailable);
+        free(l->val);
+        l->val = NULL;
+        if (e->rules) {
+            settle(g, e);
+            return;
+        } /* corrupt: fetched again, and the store replaces it */
     }
+    if (l->err == 0 && l->found == FRONTIER_ROBOTS_HELD) {
+        if (!e->remote) {
+            e->remote = 1;
+            g->nremote++;
+        }
+        return;
+    }
+    if (e->remote) {
+        e->remote = 0;
+        g->nremote--;
+    }
+    want_fetch(g, e, rc);
+}
+
+/* One look (one round trip) for the n pending entries es[]. */
+static int look(robotsgate_t *g, rentry_t **es, size_t n)
+{
+    frontier_robots_look_t stack[64], *l = n <= 64 ? stack : calloc(n, sizeof *l);
+    int rc = 0;
+    if (!l) { /* out of memory: as a Redis error, we fetch */
+        for (size_t i = 0; i < n; i++)
+            want_fetch(g, es[i], &rc);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        l[i].origin = es[i]->origin;
+    int err = frontier_robots_look(g->fr, l, n, lock_ms(g));
+    rc = err == CRAWL_EREDIS ? err : 0;
+    for (size_t i = 0; i < n; i++)
+        apply_look(g, es[i], &l[i], &rc);
+    if (l != stack)
+        free(l);
     return rc;
+}
+
+/* The entry for origin, settled if expired (dropped then), or NULL; a
+ * settled entry is marked used. */
+static rentry_t *known(robotsgate_t *g, const char *origin)
+{
+    rentry_t *e = find(g, origin);
+    if (e && e->rules && e->expires_ms <= clock_now_ms()) {
+        drop(g, e);
+        return NULL;
+    }
+    if (e && e->rules)
+        touch(g, e);
+    return e;
 }
 
 robotsgate_t *robotsgate_new(const crawl_config_t *cfg, frontier_t *fr, const scope_t *scope)
 {
     robotsgate_t *g = calloc(1, sizeof *g);
-    if (!g || !(g->robots = calloc(ROBOTS_CACHE, sizeof *g->robots))) {
+    if (!g || !(g->slot = calloc(ROBOTS_CACHE, sizeof *g->slot)) ||
+        !(g->bucket = malloc(ROBOTS_CACHE * sizeof *g->bucket))) {
+        if (g)
+            free(g->slot);
         free(g);
         return NULL;
     }
+    for (uint32_t i = 0; i < ROBOTS_CACHE; i++)
+        g->bucket[i] = NONE;
+    g->free = NONE;
+    g->lru = g->exp[0] = g->exp[1] = g->pending = (list_t){NONE, NONE};
     g->cfg = cfg;
     g->fr = fr;
     g->scope = scope;
@@ -370,9 +531,11 @@ void robotsgate_free(robotsgate_t *g)
 {
     if (!g)
         return;
-    for (size_t i = 0; i < g->nrobots; i++)
-        entry_clear(&g->robots[i]);
-    free(g->robots);
+    for (size_t i = 0; i < g->fresh; i++)
+        if (g->slot[i].origin)
+            entry_clear(&g->slot[i]);
+    free(g->slot);
+    free(g->bucket);
     for (size_t i = 0; i < g->nfetch; i++)
         free(g->fetch[i]);
     free(g->fetch);
@@ -383,6 +546,28 @@ void robotsgate_free(robotsgate_t *g)
     free(g);
 }
 
+int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
+{
+    char origin[4096];
+    if (g->cfg->ignore_robots || n == 0)
+        return 0;
+    rentry_t *stack[64], **es = n <= 64 ? stack : calloc(n, sizeof *es);
+    size_t k = 0;
+    if (!es)
+        return 0; /* out of memory: robotsgate_check looks them up one by one */
+    for (size_t i = 0; i < n; i++) {
+        rentry_t *e;
+        if (!items[i].url || parser_url_origin(items[i].url, origin, sizeof origin) < 0 ||
+            known(g, origin) || !(e = add_entry(g, origin)))
+            continue;
+        es[k++] = e;
+    }
+    int rc = k ? look(g, es, k) : 0;
+    if (es != stack)
+        free(es);
+    return rc;
+}
+
 int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict)
 {
     char origin[4096];
@@ -390,15 +575,11 @@ int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_
     *verdict = ROBOTSGATE_ALLOW;
     if (g->cfg->ignore_robots || parser_url_origin(item->url, origin, sizeof origin) < 0)
         return 0;
-    rentry_t *e = find(g, origin);
-    if (e && e->rules && e->expires_ms <= clock_now_ms()) {
-        evict(g, 0);
-        e = NULL;
-    }
+    rentry_t *e = known(g, origin);
     if (!e) {
         if (!(e = add_entry(g, origin)))
             return 0; /* out of memory: fetch rather than lose it */
-        rc = lookup(g, e);
+        rc = look(g, &e, 1);
     }
     if (!e->rules) {
         if (park(g, e, item) == 0)
@@ -422,9 +603,8 @@ int robotsgate_unfetched(robotsgate_t *g, const char *origin)
     if (!e || e->rules)
         return 0;
     e->rules = robots_allow_all();
-    e->expires_ms = clock_now_ms() + LOCAL_TTL_MS;
     int rc = shared_unlock(g, origin);
-    settle_parked(g, e);
+    settle(g, e);
     return rc;
 }
 
@@ -448,25 +628,7 @@ static int seed_sitemaps(robotsgate_t *g, const robots_t *r)
     for (size_t i = 0; i < k; i++)
         free(urls[i]);
     free(urls);
-    return rc < 0 ? rc : 0;
-}
-
-static int note_sitemaps(robotsgate_t *g, const robots_t *r)
-{
-    size_t n = robots_sitemap_count(r);
-    int rc = 0;
-    if (!n)
-        return 0;
-    if (g->cfg->sitemaps)
-        rc = seed_sitemaps(g, r);
-    const char **urls = calloc(n, sizeof *urls);
-    if (!urls)
-        return rc;
-    for (size_t i = 0; i < n; i++)
-        urls[i] = robots_sitemap(r, i);
-    rc = first_error(rc, sitemaps_add(g, urls, n));
-    free(urls);
-    return rc;
+    return rc == CRAWL_EREDIS ? rc : 0;
 }
 
 /* The rules a robots.txt transfer gave. */
@@ -495,52 +657,38 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
         e->unavailable = 1;
         e->rules = robots_disallow_all();
     }
-    set_expiry(g, e);
 }
 
 int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
 {
     rentry_t *e = find(g, b->origin);
-    int rc = 0;
-    if (!e)
+    if (!e || e->rules)
         return 0;
     rules_of(g, e, b);
-    if (!b->blocked && !b->tls_refused) /* not for 24 h: a certificate gets fixed */
-        rc = store_shared(g, e);
-    uint32_t delay = e->rules && !e->unavailable ? robots_crawl_delay_ms(e->rules) : 0;
-    if (delay)
-        rc = first_error(rc, frontier_set_host_delay(g->fr, e->origin, delay));
-    if (!e->unavailable && e->rules)
-        rc = first_error(rc, note_sitemaps(g, e->rules));
-    rc = first_error(rc, shared_unlock(g, e->origin));
-    settle_parked(g, e);
+    /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed) */
+    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused);
+    if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
+        rc = first_error(rc, seed_sitemaps(g, e->rules));
+    settle(g, e);
     return rc;
 }
 
 int robotsgate_poll(robotsgate_t *g)
 {
     uint64_t now = clock_now_ms();
-    int rc = 0;
     if (!g->nremote || now < g->next_remote_poll_ms)
         return 0;
     g->next_remote_poll_ms = now + ROBOTSGATE_POLL_MS;
-    for (size_t i = 0; i < g->nrobots; i++) {
-        rentry_t *e = &g->robots[i];
-        if (!e->remote)
-            continue;
-        int found = load_shared(g, e);
-        rc = first_error(rc, found);
-        if (found > 0) {
-            e->remote = 0;
-            g->nremote--;
-            settle_parked(g, e);
-        } else if (lock_origin(g, e->origin, &rc)) {
-            e->remote = 0;
-            g->nremote--;
-            if (!fetch_if_still_missing(g, e, &rc))
-                settle_parked(g, e);
-        }
-    }
+    rentry_t *stack[64], **es = g->nremote <= 64 ? stack : calloc(g->nremote, sizeof *es);
+    size_t k = 0;
+    if (!es)
+        return 0; /* out of memory: next time */
+    for (rentry_t *e = at(g, g->pending.head); e && k < g->nremote; e = at(g, e->link[L_USE].next))
+        if (e->remote)
+            es[k++] = e;
+    int rc = look(g, es, k);
+    if (es != stack)
+        free(es);
     return rc;
 }
 
@@ -566,8 +714,7 @@ int robotsgate_polling(const robotsgate_t *g)
 
 int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
 {
-    for (size_t i = 0; i < g->nrobots; i++) {
-        rentry_t *e = &g->robots[i];
+    for (rentry_t *e = at(g, g->pending.head); e; e = at(g, e->link[L_USE].next)) {
         if (!e->nparked)
             continue;
         *items = e->parked;
@@ -583,9 +730,9 @@ int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
 void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_t *, void *),
                           void *ud)
 {
-    for (size_t i = 0; i < g->nrobots; i++)
-        for (size_t j = 0; j < g->robots[i].nparked; j++)
-            fn(&g->robots[i].parked[j], ud);
+    for (const rentry_t *e = at(g, g->pending.head); e; e = at(g, e->link[L_USE].next))
+        for (size_t j = 0; j < e->nparked; j++)
+            fn(&e->parked[j], ud);
     for (size_t i = g->ready_head; i < g->nready; i++)
         fn(&g->ready[i].item, ud);
 }

@@ -64,8 +64,18 @@ robotsgate_t *robotsgate_new(const crawl_config_t *cfg, frontier_t *fr, const sc
  * robotsgate_take_parked).  Accepts NULL. */
 void robotsgate_free(robotsgate_t *g);
 
-/* The verdict for a claimed URL.  On ROBOTSGATE_WAIT *item is taken over
- * (zeroed); otherwise it stays the caller's. */
+/* Before the items of one claim go through robotsgate_check: the origins
+ * among them this thread does not know are looked up in Redis in one round
+ * trip (their rules, or the fetch lock taken, or another worker's fetch
+ * noted), so that robotsgate_check answers each of them without Redis.
+ * Optional (robotsgate_check looks up an unknown origin itself, one round
+ * trip each).  items are only read.  Errors as robotsgate_check's. */
+int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n);
+
+/* The verdict for a claimed URL (no Redis call when its origin is known to
+ * the thread: prefetched, or seen within the last minute).  On
+ * ROBOTSGATE_WAIT *item is taken over (zeroed); otherwise it stays the
+ * caller's. */
 int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict);
 
 /* An origin whose robots.txt the caller is to fetch now, or NULL.  Valid

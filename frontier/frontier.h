@@ -255,7 +255,8 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
 
 /* ---- what the fetchers share about hosts (hostinfo.c) --------------------
  * The robots.txt cache and its fetch lock (per origin), the Sitemap: URLs
- * found, the seeds' hosts.  One plain Redis command each (one round trip) on
+ * found, the seeds' hosts.  One plain Redis command each (one round trip;
+ * frontier_robots_look and frontier_robots_store: one function call) on
  * the handle's connection: like every call on a handle, not thread-safe, and
  * never between frontier_finish_start and frontier_finish_end on the same
  * connection.  origin is the origin of a URL as the crawler computes it
@@ -290,6 +291,54 @@ int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int
 /* Drops origin's fetch lock (DEL), whoever holds it: the lock carries no
  * owner, so call it only after winning it.  0 also when it was not held. */
 int frontier_robots_unlock(frontier_t *f, const char *origin);
+
+/* What frontier_robots_look found for one origin. */
+typedef enum frontier_robots_found {
+    FRONTIER_ROBOTS_STORED, /* a value is stored: val, len */
+    FRONTIER_ROBOTS_WON,    /* none stored, and this call took the fetch lock */
+    FRONTIER_ROBOTS_HELD,   /* none stored; another worker holds the lock */
+} frontier_robots_found_t;
+
+/* One origin of frontier_robots_look. */
+typedef struct frontier_robots_look {
+    const char *origin;            /* in (borrowed) */
+    frontier_robots_found_t found; /* out */
+    char *val;  /* out, STORED: a copy, NUL-terminated after len bytes (caller frees
+                   with free()); else NULL */
+    size_t len; /* out: bytes of val */
+    int err;    /* out: 0, or the error of this origin's look (then found is HELD) */
+} frontier_robots_look_t;
+
+/* For each of n origins, atomically: the value stored for it (by any
+ * worker), else its fetch lock taken for this caller if free (SET NX PX
+ * lock_ms; 0 is CRAWL_EINVAL), else "held".  The lock won means no value is
+ * stored (the fetcher stores and unlocks in one atomic call,
+ * frontier_robots_store), so the caller fetches without looking again.
+ * One round trip for all of them (calls of FR_ROBOTS_LOOK_MAX origins,
+ * pipelined); a call answering an error (a key of another type) is retried
+ * origin by origin, so that only the origin with the bad key fails (its err:
+ * CRAWL_EWRONGTYPE, frontier_last_error naming the key; nothing written for
+ * it).  Returns 0, the first origin's err, or CRAWL_EREDIS / CRAWL_ENOMEM
+ * (then every err is set and nothing is known; locks may have been taken). */
+int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms);
+
+/* What a worker's robots.txt fetch gave, for frontier_robots_store. */
+typedef struct frontier_robots_result {
+    const char *origin;          /* whose fetch lock this worker won */
+    const char *val;             /* the value every worker reads (frontier_robots_get), or
+                                    NULL: store nothing (len 0) */
+    size_t len;                  /* bytes of val (> 0 with val) */
+    uint32_t ttl_s;              /* val's lifetime, 1.. */
+    uint32_t delay_ms;           /* the host's own delay (frontier_set_host_delay, capped
+                                    likewise); 0: none set */
+    const char *const *sitemaps; /* Sitemap: URLs for the crawl's set (frontier_sitemaps_add) */
+    size_t nsitemaps;
+} frontier_robots_result_t;
+
+/* Stores r's value, the host's delay and the sitemaps, then drops the fetch
+ * lock: one atomic call, one round trip.  On a failure nothing is changed
+ * (the lock is still held: drop it with frontier_robots_unlock). */
+int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r);
 
 /* Records n Sitemap: URLs (as found in robots.txt files; copied) in the
  * crawl's sitemap set, one SADD.  n 0: 0, nothing sent.  A NULL url is

@@ -25,14 +25,17 @@ enum {
     FR_HEARTBEAT,
     FR_BYE,
     FR_CHECK, /* the invariant checker, for tests (tests/side.h: side_check) */
+    FR_ROBOTS_LOOK,
+    FR_ROBOTS_STORE,
     FR_SCRIPT_COUNT
 };
 
-#define FR_MAX_CLAIM 1000    /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */
-#define FR_SEED_CHUNK 256    /* seeds per script */
-#define FR_SEED_PIPELINE 16  /* seed scripts per round trip */
-#define FR_FINISH_GROUP 128  /* most pages per finish call (one atomic step) */
-#define FR_FINISH_LINKS 2048 /* most links offered per finish call, unless one page has more */
+#define FR_MAX_CLAIM 1000      /* URLs per claim call (Lua unpack limit; < 10000: lease numbers) */
+#define FR_SEED_CHUNK 256      /* seeds per script */
+#define FR_SEED_PIPELINE 16    /* seed scripts per round trip */
+#define FR_FINISH_GROUP 128    /* most pages per finish call (one atomic step) */
+#define FR_FINISH_LINKS 2048   /* most links offered per finish call, unless one page has more */
+#define FR_ROBOTS_LOOK_MAX 512 /* origins per robots_look call (several pipelined) */
 
 #define FR_FN_NAME 48     /* "cf<16 hex>_<name>" */
 #define FR_ERROR_MAX 512  /* frontier_last_error's text */

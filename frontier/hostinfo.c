@@ -10,11 +10,20 @@
  *                                   robots.txt (SET NX PX: lapses by itself)
  *   P sitemaps              set     Sitemap: URLs seen in robots.txt files
  *   P seedhosts             set     hosts of the seeds
- * Each function is one plain command (no script: each is one atomic step of
- * its own), built with the frontier's argument builder, so keys and values
- * are binary-safe and no format string ever sees them.  A key of another
- * type fails the call naming it (frontier_last_error):
- * the SETs take GET, so that they refuse one instead of replacing it.
+ * The crawler's robots.txt gate uses two functions of the library, each one
+ * atomic step: frontier_robots_look (robots_look.lua: for a batch of origins,
+ * each one's stored value, else its fetch lock taken if free, else "held")
+ * and frontier_robots_store (robots_store.lua: the value, the host's delay,
+ * the Sitemap: URLs, then the unlock); since the rules are stored in the
+ * same step that drops the lock, a lock won means they are missing, and no
+ * caller looks again after locking.  Both check their keys' types before
+ * the first write (types.lua).  The other functions are one plain command
+ * each (one atomic step of its own): frontier_robots_get/_put/_lock are not
+ * used by the crawler any more, but keep working.  All are built with the
+ * frontier's argument builder, so keys and values are binary-safe and no
+ * format string ever sees them.  A key of another type fails the call
+ * naming it (frontier_last_error): the SETs take GET, so that they refuse
+ * one instead of replacing it.
  */
 #include "frontier_internal.h"
 
@@ -234,5 +243,161 @@ int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)
         return rc;
     rc = copy_members(r, hosts, n);
     freeReplyObject(r);
+    return rc;
+}
+
+/* ---- the robots.txt functions (robots_look.lua, robots_store.lua) ------------ */
+
+/* The robots_look call (frontier/lua/robots_look.lua), KEYS: ready.
+ *   ARGV[1]  P        the key prefix
+ *   ARGV[2]  lock_ms  the fetch lock's lifetime (SET NX PX)
+ *   ARGV[3..]         the origins, at most FR_ROBOTS_LOOK_MAX
+ * Reply: one element per origin, in order: its stored value (a string), or 1
+ * (the lock was free and is the caller's now), or 0 (someone holds it). */
+static void build_look(const frontier_t *f, const frontier_robots_look_t *o, size_t n,
+                       uint32_t lock_ms, fr_args_t *a)
+{
+    fa_init(a);
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_u64(a, lock_ms);
+    for (size_t i = 0; i < n; i++)
+        fa_cstr(a, o[i].origin);
+}
+
+/* Reads one origin's element of a robots_look reply into o. */
+static int read_look(const redisReply *e, frontier_robots_look_t *o)
+{
+    if (e->type == REDIS_REPLY_STRING) {
+        if (!(o->val = malloc(e->len + 1)))
+            return CRAWL_ENOMEM;
+        memcpy(o->val, e->str, e->len);
+        o->val[e->len] = '\0';
+        o->len = e->len;
+        o->found = FRONTIER_ROBOTS_STORED;
+        return 0;
+    }
+    if (e->type != REDIS_REPLY_INTEGER)
+        return CRAWL_EREPLY;
+    o->found = e->integer == 1 ? FRONTIER_ROBOTS_WON : FRONTIER_ROBOTS_HELD;
+    return 0;
+}
+
+/* Reads the reply of the call that carried o[0..n): 0, or the reply's error
+ * (o untouched: HELD with err set by the caller). */
+static int read_looks(const redisReply *r, frontier_robots_look_t *o, size_t n)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        return fr_reply_error(r);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != n)
+        return CRAWL_EREPLY;
+    for (size_t i = 0; i < n; i++)
+        o[i].err = read_look(r->element[i], &o[i]);
+    return 0;
+}
+
+/* Runs the looks of o[0..n) in calls of `per` origins, pipelined: 0, or
+ * CRAWL_EREDIS / CRAWL_ENOMEM (nothing read).  A call of several origins
+ * that Redis refused (a key of another type: nothing written) runs again as
+ * one call per origin (pipelined), so that only the bad origin fails; a
+ * refused single-origin call leaves its error in err. */
+static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
+                     uint32_t lock_ms)
+{
+    size_t ncalls = (n + per - 1) / per;
+    fr_args_t *calls = calloc(ncalls, sizeof *calls);
+    redisReply **rep = calloc(ncalls, sizeof *rep);
+    int rc = calls && rep ? 0 : CRAWL_ENOMEM;
+    for (size_t c = 0; rc == 0 && c < ncalls; c++)
+        build_look(f, o + c * per, c + 1 < ncalls ? per : n - c * per, lock_ms, &calls[c]);
+    if (rc == 0)
+        rc = fr_run(f, FR_ROBOTS_LOOK, calls, ncalls, rep);
+    for (size_t c = 0; rc == 0 && c < ncalls; c++) {
+        size_t at = c * per, k = c + 1 < ncalls ? per : n - at;
+        int err = read_looks(rep[c], o + at, k);
+        if (err < 0 && k > 1)
+            rc = run_looks(f, o + at, k, 1, lock_ms);
+        for (size_t i = 0; err < 0 && k == 1 && i < k; i++)
+            o[at + i].err = err;
+    }
+    for (size_t c = 0; calls && rep && c < ncalls; c++) {
+        if (rep[c])
+            freeReplyObject(rep[c]);
+        fa_free(&calls[c]);
+    }
+    free(calls);
+    free(rep);
+    return rc;
+}
+
+int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms)
+{
+    if (!f || (n && !looks) || lock_ms == 0)
+        return CRAWL_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!looks[i].origin || !*looks[i].origin)
+            return CRAWL_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        looks[i] =
+            (frontier_robots_look_t){.origin = looks[i].origin, .found = FRONTIER_ROBOTS_HELD};
+    if (n == 0)
+        return 0;
+    int rc = run_looks(f, looks, n, FR_ROBOTS_LOOK_MAX, lock_ms), first = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc < 0) { /* nothing is known */
+            free(looks[i].val);
+            looks[i] = (frontier_robots_look_t){
+                .origin = looks[i].origin, .found = FRONTIER_ROBOTS_HELD, .err = rc};
+        }
+        if (!first && looks[i].err < 0)
+            first = looks[i].err;
+    }
+    return first;
+}
+
+/* The robots_store call (frontier/lua/robots_store.lua), KEYS: ready.
+ *   ARGV[1]  P         the key prefix
+ *   ARGV[2]  origin
+ *   ARGV[3]  value     stored at robots:<origin> for ARGV[4] s; '': nothing stored
+ *   ARGV[4]  ttl_s
+ *   ARGV[5]  delay_ms  set in hdelay (capped at max_delay_ms); 0: not set
+ *   ARGV[6..]          Sitemap: URLs, added to sitemaps
+ * Then robots-lock:<origin> is deleted.  Reply: 0. */
+static void build_store(const frontier_t *f, const frontier_robots_result_t *r, fr_args_t *a)
+{
+    uint32_t delay = r->delay_ms > f->cfg.max_delay_ms ? f->cfg.max_delay_ms : r->delay_ms;
+    fa_init(a);
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, r->origin);
+    fa_str(a, r->val ? r->val : "", r->val ? r->len : 0);
+    fa_u64(a, r->ttl_s);
+    fa_u64(a, delay);
+    for (size_t i = 0; i < r->nsitemaps; i++)
+        fa_cstr(a, r->sitemaps[i]);
+}
+
+int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
+{
+    if (!f || !r || !r->origin || !*r->origin || (r->val && (!r->len || !r->ttl_s)) ||
+        (r->nsitemaps && !r->sitemaps))
+        return CRAWL_EINVAL;
+    for (size_t i = 0; i < r->nsitemaps; i++)
+        if (!r->sitemaps[i])
+            return CRAWL_EINVAL;
+    fr_args_t a;
+    build_store(f, r, &a);
+    redisReply *rep = NULL;
+    int rc = fr_run(f, FR_ROBOTS_STORE, &a, 1, &rep);
+    fa_free(&a);
+    if (rc < 0)
+        return rc;
+    if (rep->type == REDIS_REPLY_ERROR)
+        rc = fr_reply_error(rep);
+    else if (rep->type != REDIS_REPLY_INTEGER)
+        rc = CRAWL_EREPLY;
+    freeReplyObject(rep);
     return rc;
 }

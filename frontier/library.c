@@ -25,9 +25,16 @@
 
 /* The registered names: frontier/lua/<name>.lua registers FN .. <name>. */
 static const char *const names[FR_SCRIPT_COUNT] = {
-    [FR_CLAIM] = "claim", [FR_FINISH] = "finish",   [FR_SEED] = "seed",
-    [FR_RETRY] = "retry", [FR_RELEASE] = "release", [FR_HEARTBEAT] = "heartbeat",
-    [FR_BYE] = "bye",     [FR_CHECK] = "check",
+    [FR_CLAIM] = "claim",
+    [FR_FINISH] = "finish",
+    [FR_SEED] = "seed",
+    [FR_RETRY] = "retry",
+    [FR_RELEASE] = "release",
+    [FR_HEARTBEAT] = "heartbeat",
+    [FR_BYE] = "bye",
+    [FR_CHECK] = "check",
+    [FR_ROBOTS_LOOK] = "robots_look",
+    [FR_ROBOTS_STORE] = "robots_store",
 };
 
 const char *fr_script_name(int id)
