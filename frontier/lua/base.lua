@@ -123,10 +123,12 @@ local function host_delays(hs, delay, maxd)
 end
 
 -- Hosts hs whose request just ended, with their delays ds: each of d > 0
--- gets hnext = max(hnext, now + d), and its score in ready (if there) too.
+-- gets hnext = max(hnext, now + d + 1), and its score in ready (if there)
+-- too.  (+ 1: now is the clock cut to the ms, and a host is claimable once
+-- now >= its score, so now + d alone could come up to 1 ms before d.)
 local function space_hosts(hs, ds)
   local sp, at = {}, {}
-  for x = 1, #hs do if ds[x] > 0 then sp[#sp + 1] = hs[x]; at[#sp] = now + ds[x] end end
+  for x = 1, #hs do if ds[x] > 0 then sp[#sp + 1] = hs[x]; at[#sp] = now + ds[x] + 1 end end
   if #sp == 0 then return end
   local nx, set, za = redis.call('HMGET', K.HNEXT, unpack(sp)), {}, {}
   for x = 1, #sp do

@@ -56,9 +56,9 @@ local function retry(_, ARGV)
     hb = math.floor(hb * (0.5 + 0.5 * jitter))
   end
   if retry_after > hb then hb = retry_after end
-  -- and never sooner than its delay after this request (space_hosts)
+  -- and never sooner than its delay after this request (+ 1: as space_hosts)
   local hd = host_delay(pdelay, maxd, maxd > 0 and redis.call('HGET', K.HDELAY, h) or nil)
-  if hd > hb then hb = hd end
+  if hd > 0 and hd + 1 > hb then hb = hd + 1 end
   if hb > 0 and now + hb > num(redis.call('HGET', K.HNEXT, h)) then
     redis.call('HSET', K.HNEXT, h, now + hb)
     redis.call('ZADD', K.READY, 'XX', 'GT', now + hb, h)
