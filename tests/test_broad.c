@@ -231,8 +231,9 @@ Test(broad, three_processes_keep_every_host_300ms_apart_and_fetch_each_page_once
 {
     broad_t b;
     broad_start(&b, &POLITE);
-    /* --concurrency 64: a total per process far above the 24 hosts */
-    char *extra[] = {"--delay", "300",           "--per-host", "1", "--threads",
+    /* --concurrency 64: a total per process far above the 24 hosts;
+     * --per-host 4, and still one request of a host at a time (--delay) */
+    char *extra[] = {"--delay", "300",           "--per-host", "4", "--threads",
                      "2",       "--concurrency", "64",         NULL};
     pid_t pid[3];
     spawn_crawlers(&b, 3, extra, pid);
@@ -241,6 +242,10 @@ Test(broad, three_processes_keep_every_host_300ms_apart_and_fetch_each_page_once
     size_t n = fx_http_log(b.s.h, &log);
     expect_each_page_once(&b.s, log, n);
     expect_gaps(&b.s, log, n, 300);
+    for (unsigned h = 0; h < b.s.hosts; h++) {
+        unsigned m = max_overlap(&b.s, log, n, (int)h);
+        cr_expect_leq(m, 1, "host %u had %u page requests in flight at once (--delay 300)", h, m);
+    }
     free(log);
     broad_stop(&b);
 }
