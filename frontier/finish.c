@@ -130,20 +130,23 @@ static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
  *   ARGV[3]       max_pages     URLs admitted in all (0: no limit)
  *   ARGV[4]       max_pages_per_host
  *   ARGV[5]       per_host      for waking the hosts
- *   ARGV[6]       k             Bloom bits a link; < 0: the module's layout
- *   ARGV[7]       worker        the worker of the first page's lease
- *   ARGV[8]       nforeign      pages whose lease is another worker's
- *   ARGV[9..18]   sums          over all pages, as if every lease held:
+ *   ARGV[6]       delay_ms      the crawl's delay and ...
+ *   ARGV[7]       max_delay_ms  ... its cap on a host's own: a host of delay
+ *                               d > 0 is claimable again d after this finish
+ *   ARGV[8]       k             Bloom bits a link; < 0: the module's layout
+ *   ARGV[9]       worker        the worker of the first page's lease
+ *   ARGV[10]      nforeign      pages whose lease is another worker's
+ *   ARGV[11..20]  sums          over all pages, as if every lease held:
  *                               fetched bytes status_2xx status_3xx status_4xx
  *                               status_5xx status_other errors seen_links
  *                               skipped_links (finish_sums)
- *   ARGV[19]      outcomes      what each page added to them (page_outcomes)
- *   ARGV[20]      nhosts        then 3 arguments a host (finish_hosts):
+ *   ARGV[21]      outcomes      what each page added to them (page_outcomes)
+ *   ARGV[22]      nhosts        then 3 arguments a host (finish_hosts):
  *                               origin, pages, "1" if one resets its failures
  *   next          nkinds        then 2 a kind: error kind, pages with it
  *   then per page, 2 arguments and its link section:
  *     token       its lease's field "ORIGIN\tSEQ"; its whole lease
- *                 "ORIGIN\tSEQ@WORKER" when the worker is not ARGV[7]
+ *                 "ORIGIN\tSEQ@WORKER" when the worker is not ARGV[9]
  *     span        arguments of its link section, "0" for none
  *     section     fr_offer_section (offer.c)
  * Reply: {lost, codes}: lost = pages whose lease was not found (expired and
@@ -174,6 +177,8 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
     fa_u64(a, f->cfg.max_pages);
     fa_u64(a, f->cfg.max_pages_per_host);
     fa_u64(a, f->cfg.per_host);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
     fr_offer_k(f, o, n, a);
     fa_cstr(a, w0);
     fa_u64(a, nforeign);
@@ -376,6 +381,9 @@ static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_
  *   ARGV[11]  jitter          ... times 0.5 + 0.5 * jitter (a uniform [0,1))
  *   ARGV[12]  per_host        for waking the host
  *   ARGV[13]  bytes           body bytes received
+ *   ARGV[14]  host delay_ms   the crawl's delay and ...
+ *   ARGV[15]  max_delay_ms    ... its cap on a host's own: the host waits at
+ *                             least its delay after this request too
  * Reply: {lost, dead}. */
 static void build_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
                         uint32_t retry_after_ms, fr_args_t *a)
@@ -398,6 +406,8 @@ static void build_retry(frontier_t *f, const frontier_item_t *item, const fronti
     fa_dbl(a, fr_random(f));
     fa_u64(a, f->cfg.per_host);
     fa_u64(a, o->bytes);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
 }
 
 int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,

@@ -428,8 +428,11 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *   ARGV[1]  P             the crawl's key prefix (keys.h)
  *   ARGV[2]  worker        the claiming worker's id
  *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)
- *   ARGV[4]  per_host      most URLs of one host in flight
- *   ARGV[5]  delay_ms      least ms between two claims of one host
+ *   ARGV[4]  per_host      most URLs of one host in flight when its delay is 0
+ *   ARGV[5]  delay_ms      a host's delay d (or its own, hdelay, if longer):
+ *                          d > 0: one URL of the host in flight, claimed d
+ *                          after the previous one ended (finish.lua,
+ *                          retry.lua, release.lua)
  *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
  * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
@@ -547,7 +550,11 @@ int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a)
 /* The release call (frontier/lua/release.lua), KEYS: ready.
  *   ARGV[1]  P               the key prefix
  *   ARGV[2]  per_host        for waking the hosts
- *   ARGV[3], ARGV[4] ...     per item, in order: the worker of its lease, its
+ *   ARGV[3]  delay_ms        the crawl's delay and ...
+ *   ARGV[4]  max_delay_ms    ... its cap on a host's own: a URL handed back
+ *                            may have reached its server, so a host of delay
+ *                            d > 0 is claimable again d after the release
+ *   ARGV[5], ARGV[6] ...     per item, in order: the worker of its lease, its
  *                            lease's field "ORIGIN\tSEQ" (fr_lease_split)
  * Reply: {lost, released}.  The first item ends up at the front of its queue. */
 static int build_release(const frontier_t *f, const frontier_item_t *items, size_t n, fr_args_t *a)
@@ -556,6 +563,8 @@ static int build_release(const frontier_t *f, const frontier_item_t *items, size
     fa_cstr(a, f->ready_key);
     fa_cstr(a, f->prefix);
     fa_u64(a, f->cfg.per_host);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
     for (size_t i = 0; i < n; i++) {
         const char *w;
         size_t seqlen;

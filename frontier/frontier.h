@@ -59,11 +59,19 @@ struct redisContext;
  *   CRAWL_EBLOOM     the Bloom filter could not be opened/used
  *   CRAWL_ELEASE     the lease was lost (expired and handed to another worker) */
 
+/* Politeness (per_host, delay_ms, max_delay_ms), all workers together.  A
+ * host's delay d is delay_ms or its own (robots Crawl-delay,
+ * frontier_set_host_delay) capped at max_delay_ms, the larger.  d > 0: the
+ * host has at most ONE URL in flight (whatever per_host says), and its next
+ * URL is claimed no sooner than d after the previous one ended
+ * (frontier_finish, frontier_retry or frontier_release of it), so its server
+ * sees two requests at least d apart however long a claimed URL waits
+ * before its request goes out.  d = 0: up to per_host in flight, no spacing. */
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
-    uint32_t per_host;           /* max URLs in flight per host, all workers; 0: default */
-    uint32_t delay_ms;           /* min ms between two claims of one host */
+    uint32_t per_host;           /* max URLs in flight per host of delay 0; 0: default */
+    uint32_t delay_ms;           /* min ms from the end of one fetch of a host to the next claim */
     uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
     uint32_t max_depth;          /* links deeper than this are not queued; UINT32_MAX: no limit */

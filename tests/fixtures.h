@@ -63,6 +63,7 @@ typedef struct fx_route {
     unsigned delay_ms;        /* wait before answering */
     unsigned chunk_delay_ms;  /* wait between body chunks (slow response) */
     size_t repeat;            /* send the body this many times (0 or 1: once) */
+    int hold;                 /* wait for fx_http_release (at most FX_HTTP_HOLD_MAX_MS) first */
 } fx_route_t;
 
 typedef struct fx_http fx_http_t;
@@ -92,6 +93,44 @@ void fx_http_foreach(fx_http_t *h, void (*fn)(void *ud, const char *path, unsign
 /* Most requests in flight at the same time so far. */
 unsigned fx_http_max_concurrent(fx_http_t *h);
 void fx_http_stop(fx_http_t *h);
+
+/* ---- one server on many loopback hosts, and what each request did ------- */
+/* At most this many addresses on one server, and the longest a held
+ * response waits for fx_http_release. */
+#define FX_HTTP_MAX_HOSTS 250
+#define FX_HTTP_HOLD_MAX_MS 120000u
+
+/* Starts one server listening on n loopback addresses, 127.0.1.1 ..
+ * 127.0.1.n, all on the same free port (host i is 127.0.1.<i+1>); the
+ * route table, counters and handler are shared by all of them.  NULL on
+ * failure (fx_error).  fx_http_base is host 0's base; fx_http_stop stops it. */
+fx_http_t *fx_http_start_hosts(unsigned n);
+/* "http://127.0.1.<i+1>:<port>" (or fx_http_base for i 0 of a one-host
+ * server); NULL past the last host. */
+const char *fx_http_host_base(const fx_http_t *h, unsigned i);
+unsigned fx_http_nhosts(const fx_http_t *h);
+
+/* One request as the server saw it.  Times are CLOCK_MONOTONIC
+ * microseconds (the clock of fx_now_ms, times 1000): `arrived` when its
+ * headers were in, `answered` just before the server queued its response
+ * (0: not yet).  The client had the request in flight over all of
+ * [arrived, answered], so overlaps of these intervals are a lower bound on
+ * what the client had in flight at once. */
+typedef struct fx_http_req {
+    uint64_t arrived_us, answered_us;
+    unsigned host; /* index of the local address it came to (0 on fx_http_start's) */
+    char path[120];
+} fx_http_req_t;
+/* A copy of every request so far, in arrival order (caller frees *out);
+ * returns their number, *out NULL when there are none or on OOM. */
+size_t fx_http_log(fx_http_t *h, fx_http_req_t **out);
+/* Requests arrived and not yet answered, now (host: an index, or -1 for
+ * all hosts), and the most there were at once so far. */
+unsigned fx_http_pending(fx_http_t *h, int host);
+unsigned fx_http_max_pending(fx_http_t *h, int host);
+/* Lets every held response go on, now and from now on (routes with hold
+ * no longer wait).  Thread-safe. */
+void fx_http_release(fx_http_t *h);
 
 /* ---- processes ---------------------------------------------------------- */
 /* The crawler binary under test: $CRAWLER_BIN if set (e.g. a TSan build of

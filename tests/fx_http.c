@@ -8,15 +8,29 @@
  * a dynamic handler may answer first (generated sites).  Every request is
  * counted per path in a chained hash table guarded by `lock`; the raw request
  * URI comes from MHD's URI log callback so the query string is kept as sent.
+ *
+ * Many hosts (fx_http_start_hosts): MHD takes one listening socket per
+ * daemon, so the server opens its own on 127.0.1.1 .. 127.0.1.n (one port)
+ * and an acceptor thread hands each accepted connection to one daemon
+ * without a listening socket (MHD_add_connection); a request's host is the
+ * local address of its connection.  Every request is also logged (arrival
+ * and answer times, host, path) and counted as pending per host from its
+ * arrival until just before its response is queued; a route with `hold`
+ * waits on `released` (a condition variable on CLOCK_MONOTONIC) first.
  */
 #include "fixtures.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBUCKETS 4096
@@ -40,7 +54,26 @@ struct fx_http {
     int stopping; /* set by fx_http_stop: delays end early */
     fx_http_fn fn;
     void *ud;
+    fx_http_req_t *log; /* every request, in arrival order */
+    size_t nlog, caplog;
+    unsigned pending[FX_HTTP_MAX_HOSTS], max_pending[FX_HTTP_MAX_HOSTS];
+    unsigned all_pending, all_max_pending;
+    int released;               /* fx_http_release was called */
+    pthread_cond_t wake;        /* released or stopping (CLOCK_MONOTONIC) */
+    unsigned nhosts;            /* 0: fx_http_start's one address */
+    int lfd[FX_HTTP_MAX_HOSTS]; /* listening sockets (many hosts) */
+    pthread_t acceptor;
+    char (*bases)[64]; /* nhosts base URLs */
 };
+
+/* One request's state (MHD's req_cls): its log entry and raw path. */
+typedef struct req {
+    size_t logi;
+    int logged;   /* logi is set */
+    int answered; /* counted out of pending */
+    unsigned host;
+    char path[];
+} req_t;
 
 static unsigned hash_str(const char *s)
 {
@@ -213,7 +246,82 @@ static void *uri_log(void *cls, const char *uri, struct MHD_Connection *con)
 {
     (void)cls;
     (void)con;
-    return strdup(uri ? uri : "/");
+    const char *u = uri ? uri : "/";
+    req_t *q = calloc(1, sizeof *q + strlen(u) + 1);
+    if (q)
+        memcpy(q->path, u, strlen(u) + 1);
+    return q;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The index of the local address con came to (0 for a one-host server). */
+static unsigned host_of(const fx_http_t *h, struct MHD_Connection *con)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    if (!h->nhosts || !ci || getsockname(ci->connect_fd, (struct sockaddr *)&a, &len) != 0 ||
+        a.sin_family != AF_INET)
+        return 0;
+    uint32_t ip = ntohl(a.sin_addr.s_addr), first = (127u << 24) | (1u << 8) | 1u;
+    return ip >= first && ip - first < h->nhosts ? ip - first : 0;
+}
+
+/* lock held: logs q's arrival and counts it pending. */
+static void log_arrival(fx_http_t *h, req_t *q)
+{
+    if (h->nlog == h->caplog) {
+        size_t cap = h->caplog ? 2 * h->caplog : 1024;
+        fx_http_req_t *n = realloc(h->log, cap * sizeof *n);
+        if (!n)
+            return;
+        h->log = n;
+        h->caplog = cap;
+    }
+    fx_http_req_t *l = &h->log[h->nlog];
+    memset(l, 0, sizeof *l);
+    l->arrived_us = now_us();
+    l->host = q->host;
+    snprintf(l->path, sizeof l->path, "%s", q->path);
+    q->logi = h->nlog++;
+    q->logged = 1;
+    if (++h->pending[q->host] > h->max_pending[q->host])
+        h->max_pending[q->host] = h->pending[q->host];
+    if (++h->all_pending > h->all_max_pending)
+        h->all_max_pending = h->all_pending;
+}
+
+/* q is about to be answered (or dropped): out of pending, time logged. */
+static void log_answer(fx_http_t *h, req_t *q)
+{
+    pthread_mutex_lock(&h->lock);
+    if (q && q->logged && !q->answered) {
+        q->answered = 1;
+        h->log[q->logi].answered_us = now_us();
+        h->pending[q->host]--;
+        h->all_pending--;
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* A held route: waits until fx_http_release, fx_http_stop or the cap. */
+static void hold(fx_http_t *h)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += FX_HTTP_HOLD_MAX_MS / 1000u;
+    pthread_mutex_lock(&h->lock);
+    while (!h->released && !h->stopping)
+        if (pthread_cond_timedwait(&h->wake, &h->lock, &until) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&h->lock);
 }
 
 static void completed(void *cls, struct MHD_Connection *con, void **req_cls,
@@ -223,6 +331,7 @@ static void completed(void *cls, struct MHD_Connection *con, void **req_cls,
     (void)code;
     fx_http_t *h = cls;
     if (*req_cls) {
+        log_answer(h, *req_cls);
         pthread_mutex_lock(&h->lock);
         if (h->cur)
             h->cur--;
@@ -241,14 +350,19 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *con, const char 
     (void)version;
     (void)upload;
     fx_http_t *h = cls;
-    const char *path = *req_cls ? (const char *)*req_cls : "/";
+    req_t *q = *req_cls;
+    const char *path = q ? q->path : "/";
     if (*upload_size) {
         *upload_size = 0;
         return MHD_YES;
     }
+    if (q)
+        q->host = host_of(h, con);
     fx_route_t r = {0};
     int found = 0;
     pthread_mutex_lock(&h->lock);
+    if (q && !q->logged)
+        log_arrival(h, q);
     entry_t *e = lookup(h, path, 1);
     if (e) {
         e->hits++;
@@ -283,22 +397,50 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *con, const char 
         fx_route_t nf = {.status = 404, .body = "not found\n", .body_len = 10};
         resp = build(&nf);
     }
-    if (!resp)
+    if (!resp) {
+        log_answer(h, q);
         return MHD_NO;
+    }
+    if (r.hold)
+        hold(h);
     for (unsigned waited = 0;
          waited < r.delay_ms && !__atomic_load_n(&h->stopping, __ATOMIC_RELAXED); waited += 10)
         usleep(10000);
+    log_answer(h, q);
     enum MHD_Result ret = MHD_queue_response(con, r.status ? (unsigned)r.status : 200, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-fx_http_t *fx_http_start(void)
+/* A server's state, no daemon yet; NULL on OOM. */
+static fx_http_t *http_new(void)
 {
     fx_http_t *h = calloc(1, sizeof *h);
     if (!h)
         return NULL;
     pthread_mutex_init(&h->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    return h;
+}
+
+static void http_free(fx_http_t *h)
+{
+    pthread_cond_destroy(&h->wake);
+    pthread_mutex_destroy(&h->lock);
+    free(h->log);
+    free(h->bases);
+    free(h);
+}
+
+fx_http_t *fx_http_start(void)
+{
+    fx_http_t *h = http_new();
+    if (!h)
+        return NULL;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
@@ -309,14 +451,169 @@ fx_http_t *fx_http_start(void)
     if (!h->d) {
         fx_set_error("libmicrohttpd could not start on 127.0.0.1");
         fprintf(stderr, "fx_http_start: %s\n", fx_error());
-        pthread_mutex_destroy(&h->lock);
-        free(h);
+        http_free(h);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : 0;
     snprintf(h->base, sizeof h->base, "http://127.0.0.1:%d", h->port);
     return h;
+}
+
+/* A non-blocking listening socket on 127.0.1.<i+1>:port (0: any free
+ * port); -1 on failure. */
+static int listen_on(unsigned i, int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl((127u << 24) | (1u << 8) | (i + 1));
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4096) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Opens h->nhosts listening sockets on one port (tries a few ports: one
+ * may be taken on another 127.0.1.x address).  0 or -1. */
+static int listen_all(fx_http_t *h)
+{
+    for (int attempt = 0; attempt < 20; attempt++) {
+        unsigned n = 0;
+        h->lfd[n] = listen_on(0, 0);
+        struct sockaddr_in a;
+        socklen_t len = sizeof a;
+        if (h->lfd[0] < 0 || getsockname(h->lfd[0], (struct sockaddr *)&a, &len) != 0)
+            return -1;
+        h->port = ntohs(a.sin_port);
+        for (n = 1; n < h->nhosts; n++)
+            if ((h->lfd[n] = listen_on(n, h->port)) < 0)
+                break;
+        if (n == h->nhosts)
+            return 0;
+        while (n > 0)
+            close(h->lfd[--n]);
+    }
+    return -1;
+}
+
+/* The acceptor: every connection on any listening socket goes to h->d. */
+static void *accept_loop(void *arg)
+{
+    fx_http_t *h = arg;
+    struct pollfd p[FX_HTTP_MAX_HOSTS];
+    for (unsigned i = 0; i < h->nhosts; i++)
+        p[i] = (struct pollfd){.fd = h->lfd[i], .events = POLLIN};
+    while (!__atomic_load_n(&h->stopping, __ATOMIC_RELAXED)) {
+        if (poll(p, h->nhosts, 50) <= 0)
+            continue;
+        for (unsigned i = 0; i < h->nhosts; i++) {
+            if (!(p[i].revents & POLLIN))
+                continue;
+            for (int k = 0; k < 256; k++) { /* bounded: the others get their turn */
+                struct sockaddr_in peer;
+                socklen_t len = sizeof peer;
+                int c = accept4(h->lfd[i], (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+                if (c < 0)
+                    break;
+                MHD_add_connection(h->d, c, (struct sockaddr *)&peer,
+                                   len); /* closes c on failure */
+            }
+        }
+    }
+    return NULL;
+}
+
+fx_http_t *fx_http_start_hosts(unsigned n)
+{
+    if (n == 0 || n > FX_HTTP_MAX_HOSTS) {
+        fx_set_error("fx_http_start_hosts: %u hosts (1..%d)", n, FX_HTTP_MAX_HOSTS);
+        return NULL;
+    }
+    fx_http_t *h = http_new();
+    if (!h)
+        return NULL;
+    h->nhosts = n;
+    h->bases = calloc(n, sizeof *h->bases);
+    if (!h->bases || listen_all(h) != 0) {
+        fx_set_error("cannot listen on 127.0.1.1..127.0.1.%u on one port: %s", n, strerror(errno));
+        http_free(h);
+        return NULL;
+    }
+    h->d =
+        MHD_start_daemon(MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                             MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC,
+                         0, NULL, NULL, answer, h, MHD_OPTION_URI_LOG_CALLBACK, uri_log, h,
+                         MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_CONNECTION_TIMEOUT,
+                         (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)4000, MHD_OPTION_END);
+    if (!h->d || pthread_create(&h->acceptor, NULL, accept_loop, h) != 0) {
+        fx_set_error("libmicrohttpd could not start on %u loopback hosts", n);
+        if (h->d)
+            MHD_stop_daemon(h->d);
+        for (unsigned i = 0; i < n; i++)
+            close(h->lfd[i]);
+        http_free(h);
+        return NULL;
+    }
+    for (unsigned i = 0; i < n; i++)
+        snprintf(h->bases[i], sizeof h->bases[i], "http://127.0.1.%u:%d", i + 1, h->port);
+    snprintf(h->base, sizeof h->base, "%s", h->bases[0]);
+    return h;
+}
+
+const char *fx_http_host_base(const fx_http_t *h, unsigned i)
+{
+    if (!h->nhosts)
+        return i == 0 ? h->base : NULL;
+    return i < h->nhosts ? h->bases[i] : NULL;
+}
+
+unsigned fx_http_nhosts(const fx_http_t *h)
+{
+    return h->nhosts ? h->nhosts : 1;
+}
+
+size_t fx_http_log(fx_http_t *h, fx_http_req_t **out)
+{
+    pthread_mutex_lock(&h->lock);
+    size_t n = h->nlog;
+    *out = n ? malloc(n * sizeof **out) : NULL;
+    if (*out)
+        memcpy(*out, h->log, n * sizeof **out);
+    else
+        n = 0;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+unsigned fx_http_pending(fx_http_t *h, int host)
+{
+    pthread_mutex_lock(&h->lock);
+    unsigned n = host < 0 ? h->all_pending : host < FX_HTTP_MAX_HOSTS ? h->pending[host] : 0;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+unsigned fx_http_max_pending(fx_http_t *h, int host)
+{
+    pthread_mutex_lock(&h->lock);
+    unsigned n = host < 0                   ? h->all_max_pending
+                 : host < FX_HTTP_MAX_HOSTS ? h->max_pending[host]
+                                            : 0;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+void fx_http_release(fx_http_t *h)
+{
+    pthread_mutex_lock(&h->lock);
+    h->released = 1;
+    pthread_cond_broadcast(&h->wake);
+    pthread_mutex_unlock(&h->lock);
 }
 
 int fx_http_port(const fx_http_t *h)
@@ -376,7 +673,15 @@ void fx_http_stop(fx_http_t *h)
 {
     if (!h)
         return;
+    pthread_mutex_lock(&h->lock);
     __atomic_store_n(&h->stopping, 1, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&h->wake);
+    pthread_mutex_unlock(&h->lock);
+    if (h->nhosts) {
+        pthread_join(h->acceptor, NULL);
+        for (unsigned i = 0; i < h->nhosts; i++)
+            close(h->lfd[i]);
+    }
     if (h->d)
         MHD_stop_daemon(h->d);
     for (unsigned b = 0; b < NBUCKETS; b++) {
@@ -389,6 +694,5 @@ void fx_http_stop(fx_http_t *h)
             e = n;
         }
     }
-    pthread_mutex_destroy(&h->lock);
-    free(h);
+    http_free(h);
 }

@@ -289,6 +289,94 @@ Test(frontier, a_url_with_userinfo_is_queued_under_its_origin_and_its_host_delay
     env_stop(&e);
 }
 
+/* The Redis server's clock, ms (a lower bound of the time of any call after). */
+static uint64_t server_ms(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "TIME");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "TIME failed");
+    uint64_t ms = strtoull(r->element[0]->str, NULL, 10) * 1000 +
+                  strtoull(r->element[1]->str, NULL, 10) / 1000;
+    freeReplyObject(r);
+    return ms;
+}
+
+/* How a host's fetch ends, and where its delay comes from. */
+typedef struct polite_case {
+    const char *name;
+    char end;          /* 'f' finish, 'r' retry, 'l' release */
+    uint32_t delay_ms; /* the crawl's --delay */
+    uint32_t own_ms;   /* the host's own (Crawl-delay), 0: none */
+} polite_case_t;
+
+/* Ends item it the case's way. */
+static void polite_end(env_t *e, const polite_case_t *pc, frontier_item_t *it)
+{
+    frontier_outcome_t out = {.status = 503, .error = "http-5xx"};
+    if (pc->end == 'f')
+        finish_one(e->f, it, NULL, 0, NULL, 0);
+    else if (pc->end == 'r')
+        cr_assert_eq(frontier_retry(e->f, it, &out, 0), 0, "%s: frontier_retry", pc->name);
+    else
+        cr_assert_eq(frontier_release(e->f, it, 1), 0, "%s: frontier_release", pc->name);
+    frontier_item_clear(it);
+}
+
+/* A host of delay d > 0 has one URL in flight whatever per_host (4 here),
+ * however long it stays out; once that fetch ends (finished, retried or
+ * released: its server may have seen the request until then), the host's
+ * next URL comes no sooner than d after.  Sleeps are lower bounds only. */
+Test(frontier, a_host_with_a_delay_has_one_url_in_flight_and_waits_it_after_each_fetch)
+{
+    static const polite_case_t cases[] = {
+        {"finish, --delay 100", 'f', 100, 0},
+        {"finish, Crawl-delay 100, --delay 0", 'f', 0, 100},
+        {"retry, --delay 100", 'r', 100, 0},
+        {"release, --delay 100", 'l', 100, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const polite_case_t *pc = &cases[c];
+        const uint32_t d = pc->delay_ms > pc->own_ms ? pc->delay_ms : pc->own_ms;
+        frontier_config_t cfg = test_config();
+        cfg.per_host = 4;
+        cfg.delay_ms = pc->delay_ms;
+        cfg.backoff_ms = 1; /* the retried URL is due at once: the host's delay decides */
+        env_t e;
+        env_start(&e, &cfg);
+        if (pc->own_ms)
+            cr_assert_eq(frontier_set_host_delay(e.f, "http://p.test", pc->own_ms), 0);
+        const char *urls[] = {"http://p.test/1", "http://p.test/2", "http://p.test/3"};
+        seed_urls(e.f, urls, 3, 0);
+        frontier_item_t it[4];
+        size_t n;
+        cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_READY, "%s", pc->name);
+        cr_assert_eq(n, 1, "%s: %zu URLs of one host claimed at once", pc->name, n);
+        usleep((d + 30) * 1000); /* at least d after the claim */
+        frontier_state_t st;
+        cr_assert_eq(frontier_claim(e.f, 4, it + 1, &n, &st, NULL), 0);
+        cr_assert_eq(n, 0, "%s: a 2nd URL of the host claimed while its 1st is in flight",
+                     pc->name);
+        uint64_t ended = server_ms(e.c);
+        polite_end(&e, pc, &it[0]);
+        long long next = redis_int(e.c, "HGET crawler:{t}:hnext %s", "http://p.test");
+        cr_assert_geq(next, (long long)(ended + d), "%s: claimable %lld ms after the fetch ended",
+                      pc->name, next - (long long)ended);
+        /* the rest, each d after the one before ended (a URL retried or
+         * released comes back) */
+        int rest = pc->end == 'f' ? 2 : 3;
+        for (int k = 0; k < rest; k++) {
+            cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_READY, "%s: URL %d", pc->name, k);
+            cr_assert_eq(n, 1, "%s: %zu URLs of one host claimed at once", pc->name, n);
+            cr_assert_geq(it[0].claimed_ms, ended + d, "%s: claimed %lld ms after the fetch ended",
+                          pc->name, (long long)it[0].claimed_ms - (long long)ended);
+            ended = server_ms(e.c);
+            finish_one(e.f, &it[0], NULL, 0, NULL, 0);
+            frontier_item_clear(&it[0]);
+        }
+        cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_DONE, "%s", pc->name);
+        env_stop(&e);
+    }
+}
+
 Test(frontier, retries_back_off_then_dead_letter)
 {
     frontier_config_t cfg = test_config();

@@ -51,15 +51,17 @@ typedef struct wopts {
     int victim;       /* record the first batch in test:victim, then hang */
 } wopts_t;
 
-/* Records a batch: claim times, fetched set, in-flight check per origin. */
+/* Records a batch: claim times, fetched set, in-flight check per origin
+ * (at most per_host, or 1 when the crawl has a delay). */
 static void record_batch(redisContext *c, const wopts_t *o, frontier_item_t *it, size_t n)
 {
+    long long cap = o->cfg.delay_ms ? 1 : (long long)o->cfg.per_host;
     for (size_t i = 0; i < n; i++) {
         char origin[128];
         snprintf(origin, sizeof origin, "%.*s", (int)(strchr(it[i].url + 8, '/') - it[i].url),
                  it[i].url);
         redisReply *r = redisCommand(c, "INCR test:inflight:%s", origin);
-        if (r && r->type == REDIS_REPLY_INTEGER && r->integer > (long long)o->cfg.per_host)
+        if (r && r->type == REDIS_REPLY_INTEGER && r->integer > cap)
             freeReplyObject(redisCommand(c, "SET test:violation %s", it[i].url));
         if (r)
             freeReplyObject(r);
@@ -221,10 +223,13 @@ Test(frontier, four_worker_processes_respect_delay_and_per_host_and_all_see_the_
                 t[i] = t[j];
                 t[j] = x;
             }
+    /* one URL in flight (--delay > 0, whatever per_host), each claimed 40 ms
+     * after the one before was finished, which was held 100 ms (a lower
+     * bound): the server clock sees 140 ms from claim to claim at least */
     for (int i = 1; i < 16; i++)
-        cr_assert_geq(t[i] - t[i - 1], 40, "claims %d and %d only %llu ms apart", i - 1, i,
+        cr_assert_geq(t[i] - t[i - 1], 140, "claims %d and %d only %llu ms apart", i - 1, i,
                       t[i] - t[i - 1]);
-    cr_assert_eq(redis_int(e.c, "EXISTS %s", "test:violation"), 0, "more than 2 in flight");
+    cr_assert_eq(redis_int(e.c, "EXISTS %s", "test:violation"), 0, "more than 1 in flight");
     cr_assert_eq(redis_int(e.c, "SCARD %s", "test:fetched"), 16);
     check_drained(e.c);
     env_stop(&e);

@@ -11,8 +11,10 @@
 --
 -- Invariants kept by every function:
 --   - a host is in ready iff its queue is non-empty and its in-flight count
---     is below per_host; its score is >= hnext[host] (the earliest time of
---     its next claim);
+--     is below its cap (host_cap: per_host, or 1 when its delay is > 0);
+--     its score is >= hnext[host] (the earliest time of its next claim);
+--     a call that does not know the host's delay (seed, offer, heartbeat)
+--     may wake a host at its cap, and the next claim takes it out;
 --   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
 --     hashes' sizes = sum of hinflight;
 --   - a queue entry is "DEPTH TRIES URL", or "DEPTH TRIES HOPS URL" for the
@@ -92,7 +94,58 @@ local function count(field, n)
   if n ~= 0 then redis.call('HINCRBY', K.STATS, field, str(n)) end
 end
 
+-- Politeness as a server sees it.  A host's delay d is the crawl's delay or
+-- the host's own (hdelay: robots Crawl-delay, capped at maxd), the larger.
+-- With d > 0 the host has at most one request in flight (its cap, whatever
+-- per_host says), and its next claim comes no sooner than d after that
+-- request ended (finished, retried, released or reclaimed): the time
+-- between a claim and its request reaching the server varies (robots.txt
+-- first, a claim batch, a slow build), the end of a fetch comes after the
+-- server saw it.  With d = 0, per_host in flight and no spacing.
+local function host_delay(delay, maxd, own)
+  own = num(own)
+  if own > maxd then own = maxd end
+  if own > delay then return own end
+  return delay
+end
+local function host_cap(d, per_host)
+  if d > 0 then return 1 end
+  return per_host
+end
+
+-- The delays of hosts hs (one HMGET of hdelay, none when maxd is 0): ds[x].
+local function host_delays(hs, delay, maxd)
+  local ds = {}
+  if #hs == 0 then return ds end
+  local owns = maxd > 0 and redis.call('HMGET', K.HDELAY, unpack(hs)) or {}
+  for x = 1, #hs do ds[x] = host_delay(delay, maxd, owns[x]) end
+  return ds
+end
+
+-- Hosts hs whose request just ended, with their delays ds: each of d > 0
+-- gets hnext = max(hnext, now + d + 1), and its score in ready (if there)
+-- too.  (+ 1: now is the clock cut to the ms, and a host is claimable once
+-- now >= its score, so now + d alone could come up to 1 ms before d.)
+local function space_hosts(hs, ds)
+  local sp, at = {}, {}
+  for x = 1, #hs do if ds[x] > 0 then sp[#sp + 1] = hs[x]; at[#sp] = now + ds[x] + 1 end end
+  if #sp == 0 then return end
+  local nx, set, za = redis.call('HMGET', K.HNEXT, unpack(sp)), {}, {}
+  for x = 1, #sp do
+    if at[x] > num(nx[x]) then
+      local t = string.format('%d', at[x])
+      set[#set + 1] = sp[x]; set[#set + 1] = t
+      za[#za + 1] = t; za[#za + 1] = sp[x]
+    end
+  end
+  if #set > 0 then
+    redis.call('HSET', K.HNEXT, unpack(set))
+    redis.call('ZADD', K.READY, 'XX', 'GT', unpack(za))
+  end
+end
+
 -- The host may be claimable again: back into ready (keeping its score).
+-- per_host: the host's cap (host_cap) when the caller knows its delay.
 local function wake(h, per_host, nonempty)
   if redis.call('ZSCORE', K.READY, h) then return end
   if num(redis.call('HGET', K.HINFLIGHT, h)) < per_host and

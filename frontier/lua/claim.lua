@@ -13,7 +13,7 @@
 local NONE = {} -- never written
 local E = 5 -- the reply's entries start after its E fixed elements
 local REP, RUNS, RN, HS = {}, {}, {}, {}
-local HINF, HNX, ZREM, ZADD = {}, {}, {}, {}
+local HINF, HNX, ZREM = {}, {}, {}
 local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
@@ -35,23 +35,23 @@ end
 
 -- One round over the ready hosts: takes up to max - n entries from at most
 -- lim hosts (hosts: the round's hosts if read before), updating the hosts'
--- in-flight counts, next times and places in ready.  Returns how many hosts
--- gave something, or nil when none was ready; and whether to stop there.
+-- in-flight counts, next times and places in ready.  A host of delay d > 0
+-- (host_delay) gives one URL and leaves ready until it is back (finish,
+-- retry, release); one of d = 0 gives up to per_host in flight.  Returns
+-- how many hosts gave something, or nil when none was ready; and whether
+-- to stop there.
 local function take_round(lim, max, per_host, delay, maxd, pre)
   local hosts, stop = round_hosts(lim, pre)
   if #hosts == 0 then return nil end
   local infs = redis.call('HMGET', K.HINFLIGHT, unpack(hosts))
   local owns = redis.call('HMGET', K.HDELAY, unpack(hosts))
-  local ni, nx, nr, na, gave = 0, 0, 0, 0, 0 -- HINF, HNX, ZREM, ZADD used
+  local ni, nx, nr, gave = 0, 0, 0, 0 -- HINF, HNX, ZREM used
   for x, h in ipairs(hosts) do
     local room = max - n
     if room <= 0 then break end
-    local inf, own = num(infs[x]), num(owns[x])
-    if own > maxd then own = maxd end
-    local d = delay
-    if own > d then d = own end
-    local take = per_host - inf
-    if d > 0 and take > 1 then take = 1 end
+    local inf, d = num(infs[x]), host_delay(delay, maxd, owns[x])
+    local cap = host_cap(d, per_host)
+    local take = cap - inf
     if take > room then take = room end
     local got = NONE -- (no table made for a host that gives nothing)
     if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or NONE end
@@ -64,16 +64,14 @@ local function take_round(lim, max, per_host, delay, maxd, pre)
       HINF[ni + 1], HINF[ni + 2], ni = h, str(inf + ng), ni + 2
       if d > 0 then HNX[nx + 1], HNX[nx + 2], nx = h, string.format('%d', now + d), nx + 2 end
     end
-    if ng == 0 or ng < take or inf + ng >= per_host or redis.call('LLEN', qkey(h)) == 0 then
+    -- (a host of d > 0 that gave its one URL always leaves: inf + ng >= 1)
+    if ng == 0 or ng < take or inf + ng >= cap or redis.call('LLEN', qkey(h)) == 0 then
       ZREM[nr + 1], nr = h, nr + 1
-    elseif d > 0 then
-      ZADD[na + 1], ZADD[na + 2], na = string.format('%d', now + d), h, na + 2
     end
   end
   if ni > 0 then redis.call('HSET', K.HINFLIGHT, unpack(HINF, 1, ni)) end
   if nx > 0 then redis.call('HSET', K.HNEXT, unpack(HNX, 1, nx)) end
   if nr > 0 then redis.call('ZREM', K.READY, unpack(ZREM, 1, nr)) end
-  if na > 0 then redis.call('ZADD', K.READY, unpack(ZADD, 1, na)) end
   return gave, stop
 end
 
@@ -140,8 +138,8 @@ local function claim(_, ARGV)
   for _, h in ipairs(first) do need_queue(h) end
   if #ws > 0 or #due > 0 then first = nil end -- they may wake hosts: read again
   redis.call('ZADD', K.WORKERS, now + lease, worker)
-  reclaim(per_host, ws)
-  promote(per_host, due)
+  reclaim(per_host, ws, delay, maxd)
+  promote(per_host, due, delay, maxd)
   n, nruns = 0, 0
   while n < max and rounds < 32 do
     rounds = rounds + 1

@@ -16,7 +16,7 @@ local SUMS = {'fetched', 'bytes', 'status_2xx', 'status_3xx', 'status_4xx', 'sta
               'status_other', 'errors', 'seen_links', 'skipped_links'}
 local SUM_FETCHED, SUM_BYTES, SUM_2XX, SUM_OTHER, SUM_ERRORS = 1, 2, 3, 7, 8
 -- ARGV: the sums from SUM, the outcomes, then the hosts from HOSTS
-local NFOREIGN, SUM = 8, 9
+local NFOREIGN, SUM = 10, 11
 local OUTCOMES = SUM + #SUMS
 local HOSTS = OUTCOMES + 1
 -- A host's arguments: its origin, its pages, '1' if one resets its failure count.
@@ -24,7 +24,8 @@ local HOST_ARGS = 3
 -- A page's arguments: its lease field, its link section's span, then the section.
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
-local FINISH_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HFAIL', 'HADMIT', 'STATS', 'ERRORS'}
+local FINISH_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'STATS',
+                     'ERRORS'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}
@@ -127,30 +128,35 @@ local function take_back(outcomes, held, fields, dec)
   return corr, ok
 end
 
--- Lowers the hosts' in-flight counts by dec[h]; returns the hosts that may
--- have become claimable: below per_host now and not before (a host below it
--- before kept its place in ready), or with nothing left in flight (a host
--- parked by a worker with a smaller per_host is woken once it drains).
-local function unlease_hosts(hosts, dec, per_host)
-  local wk = {}
-  if #hosts == 0 then return wk end
-  local hv, set, del = redis.call('HMGET', K.HINFLIGHT, unpack(hosts)), {}, {}
-  for x, h in ipairs(hosts) do
-    local old = num(hv[x])
+-- Lowers the hosts' in-flight counts by dec[h], and spaces those of delay
+-- d > 0 (host_delay): their next claim no sooner than d from now (the
+-- server saw their request before it ended: space_hosts).  Returns the hosts
+-- that may have become claimable: below their cap (host_cap) now and not
+-- before (a host below it before kept its place in ready), or with nothing
+-- left in flight (a host parked by a worker with a smaller per_host is
+-- woken once it drains).
+local function unlease_hosts(hosts, dec, per_host, delay, maxd)
+  local wk, hs = {}, {}
+  for _, h in ipairs(hosts) do if dec[h] > 0 then hs[#hs + 1] = h end end
+  if #hs == 0 then return wk end
+  local hv, set, del = redis.call('HMGET', K.HINFLIGHT, unpack(hs)), {}, {}
+  local ds = host_delays(hs, delay, maxd)
+  for x, h in ipairs(hs) do
+    local old, cap = num(hv[x]), host_cap(ds[x], per_host)
     local v = old - dec[h]
-    if dec[h] > 0 then
-      if v <= 0 then del[#del + 1] = h else set[#set + 1] = h; set[#set + 1] = str(v) end
-      if v < per_host and (old >= per_host or v <= 0) then wk[#wk + 1] = h end
-    end
+    if v <= 0 then del[#del + 1] = h else set[#set + 1] = h; set[#set + 1] = str(v) end
+    if v < cap and (old >= cap or v <= 0) then wk[#wk + 1] = h end
   end
   if #set > 0 then redis.call('HSET', K.HINFLIGHT, unpack(set)) end
   if #del > 0 then redis.call('HDEL', K.HINFLIGHT, unpack(del)) end
+  space_hosts(hs, ds)
   return wk
 end
 
 local function finish(KEYS, ARGV)
   local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  local per_host, k, w0 = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+  local per_host, delay, maxd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+  local k, w0 = tonumber(ARGV[8]), ARGV[9]
   local nforeign, nh = tonumber(ARGV[NFOREIGN]), tonumber(ARGV[HOSTS])
   local NKINDS = HOSTS + 1 + HOST_ARGS * nh
   local nkinds = tonumber(ARGV[NKINDS])
@@ -172,7 +178,7 @@ local function finish(KEYS, ARGV)
   end
   local corr = false
   if lost > 0 then corr, ok = take_back(ARGV[OUTCOMES], held, toks, dec) end
-  local wk = unlease_hosts(hosts, dec, per_host)
+  local wk = unlease_hosts(hosts, dec, per_host, delay, maxd)
   if #ok > 0 then redis.call('HDEL', K.HFAIL, unpack(ok)) end
   local st, codes = offer_begin(), {}
   for pg = 1, np do

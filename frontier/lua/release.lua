@@ -1,10 +1,13 @@
--- release.lua -- hands leased URLs back to the front of their queues.
+-- release.lua -- hands leased URLs back to the front of their queues; a URL
+-- handed back may have reached its server, so its host is spaced as after a
+-- fetch (push_back).
 -- ARGV and reply: the layout above build_release() in frontier/frontier.c.
 
-local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'STATS'}
+local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS'}
 
 local function release(_, ARGV)
-  local per_host, FIRST = tonumber(ARGV[2]), 3 -- ARGV[FIRST]: the first item's worker
+  local per_host, delay, maxd = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local FIRST = 5 -- ARGV[FIRST]: the first item's worker
   local lost, hs, es = 0, {}, {}
   need_keys(RELEASE_KEYS) -- (types.lua) before the first write
   for i = FIRST, #ARGV - 1, 2 do
@@ -21,7 +24,7 @@ local function release(_, ARGV)
       lost = lost + 1
     end
   end
-  push_back(hs, es, per_host, true)
+  push_back(hs, es, per_host, true, delay, maxd) -- (each host spaced: it may have been fetched)
   local n = #es
   count('inflight', -n); count('queued', n); count('released', n)
   return {lost, n}

@@ -1,5 +1,7 @@
 -- retry.lua -- a fetch to retry: its lease goes to the delayed set (or the
--- dead-letter list after max_tries) and its host is backed off.
+-- dead-letter list after max_tries) and its host is backed off: its next
+-- claim waits at least its delay (host_delay) after this request, more on
+-- repeated failures or a Retry-After.
 -- ARGV and reply: the layout above build_retry() in frontier/finish.c.
 
 local function outcome(status, err, bytes)
@@ -15,13 +17,15 @@ local function outcome(status, err, bytes)
   count('bytes', bytes)
 end
 
-local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HFAIL', 'STATS', 'ERRORS', 'DEAD', 'DELAYED'}
+local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'STATS', 'ERRORS', 'DEAD',
+                    'DELAYED'}
 
 local function retry(_, ARGV)
   local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
   local delay, retry_after, max_tries = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
   local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
+  local pdelay, maxd = tonumber(ARGV[14]), tonumber(ARGV[15]) -- the host's spacing (host_delay)
   local h = unstore(field)
   need_keys(RETRY_KEYS) -- (types.lua) before the first write
   need(lk, 'hash')
@@ -52,11 +56,14 @@ local function retry(_, ARGV)
     hb = math.floor(hb * (0.5 + 0.5 * jitter))
   end
   if retry_after > hb then hb = retry_after end
+  -- and never sooner than its delay after this request (+ 1: as space_hosts)
+  local hd = host_delay(pdelay, maxd, maxd > 0 and redis.call('HGET', K.HDELAY, h) or nil)
+  if hd > 0 and hd + 1 > hb then hb = hd + 1 end
   if hb > 0 and now + hb > num(redis.call('HGET', K.HNEXT, h)) then
     redis.call('HSET', K.HNEXT, h, now + hb)
     redis.call('ZADD', K.READY, 'XX', 'GT', now + hb, h)
   end
-  wake(h, per_host)
+  wake(h, host_cap(hd, per_host))
   return {0, dead}
 end
 
