@@ -484,6 +484,10 @@ int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
  *   ARGV[3]  lease_ms     its lease, renewed
  *   ARGV[4]  per_host     for waking the hosts of reclaimed URLs
  *   ARGV[5..9]            its record: host pid pages pages_per_s in_flight
+ *   ARGV[10] delay_ms     the crawl's delay, and ...
+ *   ARGV[11] max_delay_ms ... its cap on a host's own: a reclaimed URL may
+ *                         have reached its server, so its host waits its
+ *                         delay from now (requeue.lua)
  * Reply: how many URLs of expired workers it handed back. */
 static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
 {
@@ -498,6 +502,8 @@ static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *
     fa_u64(a, ws->pages);
     fa_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
     fa_u64(a, ws->in_flight);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
 }
 
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)

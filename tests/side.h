@@ -107,17 +107,22 @@ static inline long long side_calls(redisContext *c, const char *cmd)
  * ready.
  *   ARGV[1]  P         the crawl's key prefix "crawler:{NAME}:"
  *   ARGV[2]  per_host  the per_host every worker of the crawl uses; 0: the
- *                      rule "queued and below per_host => in ready" is not
+ *                      rule "queued and below its cap => in ready" is not
  *                      checked (workers with different per_host)
+ *   ARGV[3]  delay_ms  the crawl's delay and ...
+ *   ARGV[4]  max_delay_ms  ... its cap on a host's own (optional, 0): a host
+ *                      with a delay has a cap of 1 (base.lua: host_cap)
  * Reply: one string per broken invariant, numbered as check.lua lists
  * them; none when they all hold.  Fails the test naming each one (f: any
  * handle on the crawl, for the function's name and the prefix). */
 static inline void side_check(redisContext *c, const frontier_t *f, uint32_t per_host)
 {
-    char ph[16], first[512] = "";
+    char ph[16], dl[16], md[16], first[512] = "";
     snprintf(ph, sizeof ph, "%u", per_host);
-    const char *argv[] = {"FCALL", f->fn[FR_CHECK], "1", f->ready_key, f->prefix, ph};
-    redisReply *r = redisCommandArgv(c, 6, argv, NULL);
+    snprintf(dl, sizeof dl, "%u", f->cfg.delay_ms);
+    snprintf(md, sizeof md, "%u", f->cfg.max_delay_ms);
+    const char *argv[] = {"FCALL", f->fn[FR_CHECK], "1", f->ready_key, f->prefix, ph, dl, md};
+    redisReply *r = redisCommandArgv(c, 8, argv, NULL);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY, "the invariant checker failed: %s",
               r ? r->str : c->errstr);
     size_t n = r->elements;

@@ -73,8 +73,8 @@ local function check_leases(bad)
   return inflight, by_host
 end
 
-local function check_hosts(bad, per_host, nonempty, by_host)
-  local hinf, hnext, ready = hash(K.HINFLIGHT), hash(K.HNEXT), {}
+local function check_hosts(bad, per_host, delay, maxd, nonempty, by_host)
+  local hinf, hnext, hdelay, ready = hash(K.HINFLIGHT), hash(K.HNEXT), hash(K.HDELAY), {}
   local r = redis.call('ZRANGE', K.READY, 0, -1, 'WITHSCORES')
   for i = 1, #r, 2 do ready[r[i]] = tonumber(r[i + 1]) end
   for h, score in pairs(ready) do
@@ -84,9 +84,10 @@ local function check_hosts(bad, per_host, nonempty, by_host)
     end
   end
   for h in pairs(nonempty) do
-    if per_host > 0 and num(hinf[h]) < per_host and not ready[h] then
+    local cap = host_cap(host_delay(delay, maxd, hdelay[h]), per_host)
+    if per_host > 0 and num(hinf[h]) < cap and not ready[h] then
       bad[#bad + 1] = string.format('2: %s has URLs queued, %d < %d in flight, is not ready', h,
-                                    num(hinf[h]), per_host)
+                                    num(hinf[h]), cap)
     end
   end
   for h, v in pairs(hinf) do
@@ -102,9 +103,10 @@ end
 
 local function check(_, ARGV)
   local per_host, bad = tonumber(ARGV[2]), {}
+  local delay, maxd = tonumber(ARGV[3] or '0'), tonumber(ARGV[4] or '0')
   local queued, nonempty = check_queues(bad)
   local inflight, by_host = check_leases(bad)
-  check_hosts(bad, per_host, nonempty, by_host)
+  check_hosts(bad, per_host, delay, maxd, nonempty, by_host)
   local sq = num(redis.call('HGET', K.STATS, 'queued'))
   local si = num(redis.call('HGET', K.STATS, 'inflight'))
   if sq ~= queued then

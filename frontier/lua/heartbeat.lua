@@ -2,7 +2,7 @@
 -- the URLs of expired workers.
 -- ARGV and reply: the layout above build_heartbeat() in frontier/frontier.c.
 
-local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'STATS'}
+local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS'}
 
 local function heartbeat(_, ARGV)
   local w, lease, per_host = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -15,7 +15,7 @@ local function heartbeat(_, ARGV)
   redis.call('HSETNX', wk, 'started', now)
   redis.call('HSET', wk, 'host', host, 'pid', pid, 'pages', pages, 'pages_per_s', rate,
     'in_flight', in_flight, 'last', now, 'lease_until', now + lease)
-  return reclaim(per_host, ws)
+  return reclaim(per_host, ws, tonumber(ARGV[10]), tonumber(ARGV[11]))
 end
 
 register('heartbeat', heartbeat)

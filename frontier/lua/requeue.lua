@@ -8,8 +8,8 @@
 -- they come from leases, so their hosts' in-flight counts drop and, a
 -- leased URL having maybe reached its server, each host's next claim waits
 -- its delay from now (space_hosts).  delay, maxd: the crawl's delay and its
--- cap on a host's own (host_delay); nil when the caller does not know them
--- (the heartbeat): no spacing then, and the hosts woken up to per_host.
+-- cap on a host's own (host_delay); nil when the caller does not know them:
+-- no spacing then, and the hosts woken up to per_host.
 local function push_back(hs, es, per_host, leased, delay, maxd)
   local hosts, seen = {}, {}
   for x, h in ipairs(hs) do
