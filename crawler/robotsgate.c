@@ -37,9 +37,16 @@
  *                           fetch timeout: a dead holder blocks nobody long)
  * The "shared cache" section below is the gate's only use of Redis.  With
  * --sitemaps the Sitemap: URLs in scope are seeded.
+ * A robots.txt is a request to its host like any other: when this thread
+ * fetched it and the host has a delay (--delay, or the file's Crawl-delay
+ * up to --max-delay), the URLs parked on it wait that delay from the end of
+ * the fetch (the entry is "held": rules known, still pending, released by
+ * robotsgate_poll), so the host never sees two requests closer than its
+ * delay, robots.txt included.
  *
- * Invariants: an entry with parked URLs has no rules; pending entries (no
- * rules) are on the pending list and never evicted, settled ones on the LRU
+ * Invariants: an entry with parked URLs has no rules, or is held
+ * (hold_until set, counted by `nheld`); pending entries (no rules, or
+ * held) are on the pending list and never evicted, settled ones on the LRU
  * list and one expiry list; every used slot is in the hash index, every
  * other on the free list or not used yet (from `fresh` on); `parked` is the
  * sum of the entries' nparked, and the ready queue has room for all of them
@@ -90,6 +97,7 @@ typedef struct rentry {
     link_t link[2];       /* L_USE: LRU or pending list; L_EXP: its expiry list */
     uint8_t unavailable;  /* 5xx/unreachable: disallow all for now */
     uint8_t remote;       /* another worker is fetching it */
+    uint64_t hold_until;  /* held: rules known, parked URLs wait until then (0: not held) */
 } rentry_t;
 
 typedef struct ready {
@@ -110,6 +118,7 @@ struct robotsgate {
     list_t pending;   /* entries without rules */
     size_t parked;    /* URLs parked on pending entries */
     size_t nremote;   /* entries waiting for another worker's robots.txt */
+    size_t nheld;     /* entries held (hold_until) */
     uint64_t next_remote_poll_ms;
     char **fetch; /* origins to fetch (a stack) */
     size_t nfetch, fetch_cap;
@@ -581,7 +590,7 @@ int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_
             return 0; /* out of memory: fetch rather than lose it */
         rc = look(g, &e, 1);
     }
-    if (!e->rules) {
+    if (!e->rules || e->hold_until) {
         if (park(g, e, item) == 0)
             *verdict = ROBOTSGATE_WAIT;
         return rc; /* not parked for lack of memory: fetch it */
@@ -659,6 +668,16 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
     }
 }
 
+/* The host's delay once its rules are known: --delay, or its Crawl-delay
+ * (capped at --max-delay) when larger (as the frontier reckons it). */
+static uint64_t host_delay_ms(const robotsgate_t *g, const robots_t *rules)
+{
+    uint64_t own = rules ? robots_crawl_delay_ms(rules) : 0;
+    if (own > g->cfg->max_delay_ms)
+        own = g->cfg->max_delay_ms;
+    return own > g->cfg->delay_ms ? own : g->cfg->delay_ms;
+}
+
 int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
 {
     rentry_t *e = find(g, b->origin);
@@ -669,12 +688,39 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused);
     if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
         rc = first_error(rc, seed_sitemaps(g, e->rules));
+    /* the host's next request waits its delay after this one (none was
+     * made if the guard refused it; "unavailable" retries, fetching nothing) */
+    uint64_t d = b->blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
+    if (d && e->nparked) {
+        e->hold_until = clock_now_ms() + d + 1;
+        g->nheld++;
+        return rc;
+    }
     settle(g, e);
     return rc;
 }
 
+/* Held entries whose delay has passed: settled, their URLs to the ready
+ * queue. */
+static void release_held(robotsgate_t *g)
+{
+    uint64_t now = clock_now_ms();
+    rentry_t *e = at(g, g->pending.head);
+    while (e && g->nheld) {
+        rentry_t *next = at(g, e->link[L_USE].next);
+        if (e->hold_until && e->hold_until <= now) {
+            e->hold_until = 0;
+            g->nheld--;
+            settle(g, e);
+        }
+        e = next;
+    }
+}
+
 int robotsgate_poll(robotsgate_t *g)
 {
+    if (g->nheld)
+        release_held(g);
     uint64_t now = clock_now_ms();
     if (!g->nremote || now < g->next_remote_poll_ms)
         return 0;
@@ -709,7 +755,7 @@ size_t robotsgate_parked(const robotsgate_t *g)
 
 int robotsgate_polling(const robotsgate_t *g)
 {
-    return g->nremote > 0;
+    return g->nremote > 0 || g->nheld > 0;
 }
 
 int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
@@ -722,6 +768,11 @@ int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
         g->parked -= e->nparked;
         e->parked = NULL;
         e->nparked = e->parked_cap = 0;
+        if (e->hold_until) { /* nothing left to hold */
+            e->hold_until = 0;
+            g->nheld--;
+            settle(g, e);
+        }
         return 1;
     }
     return 0;

@@ -79,6 +79,7 @@ static void test_config(crawl_config_t *cfg)
     config_defaults(cfg);
     cfg->crawl = CRAWL;
     cfg->delay_ms = 0;
+    cfg->max_delay_ms = 0; /* parked URLs go at once after their robots.txt (no hold) */
 }
 
 static void origin_of(char *buf, size_t len, unsigned i)
@@ -547,5 +548,53 @@ Test(robotsgate, a_robots_key_of_the_wrong_type_fails_its_origin_only_naming_it)
         cr_expect_eq(drain_ready(a.g), 2);
     }
     wk_close(&a);
+    fx_redis_stop(r);
+}
+
+/* A robots.txt is a request like any other: the URL parked on it waits the
+ * host's delay (--delay, or Crawl-delay up to --max-delay) after the fetch,
+ * so the host never sees two requests closer than that.  Lower bounds on
+ * time only (a slow machine makes the wait longer, never shorter). */
+Test(robotsgate, a_url_parked_on_a_robots_txt_waits_the_hosts_delay_after_it)
+{
+    static const struct {
+        uint32_t delay, max_delay;
+        const char *robots;
+        uint64_t want_ms;
+    } CASES[] = {
+        {300, 0, RULES, 300},                      /* --delay */
+        {0, 2000, RULES "Crawl-delay: 1\n", 1000}, /* the file's own delay */
+        {0, 400, RULES "Crawl-delay: 5\n", 400},   /* ... capped at --max-delay */
+        {0, 2000, RULES, 0},                       /* no delay: at once */
+    };
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    for (size_t c = 0; c < sizeof CASES / sizeof *CASES; c++) {
+        crawl_config_t cfg;
+        test_config(&cfg);
+        cfg.delay_ms = CASES[c].delay;
+        cfg.max_delay_ms = CASES[c].max_delay;
+        wk_t a;
+        wk_open(&a, r, &cfg);
+        cr_assert_eq(check(a.g, (unsigned)c, "/a"), ROBOTSGATE_WAIT);
+        cr_assert_eq(fetch_all(a.g, CASES[c].robots), 1);
+        uint64_t t0 = fx_now_ms(), ready_at = 0;
+        while (fx_now_ms() < t0 + 10000) {
+            cr_assert_eq(robotsgate_poll(a.g), 0);
+            if (drain_ready(a.g) == 1) {
+                ready_at = fx_now_ms();
+                break;
+            }
+            cr_assert(robotsgate_polling(a.g), "case %zu: a held URL, and the gate not polling", c);
+            usleep(5000);
+        }
+        cr_assert(ready_at, "case %zu: the parked URL never came out", c);
+        cr_expect_geq(ready_at - t0, CASES[c].want_ms,
+                      "case %zu: the URL came out %llu ms after its robots.txt, want >= %llu", c,
+                      (unsigned long long)(ready_at - t0), (unsigned long long)CASES[c].want_ms);
+        cr_expect_eq(robotsgate_parked(a.g), 0);
+        cr_expect_not(robotsgate_polling(a.g), "case %zu: still polling", c);
+        wk_close(&a);
+    }
     fx_redis_stop(r);
 }
