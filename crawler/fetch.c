@@ -1,40 +1,36 @@
 /*
- * fetch.c -- the transfers of one worker thread (fetch.h).
+ * fetch.c -- the transfers of one worker thread (fetch.h): the pool, the
+ * callbacks that stream a body into its parser, starting and cancelling;
+ * fetch_result.c makes the results.
  *
- * DESIGN: a fetch_t owns one CURLM and every easy handle of its thread.
- * Each transfer is an xfer_t: its easy handle (pooled and reused, so that
- * connections stay in the multi handle's cache and are kept alive between
- * pages of one host), the leased item of a page or the origin of a
- * robots.txt, the headers that matter (Content-Type, Location, X-Robots-Tag,
- * Retry-After), the links found so far with a page-local set of their
- * hashes (so a menu repeated on a page costs one scope check), and, when
- * recording for WARC, the raw request head, response head and body.
+ * DESIGN: a fetch_t owns one netloop (netloop.c: multi handles sharded by
+ * host, one epoll set, curl_multi_socket_action: a wake-up costs the
+ * sockets that are ready, not the transfers that exist) and every easy
+ * handle of its thread.  Each transfer is an xfer_t (fetch_internal.h): its
+ * easy handle (pooled and reused, so that connections stay in the multi
+ * handles' caches and are kept alive between pages of one host), the
+ * leased item of a page or the origin of a robots.txt, the headers that
+ * matter (Content-Type, Location, X-Robots-Tag, Retry-After), the links
+ * found so far with a page-local set of their hashes (so a menu repeated
+ * on a page costs one scope check), and, when recording for WARC, the raw
+ * request head, response head and body.
  *   - A page body streams into the HTML parser (or, with --sitemaps and an
  *     XML type, the sitemap parser) as it arrives; links are normalized by
  *     the parser, de-duplicated, filtered by the scope and kept.
  *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
  *     loopback/private/link-local/multicast addresses (scope_private_address)
  *     unless the host is a seed host or --allow-private is given.
- *   - libcurl never follows a redirect, so the guard knows each hop's host:
- *     robots_follow follows robots.txt hop by hop (scope host rules, then
- *     the guard, per hop); a page redirect is a link of its page
- *     (redirect_link: one level deeper, its hops capped by --max-redirects).
+ *   - libcurl never follows a redirect, so the guard knows each hop's host
+ *     (fetch_result.c: robots.txt hop by hop, a page redirect as a link).
  *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
- * The loop: curl tells which sockets it waits on (on_socket: kept in one
- * epoll set) and when its next timeout is (on_timer); fetch_wait runs
- * curl_multi_socket_action for each ready socket and fetch_perform the due
- * timeouts, so a wake-up costs the sockets that are ready, not the
- * transfers that exist.  Memory per transfer in flight is kept small: a
- * FETCH_RECV_BUFFER receive buffer (libcurl holds it from connect to done),
- * the parser made on the first body byte and freed the moment the transfer
- * finishes (reap, right after the socket action that finished it).
- * A finished transfer becomes a fetch_result_t at once (reap: the page, its
- * error kind and text, and whether the failure is worth a retry (the
- * caller decides what to do with it), or the robots.txt body), queued on
- * the done list until fetch_next hands it out.  The transfer of the last
- * result is held until the next fetch_next() so the result may point into
- * its buffers.
- * Invariants: `running` lists exactly the transfers in the multi handle and
+ * Memory per transfer in flight is kept small: a FETCH_RECV_BUFFER receive
+ * buffer (libcurl holds it from connect to done), the parser made on the
+ * first body byte and freed the moment the transfer finishes (on_done,
+ * right after the socket action that finished it, makes its result and
+ * queues it on the done list until fetch_next hands it out).  The transfer
+ * of the last result is held until the next fetch_next() so the result may
+ * point into its buffers.
+ * Invariants: `running` lists exactly the transfers in the loop and
  * `active` counts them; `ndone` counts the done list; a transfer is in
  * exactly one of running, the done list, the free pool, or `held`.  Redis
  * keys: none.
@@ -48,77 +44,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "clock.h"
+#include "fetch_internal.h"
+#include "netloop.h"
 #include "outcome.h"
 #include "parser.h"
 #include "sitemap.h"
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf_t;
-
-typedef enum xfer_kind { XF_PAGE, XF_ROBOTS } xfer_kind_t;
-
-typedef struct xfer {
-    xfer_kind_t kind;
-    fetch_t *f;
-    CURL *h;
-    struct xfer *next_free;
-    struct xfer *prev, *next; /* the list of running transfers */
-    frontier_item_t item;     /* XF_PAGE: the leased URL */
-    char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
-    char host[256];           /* host of the URL (this hop's), for the private-address guard */
-    unsigned hops;            /* XF_ROBOTS: redirects followed so far */
-    int seed_host;            /* host is a seed host: the guard lets it through */
-    int blocked;              /* the guard refused the address */
-    int too_large;            /* body passed --max-size */
-    int parse_started;
-    parser_t *parser;
-    sitemap_t *sitemap; /* --sitemaps and an XML body */
-    char *ctype, *location, *xrobots;
-    uint32_t retry_after_ms;
-    uint64_t bytes;
-    char **links;
-    size_t nlinks, links_cap;
-    uint64_t *seen; /* open-addressing set of link hashes (page-local dedupe) */
-    size_t seen_cap, nseen;
-    buf_t body;         /* robots body, or the page body when recording */
-    buf_t reqhead;      /* raw request head (recording) */
-    buf_t resphead;     /* raw response head (recording) */
-    page_exchange_t ex; /* what fetch_result_t.exchange points to */
-    fetch_result_t res; /* on the done list: its result, made when it finished */
-    uint64_t t_start;
-    uint64_t t_first; /* XF_ROBOTS: start of the first hop (the timeout covers all) */
-    char ip[64];
-    char errbuf[CURL_ERROR_SIZE];
-} xfer_t;
-
-struct fetch {
-    const crawl_config_t *cfg;
-    CURLSH *share;
-    const scope_t *scope;
-    int record; /* keep heads and bodies for WARC */
-    CURLM *multi;
-    int ep;            /* epoll over curl's sockets and the caller's fd */
-    int extra_fd;      /* the caller's fd (fetch_wait) while in ep, else -1 */
-    uint64_t timer_at; /* curl's next timeout (clock_now_ms), UINT64_MAX: none */
-    uint64_t prune_at; /* when a transfer next prunes the DNS cache (dns_timeout) */
-    xfer_t *free_xfers;
-    xfer_t *running;               /* transfers in the multi handle */
-    size_t active;                 /* how many */
-    xfer_t *done_head, *done_tail; /* finished, result made, not yet taken (FIFO) */
-    size_t ndone;
-    xfer_t *held; /* the transfer of the last result */
-};
-
-static int buf_add(buf_t *b, const void *data, size_t n)
+int fetch_buf_add(buf_t *b, const void *data, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
@@ -155,88 +92,6 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
-/* ---- the event loop: curl's sockets in epoll, its one timer ------------------- */
-
-#define TAG_CURL (1ull << 32)  /* epoll data: a socket of curl's ... */
-#define TAG_EXTRA (2ull << 32) /* ... or the caller's fd */
-#define FETCH_MAX_EVENTS 256   /* sockets served per epoll_wait */
-
-/* CURLMOPT_SOCKETFUNCTION: what curl waits for on socket s.  *sockp (set by
- * curl_multi_assign) says s is in ep already. */
-static int on_socket(CURL *h, curl_socket_t s, int what, void *ud, void *sockp)
-{
-    (void)h;
-    fetch_t *f = ud;
-    if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(f->ep, EPOLL_CTL_DEL, s, NULL);
-        return 0;
-    }
-    struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
-                                       (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
-                             .data.u64 = TAG_CURL | (uint32_t)s};
-    if (s == f->extra_fd) /* the caller's fd was closed and its number reused */
-        f->extra_fd = -1;
-    if (sockp || epoll_ctl(f->ep, EPOLL_CTL_ADD, s, &ev) < 0)
-        epoll_ctl(f->ep, EPOLL_CTL_MOD, s, &ev);
-    if (!sockp)
-        curl_multi_assign(f->multi, s, f);
-    return 0;
-}
-
-/* CURLMOPT_TIMERFUNCTION: curl's one timeout, ms from now (-1: none). */
-static int on_timer(CURLM *m, long ms, void *ud)
-{
-    (void)m;
-    fetch_t *f = ud;
-    f->timer_at = ms < 0 ? UINT64_MAX : clock_now_ms() + (uint64_t)ms;
-    return 0;
-}
-
-static void reap(fetch_t *f);
-
-static void run_timer(fetch_t *f)
-{
-    int still;
-    if (f->timer_at > clock_now_ms())
-        return;
-    f->timer_at = UINT64_MAX; /* curl sets the next one */
-    curl_multi_socket_action(f->multi, CURL_SOCKET_TIMEOUT, 0, &still);
-    reap(f);
-}
-
-/* Keeps the caller's fd (-1: none) in ep, level-triggered for reading.  It
- * is added again on every call: a connection closed and reopened under the
- * same number left ep on close. */
-static void watch_extra(fetch_t *f, int fd)
-{
-    if (f->extra_fd >= 0 && f->extra_fd != fd)
-        epoll_ctl(f->ep, EPOLL_CTL_DEL, f->extra_fd, NULL); /* may be closed: no matter */
-    f->extra_fd = -1;
-    if (fd < 0)
-        return;
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_EXTRA | (uint32_t)fd};
-    if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno == EEXIST)
-        f->extra_fd = fd;
-}
-
-/* Serves the sockets that are ready, waiting up to ms for one. */
-static void serve(fetch_t *f, int ms)
-{
-    struct epoll_event ev[FETCH_MAX_EVENTS];
-    int n = epoll_wait(f->ep, ev, FETCH_MAX_EVENTS, ms);
-    for (int i = 0; i < n; i++) {
-        if ((ev[i].data.u64 & ~0xffffffffull) != TAG_CURL)
-            continue; /* the caller's fd: it only wakes us */
-        int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
-                   (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
-                   (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-        int still;
-        curl_multi_socket_action(f->multi, (curl_socket_t)(uint32_t)ev[i].data.u64, mask, &still);
-        reap(f);
-    }
-    run_timer(f);
-}
-
 /* ---- links of one page ---------------------------------------------------- */
 
 static int seen_insert(xfer_t *x, uint64_t h)
@@ -271,7 +126,7 @@ static int seen_insert(xfer_t *x, uint64_t h)
     return 1;
 }
 
-static void add_link(xfer_t *x, const char *url, size_t len)
+void fetch_add_link(xfer_t *x, const char *url, size_t len)
 {
     /* de-duplicate first: menus repeat links, and the scope check costs more */
     if (x->nlinks >= FETCH_MAX_LINKS_PER_PAGE || seen_insert(x, XXH3_64bits(url, len)) != 1 ||
@@ -293,7 +148,7 @@ static void add_link(xfer_t *x, const char *url, size_t len)
 static void on_link(void *ud, const char *url, size_t len, parser_link_kind_t kind)
 {
     (void)kind;
-    add_link(ud, url, len);
+    fetch_add_link(ud, url, len);
 }
 
 static void on_loc(void *ud, const char *loc, size_t len)
@@ -302,13 +157,13 @@ static void on_loc(void *ud, const char *loc, size_t len)
     xfer_t *x = ud;
     char *url = NULL;
     if (parser_url_normalize(x->item.url, loc, x->f->cfg->max_url_length, &url) == 0)
-        add_link(x, url, strlen(url));
+        fetch_add_link(x, url, strlen(url));
     free(url);
 }
 
 /* ---- callbacks ------------------------------------------------------------ */
 
-static void reset_headers(xfer_t *x)
+void fetch_reset_headers(xfer_t *x)
 {
     free(x->ctype);
     free(x->location);
@@ -323,9 +178,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     xfer_t *x = ud;
     size_t len = size * n;
     if (len >= 5 && !strncmp(data, "HTTP/", 5))
-        reset_headers(x); /* a new response (after 1xx or a followed redirect) */
+        fetch_reset_headers(x); /* a new response (after 1xx or a followed redirect) */
     if (x->f->record && x->kind == XF_PAGE)
-        buf_add(&x->resphead, data, len);
+        fetch_buf_add(&x->resphead, data, len);
     char *v;
     if ((v = outcome_header_value(data, len, "Content-Type"))) {
         free(x->ctype);
@@ -369,7 +224,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     x->bytes += len;
     if (x->kind == XF_ROBOTS) {
         size_t room = FETCH_ROBOTS_MAX_BYTES - x->body.len;
-        return buf_add(&x->body, data, len < room ? len : room) == 0 && len <= room ? len : 0;
+        return fetch_buf_add(&x->body, data, len < room ? len : room) == 0 && len <= room ? len : 0;
     }
     if (x->bytes > x->f->cfg->max_size) {
         x->too_large = 1;
@@ -382,7 +237,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     else if (x->sitemap)
         sitemap_feed(x->sitemap, data, len);
     if (x->f->record)
-        buf_add(&x->body, data, len);
+        fetch_buf_add(&x->body, data, len);
     return len;
 }
 
@@ -392,7 +247,7 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     xfer_t *x = ud;
     if (type == CURLINFO_HEADER_OUT) {
         x->reqhead.len = 0;
-        buf_add(&x->reqhead, data, size);
+        fetch_buf_add(&x->reqhead, data, size);
     }
     return 0;
 }
@@ -404,7 +259,7 @@ static void xfer_clear(xfer_t *x)
     frontier_item_clear(&x->item);
     free(x->origin);
     x->origin = NULL;
-    reset_headers(x);
+    fetch_reset_headers(x);
     parser_free(x->parser);
     x->parser = NULL;
     sitemap_free(x->sitemap);
@@ -436,7 +291,7 @@ static void drop_parse_state(xfer_t *x)
 }
 
 /* The host the guard judges for x: url's, and whether it is a seed host. */
-static void aim(xfer_t *x, const char *url)
+void fetch_aim(xfer_t *x, const char *url)
 {
     if (parser_url_host(url, x->host, sizeof x->host) < 0)
         x->host[0] = '\0';
@@ -459,7 +314,7 @@ static xfer_t *get_xfer(fetch_t *f, xfer_kind_t kind, const char *url)
     x->kind = kind;
     x->f = f;
     x->next_free = NULL;
-    aim(x, url);
+    fetch_aim(x, url);
     return x;
 }
 
@@ -493,6 +348,8 @@ static void unlink_xfer(fetch_t *f, xfer_t *x)
     f->active--;
 }
 
+static void on_done(void *ud, CURL *h, CURLcode res);
+
 fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share,
                    const scope_t *scope, int record, char *err, size_t errlen)
 {
@@ -501,29 +358,11 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    *f = (fetch_t){.cfg = cfg,
-                   .share = share,
-                   .scope = scope,
-                   .record = record,
-                   .extra_fd = -1,
-                   .timer_at = UINT64_MAX};
-    if ((f->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
-        snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
+    *f = (fetch_t){.cfg = cfg, .share = share, .scope = scope, .record = record};
+    if (!(f->loop = netloop_new(max_connects, on_done, f, err, errlen))) {
         free(f);
         return NULL;
     }
-    if (!(f->multi = curl_multi_init())) {
-        snprintf(err, errlen, "curl_multi_init failed");
-        close(f->ep);
-        free(f);
-        return NULL;
-    }
-    curl_multi_setopt(f->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(f->multi, CURLMOPT_SOCKETDATA, f);
-    curl_multi_setopt(f->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-    curl_multi_setopt(f->multi, CURLMOPT_TIMERDATA, f);
-    curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, (long)max_connects);
     return f;
 }
 
@@ -538,7 +377,7 @@ void fetch_free(fetch_t *f)
         frontier_item_clear(&item);
     while (f->running) {
         xfer_t *x = f->running;
-        curl_multi_remove_handle(f->multi, x->h);
+        netloop_remove(f->loop, x->h, x->shard);
         unlink_xfer(f, x);
         put_xfer(f, x);
     }
@@ -547,8 +386,7 @@ void fetch_free(fetch_t *f)
         f->free_xfers = x->next_free;
         free_xfer(x);
     }
-    curl_multi_cleanup(f->multi);
-    close(f->ep);
+    netloop_free(f->loop);
     free(f);
 }
 
@@ -610,11 +448,11 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
 }
 
 /* Adds x to the multi handle and the running list. */
-static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
+int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url)
 {
     set_options(f, x, url);
     x->t_start = clock_now_ms();
-    if (curl_multi_add_handle(f->multi, x->h) != CURLM_OK)
+    if (netloop_add(f->loop, x->h, x->host, &x->shard) < 0)
         return CRAWL_EREDIS;
     f->active++;
     x->prev = NULL;
@@ -631,7 +469,7 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item)
     if (!x)
         return CRAWL_ENOMEM;
     x->item = *item;
-    int rc = start_xfer(f, x, x->item.url);
+    int rc = fetch_start_xfer(f, x, x->item.url);
     if (rc < 0) {
         memset(&x->item, 0, sizeof x->item); /* still the caller's */
         put_xfer(f, x);
@@ -651,7 +489,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
     if (!x)
         return CRAWL_ENOMEM;
     x->t_first = clock_now_ms();
-    int rc = (x->origin = strdup(origin)) ? start_xfer(f, x, url) : CRAWL_ENOMEM;
+    int rc = (x->origin = strdup(origin)) ? fetch_start_xfer(f, x, url) : CRAWL_ENOMEM;
     if (rc < 0)
         put_xfer(f, x);
     return rc;
@@ -664,18 +502,12 @@ size_t fetch_active(const fetch_t *f)
 
 void fetch_perform(fetch_t *f)
 {
-    run_timer(f);
+    netloop_timers(f->loop);
 }
 
 void fetch_wait(fetch_t *f, int fd, int ms)
 {
-    watch_extra(f, fd);
-    uint64_t now = clock_now_ms();
-    if (f->timer_at <= now)
-        ms = 0;
-    else if (f->timer_at - now < (uint64_t)ms)
-        ms = (int)(f->timer_at - now);
-    serve(f, ms < 0 ? 0 : ms);
+    netloop_wait(f->loop, fd, ms);
 }
 
 /* The next finished transfer off the done list, or NULL. */
@@ -707,7 +539,7 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
     }
     if (!(x = f->running))
         return 0;
-    curl_multi_remove_handle(f->multi, x->h);
+    netloop_remove(f->loop, x->h, x->shard);
     unlink_xfer(f, x);
     if (x->kind == XF_PAGE) {
         *item = x->item;
@@ -727,193 +559,27 @@ void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void 
             fn(&x->res.page.item, ud);
 }
 
-/* ---- results -------------------------------------------------------------------- */
-
-/* The page of x's item (taken over) with its type, size and time. */
-static void fill_page(xfer_t *x, fetch_result_t *r, long status, const char *kind, const char *text)
+/* netloop's done callback: a transfer finished (out of its multi handle).
+ * Its result is made at once, so that its parse state goes at once (a
+ * burst of responses in one epoll_wait holds one parser at a time, not one
+ * each), and it joins the done list; a robots.txt redirect is followed
+ * instead. */
+static void on_done(void *ud, CURL *h, CURLcode res)
 {
-    r->kind = FETCH_PAGE;
-    r->retry_after_ms = x->retry_after_ms;
-    page_init(&r->page, &x->item, (int)status, kind, text);
-    r->page.ctype = x->ctype ? strdup(x->ctype) : NULL;
-    r->page.bytes = x->bytes;
-    r->page.fetch_ms = clock_now_ms() - x->t_start;
-}
-
-static void take_links(page_t *p, xfer_t *x)
-{
-    p->links = x->links;
-    p->nlinks = x->nlinks;
-    x->links = NULL;
-    x->nlinks = x->links_cap = 0;
-    free(x->seen);
-    x->seen = NULL;
-    x->seen_cap = x->nseen = 0;
-}
-
-/* A 3xx page's Location as its one link (scope-filtered like any link):
- * 1 if it was a URL, else 0.  Past --max-redirects hops in a row it is not
- * added, and *too_many is set. */
-static int redirect_link(xfer_t *x, int *too_many)
-{
-    char *target = NULL;
-    if (!x->location ||
-        parser_url_normalize(x->item.url, x->location, x->f->cfg->max_url_length, &target) < 0)
-        return 0;
-    *too_many = x->item.hops >= x->f->cfg->max_redirects;
-    if (!*too_many)
-        add_link(x, target, strlen(target));
-    free(target);
-    return 1;
-}
-
-static const page_exchange_t *exchange_of(xfer_t *x)
-{
-    if (!x->f->record || !x->resphead.len)
-        return NULL;
-    x->ex =
-        (page_exchange_t){.request = x->reqhead.p,
-                          .request_len = x->reqhead.len,
-                          .response_head = x->resphead.p,
-                          .response_head_len = x->resphead.len,
-                          .body = x->body.p,
-                          .body_len = x->body.len,
-                          .ip = x->ip[0] ? x->ip : NULL,
-                          .truncated = x->too_large,
-                          .time_ms = (int64_t)(clock_wall_ms() - (clock_now_ms() - x->t_start))};
-    return &x->ex;
-}
-
-/* A response was read (any status below 500 but 429): the page with its links. */
-static void read_page(xfer_t *x, long code, fetch_result_t *r)
-{
-    int too_many = 0, redirect = code >= 300 && code < 400 && redirect_link(x, &too_many);
-    uint32_t hops = x->item.hops;
-    char text[96];
-    snprintf(text, sizeof text, "more than %u redirects in a row (--max-redirects)",
-             x->f->cfg->max_redirects);
-    if (x->parser)
-        parser_finish(x->parser);
-    if (x->sitemap)
-        sitemap_finish(x->sitemap);
-    const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
-    r->exchange = exchange_of(x);
-    const char *kind = x->too_large ? "too-large" : too_many ? "redirects" : NULL;
-    fill_page(x, r, code, kind,
-              x->too_large ? "body larger than --max-size"
-              : too_many   ? text
-                           : NULL);
-    if (x->parser && parser_nofollow(x->parser)) { /* a late meta robots nofollow */
-        for (size_t i = 0; i < x->nlinks; i++)
-            free(x->links[i]);
-        x->nlinks = 0;
-    }
-    take_links(&r->page, x);
-    if (redirect) /* one level deeper (page_init), and one hop further */
-        r->page.link_hops = hops + 1;
-    r->page.canonical = canon ? strdup(canon) : NULL;
-    r->page.location = x->location ? strdup(x->location) : NULL;
-}
-
-static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
-{
-    long code = 0;
-    char *ip = NULL;
-    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
-    if (curl_easy_getinfo(x->h, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip)
-        snprintf(x->ip, sizeof x->ip, "%s", ip);
-    const char *etext = x->errbuf[0] ? x->errbuf : curl_easy_strerror(res);
-    if (x->blocked) {
-        fill_page(x, r, 0, "blocked", "address is private/loopback (see --allow-private)");
-    } else if (res != CURLE_OK && !(x->too_large && res == CURLE_WRITE_ERROR)) {
-        r->retry = outcome_retryable(res);
-        fill_page(x, r, code, outcome_error_kind(res), etext);
-    } else if (code == 429 || code >= 500) {
-        r->retry = 1;
-        fill_page(x, r, code, code == 429 ? "http-429" : "http-5xx", NULL);
-    } else {
-        read_page(x, code, r);
-    }
-}
-
-/* Follows a robots.txt redirect by hand, so that the guard judges each hop's
- * own host.  1 if x restarted on the target; 0 (the 3xx is the result) if
- * not a redirect, no URL, FETCH_ROBOTS_MAX_REDIRECTS hops done, or a host
- * out of scope.  The gate reads a 3xx as RFC 9309 "unavailable", like a 4xx:
- * allow all (Google: 404 after 5 hops); a guard refusal ends "blocked",
- * also allow all, not cached.  The seed's pages still pass guard and scope. */
-static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
-{
-    long code = 0;
-    char *cur = NULL, *target = NULL, host[256];
-    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &cur);
-    if (res != CURLE_OK || code < 300 || code >= 400 || !x->location || !cur ||
-        x->hops >= FETCH_ROBOTS_MAX_REDIRECTS)
-        return 0;
-    if (parser_url_normalize(cur, x->location, f->cfg->max_url_length, &target) < 0)
-        return 0;
-    int ok = parser_url_host(target, host, sizeof host) >= 0 && scope_allows_host(f->scope, host);
-    if (ok) {
-        x->hops++;
-        reset_headers(x);
-        x->body.len = 0;
-        x->bytes = 0;
-        x->blocked = 0;
-        x->errbuf[0] = '\0';
-        aim(x, target);
-        ok = start_xfer(f, x, target) == 0; /* libcurl copies the URL */
-    }
-    free(target);
-    return ok;
-}
-
-static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
-{
-    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &r->status);
-    r->kind = FETCH_ROBOTS;
-    r->origin = x->origin;
-    r->complete =
-        res == CURLE_OK || (res == CURLE_WRITE_ERROR && x->body.len >= FETCH_ROBOTS_MAX_BYTES);
-    r->blocked = x->blocked;
-    r->tls_refused =
-        res != CURLE_OK && !strcmp(outcome_error_kind(res), "tls") && !outcome_retryable(res);
-    r->body = x->body.p ? x->body.p : "";
-    r->body_len = x->body.len;
-}
-
-/* Makes the results of the transfers that finished, right away, so that
- * their parse state goes at once (a burst of responses in one epoll_wait
- * holds one parser at a time, not one each), and puts them on the done
- * list; a robots.txt redirect is followed instead. */
-static void reap(fetch_t *f)
-{
-    CURLMsg *m;
-    int left;
-    while ((m = curl_multi_info_read(f->multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        xfer_t *x = NULL;
-        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-        CURLcode res = m->data.result;
-        curl_multi_remove_handle(f->multi, m->easy_handle); /* m is gone */
-        unlink_xfer(f, x);
-        if (x->kind == XF_ROBOTS && robots_follow(f, x, res))
-            continue;
-        memset(&x->res, 0, sizeof x->res);
-        if (x->kind == XF_ROBOTS)
-            robots_result(x, res, &x->res);
-        else
-            page_result(x, res, &x->res);
-        drop_parse_state(x);
-        x->next_free = NULL;
-        if (f->done_tail)
-            f->done_tail->next_free = x;
-        else
-            f->done_head = x;
-        f->done_tail = x;
-        f->ndone++;
-    }
+    fetch_t *f = ud;
+    xfer_t *x = NULL;
+    curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x);
+    unlink_xfer(f, x);
+    if (fetch_result_make(f, x, res))
+        return; /* a robots.txt redirect, followed */
+    drop_parse_state(x);
+    x->next_free = NULL;
+    if (f->done_tail)
+        f->done_tail->next_free = x;
+    else
+        f->done_head = x;
+    f->done_tail = x;
+    f->ndone++;
 }
 
 int fetch_next(fetch_t *f, fetch_result_t *r)
@@ -922,7 +588,6 @@ int fetch_next(fetch_t *f, fetch_result_t *r)
         put_xfer(f, f->held);
         f->held = NULL;
     }
-    reap(f);
     xfer_t *x = pop_done(f);
     if (!x)
         return 0;

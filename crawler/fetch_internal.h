@@ -1,0 +1,89 @@
+/*
+ * fetch_internal.h -- what fetch.c and fetch_result.c share: a transfer
+ * (xfer_t), the fetch_t, and the calls between the two files.  Not for
+ * other modules (fetch.h is the interface).
+ */
+#ifndef CRAWLER_FETCH_INTERNAL_H
+#define CRAWLER_FETCH_INTERNAL_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fetch.h"
+#include "netloop.h"
+#include "parser.h"
+#include "sitemap.h"
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf_t;
+
+typedef enum xfer_kind { XF_PAGE, XF_ROBOTS } xfer_kind_t;
+
+typedef struct xfer {
+    xfer_kind_t kind;
+    fetch_t *f;
+    CURL *h;
+    unsigned shard; /* running: its multi handle in the loop */
+    struct xfer *next_free;
+    struct xfer *prev, *next; /* the list of running transfers */
+    frontier_item_t item;     /* XF_PAGE: the leased URL */
+    char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
+    char host[256];           /* host of the URL (this hop's), for the private-address guard */
+    unsigned hops;            /* XF_ROBOTS: redirects followed so far */
+    int seed_host;            /* host is a seed host: the guard lets it through */
+    int blocked;              /* the guard refused the address */
+    int too_large;            /* body passed --max-size */
+    int parse_started;
+    parser_t *parser;
+    sitemap_t *sitemap; /* --sitemaps and an XML body */
+    char *ctype, *location, *xrobots;
+    uint32_t retry_after_ms;
+    uint64_t bytes;
+    char **links;
+    size_t nlinks, links_cap;
+    uint64_t *seen; /* open-addressing set of link hashes (page-local dedupe) */
+    size_t seen_cap, nseen;
+    buf_t body;         /* robots body, or the page body when recording */
+    buf_t reqhead;      /* raw request head (recording) */
+    buf_t resphead;     /* raw response head (recording) */
+    page_exchange_t ex; /* what fetch_result_t.exchange points to */
+    fetch_result_t res; /* on the done list: its result, made when it finished */
+    uint64_t t_start;
+    uint64_t t_first; /* XF_ROBOTS: start of the first hop (the timeout covers all) */
+    char ip[64];
+    char errbuf[CURL_ERROR_SIZE];
+} xfer_t;
+
+struct fetch {
+    const crawl_config_t *cfg;
+    CURLSH *share;
+    const scope_t *scope;
+    int record;        /* keep heads and bodies for WARC */
+    netloop_t *loop;   /* the multi handles and their epoll loop */
+    uint64_t prune_at; /* when a transfer next prunes the DNS cache (dns_timeout) */
+    xfer_t *free_xfers;
+    xfer_t *running;               /* transfers in the multi handle */
+    size_t active;                 /* how many */
+    xfer_t *done_head, *done_tail; /* finished, result made, not yet taken (FIFO) */
+    size_t ndone;
+    xfer_t *held; /* the transfer of the last result */
+};
+
+/* Appends n bytes to b (NUL-terminated): 0, or -1 out of memory. */
+int fetch_buf_add(buf_t *b, const void *data, size_t n);
+/* A link of x's page: de-duplicated, scope-filtered, kept (copied). */
+void fetch_add_link(xfer_t *x, const char *url, size_t len);
+/* Forgets the headers of the response before (a new one begins). */
+void fetch_reset_headers(xfer_t *x);
+/* The host the guard judges for x: url's, and whether it is a seed host. */
+void fetch_aim(xfer_t *x, const char *url);
+/* Adds x to the loop and the running list: 0, or CRAWL_EREDIS if refused. */
+int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url);
+/* x finished with res (out of the loop and the running list): 1 if it
+ * started again (a robots.txt redirect followed), else 0 with x->res made. */
+int fetch_result_make(fetch_t *f, xfer_t *x, CURLcode res);
+
+#endif

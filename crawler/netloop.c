@@ -1,0 +1,220 @@
+/*
+ * netloop.c -- one thread's epoll loop over libcurl multi handles
+ * (netloop.h).
+ *
+ * DESIGN: a netloop_t owns one epoll set and `nshards` multi handles.
+ * Each shard tells which sockets it waits on (on_socket: added to, changed
+ * in or dropped from the epoll set, tagged with the shard) and when its next
+ * timeout is (on_timer: timer_at).  netloop_wait does one epoll_wait and,
+ * for each ready socket, curl_multi_socket_action on its shard, then reaps
+ * that shard at once (reap: every CURLMSG_DONE taken out of its multi
+ * handle and handed to `done`), so the caller can free a finished
+ * transfer's state before the next socket is served.  The caller's fd (the
+ * finisher's Redis connection) is in the same set, only to wake the wait.
+ * Invariants: a socket is in the epoll set exactly while its shard waits on
+ * it; timer_at is the shard's next timeout (UINT64_MAX: none).
+ */
+#include "netloop.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "clock.h"
+
+#define TAG_CURL (1ull << 48)  /* epoll data: a socket of a shard's ... */
+#define TAG_EXTRA (2ull << 48) /* ... or the caller's fd */
+#define TAG_MASK (0xffffull << 48)
+#define SHARD_OF(u) ((unsigned)(((u) >> 32) & 0xffffu))
+
+typedef struct shard {
+    netloop_t *l;
+    CURLM *m;
+    unsigned idx;
+    uint64_t timer_at; /* curl's next timeout (clock_now_ms), UINT64_MAX: none */
+} shard_t;
+
+struct netloop {
+    int ep;       /* epoll over every shard's sockets and the caller's fd */
+    int extra_fd; /* the caller's fd while in ep, else -1 */
+    netloop_done_fn done;
+    void *ud;
+    unsigned nshards;
+    shard_t shard[NETLOOP_MAX_SHARDS];
+};
+
+/* CURLMOPT_SOCKETFUNCTION: what shard ud waits for on socket s.  *sockp (set
+ * by curl_multi_assign) says s is in ep already. */
+static int on_socket(CURL *h, curl_socket_t s, int what, void *ud, void *sockp)
+{
+    (void)h;
+    shard_t *sh = ud;
+    netloop_t *l = sh->l;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(l->ep, EPOLL_CTL_DEL, s, NULL);
+        return 0;
+    }
+    struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
+                                       (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+                             .data.u64 = TAG_CURL | (uint64_t)sh->idx << 32 | (uint32_t)s};
+    if (s == l->extra_fd) /* the caller's fd was closed and its number reused */
+        l->extra_fd = -1;
+    if (sockp || epoll_ctl(l->ep, EPOLL_CTL_ADD, s, &ev) < 0)
+        epoll_ctl(l->ep, EPOLL_CTL_MOD, s, &ev);
+    if (!sockp)
+        curl_multi_assign(sh->m, s, sh);
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: the shard's one timeout, ms from now (-1: none). */
+static int on_timer(CURLM *m, long ms, void *ud)
+{
+    (void)m;
+    shard_t *sh = ud;
+    sh->timer_at = ms < 0 ? UINT64_MAX : clock_now_ms() + (uint64_t)ms;
+    return 0;
+}
+
+/* Hands the shard's finished transfers to done, out of its multi handle. */
+static void reap(shard_t *sh)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(sh->m, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        CURL *h = m->easy_handle;
+        CURLcode res = m->data.result;
+        curl_multi_remove_handle(sh->m, h); /* m is gone */
+        sh->l->done(sh->l->ud, h, res);
+    }
+}
+
+netloop_t *netloop_new(size_t max_connects, netloop_done_fn done, void *ud, char *err,
+                       size_t errlen)
+{
+    netloop_t *l = calloc(1, sizeof *l);
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    l->done = done;
+    l->ud = ud;
+    l->extra_fd = -1;
+    size_t n = (max_connects + NETLOOP_CONNECTS_PER_SHARD - 1) / NETLOOP_CONNECTS_PER_SHARD;
+    l->nshards = n < 1 ? 1 : n > NETLOOP_MAX_SHARDS ? NETLOOP_MAX_SHARDS : (unsigned)n;
+    if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
+        free(l);
+        return NULL;
+    }
+    long per = (long)((max_connects + l->nshards - 1) / l->nshards);
+    for (unsigned i = 0; i < l->nshards; i++) {
+        shard_t *sh = &l->shard[i];
+        *sh = (shard_t){.l = l, .idx = i, .timer_at = UINT64_MAX};
+        if (!(sh->m = curl_multi_init())) {
+            snprintf(err, errlen, "curl_multi_init failed");
+            netloop_free(l);
+            return NULL;
+        }
+        curl_multi_setopt(sh->m, CURLMOPT_SOCKETFUNCTION, on_socket);
+        curl_multi_setopt(sh->m, CURLMOPT_SOCKETDATA, sh);
+        curl_multi_setopt(sh->m, CURLMOPT_TIMERFUNCTION, on_timer);
+        curl_multi_setopt(sh->m, CURLMOPT_TIMERDATA, sh);
+        curl_multi_setopt(sh->m, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+        curl_multi_setopt(sh->m, CURLMOPT_MAXCONNECTS, per);
+    }
+    return l;
+}
+
+void netloop_free(netloop_t *l)
+{
+    if (!l)
+        return;
+    for (unsigned i = 0; i < l->nshards; i++)
+        if (l->shard[i].m)
+            curl_multi_cleanup(l->shard[i].m);
+    close(l->ep);
+    free(l);
+}
+
+size_t netloop_shards(const netloop_t *l)
+{
+    return l->nshards;
+}
+
+int netloop_add(netloop_t *l, CURL *h, const char *host, unsigned *shard)
+{
+    unsigned i = l->nshards > 1 ? (unsigned)(XXH3_64bits(host, strlen(host)) % l->nshards) : 0;
+    if (curl_multi_add_handle(l->shard[i].m, h) != CURLM_OK)
+        return -1;
+    *shard = i;
+    return 0;
+}
+
+void netloop_remove(netloop_t *l, CURL *h, unsigned shard)
+{
+    curl_multi_remove_handle(l->shard[shard].m, h);
+}
+
+void netloop_timers(netloop_t *l)
+{
+    uint64_t now = clock_now_ms();
+    for (unsigned i = 0; i < l->nshards; i++) {
+        shard_t *sh = &l->shard[i];
+        if (sh->timer_at > now)
+            continue;
+        int still;
+        sh->timer_at = UINT64_MAX; /* curl sets the next one */
+        curl_multi_socket_action(sh->m, CURL_SOCKET_TIMEOUT, 0, &still);
+        reap(sh);
+    }
+}
+
+/* Keeps the caller's fd (-1: none) in ep, level-triggered for reading.  It
+ * is added again on every call: a connection closed and reopened under the
+ * same number left ep on close. */
+static void watch_extra(netloop_t *l, int fd)
+{
+    if (l->extra_fd >= 0 && l->extra_fd != fd)
+        epoll_ctl(l->ep, EPOLL_CTL_DEL, l->extra_fd, NULL); /* may be closed: no matter */
+    l->extra_fd = -1;
+    if (fd < 0)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_EXTRA | (uint32_t)fd};
+    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno == EEXIST)
+        l->extra_fd = fd;
+}
+
+void netloop_wait(netloop_t *l, int fd, int ms)
+{
+    watch_extra(l, fd);
+    uint64_t now = clock_now_ms(), next = UINT64_MAX;
+    for (unsigned i = 0; i < l->nshards; i++)
+        if (l->shard[i].timer_at < next)
+            next = l->shard[i].timer_at;
+    if (ms < 0 || next <= now)
+        ms = 0;
+    else if (next - now < (uint64_t)ms)
+        ms = (int)(next - now);
+    struct epoll_event ev[NETLOOP_MAX_EVENTS];
+    int n = epoll_wait(l->ep, ev, NETLOOP_MAX_EVENTS, ms);
+    for (int i = 0; i < n; i++) {
+        uint64_t u = ev[i].data.u64;
+        if ((u & TAG_MASK) != TAG_CURL || SHARD_OF(u) >= l->nshards)
+            continue; /* the caller's fd: it only wakes us */
+        int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                   (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                   (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+        shard_t *sh = &l->shard[SHARD_OF(u)];
+        int still;
+        curl_multi_socket_action(sh->m, (curl_socket_t)(uint32_t)u, mask, &still);
+        reap(sh);
+    }
+    netloop_timers(l);
+}
