@@ -22,7 +22,7 @@ struct cli_cmd;
 #define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
 #define CONFIG_DEFAULT_CONCURRENCY 1000  /* transfers in flight, the whole process */
 #define CONFIG_MAX_CONCURRENCY 100000
-#define CONFIG_DEFAULT_CLAIM_BATCH 64   /* URLs per claim round trip */
+#define CONFIG_DEFAULT_CLAIM_BATCH 512  /* most URLs per claim round trip */
 #define CONFIG_DEFAULT_TIMEOUT_MS 30000 /* whole transfer */
 #define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
 #define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
