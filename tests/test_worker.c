@@ -17,6 +17,7 @@
 #include "fetch.h"
 #include "finisher.h"
 #include "fixtures.h"
+#include "gate_env.h"
 #include "frontier.h"
 #include "output.h"
 #include "rconn.h"
@@ -25,51 +26,15 @@
 
 #define RULES "User-agent: *\nDisallow: /private/\n"
 
-/* One worker's view of the crawl: a connection, its Bloom filter and
- * frontier handles, a scope, and the part under test. */
-typedef struct wk {
-    redisContext *rc;
-    bloom_t *b;
-    frontier_t *f;
-    scope_t *scope;
-    robotsgate_t *g;
-} wk_t;
-
 static void wk_open(wk_t *w, fx_redis_t *r, const crawl_config_t *cfg)
 {
-    char err[256], bname[256];
-    int berr = 0;
-    memset(w, 0, sizeof *w);
-    w->rc = fx_redis_connect(r);
-    cr_assert_not_null(w->rc);
-    frontier_bloom_name(cfg->crawl, bname, sizeof bname);
-    bloom_params_t bp = {.capacity = 10000, .fp_rate = 0.001};
-    w->b = bloom_open(w->rc, bname, NULL, &berr, err, sizeof err);
-    if (!w->b && berr == CRAWL_ENOTFOUND)
-        w->b = bloom_open(w->rc, bname, &bp, &berr, err, sizeof err);
-    cr_assert_not_null(w->b, "bloom: %s", err);
     frontier_config_t fc;
     frontier_config_defaults(&fc);
     fc.crawl = cfg->crawl;
     fc.delay_ms = 0;
     fc.per_host = 8;
     fc.max_tries = cfg->max_tries;
-    w->f = frontier_open(w->rc, &fc, w->b, err, sizeof err);
-    cr_assert_not_null(w->f, "frontier: %s", err);
-    scope_config_t sc = config_scope(cfg);
-    w->scope = scope_new(&sc, err, sizeof err);
-    cr_assert_not_null(w->scope, "scope: %s", err);
-    w->g = robotsgate_new(cfg, w->f, w->scope);
-    cr_assert_not_null(w->g);
-}
-
-static void wk_close(wk_t *w)
-{
-    robotsgate_free(w->g);
-    scope_free(w->scope);
-    frontier_close(w->f);
-    bloom_close(w->b);
-    redisFree(w->rc);
+    wk_open_with(w, r, cfg, &fc);
 }
 
 static void test_config(crawl_config_t *cfg)
