@@ -503,16 +503,18 @@ static int look(robotsgate_t *g, rentry_t **es, size_t n)
 }
 
 /* The entry for origin, settled if expired (dropped then), or NULL; a
- * settled entry is marked used. */
+ * settled entry is marked used.  A held entry has rules but is pending (on
+ * the pending list, never settled: no expiry): it is returned as it is. */
 static rentry_t *known(robotsgate_t *g, const char *origin)
 {
     rentry_t *e = find(g, origin);
-    if (e && e->rules && e->expires_ms <= clock_now_ms()) {
+    if (!e || !e->rules || e->hold_until)
+        return e;
+    if (e->expires_ms <= clock_now_ms()) {
         drop(g, e);
         return NULL;
     }
-    if (e && e->rules)
-        touch(g, e);
+    touch(g, e);
     return e;
 }
 
