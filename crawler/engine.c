@@ -299,6 +299,7 @@ static void drain_gate(worker_t *w)
     const char *origin;
     frontier_item_t item;
     robotsgate_verdict_t v;
+    robotsgate_release_held(w->gate);
     for (;;) {
         if ((origin = robotsgate_next_fetch(w->gate))) {
             if (fetch_start_robots(w->fetch, origin) < 0)

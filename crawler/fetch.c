@@ -30,9 +30,12 @@
  * queues it on the done list until fetch_next hands it out).  The transfer
  * of the last result is held until the next fetch_next() so the result may
  * point into its buffers.
+ * A robots.txt redirect to the same origin waits --delay before its hop
+ * starts (the deferred list: started by fetch_perform when due).
  * Invariants: `running` lists exactly the transfers in the loop and
- * `active` counts them; `ndone` counts the done list; a transfer is in
- * exactly one of running, the done list, the free pool, or `held`.  Redis
+ * `active` counts them; `ndone` counts the done list, `ndeferred` the
+ * deferred one; a transfer is in exactly one of running, the done list, the
+ * deferred list, the free pool, or `held`.  Redis
  * keys: none.
  */
 #include "fetch.h"
@@ -258,7 +261,8 @@ static void xfer_clear(xfer_t *x)
 {
     frontier_item_clear(&x->item);
     free(x->origin);
-    x->origin = NULL;
+    free(x->next_url);
+    x->origin = x->next_url = NULL;
     fetch_reset_headers(x);
     parser_free(x->parser);
     x->parser = NULL;
@@ -349,6 +353,9 @@ static void unlink_xfer(fetch_t *f, xfer_t *x)
 }
 
 static void on_done(void *ud, CURL *h, CURLcode res);
+/* x ended with res (in no list): its result made and queued on the done
+ * list, or x restarted (a robots.txt redirect followed). */
+static void finished(fetch_t *f, xfer_t *x, CURLcode res);
 
 fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share,
                    const scope_t *scope, int record, char *err, size_t errlen)
@@ -373,7 +380,7 @@ void fetch_free(fetch_t *f)
     if (f->held)
         put_xfer(f, f->held);
     frontier_item_t item;
-    while (f->done_head && fetch_cancel(f, &item))
+    while ((f->done_head || f->deferred) && fetch_cancel(f, &item))
         frontier_item_clear(&item);
     while (f->running) {
         xfer_t *x = f->running;
@@ -463,6 +470,52 @@ int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url)
     return 0;
 }
 
+int fetch_defer_xfer(fetch_t *f, xfer_t *x, const char *url, uint64_t at_ms)
+{
+    free(x->next_url);
+    if (!(x->next_url = strdup(url)))
+        return CRAWL_ENOMEM;
+    x->start_at = at_ms;
+    x->next_free = f->deferred;
+    f->deferred = x;
+    f->ndeferred++;
+    return 0;
+}
+
+/* The deferred transfers whose time has come, started (one that cannot
+ * start ends as if its hop had failed: a robots.txt result, "unavailable"). */
+static void start_deferred(fetch_t *f)
+{
+    uint64_t now = clock_now_ms();
+    for (xfer_t **p = &f->deferred; *p;) {
+        xfer_t *x = *p;
+        if (x->start_at > now) {
+            p = &x->next_free;
+            continue;
+        }
+        *p = x->next_free;
+        x->next_free = NULL;
+        f->ndeferred--;
+        char *url = x->next_url;
+        x->next_url = NULL;
+        if (fetch_start_xfer(f, x, url) < 0)
+            finished(f, x, CURLE_FAILED_INIT);
+        free(url);
+    }
+}
+
+/* How long fetch_wait may sleep for the deferred transfers. */
+static int deferred_wait(const fetch_t *f, int ms)
+{
+    uint64_t now = clock_now_ms();
+    for (const xfer_t *x = f->deferred; x; x = x->next_free)
+        if (x->start_at <= now)
+            return 0;
+        else if (x->start_at - now < (uint64_t)ms)
+            ms = (int)(x->start_at - now);
+    return ms;
+}
+
 int fetch_start_page(fetch_t *f, frontier_item_t *item)
 {
     xfer_t *x = get_xfer(f, XF_PAGE, item->url);
@@ -497,17 +550,19 @@ int fetch_start_robots(fetch_t *f, const char *origin)
 
 size_t fetch_active(const fetch_t *f)
 {
-    return f->active + f->ndone;
+    return f->active + f->ndone + f->ndeferred;
 }
 
 void fetch_perform(fetch_t *f)
 {
+    if (f->deferred)
+        start_deferred(f);
     netloop_timers(f->loop);
 }
 
 void fetch_wait(fetch_t *f, int fd, int ms)
 {
-    netloop_wait(f->loop, fd, ms);
+    netloop_wait(f->loop, fd, f->deferred && ms > 0 ? deferred_wait(f, ms) : ms);
 }
 
 /* The next finished transfer off the done list, or NULL. */
@@ -534,6 +589,13 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
             memset(&x->res.page.item, 0, sizeof x->res.page.item);
             page_clear(&x->res.page);
         }
+        put_xfer(f, x);
+        return 1;
+    }
+    if ((x = f->deferred)) { /* a robots.txt hop not started: no item */
+        f->deferred = x->next_free;
+        f->ndeferred--;
+        x->next_free = NULL;
         put_xfer(f, x);
         return 1;
     }
@@ -570,6 +632,11 @@ static void on_done(void *ud, CURL *h, CURLcode res)
     xfer_t *x = NULL;
     curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x);
     unlink_xfer(f, x);
+    finished(f, x, res);
+}
+
+static void finished(fetch_t *f, xfer_t *x, CURLcode res)
+{
     if (fetch_result_make(f, x, res))
         return; /* a robots.txt redirect, followed */
     drop_parse_state(x);

@@ -31,8 +31,6 @@
 #define FETCH_MAX_LINKS_PER_PAGE 20000        /* more links on one page are dropped */
 #define FETCH_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
 #define FETCH_ROBOTS_MAX_REDIRECTS 5          /* RFC 9309: follow at least five */
-#define FETCH_CONNECTS_PER_SLOT 4             /* connection cache: per transfer slot ... */
-#define FETCH_MIN_CONNECTS 64                 /* ... and at least */
 #define FETCH_RECV_BUFFER 4096L               /* curl's receive buffer, per transfer */
 #define FETCH_DNS_TTL_S 60L                   /* a DNS answer is kept while used, and so long */
 

@@ -31,6 +31,8 @@ typedef struct xfer {
     struct xfer *prev, *next; /* the list of running transfers */
     frontier_item_t item;     /* XF_PAGE: the leased URL */
     char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
+    char *next_url;           /* deferred: the URL it starts on ... */
+    uint64_t start_at;        /* ... at this time (clock_now_ms) */
     char host[256];           /* host of the URL (this hop's), for the private-address guard */
     unsigned hops;            /* XF_ROBOTS: redirects followed so far */
     int seed_host;            /* host is a seed host: the guard lets it through */
@@ -69,6 +71,8 @@ struct fetch {
     size_t active;                 /* how many */
     xfer_t *done_head, *done_tail; /* finished, result made, not yet taken (FIFO) */
     size_t ndone;
+    xfer_t *deferred; /* robots.txt hops waiting the delay before they start */
+    size_t ndeferred;
     xfer_t *held; /* the transfer of the last result */
 };
 
@@ -82,6 +86,9 @@ void fetch_reset_headers(xfer_t *x);
 void fetch_aim(xfer_t *x, const char *url);
 /* Adds x to the loop and the running list: 0, or CRAWL_EREDIS if refused. */
 int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url);
+/* Starts x on url at_ms (clock_now_ms) or later (fetch_perform starts it):
+ * 0, or CRAWL_ENOMEM. */
+int fetch_defer_xfer(fetch_t *f, xfer_t *x, const char *url, uint64_t at_ms);
 /* x finished with res (out of the loop and the running list): 1 if it
  * started again (a robots.txt redirect followed), else 0 with x->res made. */
 int fetch_result_make(fetch_t *f, xfer_t *x, CURLcode res);

@@ -124,6 +124,14 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     }
 }
 
+/* Two URLs of one origin (the frontier's politeness unit). */
+static int same_origin(const char *a, const char *b)
+{
+    char oa[512], ob[512];
+    return parser_url_origin(a, oa, sizeof oa) >= 0 && parser_url_origin(b, ob, sizeof ob) >= 0 &&
+           !strcmp(oa, ob);
+}
+
 /* Follows a robots.txt redirect by hand, so that the guard judges each hop's
  * own host.  1 if x restarted on the target; 0 (the 3xx is the result) if
  * not a redirect, no URL, FETCH_ROBOTS_MAX_REDIRECTS hops done, or a host
@@ -150,7 +158,12 @@ static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
         x->blocked = 0;
         x->errbuf[0] = '\0';
         fetch_aim(x, target);
-        ok = fetch_start_xfer(f, x, target) == 0; /* libcurl copies the URL */
+        /* a hop to the same origin is a second request to that host: with a
+         * delay, it waits the delay (as every request to a host does) */
+        if (f->cfg->delay_ms && same_origin(cur, target))
+            ok = fetch_defer_xfer(f, x, target, clock_now_ms() + f->cfg->delay_ms + 1) == 0;
+        else
+            ok = fetch_start_xfer(f, x, target) == 0; /* libcurl copies the URL */
     }
     free(target);
     return ok;

@@ -2,7 +2,9 @@
  * robotsgate.c -- robots.txt for every claimed URL, shared across workers
  * (robotsgate.h).
  *
- * DESIGN: the gate keeps up to ROBOTS_CACHE rule sets of its thread
+ * DESIGN: the gate keeps up to ROBOTS_CACHE rule sets of its thread (more
+ * when the thread may hold more URLs than that: a slot for every URL it may
+ * park, so that a new origin always finds one)
  * (rentry_t: origin, parsed rules or NULL while pending, the URLs parked on
  * it) in a fixed array of slots, found by a hash index over the origins
  * (chained through the slots: O(1) per URL); a queue of origins whose
@@ -109,10 +111,11 @@ struct robotsgate {
     const crawl_config_t *cfg;
     frontier_t *fr; /* borrowed */
     const scope_t *scope;
-    rentry_t *slot;   /* ROBOTS_CACHE */
-    uint32_t *bucket; /* ROBOTS_CACHE heads of the hash chains */
+    uint32_t cap;     /* slots: ROBOTS_CACHE, or more for a thread's every slot */
+    rentry_t *slot;   /* cap */
+    uint32_t *bucket; /* cap heads of the hash chains */
     uint32_t free;    /* the slots freed, chained through hnext */
-    uint32_t fresh;   /* slots [fresh, ROBOTS_CACHE) never used yet */
+    uint32_t fresh;   /* slots [fresh, cap) never used yet */
     list_t lru;       /* settled entries, most recently used at head */
     list_t exp[2];    /* settled entries of each class, soonest expiry at head */
     list_t pending;   /* entries without rules */
@@ -186,7 +189,7 @@ static uint32_t hash_of(const char *s)
 static rentry_t *find(const robotsgate_t *g, const char *origin)
 {
     uint32_t h = hash_of(origin);
-    for (uint32_t i = g->bucket[h & (ROBOTS_CACHE - 1)]; i != NONE; i = g->slot[i].hnext)
+    for (uint32_t i = g->bucket[h & (g->cap - 1)]; i != NONE; i = g->slot[i].hnext)
         if (g->slot[i].hash == h && !strcmp(g->slot[i].origin, origin))
             return &g->slot[i];
     return NULL;
@@ -205,7 +208,7 @@ static void entry_clear(rentry_t *e)
 /* Drops a settled entry: out of the index and its lists, its slot freed. */
 static void drop(robotsgate_t *g, rentry_t *e)
 {
-    uint32_t i = index_of(g, e), *p = &g->bucket[e->hash & (ROBOTS_CACHE - 1)];
+    uint32_t i = index_of(g, e), *p = &g->bucket[e->hash & (g->cap - 1)];
     while (*p != i)
         p = &g->slot[*p].hnext;
     *p = e->hnext;
@@ -223,7 +226,7 @@ static void drop(robotsgate_t *g, rentry_t *e)
 static uint32_t make_room(robotsgate_t *g)
 {
     uint64_t now = clock_now_ms();
-    if (g->free == NONE && g->fresh < ROBOTS_CACHE) {
+    if (g->free == NONE && g->fresh < g->cap) {
         g->slot[g->fresh].hnext = NONE;
         g->free = g->fresh++;
     }
@@ -253,7 +256,7 @@ static rentry_t *add_entry(robotsgate_t *g, const char *origin)
         return NULL;
     g->free = e->hnext;
     *e = (rentry_t){.origin = o, .hash = hash_of(o), .link = {{NONE, NONE}, {NONE, NONE}}};
-    uint32_t *b = &g->bucket[e->hash & (ROBOTS_CACHE - 1)];
+    uint32_t *b = &g->bucket[e->hash & (g->cap - 1)];
     e->hnext = *b;
     *b = i;
     list_push(g, &g->pending, L_USE, e, 1);
@@ -453,6 +456,34 @@ static void want_fetch(robotsgate_t *g, rentry_t *e, int *rc)
     settle(g, e);
 }
 
+/* The host's delay once its rules are known: --delay, or its Crawl-delay
+ * (capped at --max-delay) when larger (as the frontier reckons it). */
+static uint64_t host_delay_ms(const robotsgate_t *g, const robots_t *rules)
+{
+    uint64_t own = rules ? robots_crawl_delay_ms(rules) : 0;
+    if (own > g->cfg->max_delay_ms)
+        own = g->cfg->max_delay_ms;
+    return own > g->cfg->delay_ms ? own : g->cfg->delay_ms;
+}
+
+/* The parked URLs of e from `from` on go back to the frontier (one round
+ * trip), which spaces their host by its delay: a host whose delay the
+ * claim did not know (its robots.txt Crawl-delay, with --delay 0) may have
+ * had several URLs claimed at once; they must not all go now.  A failed
+ * call leaves their leases to lapse (the URLs come back then). */
+static int hand_back(robotsgate_t *g, rentry_t *e, uint32_t from)
+{
+    if (e->nparked <= from)
+        return 0;
+    uint32_t n = e->nparked - from;
+    int rc = frontier_release(g->fr, e->parked + from, n);
+    for (uint32_t i = from; i < e->nparked; i++)
+        frontier_item_clear(&e->parked[i]);
+    e->nparked = from;
+    g->parked -= n;
+    return rc == CRAWL_EREDIS ? rc : 0;
+}
+
 /* What one origin's look found, for pending e: its rules (settled), or the
  * fetch is ours (a lock won, or an error: then as if won, so that no URL
  * waits on a broken Redis), or another worker's (e->remote: we poll). */
@@ -462,7 +493,10 @@ static void apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, 
         e->rules = rules_of_value(l->val, l->len, &e->unavailable);
         free(l->val);
         l->val = NULL;
-        if (e->rules) {
+        if (e->rules) { /* another worker fetched it just now, maybe: with a
+                           delay, its URLs wait their turn in the frontier */
+            if (!e->unavailable && host_delay_ms(g, e->rules) > g->cfg->delay_ms)
+                *rc = first_error(*rc, hand_back(g, e, 0));
             settle(g, e);
             return;
         } /* corrupt: fetched again, and the store replaces it */
@@ -518,17 +552,30 @@ static rentry_t *known(robotsgate_t *g, const char *origin)
     return e;
 }
 
+/* Slots for a thread: ROBOTS_CACHE, or (a power of two) more than the URLs
+ * the thread may hold at once, so that a new origin always finds a slot
+ * (pending entries are never evicted: each holds a URL). */
+static uint32_t capacity(const crawl_config_t *cfg)
+{
+    uint32_t held = config_thread_slots(cfg->concurrency, cfg->threads, 0), cap = ROBOTS_CACHE;
+    while (cap <= held && cap < (1u << 30))
+        cap *= 2;
+    return cap;
+}
+
 robotsgate_t *robotsgate_new(const crawl_config_t *cfg, frontier_t *fr, const scope_t *scope)
 {
     robotsgate_t *g = calloc(1, sizeof *g);
-    if (!g || !(g->slot = calloc(ROBOTS_CACHE, sizeof *g->slot)) ||
-        !(g->bucket = malloc(ROBOTS_CACHE * sizeof *g->bucket))) {
+    if (g)
+        g->cap = capacity(cfg);
+    if (!g || !(g->slot = calloc(g->cap, sizeof *g->slot)) ||
+        !(g->bucket = malloc(g->cap * sizeof *g->bucket))) {
         if (g)
             free(g->slot);
         free(g);
         return NULL;
     }
-    for (uint32_t i = 0; i < ROBOTS_CACHE; i++)
+    for (uint32_t i = 0; i < g->cap; i++)
         g->bucket[i] = NONE;
     g->free = NONE;
     g->lru = g->exp[0] = g->exp[1] = g->pending = (list_t){NONE, NONE};
@@ -670,16 +717,6 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
     }
 }
 
-/* The host's delay once its rules are known: --delay, or its Crawl-delay
- * (capped at --max-delay) when larger (as the frontier reckons it). */
-static uint64_t host_delay_ms(const robotsgate_t *g, const robots_t *rules)
-{
-    uint64_t own = rules ? robots_crawl_delay_ms(rules) : 0;
-    if (own > g->cfg->max_delay_ms)
-        own = g->cfg->max_delay_ms;
-    return own > g->cfg->delay_ms ? own : g->cfg->delay_ms;
-}
-
 int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
 {
     rentry_t *e = find(g, b->origin);
@@ -693,6 +730,8 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     /* the host's next request waits its delay after this one (none was
      * made if the guard refused it; "unavailable" retries, fetching nothing) */
     uint64_t d = b->blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
+    if (d > g->cfg->delay_ms) /* a Crawl-delay the claims did not know: one URL waits, */
+        rc = first_error(rc, hand_back(g, e, 1)); /* the others go back */
     if (d && e->nparked) {
         e->hold_until = clock_now_ms() + d + 1;
         g->nheld++;
@@ -702,10 +741,10 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     return rc;
 }
 
-/* Held entries whose delay has passed: settled, their URLs to the ready
- * queue. */
-static void release_held(robotsgate_t *g)
+void robotsgate_release_held(robotsgate_t *g)
 {
+    if (!g->nheld)
+        return;
     uint64_t now = clock_now_ms();
     rentry_t *e = at(g, g->pending.head);
     while (e && g->nheld) {
@@ -721,8 +760,7 @@ static void release_held(robotsgate_t *g)
 
 int robotsgate_poll(robotsgate_t *g)
 {
-    if (g->nheld)
-        release_held(g);
+    robotsgate_release_held(g);
     uint64_t now = clock_now_ms();
     if (!g->nremote || now < g->next_remote_poll_ms)
         return 0;

@@ -91,6 +91,10 @@ int robotsgate_unfetched(robotsgate_t *g, const char *origin);
  * every ROBOTSGATE_POLL_MS, or takes the fetch over if its lock expired.
  * Cheap when nothing is due. */
 int robotsgate_poll(robotsgate_t *g);
+/* URLs held after their robots.txt (the host's delay after the fetch)
+ * whose time has come go to the ready queue.  No Redis: call it every loop
+ * turn, Redis reachable or not (robotsgate_poll calls it too). */
+void robotsgate_release_held(robotsgate_t *g);
 
 /* A parked URL whose rules are known now: 1 with *item (the caller's) and
  * *verdict (never ROBOTSGATE_WAIT), or 0. */

@@ -14,6 +14,7 @@
 #include "bloom.h"
 #include "config.h"
 #include "fixtures.h"
+#include "gate_env.h"
 #include "frontier.h"
 #include "robotsgate.h"
 #include "scope.h"
@@ -23,46 +24,9 @@
 
 /* ---- the robots.txt gate ------------------------------------------------ */
 
-typedef struct gate_env {
-    redisContext *rc;
-    bloom_t *b;
-    frontier_t *f;
-    scope_t *scope;
-    robotsgate_t *g;
-} gate_env_t;
-
-static void gate_open(gate_env_t *w, fx_redis_t *r, const crawl_config_t *cfg)
+static void gate_open(wk_t *w, fx_redis_t *r, const crawl_config_t *cfg)
 {
-    char err[256], bname[256];
-    int berr = 0;
-    memset(w, 0, sizeof *w);
-    w->rc = fx_redis_connect(r);
-    cr_assert_not_null(w->rc);
-    frontier_bloom_name(cfg->crawl, bname, sizeof bname);
-    bloom_params_t bp = {.capacity = 10000, .fp_rate = 0.001};
-    w->b = bloom_open(w->rc, bname, NULL, &berr, err, sizeof err);
-    if (!w->b && berr == CRAWL_ENOTFOUND)
-        w->b = bloom_open(w->rc, bname, &bp, &berr, err, sizeof err);
-    cr_assert_not_null(w->b, "bloom: %s", err);
-    frontier_config_t fc;
-    frontier_config_defaults(&fc);
-    fc.crawl = cfg->crawl;
-    w->f = frontier_open(w->rc, &fc, w->b, err, sizeof err);
-    cr_assert_not_null(w->f, "frontier: %s", err);
-    scope_config_t sc = config_scope(cfg);
-    w->scope = scope_new(&sc, err, sizeof err);
-    cr_assert_not_null(w->scope, "scope: %s", err);
-    w->g = robotsgate_new(cfg, w->f, w->scope);
-    cr_assert_not_null(w->g);
-}
-
-static void gate_close(gate_env_t *w)
-{
-    robotsgate_free(w->g);
-    scope_free(w->scope);
-    frontier_close(w->f);
-    bloom_close(w->b);
-    redisFree(w->rc);
+    wk_open_with(w, r, cfg, NULL);
 }
 
 static frontier_item_t item_at(const char *url)
@@ -127,7 +91,7 @@ Test(review, a_url_of_a_held_origin_parks_on_it_instead_of_dropping_it)
         config_defaults(&cfg);
         cfg.crawl = CRAWL;
         cfg.delay_ms = 300;
-        gate_env_t a;
+        wk_t a;
         gate_open(&a, r, &cfg);
         char origin[64], u1[96], u2[96];
         snprintf(origin, sizeof origin, "http://held%d.example", prefetch);
@@ -163,7 +127,97 @@ Test(review, a_url_of_a_held_origin_parks_on_it_instead_of_dropping_it)
         cr_expect_not(robotsgate_polling(a.g), "prefetch %d: still polling (nheld)", prefetch);
         /* the cache's lists still hold: the origin answers from its rules */
         cr_expect_eq(gate_check(a.g, u1), ROBOTSGATE_ALLOW, "prefetch %d", prefetch);
-        gate_close(&a);
+        wk_close(&a);
     }
+    fx_redis_stop(r);
+}
+
+/* Pending entries are never evicted (each holds a URL), so a thread that
+ * may hold more URLs than ROBOTS_CACHE (16,384) needs more slots: before,
+ * the 16,385th origin parked at once found no slot and its URL was allowed
+ * without any robots.txt check.  --concurrency 80000 over 2 threads:
+ * 40,000 URLs a thread; 20,000 new origins all park. */
+Test(review, a_thread_that_may_hold_more_urls_than_the_cache_parks_every_one, .timeout = 60)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    crawl_config_t cfg;
+    config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.concurrency = 80000;
+    cfg.threads = 2;
+    wk_t a;
+    gate_open(&a, r, &cfg);
+    enum { N = 20000, BATCH = 500 };
+    size_t allowed = 0, parked = 0;
+    frontier_item_t *items = calloc(BATCH, sizeof *items);
+    cr_assert_not_null(items);
+    for (unsigned first = 0; first < N; first += BATCH) {
+        char url[96];
+        for (unsigned i = 0; i < BATCH; i++) {
+            snprintf(url, sizeof url, "http://o%u.example/a", first + i);
+            items[i] = item_at(url);
+        }
+        cr_assert_eq(robotsgate_prefetch(a.g, items, BATCH), 0);
+        for (unsigned i = 0; i < BATCH; i++) {
+            robotsgate_verdict_t v = ROBOTSGATE_ALLOW;
+            cr_assert_eq(robotsgate_check(a.g, &items[i], &v), 0);
+            allowed += v == ROBOTSGATE_ALLOW;
+            parked += v == ROBOTSGATE_WAIT;
+            frontier_item_clear(&items[i]);
+        }
+    }
+    free(items);
+    cr_expect_eq(allowed, 0, "%zu of %u URLs allowed with no robots.txt read", allowed, N);
+    cr_expect_eq(parked, N, "%zu of %u parked", parked, N);
+    cr_expect_eq(robotsgate_parked(a.g), N);
+    wk_close(&a);
+    fx_redis_stop(r);
+}
+
+/* With --delay 0 and --per-host 4 a host's URLs are claimed several at a
+ * time; its robots.txt then says Crawl-delay: 1.  Before, all of them came
+ * out together when the hold ended (two requests at once to a host asking
+ * for one a second); now one waits the delay after the robots.txt and the
+ * others go back to the frontier, which spaces them by the host's delay
+ * (robots_store set it). */
+Test(review, urls_claimed_before_a_crawl_delay_was_known_go_back_but_one)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    crawl_config_t cfg;
+    config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.max_delay_ms = 5000;
+    frontier_config_t fc;
+    frontier_config_defaults(&fc);
+    fc.crawl = CRAWL;
+    fc.delay_ms = 0;
+    fc.per_host = 4;
+    wk_t a;
+    wk_open_with(&a, r, &cfg, &fc);
+    const char *urls[] = {"http://cd.example/1", "http://cd.example/2", "http://cd.example/3"};
+    cr_assert_eq(frontier_seed(a.f, urls, 3, 0, NULL), 0);
+    frontier_item_t items[4];
+    size_t n = 0;
+    frontier_state_t st;
+    cr_assert_eq(frontier_claim(a.f, 4, items, &n, &st, NULL), 0);
+    cr_assert_eq(n, 3, "claimed %zu of the host's 3 URLs at once", n);
+    cr_assert_eq(robotsgate_prefetch(a.g, items, n), 0);
+    for (size_t i = 0; i < n; i++) {
+        robotsgate_verdict_t v = ROBOTSGATE_ALLOW;
+        cr_assert_eq(robotsgate_check(a.g, &items[i], &v), 0);
+        cr_assert_eq(v, ROBOTSGATE_WAIT, "%s not parked", urls[i]);
+    }
+    gate_fetch_one(a.g, "http://cd.example", RULES "Crawl-delay: 1\n");
+    cr_expect_eq(robotsgate_parked(a.g), 1, "%zu URLs wait the Crawl-delay, want 1",
+                 robotsgate_parked(a.g));
+    frontier_stats_t fs;
+    cr_assert_eq(frontier_stats(a.rc, CRAWL, &fs), 0);
+    cr_expect_eq(fs.queued, 2, "%llu URLs back in the queue, want 2",
+                 (unsigned long long)fs.queued);
+    cr_expect_eq(fs.in_flight, 1, "%llu in flight, want 1", (unsigned long long)fs.in_flight);
+    wk_close(&a);
     fx_redis_stop(r);
 }

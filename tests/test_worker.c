@@ -637,3 +637,36 @@ Test(finisher, a_retry_on_the_last_try_is_dead_lettered_and_recorded)
               "records:\n%s", lines ? lines : "");
     free(lines);
 }
+
+/* A robots.txt redirect to the same origin is a second request to that
+ * host: with --delay it waits the delay before its hop starts (the server
+ * sees the two requests at least the delay apart; a lower bound on time
+ * only), without a delay it goes at once. */
+Test(fetch, a_robots_redirect_to_the_same_origin_waits_the_delay)
+{
+    static const uint32_t DELAYS[] = {300, 0};
+    for (size_t c = 0; c < sizeof DELAYS / sizeof *DELAYS; c++) {
+        fx_t x;
+        fx_open(&x, 1, 0);
+        x.cfg.delay_ms = DELAYS[c]; /* the fetch reads its cfg when a hop starts */
+        char loc[128];
+        snprintf(loc, sizeof loc, "%s/robots2.txt", fx_http_base(x.h));
+        fx_http_redirect(x.h, "/robots.txt", 301, loc);
+        fx_http_set(x.h, "/robots2.txt",
+                    &(fx_route_t){.content_type = "text/plain", .body = RULES});
+        cr_assert_eq(fetch_start_robots(x.f, fx_http_base(x.h)), 0);
+        fetch_result_t r;
+        next(&x, &r);
+        cr_assert_eq(r.kind, FETCH_ROBOTS);
+        cr_expect_eq(r.status, 200, "delay %u: the redirect was not followed", DELAYS[c]);
+        cr_expect_str_eq(r.body, RULES);
+        fx_http_req_t *log;
+        size_t n = fx_http_log(x.h, &log);
+        cr_assert_eq(n, 2, "delay %u: %zu requests", DELAYS[c], n);
+        uint64_t gap_ms = (log[1].arrived_us - log[0].arrived_us) / 1000;
+        cr_expect_geq(gap_ms, DELAYS[c], "delay %u: the hop came %llu ms after robots.txt",
+                      DELAYS[c], (unsigned long long)gap_ms);
+        free(log);
+        fx_close(&x);
+    }
+}
