@@ -487,7 +487,7 @@ steady() { # tag target
   thr=$(calc "%d" "$target * 0.9")
   ((${R[inflight-$tag]} >= thr)) || thr=$(calc "%d" "${R[inflight-$tag]} * 0.9")
   R[thr-$tag]=$thr
-  read -r "R[ws-$tag]" "R[we-$tag]" "R[wmean-$tag]" "R[wmed-$tag]" "R[med-$tag]" "R[span-$tag]" < <(
+  read -r "R[ws-$tag]" "R[we-$tag]" "R[wmean-$tag]" "R[wmed-$tag]" "R[med-$tag]" "R[span-$tag]" "R[zero-$tag]" < <(
     awk '{ e = $1 * 1000; s = e - $6 * 1000; printf "%.0f 1\n%.0f 0\n", s, e }' "$log" |
       sort -n -k1,1 -k2,2 | awk -v thr="$thr" '
       function median(h, tot,   k, acc) { # h: in flight -> ms (mawk: no asort)
@@ -498,10 +498,11 @@ steady() { # tag target
         prev = t }
       END {
         for (i = 1; i <= n; i++) { hall[cv[i]] += te[i] - ts[i]; if (cv[i] >= thr) { if (ws == "") ws = ts[i]; we = te[i] } }
+        z = hall[0] + 0 # ms with nothing in flight between the first start and the last end
         if (ws == "") { ws = ts[1]; we = te[n] }
         for (i = 1; i <= n; i++) if (ts[i] >= ws && te[i] <= we) { d = te[i] - ts[i]; area += cv[i] * d; hw[cv[i]] += d }
-        printf "%.0f %.0f %.0f %d %d %.0f\n", ws, we, area / (we > ws ? we - ws : 1), median(hw, we - ws),
-          median(hall, te[n] - ts[1]), te[n] - ts[1] }')
+        printf "%.0f %.0f %.0f %d %d %.0f %.0f\n", ws, we, area / (we > ws ? we - ws : 1), median(hw, we - ws),
+          median(hall, te[n] - ts[1]), te[n] - ts[1], z }')
   R[wreq-$tag]=$(awk -v a="${R[ws-$tag]}" -v b="${R[we-$tag]}" '{ e = $1 * 1000 } e >= a && e <= b { n++ } END { print n + 0 }' "$log")
   read -r "R[wticks-$tag]" "R[wrss-$tag]" < <(awk -v a="${R[ws-$tag]}" -v b="${R[we-$tag]}" '
     function at(x,   i) { # ticks at time x (ms), linear between samples
@@ -551,8 +552,8 @@ scale_report() {
   echo
   echo "Site: $N pages over $SCALE_HOSTS hosts (page i on host i % $SCALE_HOSTS); seeds: pages 0..$((SCALE_SEEDS - 1)) (one per host); \`--max-pages $SCALE_PAGES --per-host $SCALE_PER_HOST --delay 0\`; each run's latency chosen so that in flight / latency = the same request rate."
   echo
-  echo "| in flight asked | latency ms | bound req/s | in flight max | in flight median (whole crawl) | steady window s (of wall s) | in flight mean / median (steady) | requests/s (steady) | of the bound (steady) | requests/s (whole run) | CPU ms/request (steady) | CPU ms/request (whole run) | peak RSS MiB | idle RSS MiB | mean RSS MiB (steady) | KiB per transfer (peak - idle) / max in flight | KiB per transfer, slope from the previous row | open-files warning | pages (nginx log) | check |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
+  echo "| in flight asked | latency ms | bound req/s | in flight max | in flight median (whole crawl) | steady window s (of wall s) | in flight mean / median (steady) | requests/s (steady) | of the bound (steady) | requests/s (whole run) | CPU ms/request (steady) | CPU ms/request (whole run) | peak RSS MiB | idle RSS MiB | mean RSS MiB (steady) | KiB per transfer (peak - idle) / max in flight | KiB per transfer, slope from the previous row | new TCP conns/request | ms with nothing in flight | open-files warning | pages (nginx log) | check |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
   for t in "${RUNS[@]}"; do
     [[ $t = s* ]] || continue
     local idle_t=idle-${R[conc-$t]} wl
@@ -560,7 +561,7 @@ scale_report() {
     kib=$(calc "%.1f" "(${R[rss-$t]} - ${R[rss-$idle_t]}) / (${R[inflight-$t]} > 0 ? ${R[inflight-$t]} : 1)")
     slope="-"
     [ -z "$prev" ] || slope=$(calc "%.1f" "(${R[rss-$t]} - ${R[rss-$prev]}) / (${R[inflight-$t]} - ${R[inflight-$prev]} != 0 ? ${R[inflight-$t]} - ${R[inflight-$prev]} : 1)")
-    echo "| ${R[conc-$t]} | ${R[lat-$t]} | $(bound_rps "$t") | ${R[inflight-$t]} | ${R[med-$t]} | $(calc "%.1f" "$wl") ($(wall "$t")) | ${R[wmean-$t]} / ${R[wmed-$t]} | $(calc "%.0f" "${R[wreq-$t]} / ($wl > 0 ? $wl : 1)") | $(calc "%.0f%%" "${R[wreq-$t]} / ($wl > 0 ? $wl : 1) * 100 / $(bound_rps "$t")") | $(rps "$t") | $(calc "%.3f" "${R[wticks-$t]} / $CLK_TCK * 1000 / (${R[wreq-$t]} > 0 ? ${R[wreq-$t]} : 1)") | $(cpu_req "$t") | $(mib "${R[rss-$t]}") | $(mib "${R[rss-$idle_t]}") | $(mib "${R[wrss-$t]}") | $kib | $slope | $([ "${R[warn-$t]}" = 0 ] && echo no || echo "yes: $(grep -m1 warning "$T/stderr-$t")") | ${R[total-$t]} (${R[distinct-$t]} distinct, ${R[non200-$t]} not 200, ${R[wronghost-$t]} wrong host) + ${R[robots-$t]} robots.txt | ${R[ok-$t]} |"
+    echo "| ${R[conc-$t]} | ${R[lat-$t]} | $(bound_rps "$t") | ${R[inflight-$t]} | ${R[med-$t]} | $(calc "%.1f" "$wl") ($(wall "$t")) | ${R[wmean-$t]} / ${R[wmed-$t]} | $(calc "%.0f" "${R[wreq-$t]} / ($wl > 0 ? $wl : 1)") | $(calc "%.0f%%" "${R[wreq-$t]} / ($wl > 0 ? $wl : 1) * 100 / $(bound_rps "$t")") | $(rps "$t") | $(calc "%.3f" "${R[wticks-$t]} / $CLK_TCK * 1000 / (${R[wreq-$t]} > 0 ? ${R[wreq-$t]} : 1)") | $(cpu_req "$t") | $(mib "${R[rss-$t]}") | $(mib "${R[rss-$idle_t]}") | $(mib "${R[wrss-$t]}") | $kib | $slope | $(calc "%.3f" "${R[newconn-$t]} / (${R[requests-$t]} > 0 ? ${R[requests-$t]} : 1)") | ${R[zero-$t]} | $([ "${R[warn-$t]}" = 0 ] && echo no || echo "yes: $(grep -m1 warning "$T/stderr-$t")") | ${R[total-$t]} (${R[distinct-$t]} distinct, ${R[non200-$t]} not 200, ${R[wronghost-$t]} wrong host) + ${R[robots-$t]} robots.txt | ${R[ok-$t]} |"
     prev=$t
   done
   echo
