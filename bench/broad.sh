@@ -36,6 +36,19 @@
 #                  local DNS server that answers them, see bench/dns.sh) bound over
 #                  /etc/resolv.conf; the machine's resolver config is not touched
 #   SUMMARY=file   also append one line per run: tag requests wall_s cpu_s rss_kib inflight
+#   OPEN_FILES=1000  nginx's open_file_cache max (each page is fetched once: a bigger cache
+#                  only holds descriptors, and past ~20,000 a worker runs out of them)
+# In-flight scaling (issue 15: the loop's CPU must not grow with idle transfers; RSS per
+# transfer in flight), instead of the runs above:
+#   SCALE="100:50 1000:500 10000:5000"  pairs in-flight:latency-ms, one run each, so that
+#                  every run asks for the same requests/s (in flight / latency = 2,000/s)
+#   SCALE_HOSTS=5000 SCALE_PER_HOST=2  the site's hosts (hosts x per-host >= in flight)
+#   SCALE_SEEDS=5000  the first SCALE_SEEDS pages (one per host) are the seeds (the ramp-up
+#                  at 5 s a response is otherwise generations of 10 s: robots.txt, page)
+#   SCALE_PAGES=80000  --max-pages of each run (the seeds included); N is the site's size
+#   The crawler's CPU ticks and RSS are sampled every 0.5 s (/proc); the steady window is
+#   from the first to the last moment nginx serves >= 90% of the in flight asked; requests/s
+#   and CPU per request are given over that window and over the whole run.
 #
 # What it does, all on loopback, no proxy: picks one free port; for each H generates the
 # site with `gen_site DIR N MANIFEST 1 HOSTS` (page i on host i % H, cross-host links
@@ -80,6 +93,12 @@ MD=${MD-bench/broad.md}
 CRAWLER_ARGS=${CRAWLER_ARGS:-}
 KEEP=${KEEP:-0}
 NICE=${NICE:-}
+OPEN_FILES=${OPEN_FILES:-1000}
+SCALE=${SCALE:-}
+SCALE_HOSTS=${SCALE_HOSTS:-5000}
+SCALE_PER_HOST=${SCALE_PER_HOST:-2}
+SCALE_SEEDS=${SCALE_SEEDS:-5000}
+SCALE_PAGES=${SCALE_PAGES:-80000}
 NICE_CMD=()
 die() { echo "broad: $*" >&2; exit 1; }
 if [ -n "$NICE" ]; then
@@ -91,11 +110,20 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
 [[ $N =~ ^[0-9]+$ && $N -ge 30 && $N -le 10000000 ]] || die "N must be an integer in 30..10000000 (got '$N')"
 for v in $HOSTS $CONC "$THREADS" "$PER_HOST" "$LAT" "$DELAY" "$DELAY_HOSTS" "$DELAY_CONC" \
-  "$REF_CONC" "$WGET_TIME" "$TIMEOUT"; do
+  "$REF_CONC" "$WGET_TIME" "$TIMEOUT" "$OPEN_FILES" "$SCALE_HOSTS" "$SCALE_PER_HOST" \
+  "$SCALE_SEEDS" "$SCALE_PAGES"; do
   isnum "$v" || die "not a non-negative integer: '$v'"
 done
 for h in $HOSTS "$DELAY_HOSTS"; do ((h >= 1 && h <= 50000)) || die "a host count must be in 1..50000"; done
 ((THREADS >= 1 && TIMEOUT > 0)) || die "THREADS and TIMEOUT must be positive"
+for p in $SCALE; do
+  [[ $p =~ ^[0-9]+:[0-9]+$ ]] || die "SCALE is a list of in-flight:latency-ms pairs (got '$p')"
+done
+if [ -n "$SCALE" ]; then
+  ((SCALE_HOSTS >= 1 && SCALE_HOSTS <= 50000)) || die "SCALE_HOSTS must be in 1..50000"
+  ((SCALE_SEEDS >= 1 && SCALE_SEEDS <= N && SCALE_PAGES >= SCALE_SEEDS)) ||
+    die "need 1 <= SCALE_SEEDS <= N and SCALE_PAGES >= SCALE_SEEDS"
+fi
 
 # Only loopback traffic: no proxy may capture the crawls (wget and libcurl honour these).
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy ftp_proxy FTP_PROXY
@@ -216,14 +244,14 @@ worker_processes 2;
 worker_rlimit_nofile $NOFILE;
 pid $T/nginx.pid;
 error_log $T/nginx-error.log error;
-events { worker_connections $((NOFILE - h - 64)); }
+events { worker_connections $((NOFILE - OPEN_FILES - 1000)); } # the listeners take slots too
 http {
   types { text/html html; text/css css; application/javascript js; image/png png;
           image/x-icon ico; text/plain txt; }
   default_type application/octet-stream;
   sendfile on; tcp_nopush on; tcp_nodelay on;
   keepalive_timeout 65; keepalive_requests 1000000;
-  open_file_cache max=50000 inactive=120s;
+  open_file_cache max=$OPEN_FILES inactive=120s;
   log_format bench '\$msec \$server_addr \$status \$connection \$connection_requests \$request_time \$remote_addr "\$request"';
 $temps  server {
 $listens    root $T/site-$SITE;
@@ -312,11 +340,33 @@ conc_arg() { # total -> what --concurrency gets
   fi
 }
 
-crawl() { # tag total-conc per-host delay seed-url: one crawl under time, its own Redis
-  local tag=$1 conc=$2 ph=$3 delay=$4 seed=$5 rc=0 c0 n0
+# The crawler's CPU ticks and RSS every 0.5 s while it runs: "epoch-s ticks rss-KiB" lines.
+sampler() { # pid-of-/usr/bin/time file: the crawler is its grandchild (time, timeout, crawler)
+  local tp=$1 f=$2 mid="" cp="" st rest rss pg
+  pg=$(($(getconf PAGESIZE) / 1024))
+  for _ in $(seq 1 250); do
+    mid=$(ps -o pid= --ppid "$tp" | head -1 | tr -d ' ')
+    [ -z "$mid" ] || cp=$(ps -o pid= --ppid "$mid" | head -1 | tr -d ' ')
+    [ -z "$cp" ] || break
+    sleep 0.02
+  done
+  [ -n "$cp" ] || return 0
+  while read -r st 2>/dev/null <"/proc/$cp/stat"; do
+    read -r _ rss rest 2>/dev/null <"/proc/$cp/statm" || break
+    # shellcheck disable=SC2086 # the fields of /proc/PID/stat after "(comm) "
+    set -- ${st##*) }
+    [ "$1" = Z ] && break
+    echo "$EPOCHREALTIME $((${12} + ${13})) $((rss * pg))"
+    sleep 0.5
+  done >"$f"
+}
+
+crawl() { # tag total-conc per-host delay seed-url|@seeds-file [crawler options...]: one crawl
+  local tag=$1 conc=$2 ph=$3 delay=$4 seed=$5 rc=0 c0 n0 tp sp=""
+  shift 5
   start_redis "$tag"
   c0=$(rcpu)
-  printf '%s\n' "$seed" >"$T/seeds-$tag.txt"
+  if [[ $seed = @* ]]; then cp "${seed#@}" "$T/seeds-$tag.txt"; else printf '%s\n' "$seed" >"$T/seeds-$tag.txt"; fi
   R[carg-$tag]=$(conc_arg "$conc")
   n0=$(nginx_ticks)
   # --concurrency: with CONC_PER_THREAD=1 per thread (old meaning), else the total per process
@@ -325,7 +375,16 @@ crawl() { # tag total-conc per-host delay seed-url: one crawl under time, its ow
     "${WRAP[@]}" "$CRAWLER" crawl --redis "redis://127.0.0.1:$REDIS_PORT" --crawl broad \
     --seeds "$T/seeds-$tag.txt" --scope any --allow-private --per-host "$ph" --delay "$delay" \
     --threads "$THREADS" --concurrency "${R[carg-$tag]}" --quiet --out "$T/out-$tag.jsonl" \
-    $CRAWLER_ARGS >"$T/stdout-$tag" 2>"$T/stderr-$tag" || rc=$?
+    "$@" $CRAWLER_ARGS >"$T/stdout-$tag" 2>"$T/stderr-$tag" &
+  tp=$!
+  PIDS+=("$tp")
+  if [ "${SAMPLE:-0}" = 1 ]; then
+    sampler "$tp" "$T/samples-$tag" &
+    sp=$!
+  fi
+  wait "$tp" || rc=$?
+  forget_pid "$tp"
+  [ -z "$sp" ] || wait "$sp" || true
   R[nginxcpu-$tag]=$(awk -v d=$(($(nginx_ticks) - n0)) -v t="$CLK_TCK" 'BEGIN {printf "%.3f", d / t}')
   R[rc-$tag]=$rc
   read -r "R[wall-$tag]" "R[user-$tag]" "R[sys-$tag]" "R[rss-$tag]" < <(tail -1 "$T/time-$tag")
@@ -373,8 +432,8 @@ analyse() { # tag H
       END { printf "%s %s %d %d %d\n", (gp == "" ? "-" : gp), (ga == "" ? "-" : ga), bad, s10, s50 }')
   local ok=yes
   [ "${R[rc-$tag]}" = 0 ] || ok=no
-  [ "${R[distinct-$tag]}" = "$N" ] || ok=no
-  [ "${R[total-$tag]}" = "$N" ] || ok=no
+  [ "${R[distinct-$tag]}" = "${EXPECT:-$N}" ] || ok=no
+  [ "${R[total-$tag]}" = "${EXPECT:-$N}" ] || ok=no
   [ "${R[non200-$tag]}" = 0 ] || ok=no
   [ "${R[wronghost-$tag]}" = 0 ] || ok=no
   R[ok-$tag]=$ok
@@ -418,21 +477,116 @@ run_wget() { # H: wget on the H-host site for WGET_TIME seconds
   R[h-$tag]=$h R[lat-$tag]=$LAT
 }
 
+# ---------------------------------------------------------------- in-flight scaling
+# The steady window of a run: from the first to the last moment nginx serves >= THR requests
+# (THR: 90% of the in flight asked, else of the most reached); over it the time-weighted mean
+# and median in flight, the requests that ended in it, the crawler's CPU ticks (interpolated
+# from the samples) and its mean RSS; over the whole crawl (first start to last end) the median.
+steady() { # tag target
+  local tag=$1 target=$2 log=$T/access-$1.log thr
+  thr=$(calc "%d" "$target * 0.9")
+  ((${R[inflight-$tag]} >= thr)) || thr=$(calc "%d" "${R[inflight-$tag]} * 0.9")
+  R[thr-$tag]=$thr
+  read -r "R[ws-$tag]" "R[we-$tag]" "R[wmean-$tag]" "R[wmed-$tag]" "R[med-$tag]" "R[span-$tag]" "R[zero-$tag]" < <(
+    awk '{ e = $1 * 1000; s = e - $6 * 1000; printf "%.0f 1\n%.0f 0\n", s, e }' "$log" |
+      sort -n -k1,1 -k2,2 | awk -v thr="$thr" '
+      function median(h, tot,   k, acc) { # h: in flight -> ms (mawk: no asort)
+        for (k = 0; k <= m; k++) { acc += h[k]; if (acc * 2 >= tot) return k }
+        return m }
+      { t = $1; if (NR > 1 && t > prev) { n++; ts[n] = prev; te[n] = t; cv[n] = c }
+        if ($2 == 1) { c++; if (c > m) m = c } else c--
+        prev = t }
+      END {
+        for (i = 1; i <= n; i++) { hall[cv[i]] += te[i] - ts[i]; if (cv[i] >= thr) { if (ws == "") ws = ts[i]; we = te[i] } }
+        z = hall[0] + 0 # ms with nothing in flight between the first start and the last end
+        if (ws == "") { ws = ts[1]; we = te[n] }
+        for (i = 1; i <= n; i++) if (ts[i] >= ws && te[i] <= we) { d = te[i] - ts[i]; area += cv[i] * d; hw[cv[i]] += d }
+        printf "%.0f %.0f %.0f %d %d %.0f %.0f\n", ws, we, area / (we > ws ? we - ws : 1), median(hw, we - ws),
+          median(hall, te[n] - ts[1]), te[n] - ts[1], z }')
+  R[wreq-$tag]=$(awk -v a="${R[ws-$tag]}" -v b="${R[we-$tag]}" '{ e = $1 * 1000 } e >= a && e <= b { n++ } END { print n + 0 }' "$log")
+  read -r "R[wticks-$tag]" "R[wrss-$tag]" < <(awk -v a="${R[ws-$tag]}" -v b="${R[we-$tag]}" '
+    function at(x,   i) { # ticks at time x (ms), linear between samples
+      if (x <= t[1]) return k[1]
+      for (i = 2; i <= n; i++) if (t[i] >= x) return k[i - 1] + (k[i] - k[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1])
+      return k[n] }
+    { n++; t[n] = $1 * 1000; k[n] = $2; if (t[n] >= a && t[n] <= b) { rs += $3; rn++ } }
+    END { if (n == 0) { print "0 0"; exit } printf "%.1f %.0f\n", at(b) - at(a), rn ? rs / rn : 0 }' "$T/samples-$tag")
+}
+
+scale_runs() { # the SCALE pairs on the SCALE_HOSTS-host site
+  local h=$SCALE_HOSTS p inf lat i
+  gen 1
+  IDLE_SITE=1
+  for p in $SCALE; do
+    inf=${p%%:*}
+    PER_HOST=$SCALE_PER_HOST idle "idle-$inf" "$inf"
+  done
+  drop_site 1
+  gen "$h"
+  for ((i = 0; i < SCALE_SEEDS; i++)); do # page i lives on host i % h (gen_site)
+    if ((i == 0)); then echo "http://$(sed -n 1p "$T/hosts-$h")/"; else
+      echo "http://$(sed -n "$((i % h + 1))p" "$T/hosts-$h")/s$((i % 20))/p$i.html"; fi
+  done >"$T/scale-seeds"
+  for p in $SCALE; do
+    inf=${p%%:*} lat=${p##*:}
+    local tag=s$inf
+    echo "broad: $tag: $h hosts, $lat ms, $inf in flight asked, --per-host $SCALE_PER_HOST, $SCALE_SEEDS seeds, --max-pages $SCALE_PAGES"
+    SITE=$h start_nginx "$h" "$lat" "$tag"
+    SAMPLE=1 crawl "$tag" "$inf" "$SCALE_PER_HOST" 0 "@$T/scale-seeds" --max-pages "$SCALE_PAGES"
+    stop_nginx
+    EXPECT=$SCALE_PAGES analyse "$tag" "$h"
+    R[h-$tag]=$h R[conc-$tag]=$inf R[ph-$tag]=$SCALE_PER_HOST R[delay-$tag]=0 R[lat-$tag]=$lat
+    R[warn-$tag]=$(grep -c 'warning' "$T/stderr-$tag" || true)
+    RUNS+=("$tag")
+    echo "broad:   ${R[wall-$tag]} s, ${R[total-$tag]} pages, in flight max ${R[inflight-$tag]}, check ${R[ok-$tag]}"
+  done
+}
+
+scale_report() {
+  local t prev="" kib slope
+  echo "# In-flight scaling at a constant request rate"
+  echo
+  echo "Run of $(date -u '+%Y-%m-%d %H:%M UTC'), commit $COMMIT, $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
+  echo "\`SCALE=\"$SCALE\" bash bench/broad.sh $N\` (SCALE_HOSTS=$SCALE_HOSTS SCALE_PER_HOST=$SCALE_PER_HOST SCALE_SEEDS=$SCALE_SEEDS SCALE_PAGES=$SCALE_PAGES THREADS=$THREADS OPEN_FILES=$OPEN_FILES${CRAWLER_ARGS:+ CRAWLER_ARGS=\"$CRAWLER_ARGS\"}; $CARG_NOTE)."
+  echo "Load average (1, 5, 15 min) before the run: $LOAD_BEFORE; after: $(cut -d' ' -f1-3 /proc/loadavg). Open-files limit (hard): $(ulimit -Hn); nginx worker_connections $((NOFILE - OPEN_FILES - 1000)) (the $SCALE_HOSTS listeners included)."
+  echo
+  echo "Site: $N pages over $SCALE_HOSTS hosts (page i on host i % $SCALE_HOSTS); seeds: pages 0..$((SCALE_SEEDS - 1)) (one per host); \`--max-pages $SCALE_PAGES --per-host $SCALE_PER_HOST --delay 0\`; each run's latency chosen so that in flight / latency = the same request rate."
+  echo
+  echo "| in flight asked | latency ms | bound req/s | in flight max | in flight median (whole crawl) | steady window s (of wall s) | in flight mean / median (steady) | requests/s (steady) | of the bound (steady) | requests/s (whole run) | CPU ms/request (steady) | CPU ms/request (whole run) | peak RSS MiB | idle RSS MiB | mean RSS MiB (steady) | KiB per transfer (peak - idle) / max in flight | KiB per transfer, slope from the previous row | new TCP conns/request | ms with nothing in flight | open-files warning | pages (nginx log) | check |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|"
+  for t in "${RUNS[@]}"; do
+    [[ $t = s* ]] || continue
+    local idle_t=idle-${R[conc-$t]} wl
+    wl=$(calc "%.3f" "(${R[we-$t]} - ${R[ws-$t]}) / 1000")
+    kib=$(calc "%.1f" "(${R[rss-$t]} - ${R[rss-$idle_t]}) / (${R[inflight-$t]} > 0 ? ${R[inflight-$t]} : 1)")
+    slope="-"
+    [ -z "$prev" ] || slope=$(calc "%.1f" "(${R[rss-$t]} - ${R[rss-$prev]}) / (${R[inflight-$t]} - ${R[inflight-$prev]} != 0 ? ${R[inflight-$t]} - ${R[inflight-$prev]} : 1)")
+    echo "| ${R[conc-$t]} | ${R[lat-$t]} | $(bound_rps "$t") | ${R[inflight-$t]} | ${R[med-$t]} | $(calc "%.1f" "$wl") ($(wall "$t")) | ${R[wmean-$t]} / ${R[wmed-$t]} | $(calc "%.0f" "${R[wreq-$t]} / ($wl > 0 ? $wl : 1)") | $(calc "%.0f%%" "${R[wreq-$t]} / ($wl > 0 ? $wl : 1) * 100 / $(bound_rps "$t")") | $(rps "$t") | $(calc "%.3f" "${R[wticks-$t]} / $CLK_TCK * 1000 / (${R[wreq-$t]} > 0 ? ${R[wreq-$t]} : 1)") | $(cpu_req "$t") | $(mib "${R[rss-$t]}") | $(mib "${R[rss-$idle_t]}") | $(mib "${R[wrss-$t]}") | $kib | $slope | $(calc "%.3f" "${R[newconn-$t]} / (${R[requests-$t]} > 0 ? ${R[requests-$t]} : 1)") | ${R[zero-$t]} | $([ "${R[warn-$t]}" = 0 ] && echo no || echo "yes: $(grep -m1 warning "$T/stderr-$t")") | ${R[total-$t]} (${R[distinct-$t]} distinct, ${R[non200-$t]} not 200, ${R[wronghost-$t]} wrong host) + ${R[robots-$t]} robots.txt | ${R[ok-$t]} |"
+    prev=$t
+  done
+  echo
+  echo "How to read: in flight is counted from nginx's log (a sweep over [\$msec - \$request_time, \$msec], 1 ms). The steady window runs from the first to the last moment at least 90% of the bound in flight (min(asked, hosts x per-host)) is being served; requests/s (steady) counts the requests that ended in it; CPU (steady) is the crawler's user+sys ticks over it, from /proc samples every 0.5 s, linearly interpolated (10 ms ticks). Whole run: every request over the crawler's wall time, /usr/bin/time's CPU. Idle RSS: an empty crawl (one seed answering 404) with the same --concurrency and --per-host. The slope (RSS_b - RSS_a) / (in flight_b - in flight_a) cancels the fixed costs (the Bloom filter's cache, the robots cache, the libraries)."
+}
+
 # ---------------------------------------------------------------- the runs
 RUNS=() IDLES=()
+if [ -n "$SCALE" ]; then
+  REF=0 HOSTS="" DELAY=0 WGET_TIME=0 CONC=""
+  scale_runs
+fi
 if [ "$REF" = 1 ]; then
   gen 1
   run ref 1 0 "$REF_CONC" 256 0
   RUNS+=(ref)
 fi
-gen 1
+[ -n "$SCALE" ] || gen 1
 IDLE_SITE=1
 for c in $CONC; do
   idle "idle-$c" "$c"
   IDLES+=("idle-$c")
 done
 ((DELAY > 0)) && idle "idle-$DELAY_CONC" "$DELAY_CONC"
-drop_site 1
+[ -n "$SCALE" ] || drop_site 1
 LAST_H=""
 for h in $HOSTS; do
   gen "$h"
@@ -507,6 +661,15 @@ else
 fi
 CARG_NOTE="--concurrency C (the process's total)"
 [ "$CONC_PER_THREAD" = 1 ] && CARG_NOTE="--concurrency C/$THREADS (CONC_PER_THREAD=1: the build reads it per thread)"
+
+if [ -n "$SCALE" ]; then
+  for tag in "${RUNS[@]}"; do steady "$tag" "$(bound_inflight "$tag")"; done
+  scale_report >"$T/report.md"
+  cat "$T/report.md"
+  [ -z "$MD" ] || { cp "$T/report.md" "$MD"; echo "broad: figures written to $MD"; }
+  [ "$STATUS" = 0 ] || echo "broad: CHECK FAILED: a crawl missed or repeated a page (see the check column)" >&2
+  exit "$STATUS"
+fi
 
 row() { # tag
   local t=$1 idle_t=idle-${R[conc-$1]} kib="-" bp
