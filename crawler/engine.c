@@ -70,7 +70,8 @@
 
 #define SEED_REFRESH_MS 5000
 #define ENGINE_CONNECTS_PER_SLOT 4 /* connection cache: per slot of --concurrency ... */
-#define ENGINE_MIN_CONNECTS 64     /* ... at least this a thread */
+#define ENGINE_MIN_CONNECTS 2048   /* ... at least this a thread (a broad crawl's hosts) */
+#define ENGINE_CLAIM_GAP_MS 5      /* a claim of a few free slots at most this often */
 #define ENGINE_FDS_PER_THREAD 16   /* Redis connections, epoll, resolver */
 #define ENGINE_FDS_PROCESS 64      /* outputs, the progress line's Redis, stdio */
 
@@ -355,12 +356,16 @@ static frontier_state_t claim(worker_t *w, uint64_t now)
     size_t room = w->slots > busy ? w->slots - busy : 0;
     if (room > c->claim_batch)
         room = c->claim_batch;
-    /* while at least half the transfers still run, wait until a quarter is
-     * free (or a full batch): fewer, bigger claims (a claim call costs
-     * Redis about as much for one URL as for a dozen) */
+    /* while at least half the transfers still run, claim a few free slots
+     * at most every ENGINE_CLAIM_GAP_MS (a claim call costs Redis about as
+     * much for one URL as for a dozen), a quarter of them or a full batch
+     * at once: waiting for a quarter alone made the transfers run in waves
+     * (the budget half empty between two claims at a fixed latency) */
     if (room == 0 || now < w->claim_after_ms ||
-        (active * 2 >= w->slots && room * 4 < w->slots && room < c->claim_batch))
+        (active * 2 >= w->slots && room * 4 < w->slots && room < c->claim_batch &&
+         now < w->last_claim_ms + ENGINE_CLAIM_GAP_MS))
         return FRONTIER_READY;
+    w->last_claim_ms = now;
     frontier_item_t *items = calloc(room, sizeof *items);
     size_t n = 0;
     frontier_state_t st = FRONTIER_WAIT;
@@ -663,7 +668,7 @@ static size_t connection_budget(const crawl_config_t *cfg)
                 (unsigned long long)rl.rlim_cur);
     uint64_t n = want < have ? want : have;
     n /= cfg->threads;
-    return n < ENGINE_MIN_CONNECTS ? ENGINE_MIN_CONNECTS : (size_t)n;
+    return n ? (size_t)n : 1;
 }
 
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,

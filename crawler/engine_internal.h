@@ -32,7 +32,7 @@ typedef struct worker {
     fetch_t *fetch;
     robotsgate_t *gate;
     finisher_t *fin;
-    uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms;
+    uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms, last_claim_ms;
     uint64_t pages;                 /* finished by this worker, for its heartbeat */
     uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
     int err;                        /* the first error (0: none): the thread stops */
