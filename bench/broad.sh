@@ -168,43 +168,12 @@ NOFILE=$(ulimit -n)
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/broad.XXXXXX")
 chmod 755 "$T" # nginx workers may run as another user
-PIDS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  if [ "$KEEP" = 1 ]; then echo "broad: kept $T"; else rm -rf "$T"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-forget_pid() { # removes $1 from PIDS
-  local keep=() p
-  for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-  PIDS=("${keep[@]}")
-}
-
-port_busy() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
-free_port() { # a port nobody listens on now, on 127.0.0.1 and on 127.1.0.1
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    port_busy 127.0.0.1 "$p" || port_busy 127.1.0.1 "$p" || { echo "$p"; return 0; }
-  done
-  die "no free port found"
-}
-
-ticks_of() { # utime+stime of PID in clock ticks (0 if gone)
-  local f
-  f=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-  f=${f##*) }
-  awk '{print $12 + $13}' <<<"$f"
-}
-CLK_TCK=$(getconf CLK_TCK)
+BENCH_NAME=broad
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 addr_of() { echo "127.1.$(($1 / 200)).$(($1 % 200 + 1))"; } # host k (0-based)
-PORT=$(free_port)
+PORT=$(free_port 127.0.0.1 127.1.0.1)
 
 # ---------------------------------------------------------------- the sites
 gen() { # H: writes $T/site-H (and its hosts file); the port is in every cross-host link
@@ -295,35 +264,6 @@ stop_nginx() { # graceful: the workers flush their access log buffers
 }
 
 # ---------------------------------------------------------------- redis
-start_redis() { # sets REDIS_PORT, REDIS_PID
-  local pid port dir=$T/redis-$1
-  mkdir -p "$dir"
-  for _ in 1 2 3 4 5; do
-    port=$(free_port)
-    "${NICE_CMD[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --maxmemory 2gb --dir "$dir" --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" &
-    pid=$!
-    PIDS+=("$pid")
-    for _ in $(seq 1 50); do
-      if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
-        REDIS_PORT=$port REDIS_PID=$pid
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    forget_pid "$pid"
-  done
-  die "redis-server did not start"
-}
-
-stop_redis() {
-  kill -TERM "$REDIS_PID" 2>/dev/null || true
-  wait "$REDIS_PID" 2>/dev/null || true
-  forget_pid "$REDIS_PID"
-}
 
 rcpu() { redis-cli -p "$REDIS_PORT" info cpu | tr -d '\r' |
   awk -F: '$1 == "used_cpu_user" || $1 == "used_cpu_sys" {s += $2} END {printf "%.6f", s}'; }
@@ -610,7 +550,6 @@ fi
 ((WGET_TIME > 0)) && [ -n "$LAST_H" ] && run_wget "$LAST_H"
 
 # ---------------------------------------------------------------- figures
-calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 STATUS=0
 for tag in "${RUNS[@]}"; do [ "${R[ok-$tag]}" = yes ] || STATUS=1; done
 for tag in "${RUNS[@]}"; do

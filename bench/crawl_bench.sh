@@ -95,44 +95,9 @@ done
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/crawl_bench.XXXXXX")
 chmod 755 "$T" # nginx workers may run as another user
-PIDS=()
-# shellcheck disable=SC2317 # called by the EXIT trap
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do
-    kill -TERM "$p" 2>/dev/null || true
-  done
-  for p in "${PIDS[@]}"; do
-    wait "$p" 2>/dev/null || true
-  done
-  if [ "$KEEP" = 1 ]; then echo "crawl_bench: kept $T"; else rm -rf "$T"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-forget_pid() { # removes $1 from PIDS
-  local keep=() p
-  for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-  PIDS=("${keep[@]}")
-}
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() { # a port nobody listens on now (the caller retries if it loses a race)
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    port_busy "$p" || { echo "$p"; return 0; }
-  done
-  die "no free port found"
-}
-
-ticks_of() { # utime+stime of PID in clock ticks (0 if gone)
-  local f
-  f=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-  f=${f##*) }
-  awk '{print $12 + $13}' <<<"$f"
-}
-CLK_TCK=$(getconf CLK_TCK)
+BENCH_NAME=crawl_bench
+# shellcheck source=bench/lib.sh
+. "$REPO/bench/lib.sh"
 
 # ---------------------------------------------------------------- the sites
 SIZES=("$N")
@@ -186,7 +151,7 @@ start_nginx() {
   local n who pid
   for _ in 1 2 3 4 5; do
     for n in "${SIZES[@]}"; do
-      for who in wget crawler prof; do PORT[$who-$n]=$(free_port); done
+      for who in wget crawler prof; do PORT[$who-$n]=$(free_port 127.0.0.1); done
     done
     nginx_conf >"$T/nginx.conf"
     "${NICE_CMD[@]}" "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" &
@@ -216,35 +181,6 @@ stop_nginx() { # graceful: the workers flush their access log buffers
 }
 
 # ---------------------------------------------------------------- redis
-start_redis() { # sets REDIS_PORT, REDIS_PID
-  local pid port dir=$T/redis-$1
-  mkdir -p "$dir"
-  for _ in 1 2 3 4 5; do
-    port=$(free_port)
-    "${NICE_CMD[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-      --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" &
-    pid=$!
-    PIDS+=("$pid")
-    for _ in $(seq 1 50); do
-      if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
-        REDIS_PORT=$port REDIS_PID=$pid
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    forget_pid "$pid"
-  done
-  die "redis-server did not start"
-}
-
-stop_redis() {
-  kill -TERM "$REDIS_PID" 2>/dev/null || true
-  wait "$REDIS_PID" 2>/dev/null || true
-  forget_pid "$REDIS_PID"
-}
 
 rinfo() { redis-cli -p "$REDIS_PORT" info "$1" | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
 
@@ -373,7 +309,6 @@ for n in "${SIZES[@]}"; do
 done
 
 # ---------------------------------------------------------------- figures
-calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 pps() { calc "%.0f" "$1 / (${R[wall-$2-$1]} > 0 ? ${R[wall-$2-$1]} : 0.01)"; }
 cpu_ms() { calc "%.3f" "(${R[user-$2-$1]} + ${R[sys-$2-$1]}) * 1000 / $1"; }
 rss_mib() { calc "%.1f" "${R[rss-$1-$2]} / 1024"; }
