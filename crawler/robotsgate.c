@@ -1,6 +1,7 @@
 /*
  * robotsgate.c -- robots.txt for every claimed URL, shared across workers
- * (robotsgate.h).
+ * (robotsgate.h); the rule sets' slots, index and lists are in
+ * robotsgate_cache.c.
  *
  * DESIGN: the gate keeps up to ROBOTS_CACHE rule sets of its thread (more
  * when the thread may hold more URLs than that: a slot for every URL it may
@@ -69,225 +70,7 @@
 #include "clock.h"
 #include "parser.h"
 #include "robots.h"
-
-#define ROBOTS_TTL_S 86400    /* cache parsed rules in Redis for 24 h */
-#define ROBOTS_RETRY_TTL_S 60 /* "disallow all for now" lasts at most this */
-#define ROBOTS_CACHE 16384    /* rule sets kept per thread (a power of two) */
-#define LOCAL_TTL_MS 60000    /* ... each for a minute */
-#define NONE UINT32_MAX       /* no slot */
-_Static_assert((ROBOTS_CACHE & (ROBOTS_CACHE - 1)) == 0, "the hash index masks with it");
-
-enum { L_USE, L_EXP };           /* an entry's two list links */
-enum { C_RULES, C_UNAVAILABLE }; /* expiry classes: LOCAL_TTL_MS, unavailable_ttl_s */
-
-typedef struct link {
-    uint32_t prev, next;
-} link_t;
-
-typedef struct list {
-    uint32_t head, tail;
-} list_t;
-
-/* A robots.txt rule set known to this thread, or one being fetched. */
-typedef struct rentry {
-    char *origin;    /* NULL: a free slot */
-    robots_t *rules; /* NULL while pending */
-    uint64_t expires_ms;
-    frontier_item_t *parked; /* URLs waiting for the rules */
-    uint32_t nparked, parked_cap;
-    uint32_t hash, hnext; /* origin's hash; the next slot of its bucket (free: of the free list) */
-    link_t link[2];       /* L_USE: LRU or pending list; L_EXP: its expiry list */
-    uint8_t unavailable;  /* 5xx/unreachable: disallow all for now */
-    uint8_t remote;       /* another worker is fetching it */
-    uint64_t hold_until;  /* held: rules known, parked URLs wait until then (0: not held) */
-} rentry_t;
-
-typedef struct ready {
-    frontier_item_t item;
-    robotsgate_verdict_t verdict;
-} ready_t;
-
-struct robotsgate {
-    const crawl_config_t *cfg;
-    frontier_t *fr; /* borrowed */
-    const scope_t *scope;
-    uint32_t cap;     /* slots: ROBOTS_CACHE, or more for a thread's every slot */
-    rentry_t *slot;   /* cap */
-    uint32_t *bucket; /* cap heads of the hash chains */
-    uint32_t free;    /* the slots freed, chained through hnext */
-    uint32_t fresh;   /* slots [fresh, cap) never used yet */
-    list_t lru;       /* settled entries, most recently used at head */
-    list_t exp[2];    /* settled entries of each class, soonest expiry at head */
-    list_t pending;   /* entries without rules */
-    size_t parked;    /* URLs parked on pending entries */
-    size_t nremote;   /* entries waiting for another worker's robots.txt */
-    size_t nheld;     /* entries held (hold_until) */
-    uint64_t next_remote_poll_ms;
-    char **fetch; /* origins to fetch (a stack) */
-    size_t nfetch, fetch_cap;
-    char *fetch_out; /* the one robotsgate_next_fetch() returned last */
-    ready_t *ready;  /* parked URLs with their verdict, FIFO from ready_head */
-    size_t nready, ready_head, ready_cap;
-};
-
-/* ---- the rule sets of this thread: slots, hash index, lists ---------------------- */
-
-static rentry_t *at(const robotsgate_t *g, uint32_t i)
-{
-    return i == NONE ? NULL : &g->slot[i];
-}
-
-static uint32_t index_of(const robotsgate_t *g, const rentry_t *e)
-{
-    return (uint32_t)(e - g->slot);
-}
-
-static void list_push(robotsgate_t *g, list_t *l, int k, rentry_t *e, int front)
-{
-    uint32_t i = index_of(g, e);
-    link_t *ln = &e->link[k];
-    if (front) {
-        *ln = (link_t){.prev = NONE, .next = l->head};
-        if (l->head != NONE)
-            g->slot[l->head].link[k].prev = i;
-        l->head = i;
-        if (l->tail == NONE)
-            l->tail = i;
-    } else {
-        *ln = (link_t){.prev = l->tail, .next = NONE};
-        if (l->tail != NONE)
-            g->slot[l->tail].link[k].next = i;
-        l->tail = i;
-        if (l->head == NONE)
-            l->head = i;
-    }
-}
-
-static void list_remove(robotsgate_t *g, list_t *l, int k, rentry_t *e)
-{
-    link_t *ln = &e->link[k];
-    if (ln->prev != NONE)
-        g->slot[ln->prev].link[k].next = ln->next;
-    else
-        l->head = ln->next;
-    if (ln->next != NONE)
-        g->slot[ln->next].link[k].prev = ln->prev;
-    else
-        l->tail = ln->prev;
-    *ln = (link_t){NONE, NONE};
-}
-
-/* FNV-1a, 32 bits. */
-static uint32_t hash_of(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-static rentry_t *find(const robotsgate_t *g, const char *origin)
-{
-    uint32_t h = hash_of(origin);
-    for (uint32_t i = g->bucket[h & (g->cap - 1)]; i != NONE; i = g->slot[i].hnext)
-        if (g->slot[i].hash == h && !strcmp(g->slot[i].origin, origin))
-            return &g->slot[i];
-    return NULL;
-}
-
-static void entry_clear(rentry_t *e)
-{
-    free(e->origin);
-    robots_free(e->rules);
-    for (size_t i = 0; i < e->nparked; i++)
-        frontier_item_clear(&e->parked[i]);
-    free(e->parked);
-    memset(e, 0, sizeof *e);
-}
-
-/* Drops a settled entry: out of the index and its lists, its slot freed. */
-static void drop(robotsgate_t *g, rentry_t *e)
-{
-    uint32_t i = index_of(g, e), *p = &g->bucket[e->hash & (g->cap - 1)];
-    while (*p != i)
-        p = &g->slot[*p].hnext;
-    *p = e->hnext;
-    list_remove(g, &g->lru, L_USE, e);
-    list_remove(g, &g->exp[e->unavailable ? C_UNAVAILABLE : C_RULES], L_EXP, e);
-    entry_clear(e);
-    e->hnext = g->free;
-    g->free = i;
-}
-
-/* A slot for a new entry: a free one (one never used first: its page is
- * touched only now), else an expired entry's, else the least recently used
- * settled one's; NONE when every slot is pending.  The slot stays on the
- * free list until add_entry takes it. */
-static uint32_t make_room(robotsgate_t *g)
-{
-    uint64_t now = clock_now_ms();
-    if (g->free == NONE && g->fresh < g->cap) {
-        g->slot[g->fresh].hnext = NONE;
-        g->free = g->fresh++;
-    }
-    rentry_t *victim = NULL;
-    for (int c = 0; g->free == NONE && !victim && c < 2; c++) {
-        rentry_t *e = at(g, g->exp[c].head);
-        if (e && e->expires_ms <= now)
-            victim = e;
-    }
-    if (g->free == NONE && !victim)
-        victim = at(g, g->lru.tail);
-    if (victim)
-        drop(g, victim);
-    return g->free;
-}
-
-/* A new pending entry for origin, or NULL (out of memory, or every slot
- * pending). */
-static rentry_t *add_entry(robotsgate_t *g, const char *origin)
-{
-    uint32_t i = make_room(g);
-    if (i == NONE)
-        return NULL;
-    rentry_t *e = &g->slot[i];
-    char *o = strdup(origin);
-    if (!o)
-        return NULL;
-    g->free = e->hnext;
-    *e = (rentry_t){.origin = o, .hash = hash_of(o), .link = {{NONE, NONE}, {NONE, NONE}}};
-    uint32_t *b = &g->bucket[e->hash & (g->cap - 1)];
-    e->hnext = *b;
-    *b = i;
-    list_push(g, &g->pending, L_USE, e, 1);
-    return e;
-}
-
-/* "Disallow all for now" lasts as long as the first retry backoff. */
-static uint32_t unavailable_ttl_s(const robotsgate_t *g)
-{
-    uint32_t s = g->cfg->backoff_ms / 1000;
-    return s < 1 ? 1 : s > ROBOTS_RETRY_TTL_S ? ROBOTS_RETRY_TTL_S : s;
-}
-
-/* e has its rules now: from the pending list to the settled ones, with its
- * expiry set. */
-static void settle_entry(robotsgate_t *g, rentry_t *e)
-{
-    list_remove(g, &g->pending, L_USE, e);
-    e->expires_ms = clock_now_ms() + (e->unavailable ? unavailable_ttl_s(g) * 1000u : LOCAL_TTL_MS);
-    list_push(g, &g->lru, L_USE, e, 1);
-    list_push(g, &g->exp[e->unavailable ? C_UNAVAILABLE : C_RULES], L_EXP, e, 0);
-}
-
-/* A settled entry was used: to the front of the LRU list. */
-static void touch(robotsgate_t *g, rentry_t *e)
-{
-    if (g->lru.head == index_of(g, e))
-        return;
-    list_remove(g, &g->lru, L_USE, e);
-    list_push(g, &g->lru, L_USE, e, 1);
-}
+#include "robotsgate_internal.h"
 
 /* ---- verdicts, parked URLs ------------------------------------------------------- */
 
@@ -349,7 +132,7 @@ static void settle(robotsgate_t *g, rentry_t *e)
         e->remote = 0;
         g->nremote--;
     }
-    settle_entry(g, e);
+    rg_settle_entry(g, e);
     if (g->ready_head) {
         size_t left = g->nready - g->ready_head;
         memmove(g->ready, g->ready + g->ready_head, left * sizeof *g->ready);
@@ -420,7 +203,7 @@ static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared)
         maps[i] = robots_sitemap(rules, i);
     char *val = shared ? value_of(e, &r.len) : NULL;
     r.val = val;
-    r.ttl_s = e->unavailable ? unavailable_ttl_s(g) : ROBOTS_TTL_S;
+    r.ttl_s = e->unavailable ? rg_unavailable_ttl_s(g) : ROBOTS_TTL_S;
     r.delay_ms = rules ? robots_crawl_delay_ms(rules) : 0;
     r.sitemaps = maps;
     r.nsitemaps = maps ? n : 0;
@@ -541,14 +324,14 @@ static int look(robotsgate_t *g, rentry_t **es, size_t n)
  * the pending list, never settled: no expiry): it is returned as it is. */
 static rentry_t *known(robotsgate_t *g, const char *origin)
 {
-    rentry_t *e = find(g, origin);
+    rentry_t *e = rg_find(g, origin);
     if (!e || !e->rules || e->hold_until)
         return e;
     if (e->expires_ms <= clock_now_ms()) {
-        drop(g, e);
+        rg_drop(g, e);
         return NULL;
     }
-    touch(g, e);
+    rg_touch(g, e);
     return e;
 }
 
@@ -591,7 +374,7 @@ void robotsgate_free(robotsgate_t *g)
         return;
     for (size_t i = 0; i < g->fresh; i++)
         if (g->slot[i].origin)
-            entry_clear(&g->slot[i]);
+            rg_entry_clear(&g->slot[i]);
     free(g->slot);
     free(g->bucket);
     for (size_t i = 0; i < g->nfetch; i++)
@@ -616,7 +399,7 @@ int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
     for (size_t i = 0; i < n; i++) {
         rentry_t *e;
         if (!items[i].url || parser_url_origin(items[i].url, origin, sizeof origin) < 0 ||
-            known(g, origin) || !(e = add_entry(g, origin)))
+            known(g, origin) || !(e = rg_add_entry(g, origin)))
             continue;
         es[k++] = e;
     }
@@ -635,7 +418,7 @@ int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_
         return 0;
     rentry_t *e = known(g, origin);
     if (!e) {
-        if (!(e = add_entry(g, origin)))
+        if (!(e = rg_add_entry(g, origin)))
             return 0; /* out of memory: fetch rather than lose it */
         rc = look(g, &e, 1);
     }
@@ -657,7 +440,7 @@ const char *robotsgate_next_fetch(robotsgate_t *g)
 
 int robotsgate_unfetched(robotsgate_t *g, const char *origin)
 {
-    rentry_t *e = find(g, origin);
+    rentry_t *e = rg_find(g, origin);
     if (!e || e->rules)
         return 0;
     e->rules = robots_allow_all();
@@ -719,7 +502,7 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
 
 int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
 {
-    rentry_t *e = find(g, b->origin);
+    rentry_t *e = rg_find(g, b->origin);
     if (!e || e->rules)
         return 0;
     rules_of(g, e, b);
@@ -746,9 +529,9 @@ void robotsgate_release_held(robotsgate_t *g)
     if (!g->nheld)
         return;
     uint64_t now = clock_now_ms();
-    rentry_t *e = at(g, g->pending.head);
+    rentry_t *e = rg_at(g, g->pending.head);
     while (e && g->nheld) {
-        rentry_t *next = at(g, e->link[L_USE].next);
+        rentry_t *next = rg_at(g, e->link[L_USE].next);
         if (e->hold_until && e->hold_until <= now) {
             e->hold_until = 0;
             g->nheld--;
@@ -769,7 +552,8 @@ int robotsgate_poll(robotsgate_t *g)
     size_t k = 0;
     if (!es)
         return 0; /* out of memory: next time */
-    for (rentry_t *e = at(g, g->pending.head); e && k < g->nremote; e = at(g, e->link[L_USE].next))
+    for (rentry_t *e = rg_at(g, g->pending.head); e && k < g->nremote;
+         e = rg_at(g, e->link[L_USE].next))
         if (e->remote)
             es[k++] = e;
     int rc = look(g, es, k);
@@ -800,7 +584,7 @@ int robotsgate_polling(const robotsgate_t *g)
 
 int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
 {
-    for (rentry_t *e = at(g, g->pending.head); e; e = at(g, e->link[L_USE].next)) {
+    for (rentry_t *e = rg_at(g, g->pending.head); e; e = rg_at(g, e->link[L_USE].next)) {
         if (!e->nparked)
             continue;
         *items = e->parked;
@@ -821,7 +605,7 @@ int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n)
 void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_t *, void *),
                           void *ud)
 {
-    for (const rentry_t *e = at(g, g->pending.head); e; e = at(g, e->link[L_USE].next))
+    for (const rentry_t *e = rg_at(g, g->pending.head); e; e = rg_at(g, e->link[L_USE].next))
         for (size_t j = 0; j < e->nparked; j++)
             fn(&e->parked[j], ud);
     for (size_t i = g->ready_head; i < g->nready; i++)
