@@ -430,9 +430,9 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
            finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0;
 }
 
-/* Sleeps in curl_multi_poll until a transfer needs attention, the next
- * claim is due, or (URLs parked on another worker's robots.txt) the next
- * look in Redis; never spins. */
+/* Sleeps in the event loop (fetch_wait: epoll) until a socket is ready,
+ * the next claim is due, or (URLs parked on another worker's robots.txt,
+ * or held for a host's delay) the next look; never spins. */
 static void wait_for_work(worker_t *w)
 {
     int room = engine_held(w) < w->slots;
