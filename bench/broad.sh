@@ -681,14 +681,6 @@ HEADER="| in flight asked (--concurrency) | bound in flight | in flight (max, ng
   echo "How to read: \"bound in flight\" is min(transfers asked, hosts x per-host); \"bound req/s\" is that / latency (with a delay: also at most hosts / delay). \"in flight (max)\" is the most requests nginx was serving at one moment (a sweep over [\$msec - \$request_time, \$msec] of every logged request, 1 ms resolution). requests/s counts every request of the crawl (pages and robots.txt) over the crawler's wall time (start-up and the crawl's tail included). CPU is the crawler's user+sys (/usr/bin/time); Redis CPU is used_cpu_user+used_cpu_sys (INFO cpu) before/after; nginx CPU is both workers' utime+stime. Idle RSS: an empty crawl (one seed answering 404) with the same options and --concurrency; KiB per transfer = (peak RSS - idle RSS) / in flight (max). New TCP connections: requests with \$connection_requests = 1."
 } >"$T/report.md"
 
-cat "$T/report.md"
-if [ -n "$MD" ]; then
-  if [ -f "$MD" ] && grep -q '^<!-- notes -->$' "$MD"; then
-    { echo; sed -n '/^<!-- notes -->$/,$p' "$MD"; } >>"$T/report.md"
-  fi
-  cp "$T/report.md" "$MD"
-  echo
-  echo "broad: figures written to $MD"
-fi
+publish_report "$MD"
 [ "$STATUS" = 0 ] || echo "broad: CHECK FAILED: a crawl missed or repeated a page, or broke politeness (see the check column and the politeness line)" >&2
 exit "$STATUS"

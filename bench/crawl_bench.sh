@@ -378,15 +378,6 @@ fi
   fi
 } >"$T/report.md"
 
-cat "$T/report.md"
-if [ -n "$MD" ]; then
-  # hand-written notes below the marker line survive a new run
-  if [ -f "$MD" ] && grep -q '^<!-- notes -->$' "$MD"; then
-    { echo; sed -n '/^<!-- notes -->$/,$p' "$MD"; } >>"$T/report.md"
-  fi
-  cp "$T/report.md" "$MD"
-  echo
-  echo "crawl_bench: figures written to $MD"
-fi
+publish_report "$MD"
 [ "$STATUS" = 0 ] || echo "crawl_bench: CHECK FAILED: a crawler did not fetch every page (see the check column)" >&2
 exit "$STATUS"

@@ -77,3 +77,16 @@ stop_redis() {
 }
 
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+
+# MD: prints $T/report.md and, if MD is set, writes it there, keeping the
+# hand-written notes below MD's "<!-- notes -->" line
+publish_report() {
+  cat "$T/report.md"
+  [ -n "$1" ] || return 0
+  if [ -f "$1" ] && grep -q '^<!-- notes -->$' "$1"; then
+    { echo; sed -n '/^<!-- notes -->$/,$p' "$1"; } >>"$T/report.md"
+  fi
+  cp "$T/report.md" "$1"
+  echo
+  echo "$BENCH_NAME: figures written to $1"
+}
