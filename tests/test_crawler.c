@@ -583,3 +583,28 @@ Test(crawler, robots_txt_is_fetched_once_per_host_across_workers, .timeout = 120
     cr_expect_eq(fx_http_hits(s.h, "/no"), 0, "disallowed URL fetched");
     small_stop(&s);
 }
+
+/* --concurrency more than the open-file limit allows (ulimit -n 256, hard
+ * too, so the crawler cannot raise it): a warning naming the limit, and the
+ * crawl still done, every page once. */
+Test(crawler, a_concurrency_past_the_open_file_limit_warns_and_still_crawls, .timeout = 300)
+{
+    small_t s;
+    gen_start(&s);
+    char *argv[] = {"/bin/sh",
+                    "-c",
+                    "ulimit -n 256 && exec \"$0\" \"$@\"",
+                    CRAWL_ARGS(fx_redis_url(s.r), s.seeds, s.out),
+                    "--concurrency",
+                    "5000",
+                    NULL};
+    int rc = fx_run(argv, NULL, s.log, 240000);
+    char *err = fx_read_file(s.log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "--concurrency 5000 needs at least") &&
+                  strstr(err, "the limit is 256 (ulimit -n)"),
+              "no open-files warning: %.2000s", err ? err : "");
+    free(err);
+    assert_site_crawled_once(s.h);
+    small_stop(&s);
+}
