@@ -1,0 +1,148 @@
+/*
+ * claim.c -- claiming URLs (frontier.h: frontier_claim, and its two halves
+ * frontier_claim_start / _ready / _end for a caller that works while Redis
+ * runs the claim).
+ *
+ * DESIGN.  One FCALL of claim.lua (the layout above build_claim) moves up
+ * to FR_MAX_CLAIM entries from the ready hosts' queues into the worker's
+ * lease hash, renews its lease and reclaims expired workers' URLs; the
+ * reply is read into frontier_item_t's whose lease token is
+ * "ORIGIN\tSEQ@WID" (fr_lease_split).  Keys: those of claim.lua (frontier.c
+ * lists the crawl's keys).  A call in flight (frontier_claim_call_t) holds
+ * its arguments until its reply is read, so a NOSCRIPT answer (the library
+ * lost) can load the library and send it again.
+ */
+#include "frontier_internal.h"
+
+#include <ctype.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* ---- claim --------------------------------------------------------------- */
+
+/* Fills one item from an entry "DEPTH TRIES [HOPS ]URL", the origin of the queue
+ * it came from and its lease number: its lease token is "ORIGIN\tSEQ@WORKER"
+ * (fr_lease_split), the first part being its lease's field. */
+static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origin, uint64_t seq,
+                     uint64_t now, frontier_item_t *it)
+{
+    memset(it, 0, sizeof *it);
+    if (e->type != REDIS_REPLY_STRING || origin->type != REDIS_REPLY_STRING ||
+        memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len))
+        return CRAWL_EREPLY;
+    unsigned long d = 0, t = 0, hops = 0;
+    int off = 0;
+    const char *url = e->str;
+    if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0) {
+        url = e->str + off;
+        /* the optional hop field: digits then a space (a URL starts with its scheme) */
+        char *end;
+        if (isdigit((unsigned char)*url) && (hops = strtoul(url, &end, 10), *end == ' '))
+            url = end + 1;
+        else
+            hops = 0;
+    }
+    it->url = strdup(url);
+    size_t ll = origin->len + strlen(f->worker) + 24;
+    it->lease = malloc(ll);
+    if (!it->url || !it->lease) {
+        frontier_item_clear(it);
+        return CRAWL_ENOMEM;
+    }
+    snprintf(it->lease, ll, "%.*s\t%llu@%s", (int)origin->len, origin->str, (unsigned long long)seq,
+             f->worker);
+    it->depth = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+    it->tries = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+    it->hops = hops > UINT32_MAX ? UINT32_MAX : (uint32_t)hops;
+    it->claimed_ms = now;
+    return 0;
+}
+
+/* Reads a claim's reply (the layout above build_claim) into items. */
+static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_item_t *items,
+                       size_t *n, frontier_state_t *state, uint32_t *wait_ms)
+{
+    uint64_t st, now, wait, base, nruns = 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
+        fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
+        fr_reply_u64(r->element[3], &base) || st > 2 ||
+        (r->elements > 4 &&
+         (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
+        return CRAWL_EREPLY;
+    size_t got = r->elements > 4 ? r->elements - 5 - 2 * nruns : 0, i = 0;
+    redisReply *const *runs = r->element + 5 + got; /* (origin, count) pairs */
+    int rc = got <= max ? 0 : CRAWL_EREPLY;
+    for (size_t run = 0; rc == 0 && run < nruns; run++) {
+        uint64_t cnt;
+        if (fr_reply_u64(runs[2 * run + 1], &cnt) || cnt > got - i)
+            rc = CRAWL_EREPLY;
+        for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++)
+            rc = fill_item(f, r->element[5 + i], runs[2 * run], base + i + 1, now, &items[i]);
+    }
+    if (rc == 0 && i != got)
+        rc = CRAWL_EREPLY;
+    if (rc < 0) {
+        for (size_t j = 0; j < i; j++)
+            frontier_item_clear(&items[j]);
+        return rc;
+    }
+    *n = got;
+    *state = got ? FRONTIER_READY : (frontier_state_t)st;
+    if (wait_ms)
+        *wait_ms = got ? 0 : (uint32_t)(wait > 1000 ? 1000 : wait);
+    return 0;
+}
+
+/* The claim call (frontier/lua/claim.lua), KEYS: ready.
+ *   ARGV[1]  P             the crawl's key prefix (keys.h)
+ *   ARGV[2]  worker        the claiming worker's id
+ *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)
+ *   ARGV[4]  per_host      most URLs of one host in flight when its delay is 0
+ *   ARGV[5]  delay_ms      a host's delay d (or its own, hdelay, if longer):
+ *                          d > 0: one URL of the host in flight, claimed d
+ *                          after the previous one ended (finish.lua,
+ *                          retry.lua, release.lua)
+ *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
+ *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
+ * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
+ * when URLs were claimed: nruns, the entries "DEPTH TRIES URL", then nruns
+ * pairs (origin, count): the origins of the entries, run by run.  The i-th
+ * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
+static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+    fa_u64(a, max);
+    fa_u64(a, f->cfg.per_host);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
+    fa_u64(a, f->cfg.lease_ms);
+}
+
+int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
+                   frontier_state_t *state, uint32_t *wait_ms)
+{
+    if (!f || !items || !n || !state || max == 0)
+        return CRAWL_EINVAL;
+    *n = 0;
+    if (max > FR_MAX_CLAIM)
+        max = FR_MAX_CLAIM;
+    fr_args_t a;
+    fa_init(&a);
+    build_claim(f, max, &a);
+    redisReply *r = NULL;
+    int rc = fr_run(f, FR_CLAIM, &a, 1, &r);
+    fa_free(&a);
+    if (rc < 0)
+        return rc;
+    rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r)
+                                      : parse_claim(f, r, max, items, n, state, wait_ms);
+    freeReplyObject(r);
+    /* On ENOMEM the URLs stay leased to us and come back when this worker's
+     * lease expires (it stops claiming: the caller is out of memory). */
+    return rc;
+}
+
