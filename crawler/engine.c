@@ -71,7 +71,6 @@
 #define SEED_REFRESH_MS 5000
 #define ENGINE_CONNECTS_PER_SLOT 4 /* connection cache: per slot of --concurrency ... */
 #define ENGINE_MIN_CONNECTS 2048   /* ... at least this a thread (a broad crawl's hosts) */
-#define ENGINE_CLAIM_GAP_MS 5      /* a claim of a few free slots at most this often */
 #define ENGINE_FDS_PER_THREAD 16   /* Redis connections, epoll, resolver */
 #define ENGINE_FDS_PROCESS 64      /* outputs, the progress line's Redis, stdio */
 
@@ -167,6 +166,8 @@ static int worker_open(worker_t *w)
     fc.bloom_cache_bytes = SIZE_MAX;
     if (!(w->fr = frontier_open(w->rc, &fc, NULL, err, sizeof err)))
         goto fail;
+    if (engine_claim_open(w, err, sizeof err) < 0)
+        goto fail;
     /* the finisher joins the same filter, with the local cache all workers
      * share (what one learnt answers for all) */
     fc.bloom_capacity = 0;
@@ -198,15 +199,17 @@ static void worker_close(worker_t *w)
     robotsgate_free(w->gate);
     fetch_free(w->fetch);
     scope_free(w->scope);
+    engine_claim_close(w);
     frontier_close(w->fr);
     if (w->rc)
         redisFree(w->rc);
 }
 
-/* URLs this worker holds: transfers running and URLs parked on robots.txt. */
+/* URLs this worker holds: transfers running, URLs parked on robots.txt and
+ * the slots of the claim in flight. */
 size_t engine_held(const worker_t *w)
 {
-    return fetch_active(w->fetch) + robotsgate_parked(w->gate);
+    return fetch_active(w->fetch) + robotsgate_parked(w->gate) + engine_claim_asked(w);
 }
 
 void engine_heartbeat(worker_t *w, uint64_t now)
@@ -322,6 +325,16 @@ static void admit(worker_t *w, frontier_item_t *item)
     drain_gate(w);
 }
 
+void engine_admit(worker_t *w, frontier_item_t *items, size_t n)
+{
+    if (n)
+        engine_note(w, robotsgate_prefetch(w->gate, items, n));
+    for (size_t i = 0; i < n; i++) {
+        admit(w, &items[i]);
+        frontier_item_clear(&items[i]);
+    }
+}
+
 static void on_result(worker_t *w, fetch_result_t *r)
 {
     if (r->kind == FETCH_ROBOTS) {
@@ -347,48 +360,6 @@ static void on_result(worker_t *w, fetch_result_t *r)
 }
 
 /* ---- the loop --------------------------------------------------------------------- */
-
-/* Claims what fits; returns the frontier's state. */
-static frontier_state_t claim(worker_t *w, uint64_t now)
-{
-    const crawl_config_t *c = w->e->cfg;
-    size_t busy = engine_held(w), active = fetch_active(w->fetch);
-    size_t room = w->slots > busy ? w->slots - busy : 0;
-    if (room > c->claim_batch)
-        room = c->claim_batch;
-    /* while at least half the transfers still run, claim a few free slots
-     * at most every ENGINE_CLAIM_GAP_MS (a claim call costs Redis about as
-     * much for one URL as for a dozen), a quarter of them or a full batch
-     * at once: waiting for a quarter alone made the transfers run in waves
-     * (the budget half empty between two claims at a fixed latency) */
-    if (room == 0 || now < w->claim_after_ms ||
-        (active * 2 >= w->slots && room * 4 < w->slots && room < c->claim_batch &&
-         now < w->last_claim_ms + ENGINE_CLAIM_GAP_MS))
-        return FRONTIER_READY;
-    w->last_claim_ms = now;
-    frontier_item_t *items = calloc(room, sizeof *items);
-    size_t n = 0;
-    frontier_state_t st = FRONTIER_WAIT;
-    uint32_t wait_ms = 100;
-    int rc = items ? frontier_claim(w->fr, room, items, &n, &st, &wait_ms) : CRAWL_ENOMEM;
-    if (rc < 0) {
-        free(items);
-        engine_note(w, rc);
-        return FRONTIER_WAIT;
-    }
-    if (n)
-        engine_note(w, robotsgate_prefetch(w->gate, items, n));
-    for (size_t i = 0; i < n; i++) {
-        admit(w, &items[i]);
-        frontier_item_clear(&items[i]);
-    }
-    free(items);
-    if (st != FRONTIER_READY)
-        w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
-    else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */
-        w->claim_after_ms = now + 20;
-    return st;
-}
 
 static void handle_completions(worker_t *w)
 {
@@ -435,13 +406,14 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
  * or held for a host's delay) the next look; never spins. */
 static void wait_for_work(worker_t *w)
 {
-    int room = engine_held(w) < w->slots;
+    /* room for a claim, none in flight (its reply wakes us: engine_claim_fd) */
+    int room = engine_held(w) < w->slots && !engine_claim_asked(w);
     int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
     uint64_t t = clock_now_ms();
     int ms;
     if (w->down) { /* the next reconnect try, or a transfer, wakes us */
         ms = w->next_try_ms > t ? (int)(w->next_try_ms - t) : 0;
-        fetch_wait(w->fetch, -1, ms > 100 ? 100 : ms);
+        fetch_wait(w->fetch, NULL, 0, ms > 100 ? 100 : ms);
         return;
     }
     if (finisher_queued(w->fin) && fin_fd < 0)
@@ -454,7 +426,8 @@ static void wait_for_work(worker_t *w)
         ms = 250;
     if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
         ms = ROBOTSGATE_POLL_MS;
-    fetch_wait(w->fetch, fin_fd, ms);
+    int fds[2] = {fin_fd, engine_claim_fd(w)}; /* replies awaited wake us too */
+    fetch_wait(w->fetch, fds, 2, ms);
 }
 
 /* What needs Redis in one loop turn (skipped while it is unreachable). */
@@ -464,8 +437,8 @@ static void talk_to_redis(worker_t *w, uint64_t now, int stop, frontier_state_t 
         engine_heartbeat(w, now);
     if (!w->down && now >= w->next_seed_refresh_ms)
         engine_note(w, refresh_seed_hosts(w));
-    if (!w->down && !stop && !w->err)
-        *st = claim(w, now);
+    if (!w->down && !w->err) /* a claim in flight is taken even when stopping */
+        *st = engine_claim(w, now, *st, !stop);
     if (!w->down)
         engine_note(w, robotsgate_poll(w->gate));
 }
@@ -499,6 +472,9 @@ static void wind_down(worker_t *w)
     }
     if (w->down)
         return; /* nothing reaches Redis: the leases expire and the URLs come back */
+    size_t back = engine_claim_hand_back(w);
+    if (back)
+        atomic_fetch_add(&w->e->released, back);
     release_all(w);
     if (finisher_release(w->fin, &n) == 0 && n)
         atomic_fetch_add(&w->e->released, n);

@@ -26,8 +26,13 @@ typedef struct worker {
     int idx;
     uint32_t slots; /* its share of --concurrency: URLs it may hold at once */
     pthread_t thread;
-    redisContext *rc; /* claims, retries, heartbeats, robots.txt */
+    redisContext *rc; /* retries, heartbeats, robots.txt, hand-backs */
     frontier_t *fr;
+    redisContext *crc; /* claims (engine_claim.c), under fr's worker id */
+    frontier_t *cfr;
+    frontier_claim_call_t *claiming; /* the claim in flight, or NULL ... */
+    frontier_item_t *claim_items;    /* ... its URLs' room ... */
+    size_t claim_max;                /* ... for this many (counted as held) */
     scope_t *scope;
     fetch_t *fetch;
     robotsgate_t *gate;
@@ -68,6 +73,30 @@ void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc);
 void engine_heartbeat(worker_t *w, uint64_t now);
 /* URLs this worker holds: transfers running and URLs parked on robots.txt. */
 size_t engine_held(const worker_t *w);
+
+/* A claimed batch through the robots.txt gate to transfers (engine.c);
+ * the items are cleared (the array is the caller's). */
+void engine_admit(worker_t *w, frontier_item_t *items, size_t n);
+
+/* engine_claim.c: the claims' connection and handle (opened under fr's
+ * worker id; replaces the old ones, dropping a call in flight): 0, or
+ * CRAWL_EREDIS with why in err ... */
+int engine_claim_open(worker_t *w, char *err, size_t errlen);
+/* ... closed (accepts a worker without one) ... */
+void engine_claim_close(worker_t *w);
+/* ... the call in flight forgotten, unread (its connection is lost) ... */
+void engine_claim_drop(worker_t *w);
+/* ... its connection's fd while a call is in flight (to wake the loop), else -1 ... */
+int engine_claim_fd(const worker_t *w);
+/* ... the URLs it asked for (0: none in flight) ... */
+size_t engine_claim_asked(const worker_t *w);
+/* ... one turn: the reply of the call in flight taken if it is all there
+ * (its URLs admitted), and (may_send) the next call sent when one is due
+ * and there is room; returns the frontier's state (st: the last known) ... */
+frontier_state_t engine_claim(worker_t *w, uint64_t now, frontier_state_t st, int may_send);
+/* ... and at the thread's end: the reply of the call in flight waited for
+ * and its URLs handed back (frontier_release); returns how many. */
+size_t engine_claim_hand_back(worker_t *w);
 
 /* engine_redis.c: the thread loses Redis (why: the connection's error) ... */
 void engine_go_down(worker_t *w, const char *why);

@@ -55,6 +55,7 @@ void engine_go_down(worker_t *w, const char *why)
     w->backoff_ms = 100;
     w->next_try_ms = w->down_since_ms + next_backoff(w);
     atomic_fetch_add(&w->e->redis_down, 1);
+    engine_claim_drop(w); /* its reply is lost with the connection: the reconcile hands it back */
     fprintf(stderr,
             "\ncrawler: worker %d: lost its Redis connection (%s); retrying for up to %u s\n",
             w->idx, why, w->e->cfg->redis_retry_max_ms / 1000);
@@ -188,7 +189,10 @@ void engine_reconnect(worker_t *w, uint64_t now)
         return;
     }
     frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, sizeof err) : NULL;
-    if (!fr || finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
+    /* the claims' connection first: a failure after finisher_reconnect
+     * would leave the finisher on a handle closed here */
+    if (!fr || engine_claim_open(w, err, sizeof err) < 0 ||
+        finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
         frontier_close(fr);
         if (rc)
             redisFree(rc);

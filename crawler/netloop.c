@@ -9,8 +9,9 @@
  * for each ready socket, curl_multi_socket_action on its shard, then reaps
  * that shard at once (reap: every CURLMSG_DONE taken out of its multi
  * handle and handed to `done`), so the caller can free a finished
- * transfer's state before the next socket is served.  The caller's fd (the
- * finisher's Redis connection) is in the same set, only to wake the wait.
+ * transfer's state before the next socket is served.  The caller's fds (the
+ * Redis connections a reply is awaited on) are in the same set, only to
+ * wake the wait.
  * Invariants: a socket is in the epoll set exactly while its shard waits on
  * it; timer_at is the shard's next timeout (UINT64_MAX: none).
  */
@@ -40,13 +41,24 @@ typedef struct shard {
 } shard_t;
 
 struct netloop {
-    int ep;       /* epoll over every shard's sockets and the caller's fd */
-    int extra_fd; /* the caller's fd while in ep, else -1 */
+    int ep;                     /* epoll over every shard's sockets and the caller's fds */
+    int extra[NETLOOP_MAX_FDS]; /* the caller's fds in ep ... */
+    size_t nextra;              /* ... this many */
     netloop_done_fn done;
     void *ud;
     unsigned nshards;
     shard_t shard[NETLOOP_MAX_SHARDS];
 };
+
+/* Takes fd out of the caller's fds (its number now is curl's socket). */
+static void forget_extra(netloop_t *l, int fd)
+{
+    for (size_t i = 0; i < l->nextra; i++)
+        if (l->extra[i] == fd) {
+            l->extra[i] = l->extra[--l->nextra];
+            return;
+        }
+}
 
 /* CURLMOPT_SOCKETFUNCTION: what shard ud waits for on socket s.  *sockp (set
  * by curl_multi_assign) says s is in ep already. */
@@ -62,8 +74,7 @@ static int on_socket(CURL *h, curl_socket_t s, int what, void *ud, void *sockp)
     struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
                                        (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
                              .data.u64 = TAG_CURL | (uint64_t)sh->idx << 32 | (uint32_t)s};
-    if (s == l->extra_fd) /* the caller's fd was closed and its number reused */
-        l->extra_fd = -1;
+    forget_extra(l, s); /* a caller's fd was closed and its number reused */
     if (sockp || epoll_ctl(l->ep, EPOLL_CTL_ADD, s, &ev) < 0)
         epoll_ctl(l->ep, EPOLL_CTL_MOD, s, &ev);
     if (!sockp)
@@ -105,7 +116,6 @@ netloop_t *netloop_new(size_t max_connects, netloop_done_fn done, void *ud, char
     }
     l->done = done;
     l->ud = ud;
-    l->extra_fd = -1;
     size_t n = (max_connects + NETLOOP_CONNECTS_PER_SHARD - 1) / NETLOOP_CONNECTS_PER_SHARD;
     l->nshards = n < 1 ? 1 : n > NETLOOP_MAX_SHARDS ? NETLOOP_MAX_SHARDS : (unsigned)n;
     if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
@@ -176,24 +186,26 @@ void netloop_timers(netloop_t *l)
     }
 }
 
-/* Keeps the caller's fd (-1: none) in ep, level-triggered for reading.  It
- * is added again on every call: a connection closed and reopened under the
- * same number left ep on close. */
-static void watch_extra(netloop_t *l, int fd)
+/* Keeps the caller's fds (the ones >= 0 of fds[0..n)) in ep, level-triggered
+ * for reading, and no other.  They are added again on every call: a
+ * connection closed and reopened under the same number left ep on close. */
+static void watch_extra(netloop_t *l, const int *fds, size_t n)
 {
-    if (l->extra_fd >= 0 && l->extra_fd != fd)
-        epoll_ctl(l->ep, EPOLL_CTL_DEL, l->extra_fd, NULL); /* may be closed: no matter */
-    l->extra_fd = -1;
-    if (fd < 0)
-        return;
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_EXTRA | (uint32_t)fd};
-    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno == EEXIST)
-        l->extra_fd = fd;
+    for (size_t i = 0; i < l->nextra; i++)
+        epoll_ctl(l->ep, EPOLL_CTL_DEL, l->extra[i], NULL); /* may be closed: no matter */
+    l->nextra = 0;
+    for (size_t i = 0; i < n && l->nextra < NETLOOP_MAX_FDS; i++) {
+        if (fds[i] < 0)
+            continue;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_EXTRA | (uint32_t)fds[i]};
+        if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fds[i], &ev) == 0 || errno == EEXIST)
+            l->extra[l->nextra++] = fds[i];
+    }
 }
 
-void netloop_wait(netloop_t *l, int fd, int ms)
+void netloop_wait(netloop_t *l, const int *fds, size_t nfds, int ms)
 {
-    watch_extra(l, fd);
+    watch_extra(l, fds, nfds);
     uint64_t now = clock_now_ms(), next = UINT64_MAX;
     for (unsigned i = 0; i < l->nshards; i++)
         if (l->shard[i].timer_at < next)
@@ -207,7 +219,7 @@ void netloop_wait(netloop_t *l, int fd, int ms)
     for (int i = 0; i < n; i++) {
         uint64_t u = ev[i].data.u64;
         if ((u & TAG_MASK) != TAG_CURL || SHARD_OF(u) >= l->nshards)
-            continue; /* the caller's fd: it only wakes us */
+            continue; /* a caller's fd: it only wakes us */
         int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                    (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                    (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);

@@ -22,6 +22,7 @@
 #define NETLOOP_CONNECTS_PER_SHARD 256 /* a shard's connection cache, at most */
 #define NETLOOP_MAX_SHARDS 64
 #define NETLOOP_MAX_EVENTS 256 /* sockets served per epoll_wait */
+#define NETLOOP_MAX_FDS 4      /* the caller's fds a wait watches */
 
 typedef struct netloop netloop_t;
 
@@ -50,8 +51,9 @@ void netloop_remove(netloop_t *l, CURL *h, unsigned shard);
 /* Runs curl's timeouts that are due. */
 void netloop_timers(netloop_t *l);
 /* Serves the sockets that are ready (one epoll_wait), waiting up to ms (0:
- * not at all, capped by curl's next timeout) for one, or for fd (if >= 0)
- * to be readable; then the due timeouts. */
-void netloop_wait(netloop_t *l, int fd, int ms);
+ * not at all, capped by curl's next timeout) for one, or for one of the
+ * fds[0..nfds) that are >= 0 (at most NETLOOP_MAX_FDS) to be readable; then
+ * the due timeouts. */
+void netloop_wait(netloop_t *l, const int *fds, size_t nfds, int ms);
 
 #endif

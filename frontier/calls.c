@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,36 @@ int fr_load(frontier_t *f)
 static int is_noscript(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
+}
+
+int fr_is_noscript(const redisReply *r)
+{
+    return is_noscript(r);
+}
+
+int fr_try_reply(frontier_t *f, redisReply **out)
+{
+    void *r = NULL;
+    *out = NULL;
+    if (redisGetReplyFromReader(f->rc, &r) != REDIS_OK)
+        return CRAWL_EREDIS;
+    if (!r) { /* nothing whole buffered: read once, only if that cannot block */
+        struct pollfd pfd = {.fd = f->rc->fd, .events = POLLIN};
+        int ready = poll(&pfd, 1, 0);
+        if (ready < 0 && errno != EINTR)
+            return CRAWL_EREDIS;
+        if (ready <= 0)
+            return 0;
+        if (redisBufferRead(f->rc) != REDIS_OK || redisGetReplyFromReader(f->rc, &r) != REDIS_OK)
+            return CRAWL_EREDIS;
+        if (!r)
+            return 0;
+    }
+    f->round_trips++;
+    if (!is_noscript(r))
+        note_error(f, r);
+    *out = r;
+    return 1;
 }
 
 /* Sends the calls whose rep[i] is NULL and reads their replies; sets

@@ -122,27 +122,90 @@ static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
     fa_u64(a, f->cfg.lease_ms);
 }
 
+/* A claim sent, its reply not read yet. */
+struct frontier_claim_call {
+    fr_args_t a;   /* the call, kept to send again after a NOSCRIPT */
+    size_t max;    /* URLs asked for */
+    redisReply *r; /* the reply, once frontier_claim_ready saw all of it */
+};
+
+int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!f || !out || max == 0)
+        return CRAWL_EINVAL;
+    frontier_claim_call_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return CRAWL_ENOMEM;
+    c->max = max > FR_MAX_CLAIM ? FR_MAX_CLAIM : max;
+    fa_init(&c->a);
+    build_claim(f, c->max, &c->a);
+    int rc = fr_send(f, FR_CLAIM, &c->a);
+    if (rc < 0) {
+        frontier_claim_drop(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int frontier_claim_ready(frontier_t *f, frontier_claim_call_t *c)
+{
+    if (!f || !c)
+        return CRAWL_EINVAL;
+    return c->r ? 1 : fr_try_reply(f, &c->r);
+}
+
+int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t *items, size_t *n,
+                       frontier_state_t *state, uint32_t *wait_ms)
+{
+    if (n)
+        *n = 0;
+    if (!f || !c || !items || !n || !state) {
+        frontier_claim_drop(c);
+        return CRAWL_EINVAL;
+    }
+    int rc = 0;
+    redisReply *r = c->r;
+    c->r = NULL;
+    if (!r) /* not all there yet: wait for it (reloading the library if need be) */
+        rc = fr_collect(f, FR_CLAIM, &c->a, 1, &r);
+    else if (fr_is_noscript(r)) { /* the library is gone: load it, claim again */
+        freeReplyObject(r);
+        r = NULL;
+        rc = fr_load(f);
+        if (rc == 0)
+            rc = fr_run(f, FR_CLAIM, &c->a, 1, &r);
+    }
+    if (rc == 0) {
+        rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r)
+                                          : parse_claim(f, r, c->max, items, n, state, wait_ms);
+        freeReplyObject(r);
+    }
+    frontier_claim_drop(c);
+    return rc;
+}
+
+void frontier_claim_drop(frontier_claim_call_t *c)
+{
+    if (!c)
+        return;
+    if (c->r)
+        freeReplyObject(c->r);
+    fa_free(&c->a);
+    free(c);
+}
+
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms)
 {
     if (!f || !items || !n || !state || max == 0)
         return CRAWL_EINVAL;
     *n = 0;
-    if (max > FR_MAX_CLAIM)
-        max = FR_MAX_CLAIM;
-    fr_args_t a;
-    fa_init(&a);
-    build_claim(f, max, &a);
-    redisReply *r = NULL;
-    int rc = fr_run(f, FR_CLAIM, &a, 1, &r);
-    fa_free(&a);
-    if (rc < 0)
-        return rc;
-    rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r)
-                                      : parse_claim(f, r, max, items, n, state, wait_ms);
-    freeReplyObject(r);
+    frontier_claim_call_t *c = NULL;
+    int rc = frontier_claim_start(f, max, &c);
     /* On ENOMEM the URLs stay leased to us and come back when this worker's
      * lease expires (it stops claiming: the caller is out of memory). */
-    return rc;
+    return rc < 0 ? rc : frontier_claim_end(f, c, items, n, state, wait_ms);
 }
-

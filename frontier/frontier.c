@@ -488,3 +488,8 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
         fr_wrong_type(f->rc, key, strlen(key), "hash", f->last_error, sizeof f->last_error);
     return rc;
 }
+
+int frontier_fd(const frontier_t *f)
+{
+    return f && f->rc ? f->rc->fd : -1;
+}

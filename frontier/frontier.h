@@ -157,6 +157,32 @@ typedef enum frontier_state {
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms);
 
+/* frontier_claim in two halves, so that the caller serves its transfers
+ * while Redis runs the claim.  _start sends the call (0 and *out, or an
+ * error with nothing sent).  Until _end or _drop, no other command may be
+ * sent on the handle's connection: give the claims a handle and connection
+ * of their own, opened with the same worker_id (frontier_config_t), so the
+ * other handles finish, retry and release what it claimed.  _ready reads
+ * what the connection holds without ever waiting: 1 once the whole reply is
+ * there, 0 not yet, or CRAWL_EREDIS (the connection failed: _drop the call).
+ * _end reads the reply (waiting for the rest if _ready did not say 1), fills
+ * items (room for the max given to _start, capped at 1,000),
+ * returns what frontier_claim would and frees the call, whatever the
+ * outcome.  _drop frees a call without reading it (the connection is to be
+ * closed); what Redis leased for it comes back when the worker's lease
+ * expires, or with frontier_reconcile on the next connection.  Thread:
+ * one call, like its handle, belongs to one thread.  frontier_claim is
+ * _start then _end. */
+typedef struct frontier_claim_call frontier_claim_call_t;
+int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out);
+int frontier_claim_ready(frontier_t *f, frontier_claim_call_t *c);
+int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t *items, size_t *n,
+                       frontier_state_t *state, uint32_t *wait_ms);
+/* Accepts NULL. */
+void frontier_claim_drop(frontier_claim_call_t *c);
+/* The file descriptor of the handle's connection (to wait for a reply). */
+int frontier_fd(const frontier_t *f);
+
 /* What became of one fetched URL. */
 typedef struct frontier_outcome {
     int status;        /* HTTP status, 0 if none */

@@ -131,6 +131,14 @@ int fr_collect(frontier_t *f, int script, fr_args_t *calls, size_t n, struct red
 int fr_run_lease_call(frontier_t *f, int script, fr_args_t *a);
 /* Loads the library (FUNCTION LOAD; "already exists" is fine). */
 int fr_load(frontier_t *f);
+/* The reply of the next call sent with fr_send, if it is all there: reads
+ * what the connection holds (one read(2), only when the socket is readable:
+ * never waits).  1 and *out (caller frees with freeReplyObject; an error
+ * reply's text is kept as fr_collect keeps it), 0 if not whole yet, or
+ * CRAWL_EREDIS.  A NOSCRIPT reply is handed out as it is (fr_is_noscript). */
+int fr_try_reply(frontier_t *f, struct redisReply **out);
+/* 1 if r says the function was not found (the library is gone). */
+int fr_is_noscript(const struct redisReply *r);
 
 /* ---- offering links (offer.c) ------------------------------------------ */
 

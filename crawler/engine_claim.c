@@ -1,0 +1,169 @@
+/*
+ * engine_claim.c -- a worker thread's claims, sent without waiting for
+ * Redis (engine_internal.h).
+ *
+ * DESIGN: the claims go over a Redis connection and frontier handle of
+ * their own (worker.crc, worker.cfr), opened under the worker id of the
+ * thread's main handle (worker.fr), so that the finisher and the main
+ * handle finish, retry and release what was claimed here.  At most one
+ * claim is in flight (worker.claiming, with worker.claim_items, room for
+ * worker.claim_max URLs): engine_claim sends it when the thread has room
+ * and a claim is due, and takes its reply in a later turn of the loop,
+ * once the whole reply is there (frontier_claim_ready reads what the socket
+ * holds, never waits; the loop's epoll_wait watches the connection,
+ * engine_claim_fd); meanwhile the thread serves its transfers.  The URLs of
+ * a reply go through the robots.txt gate (one robots_look for the origins
+ * new to the thread) and on to transfers (engine_admit).
+ * Sizing: the free slots, up to --claim-batch; while at least half the
+ * transfers still run, a claim of a few free slots at most every
+ * ENGINE_CLAIM_GAP_MS (a claim costs Redis about as much for one URL as for
+ * a dozen), of a quarter of the slots or a full batch at once: waiting for
+ * a quarter alone made the transfers run in waves.  Slots asked for by the
+ * claim in flight count as held (engine_held), so a thread never holds more
+ * than its slots.
+ * Lost Redis: the call in flight is dropped with its connection
+ * (engine_claim_drop); its URLs, leased in Redis but never seen here, are
+ * handed back by the reconcile after the reconnect (engine_redis.c), or
+ * come back when the worker's lease expires.
+ * Redis keys: none directly (frontier_claim_start/_end: claim.lua).
+ */
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "clock.h"
+#include "engine_internal.h"
+
+#define ENGINE_CLAIM_GAP_MS 5 /* a claim of a few free slots at most this often */
+
+int engine_claim_open(worker_t *w, char *err, size_t errlen)
+{
+    frontier_config_t fc;
+    engine_frontier_config(w->e->cfg, &fc);
+    fc.worker_id = frontier_worker_id(w->fr); /* its leases are the thread's */
+    fc.bloom_capacity = 0;                    /* join only: claims offer no links */
+    fc.bloom_fp_rate = 0;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    redisContext *rc = rconn_connect(w->e->redis, err, errlen);
+    frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, errlen) : NULL;
+    if (!fr) {
+        if (rc)
+            redisFree(rc);
+        return CRAWL_EREDIS;
+    }
+    engine_claim_close(w);
+    w->crc = rc;
+    w->cfr = fr;
+    return 0;
+}
+
+void engine_claim_drop(worker_t *w)
+{
+    frontier_claim_drop(w->claiming);
+    w->claiming = NULL;
+    free(w->claim_items);
+    w->claim_items = NULL;
+    w->claim_max = 0;
+}
+
+void engine_claim_close(worker_t *w)
+{
+    engine_claim_drop(w);
+    frontier_close(w->cfr);
+    w->cfr = NULL;
+    if (w->crc)
+        redisFree(w->crc);
+    w->crc = NULL;
+}
+
+int engine_claim_fd(const worker_t *w)
+{
+    return w->claiming ? frontier_fd(w->cfr) : -1;
+}
+
+size_t engine_claim_asked(const worker_t *w)
+{
+    return w->claiming ? w->claim_max : 0;
+}
+
+/* Sends a claim if one is due and there is room. */
+static void send_claim(worker_t *w, uint64_t now)
+{
+    const crawl_config_t *c = w->e->cfg;
+    size_t busy = engine_held(w), active = fetch_active(w->fetch);
+    size_t room = w->slots > busy ? w->slots - busy : 0;
+    if (room > c->claim_batch)
+        room = c->claim_batch;
+    if (room == 0 || now < w->claim_after_ms ||
+        (active * 2 >= w->slots && room * 4 < w->slots && room < c->claim_batch &&
+         now < w->last_claim_ms + ENGINE_CLAIM_GAP_MS))
+        return;
+    w->last_claim_ms = now;
+    if (!(w->claim_items = calloc(room, sizeof *w->claim_items))) {
+        engine_note(w, CRAWL_ENOMEM);
+        return;
+    }
+    int rc = frontier_claim_start(w->cfr, room, &w->claiming);
+    if (rc < 0) {
+        engine_claim_drop(w);
+        engine_note(w, rc);
+        return;
+    }
+    w->claim_max = room;
+}
+
+/* The reply of the claim in flight (block: waiting for it if it is not all
+ * there yet): its URLs admitted; returns the frontier's state. */
+static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontier_state_t st)
+{
+    int ready = block ? 1 : frontier_claim_ready(w->cfr, w->claiming);
+    if (ready == 0)
+        return st;
+    size_t n = 0, room = w->claim_max;
+    uint32_t wait_ms = 100;
+    int rc = ready < 0 ? ready : 0;
+    if (rc == 0) {
+        rc = frontier_claim_end(w->cfr, w->claiming, w->claim_items, &n, &st, &wait_ms);
+        w->claiming = NULL; /* ended, whatever the outcome */
+    }
+    frontier_item_t *items = w->claim_items;
+    w->claim_items = NULL;
+    engine_claim_drop(w); /* no call left: the counts reset */
+    if (rc < 0) {
+        free(items);
+        engine_note(w, rc);
+        return FRONTIER_WAIT;
+    }
+    engine_admit(w, items, n);
+    free(items);
+    if (st != FRONTIER_READY)
+        w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
+    else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */
+        w->claim_after_ms = now + 20;
+    return st;
+}
+
+frontier_state_t engine_claim(worker_t *w, uint64_t now, frontier_state_t st, int may_send)
+{
+    if (w->claiming)
+        st = take_claim(w, now, 0, st);
+    if (may_send && !w->claiming && !w->down && !w->err)
+        send_claim(w, now);
+    return w->claiming && st == FRONTIER_DONE ? FRONTIER_WAIT : st;
+}
+
+size_t engine_claim_hand_back(worker_t *w)
+{
+    if (!w->claiming)
+        return 0;
+    size_t n = 0;
+    frontier_state_t st;
+    int rc = frontier_claim_end(w->cfr, w->claiming, w->claim_items, &n, &st, NULL);
+    w->claiming = NULL;
+    size_t back = rc == 0 && n && frontier_release(w->fr, w->claim_items, n) == 0 ? n : 0;
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&w->claim_items[i]);
+    engine_claim_drop(w);
+    return back; /* not handed back: the lease expires, or the reconcile takes them */
+}

@@ -1,0 +1,162 @@
+/* Claims in two halves (frontier_claim_start / _ready / _end / _drop)
+ * against a real redis-server: the reply is taken without ever waiting
+ * (checked with the server stopped by SIGSTOP: a wait would hang the test),
+ * the claim's own handle leases under the main handle's worker id (the
+ * main handle finishes and releases what it claimed), a library lost
+ * between the send and the reply is loaded again, and a call dropped with
+ * its connection is handed back by the reconcile. */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frontier_env.h"
+
+/* A second connection and handle under e's worker id. */
+static frontier_t *claim_handle(env_t *e, redisContext **c)
+{
+    *c = fx_redis_connect(e->r);
+    cr_assert_not_null(*c, "%s", fx_error());
+    frontier_config_t cfg = test_config();
+    cfg.worker_id = frontier_worker_id(e->f);
+    return open_frontier(*c, e->b, &cfg);
+}
+
+/* Polls the call until its reply is all there: at most 5,000 looks 1 ms
+ * apart (a bound on the test, not a verdict). */
+static int ready_within(frontier_t *f, frontier_claim_call_t *call)
+{
+    for (int i = 0; i < 5000; i++) {
+        int r = frontier_claim_ready(f, call);
+        if (r != 0)
+            return r;
+        usleep(1000);
+    }
+    return 0;
+}
+
+static void seed_three(env_t *e)
+{
+    const char *urls[] = {"http://a.test/1", "http://b.test/2", "http://c.test/3"};
+    cr_assert_eq(seed_urls(e->f, urls, 3, 0), 3);
+}
+
+Test(claim, the_reply_is_taken_without_waiting_and_the_main_handle_finishes_it)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    seed_three(&e);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    pid_t pid = fx_redis_pid(e.r);
+    cr_assert_eq(kill(pid, SIGSTOP), 0);
+    frontier_claim_call_t *call = NULL;
+    cr_assert_eq(frontier_claim_start(f2, 10, &call), 0); /* written to the socket */
+    cr_assert_not_null(call);
+    for (int i = 0; i < 20; i++) /* Redis is stopped: nothing can be there */
+        cr_assert_eq(frontier_claim_ready(f2, call), 0, "look %d saw a reply", i);
+    cr_assert_eq(kill(pid, SIGCONT), 0);
+    cr_assert_eq(ready_within(f2, call), 1, "the reply never came");
+    cr_assert_eq(frontier_claim_ready(f2, call), 1, "a second look still says ready");
+    frontier_item_t it[10];
+    size_t n = 0;
+    frontier_state_t st;
+    uint32_t wait_ms = 0;
+    cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, &wait_ms), 0);
+    cr_assert_eq(st, FRONTIER_READY);
+    cr_assert_eq(n, 3);
+    /* leased under the main handle's worker: it finishes one, releases two */
+    finish_one(e.f, &it[0], NULL, 0, NULL, 0);
+    cr_assert_eq(frontier_release(e.f, it + 1, 2), 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.fetched, 1);
+    cr_assert_eq(s.released, 2);
+    cr_assert_eq(s.in_flight, 0);
+    cr_assert_eq(s.queued, 2);
+    frontier_close(f2);
+    redisFree(c2);
+    env_stop(&e);
+}
+
+Test(claim, a_library_lost_before_the_claim_ran_is_loaded_and_the_claim_sent_again)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    seed_three(&e);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    redisReply *r = redisCommand(e.c, "FUNCTION FLUSH");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "FUNCTION FLUSH failed");
+    freeReplyObject(r);
+    frontier_claim_call_t *call = NULL;
+    cr_assert_eq(frontier_claim_start(f2, 10, &call), 0);
+    cr_assert_eq(ready_within(f2, call), 1); /* the NOSCRIPT error reply */
+    frontier_item_t it[10];
+    size_t n = 0;
+    frontier_state_t st;
+    cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, NULL), 0);
+    cr_assert_eq(n, 3, "claimed %zu after loading the library again", n);
+    cr_assert_eq(frontier_release(e.f, it, n), 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    frontier_close(f2);
+    redisFree(c2);
+    env_stop(&e);
+}
+
+Test(claim, a_call_ended_before_its_reply_came_waits_for_it)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    seed_three(&e);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    frontier_claim_call_t *call = NULL;
+    cr_assert_eq(frontier_claim_start(f2, 2, &call), 0);
+    frontier_item_t it[2];
+    size_t n = 0;
+    frontier_state_t st;
+    cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, NULL), 0); /* no _ready first */
+    cr_assert_eq(n, 2, "the max given to _start bounds the claim");
+    cr_assert_eq(frontier_release(e.f, it, n), 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    frontier_close(f2);
+    redisFree(c2);
+    env_stop(&e);
+}
+
+Test(claim, a_call_dropped_with_its_connection_is_handed_back_by_the_reconcile)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    seed_three(&e);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    frontier_claim_call_t *call = NULL;
+    cr_assert_eq(frontier_claim_start(f2, 10, &call), 0);
+    cr_assert_eq(ready_within(f2, call), 1);
+    frontier_claim_drop(call); /* as a worker losing the connection: never read */
+    frontier_close(f2);
+    redisFree(c2);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.in_flight, 3, "Redis leased them");
+    size_t back = 0;
+    cr_assert_eq(frontier_reconcile(e.f, NULL, 0, &back), 0);
+    cr_assert_eq(back, 3);
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
+    cr_assert_eq(s.in_flight, 0);
+    cr_assert_eq(s.queued, 3);
+    env_stop(&e);
+}
