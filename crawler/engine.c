@@ -2,9 +2,11 @@
  * engine.c -- the fetcher threads: their loop, and the calling thread's
  * signals and progress line.
  *
- * DESIGN: each worker thread owns a redisContext for claims, retries,
- * heartbeats and robots.txt (with its frontier_t, which opens the crawl's
- * Bloom filter; the worker id its leases are under), a scope, its share of
+ * DESIGN: each worker thread owns a redisContext for retries, heartbeats,
+ * robots.txt and hand-backs (with its frontier_t, which opens the crawl's
+ * Bloom filter; the worker id its leases are under), one for its claims
+ * (engine_claim.c: sent without waiting, the reply taken when it is all
+ * there), a scope, its share of
  * --concurrency (worker.slots: the URLs it may hold at once, transfers and
  * URLs parked on robots.txt together), and three parts, each with its own
  * state, which only this file drives (they never call one another):
@@ -23,9 +25,10 @@
  * (one mutex per curl lock data type; no other lock is ever held with them).
  * One loop turn:
  *   heartbeat (renews leases, reclaims dead workers' URLs) when due ->
- *   claim a batch if there is room -> each URL through the gate, transfers
- *   started -> the sockets that are ready served (fetch_wait: one
- *   epoll_wait over curl's sockets and the finisher's, then
+ *   the claim in flight taken if its reply is there, each URL through the
+ *   gate, transfers started; the next claim sent if there is room -> the
+ *   sockets that are ready served (fetch_wait: one epoll_wait over curl's
+ *   sockets and the Redis connections a reply is awaited on, then
  *   curl_multi_socket_action for each ready one: a turn costs what is
  *   ready, not what is running) -> results routed -> when the previous
  *   finish batch has answered: its output records, then the pages finished

@@ -58,13 +58,25 @@ int engine_claim_open(worker_t *w, char *err, size_t errlen)
     return 0;
 }
 
+/* Frees the claimed URLs (their leases: the reconcile, or they lapse) and
+ * the counts. */
+static void forget_items(worker_t *w)
+{
+    for (size_t i = 0; w->claim_items && i < w->claim_n; i++)
+        frontier_item_clear(&w->claim_items[i]);
+    free(w->claim_items);
+    w->claim_items = NULL;
+    w->claim_max = w->claim_n = 0;
+}
+
 void engine_claim_drop(worker_t *w)
 {
     frontier_claim_drop(w->claiming);
     w->claiming = NULL;
-    free(w->claim_items);
-    w->claim_items = NULL;
-    w->claim_max = 0;
+    robotsgate_look_t *lk = w->looking;
+    w->looking = NULL;
+    robotsgate_prefetch_drop(w->gate, lk); /* its origins: fetched by us */
+    forget_items(w);
 }
 
 void engine_claim_close(worker_t *w)
@@ -79,12 +91,12 @@ void engine_claim_close(worker_t *w)
 
 int engine_claim_fd(const worker_t *w)
 {
-    return w->claiming ? frontier_fd(w->cfr) : -1;
+    return w->claiming || w->looking ? frontier_fd(w->cfr) : -1;
 }
 
 size_t engine_claim_asked(const worker_t *w)
 {
-    return w->claiming ? w->claim_max : 0;
+    return w->claim_max;
 }
 
 /* Sends a claim if one is due and there is room. */
@@ -113,8 +125,38 @@ static void send_claim(worker_t *w, uint64_t now)
     w->claim_max = room;
 }
 
-/* The reply of the claim in flight (block: waiting for it if it is not all
- * there yet): its URLs admitted; returns the frontier's state. */
+/* The claimed URLs through the gate to transfers, the counts reset. */
+static void admit_items(worker_t *w)
+{
+    frontier_item_t *items = w->claim_items;
+    size_t n = w->claim_n;
+    w->claim_items = NULL;
+    w->claim_max = w->claim_n = 0;
+    engine_admit(w, items, n); /* their origins are known now: no Redis call */
+    free(items);
+}
+
+/* The look of the claimed URLs' origins, if it answered (block: waited for). */
+static void take_look(worker_t *w, int block)
+{
+    int ready = block ? 1 : robotsgate_prefetch_ready(w->looking);
+    if (ready == 0)
+        return;
+    robotsgate_look_t *lk = w->looking;
+    w->looking = NULL;
+    if (ready < 0) { /* the connection failed: the thread goes offline */
+        robotsgate_prefetch_drop(w->gate, lk);
+        engine_note(w, ready);
+    } else {
+        engine_note(w, robotsgate_prefetch_end(w->gate, lk));
+    }
+    admit_items(w);
+}
+
+/* The reply of the claim in flight, if it is all there (block: waited
+ * for): its URLs kept, the look of their new origins sent (on the same
+ * connection) or, when there is none, the URLs admitted at once; returns
+ * the frontier's state. */
 static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontier_state_t st)
 {
     int ready = block ? 1 : frontier_claim_ready(w->cfr, w->claiming);
@@ -127,16 +169,18 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
         rc = frontier_claim_end(w->cfr, w->claiming, w->claim_items, &n, &st, &wait_ms);
         w->claiming = NULL; /* ended, whatever the outcome */
     }
-    frontier_item_t *items = w->claim_items;
-    w->claim_items = NULL;
-    engine_claim_drop(w); /* no call left: the counts reset */
     if (rc < 0) {
-        free(items);
+        engine_claim_drop(w);
         engine_note(w, rc);
         return FRONTIER_WAIT;
     }
-    engine_admit(w, items, n);
-    free(items);
+    w->claim_n = n;
+    w->claim_max = n; /* the slots not filled are free again */
+    engine_note(w, robotsgate_prefetch_start(w->gate, w->cfr, w->claim_items, n, &w->looking));
+    if (!w->looking)
+        admit_items(w);
+    else if (block)
+        take_look(w, 1);
     if (st != FRONTIER_READY)
         w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
     else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */
@@ -146,24 +190,30 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
 
 frontier_state_t engine_claim(worker_t *w, uint64_t now, frontier_state_t st, int may_send)
 {
-    if (w->claiming)
+    if (w->looking)
+        take_look(w, 0);
+    else if (w->claiming)
         st = take_claim(w, now, 0, st);
-    if (may_send && !w->claiming && !w->down && !w->err)
+    if (may_send && !w->claiming && !w->looking && !w->down && !w->err)
         send_claim(w, now);
-    return w->claiming && st == FRONTIER_DONE ? FRONTIER_WAIT : st;
+    return (w->claiming || w->looking) && st == FRONTIER_DONE ? FRONTIER_WAIT : st;
 }
 
 size_t engine_claim_hand_back(worker_t *w)
 {
-    if (!w->claiming)
-        return 0;
-    size_t n = 0;
-    frontier_state_t st;
-    int rc = frontier_claim_end(w->cfr, w->claiming, w->claim_items, &n, &st, NULL);
-    w->claiming = NULL;
-    size_t back = rc == 0 && n && frontier_release(w->fr, w->claim_items, n) == 0 ? n : 0;
-    for (size_t i = 0; i < n; i++)
-        frontier_item_clear(&w->claim_items[i]);
-    engine_claim_drop(w);
+    if (w->claiming) {
+        size_t n = 0;
+        frontier_state_t st;
+        int rc = frontier_claim_end(w->cfr, w->claiming, w->claim_items, &n, &st, NULL);
+        w->claiming = NULL;
+        w->claim_n = rc == 0 ? n : 0;
+    } else if (w->looking) { /* the look's answer does not matter any more */
+        robotsgate_look_t *lk = w->looking;
+        w->looking = NULL;
+        robotsgate_prefetch_end(w->gate, lk);
+    }
+    size_t n = w->claim_n;
+    size_t back = n && frontier_release(w->fr, w->claim_items, n) == 0 ? n : 0;
+    forget_items(w);
     return back; /* not handed back: the lease expires, or the reconcile takes them */
 }

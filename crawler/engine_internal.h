@@ -31,8 +31,10 @@ typedef struct worker {
     redisContext *crc; /* claims (engine_claim.c), under fr's worker id */
     frontier_t *cfr;
     frontier_claim_call_t *claiming; /* the claim in flight, or NULL ... */
-    frontier_item_t *claim_items;    /* ... its URLs' room ... */
-    size_t claim_max;                /* ... for this many (counted as held) */
+    robotsgate_look_t *looking;      /* ... or the robots.txt look of its reply's new origins */
+    frontier_item_t *claim_items;    /* ... the claimed URLs' room ... */
+    size_t claim_max;                /* ... for this many (counted as held) ... */
+    size_t claim_n;                  /* ... and those claimed (looking) */
     scope_t *scope;
     fetch_t *fetch;
     robotsgate_t *gate;

@@ -191,8 +191,13 @@ void netloop_timers(netloop_t *l)
  * connection closed and reopened under the same number left ep on close. */
 static void watch_extra(netloop_t *l, const int *fds, size_t n)
 {
-    for (size_t i = 0; i < l->nextra; i++)
-        epoll_ctl(l->ep, EPOLL_CTL_DEL, l->extra[i], NULL); /* may be closed: no matter */
+    for (size_t i = 0; i < l->nextra; i++) { /* the ones no longer wanted leave */
+        size_t k = 0;
+        while (k < n && fds[k] != l->extra[i])
+            k++;
+        if (k == n)
+            epoll_ctl(l->ep, EPOLL_CTL_DEL, l->extra[i], NULL); /* may be closed: no matter */
+    }
     l->nextra = 0;
     for (size_t i = 0; i < n && l->nextra < NETLOOP_MAX_FDS; i++) {
         if (fds[i] < 0)

@@ -387,26 +387,100 @@ void robotsgate_free(robotsgate_t *g)
     free(g);
 }
 
-int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
+/* A look in flight (robotsgate_prefetch_start): the pending entries es[]
+ * and their looks l[], n of each, sent on fr. */
+struct robotsgate_look {
+    frontier_t *fr;
+    frontier_robots_call_t *call;
+    size_t n;
+    rentry_t **es;
+    frontier_robots_look_t *l;
+};
+
+static void look_free(robotsgate_look_t *lk)
+{
+    free(lk->es);
+    free(lk->l);
+    free(lk);
+}
+
+/* What the look found (err: its outcome), applied to its entries; frees lk.
+ * CRAWL_EREDIS, or 0 (an origin's own failure: we fetch it). */
+static int look_done(robotsgate_t *g, robotsgate_look_t *lk, int err)
+{
+    int rc = err == CRAWL_EREDIS ? err : 0;
+    for (size_t i = 0; i < lk->n; i++)
+        apply_look(g, lk->es[i], &lk->l[i], &rc);
+    look_free(lk);
+    return rc;
+}
+
+int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_item_t *items,
+                              size_t n, robotsgate_look_t **out)
 {
     char origin[4096];
+    *out = NULL;
     if (g->cfg->ignore_robots || n == 0)
         return 0;
-    rentry_t *stack[64], **es = n <= 64 ? stack : calloc(n, sizeof *es);
-    size_t k = 0;
-    if (!es)
+    robotsgate_look_t *lk = calloc(1, sizeof *lk);
+    if (!lk || !(lk->es = calloc(n, sizeof *lk->es)) || !(lk->l = calloc(n, sizeof *lk->l))) {
+        if (lk)
+            look_free(lk);
         return 0; /* out of memory: robotsgate_check looks them up one by one */
+    }
+    lk->fr = fr;
     for (size_t i = 0; i < n; i++) {
         rentry_t *e;
         if (!items[i].url || parser_url_origin(items[i].url, origin, sizeof origin) < 0 ||
             known(g, origin) || !(e = rg_add_entry(g, origin)))
             continue;
-        es[k++] = e;
+        lk->l[lk->n].origin = e->origin;
+        lk->es[lk->n++] = e;
     }
-    int rc = k ? look(g, es, k) : 0;
-    if (es != stack)
-        free(es);
-    return rc;
+    if (lk->n == 0) {
+        look_free(lk);
+        return 0;
+    }
+    int rc = frontier_robots_look_start(fr, lk->l, lk->n, lock_ms(g), &lk->call);
+    if (rc < 0) { /* nothing sent: as a failed look, we fetch them */
+        for (size_t i = 0; i < lk->n; i++)
+            lk->l[i] = (frontier_robots_look_t){
+                .origin = lk->es[i]->origin, .found = FRONTIER_ROBOTS_HELD, .err = rc};
+        return look_done(g, lk, rc);
+    }
+    *out = lk;
+    return 0;
+}
+
+int robotsgate_prefetch_ready(robotsgate_look_t *lk)
+{
+    return frontier_robots_look_ready(lk->fr, lk->call);
+}
+
+int robotsgate_prefetch_end(robotsgate_t *g, robotsgate_look_t *lk)
+{
+    int err = frontier_robots_look_end(lk->fr, lk->call);
+    return look_done(g, lk, err);
+}
+
+void robotsgate_prefetch_drop(robotsgate_t *g, robotsgate_look_t *lk)
+{
+    if (!lk)
+        return;
+    frontier_robots_look_drop(lk->call);
+    for (size_t i = 0; i < lk->n; i++) {
+        free(lk->l[i].val);
+        lk->l[i] = (frontier_robots_look_t){
+            .origin = lk->es[i]->origin, .found = FRONTIER_ROBOTS_HELD, .err = CRAWL_EREDIS};
+    }
+    look_done(g, lk, 0); /* nothing known: as after a failed look, we fetch them */
+}
+
+int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
+{
+    robotsgate_look_t *lk = NULL;
+    int rc = robotsgate_prefetch_start(g, g->fr, items, n, &lk);
+    return lk ? robotsgate_prefetch_end(g, lk) : rc;
 }
 
 int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict)

@@ -71,6 +71,24 @@ void robotsgate_free(robotsgate_t *g);
  * Optional (robotsgate_check looks up an unknown origin itself, one round
  * trip each).  items are only read.  Errors as robotsgate_check's. */
 int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n);
+/* robotsgate_prefetch in halves, so that the thread serves its transfers
+ * while Redis answers: _start sends the look on fr (borrowed: a handle
+ * whose connection carries nothing else until _end or _drop, e.g. the
+ * claims'; not the gate's own) and sets *out, or leaves *out NULL when no
+ * origin is new to the thread (or memory is short: robotsgate_check looks
+ * them up one by one).  Until the look ends, a URL of one of its origins
+ * that reaches robotsgate_check is parked.  _ready: 1 once the replies are
+ * all there, 0 not yet, CRAWL_EREDIS (never waits).  _end applies them
+ * (waiting for what is missing) and frees the look; errors as
+ * robotsgate_check's.  _drop frees a look unread (its connection is lost):
+ * nothing is known of its origins, so they are fetched, as after a failed
+ * look.  Accepts NULL. */
+typedef struct robotsgate_look robotsgate_look_t;
+int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_item_t *items,
+                              size_t n, robotsgate_look_t **out);
+int robotsgate_prefetch_ready(robotsgate_look_t *l);
+int robotsgate_prefetch_end(robotsgate_t *g, robotsgate_look_t *l);
+void robotsgate_prefetch_drop(robotsgate_t *g, robotsgate_look_t *l);
 
 /* The verdict for a claimed URL (no Redis call when its origin is known to
  * the thread: prefetched, or seen within the last minute).  On

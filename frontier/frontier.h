@@ -355,6 +355,23 @@ typedef struct frontier_robots_look {
  * it).  Returns 0, the first origin's err, or CRAWL_EREDIS / CRAWL_ENOMEM
  * (then every err is set and nothing is known; locks may have been taken). */
 int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms);
+/* frontier_robots_look in halves, so that the caller works while Redis
+ * runs it (as frontier_claim_start and the rest): _start checks and sends
+ * the calls (0 and *out; *out NULL when n is 0; or an error with nothing
+ * sent); looks[] must stay valid until _end, and no other command may be
+ * sent on the handle's connection meanwhile.  _ready reads what the
+ * connection holds without waiting: 1 once every reply is there (or the
+ * sending failed: _end says how), 0 not yet, CRAWL_EREDIS.  _end reads what
+ * is left (waiting for it), fills looks[] and returns what
+ * frontier_robots_look would; it frees the call.  _drop frees a call unread
+ * (its connection is to be closed; the locks it took lapse after lock_ms).
+ * Accepts NULL. */
+typedef struct frontier_robots_call frontier_robots_call_t;
+int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, size_t n,
+                               uint32_t lock_ms, frontier_robots_call_t **out);
+int frontier_robots_look_ready(frontier_t *f, frontier_robots_call_t *c);
+int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c);
+void frontier_robots_look_drop(frontier_robots_call_t *c);
 
 /* What a worker's robots.txt fetch gave, for frontier_robots_store. */
 typedef struct frontier_robots_result {

@@ -297,22 +297,18 @@ static int read_looks(const redisReply *r, frontier_robots_look_t *o, size_t n)
     return 0;
 }
 
-/* Runs the looks of o[0..n) in calls of `per` origins, pipelined: 0, or
- * CRAWL_EREDIS / CRAWL_ENOMEM (nothing read).  A call of several origins
- * that Redis refused (a key of another type: nothing written) runs again as
- * one call per origin (pipelined), so that only the bad origin fails; a
- * refused single-origin call leaves its error in err. */
 static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
-                     uint32_t lock_ms)
+                     uint32_t lock_ms);
+
+/* Reads the replies rep[0..ncalls) of the calls that carried o[0..n), `per`
+ * origins each.  A call of several origins that Redis refused (a key of
+ * another type: nothing written) runs again as one call per origin
+ * (pipelined), so that only the bad origin fails; a refused single-origin
+ * call leaves its error in err.  0, or CRAWL_EREDIS / CRAWL_ENOMEM. */
+static int read_calls(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
+                      uint32_t lock_ms, redisReply **rep, size_t ncalls)
 {
-    size_t ncalls = (n + per - 1) / per;
-    fr_args_t *calls = calloc(ncalls, sizeof *calls);
-    redisReply **rep = calloc(ncalls, sizeof *rep);
-    int rc = calls && rep ? 0 : CRAWL_ENOMEM;
-    for (size_t c = 0; rc == 0 && c < ncalls; c++)
-        build_look(f, o + c * per, c + 1 < ncalls ? per : n - c * per, lock_ms, &calls[c]);
-    if (rc == 0)
-        rc = fr_run(f, FR_ROBOTS_LOOK, calls, ncalls, rep);
+    int rc = 0;
     for (size_t c = 0; rc == 0 && c < ncalls; c++) {
         size_t at = c * per, k = c + 1 < ncalls ? per : n - at;
         int err = read_looks(rep[c], o + at, k);
@@ -321,17 +317,81 @@ static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t 
         for (size_t i = 0; err < 0 && k == 1 && i < k; i++)
             o[at + i].err = err;
     }
-    for (size_t c = 0; calls && rep && c < ncalls; c++) {
-        if (rep[c])
-            freeReplyObject(rep[c]);
-        fa_free(&calls[c]);
-    }
-    free(calls);
-    free(rep);
     return rc;
 }
 
-int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms)
+/* The calls of a look: o[0..n) in calls of `per` origins. */
+struct frontier_robots_call {
+    frontier_robots_look_t *o;
+    size_t n, per, ncalls;
+    size_t got; /* replies taken by frontier_robots_look_ready: rep[0..got) */
+    uint32_t lock_ms;
+    int rc; /* a send that failed (CRAWL_EREDIS: answered by _end) */
+    fr_args_t *calls;
+    redisReply **rep;
+};
+
+void frontier_robots_look_drop(frontier_robots_call_t *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->ncalls; i++) {
+        if (c->rep && c->rep[i])
+            freeReplyObject(c->rep[i]);
+        if (c->calls)
+            fa_free(&c->calls[i]);
+    }
+    free(c->calls);
+    free(c->rep);
+    free(c);
+}
+
+/* The calls for o[0..n), built (and sent: send); NULL when out of memory. */
+static frontier_robots_call_t *new_call(frontier_t *f, frontier_robots_look_t *o, size_t n,
+                                        size_t per, uint32_t lock_ms, int send)
+{
+    frontier_robots_call_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = (frontier_robots_call_t){
+        .o = o, .n = n, .per = per, .ncalls = (n + per - 1) / per, .lock_ms = lock_ms};
+    c->calls = calloc(c->ncalls, sizeof *c->calls);
+    c->rep = calloc(c->ncalls, sizeof *c->rep);
+    if (!c->calls || !c->rep) {
+        frontier_robots_look_drop(c);
+        return NULL;
+    }
+    int oom = 0;
+    for (size_t i = 0; i < c->ncalls; i++) {
+        build_look(f, o + i * per, i + 1 < c->ncalls ? per : n - i * per, lock_ms, &c->calls[i]);
+        oom |= c->calls[i].oom;
+    }
+    if (oom && send) { /* before any is sent: then only a lost connection fails a send */
+        frontier_robots_look_drop(c);
+        return NULL;
+    }
+    for (size_t i = 0; send && c->rc == 0 && i < c->ncalls; i++)
+        c->rc = fr_send(f, FR_ROBOTS_LOOK, &c->calls[i]);
+    return c;
+}
+
+/* Runs the looks of o[0..n) in calls of `per` origins, pipelined and waited
+ * for: 0, or CRAWL_EREDIS / CRAWL_ENOMEM (nothing read). */
+static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
+                     uint32_t lock_ms)
+{
+    frontier_robots_call_t *c = new_call(f, o, n, per, lock_ms, 0);
+    if (!c)
+        return CRAWL_ENOMEM;
+    int rc = fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
+    if (rc == 0)
+        rc = read_calls(f, o, n, per, lock_ms, c->rep, c->ncalls);
+    frontier_robots_look_drop(c);
+    return rc;
+}
+
+static int check_looks(const frontier_t *f, frontier_robots_look_t *looks, size_t n,
+                       uint32_t lock_ms)
 {
     if (!f || (n && !looks) || lock_ms == 0)
         return CRAWL_EINVAL;
@@ -341,11 +401,16 @@ int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n,
     for (size_t i = 0; i < n; i++)
         looks[i] =
             (frontier_robots_look_t){.origin = looks[i].origin, .found = FRONTIER_ROBOTS_HELD};
-    if (n == 0)
-        return 0;
-    int rc = run_looks(f, looks, n, FR_ROBOTS_LOOK_MAX, lock_ms), first = 0;
+    return 0;
+}
+
+/* The result of a look whose calls gave rc: after a failure nothing is
+ * known (every origin HELD, with err rc).  Returns the first origin's err. */
+static int look_result(frontier_robots_look_t *looks, size_t n, int rc)
+{
+    int first = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rc < 0) { /* nothing is known */
+        if (rc < 0) {
             free(looks[i].val);
             looks[i] = (frontier_robots_look_t){
                 .origin = looks[i].origin, .found = FRONTIER_ROBOTS_HELD, .err = rc};
@@ -354,6 +419,73 @@ int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n,
             first = looks[i].err;
     }
     return first;
+}
+
+int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms)
+{
+    int rc = check_looks(f, looks, n, lock_ms);
+    if (rc < 0 || n == 0)
+        return rc;
+    return look_result(looks, n, run_looks(f, looks, n, FR_ROBOTS_LOOK_MAX, lock_ms));
+}
+
+int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, size_t n,
+                               uint32_t lock_ms, frontier_robots_call_t **out)
+{
+    if (out)
+        *out = NULL;
+    int rc = out ? check_looks(f, looks, n, lock_ms) : CRAWL_EINVAL;
+    if (rc < 0 || n == 0)
+        return rc;
+    frontier_robots_call_t *c = new_call(f, looks, n, FR_ROBOTS_LOOK_MAX, lock_ms, 1);
+    if (!c)
+        return CRAWL_ENOMEM;
+    *out = c; /* a send that failed (connection lost) is answered by _end */
+    return 0;
+}
+
+int frontier_robots_look_ready(frontier_t *f, frontier_robots_call_t *c)
+{
+    if (!f || !c)
+        return CRAWL_EINVAL;
+    if (c->rc < 0)
+        return 1; /* _end answers it */
+    while (c->got < c->ncalls) {
+        int r = fr_try_reply(f, &c->rep[c->got]);
+        if (r <= 0)
+            return r;
+        c->got++;
+    }
+    return 1;
+}
+
+int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c)
+{
+    if (!f || !c) {
+        frontier_robots_look_drop(c);
+        return CRAWL_EINVAL;
+    }
+    int rc = c->rc;
+    if (rc == 0 && c->got < c->ncalls) /* the rest, waited for */
+        rc = fr_collect(f, FR_ROBOTS_LOOK, c->calls + c->got, c->ncalls - c->got, c->rep + c->got);
+    int lost = 0; /* a reply taken early said the library is gone */
+    for (size_t i = 0; rc == 0 && i < c->got; i++)
+        lost |= fr_is_noscript(c->rep[i]);
+    if (rc == 0 && lost) { /* load it and send them all again */
+        for (size_t i = 0; i < c->ncalls; i++) {
+            if (c->rep[i])
+                freeReplyObject(c->rep[i]);
+            c->rep[i] = NULL;
+        }
+        rc = fr_load(f);
+        if (rc == 0)
+            rc = fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
+    }
+    if (rc == 0)
+        rc = read_calls(f, c->o, c->n, c->per, c->lock_ms, c->rep, c->ncalls);
+    rc = look_result(c->o, c->n, rc);
+    frontier_robots_look_drop(c);
+    return rc;
 }
 
 /* The robots_store call (frontier/lua/robots_store.lua), KEYS: ready.
