@@ -1,4 +1,5 @@
-/* Claims in two halves (frontier_claim_start / _ready / _end / _drop)
+/* Claims and robots.txt looks in two halves (frontier_claim_start / _ready
+ * / _end / _drop, frontier_robots_look_start and the rest)
  * against a real redis-server: the reply is taken without ever waiting
  * (checked with the server stopped by SIGSTOP: a wait would hang the test),
  * the claim's own handle leases under the main handle's worker id (the
@@ -158,5 +159,72 @@ Test(claim, a_call_dropped_with_its_connection_is_handed_back_by_the_reconcile)
     cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
     cr_assert_eq(s.in_flight, 0);
     cr_assert_eq(s.queued, 3);
+    env_stop(&e);
+}
+
+/* The robots.txt look in halves, on the claims' handle: a stored value,
+ * a lock won, a lock held by another caller, without ever waiting. */
+Test(claim, a_robots_look_in_halves_finds_stored_won_and_held_without_waiting)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    frontier_robots_look_t first[2] = {{.origin = "http://a.test"}, {.origin = "http://c.test"}};
+    cr_assert_eq(frontier_robots_look(e.f, first, 2, 60000), 0);
+    cr_assert_eq(first[0].found, FRONTIER_ROBOTS_WON);
+    cr_assert_eq(first[1].found, FRONTIER_ROBOTS_WON); /* c.test stays locked */
+    frontier_robots_result_t res = {
+        .origin = "http://a.test", .val = "Rrules", .len = 6, .ttl_s = 60};
+    cr_assert_eq(frontier_robots_store(e.f, &res), 0);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    pid_t pid = fx_redis_pid(e.r);
+    frontier_robots_look_t l[3] = {
+        {.origin = "http://a.test"}, {.origin = "http://b.test"}, {.origin = "http://c.test"}};
+    frontier_robots_call_t *call = NULL;
+    cr_assert_eq(kill(pid, SIGSTOP), 0);
+    cr_assert_eq(frontier_robots_look_start(f2, l, 3, 60000, &call), 0);
+    cr_assert_not_null(call);
+    for (int i = 0; i < 20; i++)
+        cr_assert_eq(frontier_robots_look_ready(f2, call), 0, "look %d saw a reply", i);
+    cr_assert_eq(kill(pid, SIGCONT), 0);
+    int ready = 0;
+    for (int i = 0; i < 5000 && ready == 0; i++, usleep(1000))
+        ready = frontier_robots_look_ready(f2, call);
+    cr_assert_eq(ready, 1, "the reply never came");
+    cr_assert_eq(frontier_robots_look_end(f2, call), 0);
+    cr_assert_eq(l[0].found, FRONTIER_ROBOTS_STORED);
+    cr_assert_eq(l[0].len, 6);
+    cr_assert_str_eq(l[0].val, "Rrules");
+    cr_assert_eq(l[1].found, FRONTIER_ROBOTS_WON);
+    cr_assert_eq(l[2].found, FRONTIER_ROBOTS_HELD);
+    free(l[0].val);
+    frontier_close(f2);
+    redisFree(c2);
+    env_stop(&e);
+}
+
+Test(claim, a_robots_look_whose_library_was_lost_is_sent_again)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    redisReply *r = redisCommand(e.c, "FUNCTION FLUSH");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "FUNCTION FLUSH failed");
+    freeReplyObject(r);
+    frontier_robots_look_t l[1] = {{.origin = "http://a.test"}};
+    frontier_robots_call_t *call = NULL;
+    cr_assert_eq(frontier_robots_look_start(f2, l, 1, 60000, &call), 0);
+    int ready = 0;
+    for (int i = 0; i < 5000 && ready == 0; i++, usleep(1000))
+        ready = frontier_robots_look_ready(f2, call);
+    cr_assert_eq(ready, 1);
+    cr_assert_eq(frontier_robots_look_end(f2, call), 0);
+    cr_assert_eq(l[0].found, FRONTIER_ROBOTS_WON, "the look ran after loading the library");
+    cr_assert_eq(frontier_robots_unlock(e.f, "http://a.test"), 0);
+    frontier_close(f2);
+    redisFree(c2);
     env_stop(&e);
 }
