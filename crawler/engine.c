@@ -404,6 +404,8 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
            finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0;
 }
 
+static void on_reply(void *ud);
+
 /* Sleeps in the event loop (fetch_wait: epoll) until a socket is ready,
  * the next claim is due, or (URLs parked on another worker's robots.txt,
  * or held for a host's delay) the next look; never spins. */
@@ -416,7 +418,7 @@ static void wait_for_work(worker_t *w)
     int ms;
     if (w->down) { /* the next reconnect try, or a transfer, wakes us */
         ms = w->next_try_ms > t ? (int)(w->next_try_ms - t) : 0;
-        fetch_wait(w->fetch, NULL, 0, ms > 100 ? 100 : ms);
+        fetch_wait(w->fetch, NULL, ms > 100 ? 100 : ms);
         return;
     }
     if (finisher_queued(w->fin) && fin_fd < 0)
@@ -430,18 +432,19 @@ static void wait_for_work(worker_t *w)
     if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
         ms = ROBOTSGATE_POLL_MS;
     int fds[2] = {fin_fd, engine_claim_fd(w)}; /* replies awaited wake us too */
-    fetch_wait(w->fetch, fds, 2, ms);
+    netloop_watch_t watch = {.fds = fds, .nfds = 2, .ready = on_reply, .ud = w};
+    fetch_wait(w->fetch, &watch, ms);
 }
 
 /* What needs Redis in one loop turn (skipped while it is unreachable). */
-static void talk_to_redis(worker_t *w, uint64_t now, int stop, frontier_state_t *st)
+static void talk_to_redis(worker_t *w, uint64_t now, int stop)
 {
     if (now >= w->next_heartbeat_ms)
         engine_heartbeat(w, now);
     if (!w->down && now >= w->next_seed_refresh_ms)
         engine_note(w, refresh_seed_hosts(w));
     if (!w->down && !w->err) /* a claim in flight is taken even when stopping */
-        *st = engine_claim(w, now, *st, !stop);
+        w->st = engine_claim(w, now, w->st, !stop);
     if (!w->down)
         engine_note(w, robotsgate_poll(w->gate));
 }
@@ -460,6 +463,20 @@ static void finish_turn(worker_t *w)
         rc = finisher_flush(w->fin, 0, &n);
         finished(w, rc, n);
     }
+}
+
+/* A reply the loop's wait found (netloop_watch_t.ready), taken before the
+ * transfers of that wake-up are served: the finish batch's (its per-host
+ * slots free again), then the claim's or its robots.txt look's (its URLs
+ * started), so a reply never waits for a turn's worth of pages. */
+static void on_reply(void *ud)
+{
+    worker_t *w = ud;
+    if (w->down || w->err)
+        return;
+    finish_turn(w);
+    if (!w->down && !w->err)
+        w->st = engine_claim(w, clock_now_ms(), w->st, !atomic_load(&w->e->stop));
 }
 
 /* The thread's end: what it finished goes out (unless an output failed or
@@ -498,7 +515,7 @@ static void run(worker_t *w)
 {
     const crawl_config_t *c = w->e->cfg;
     uint64_t stop_at = UINT64_MAX;
-    frontier_state_t st = FRONTIER_READY;
+    w->st = FRONTIER_READY;
     for (;;) {
         uint64_t now = clock_now_ms();
         int stop = atomic_load(&w->e->stop);
@@ -507,9 +524,9 @@ static void run(worker_t *w)
         if (w->down)
             engine_reconnect(w, now);
         if (!w->down)
-            talk_to_redis(w, now, stop, &st);
+            talk_to_redis(w, now, stop);
         drain_gate(w);
-        if (should_exit(w, st, stop_at))
+        if (should_exit(w, w->st, stop_at))
             break;
         fetch_perform(w->fetch);
         handle_completions(w);
@@ -518,7 +535,7 @@ static void run(worker_t *w)
     }
     if (w->down && !w->err) /* stopped by a signal while Redis was away */
         w->err = CRAWL_EREDIS;
-    if (st == FRONTIER_DONE && !w->err && !w->down) /* over, or its state gone? */
+    if (w->st == FRONTIER_DONE && !w->err && !w->down) /* over, or its state gone? */
         engine_check_crawl(w);
     wind_down(w);
 }

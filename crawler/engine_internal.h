@@ -40,6 +40,7 @@ typedef struct worker {
     robotsgate_t *gate;
     finisher_t *fin;
     uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms, last_claim_ms;
+    frontier_state_t st;            /* the frontier's, as the last claim found it */
     uint64_t pages;                 /* finished by this worker, for its heartbeat */
     uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
     int err;                        /* the first error (0: none): the thread stops */

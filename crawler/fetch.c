@@ -560,9 +560,9 @@ void fetch_perform(fetch_t *f)
     netloop_timers(f->loop);
 }
 
-void fetch_wait(fetch_t *f, const int *fds, size_t nfds, int ms)
+void fetch_wait(fetch_t *f, const netloop_watch_t *watch, int ms)
 {
-    netloop_wait(f->loop, fds, nfds, f->deferred && ms > 0 ? deferred_wait(f, ms) : ms);
+    netloop_wait(f->loop, watch, f->deferred && ms > 0 ? deferred_wait(f, ms) : ms);
 }
 
 /* The next finished transfer off the done list, or NULL. */

@@ -25,6 +25,7 @@
 
 #include "config.h"
 #include "frontier.h"
+#include "netloop.h"
 #include "page.h"
 #include "scope.h"
 
@@ -96,10 +97,10 @@ size_t fetch_active(const fetch_t *f);
 void fetch_perform(fetch_t *f);
 /* Serves the sockets that are ready (one epoll_wait: the cost follows the
  * sockets ready, not the transfers running), waiting up to ms (0: not at
- * all) for a transfer to need attention or one of fds[0..nfds) (those >= 0,
- * at most NETLOOP_MAX_FDS: Redis replies awaited) to be readable; then the
- * due timeouts. */
-void fetch_wait(fetch_t *f, const int *fds, size_t nfds, int ms);
+ * all) for a transfer to need attention or one of watch's fds (Redis
+ * replies awaited; watch may be NULL) to be readable (netloop_wait); then
+ * the due timeouts. */
+void fetch_wait(fetch_t *f, const netloop_watch_t *watch, int ms);
 
 /* The next finished transfer: 1 and *r filled, or 0 when none is left for
  * now.  Call after fetch_perform(). */

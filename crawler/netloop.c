@@ -208,9 +208,9 @@ static void watch_extra(netloop_t *l, const int *fds, size_t n)
     }
 }
 
-void netloop_wait(netloop_t *l, const int *fds, size_t nfds, int ms)
+void netloop_wait(netloop_t *l, const netloop_watch_t *watch, int ms)
 {
-    watch_extra(l, fds, nfds);
+    watch_extra(l, watch ? watch->fds : NULL, watch ? watch->nfds : 0);
     uint64_t now = clock_now_ms(), next = UINT64_MAX;
     for (unsigned i = 0; i < l->nshards; i++)
         if (l->shard[i].timer_at < next)
@@ -221,6 +221,11 @@ void netloop_wait(netloop_t *l, const int *fds, size_t nfds, int ms)
         ms = (int)(next - now);
     struct epoll_event ev[NETLOOP_MAX_EVENTS];
     int n = epoll_wait(l->ep, ev, NETLOOP_MAX_EVENTS, ms);
+    for (int i = 0; watch && watch->ready && i < n; i++)
+        if ((ev[i].data.u64 & TAG_MASK) == TAG_EXTRA) { /* a reply first */
+            watch->ready(watch->ud);
+            break;
+        }
     for (int i = 0; i < n; i++) {
         uint64_t u = ev[i].data.u64;
         if ((u & TAG_MASK) != TAG_CURL || SHARD_OF(u) >= l->nshards)

@@ -21,8 +21,8 @@
 
 #define NETLOOP_CONNECTS_PER_SHARD 256 /* a shard's connection cache, at most */
 #define NETLOOP_MAX_SHARDS 64
-#define NETLOOP_MAX_EVENTS 256 /* sockets served per epoll_wait */
-#define NETLOOP_MAX_FDS 4      /* the caller's fds a wait watches */
+#define NETLOOP_MAX_EVENTS 64 /* sockets served per epoll_wait */
+#define NETLOOP_MAX_FDS 4     /* the caller's fds a wait watches */
 
 typedef struct netloop netloop_t;
 
@@ -50,10 +50,23 @@ void netloop_remove(netloop_t *l, CURL *h, unsigned shard);
 
 /* Runs curl's timeouts that are due. */
 void netloop_timers(netloop_t *l);
-/* Serves the sockets that are ready (one epoll_wait), waiting up to ms (0:
- * not at all, capped by curl's next timeout) for one, or for one of the
- * fds[0..nfds) that are >= 0 (at most NETLOOP_MAX_FDS) to be readable; then
- * the due timeouts. */
-void netloop_wait(netloop_t *l, const int *fds, size_t nfds, int ms);
+/* The caller's fds a wait watches besides curl's sockets (Redis
+ * connections whose replies are awaited): fds[0..nfds), those >= 0, at most
+ * NETLOOP_MAX_FDS.  When the wait finds one readable, ready(ud) (if not
+ * NULL) runs before any of curl's sockets of that wake-up is served, so a
+ * reply is taken without waiting for a batch of transfers to be served; it
+ * may add transfers. */
+typedef struct netloop_watch {
+    const int *fds;
+    size_t nfds;
+    void (*ready)(void *ud);
+    void *ud;
+} netloop_watch_t;
+
+/* Serves the sockets that are ready (one epoll_wait, up to
+ * NETLOOP_MAX_EVENTS of them), waiting up to ms (0: not at all, capped by
+ * curl's next timeout) for one, or for one of watch's fds (watch may be
+ * NULL) to be readable; then the due timeouts. */
+void netloop_wait(netloop_t *l, const netloop_watch_t *watch, int ms);
 
 #endif

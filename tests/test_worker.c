@@ -354,7 +354,7 @@ static void next(fx_t *x, fetch_result_t *r)
         fetch_perform(x->f);
         if (fetch_next(x->f, r))
             return;
-        fetch_wait(x->f, NULL, 0, 50);
+        fetch_wait(x->f, NULL, 50);
     }
     cr_assert_fail("no transfer finished");
 }
