@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -208,6 +209,15 @@ static void watch_extra(netloop_t *l, const int *fds, size_t n)
     }
 }
 
+/* 1 if one of the caller's fds is readable now (poll(2), no wait). */
+static int readable(const netloop_t *l)
+{
+    struct pollfd p[NETLOOP_MAX_FDS];
+    for (size_t i = 0; i < l->nextra; i++)
+        p[i] = (struct pollfd){.fd = l->extra[i], .events = POLLIN};
+    return l->nextra && poll(p, l->nextra, 0) > 0;
+}
+
 void netloop_wait(netloop_t *l, const netloop_watch_t *watch, int ms)
 {
     watch_extra(l, watch ? watch->fds : NULL, watch ? watch->nfds : 0);
@@ -227,6 +237,11 @@ void netloop_wait(netloop_t *l, const netloop_watch_t *watch, int ms)
             break;
         }
     for (int i = 0; i < n; i++) {
+        /* a reply that came while this batch is served is taken within
+         * NETLOOP_POLL_EVERY sockets, not at the next wait */
+        if (i % NETLOOP_POLL_EVERY == NETLOOP_POLL_EVERY - 1 && watch && watch->ready &&
+            readable(l))
+            watch->ready(watch->ud);
         uint64_t u = ev[i].data.u64;
         if ((u & TAG_MASK) != TAG_CURL || SHARD_OF(u) >= l->nshards)
             continue; /* a caller's fd: it only wakes us */

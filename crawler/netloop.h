@@ -22,7 +22,8 @@
 #define NETLOOP_CONNECTS_PER_SHARD 256 /* a shard's connection cache, at most */
 #define NETLOOP_MAX_SHARDS 64
 #define NETLOOP_MAX_EVENTS 64 /* sockets served per epoll_wait */
-#define NETLOOP_MAX_FDS 4     /* the caller's fds a wait watches */
+#define NETLOOP_MAX_FDS 4     /* the caller's fds a wait watches ... */
+#define NETLOOP_POLL_EVERY 8  /* ... looked at again every this many sockets served */
 
 typedef struct netloop netloop_t;
 
@@ -53,9 +54,10 @@ void netloop_timers(netloop_t *l);
 /* The caller's fds a wait watches besides curl's sockets (Redis
  * connections whose replies are awaited): fds[0..nfds), those >= 0, at most
  * NETLOOP_MAX_FDS.  When the wait finds one readable, ready(ud) (if not
- * NULL) runs before any of curl's sockets of that wake-up is served, so a
- * reply is taken without waiting for a batch of transfers to be served; it
- * may add transfers. */
+ * NULL) runs before any of curl's sockets of that wake-up is served, and
+ * again when one is readable after every NETLOOP_POLL_EVERY sockets served,
+ * so a reply is taken without waiting for a batch of transfers to be
+ * served; it may add transfers. */
 typedef struct netloop_watch {
     const int *fds;
     size_t nfds;
