@@ -5,12 +5,18 @@
  * seed, a slot migrated (MOVED), a slot half migrated (ASK), and a master
  * killed and its replica promoted (failover).
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "cluster_env.h"
@@ -478,6 +484,208 @@ Test(cluster, ask_during_a_migration)
     expect_on_node(dst, "{ask}:new", "n", 1);
     cr_expect_eq(node_of(cluster_slot_owner(g_cl, slot)), src, "ASK changed the map");
     cr_expect_eq(cluster_refreshes(g_cl), before, "ASK refreshed the map");
+}
+
+/* ---- TRYAGAIN ------------------------------------------------------------ */
+
+/* The count of errorstat_<what> in node i's INFO errorstats (0 if none). */
+static long errorstat(int i, const char *what)
+{
+    redisContext *ctx = fx_cluster_connect(g_fx, i);
+    redisReply *r = ctx ? redisCommand(ctx, "INFO errorstats") : NULL;
+    char pat[64];
+    snprintf(pat, sizeof pat, "errorstat_%s:count=", what);
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, pat) : NULL;
+    long n = p ? strtol(p + strlen(pat), NULL, 10) : 0;
+    if (r)
+        freeReplyObject(r);
+    if (ctx)
+        redisFree(ctx);
+    return n;
+}
+
+typedef struct finisher {
+    int slot, src, dst;
+    const char *key;
+    long seen; /* TRYAGAIN count on src before the call */
+    int done;  /* 1: migration finished after a TRYAGAIN; -1: failed */
+} finisher_t;
+
+static int raw_ok(int i, const char *fmt, const char *a1, const char *a2)
+{
+    redisContext *ctx = fx_cluster_connect(g_fx, i);
+    redisReply *r = ctx ? redisCommand(ctx, fmt, a1, a2) : NULL;
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (r)
+        freeReplyObject(r);
+    if (ctx)
+        redisFree(ctx);
+    return ok;
+}
+
+/* Waits (bounded) until src has answered one more TRYAGAIN, then moves the
+ * rest of the slot over and ends the migration.  No criterion asserts in
+ * this thread: the result is in f->done. */
+static void *finish_after_tryagain(void *p)
+{
+    finisher_t *f = p;
+    f->done = -1;
+    uint64_t deadline = fx_now_ms() + 20000;
+    while (errorstat(f->src, "TRYAGAIN") <= f->seen && fx_now_ms() < deadline)
+        usleep(10000);
+    if (fx_now_ms() >= deadline)
+        return NULL;
+    char s[16], port[16];
+    snprintf(s, sizeof s, "%d", f->slot);
+    snprintf(port, sizeof port, "%d", fx_cluster_port(g_fx, f->dst));
+    if (!raw_ok(f->src, "MIGRATE 127.0.0.1 %s %s 0 5000", port, f->key))
+        return NULL;
+    int order[3] = {f->dst, f->src, 3 - f->dst - f->src};
+    for (int i = 0; i < 3; i++)
+        if (!raw_ok(order[i], "CLUSTER SETSLOT %s NODE %s", s, fx_cluster_id(g_fx, f->dst)))
+            return NULL;
+    f->done = 1;
+    return NULL;
+}
+
+static int mget2(cluster_t *c, const char *a, const char *b, redisReply **r)
+{
+    const char *argv[3] = {"MGET", a, b};
+    return cluster_command_argv(c, a, strlen(a), 3, argv, NULL, r);
+}
+
+Test(cluster, tryagain_backs_off_bounded_then_succeeds)
+{
+    g_fx = fx_cluster_start(3, 0, 2000);
+    cr_assert(g_fx, "%s", fx_error());
+    g_cl = open_one(fx_cluster_url(g_fx, 0), 0, 300);
+    const char *a = "{ta}:a", *b = "{ta}:b";
+    cr_assert_eq(set_key(g_cl, a, "A"), 0);
+    cr_assert_eq(set_key(g_cl, b, "B"), 0);
+    int slot = cluster_slot(a, strlen(a));
+    int src = node_of(cluster_slot_owner(g_cl, slot)), dst = (src + 1) % 3;
+    migrate(slot, src, dst, &a, 1, 0); /* a on dst, b on src: MGET gets TRYAGAIN */
+
+    redisReply *r = NULL;
+    long before = errorstat(src, "TRYAGAIN");
+    cr_expect_eq(mget2(g_cl, a, b, &r), CRAWL_EREDIS, "a TRYAGAIN that lasts: not bounded");
+    cr_expect_null(r);
+    cr_expect_gt(errorstat(src, "TRYAGAIN"), before + 1, "no TRYAGAIN tried again");
+    cluster_close(g_cl);
+
+    g_cl = open_one(fx_cluster_url(g_fx, 0), 0, 30000);
+    finisher_t f = {.slot = slot, .src = src, .dst = dst, .key = b};
+    f.seen = errorstat(src, "TRYAGAIN");
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, finish_after_tryagain, &f), 0);
+    int rc = mget2(g_cl, a, b, &r);
+    pthread_join(th, NULL);
+    cr_assert_eq(f.done, 1, "the migration was not finished after a TRYAGAIN");
+    cr_assert_eq(rc, 0, "MGET: %s", crawl_strerror(rc));
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "MGET reply");
+    cr_expect(r->element[0]->str && strcmp(r->element[0]->str, "A") == 0, "MGET[0]");
+    cr_expect(r->element[1]->str && strcmp(r->element[1]->str, "B") == 0, "MGET[1]");
+    freeReplyObject(r);
+    cr_expect_eq(node_of(cluster_slot_owner(g_cl, slot)), dst);
+}
+
+/* ---- a fake seed: CLUSTER SLOTS (Redis < 7), and "cluster support disabled" */
+
+typedef struct fake {
+    int fd, port;
+    int conns;                                 /* connections it serves before it ends */
+    const char *info, *shards, *slots, *other; /* raw RESP answers */
+} fake_t;
+
+static void *fake_serve(void *p)
+{
+    fake_t *f = p;
+    for (int conns = 0; conns < f->conns; conns++) {
+        struct pollfd pfd = {.fd = f->fd, .events = POLLIN};
+        if (poll(&pfd, 1, 5000) <= 0)
+            break;
+        int c = accept(f->fd, NULL, NULL);
+        char buf[4096];
+        ssize_t n;
+        while (c >= 0 && (n = read(c, buf, sizeof buf - 1)) > 0) {
+            buf[n] = '\0';
+            const char *ans = strstr(buf, "INFO")     ? f->info
+                              : strstr(buf, "SHARDS") ? f->shards
+                              : strstr(buf, "SLOTS")  ? f->slots
+                                                      : f->other;
+            if (write(c, ans, strlen(ans)) < 0)
+                break;
+        }
+        if (c >= 0)
+            close(c);
+    }
+    return NULL;
+}
+
+static void fake_listen(fake_t *f)
+{
+    f->fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    cr_assert(f->fd >= 0 && bind(f->fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+              listen(f->fd, 4) == 0 && getsockname(f->fd, (struct sockaddr *)&a, &len) == 0);
+    f->port = ntohs(a.sin_port);
+}
+
+Test(cluster, cluster_slots_fallback_and_moved_corrections)
+{
+    g_fx = fx_cluster_start(3, 0, 2000);
+    cr_assert(g_fx, "%s", fx_error());
+    char slots[256];
+    /* every slot to node 0, named by an empty ip (the seed's host) */
+    snprintf(slots, sizeof slots, "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$0\r\n\r\n:%d\r\n$1\r\nx\r\n",
+             fx_cluster_port(g_fx, 0));
+    fake_t f = {.conns = 1, /* the map, asked once: later ones are asked of node 0 */
+                .info = "$19\r\ncluster_enabled:1\r\n\r\n",
+                .shards = "-ERR unknown subcommand 'SHARDS'. Try CLUSTER HELP.\r\n",
+                .slots = slots,
+                .other = "-ERR fake\r\n"};
+    fake_listen(&f);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, fake_serve, &f), 0);
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", f.port);
+    g_cl = open_one(url, 0, 5000);
+    cr_expect_eq(cluster_is_cluster(g_cl), 1);
+    cr_expect_eq(node_of(cluster_slot_owner(g_cl, 16383)), 0, "the SLOTS answer not used");
+    char key[32];
+    for (int i = 0; i < 50; i++) {
+        snprintf(key, sizeof key, "fb:%d", i);
+        cr_expect_eq(set_key(g_cl, key, key), 0, "SET %s", key);
+        expect_value(g_cl, key, key);
+    }
+    cr_expect_eq(node_of(cluster_slot_owner(g_cl, 16383)), 2, "MOVED did not correct the map");
+    cluster_close(g_cl);
+    g_cl = NULL;
+    pthread_join(th, NULL);
+    close(f.fd);
+
+    fake_t plain = {.conns = 2, /* the map, then the plain node's connection */
+                    .info = "-ERR unknown command 'INFO'\r\n",
+                    .shards = "-ERR This instance has cluster support disabled\r\n",
+                    .slots = "-ERR This instance has cluster support disabled\r\n",
+                    .other = "+PONG\r\n"};
+    fake_listen(&plain);
+    cr_assert_eq(pthread_create(&th, NULL, fake_serve, &plain), 0);
+    snprintf(url, sizeof url, "127.0.0.1:%d", plain.port);
+    g_cl = open_one(url, 0, 5000);
+    cr_expect_eq(cluster_is_cluster(g_cl), 0, "cluster support disabled: not seen as plain");
+    const char *ping[1] = {"PING"};
+    redisReply *r = NULL;
+    cr_expect_eq(cluster_command_argv(g_cl, "k", 1, 1, ping, NULL, &r), 0);
+    cr_expect(r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0, "PING");
+    if (r)
+        freeReplyObject(r);
+    cluster_close(g_cl);
+    g_cl = NULL;
+    pthread_join(th, NULL);
+    close(plain.fd);
 }
 
 /* ---- failover ---------------------------------------------------------- */
