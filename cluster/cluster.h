@@ -101,8 +101,8 @@ int cluster_conn(cluster_t *c, int slot, struct redisContext **out);
  * needed.  Same ownership and errors as cluster_conn. */
 int cluster_conn_addr(cluster_t *c, const char *host, int port, struct redisContext **out);
 /* Tells c that ctx (one it handed out) failed: it is dropped (reopened on
- * next use) and the map is refreshed from any reachable node.  Returns what
- * cluster_refresh returns. */
+ * next use) and, on a cluster, the map is refreshed from any reachable
+ * node.  Returns what cluster_refresh returns (0 on a plain Redis). */
 int cluster_lost(cluster_t *c, struct redisContext *ctx);
 
 /* What an error reply asks of the caller. */
@@ -142,12 +142,13 @@ int cluster_moved(cluster_t *c, const cluster_redirect_t *rd);
 int cluster_command_argv(cluster_t *c, const char *key, size_t keylen, int argc, const char **argv,
                          const size_t *argvlen, struct redisReply **reply);
 
-/* Every master that owns slots, connected: out[i] (owned by c, valid until
- * the next call on c) and, if addrs is not NULL, addrs[i] its "host:port"
- * (same lifetime), at most cap of them, their number in *n.  A master that
- * cannot be reached makes it refresh the map and start again (bounded by
- * retry_ms).  0, CRAWL_EREDIS, CRAWL_ETOOLONG (more than cap masters; *n
- * says how many). */
+/* Every master that owns slots (the one server of a plain Redis),
+ * connected: out[i] (owned by c, valid until the next call on c) and, if
+ * addrs is not NULL, addrs[i] its "host:port" (same lifetime), at most cap
+ * of them, their number in *n.  A master that cannot be reached makes it
+ * refresh the map and start again (bounded by retry_ms).  0, CRAWL_EREDIS,
+ * CRAWL_ETOOLONG (more than cap masters, e.g. cap 0 to count them; *n says
+ * how many). */
 int cluster_masters(cluster_t *c, struct redisContext **out, const char **addrs, size_t cap,
                     size_t *n);
 

@@ -8,7 +8,9 @@
  * answer wins.  Applying it keeps the node (and its open connection) of
  * every master still there, adds the new ones, drops every other node
  * (old masters, ASK targets) with its connection, and rewrites all 16384
- * slots, CL_NONE where no master is named.  A plain Redis is one node owning
+ * slots, CL_NONE where no master is named; the room for new nodes is
+ * reserved before anything changes, so an out-of-memory leaves the old map
+ * whole.  A plain Redis is one node owning
  * every slot.  When nobody answers, the old map and nodes stay as they were.
  */
 #include "cluster_internal.h"
@@ -116,15 +118,33 @@ static size_t index_of(const cluster_t *c, const char *host, int port)
     return c->nnodes;
 }
 
+/* Room for every node m names, reserved first so that applying m cannot
+ * fail half-way (cl_node_get then never grows the table). */
+static int reserve(cluster_t *c, const cl_map_t *m)
+{
+    size_t need = c->nnodes + m->n;
+    if (need > CL_MAX_NODES)
+        need = CL_MAX_NODES;
+    if (need <= c->capnodes)
+        return 0;
+    cl_node_t *nodes = realloc(c->nodes, need * sizeof *nodes);
+    if (!nodes)
+        return CRAWL_ENOMEM;
+    c->nodes = nodes;
+    c->capnodes = need;
+    return 0;
+}
+
 static int apply_cluster(cluster_t *c, const cl_map_t *m)
 {
+    if (reserve(c, m) < 0)
+        return CRAWL_ENOMEM;
     for (size_t i = 0; i < c->nnodes; i++)
         c->nodes[i].master = 0;
     for (size_t i = 0; i < m->n; i++) {
         cl_node_t *n = cl_node_get(c, m->r[i].host, m->r[i].port);
-        if (!n)
-            return CRAWL_ENOMEM;
-        n->master = 1;
+        if (n) /* NULL only past CL_MAX_NODES masters: their slots stay unowned */
+            n->master = 1;
     }
     size_t k = 0;
     for (size_t i = 0; i < c->nnodes; i++) {
@@ -140,7 +160,8 @@ static int apply_cluster(cluster_t *c, const cl_map_t *m)
     for (int s = 0; s < CLUSTER_NSLOTS; s++)
         c->slots[s] = CL_NONE;
     for (size_t i = 0; i < m->n; i++) {
-        uint16_t idx = (uint16_t)index_of(c, m->r[i].host, m->r[i].port);
+        size_t at = index_of(c, m->r[i].host, m->r[i].port);
+        uint16_t idx = at < c->nnodes ? (uint16_t)at : CL_NONE;
         for (int s = m->r[i].start; s <= m->r[i].end; s++)
             c->slots[s] = idx;
     }
