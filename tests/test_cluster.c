@@ -381,6 +381,47 @@ Test(cluster, seed_forms_and_db_refused)
     cr_expect(strstr(err, "only db 0"), "%s", err);
 }
 
+/* A key whose slot master `node` owns, as c's map says. */
+static void key_on(cluster_t *c, int node, char *key, size_t len)
+{
+    for (int i = 0; i < 10000; i++) {
+        snprintf(key, len, "on%d:%d", node, i);
+        if (node_of(cluster_slot_owner(c, cluster_slot(key, strlen(key)))) == node)
+            return;
+    }
+    cr_assert_fail("no key found on node %d", node);
+}
+
+Test(cluster, connections_lazy_kept_and_reopened)
+{
+    g_fx = fx_cluster_start(3, 0, 2000);
+    cr_assert(g_fx, "%s", fx_error());
+    redisContext *raw = fx_cluster_connect(g_fx, 1); /* counts node 1's connections */
+    cr_assert(raw);
+    long long c0 = fx_redis_info(raw, "stats", "total_connections_received");
+    g_cl = open_one(fx_cluster_url(g_fx, 0), 100, 5000);
+    cr_expect_eq(fx_redis_info(raw, "stats", "total_connections_received"), c0,
+                 "cluster_open connected to a node it did not need");
+    char key[32];
+    key_on(g_cl, 1, key, sizeof key);
+    for (int i = 0; i < 50; i++)
+        cr_assert_eq(set_key(g_cl, key, "x"), 0);
+    cr_expect_eq(fx_redis_info(raw, "stats", "total_connections_received"), c0 + 1,
+                 "50 calls to node 1: not one kept connection");
+
+    redisReply *r = redisCommand(raw, "CLIENT KILL TYPE normal SKIPME yes");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "CLIENT KILL");
+    freeReplyObject(r);
+    expect_value(g_cl, key, "x"); /* the lost connection is opened again */
+    long long c1 = fx_redis_info(raw, "stats", "total_connections_received");
+    cr_expect_gt(c1, c0 + 1, "no new connection after the kill");
+    for (int i = 0; i < 20; i++)
+        expect_value(g_cl, key, "x");
+    cr_expect_eq(fx_redis_info(raw, "stats", "total_connections_received"), c1,
+                 "the reopened connection is not kept");
+    redisFree(raw);
+}
+
 static void node_do(int i, const char *fmt, const char *a1, const char *a2)
 {
     redisContext *ctx = fx_cluster_connect(g_fx, i);
