@@ -197,6 +197,11 @@ const bloom_geometry_t *bloom_geometry(const bloom_t *b)
     return &b->geo;
 }
 
+uint64_t bloom_capacity(const bloom_t *b)
+{
+    return b->capacity;
+}
+
 const char *bloom_name(const bloom_t *b)
 {
     return b->name;

@@ -254,6 +254,44 @@ typedef struct bloom_info {
  * bloom_add_many. */
 int bloom_info(bloom_t *b, bloom_info_t *out);
 
+/* ---- fill: how full a filter is, from a count of the items added ---------
+ * A filter made for capacity n at rate p keeps that rate only up to n items:
+ * at 2n the default filter (1e7, 1e-4) answers "seen" for 2% of new items,
+ * at 10n for 98.5%.  The crawl knows how many items it added (its counters);
+ * these pure functions turn that count into a fill and a rate, and the text
+ * a crawl prints when its filter is full (it cannot grow). */
+
+/* Past this fill (added / capacity) `crawler stats` and the progress line warn. */
+#define BLOOM_FILL_WARN 0.9
+
+typedef struct bloom_fill {
+    uint64_t added;    /* items added (the caller's count) */
+    uint64_t capacity; /* n the filter was made for (0: not recorded: never full) */
+    double fill;       /* added / capacity (0 when capacity is 0) */
+    double fp_rate;    /* the rate now: (1 - e^(-k added / m))^k */
+    int full;          /* capacity > 0 and added >= capacity */
+} bloom_fill_t;
+
+/* The false-positive rate of a filter of geometry g after n distinct items:
+ * (1 - e^(-k n / m))^k; 0 for n == 0 or m == 0.  Pure; thread-safe. */
+double bloom_fp_estimate(const bloom_geometry_t *g, uint64_t n);
+/* Fills *out from the geometry, the capacity the filter was made for and
+ * the items added.  Pure; thread-safe. */
+void bloom_fill_of(const bloom_geometry_t *g, uint64_t capacity, uint64_t added, bloom_fill_t *out);
+/* A capacity to start again with: 10 times max(added, capacity), rounded up
+ * to 1, 2 or 5 times a power of ten, at most BLOOM_MAX_CAPACITY.  Pure. */
+uint64_t bloom_suggest_capacity(uint64_t added, uint64_t capacity);
+/* Writes the message of a full filter (what `crawler crawl` and `crawler
+ * seed` print, and the crawl's event line carries) into buf, NUL-terminated
+ * (truncated to buflen): more == 0, "the visited set is full: ..."; more >
+ * 0, the refusal of that many more items that would pass the capacity.  The
+ * advice names the crawler's --bloom-capacity.  Returns what snprintf
+ * returns.  Pure. */
+int bloom_full_message(const bloom_fill_t *f, uint64_t more, char *buf, size_t buflen);
+/* The capacity the filter was created for, as its meta hash records it (0
+ * if it does not).  No Redis access. */
+uint64_t bloom_capacity(const bloom_t *b);
+
 /* Deletes the filter's keys (meta and every block it names) in one DEL.
  * 0 also when there was no filter; CRAWL_EWRONGTYPE if "<name>:meta" is not
  * a hash, CRAWL_ECORRUPT if its block count is unreadable (nothing deleted).

@@ -94,7 +94,8 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
                                           "makes it faster: see README)");
     seeds_result_t res;
-    if (seeds && (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0) {
+    if (seeds && ((rcode = seeds_check_room(seeds, rc, cfg->crawl, b, err, sizeof err)) < 0 ||
+                  (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0)) {
         fprintf(stderr, "crawler crawl: %s\n", err);
         goto out;
     }
@@ -137,8 +138,9 @@ int cmd_crawl(int argc, char **argv)
     int sc = seed(&cfg, r, seeds, &rejected);
     seeds_close(seeds);
     seeds = NULL;
-    if (sc < 0) {                /* the reason is printed */
-        if (sc == CRAWL_ENOROOM) /* the filter asked for does not fit in Redis */
+    if (sc < 0) { /* the reason is printed */
+        /* the filter asked for does not fit in Redis, or seeding would fill it */
+        if (sc == CRAWL_ENOROOM || sc == CRAWL_EFULL)
             status = CLI_EXIT_USAGE;
         goto out;
     }
@@ -150,7 +152,10 @@ int cmd_crawl(int argc, char **argv)
                 (unsigned long long)t.pages, (unsigned long long)t.bytes,
                 (unsigned long long)t.errors, (unsigned long long)t.retried,
                 (unsigned long long)t.released);
-    status = rc < 0 ? CLI_EXIT_ERROR : rejected ? CLI_EXIT_INVALID : CLI_EXIT_OK;
+    status = rc == CRAWL_EFULL ? CLI_EXIT_USAGE /* the visited set is full: said by the engine */
+             : rc < 0          ? CLI_EXIT_ERROR
+             : rejected        ? CLI_EXIT_INVALID
+                               : CLI_EXIT_OK;
 out:
     seeds_close(seeds);
     if (out) {

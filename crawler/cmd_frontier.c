@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,8 @@ static const cli_opt_t SEED_OPTS[] = {
     {CLI_OPT_U64(seed_opts_t, "bloom-capacity", "N", bp.capacity, 1, BLOOM_MAX_CAPACITY,
                  BLOOM_DEFAULT_CAPACITY,
                  "Bloom filter capacity if it must be created, at most 1e10; exit 2 if it "
-                 "does not fit in Redis' free memory (maxmemory)")},
+                 "does not fit in Redis' free memory (maxmemory), or if a batch of seeds "
+                 "could take the crawl past its filter's capacity (nothing of it is seeded)")},
     {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
                     BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
     COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
@@ -134,9 +136,13 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
-    int rcode = f ? seeds_add(seeds, f, force, &res, err, sizeof err) : CRAWL_EBLOOM;
+    int rcode = f ? seeds_check_room(seeds, rc, co->crawl, b, err, sizeof err) : CRAWL_EBLOOM;
+    if (rcode == 0)
+        rcode = seeds_add(seeds, f, force, &res, err, sizeof err);
     if (f && rcode < 0)
         fprintf(stderr, "crawler seed: %s\n", err);
+    if (rcode == CRAWL_EFULL) /* refused: the visited set would be full */
+        status = CLI_EXIT_USAGE;
     if (rcode == 0) {
         printf("%zu added, %zu already seen, %ld rejected (crawl %s)\n", res.added,
                res.valid - res.added, res.rejected, co->crawl);
@@ -181,8 +187,54 @@ static void json_str(FILE *o, const char *s)
 
 #define U(x) ((unsigned long long)(x))
 
+/* The crawl's visited set: its fill from the counters, or have = 0 when
+ * the crawl has no filter (yet). */
+typedef struct bloom_view {
+    int have;
+    bloom_fill_t fill;
+} bloom_view_t;
+
+static void json_bloom(FILE *o, const bloom_view_t *bv)
+{
+    if (!bv->have) {
+        fprintf(o, ", \"bloom\": null");
+        return;
+    }
+    const bloom_fill_t *f = &bv->fill;
+    fprintf(o,
+            ", \"bloom\": {\"added\": %llu, \"capacity\": %llu, \"fill\": %.6f, "
+            "\"fp_rate\": %.6g, \"warn\": %s, \"full\": %s}",
+            (unsigned long long)f->added, (unsigned long long)f->capacity, f->fill, f->fp_rate,
+            f->fill >= BLOOM_FILL_WARN ? "true" : "false", f->full ? "true" : "false");
+}
+
+/* The visited set's lines: fill, rate, and a warning past BLOOM_FILL_WARN. */
+static void text_bloom(FILE *o, const bloom_view_t *bv)
+{
+    if (!bv->have) {
+        fprintf(o, "  bloom: no filter\n");
+        return;
+    }
+    const bloom_fill_t *f = &bv->fill;
+    fprintf(o,
+            "  bloom: %llu URLs added of capacity %llu (%.1f%% full)  false-positive rate now "
+            "%.3g\n",
+            (unsigned long long)f->added, (unsigned long long)f->capacity, f->fill * 100,
+            f->fp_rate);
+    char msg[640];
+    if (f->full) {
+        bloom_full_message(f, 0, msg, sizeof msg);
+        fprintf(o, "  WARNING: %s\n", msg);
+    } else if (f->fill >= BLOOM_FILL_WARN) {
+        fprintf(o,
+                "  WARNING: the visited set is %.1f%% full; the crawl stops when it is full "
+                "(%llu URLs): it cannot grow\n",
+                f->fill * 100, (unsigned long long)f->capacity);
+    }
+}
+
 static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
-                       const frontier_worker_info_t *w, size_t nw)
+                       const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv)
 {
     fprintf(o, "{\"crawl\": ");
     json_str(o, crawl);
@@ -204,7 +256,9 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
         json_str(o, s->kinds[i].kind);
         fprintf(o, ": %llu", U(s->kinds[i].count));
     }
-    fprintf(o, "}, \"live_workers\": %u, \"workers\": [", s->workers);
+    fprintf(o, "}");
+    json_bloom(o, bv);
+    fprintf(o, ", \"live_workers\": %u, \"workers\": [", s->workers);
     for (size_t i = 0; i < nw; i++) {
         fprintf(o, "%s{\"id\": ", i ? ", " : "");
         json_str(o, w[i].id);
@@ -222,7 +276,7 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
 }
 
 static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
-                       const frontier_worker_info_t *w, size_t nw)
+                       const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv)
 {
     time_t t = (time_t)(s->now_ms / 1000);
     struct tm tm;
@@ -240,6 +294,7 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
             U(s->seen_links), U(s->skipped_links));
     fprintf(o, "  status: 2xx %llu  3xx %llu  4xx %llu  5xx %llu  other %llu\n", U(s->status_2xx),
             U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
+    text_bloom(o, bv);
     fprintf(o, "  errors %llu", U(s->errors));
     for (size_t i = 0; i < s->nkinds; i++)
         fprintf(o, "%s%s %llu", i ? ", " : ": ", s->kinds[i].kind, U(s->kinds[i].count));
@@ -254,22 +309,45 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
     }
 }
 
+/* Joins the crawl's filter (never creates it) for its geometry and
+ * capacity; 0 (bv->have 0 if there is none), or the join's code. */
+static int read_bloom(redisContext *rc, const char *crawl, uint64_t added, bloom_view_t *bv)
+{
+    char name[FR_KEY_MAX], msg[512];
+    int code = 0;
+    memset(bv, 0, sizeof *bv);
+    if (frontier_bloom_name(crawl, name, sizeof name) < 0)
+        return CRAWL_EINVAL;
+    bloom_params_t join = {.cache_bytes = SIZE_MAX}; /* no capacity: join only */
+    bloom_t *b = bloom_join(rc, name, &join, &code, msg, sizeof msg);
+    if (!b)
+        return code == CRAWL_ENOTFOUND ? 0 : code;
+    bv->have = 1;
+    bloom_fill_of(bloom_geometry(b), bloom_capacity(b), added, &bv->fill);
+    bloom_close(b);
+    return 0;
+}
+
 static int print_stats(redisContext *rc, const char *crawl, int json)
 {
     frontier_stats_t s;
     frontier_worker_info_t *w = NULL;
     size_t nw = 0;
+    bloom_view_t bv;
     int err = frontier_stats(rc, crawl, &s);
     if (err == 0)
         err = frontier_workers(rc, crawl, &w, &nw);
+    if (err == 0)
+        err = read_bloom(rc, crawl, s.bloom_added, &bv);
     if (err < 0) {
         fprintf(stderr, "crawler stats: %s\n", crawl_strerror(err));
+        free(w);
         return -1;
     }
     if (json)
-        print_json(stdout, crawl, &s, w, nw);
+        print_json(stdout, crawl, &s, w, nw, &bv);
     else
-        print_text(stdout, crawl, &s, w, nw);
+        print_text(stdout, crawl, &s, w, nw, &bv);
     fflush(stdout);
     free(w);
     return 0;

@@ -115,7 +115,8 @@ static const cli_opt_t OPTS[] = {
     {FLAG("allow-private", allow_private, "allow non-seed hosts on loopback/private addresses")},
     {U64("bloom-capacity", "N", bloom_capacity, 1, BLOOM_MAX_CAPACITY, BLOOM_DEFAULT_CAPACITY,
          "visited-set size when the crawl creates it, at most 1e10; exit 2 if the filter does not "
-         "fit in Redis' free memory (maxmemory)")},
+         "fit in Redis' free memory (maxmemory), or once this many URLs were added (the filter "
+         "cannot grow: the crawl stops, seeding past it is refused)")},
     {DBL("bloom-fp-rate", "P", bloom_fp_rate, 1e-12, 0.5, BLOOM_DEFAULT_FP_RATE,
          "visited-set false-positive rate at capacity")},
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},

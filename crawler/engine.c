@@ -215,6 +215,37 @@ size_t engine_held(const worker_t *w)
     return fetch_active(w->fetch) + robotsgate_parked(w->gate) + engine_claim_asked(w);
 }
 
+/* The visited set cannot grow: once the crawl's counters say it holds its
+ * capacity (one frontier_stats round trip), the first worker to see it says
+ * so (stderr, an event line) and stops the crawl as a first SIGINT does
+ * (stop 1: what runs is finished and recorded, the rest handed back);
+ * engine_run then returns CRAWL_EFULL. */
+static void check_full(worker_t *w)
+{
+    bloom_t *b = frontier_bloom(w->fr);
+    uint64_t cap = b ? bloom_capacity(b) : 0;
+    frontier_stats_t st;
+    if (!cap || atomic_load(&w->e->full))
+        return;
+    int rc = frontier_stats(w->rc, w->e->cfg->crawl, &st);
+    if (rc < 0) {
+        engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
+        return;
+    }
+    bloom_fill_t f;
+    bloom_fill_of(bloom_geometry(b), cap, st.bloom_added, &f);
+    if (!f.full || atomic_exchange(&w->e->full, 1))
+        return;
+    char msg[640];
+    bloom_full_message(&f, 0, msg, sizeof msg);
+    fprintf(stderr, "\ncrawler: %s; stopping (in-flight URLs are finished or handed back)\n", msg);
+    if (w->e->out)
+        out_event(w->e->out,
+                  &(out_event_t){.event = "visited-set-full", .worker = w->idx, .error_text = msg});
+    int zero = 0;
+    atomic_compare_exchange_strong(&w->e->stop, &zero, 1);
+}
+
 void engine_heartbeat(worker_t *w, uint64_t now)
 {
     double secs = (double)(now - w->hb_pages_ms) / 1000.0;
@@ -227,6 +258,8 @@ void engine_heartbeat(worker_t *w, uint64_t now)
     engine_note(w, frontier_heartbeat(w->fr, &ws, NULL));
     if (!w->down && !w->err)
         engine_check_crawl(w);
+    if (!w->down && !w->err)
+        check_full(w);
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
 }
 
@@ -537,6 +570,8 @@ static void run(worker_t *w)
         w->err = CRAWL_EREDIS;
     if (w->st == FRONTIER_DONE && !w->err && !w->down) /* over, or its state gone? */
         engine_check_crawl(w);
+    if (w->st == FRONTIER_DONE && !w->err && !w->down) /* over, but past the capacity? */
+        check_full(w);
     wind_down(w);
 }
 
@@ -555,8 +590,8 @@ static void *worker_main(void *arg)
 
 /* ---- the calling thread: signals and progress ----------------------------- */
 
-static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, uint64_t t0,
-                     int final)
+static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, uint64_t cap,
+                     uint64_t t0, int final)
 {
     frontier_stats_t fs = {0};
     int down = atomic_load(&e->redis_down);
@@ -565,7 +600,13 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
     double secs = (double)(clock_now_ms() - t0) / 1000.0;
     uint64_t pages = atomic_load(&e->pages);
     /* fill estimated from the items added, not BITCOUNT: cheap every second */
-    double fill = g && g->m ? 1.0 - exp(-(double)g->k * (double)fs.new_links / (double)g->m) : 0;
+    double fill = g && g->m ? 1.0 - exp(-(double)g->k * (double)fs.bloom_added / (double)g->m) : 0;
+    bloom_fill_t bf; /* past BLOOM_FILL_WARN of its capacity, the line says so */
+    bloom_fill_of(g, cap, fs.bloom_added, &bf);
+    char warn[96] = "";
+    if (bf.fill >= BLOOM_FILL_WARN)
+        snprintf(warn, sizeof warn, "  VISITED SET %.0f%% FULL (fp %.2g)", bf.fill * 100,
+                 bf.fp_rate);
     if (down) {
         fprintf(stderr,
                 "\r%llu pages  %.1f pages/s  Redis unreachable (%d of %u threads waiting)  errors "
@@ -576,10 +617,10 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
     }
     fprintf(stderr,
             "\r%llu pages  %.1f pages/s  queued %llu  in flight %llu  errors %llu  bloom fill "
-            "%.4f%%   %s",
+            "%.4f%%%s   %s",
             (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0,
             (unsigned long long)fs.queued, (unsigned long long)fs.in_flight,
-            (unsigned long long)atomic_load(&e->errors), fill * 100, final ? "\n" : "");
+            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, final ? "\n" : "");
 }
 
 /* The progress line's connection, opened again once a second while lost. */
@@ -602,10 +643,13 @@ static void supervise(engine_t *e, int show)
     char err[256], bname[256];
     redisContext *rc = show ? rconn_connect(e->redis, err, sizeof err) : NULL;
     bloom_geometry_t geo = {0};
+    uint64_t cap = 0;
     if (rc && frontier_bloom_name(e->cfg->crawl, bname, sizeof bname) >= 0) {
         bloom_t *b = bloom_open(rc, bname, NULL, NULL, err, sizeof err);
-        if (b)
+        if (b) {
             geo = *bloom_geometry(b);
+            cap = bloom_capacity(b);
+        }
         bloom_close(b);
     }
     uint64_t t0 = clock_now_ms(), next = t0 + 1000;
@@ -620,12 +664,12 @@ static void supervise(engine_t *e, int show)
         }
         if (show && clock_now_ms() >= next) {
             rc = progress_conn(e, rc);
-            progress(e, rc, &geo, t0, 0);
+            progress(e, rc, &geo, cap, t0, 0);
             next += 1000;
         }
     }
     if (show)
-        progress(e, rc, &geo, t0, 1);
+        progress(e, rc, &geo, cap, t0, 1);
     if (rc)
         redisFree(rc);
 }
@@ -712,6 +756,8 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         if (!err && e.workers[i].err < 0)
             err = e.workers[i].err;
     }
+    if (!err && atomic_load(&e.full)) /* stopped because the visited set is full */
+        err = CRAWL_EFULL;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (totals)
         *totals = (engine_totals_t){.pages = atomic_load(&e.pages),

@@ -65,6 +65,7 @@ struct engine {
     atomic_int redis_down; /* worker threads without Redis now */
     atomic_uint_fast64_t pages, bytes, errors, retried, released;
     worker_t *workers;
+    atomic_int full; /* the visited set reached its capacity: the crawl stops (CRAWL_EFULL) */
 };
 
 /* The outcome of a part's call: CRAWL_EREDIS takes the thread offline (if

@@ -9,8 +9,12 @@
  * normalized URLs (owned copies).  seeds_open() reads the first batch
  * before the caller touches Redis, so a missing, unreadable or binary file
  * (/dev/zero) is refused before anything is written; seeds_add() sends that
- * batch and the rest.  Touches Redis only through frontier_seed.  A failed
- * batch stops the file; batches sent before it stay seeded.
+ * batch and the rest.  Touches Redis only through frontier_seed (and
+ * frontier_stats, once, in seeds_check_room).  A failed batch stops the
+ * file; batches sent before it stay seeded.  The visited set cannot grow:
+ * after seeds_check_room a batch of n URLs is sent only if the URLs added
+ * so far (the crawl's counters then, plus this file's) and n stay within the
+ * filter's capacity, so seeding never takes a crawl past it.
  */
 #include "seeds.h"
 
@@ -31,6 +35,11 @@ struct seeds {
     int done; /* the reader reached the end of the file */
     char *urls[SEED_BATCH];
     size_t n;
+    /* seeds_check_room: the filter's fill then (capacity 0: no limit) */
+    bloom_geometry_t geo;
+    bloom_fill_t fill;
+    char *err; /* seeds_add's message buffer, for a refused batch */
+    size_t errlen;
 };
 
 void seeds_close(seeds_t *s)
@@ -112,6 +121,14 @@ static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
 {
     if (!s->n)
         return 0;
+    if (s->fill.capacity) { /* a batch that could pass the capacity is refused whole */
+        bloom_fill_t now;
+        bloom_fill_of(&s->geo, s->fill.capacity, s->fill.added + res->added, &now);
+        if (now.added + s->n > now.capacity) {
+            bloom_full_message(&now, s->n, s->err, s->errlen);
+            return CRAWL_EFULL;
+        }
+    }
     size_t added = 0;
     int rc = frontier_seed(f, (const char *const *)s->urls, s->n, force ? FRONTIER_SEED_FORCE : 0,
                            &added);
@@ -128,6 +145,8 @@ static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
 int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
+    s->err = err;
+    s->errlen = errlen;
     int rc = 0;
     while (rc == 0 && (rc = flush(s, f, force, res)) == 0 && !s->done)
         rc = fill(s);
@@ -135,7 +154,25 @@ int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *e
     if (rc == CRAWL_EFILE)
         snprintf(err, errlen, "seeds file %s (the lines before it were seeded)",
                  cli_urls_error(s->lines));
-    else if (rc < 0)
+    else if (rc < 0 && rc != CRAWL_EFULL) /* EFULL: flush wrote the message */
         snprintf(err, errlen, "seeding from %s failed: %s", s->path, crawl_strerror(rc));
     return rc;
+}
+
+int seeds_check_room(seeds_t *s, struct redisContext *rc, const char *crawl, const bloom_t *b,
+                     char *err, size_t errlen)
+{
+    frontier_stats_t st;
+    int code = frontier_stats(rc, crawl, &st);
+    if (code < 0) {
+        snprintf(err, errlen, "reading the crawl's counters: %s", crawl_strerror(code));
+        return code;
+    }
+    s->geo = *bloom_geometry(b);
+    bloom_fill_of(&s->geo, bloom_capacity(b), st.bloom_added, &s->fill);
+    if (s->fill.full) {
+        bloom_full_message(&s->fill, 0, err, errlen);
+        return CRAWL_EFULL;
+    }
+    return 0;
 }

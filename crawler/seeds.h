@@ -12,6 +12,8 @@
 
 #include "frontier.h"
 
+struct redisContext;
+
 typedef struct seeds_result {
     size_t valid;  /* lines that were valid URLs */
     size_t added;  /* queued (new, or forced) */
@@ -35,6 +37,15 @@ seeds_t *seeds_open(const char *path, size_t max_url_length, char *err, size_t e
  * before a failure stay seeded.  Invalid lines are not failures: they are
  * reported on stderr and counted in res.  Call once. */
 int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *err, size_t errlen);
+/* Before seeds_add: reads the crawl's counters (frontier_stats on rc) and
+ * the filter's capacity (b), and refuses with CRAWL_EFULL (the message, as
+ * bloom_full_message writes it, in err) if the filter is full; otherwise
+ * seeds_add will refuse, with CRAWL_EFULL and that message, any batch whose
+ * URLs could take the filter past its capacity (nothing of that batch is
+ * sent; batches before it stay seeded).  A filter without a recorded
+ * capacity sets no limit.  0, or the code of frontier_stats. */
+int seeds_check_room(seeds_t *s, struct redisContext *rc, const char *crawl, const bloom_t *b,
+                     char *err, size_t errlen);
 /* Closes the file (not stdin) and frees s.  Accepts NULL. */
 void seeds_close(seeds_t *s);
 

@@ -24,6 +24,7 @@ static const char *const texts[] = {
     [-CRAWL_EINTERNAL] = "zlib, SHA-1 or the random source failed",
     [-CRAWL_EFILE] = "cannot open or read a file",
     [-CRAWL_ENOROOM] = "not enough free memory in Redis (maxmemory) for it",
+    [-CRAWL_EFULL] = "the visited set (Bloom filter) is full: its capacity is reached",
 };
 
 const char *crawl_strerror(int err)

@@ -441,6 +441,9 @@ typedef struct frontier_stats {
         char kind[FRONTIER_MAX_KIND_LEN];
         uint64_t count;
     } kinds[FRONTIER_STATS_MAX_KINDS];
+    /* URLs the crawl added to its Bloom filter: seeds + new_links (a forced
+     * re-seed of a URL already seen counts again: the count errs high) */
+    uint64_t bloom_added;
 } frontier_stats_t;
 
 /* Reads the crawl's counters in one round trip (works without an open

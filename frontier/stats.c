@@ -172,8 +172,10 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
                      fr_reply_u64(r[4], &out->dead) || fr_reply_u64(r[5], &out->hosts) ||
                      read_kinds(r[7], out)))
         rc_ = CRAWL_EREPLY;
-    if (rc_ == 0)
+    if (rc_ == 0) {
         out->workers = count_live(r[6], out->now_ms);
+        out->bloom_added = out->seeds + out->new_links;
+    }
     for (int i = 0; i < STATS_CMDS; i++)
         if (r[i])
             freeReplyObject(r[i]);
