@@ -32,9 +32,8 @@ CRAWLERS=${CRAWLERS:-build/crawler/crawler}
 COMPRESS=${COMPRESS:-0}
 MD=${MD-}
 KEEP=${KEEP:-0}
-BENCH_NAME=frontier_mem
-NICE_CMD=()
-MODULE_ARGS=()
+# shellcheck disable=SC2034 # read by bench/lib.sh
+{ BENCH_NAME=frontier_mem; NICE_CMD=(); MODULE_ARGS=(); }
 die() { echo "frontier_mem: $*" >&2; exit 1; }
 T=$(mktemp -d /tmp/frontier_mem.XXXXXX)
 # shellcheck source=bench/lib.sh
@@ -100,10 +99,12 @@ run() { # CRAWLER N H COMPRESS
   done
   per_host=$(calc '%d' "$qk - ($qe) + $fields")
   host=$per_host
+  # shellcheck disable=SC2016 # the backquotes are markdown
   printf '| %s | %d | %d | %d | %s | %s | %d | %s | %d (%d) | %s | %d | `%s` |\n' "$c" "$n" "$h" \
     $((n / h)) "$z" "$(calc '%.1f' "$s1 - $s0")" "$fr" "$(calc '%.1f' "$fr / $n")" "$qk" "$qn" \
     "$(calc '%.1f' "$qe / ($qn > 0 ? $qn : 1)")" "$host" "$e1" >>"$T/rows"
   tail -1 "$T/rows"
+  echo "$c $n $h $z $fr" >>"$T/raw"
   stop_redis
 }
 
@@ -112,6 +113,16 @@ for c in $CRAWLERS; do
     for z in $COMPRESS; do run "$c" "${s%%:*}" "${s##*:}" "$z"; done
   done
 done
+
+# bytes per host: two shapes of the same N and compress, H1 < H2 hosts: the
+# difference over the hosts added (the same URLs, so the entries cancel out)
+: >"$T/hosts"
+awk '{ k = $1 " " $2 " " $4; fr[k, $3] = $5; hs[k] = hs[k] " " $3 }
+  END { for (k in hs) { n = split(hs[k], h, " "); for (i = 1; i < n; i++) for (j = i + 1; j <= n; j++) {
+    a = h[i] + 0; b = h[j] + 0; if (a > b) { t = a; a = b; b = t }
+    split(k, f, " ")
+    printf "| %s | %d | %d -> %d | %s | %.0f |\n", f[1], f[2], a, b, f[3], (fr[k, b] - fr[k, a]) / (b - a) } } }' \
+  "$T/raw" >"$T/hosts"
 
 {
   echo "# Frontier memory: bytes of Redis per queued URL and per host"
@@ -122,6 +133,14 @@ done
   echo
   cat "$T/rows"
   echo
+  if [ -s "$T/hosts" ]; then
+    echo "Bytes per host, from two shapes of the same URL count: (frontier bytes with H2 hosts - with H1) / (H2 - H1)."
+    echo
+    echo "| crawler | URLs | hosts | compress | bytes/host |"
+    echo "|---|---|---|---|---|"
+    cat "$T/hosts"
+    echo
+  fi
   echo "How to read: frontier bytes = (used_memory after - the Bloom keys' MEMORY USAGE) - (the same before), so everything but the visited set: queues, per-host state, the main dictionary's entries; bytes/URL = that / URLs (the per-host overhead shared out). Queue key: MEMORY USAGE of one host's queue (samples 0: exact), with its entries (LLEN); bytes/entry: the entries' length + 2 (a listpack entry's header and back-length) averaged. Host bytes: that queue key minus its entries' bytes, plus the host's share (1/H) of every crawl-wide per-host hash and of ready (and, in the packed layout, its own state key)."
 } >"$T/report.md"
 publish_report "$MD"

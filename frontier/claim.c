@@ -14,7 +14,6 @@
  */
 #include "frontier_internal.h"
 
-#include <ctype.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +96,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
  * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
- * when URLs were claimed: nruns, the entries "DEPTH TRIES URL", then nruns
+ * when URLs were claimed: nruns, the entries (entry.c), then nruns
  * pairs (origin, count): the origins of the entries, run by run.  The i-th
  * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
 static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
