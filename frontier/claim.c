@@ -14,36 +14,26 @@
  */
 #include "frontier_internal.h"
 
-#include <ctype.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 /* ---- claim --------------------------------------------------------------- */
 
-/* Fills one item from an entry "DEPTH TRIES [HOPS ]URL", the origin of the queue
- * it came from and its lease number: its lease token is "ORIGIN\tSEQ@WORKER"
- * (fr_lease_split), the first part being its lease's field. */
+/* Fills one item from an entry (entry.c's layouts), the origin of the queue
+ * it came from and its lease number: its URL is the entry's rebuilt under
+ * that origin, its lease token "ORIGIN\tSEQ@WORKER" (fr_lease_split), the
+ * first part being its lease's field. */
 static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origin, uint64_t seq,
                      uint64_t now, frontier_item_t *it)
 {
     memset(it, 0, sizeof *it);
+    fr_entry_t en;
     if (e->type != REDIS_REPLY_STRING || origin->type != REDIS_REPLY_STRING ||
-        memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len))
+        memchr(origin->str, '\t', origin->len) || memchr(origin->str, '@', origin->len) ||
+        fr_entry_parse(e->str, e->len, &en) < 0)
         return CRAWL_EREPLY;
-    unsigned long d = 0, t = 0, hops = 0;
-    int off = 0;
-    const char *url = e->str;
-    if (sscanf(e->str, "%lu %lu %n", &d, &t, &off) == 2 && off > 0) {
-        url = e->str + off;
-        /* the optional hop field: digits then a space (a URL starts with its scheme) */
-        char *end;
-        if (isdigit((unsigned char)*url) && (hops = strtoul(url, &end, 10), *end == ' '))
-            url = end + 1;
-        else
-            hops = 0;
-    }
-    it->url = strdup(url);
+    it->url = fr_entry_url(&en, origin->str, origin->len);
     size_t ll = origin->len + strlen(f->worker) + 24;
     it->lease = malloc(ll);
     if (!it->url || !it->lease) {
@@ -52,9 +42,9 @@ static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origi
     }
     snprintf(it->lease, ll, "%.*s\t%llu@%s", (int)origin->len, origin->str, (unsigned long long)seq,
              f->worker);
-    it->depth = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
-    it->tries = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
-    it->hops = hops > UINT32_MAX ? UINT32_MAX : (uint32_t)hops;
+    it->depth = en.depth;
+    it->tries = en.tries;
+    it->hops = en.hops;
     it->claimed_ms = now;
     return 0;
 }
@@ -106,7 +96,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
  * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
- * when URLs were claimed: nruns, the entries "DEPTH TRIES URL", then nruns
+ * when URLs were claimed: nruns, the entries (entry.c), then nruns
  * pairs (origin, count): the origins of the entries, run by run.  The i-th
  * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
 static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)

@@ -7,11 +7,13 @@
  *
  * DESIGN.  Keys of a crawl (P = the crawl's key prefix; keys.def lists them,
  * keys.h builds their names):
- *   P q:<origin>    list   per-host queue of entries "DEPTH TRIES URL", or
- *                          "DEPTH TRIES HOPS URL" for the target of HOPS > 0
- *                          redirects in a row (a URL never is a bare number,
- *                          so the optional field is unambiguous; entries
- *                          without it read as HOPS 0)
+ *   P q:<origin>    list   per-host queue of entries NUMS REST (entry.c): REST
+ *                          the URL's path after the origin ("/a?b"), or the
+ *                          whole URL when the origin does not prefix it;
+ *                          NUMS "D", "D:T" or "D:T:H" (depth, tries, hops of
+ *                          the target of H > 0 redirects in a row), trailing
+ *                          zeros and all-zero left out; an older crawl's
+ *                          "DEPTH TRIES [HOPS ]URL" is still read
  *                          (origin: parser_url_origin, sent by the client)
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
@@ -21,7 +23,8 @@
  *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
  *   P hfail         hash   origin -> consecutive retried failures
  *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
- *   P dead          list   "ENTRY\tSTATUS\tERROR" (dead letters)
+ *   P dead          list   "DEPTH TRIES [HOPS ]URL\tSTATUS\tERROR" (dead letters,
+ *                          the URL whole: an operator reads them)
  *   P lease:<wid>   hash   "ORIGIN\tSEQ" -> entry: the URLs worker wid holds, by
  *                          lease number SEQ and origin of the queue they came from
  *   P workers       zset   wid -> ms when its lease expires

@@ -210,4 +210,22 @@ int fr_wrong_type(struct redisContext *rc, const char *key, size_t keylen, const
 /* Integer value of a reply element (integer or numeric string); 0 or -1. */
 int fr_reply_u64(const struct redisReply *r, uint64_t *out);
 
+/* The queue entry's layout (entry.c's DESIGN): NUMS then REST. */
+typedef struct fr_entry {
+    uint32_t depth, tries, hops;
+    const char *rest; /* into the parsed string: the path or the whole URL */
+    size_t restlen;
+    int relative; /* rest is the path after the queue's origin */
+} fr_entry_t;
+/* Writes NUMS for these numbers into buf; its length (0: none, all zero). */
+size_t fr_entry_head(uint32_t depth, uint32_t tries, uint32_t hops, char *buf, size_t buflen);
+/* Where REST starts in url, queued under origin: olen if url is origin
+ * followed by "/", else 0 (the whole URL). */
+size_t fr_entry_rest(const char *url, size_t ulen, const char *origin, size_t olen);
+/* Reads an entry (either layout); 0 or CRAWL_EREPLY (no URL part). */
+int fr_entry_parse(const char *e, size_t len, fr_entry_t *out);
+/* The entry's URL, rebuilt under the queue's origin; caller frees; NULL on
+ * out-of-memory. */
+char *fr_entry_url(const fr_entry_t *en, const char *origin, size_t olen);
+
 #endif

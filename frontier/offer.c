@@ -5,7 +5,7 @@
  *
  * DESIGN: the client computes each link's Bloom probe (block + k bit
  * offsets, bloom_probe) and passes the block keys as KEYS and, per link, its
- * queue entry "DEPTH 0 URL", its origin and its offsets as ARGV (the layout
+ * queue entry (entry.c), its origin and its offsets as ARGV (the layout
  * is written down above fr_offer_section).  The links of one block are sent
  * together (group_by_block), so the script sets the bits of a whole run with
  * one BITFIELD (at most 1024 bits per call) and queues an entry iff one of
@@ -236,8 +236,8 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t 
  *     block                  its KEYS index (KEYS[1] is ready: 2, 3, ...)
  *     n                      links in the run
  *     per link:
- *       entry                its queue entry "DEPTH 0 URL", or "DEPTH 0 HOPS URL"
- *                            for a redirect target (hops > 0; frontier.c)
+ *       entry                its queue entry (entry.c: "D[:0:HOPS]" then the
+ *                            URL's path, or the whole URL; "D" left out at 0)
  *       origin               its queue's origin "scheme://host[:port]"
  *       offset * k           (BITFIELD layout) its k bit offsets in the block
  *     offsets                (module layout, k < 0 in the call) one argument
@@ -249,9 +249,8 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
 {
     int mod = f->bits_module;
     fa_u64(a, count_runs(o));
-    char dbuf[32];
-    int dl = hops ? snprintf(dbuf, sizeof dbuf, "%u 0 %u ", depth, hops)
-                  : snprintf(dbuf, sizeof dbuf, "%u 0 ", depth);
+    char dbuf[40];
+    size_t dl = fr_entry_head(depth, 0, hops, dbuf, sizeof dbuf);
     size_t run = 0, cnt = 0; /* the current block run: links [run, run + cnt) */
     for (size_t i = 0; i < o->nsent; i++) {
         if (i == 0 || o->v[i].block != o->v[i - 1].block) {
@@ -262,14 +261,14 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
             fa_u64(a, 2 + o->v[i].block);
             fa_u64(a, cnt);
         }
-        const char *url = links[o->v[i].idx];
-        size_t ul = strlen(url);
-        char *e = fa_alloc(a, (size_t)dl + ul);
+        const char *url = links[o->v[i].idx], *og = o->orig + o->v[i].oat;
+        size_t ul = strlen(url), skip = fr_entry_rest(url, ul, og, o->v[i].olen);
+        char *e = fa_alloc(a, dl + ul - skip);
         if (e) {
-            memcpy(e, dbuf, (size_t)dl);
-            memcpy(e + dl, url, ul);
+            memcpy(e, dbuf, dl);
+            memcpy(e + dl, url + skip, ul - skip);
         }
-        fa_str(a, o->orig + o->v[i].oat, o->v[i].olen);
+        fa_str(a, og, o->v[i].olen);
         if (mod) {
             if (i + 1 == run + cnt)
                 run_offsets(o, run, cnt, a);

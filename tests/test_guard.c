@@ -394,7 +394,7 @@ Test(guard, hop_count_travels_in_the_queue_entry)
     side_check(a.c, a.f, 1000);
     redisReply *q = redisCommand(a.c, "LRANGE %sq:http://hops.test 0 -1", a.f->prefix);
     cr_assert(q && q->type == REDIS_REPLY_ARRAY && q->elements == 1);
-    cr_expect_str_eq(q->element[0]->str, "1 0 7 http://hops.test/next");
+    cr_expect_str_eq(q->element[0]->str, "1:0:7/next");
     freeReplyObject(q);
     cr_assert_eq(side_claim(a.f, it, 1), 1);
     cr_expect_str_eq(it[0].url, "http://hops.test/next");
@@ -405,7 +405,7 @@ Test(guard, hop_count_travels_in_the_queue_entry)
     side_check(a.c, a.f, 1000);
     redisReply *z = redisCommand(a.c, "ZRANGE %sdelayed 0 -1", a.f->prefix);
     cr_assert(z && z->type == REDIS_REPLY_ARRAY && z->elements == 1);
-    cr_expect_str_eq(z->element[0]->str, "http://hops.test\t1 1 7 http://hops.test/next",
+    cr_expect_str_eq(z->element[0]->str, "http://hops.test\t1:1:7/next",
                      "the retry lost the hop count");
     freeReplyObject(z);
     frontier_item_clear(&it[0]);

@@ -499,9 +499,9 @@ static void run_limits(fx_redis_t *r, const char *crawl, int bitfield_only, lim_
     cr_assert_eq(frontier_seed(s.f, s5, 2, 1, &out->s5), 0);
     cr_assert_eq(frontier_stats(s.c, crawl, &out->st), 0);
 
-    const char *qa[] = {"1 0 http://a.test/1", "1 0 http://a.test/2"};
-    const char *qb[] = {"1 0 http://b.test/1", "1 0 http://b.test/2", "1 0 http://b.test/3"};
-    const char *qc[] = {"1 0 http://c.test/1"};
+    const char *qa[] = {"1/1", "1/2"};
+    const char *qb[] = {"1/1", "1/2", "1/3"};
+    const char *qc[] = {"1/1"};
     expect_queue(s.c, crawl, "http://a.test", qa, 2);
     expect_queue(s.c, crawl, "http://b.test", qb, 3);
     expect_queue(s.c, crawl, "http://c.test", qc, 1);

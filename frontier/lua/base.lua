@@ -17,10 +17,10 @@
 --     may wake a host at its cap, and the next claim takes it out;
 --   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
 --     hashes' sizes = sum of hinflight;
---   - a queue entry is "DEPTH TRIES URL", or "DEPTH TRIES HOPS URL" for the
---     target of HOPS > 0 redirects in a row (frontier/frontier.c); a lease is the field
---     "ORIGIN\tSEQ" of its worker's lease hash, holding the entry; a
---     delayed retry is "ORIGIN\tDEPTH TRIES URL" (stored below).
+--   - a queue entry is NUMS REST (parse below, frontier/entry.c): depth,
+--     tries, redirect hops and the URL's path after its queue's origin; a
+--     lease is the field "ORIGIN\tSEQ" of its worker's lease hash, holding
+--     the entry; a delayed retry is "ORIGIN\tENTRY" (stored below).
 -- Times are the Redis server's clock (TIME) in ms.
 
 local byte, find, sub -- string's (an upvalue costs less than a global's field)
@@ -64,16 +64,36 @@ end
 
 local function num(v) return tonumber(v) or 0 end
 local function str(n) return NS[n] or string.format('%d', n) end
-local function parse(e) -- an entry "DEPTH TRIES [HOPS ]URL": depth, tries, URL, hops
+-- A queue entry is NUMS REST (frontier/entry.c): REST the URL's path after
+-- its queue's origin ("/a?b") or the whole URL; NUMS "" (all 0), "D", "D:T"
+-- or "D:T:H".  An older crawl's "DEPTH TRIES [HOPS ]URL" is still read.
+local function parse(e) -- depth, tries, REST, hops
   local d, t, u = string.match(e, '^(%d+) (%d+) (.+)$')
-  if not d then return 0, 0, e, 0 end
-  local hops, rest = string.match(u, '^(%d+) (.+)$')
-  if hops then return tonumber(d), tonumber(t), rest, tonumber(hops) end
-  return tonumber(d), tonumber(t), u, 0
+  if d then
+    local hops, rest = string.match(u, '^(%d+) (.+)$')
+    if hops then return tonumber(d), tonumber(t), rest, tonumber(hops) end
+    return tonumber(d), tonumber(t), u, 0
+  end
+  local dd, r = string.match(e, '^(%d*)(.*)$')
+  local tries, hops = 0, 0
+  local tt, r2 = string.match(r, '^:(%d+)(.*)$')
+  if tt then
+    tries, r = tonumber(tt), r2
+    local hh, r3 = string.match(r, '^:(%d+)(.*)$')
+    if hh then hops, r = tonumber(hh), r3 end
+  end
+  return num(dd), tries, r, hops
 end
-local function entry(d, t, u, hops) -- parse's inverse (no hop field for hops 0)
-  if hops and hops > 0 then return d .. ' ' .. t .. ' ' .. hops .. ' ' .. u end
-  return d .. ' ' .. t .. ' ' .. u
+local function entry(d, t, u, hops) -- parse's inverse (trailing zeros left out)
+  if hops and hops > 0 then return str(d) .. ':' .. str(t) .. ':' .. str(hops) .. u end
+  if t > 0 then return str(d) .. ':' .. str(t) .. u end
+  if d > 0 then return str(d) .. u end
+  return u
+end
+-- The whole URL of an entry's REST u queued under origin h.
+local function full_url(h, u)
+  if byte(u, 1) == 47 then return h .. u end -- '/'
+  return u
 end
 
 -- An entry out of its queue keeps the origin of the queue it came from:

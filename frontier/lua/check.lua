@@ -14,8 +14,19 @@
 --   5. stats.queued is the sum of the queue lengths;
 --   6. stats.inflight is the sum of the lease hashes' sizes;
 --   7. every lease field is stored(origin, seq) with seq a number, every
---      delayed retry stored(origin, entry), every queued entry
---      "DEPTH TRIES URL" or "DEPTH TRIES HOPS URL".
+--      delayed retry stored(origin, entry), every queued entry NUMS REST
+--      as written (frontier/entry.c: entry(parse(e)) is e, REST a path
+--      "/..." or a whole URL, no blanks), or an older crawl's
+--      "DEPTH TRIES URL" / "DEPTH TRIES HOPS URL".
+
+local function entry_ok(e)
+  if string.match(e, '^%d+ %d+ [^ \t\n]+$') or string.match(e, '^%d+ %d+ %d+ [^ \t\n]+$') then
+    return true
+  end
+  local d, t, u, hops = parse(e)
+  return entry(d, t, u, hops) == e and (string.match(u, '^/[^ \t\n]*$') ~= nil or
+                                        string.match(u, '^%a[%w+.-]*://[^ \t\n]+$') ~= nil)
+end
 
 -- Every key matching P .. suffix .. '*'.
 local function scan(suffix)
@@ -43,8 +54,7 @@ local function check_queues(bad)
     queued = queued + n
     if n > 0 then nonempty[string.sub(key, pre + 1)] = true end
     for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
-      if not string.match(e, '^%d+ %d+ [^ \t\n]+$') and
-         not string.match(e, '^%d+ %d+ %d+ [^ \t\n]+$') then
+      if not entry_ok(e) then
         bad[#bad + 1] = string.format('7: %s holds the entry "%s"', key, e)
       end
     end
@@ -66,7 +76,7 @@ local function check_leases(bad)
   end
   for _, v in ipairs(redis.call('ZRANGE', K.DELAYED, 0, -1)) do
     local _, e = unstore(v)
-    if not string.find(v, '\t', 1, true) or not string.match(e, '^%d+ %d+ ') then
+    if not string.find(v, '\t', 1, true) or not entry_ok(e) then
       bad[#bad + 1] = string.format('7: the delayed retry "%s"', v)
     end
   end

@@ -39,7 +39,10 @@ local function retry(_, ARGV)
   outcome(tonumber(status), err, bytes)
   local dead = 0
   if t + 1 >= max_tries then
-    redis.call('RPUSH', K.DEAD, e .. '\t' .. status .. '\t' .. err)
+    -- a dead letter is for an operator: the whole URL, "DEPTH TRIES [HOPS ]URL"
+    local hf = hops > 0 and str(hops) .. ' ' or ''
+    local de = str(d) .. ' ' .. str(t) .. ' ' .. hf .. full_url(h, u)
+    redis.call('RPUSH', K.DEAD, de .. '\t' .. status .. '\t' .. err)
     count('dead', 1); dead = 1
   else
     redis.call('ZADD', K.DELAYED, now + delay, stored(h, entry(d, t + 1, u, hops)))
