@@ -39,6 +39,19 @@ static int ready_within(frontier_t *f, frontier_claim_call_t *call)
     return 0;
 }
 
+/* Hands it[0..n) back through the main handle, clears them, closes the
+ * claims' handle and stops the environment (its invariant check). */
+static void hand_back_and_stop(env_t *e, frontier_t *f2, redisContext *c2, frontier_item_t *it,
+                               size_t n)
+{
+    cr_assert_eq(frontier_release(e->f, it, n), 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    frontier_close(f2);
+    redisFree(c2);
+    env_stop(e);
+}
+
 static void seed_three(env_t *e)
 {
     const char *urls[] = {"http://a.test/1", "http://b.test/2", "http://c.test/3"};
@@ -105,12 +118,7 @@ Test(claim, a_library_lost_before_the_claim_ran_is_loaded_and_the_claim_sent_aga
     frontier_state_t st;
     cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, NULL), 0);
     cr_assert_eq(n, 3, "claimed %zu after loading the library again", n);
-    cr_assert_eq(frontier_release(e.f, it, n), 0);
-    for (size_t i = 0; i < n; i++)
-        frontier_item_clear(&it[i]);
-    frontier_close(f2);
-    redisFree(c2);
-    env_stop(&e);
+    hand_back_and_stop(&e, f2, c2, it, n);
 }
 
 Test(claim, a_call_ended_before_its_reply_came_waits_for_it)
@@ -128,12 +136,7 @@ Test(claim, a_call_ended_before_its_reply_came_waits_for_it)
     frontier_state_t st;
     cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, NULL), 0); /* no _ready first */
     cr_assert_eq(n, 2, "the max given to _start bounds the claim");
-    cr_assert_eq(frontier_release(e.f, it, n), 0);
-    for (size_t i = 0; i < n; i++)
-        frontier_item_clear(&it[i]);
-    frontier_close(f2);
-    redisFree(c2);
-    env_stop(&e);
+    hand_back_and_stop(&e, f2, c2, it, n);
 }
 
 Test(claim, a_call_dropped_with_its_connection_is_handed_back_by_the_reconcile)
