@@ -215,25 +215,19 @@ size_t engine_held(const worker_t *w)
     return fetch_active(w->fetch) + robotsgate_parked(w->gate) + engine_claim_asked(w);
 }
 
-/* The visited set cannot grow: once the crawl's counters say it holds its
- * capacity (one frontier_stats round trip), the first worker to see it says
- * so (stderr, an event line) and stops the crawl as a first SIGINT does
- * (stop 1: what runs is finished and recorded, the rest handed back);
- * engine_run then returns CRAWL_EFULL. */
-static void check_full(worker_t *w)
+/* The visited set cannot grow: once `added` (the crawl's counters: seeds +
+ * new links) reaches its capacity, the first worker to see it says so
+ * (stderr, an event line) and stops the crawl as a first SIGINT does (stop
+ * 1: what runs is finished and recorded, the rest handed back); engine_run
+ * then returns CRAWL_EFULL. */
+static void check_fill(worker_t *w, uint64_t added)
 {
     bloom_t *b = frontier_bloom(w->fr);
     uint64_t cap = b ? bloom_capacity(b) : 0;
-    frontier_stats_t st;
     if (!cap || atomic_load(&w->e->full))
         return;
-    int rc = frontier_stats(w->rc, w->e->cfg->crawl, &st);
-    if (rc < 0) {
-        engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
-        return;
-    }
     bloom_fill_t f;
-    bloom_fill_of(bloom_geometry(b), cap, st.bloom_added, &f);
+    bloom_fill_of(bloom_geometry(b), cap, added, &f);
     if (!f.full || atomic_exchange(&w->e->full, 1))
         return;
     char msg[640];
@@ -246,7 +240,18 @@ static void check_full(worker_t *w)
     atomic_compare_exchange_strong(&w->e->stop, &zero, 1);
 }
 
-void engine_heartbeat(worker_t *w, uint64_t now)
+/* check_fill with the counters read now (one round trip): at the crawl's end. */
+static void check_full(worker_t *w)
+{
+    frontier_stats_t st;
+    int rc = frontier_stats(w->rc, w->e->cfg->crawl, &st);
+    if (rc < 0)
+        engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
+    else
+        check_fill(w, st.bloom_added);
+}
+
+frontier_worker_stats_t engine_worker_stats(worker_t *w, uint64_t now)
 {
     double secs = (double)(now - w->hb_pages_ms) / 1000.0;
     frontier_worker_stats_t ws = {
@@ -255,12 +260,30 @@ void engine_heartbeat(worker_t *w, uint64_t now)
         .in_flight = (uint32_t)engine_held(w)};
     w->hb_pages = w->pages;
     w->hb_pages_ms = now;
-    engine_note(w, frontier_heartbeat(w->fr, &ws, NULL));
-    if (!w->down && !w->err)
-        engine_check_crawl(w);
-    if (!w->down && !w->err)
-        check_full(w);
     w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
+    return ws;
+}
+
+void engine_beat_found(worker_t *w, int rc, const frontier_beat_t *b)
+{
+    engine_note(w, rc);
+    if (rc < 0 || w->down || w->err)
+        return;
+    if (!b->crawl_exists)
+        engine_crawl_gone(w);
+    else
+        check_fill(w, b->bloom_added);
+}
+
+void engine_heartbeat(worker_t *w, uint64_t now)
+{
+    frontier_worker_stats_t ws = engine_worker_stats(w, now);
+    frontier_beat_call_t *c = NULL;
+    frontier_beat_t b = {.crawl_exists = 1};
+    int rc = frontier_heartbeat_start(w->fr, &ws, &c);
+    if (rc == 0)
+        rc = frontier_heartbeat_end(w->fr, c, &b);
+    engine_beat_found(w, rc, &b);
 }
 
 /* ---- routing between the parts ---------------------------------------------- */
@@ -472,8 +495,6 @@ static void wait_for_work(worker_t *w)
 /* What needs Redis in one loop turn (skipped while it is unreachable). */
 static void talk_to_redis(worker_t *w, uint64_t now, int stop)
 {
-    if (now >= w->next_heartbeat_ms)
-        engine_heartbeat(w, now);
     if (!w->down && now >= w->next_seed_refresh_ms)
         engine_note(w, refresh_seed_hosts(w));
     if (!w->down && !w->err) /* a claim in flight is taken even when stopping */

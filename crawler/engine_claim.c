@@ -21,11 +21,16 @@
  * a quarter alone made the transfers run in waves.  Slots asked for by the
  * claim in flight count as held (engine_held), so a thread never holds more
  * than its slots.
+ * The worker's heartbeat goes over the same connection, also without
+ * waiting, before any claim when it is due (every lease/3): its reply says
+ * too whether the crawl is still in Redis and how full its visited set is
+ * (engine_beat_found).
  * Lost Redis: the call in flight is dropped with its connection
  * (engine_claim_drop); its URLs, leased in Redis but never seen here, are
  * handed back by the reconcile after the reconnect (engine_redis.c), or
  * come back when the worker's lease expires.
- * Redis keys: none directly (frontier_claim_start/_end: claim.lua).
+ * Redis keys: none directly (frontier_claim_start/_end: claim.lua;
+ * frontier_heartbeat_start/_end: heartbeat.lua; the robots.txt look).
  */
 #include <hiredis/hiredis.h>
 #include <stdint.h>
@@ -71,6 +76,8 @@ static void forget_items(worker_t *w)
 
 void engine_claim_drop(worker_t *w)
 {
+    frontier_heartbeat_drop(w->beating);
+    w->beating = NULL;
     frontier_claim_drop(w->claiming);
     w->claiming = NULL;
     robotsgate_look_t *lk = w->looking;
@@ -91,7 +98,7 @@ void engine_claim_close(worker_t *w)
 
 int engine_claim_fd(const worker_t *w)
 {
-    return w->claiming || w->looking ? frontier_fd(w->cfr) : -1;
+    return w->beating || w->claiming || w->looking ? frontier_fd(w->cfr) : -1;
 }
 
 size_t engine_claim_asked(const worker_t *w)
@@ -188,19 +195,48 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
     return st;
 }
 
+/* The heartbeat's reply, if it is all there (block: waited for). */
+static void take_beat(worker_t *w, int block)
+{
+    int ready = block ? 1 : frontier_heartbeat_ready(w->cfr, w->beating);
+    if (ready == 0)
+        return;
+    frontier_beat_call_t *c = w->beating;
+    w->beating = NULL;
+    frontier_beat_t b = {.crawl_exists = 1};
+    int rc = ready < 0 ? ready : frontier_heartbeat_end(w->cfr, c, &b);
+    if (ready < 0)
+        frontier_heartbeat_drop(c);
+    engine_beat_found(w, rc, &b);
+}
+
+/* Sends the heartbeat (due every lease/3; before any claim). */
+static void send_beat(worker_t *w, uint64_t now)
+{
+    frontier_worker_stats_t ws = engine_worker_stats(w, now);
+    engine_note(w, frontier_heartbeat_start(w->cfr, &ws, &w->beating));
+}
+
 frontier_state_t engine_claim(worker_t *w, uint64_t now, frontier_state_t st, int may_send)
 {
-    if (w->looking)
+    if (w->beating)
+        take_beat(w, 0);
+    else if (w->looking)
         take_look(w, 0);
     else if (w->claiming)
         st = take_claim(w, now, 0, st);
-    if (may_send && !w->claiming && !w->looking && !w->down && !w->err)
+    int idle = !w->beating && !w->claiming && !w->looking && !w->down && !w->err;
+    if (idle && now >= w->next_heartbeat_ms) /* leases are renewed while stopping too */
+        send_beat(w, now);
+    else if (idle && may_send)
         send_claim(w, now);
-    return (w->claiming || w->looking) && st == FRONTIER_DONE ? FRONTIER_WAIT : st;
+    return (w->beating || w->claiming || w->looking) && st == FRONTIER_DONE ? FRONTIER_WAIT : st;
 }
 
 size_t engine_claim_hand_back(worker_t *w)
 {
+    if (w->beating)
+        take_beat(w, 1);
     if (w->claiming) {
         size_t n = 0;
         frontier_state_t st;

@@ -30,7 +30,8 @@ typedef struct worker {
     frontier_t *fr;
     redisContext *crc; /* claims (engine_claim.c), under fr's worker id */
     frontier_t *cfr;
-    frontier_claim_call_t *claiming; /* the claim in flight, or NULL ... */
+    frontier_beat_call_t *beating;   /* the heartbeat in flight, or NULL ... */
+    frontier_claim_call_t *claiming; /* ... or the claim in flight ... */
     robotsgate_look_t *looking;      /* ... or the robots.txt look of its reply's new origins */
     frontier_item_t *claim_items;    /* ... the claimed URLs' room ... */
     size_t claim_max;                /* ... for this many (counted as held) ... */
@@ -73,8 +74,18 @@ struct engine {
 void engine_note(worker_t *w, int rc);
 /* The frontier settings of the crawl's options. */
 void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc);
-/* Renews the worker's lease, reclaims dead workers' URLs (engine.c). */
+/* Renews the worker's lease, reclaims dead workers' URLs, and checks that
+ * the crawl is still in Redis and its visited set not full, waiting for
+ * Redis (engine.c; the loop sends its heartbeats without waiting, through
+ * engine_claim) ... */
 void engine_heartbeat(worker_t *w, uint64_t now);
+/* ... the record a heartbeat sends (its pages/s since the last one; the
+ * next heartbeat is due lease/3 from now) ... */
+frontier_worker_stats_t engine_worker_stats(worker_t *w, uint64_t now);
+/* ... and what the worker does with a heartbeat's outcome rc and its
+ * findings b: the crawl gone (engine_crawl_gone), the visited set full
+ * (the crawl stops, engine_run returns CRAWL_EFULL). */
+void engine_beat_found(worker_t *w, int rc, const frontier_beat_t *b);
 /* URLs this worker holds: transfers running and URLs parked on robots.txt. */
 size_t engine_held(const worker_t *w);
 

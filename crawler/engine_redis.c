@@ -17,7 +17,7 @@
  * back.  A Redis that answers without the crawl's Bloom filter lost the
  * crawl (FLUSHALL, a restart without its data): the thread stops with
  * CRAWL_ENOTFOUND rather than take the empty state for a finished crawl;
- * engine_check_crawl looks for that at every heartbeat too.  Each loss,
+ * every heartbeat's reply says whether the filter is still there.  Each loss,
  * return and loss of the crawl is printed and written to the JSONL as an
  * event line.
  * Redis keys: none directly (frontier_open, frontier_heartbeat,

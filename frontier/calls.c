@@ -403,3 +403,45 @@ double fr_random(frontier_t *f)
     f->rng = x;
     return (double)(x >> 11) / 9007199254740992.0;
 }
+
+/* ---- one call without waiting ---------------------------------------------- */
+
+int fr_call_send(frontier_t *f, int script, fr_call_t *c)
+{
+    c->script = script;
+    c->r = NULL;
+    return fr_send(f, script, &c->a);
+}
+
+int fr_call_ready(frontier_t *f, fr_call_t *c)
+{
+    return c->r ? 1 : fr_try_reply(f, &c->r);
+}
+
+int fr_call_reply(frontier_t *f, fr_call_t *c, redisReply **out)
+{
+    int rc = 0;
+    redisReply *r = c->r;
+    c->r = NULL;
+    *out = NULL;
+    if (!r) /* not all there yet: wait for it (reloading the library if need be) */
+        rc = fr_collect(f, c->script, &c->a, 1, &r);
+    else if (is_noscript(r)) { /* the library is gone: load it, send the call again */
+        freeReplyObject(r);
+        r = NULL;
+        rc = fr_load(f);
+        if (rc == 0)
+            rc = fr_run(f, c->script, &c->a, 1, &r);
+    }
+    if (rc == 0)
+        *out = r;
+    return rc;
+}
+
+void fr_call_clear(fr_call_t *c)
+{
+    if (c->r)
+        freeReplyObject(c->r);
+    c->r = NULL;
+    fa_free(&c->a);
+}

@@ -114,9 +114,8 @@ static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
 
 /* A claim sent, its reply not read yet. */
 struct frontier_claim_call {
-    fr_args_t a;   /* the call, kept to send again after a NOSCRIPT */
-    size_t max;    /* URLs asked for */
-    redisReply *r; /* the reply, once frontier_claim_ready saw all of it */
+    fr_call_t c;
+    size_t max; /* URLs asked for */
 };
 
 int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
@@ -129,9 +128,9 @@ int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
     if (!c)
         return CRAWL_ENOMEM;
     c->max = max > FR_MAX_CLAIM ? FR_MAX_CLAIM : max;
-    fa_init(&c->a);
-    build_claim(f, c->max, &c->a);
-    int rc = fr_send(f, FR_CLAIM, &c->a);
+    fa_init(&c->c.a);
+    build_claim(f, c->max, &c->c.a);
+    int rc = fr_call_send(f, FR_CLAIM, &c->c);
     if (rc < 0) {
         frontier_claim_drop(c);
         return rc;
@@ -142,9 +141,7 @@ int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
 
 int frontier_claim_ready(frontier_t *f, frontier_claim_call_t *c)
 {
-    if (!f || !c)
-        return CRAWL_EINVAL;
-    return c->r ? 1 : fr_try_reply(f, &c->r);
+    return f && c ? fr_call_ready(f, &c->c) : CRAWL_EINVAL;
 }
 
 int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t *items, size_t *n,
@@ -156,18 +153,8 @@ int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t 
         frontier_claim_drop(c);
         return CRAWL_EINVAL;
     }
-    int rc = 0;
-    redisReply *r = c->r;
-    c->r = NULL;
-    if (!r) /* not all there yet: wait for it (reloading the library if need be) */
-        rc = fr_collect(f, FR_CLAIM, &c->a, 1, &r);
-    else if (fr_is_noscript(r)) { /* the library is gone: load it, claim again */
-        freeReplyObject(r);
-        r = NULL;
-        rc = fr_load(f);
-        if (rc == 0)
-            rc = fr_run(f, FR_CLAIM, &c->a, 1, &r);
-    }
+    redisReply *r = NULL;
+    int rc = fr_call_reply(f, &c->c, &r);
     if (rc == 0) {
         rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r)
                                           : parse_claim(f, r, c->max, items, n, state, wait_ms);
@@ -181,9 +168,7 @@ void frontier_claim_drop(frontier_claim_call_t *c)
 {
     if (!c)
         return;
-    if (c->r)
-        freeReplyObject(c->r);
-    fa_free(&c->a);
+    fr_call_clear(&c->c);
     free(c);
 }
 

@@ -1,6 +1,6 @@
 /*
- * frontier.c -- the handle, function loading, heartbeats, releasing.
- * Claiming lives in claim.c, offering links in offer.c, finishing and
+ * frontier.c -- the handle, function loading, releasing.  Claiming lives
+ * in claim.c, heartbeats in heartbeat.c, offering links in offer.c, finishing and
  * retrying in finish.c, seeding in seed.c, stats and reset in stats.c, the
  * Lua in frontier/lua/ (library.c: its names), key names in keys.c, the
  * robots.txt cache, sitemaps and seed hosts in hostinfo.c.
@@ -351,61 +351,7 @@ void frontier_item_clear(frontier_item_t *it)
     memset(it, 0, sizeof *it);
 }
 
-/* ---- heartbeat, release, host delay -------------------------------------- */
-
-/* The heartbeat call (frontier/lua/heartbeat.lua), KEYS: ready.
- *   ARGV[1]  P            the key prefix
- *   ARGV[2]  worker       this worker's id
- *   ARGV[3]  lease_ms     its lease, renewed
- *   ARGV[4]  per_host     for waking the hosts of reclaimed URLs
- *   ARGV[5..9]            its record: host pid pages pages_per_s in_flight
- *   ARGV[10] delay_ms     the crawl's delay, and ...
- *   ARGV[11] max_delay_ms ... its cap on a host's own: a reclaimed URL may
- *                         have reached its server, so its host waits its
- *                         delay from now (requeue.lua)
- * Reply: how many URLs of expired workers it handed back. */
-static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
-{
-    fa_fcall(a, 1);
-    fa_cstr(a, f->ready_key);
-    fa_cstr(a, f->prefix);
-    fa_cstr(a, f->worker);
-    fa_u64(a, f->cfg.lease_ms);
-    fa_u64(a, f->cfg.per_host);
-    fa_cstr(a, f->host);
-    fa_u64(a, (uint64_t)f->pid);
-    fa_u64(a, ws->pages);
-    fa_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
-    fa_u64(a, ws->in_flight);
-    fa_u64(a, f->cfg.delay_ms);
-    fa_u64(a, f->cfg.max_delay_ms);
-}
-
-int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
-{
-    if (!f)
-        return CRAWL_EINVAL;
-    frontier_worker_stats_t zero = {0};
-    if (!ws)
-        ws = &zero;
-    fr_args_t a;
-    fa_init(&a);
-    build_heartbeat(f, ws, &a);
-    redisReply *r = NULL;
-    int rc = fr_run(f, FR_HEARTBEAT, &a, 1, &r);
-    fa_free(&a);
-    if (rc < 0)
-        return rc;
-    uint64_t n = 0;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = fr_reply_error(r);
-    else if (fr_reply_u64(r, &n) < 0)
-        rc = CRAWL_EREPLY;
-    else if (reclaimed)
-        *reclaimed = (size_t)n;
-    freeReplyObject(r);
-    return rc;
-}
+/* ---- release, host delay ------------------------------------------------- */
 
 /* Runs one prepared call of a script answering {lost, ...} (release,
  * retry) and frees the arguments: 0, CRAWL_ELEASE if the lease was lost,

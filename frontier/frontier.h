@@ -417,6 +417,25 @@ typedef struct frontier_worker_stats {
  * Call every lease_ms/3 or more often. */
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
 
+/* What a heartbeat found, besides renewing the lease. */
+typedef struct frontier_beat {
+    size_t reclaimed;     /* URLs of expired workers handed back */
+    int crawl_exists;     /* 0: the crawl's Bloom filter is gone (FLUSHALL, a
+                             Redis restarted without its data) */
+    uint64_t bloom_added; /* URLs added to the filter: seeds + new links */
+} frontier_beat_t;
+
+/* frontier_heartbeat in halves, like frontier_claim_start and the rest (the
+ * same rules: no other command on the handle's connection between _start
+ * and _end or _drop; _ready never waits; _end frees the call whatever the
+ * outcome; _drop accepts NULL).  _end fills *out (may be NULL). */
+typedef struct frontier_beat_call frontier_beat_call_t;
+int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
+                             frontier_beat_call_t **out);
+int frontier_heartbeat_ready(frontier_t *f, frontier_beat_call_t *c);
+int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat_t *out);
+void frontier_heartbeat_drop(frontier_beat_call_t *c);
+
 #define FRONTIER_STATS_MAX_KINDS 16
 #define FRONTIER_MAX_KIND_LEN 32
 

@@ -140,6 +140,26 @@ int fr_try_reply(frontier_t *f, struct redisReply **out);
 /* 1 if r says the function was not found (the library is gone). */
 int fr_is_noscript(const struct redisReply *r);
 
+/* One FCALL sent without waiting, its reply not read yet: the arguments
+ * (kept, to send again after a NOSCRIPT), the function, and the reply once
+ * fr_call_ready saw all of it.  The caller builds a, then fr_call_send. */
+typedef struct fr_call {
+    fr_args_t a;
+    int script;
+    struct redisReply *r;
+} fr_call_t;
+/* Sends c (built in c->a): 0, or CRAWL_ENOMEM / CRAWL_EREDIS (nothing to
+ * read back). */
+int fr_call_send(frontier_t *f, int script, fr_call_t *c);
+/* 1 once c's whole reply is there (never waits), 0 not yet, CRAWL_EREDIS. */
+int fr_call_ready(frontier_t *f, fr_call_t *c);
+/* c's reply, waited for if not all there, the library loaded and c sent
+ * again after a NOSCRIPT: 0 and *out (caller frees; may be an error reply),
+ * or the failure. */
+int fr_call_reply(frontier_t *f, fr_call_t *c, struct redisReply **out);
+/* Frees c's arguments and reply (not c). */
+void fr_call_clear(fr_call_t *c);
+
 /* ---- offering links (offer.c) ------------------------------------------ */
 
 /* The distinct Bloom blocks of one call (its KEYS after the ready key). */

@@ -231,3 +231,45 @@ Test(claim, a_robots_look_whose_library_was_lost_is_sent_again)
     redisFree(c2);
     env_stop(&e);
 }
+
+/* The heartbeat in halves: it never waits, and its reply says whether the
+ * crawl's Bloom filter is there and how many URLs were added to it. */
+Test(claim, a_heartbeat_in_halves_reports_the_filter_and_its_fill)
+{
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    seed_three(&e);
+    redisContext *c2;
+    frontier_t *f2 = claim_handle(&e, &c2);
+    pid_t pid = fx_redis_pid(e.r);
+    frontier_worker_stats_t ws = {.pages = 7, .pages_per_s = 1.5, .in_flight = 2};
+    frontier_beat_call_t *call = NULL;
+    cr_assert_eq(kill(pid, SIGSTOP), 0);
+    cr_assert_eq(frontier_heartbeat_start(f2, &ws, &call), 0);
+    for (int i = 0; i < 20; i++)
+        cr_assert_eq(frontier_heartbeat_ready(f2, call), 0, "look %d saw a reply", i);
+    cr_assert_eq(kill(pid, SIGCONT), 0);
+    int ready = 0;
+    for (int i = 0; i < 5000 && ready == 0; i++, usleep(1000))
+        ready = frontier_heartbeat_ready(f2, call);
+    cr_assert_eq(ready, 1, "the reply never came");
+    frontier_beat_t b = {0};
+    cr_assert_eq(frontier_heartbeat_end(f2, call, &b), 0);
+    cr_assert_eq(b.crawl_exists, 1);
+    cr_assert_eq(b.bloom_added, 3, "3 seeds added, got %llu", (unsigned long long)b.bloom_added);
+    cr_assert_eq(b.reclaimed, 0);
+    char key[256];
+    cr_assert_geq(frontier_bloom_name(CRAWL, key, sizeof key), 0);
+    redisReply *r = redisCommand(e.c, "DEL %s:meta", key); /* the crawl's filter lost */
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "DEL %s:meta", key);
+    freeReplyObject(r);
+    cr_assert_eq(frontier_heartbeat_start(f2, &ws, &call), 0);
+    cr_assert_eq(frontier_heartbeat_end(f2, call, &b), 0); /* without _ready: waits */
+    cr_assert_eq(b.crawl_exists, 0, "the heartbeat did not see the filter gone");
+    frontier_close(f2);
+    redisFree(c2);
+    frontier_close(e.f); /* no invariant check: the filter is gone */
+    e.f = NULL;
+    env_stop(&e);
+}

@@ -1,5 +1,6 @@
--- heartbeat.lua -- renews a worker's lease and heartbeat record, and reclaims
--- the URLs of expired workers.
+-- heartbeat.lua -- renews a worker's lease and heartbeat record, reclaims
+-- the URLs of expired workers, and says whether the crawl's Bloom filter is
+-- still there and how many URLs were added to it.
 -- ARGV and reply: the layout above build_heartbeat() in frontier/frontier.c.
 
 local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS'}
@@ -15,7 +16,11 @@ local function heartbeat(_, ARGV)
   redis.call('HSETNX', wk, 'started', now)
   redis.call('HSET', wk, 'host', host, 'pid', pid, 'pages', pages, 'pages_per_s', rate,
     'in_flight', in_flight, 'last', now, 'lease_until', now + lease)
-  return reclaim(per_host, ws, tonumber(ARGV[10]), tonumber(ARGV[11]))
+  local n = reclaim(per_host, ws, tonumber(ARGV[10]), tonumber(ARGV[11]))
+  -- what the worker checks at every heartbeat: the crawl's filter still
+  -- there, and how full it is (URLs added: seeds + new links)
+  local c = redis.call('HMGET', K.STATS, 'seeds', 'new_links')
+  return {n, redis.call('EXISTS', K.SEEN .. ':meta'), tonumber(c[1]) or 0, tonumber(c[2]) or 0}
 end
 
 register('heartbeat', heartbeat)

@@ -1,0 +1,132 @@
+/*
+ * heartbeat.c -- a worker's heartbeat (frontier.h: frontier_heartbeat, and
+ * its halves frontier_heartbeat_start / _ready / _end / _drop for a caller
+ * that works while Redis runs it).
+ *
+ * DESIGN.  One FCALL of heartbeat.lua (the layout above build_heartbeat)
+ * renews the worker's lease and its record (P worker:<wid>), reclaims the
+ * URLs of expired workers, and answers what a worker checks at every
+ * heartbeat in the same round trip: whether the crawl's Bloom filter still
+ * exists (P seen:meta: a FLUSHALL, or a Redis restarted without its data,
+ * lost the crawl) and how many URLs were added to it (the counters seeds +
+ * new_links: how full the visited set is).  Keys: those of heartbeat.lua.
+ */
+#include "frontier_internal.h"
+
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+
+/* The heartbeat call (frontier/lua/heartbeat.lua), KEYS: ready.
+ *   ARGV[1]  P            the key prefix
+ *   ARGV[2]  worker       this worker's id
+ *   ARGV[3]  lease_ms     its lease, renewed
+ *   ARGV[4]  per_host     for waking the hosts of reclaimed URLs
+ *   ARGV[5..9]            its record: host pid pages pages_per_s in_flight
+ *   ARGV[10] delay_ms     the crawl's delay, and ...
+ *   ARGV[11] max_delay_ms ... its cap on a host's own: a reclaimed URL may
+ *                         have reached its server, so its host waits its
+ *                         delay from now (requeue.lua)
+ * Reply: {reclaimed (URLs of expired workers handed back), 1 if the Bloom
+ * filter's meta hash exists else 0, seeds, new_links (the counters)}. */
+static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
+{
+    fa_fcall(a, 1);
+    fa_cstr(a, f->ready_key);
+    fa_cstr(a, f->prefix);
+    fa_cstr(a, f->worker);
+    fa_u64(a, f->cfg.lease_ms);
+    fa_u64(a, f->cfg.per_host);
+    fa_cstr(a, f->host);
+    fa_u64(a, (uint64_t)f->pid);
+    fa_u64(a, ws->pages);
+    fa_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
+    fa_u64(a, ws->in_flight);
+    fa_u64(a, f->cfg.delay_ms);
+    fa_u64(a, f->cfg.max_delay_ms);
+}
+
+static int parse_beat(const redisReply *r, frontier_beat_t *out)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        return fr_reply_error(r);
+    uint64_t v[4];
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
+        return CRAWL_EREPLY;
+    for (size_t i = 0; i < 4; i++)
+        if (fr_reply_u64(r->element[i], &v[i]) < 0)
+            return CRAWL_EREPLY;
+    *out = (frontier_beat_t){
+        .reclaimed = (size_t)v[0], .crawl_exists = v[1] != 0, .bloom_added = v[2] + v[3]};
+    return 0;
+}
+
+struct frontier_beat_call {
+    fr_call_t c;
+};
+
+int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
+                             frontier_beat_call_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!f || !out)
+        return CRAWL_EINVAL;
+    frontier_worker_stats_t zero = {0};
+    frontier_beat_call_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return CRAWL_ENOMEM;
+    fa_init(&c->c.a);
+    build_heartbeat(f, ws ? ws : &zero, &c->c.a);
+    int rc = fr_call_send(f, FR_HEARTBEAT, &c->c);
+    if (rc < 0) {
+        frontier_heartbeat_drop(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int frontier_heartbeat_ready(frontier_t *f, frontier_beat_call_t *c)
+{
+    return f && c ? fr_call_ready(f, &c->c) : CRAWL_EINVAL;
+}
+
+int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat_t *out)
+{
+    frontier_beat_t ignored;
+    if (!out)
+        out = &ignored;
+    *out = (frontier_beat_t){.crawl_exists = 1};
+    if (!f || !c) {
+        frontier_heartbeat_drop(c);
+        return CRAWL_EINVAL;
+    }
+    redisReply *r = NULL;
+    int rc = fr_call_reply(f, &c->c, &r);
+    if (rc == 0) {
+        rc = parse_beat(r, out);
+        freeReplyObject(r);
+    }
+    frontier_heartbeat_drop(c);
+    return rc;
+}
+
+void frontier_heartbeat_drop(frontier_beat_call_t *c)
+{
+    if (!c)
+        return;
+    fr_call_clear(&c->c);
+    free(c);
+}
+
+int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
+{
+    frontier_beat_call_t *c = NULL;
+    frontier_beat_t b;
+    int rc = f ? frontier_heartbeat_start(f, ws, &c) : CRAWL_EINVAL;
+    if (rc == 0)
+        rc = frontier_heartbeat_end(f, c, &b);
+    if (rc == 0 && reclaimed)
+        *reclaimed = b.reclaimed;
+    return rc;
+}
