@@ -76,7 +76,7 @@ void engine_note(worker_t *w, int rc);
 void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc);
 /* Renews the worker's lease, reclaims dead workers' URLs, and checks that
  * the crawl is still in Redis and its visited set not full, waiting for
- * Redis (engine.c; the loop sends its heartbeats without waiting, through
+ * Redis (engine_redis.c; the loop sends its heartbeats without waiting, through
  * engine_claim) ... */
 void engine_heartbeat(worker_t *w, uint64_t now);
 /* ... the record a heartbeat sends (its pages/s since the last one; the
@@ -86,6 +86,10 @@ frontier_worker_stats_t engine_worker_stats(worker_t *w, uint64_t now);
  * findings b: the crawl gone (engine_crawl_gone), the visited set full
  * (the crawl stops, engine_run returns CRAWL_EFULL). */
 void engine_beat_found(worker_t *w, int rc, const frontier_beat_t *b);
+/* The visited set's fill from the counters read now (one round trip): at
+ * the crawl's end, so that a crawl that filled it in its last seconds still
+ * exits with CRAWL_EFULL. */
+void engine_check_full(worker_t *w);
 /* URLs this worker holds: transfers running and URLs parked on robots.txt. */
 size_t engine_held(const worker_t *w);
 

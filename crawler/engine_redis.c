@@ -1,6 +1,7 @@
 /*
  * engine_redis.c -- a worker thread that lost its Redis connection, and got
- * it back (engine_internal.h).
+ * it back; what its heartbeats find: the crawl gone from Redis, its visited
+ * set full (engine_internal.h).
  *
  * DESIGN: the first transient failure a part returns (engine_note,
  * crawl_transient: Redis unreachable, or refusing calls at its maxmemory)
@@ -212,4 +213,76 @@ void engine_reconnect(worker_t *w, uint64_t now)
     event(w, "redis-back", down_ms, NULL);
     w->claim_after_ms = 0;
     engine_note(w, resync(w));
+}
+
+/* ---- what a heartbeat finds ------------------------------------------------- */
+
+/* The visited set cannot grow: once `added` (the crawl's counters: seeds +
+ * new links) reaches its capacity, the first worker to see it says so
+ * (stderr, an event line) and stops the crawl as a first SIGINT does (stop
+ * 1: what runs is finished and recorded, the rest handed back); engine_run
+ * then returns CRAWL_EFULL. */
+static void check_fill(worker_t *w, uint64_t added)
+{
+    bloom_t *b = frontier_bloom(w->fr);
+    uint64_t cap = b ? bloom_capacity(b) : 0;
+    if (!cap || atomic_load(&w->e->full))
+        return;
+    bloom_fill_t f;
+    bloom_fill_of(bloom_geometry(b), cap, added, &f);
+    if (!f.full || atomic_exchange(&w->e->full, 1))
+        return;
+    char msg[640];
+    bloom_full_message(&f, 0, msg, sizeof msg);
+    fprintf(stderr, "\ncrawler: %s; stopping (in-flight URLs are finished or handed back)\n", msg);
+    if (w->e->out)
+        out_event(w->e->out,
+                  &(out_event_t){.event = "visited-set-full", .worker = w->idx, .error_text = msg});
+    int zero = 0;
+    atomic_compare_exchange_strong(&w->e->stop, &zero, 1);
+}
+
+void engine_check_full(worker_t *w)
+{
+    frontier_stats_t st;
+    int rc = frontier_stats(w->rc, w->e->cfg->crawl, &st);
+    if (rc < 0)
+        engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
+    else
+        check_fill(w, st.bloom_added);
+}
+
+frontier_worker_stats_t engine_worker_stats(worker_t *w, uint64_t now)
+{
+    double secs = (double)(now - w->hb_pages_ms) / 1000.0;
+    frontier_worker_stats_t ws = {
+        .pages = w->pages,
+        .pages_per_s = w->hb_pages_ms && secs > 0 ? (double)(w->pages - w->hb_pages) / secs : 0,
+        .in_flight = (uint32_t)engine_held(w)};
+    w->hb_pages = w->pages;
+    w->hb_pages_ms = now;
+    w->next_heartbeat_ms = now + w->e->cfg->lease_ms / 3;
+    return ws;
+}
+
+void engine_beat_found(worker_t *w, int rc, const frontier_beat_t *b)
+{
+    engine_note(w, rc);
+    if (rc < 0 || w->down || w->err)
+        return;
+    if (!b->crawl_exists)
+        engine_crawl_gone(w);
+    else
+        check_fill(w, b->bloom_added);
+}
+
+void engine_heartbeat(worker_t *w, uint64_t now)
+{
+    frontier_worker_stats_t ws = engine_worker_stats(w, now);
+    frontier_beat_call_t *c = NULL;
+    frontier_beat_t b = {.crawl_exists = 1};
+    int rc = frontier_heartbeat_start(w->fr, &ws, &c);
+    if (rc == 0)
+        rc = frontier_heartbeat_end(w->fr, c, &b);
+    engine_beat_found(w, rc, &b);
 }
