@@ -26,17 +26,43 @@ static frontier_t *claim_handle(env_t *e, redisContext **c)
     return open_frontier(*c, e->b, &cfg);
 }
 
+/* A call's _ready, whatever the call. */
+typedef int (*ready_fn)(frontier_t *f, void *call);
+static int claim_ready(frontier_t *f, void *c)
+{
+    return frontier_claim_ready(f, c);
+}
+static int look_ready(frontier_t *f, void *c)
+{
+    return frontier_robots_look_ready(f, c);
+}
+static int beat_ready(frontier_t *f, void *c)
+{
+    return frontier_heartbeat_ready(f, c);
+}
+
 /* Polls the call until its reply is all there: at most 5,000 looks 1 ms
  * apart (a bound on the test, not a verdict). */
-static int ready_within(frontier_t *f, frontier_claim_call_t *call)
+static int ready_within(frontier_t *f, ready_fn ready, void *call)
 {
     for (int i = 0; i < 5000; i++) {
-        int r = frontier_claim_ready(f, call);
+        int r = ready(f, call);
         if (r != 0)
             return r;
         usleep(1000);
     }
     return 0;
+}
+
+/* The call was sent with the server stopped (SIGSTOP, pid): 20 looks find
+ * no reply (one that waited would hang the test), then the server goes on
+ * and the reply comes. */
+static void no_reply_while_stopped(pid_t pid, frontier_t *f, ready_fn ready, void *call)
+{
+    for (int i = 0; i < 20; i++)
+        cr_assert_eq(ready(f, call), 0, "look %d saw a reply", i);
+    cr_assert_eq(kill(pid, SIGCONT), 0);
+    cr_assert_eq(ready_within(f, ready, call), 1, "the reply never came");
 }
 
 /* Hands it[0..n) back through the main handle, clears them, closes the
@@ -71,10 +97,7 @@ Test(claim, the_reply_is_taken_without_waiting_and_the_main_handle_finishes_it)
     frontier_claim_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 10, &call), 0); /* written to the socket */
     cr_assert_not_null(call);
-    for (int i = 0; i < 20; i++) /* Redis is stopped: nothing can be there */
-        cr_assert_eq(frontier_claim_ready(f2, call), 0, "look %d saw a reply", i);
-    cr_assert_eq(kill(pid, SIGCONT), 0);
-    cr_assert_eq(ready_within(f2, call), 1, "the reply never came");
+    no_reply_while_stopped(pid, f2, claim_ready, call);
     cr_assert_eq(frontier_claim_ready(f2, call), 1, "a second look still says ready");
     frontier_item_t it[10];
     size_t n = 0;
@@ -112,7 +135,7 @@ Test(claim, a_library_lost_before_the_claim_ran_is_loaded_and_the_claim_sent_aga
     freeReplyObject(r);
     frontier_claim_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 10, &call), 0);
-    cr_assert_eq(ready_within(f2, call), 1); /* the NOSCRIPT error reply */
+    cr_assert_eq(ready_within(f2, claim_ready, call), 1); /* the NOSCRIPT error reply */
     frontier_item_t it[10];
     size_t n = 0;
     frontier_state_t st;
@@ -149,7 +172,7 @@ Test(claim, a_call_dropped_with_its_connection_is_handed_back_by_the_reconcile)
     frontier_t *f2 = claim_handle(&e, &c2);
     frontier_claim_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 10, &call), 0);
-    cr_assert_eq(ready_within(f2, call), 1);
+    cr_assert_eq(ready_within(f2, claim_ready, call), 1);
     frontier_claim_drop(call); /* as a worker losing the connection: never read */
     frontier_close(f2);
     redisFree(c2);
@@ -188,13 +211,7 @@ Test(claim, a_robots_look_in_halves_finds_stored_won_and_held_without_waiting)
     cr_assert_eq(kill(pid, SIGSTOP), 0);
     cr_assert_eq(frontier_robots_look_start(f2, l, 3, 60000, &call), 0);
     cr_assert_not_null(call);
-    for (int i = 0; i < 20; i++)
-        cr_assert_eq(frontier_robots_look_ready(f2, call), 0, "look %d saw a reply", i);
-    cr_assert_eq(kill(pid, SIGCONT), 0);
-    int ready = 0;
-    for (int i = 0; i < 5000 && ready == 0; i++, usleep(1000))
-        ready = frontier_robots_look_ready(f2, call);
-    cr_assert_eq(ready, 1, "the reply never came");
+    no_reply_while_stopped(pid, f2, look_ready, call);
     cr_assert_eq(frontier_robots_look_end(f2, call), 0);
     cr_assert_eq(l[0].found, FRONTIER_ROBOTS_STORED);
     cr_assert_eq(l[0].len, 6);
@@ -220,10 +237,7 @@ Test(claim, a_robots_look_whose_library_was_lost_is_sent_again)
     frontier_robots_look_t l[1] = {{.origin = "http://a.test"}};
     frontier_robots_call_t *call = NULL;
     cr_assert_eq(frontier_robots_look_start(f2, l, 1, 60000, &call), 0);
-    int ready = 0;
-    for (int i = 0; i < 5000 && ready == 0; i++, usleep(1000))
-        ready = frontier_robots_look_ready(f2, call);
-    cr_assert_eq(ready, 1);
+    cr_assert_eq(ready_within(f2, look_ready, call), 1); /* the NOSCRIPT error reply */
     cr_assert_eq(frontier_robots_look_end(f2, call), 0);
     cr_assert_eq(l[0].found, FRONTIER_ROBOTS_WON, "the look ran after loading the library");
     cr_assert_eq(frontier_robots_unlock(e.f, "http://a.test"), 0);
@@ -247,13 +261,7 @@ Test(claim, a_heartbeat_in_halves_reports_the_filter_and_its_fill)
     frontier_beat_call_t *call = NULL;
     cr_assert_eq(kill(pid, SIGSTOP), 0);
     cr_assert_eq(frontier_heartbeat_start(f2, &ws, &call), 0);
-    for (int i = 0; i < 20; i++)
-        cr_assert_eq(frontier_heartbeat_ready(f2, call), 0, "look %d saw a reply", i);
-    cr_assert_eq(kill(pid, SIGCONT), 0);
-    int ready = 0;
-    for (int i = 0; i < 5000 && ready == 0; i++, usleep(1000))
-        ready = frontier_heartbeat_ready(f2, call);
-    cr_assert_eq(ready, 1, "the reply never came");
+    no_reply_while_stopped(pid, f2, beat_ready, call);
     frontier_beat_t b = {0};
     cr_assert_eq(frontier_heartbeat_end(f2, call, &b), 0);
     cr_assert_eq(b.crawl_exists, 1);
