@@ -28,6 +28,8 @@ typedef struct fx_redis fx_redis_t;
  * temporary directory; waits until it answers PING.  With FX_REDIS_MODULE
  * set to a path, the server also loads that module (ctest runs the frontier
  * suites once more that way, with the crawler module: bloom/redis_module.c). */
+/* A TCP port free on 127.0.0.1 now (bound and released), or -1. */
+int fx_free_port(void);
 fx_redis_t *fx_redis_start(void);
 /* Every test server's memory cap (--maxmemory): a runaway test fails with
  * Redis's OOM error instead of growing without bound. */

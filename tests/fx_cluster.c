@@ -47,22 +47,6 @@ struct fx_cluster {
     fx_node_t node[FX_CLUSTER_MAX_NODES];
 };
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static redisContext *connect_port(int port, int timeout_ms)
 {
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -176,7 +160,7 @@ static int start_node(fx_cluster_t *c, int i)
         return -1;
     }
     for (int attempt = 0; attempt < 5; attempt++) { /* a port taken meanwhile: another */
-        n->port = free_port();
+        n->port = fx_free_port();
         if (n->port > 0 && spawn_node(c, i) == 0) {
             snprintf(n->url, sizeof n->url, "redis://127.0.0.1:%d", n->port);
             return 0;

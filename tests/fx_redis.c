@@ -27,7 +27,7 @@ struct fx_redis {
     char url[64];
 };
 
-static int free_port(void)
+int fx_free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0)
@@ -128,7 +128,7 @@ static fx_redis_t *start(int aof)
     if (!r->dir)
         goto fail;
     for (int attempt = 0; attempt < 5; attempt++) {
-        r->port = free_port();
+        r->port = fx_free_port();
         if (r->port <= 0) {
             fx_set_error("no free loopback port");
             continue;
