@@ -195,6 +195,8 @@ static int reply_fail(bloom_t *b, const redisReply *r)
     if (r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9))
         return bloom_fail(b, CRAWL_EWRONGTYPE,
                           "filter '%s': a block key has the wrong type: %.200s", b->name, r->str);
+    if (r->type == REDIS_REPLY_ERROR && crawl_retry_reply(r->str))
+        return bloom_fail(b, CRAWL_EREDIS, "filter '%s': Redis answered %.200s", b->name, r->str);
     if (r->type == REDIS_REPLY_ERROR)
         return bloom_fail(b, CRAWL_EREPLY, "filter '%s': Redis error: %.200s", b->name, r->str);
     return bloom_fail(b, CRAWL_EREPLY, "filter '%s': unexpected reply type %d", b->name, r->type);

@@ -160,6 +160,8 @@ static int script_reply(bloom_t *b, const redisReply *r, const char *what)
         return bloom_fail(b, CRAWL_ENOROOM,
                           "%s: Redis reached its maxmemory part-way and refused (%.120s)", what,
                           r->str);
+    if (r->type == REDIS_REPLY_ERROR && crawl_retry_reply(r->str))
+        return bloom_fail(b, CRAWL_EREDIS, "%s: Redis answered %.200s", what, r->str);
     if (r->type == REDIS_REPLY_ERROR)
         return bloom_fail(b, CRAWL_EREPLY, "%s: Redis error: %.200s", what, r->str);
     return bloom_fail(b, CRAWL_EREPLY, "%s: unexpected reply type %d", what, r->type);

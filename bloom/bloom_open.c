@@ -262,6 +262,8 @@ static int reply_error(bloom_t *b, const redisReply *r, const char *what)
 {
     if (r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "WRONGTYPE", 9))
         return bloom_fail(b, CRAWL_EWRONGTYPE, "%s: %.200s", what, r->str);
+    if (r->type == REDIS_REPLY_ERROR && crawl_retry_reply(r->str))
+        return bloom_fail(b, CRAWL_EREDIS, "filter '%s': Redis answered %.200s", b->name, r->str);
     if (r->type == REDIS_REPLY_ERROR)
         return bloom_fail(b, CRAWL_EREPLY, "%s: Redis error: %.200s", what, r->str);
     return bloom_fail(b, CRAWL_EREPLY, "%s: unexpected reply type %d", what, r->type);

@@ -495,10 +495,10 @@ long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, v
     return bad;
 }
 
-rconn_t *cli_redis_open(const char *cmd, const char *url, const char *data_dir)
+rconn_t *cli_redis_open(const char *cmd, const char *url, const char *data_dir, const char *route)
 {
     char err[512];
-    rconn_t *r = rconn_open(url, data_dir, err, sizeof err);
+    rconn_t *r = rconn_open(url, data_dir, route, err, sizeof err);
     if (!r)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     return r;

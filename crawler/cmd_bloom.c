@@ -326,7 +326,7 @@ int cmd_bloom(int argc, char **argv)
         return usage_error("bad crawl name '%s'", o.crawl);
     if (!o.crawl)
         snprintf(name, sizeof name, "%s", o.name);
-    rconn_t *r = cli_redis_open("bloom", o.redis, o.data_dir);
+    rconn_t *r = cli_redis_open("bloom", o.redis, o.data_dir, name);
     if (!r)
         return CLI_EXIT_ERROR;
     redisContext *rc = cli_redis_connect("bloom", r);

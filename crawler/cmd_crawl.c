@@ -131,7 +131,9 @@ int cmd_crawl(int argc, char **argv)
     if (validate(&cfg, &seeds, &out, &warc) < 0)
         goto out; /* the reason is printed; Redis was not touched */
     status = CLI_EXIT_ERROR;
-    if (!(r = cli_redis_open("crawl", cfg.redis_url, cfg.data_dir)))
+    char route[FRONTIER_MAX_BLOOM_NAME];
+    if (frontier_bloom_name(cfg.crawl, route, sizeof route) < 0 ||
+        !(r = cli_redis_open("crawl", cfg.redis_url, cfg.data_dir, route)))
         goto out;
     if (!cfg.quiet)
         fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));

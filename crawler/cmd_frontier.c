@@ -60,7 +60,11 @@ static int parse(const cli_cmd_t *cmd, void *o, int argc, char **argv, int *firs
 static rconn_t *open_redis(const char *cmd, const common_t *co, redisContext **rc)
 {
     *rc = NULL;
-    rconn_t *r = cli_redis_open(cmd, co->redis, co->data_dir);
+    char route[FRONTIER_MAX_BLOOM_NAME];
+    if (frontier_bloom_name(co->crawl ? co->crawl : FRONTIER_DEFAULT_CRAWL, route, sizeof route) <
+        0)
+        return NULL;
+    rconn_t *r = cli_redis_open(cmd, co->redis, co->data_dir, route);
     if (r)
         *rc = cli_redis_connect(cmd, r);
     if (r && !*rc) {
@@ -454,6 +458,29 @@ static const cli_cmd_t RESET = {
     .nopts = COUNT(RESET_OPTS),
 };
 
+typedef struct reset_run {
+    const char *crawl;
+    int cluster;      /* 1: say what each master held */
+    int failed;       /* a master's reset failed (not its connect) */
+    uint64_t deleted; /* all masters so far */
+    size_t masters;
+} reset_run_t;
+
+/* rconn_each_master's fn: the crawl's keys on one master (SCAN sees only
+ * the node's own keys). */
+static int reset_one(redisContext *c, const char *addr, void *ud)
+{
+    reset_run_t *run = ud;
+    uint64_t n = 0;
+    int rc = frontier_reset(c, run->crawl, &n);
+    run->deleted += n;
+    run->masters++;
+    run->failed = rc < 0;
+    if (run->cluster)
+        printf("%s: deleted %llu keys\n", addr, U(n));
+    return rc;
+}
+
 int cmd_reset(int argc, char **argv)
 {
     reset_opts_t o = {0};
@@ -470,17 +497,23 @@ int cmd_reset(int argc, char **argv)
         fprintf(stderr, "crawler reset: refusing to delete crawl '%s' without --yes\n", o.co.crawl);
         return CLI_EXIT_USAGE;
     }
-    redisContext *rc;
-    rconn_t *r = open_redis("reset", &o.co, &rc);
+    char route[FRONTIER_MAX_BLOOM_NAME], err[512] = "";
+    rconn_t *r = frontier_bloom_name(o.co.crawl, route, sizeof route) < 0
+                     ? NULL
+                     : cli_redis_open("reset", o.co.redis, o.co.data_dir, route);
     if (!r)
         return CLI_EXIT_ERROR;
-    uint64_t deleted = 0;
-    int err = frontier_reset(rc, o.co.crawl, &deleted);
-    if (err < 0)
+    reset_run_t run = {.crawl = o.co.crawl, .cluster = rconn_is_cluster(r)};
+    int rc = rconn_each_master(r, reset_one, &run, err, sizeof err);
+    if (rc < 0)
         fprintf(stderr, "crawler reset: %s (%llu keys deleted before the error)\n",
-                crawl_strerror(err), U(deleted));
+                err[0] && rc == CRAWL_EREDIS && !run.failed ? err : crawl_strerror(rc),
+                U(run.deleted));
+    else if (run.cluster)
+        printf("deleted %llu keys of crawl %s on %zu masters\n", U(run.deleted), o.co.crawl,
+               run.masters);
     else
-        printf("deleted %llu keys of crawl %s\n", U(deleted), o.co.crawl);
-    close_redis(r, rc);
-    return err < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+        printf("deleted %llu keys of crawl %s\n", U(run.deleted), o.co.crawl);
+    rconn_close(r);
+    return rc < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

@@ -13,8 +13,19 @@
  * 2-3x faster with it) from the build tree, else from the install prefix,
  * when the file is there.  Its append-only file then holds CRAWLER.BFADD
  * commands, so resuming that data directory needs the module again.
+ *
+ * A shared server is asked at open whether it is a Redis Cluster (a
+ * cluster_t of cluster/ over the URL's nodes).  If so, that cluster_t
+ * stays, behind a mutex, only to route: each rconn_connect() asks it for
+ * the map again (CLUSTER SHARDS, one round trip: connects are rare, and a
+ * stale map after a failover would send the worker to a dead or demoted
+ * node) and connects to the route slot's master as to a plain server.  The
+ * calls themselves never go through cluster_t: the frontier pipelines on
+ * the connection it was given, and a redirect is a lost connection to it.
  */
 #include "rconn.h"
+
+#include <pthread.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,7 +46,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
+#include "errors.h"
+
 struct rconn {
+    cluster_t *cl;      /* a Redis Cluster: its map, to route connects; NULL otherwise */
+    pthread_mutex_t mu; /* guards cl (rconn_connect runs on every thread) */
+    int slot;           /* the route key's hash slot */
     rconn_target_t t;
     pid_t child; /* embedded redis-server, 0 if none */
     int lock_fd; /* flock on the data dir, -1 if none */
@@ -203,9 +220,102 @@ fail:
     return NULL;
 }
 
+/* The route slot's master, as the map says after a fresh look: into t
+ * (host malloc'ed).  0, or -1 with err. */
+static int route(const rconn_t *r, rconn_target_t *t, char *err, size_t errlen)
+{
+    rconn_t *m = (rconn_t *)r; /* the mutex and the map are not the caller's state */
+    pthread_mutex_lock(&m->mu);
+    cluster_refresh(m->cl); /* no node answered: the old map is kept, its owner tried */
+    const char *own = cluster_slot_owner(m->cl, m->slot);
+    const char *colon = own ? strrchr(own, ':') : NULL;
+    int rc = -1;
+    if (colon) {
+        *t = (rconn_target_t){.port = atoi(colon + 1), .password = r->t.password};
+        t->host = dupn(own, (size_t)(colon - own));
+        rc = t->host ? 0 : -1;
+    }
+    if (rc < 0)
+        snprintf(err, errlen, "the Redis Cluster has no master for slot %d now", r->slot);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
 redisContext *rconn_connect(const rconn_t *r, char *err, size_t errlen)
 {
-    return connect_target(&r->t, err, errlen);
+    if (!r->cl)
+        return connect_target(&r->t, err, errlen);
+    rconn_target_t t;
+    if (route(r, &t, err, errlen) < 0)
+        return NULL;
+    redisContext *c = connect_target(&t, err, errlen);
+    free(t.host);
+    return c;
+}
+
+int rconn_is_cluster(const rconn_t *r)
+{
+    return r->cl != NULL;
+}
+
+/* The "host:port" of every master, copied (the cluster's strings live only
+ * until its next call): *out malloc'ed, n of them.  0 or -1 with err. */
+static int master_list(const rconn_t *r, char (**out)[CLUSTER_MAX_HOST + 8], size_t *n, char *err,
+                       size_t errlen)
+{
+    rconn_t *m = (rconn_t *)r;
+    pthread_mutex_lock(&m->mu);
+    size_t k = 0;
+    int rc = cluster_masters(m->cl, NULL, NULL, 0, &k) == CRAWL_ETOOLONG || k == 0 ? 0 : -1;
+    redisContext **ctx = rc == 0 ? calloc(k, sizeof *ctx) : NULL;
+    const char **addr = rc == 0 ? calloc(k, sizeof *addr) : NULL;
+    *out = rc == 0 ? calloc(k ? k : 1, sizeof **out) : NULL;
+    if (!ctx || !addr || !*out || cluster_masters(m->cl, ctx, addr, k, n) < 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < *n; i++)
+        snprintf((*out)[i], sizeof(*out)[i], "%s", addr[i]);
+    pthread_mutex_unlock(&m->mu);
+    free(ctx);
+    free(addr);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        snprintf(err, errlen, "cannot list the Redis Cluster's masters (one unreachable)");
+    }
+    return rc;
+}
+
+int rconn_each_master(const rconn_t *r, int (*fn)(redisContext *c, const char *addr, void *ud),
+                      void *ud, char *err, size_t errlen)
+{
+    if (!r->cl) {
+        redisContext *c = connect_target(&r->t, err, errlen);
+        int rc = c ? fn(c, r->desc, ud) : CRAWL_EREDIS;
+        if (c)
+            redisFree(c);
+        return rc;
+    }
+    char(*addr)[CLUSTER_MAX_HOST + 8];
+    size_t n = 0;
+    if (master_list(r, &addr, &n, err, errlen) < 0)
+        return CRAWL_EREDIS;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char *colon = strrchr(addr[i], ':');
+        if (!colon) {
+            rc = CRAWL_EREDIS;
+            break;
+        }
+        *colon = '\0';
+        rconn_target_t t = {.host = addr[i], .port = atoi(colon + 1), .password = r->t.password};
+        redisContext *c = connect_target(&t, err, errlen);
+        *colon = ':';
+        rc = c ? fn(c, addr[i], ud) : CRAWL_EREDIS;
+        if (c)
+            redisFree(c);
+    }
+    free(addr);
+    return rc;
 }
 
 const char *rconn_describe(const rconn_t *r)
@@ -382,7 +492,41 @@ static int open_embedded(rconn_t *r, const char *data_dir, char *err, size_t err
     return 0;
 }
 
-rconn_t *rconn_open(const char *url, const char *data_dir, char *err, size_t errlen)
+/* The URL's server: a Redis Cluster (r->cl kept, r->t has the password
+ * for the nodes) or a plain Redis (r->t). */
+static int open_shared(rconn_t *r, const char *url, char *err, size_t errlen)
+{
+    cluster_config_t cc;
+    cluster_config_defaults(&cc);
+    cc.connect_timeout_ms = RCONN_CONNECT_TIMEOUT_MS;
+    cc.command_timeout_ms = RCONN_COMMAND_TIMEOUT_MS;
+    char e2[512];
+    cluster_t *cl = cluster_open(&url, 1, &cc, e2, sizeof e2);
+    if (!cl && strchr(url, ',')) {
+        snprintf(err, errlen, "%s", e2);
+        return -1;
+    }
+    if (cl && cluster_is_cluster(cl)) {
+        r->cl = cl;
+        const char *at = strncmp(url, "redis://", 8) ? NULL : strrchr(url, '@');
+        if (at) { /* the password, for each node's AUTH */
+            const char *p = url + 8, *colon = memchr(p, ':', (size_t)(at - p));
+            const char *pw = colon ? colon + 1 : p;
+            if (!(r->t.password = dupn(pw, (size_t)(at - pw))))
+                return -1;
+        }
+        return 0;
+    }
+    cluster_close(cl); /* a plain Redis, or none answered: its connects will say why */
+    if (strchr(url, ',')) {
+        snprintf(err, errlen, "bad Redis URL '%s': several nodes, but not a Redis Cluster", url);
+        return -1;
+    }
+    return rconn_parse_url(url, &r->t, err, errlen);
+}
+
+rconn_t *rconn_open(const char *url, const char *data_dir, const char *route_key, char *err,
+                    size_t errlen)
 {
     rconn_t *r = calloc(1, sizeof *r);
     if (!r) {
@@ -390,10 +534,12 @@ rconn_t *rconn_open(const char *url, const char *data_dir, char *err, size_t err
         return NULL;
     }
     r->lock_fd = -1;
+    pthread_mutex_init(&r->mu, NULL);
+    r->slot = route_key ? cluster_slot(route_key, strlen(route_key)) : 0;
     if (!url || !*url)
         url = getenv("REDIS_URL");
     if (url && *url) {
-        if (rconn_parse_url(url, &r->t, err, errlen) < 0)
+        if (open_shared(r, url, err, errlen) < 0)
             goto fail;
         snprintf(r->desc, sizeof r->desc, "%s", url);
         char *at = strrchr(r->desc, '@'); /* never print the password */
@@ -436,6 +582,8 @@ void rconn_close(rconn_t *r)
     }
     if (r->lock_fd >= 0)
         close(r->lock_fd);
+    cluster_close(r->cl);
+    pthread_mutex_destroy(&r->mu);
     rconn_target_clear(&r->t);
     free(r);
 }

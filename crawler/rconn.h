@@ -4,11 +4,23 @@
  * Either a shared server named by a URL (--redis, or the REDIS_URL
  * environment variable):
  *     redis://[:password@]host[:port][/db]     (port 6379, db 0 by default)
+ *     redis://[:password@]host:port,host:port,...   (nodes of a Redis Cluster)
  *     unix:///path/to/redis.sock[?db=N]
  * or, with neither, an embedded private redis-server that this process starts
  * as a child in --data-dir (unix socket, append-only persistence so an
  * interrupted crawl resumes) and stops on rconn_close().  Everything after
  * that is the same code: callers only see rconn_connect().
+ *
+ * A Redis Cluster (any node of it named: the URL's server answers CLUSTER
+ * SHARDS) is found out at open.  rconn_open() is told a route key: every
+ * connection goes to the master that owns that key's hash slot, as the
+ * cluster's map says at the time of the connect (asked again each time, so
+ * a reconnect after a failover or a resharding finds the new owner).  The
+ * frontier's keys of one crawl share one hash tag (frontier/keys.h), so one
+ * route serves them all.  A call the cluster redirects (MOVED, ASK) or
+ * refuses for now (TRYAGAIN, CLUSTERDOWN) is a lost connection to the
+ * caller (errors.h crawl_retry_reply): it connects again and is routed
+ * anew.
  *
  * Errors: constructors return NULL and write the reason into err.
  * Thread-safety: rconn_connect() may be called from any thread once open.
@@ -41,11 +53,25 @@ void rconn_target_clear(rconn_target_t *t);
 typedef struct rconn rconn_t;
 
 /* url: a Redis URL, or NULL to use $REDIS_URL, or with neither, an embedded
- * redis-server in data_dir (NULL: RCONN_DEFAULT_DATA_DIR). */
-rconn_t *rconn_open(const char *url, const char *data_dir, char *err, size_t errlen);
-/* A new connection with AUTH and SELECT done and timeouts set; caller frees
- * with redisFree().  NULL with a message in err. */
+ * redis-server in data_dir (NULL: RCONN_DEFAULT_DATA_DIR).  route: a key
+ * (NUL-terminated) whose hash slot's owner every connection goes to on a
+ * Redis Cluster (NULL: slot 0); a plain Redis ignores it. */
+rconn_t *rconn_open(const char *url, const char *data_dir, const char *route, char *err,
+                    size_t errlen);
+/* A new connection with AUTH and SELECT done and timeouts set, on a cluster
+ * to the route's owner; caller frees with redisFree().  NULL with a message
+ * in err.  Thread-safe. */
 struct redisContext *rconn_connect(const rconn_t *r, char *err, size_t errlen);
+/* 1 when r is a Redis Cluster, 0 for a plain or embedded Redis. */
+int rconn_is_cluster(const rconn_t *r);
+/* Calls fn once per master (the one server of a plain Redis) with a new
+ * connection to it (AUTH done; fn must not free it) and its "host:port"
+ * (or the describe text of a plain Redis), in the map's order; stops at the
+ * first fn that returns < 0 and returns that.  0, or CRAWL_EREDIS (a master
+ * unreachable: message in err), or fn's code. */
+int rconn_each_master(const rconn_t *r,
+                      int (*fn)(struct redisContext *c, const char *addr, void *ud), void *ud,
+                      char *err, size_t errlen);
 /* Human-readable location, e.g. "redis://127.0.0.1:6379/0" or
  * "embedded redis-server (pid 123) in ./crawl-data". */
 const char *rconn_describe(const rconn_t *r);

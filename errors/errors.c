@@ -3,6 +3,8 @@
  */
 #include "errors.h"
 
+#include <string.h>
+
 static const char *const texts[] = {
     [-CRAWL_OK] = "success",
     [-CRAWL_EINVAL] = "invalid argument",
@@ -37,4 +39,16 @@ const char *crawl_strerror(int err)
 int crawl_transient(int err)
 {
     return err == CRAWL_EREDIS || err == CRAWL_ENOROOM;
+}
+
+int crawl_retry_reply(const char *str)
+{
+    static const char *const words[] = {"MOVED ",   "ASK ",       "TRYAGAIN", "CLUSTERDOWN",
+                                        "READONLY", "MASTERDOWN", "LOADING"};
+    if (!str)
+        return 0;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strncmp(str, words[i], strlen(words[i])))
+            return 1;
+    return 0;
 }

@@ -45,4 +45,14 @@ const char *crawl_strerror(int err);
  * was sending and tries again.  0 for any other code. */
 int crawl_transient(int err);
 
+/* 1 when a Redis error reply's text (its str) says the call was not run
+ * here and may run on a new connection a moment later: a Redis Cluster's
+ * MOVED and ASK (the slot is served elsewhere), TRYAGAIN (a slot in
+ * migration), CLUSTERDOWN, a replica's READONLY and MASTERDOWN, and LOADING
+ * (a restarted Redis still reading its data).  The frontier answers
+ * CRAWL_EREDIS for them, so a worker connects again (rconn routes the new
+ * connection to the slot's owner of the moment).  0 for any other text or
+ * NULL.  Pure. */
+int crawl_retry_reply(const char *str);
+
 #endif

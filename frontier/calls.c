@@ -174,6 +174,8 @@ int fr_reply_error(const redisReply *r)
         return CRAWL_EWRONGTYPE;
     if (!strncmp(r->str, "OOM ", 4)) /* refused before it ran: nothing written */
         return CRAWL_ENOROOM;
+    if (crawl_retry_reply(r->str)) /* not run here: connect again, to the slot's owner */
+        return CRAWL_EREDIS;
     return CRAWL_EREPLY;
 }
 
@@ -198,7 +200,8 @@ int fr_load(frontier_t *f)
     int rc = r->type == REDIS_REPLY_STRING ||
                      (r->type == REDIS_REPLY_ERROR && strstr(r->str, "already exists"))
                  ? 0
-                 : CRAWL_EREPLY;
+             : r->type == REDIS_REPLY_ERROR && crawl_retry_reply(r->str) ? CRAWL_EREDIS
+                                                                         : CRAWL_EREPLY;
     if (rc < 0)
         note_error(f, r);
     freeReplyObject(r);

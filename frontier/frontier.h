@@ -124,8 +124,11 @@ void frontier_close(frontier_t *f);
 bloom_t *frontier_bloom(const frontier_t *f);
 
 /* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
- * (keys.def).  0, or CRAWL_EINVAL for a NULL or bad crawl name or a
- * buffer too short (FR_KEY_MAX of keys.h always fits).  Thread-safe. */
+ * (keys.def), a key in the crawl's hash slot (a Redis Cluster connection is
+ * routed by it: crawler/rconn.h).  0, or CRAWL_EINVAL for a NULL or bad
+ * crawl name or a buffer too short (FRONTIER_MAX_BLOOM_NAME bytes always
+ * fit).  Thread-safe. */
+#define FRONTIER_MAX_BLOOM_NAME (FRONTIER_MAX_CRAWL_NAME + 48)
 int frontier_bloom_name(const char *crawl, char *buf, size_t buflen);
 
 /* One leased URL. */

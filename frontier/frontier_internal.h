@@ -219,7 +219,9 @@ double fr_random(frontier_t *f);
 /* The code of an error reply: CRAWL_EWRONGTYPE for a key of the wrong type
  * (the scripts' own check, frontier/lua/types.lua, or Redis's WRONGTYPE),
  * CRAWL_ENOROOM for Redis's OOM refusal (maxmemory reached; the call did
- * not run), else CRAWL_EREPLY. */
+ * not run), CRAWL_EREDIS for a call a Redis Cluster redirected or refused
+ * for now (errors.h crawl_retry_reply: not run; the worker connects again),
+ * else CRAWL_EREPLY. */
 int fr_reply_error(const struct redisReply *r);
 /* Writes "KEY is a TYPE, expected a WANT" into buf, TYPE read with TYPE
  * (one round trip on rc): what a wrong-typed key's error says.  0, or

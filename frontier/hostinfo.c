@@ -51,13 +51,13 @@ static int run(frontier_t *f, fr_args_t *a, const char *want, redisReply **out)
         return CRAWL_EREDIS;
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        int wrong = fr_reply_error(r) == CRAWL_EWRONGTYPE;
+        int e = fr_reply_error(r);
         snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
         freeReplyObject(r);
-        if (wrong)
+        if (e == CRAWL_EWRONGTYPE)
             fr_wrong_type(f->rc, a->v[1], a->len[1], want, f->last_error, sizeof f->last_error);
         fa_free(a);
-        return CRAWL_EREPLY;
+        return e == CRAWL_EREDIS || e == CRAWL_ENOROOM ? e : CRAWL_EREPLY;
     }
     fa_free(a);
     *out = r;

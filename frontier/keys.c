@@ -30,6 +30,7 @@ static const struct {
 #include "keys.def"
 #undef FR_KEY
 #undef FR_KEYS
+_Static_assert(FR_KEY_MAX <= FRONTIER_MAX_BLOOM_NAME, "frontier.h's bloom name bound too small");
 
 const char *fr_key_suffix(fr_key_id_t id)
 {

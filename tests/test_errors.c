@@ -49,3 +49,30 @@ Test(errors, only_redis_lost_or_full_is_transient)
         cr_expect_eq(crawl_transient(code), code == CRAWL_EREDIS || code == CRAWL_ENOROOM,
                      "code %d (%s)", code, crawl_strerror(code));
 }
+
+Test(errors, cluster_redirects_and_refusals_are_retried_on_a_new_connection)
+{
+    static const struct {
+        const char *reply;
+        int retry;
+    } cases[] = {
+        {"MOVED 3999 127.0.0.1:6381", 1},
+        {"ASK 3999 127.0.0.1:6381", 1},
+        {"TRYAGAIN Multiple keys request during rehashing of slot", 1},
+        {"CLUSTERDOWN The cluster is down", 1},
+        {"READONLY You can't write against a read only replica.", 1},
+        {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", 1},
+        {"LOADING Redis is loading the dataset in memory", 1},
+        {"ERR Error running script (call to f_x): @user_script:1: boom", 0},
+        {"WRONGTYPE Operation against a key holding the wrong kind of value", 0},
+        {"OOM command not allowed when used memory > 'maxmemory'.", 0},
+        {"NOSCRIPT No matching script", 0},
+        {"MOVEDX 1 a:1", 0},
+        {"ASKING", 0},
+        {"", 0},
+        {NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(crawl_retry_reply(cases[i].reply), cases[i].retry, "\"%s\"",
+                     cases[i].reply ? cases[i].reply : "(null)");
+}
