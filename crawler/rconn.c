@@ -25,14 +25,13 @@
  */
 #include "rconn.h"
 
-#include <pthread.h>
-
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,6 +546,11 @@ rconn_t *rconn_open(const char *url, const char *data_dir, const char *route_key
             char rest[PATH_MAX];
             snprintf(rest, sizeof rest, "%s", at + 1);
             snprintf(r->desc, sizeof r->desc, "redis://***@%s", rest);
+        }
+        if (r->cl) {
+            size_t used = strlen(r->desc);
+            snprintf(r->desc + used, sizeof r->desc - used, " (a Redis Cluster; keys in slot %d)",
+                     r->slot);
         }
         return r;
     }
