@@ -61,7 +61,9 @@
 int fetch_buf_add(buf_t *b, const void *data, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
+        /* from 256 bytes: most robots.txt files and heads are small, and
+         * thousands of them may be alive at once in a broad crawl */
+        size_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n + 1)
             cap *= 2;
         char *p = realloc(b->p, cap);

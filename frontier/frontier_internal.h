@@ -168,17 +168,21 @@ typedef struct fr_blocks {
     size_t n, cap;
 } fr_blocks_t;
 
-/* One link that goes to a script. */
+/* One link that goes to a script.  Its k bit offsets are bits[bat ..
+ * bat + k) of its fr_offer_t (each < BLOOM_MAX_BLOCK_BITS = 2^32): a page's
+ * links wait for their finish's reply with it, so they are kept small. */
 typedef struct fr_link {
-    bloom_probe_t pr;   /* its block and bit offsets */
-    size_t idx;         /* its index in the caller's link array */
+    uint32_t idx;       /* its index in the caller's link array */
     uint32_t block;     /* its block's index in the call's fr_blocks_t */
+    uint32_t bat;       /* its bit offsets' place in bits */
     uint32_t oat, olen; /* its origin: orig[oat .. oat + olen) of its fr_offer_t */
 } fr_link_t;
 
 /* The links of one page (or one batch of seeds), probed. */
 typedef struct fr_offer {
     fr_link_t *v;      /* [nsent], the links of one block contiguous */
+    uint32_t *bits;    /* the links' bit offsets, k a link (bloom_probe_t's, as uint32) */
+    uint32_t k;        /* bits a link (the filter's k; 0 while nothing is sent) */
     size_t nsent;      /* links that go to the script */
     size_t cached;     /* known to the local Bloom cache: counted as seen, not sent */
     size_t skipped;    /* not URLs (empty, whitespace, no origin), or beyond max_depth */

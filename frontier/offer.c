@@ -35,6 +35,7 @@
 void fr_offer_free(fr_offer_t *o)
 {
     free(o->v);
+    free(o->bits);
     free(o->orig);
     memset(o, 0, sizeof *o);
 }
@@ -123,6 +124,27 @@ static int add_origin(fr_offer_t *o, const char *url, fr_link_t *k)
     return 0;
 }
 
+/* Probes link l (len bytes) of a page of n into k: its block (added to
+ * bl) and its bit offsets (into o->bits, made for n links at the first).
+ * 0, CRAWL_ENOMEM, CRAWL_EBLOOM. */
+static int probe(frontier_t *f, fr_offer_t *o, const char *l, size_t len, size_t n, fr_blocks_t *bl,
+                 fr_link_t *k)
+{
+    bloom_probe_t pr;
+    bloom_probe(f->bloom, l, len, &pr);
+    if (pr.k == 0 || pr.k > BLOOM_MAX_K || (o->k && pr.k != o->k))
+        return CRAWL_EBLOOM;
+    if (!o->bits) {
+        if (!(o->bits = malloc(n * pr.k * sizeof *o->bits)))
+            return CRAWL_ENOMEM;
+        o->k = pr.k;
+    }
+    k->bat = (uint32_t)(o->nsent * pr.k);
+    for (uint32_t j = 0; j < pr.k; j++)
+        o->bits[k->bat + j] = (uint32_t)pr.bit[j]; /* < 2^32: BLOOM_MAX_BLOCK_BITS */
+    return block_index(bl, pr.block, &k->block) < 0 ? CRAWL_ENOMEM : 0;
+}
+
 int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
                      fr_blocks_t *bl, fr_offer_t *o)
 {
@@ -133,6 +155,8 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
         o->skipped = n;
         return 0;
     }
+    if (n > UINT32_MAX / BLOOM_MAX_K) /* a link's idx and bit offsets' place are uint32 */
+        return CRAWL_EINVAL;
     if (!(o->v = malloc(n * sizeof *o->v)))
         return CRAWL_ENOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -152,20 +176,12 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
             o->skipped++;
             continue;
         }
-        if (orc < 0) {
+        int rc = orc < 0 ? orc : probe(f, o, l, len, n, bl, k);
+        if (rc < 0) {
             fr_offer_free(o);
-            return orc;
+            return rc;
         }
-        bloom_probe(f->bloom, l, len, &k->pr);
-        if (k->pr.k == 0 || k->pr.k > BLOOM_MAX_K) {
-            fr_offer_free(o);
-            return CRAWL_EBLOOM;
-        }
-        if (block_index(bl, k->pr.block, &k->block) < 0) {
-            fr_offer_free(o);
-            return CRAWL_ENOMEM;
-        }
-        k->idx = i;
+        k->idx = (uint32_t)i;
         o->nsent++;
     }
     return group_by_block(o);
@@ -190,7 +206,7 @@ void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a
     uint32_t k = 1;
     for (size_t i = 0; i < n; i++)
         if (o[i].nsent) {
-            k = o[i].v[0].pr.k;
+            k = o[i].k;
             break;
         }
     char b[16];
@@ -211,17 +227,17 @@ size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o)
     size_t runs = count_runs(o);
     if (f->bits_module)
         return 1 + 3 * runs + 2 * o->nsent;
-    return 1 + 2 * runs + (o->nsent ? o->nsent * (2 + o->v[0].pr.k) : 0);
+    return 1 + 2 * runs + o->nsent * (2 + o->k);
 }
 
 /* The offsets of links [from, from + cnt) as CRAWLER.BFADD takes them. */
 static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t *a)
 {
-    uint32_t k = o->v[from].pr.k;
+    uint32_t k = o->k;
     unsigned char *p = (unsigned char *)fa_alloc(a, cnt * k * 4);
     for (size_t i = from; p && i < from + cnt; i++)
         for (uint32_t j = 0; j < k; j++, p += 4) {
-            uint64_t b = o->v[i].pr.bit[j]; /* < 2^32: BLOOM_MAX_BLOCK_BITS */
+            uint32_t b = o->bits[o->v[i].bat + j];
             p[0] = (unsigned char)b;
             p[1] = (unsigned char)(b >> 8);
             p[2] = (unsigned char)(b >> 16);
@@ -274,8 +290,8 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
                 run_offsets(o, run, cnt, a);
             continue;
         }
-        for (uint32_t j = 0; j < o->v[i].pr.k; j++)
-            fa_u64(a, o->v[i].pr.bit[j]);
+        for (uint32_t j = 0; j < o->k; j++)
+            fa_u64(a, o->bits[o->v[i].bat + j]);
     }
 }
 
