@@ -7,12 +7,20 @@
  * Table-driven: each case is one page and the links expected from it, in
  * order; the failure message names the case and shows both lists.  Every
  * page is fed whole and one byte at a time.
+ *
+ * And the per-page link cap, --max-links-per-page: its default, and a crawl
+ * (its own redis-server and the HTTP fixture, crawl_env.h) of a page with
+ * more links than the cap: the first links in document order are followed,
+ * no other, and the page's --out record says how many were not.
  */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "crawl_env.h"
+#include "fetch.h" /* FETCH_DEFAULT_MAX_LINKS_PER_PAGE */
 #include "parser.h"
 
 #define PAGE "http://example.com/dir/page.html"
@@ -119,4 +127,76 @@ Test(links, only_hyperlink_relations_of_link_are_followed)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check(&cases[i]);
+}
+
+/* ---- the per-page link cap (--max-links-per-page) ------------------------ */
+
+Test(links, cap_is_an_option_with_a_default_of_at_least_50000)
+{
+    crawl_config_t cfg;
+    config_defaults(&cfg);
+    char *argv0[] = {"crawl", NULL};
+    cr_assert_eq(config_parse(&cfg, 1, argv0), 0);
+    cr_expect_eq(cfg.max_links_per_page, FETCH_DEFAULT_MAX_LINKS_PER_PAGE);
+    cr_expect_geq(cfg.max_links_per_page, 50000, "a real API index page has 26,087 links");
+    config_free(&cfg);
+
+    char *argv1[] = {"crawl", "--max-links-per-page", "7", NULL};
+    config_defaults(&cfg);
+    cr_assert_eq(config_parse(&cfg, 3, argv1), 0);
+    cr_expect_eq(cfg.max_links_per_page, 7);
+    config_free(&cfg);
+
+    char *argv2[] = {"crawl", "--max-links-per-page", "0", NULL};
+    config_defaults(&cfg);
+    cr_expect_eq(config_parse(&cfg, 3, argv2), -1, "0 links per page is refused");
+    config_free(&cfg);
+}
+
+/* Seed page: links to /p0../p9 (each twice, in order) and one off-site. */
+static const char capped_page[] =
+    "<a href=/p0>0</a><a href=/p0>0</a><a href=/p1>1</a><a href=http://offsite.example/>o</a>"
+    "<a href=/p1>1</a><a href=/p2>2</a><a href=/p3>3</a><a href=/p4>4</a><a href=/p5>5</a>"
+    "<a href=/p6>6</a><a href=/p7>7</a><a href=/p8>8</a><a href=/p9>9</a><a href=/p9>9</a>";
+
+Test(links, page_past_the_cap_follows_the_first_links_and_is_flagged, .timeout = 120)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    fx_http_page(e.h, "/", capped_page);
+    char path[8];
+    for (int i = 0; i < 10; i++) {
+        snprintf(path, sizeof path, "/p%d", i);
+        fx_http_page(e.h, path, "leaf");
+    }
+    char *argv[] = {CRAWLER_BIN, "crawl",
+                    "--redis",   (char *)fx_redis_url(e.r),
+                    "--seeds",   e.seeds,
+                    "--delay",   "0",
+                    "--out",     e.out,
+                    "--quiet",   "--max-depth",
+                    "1",         "--max-links-per-page",
+                    "4",         NULL};
+    int rc = fx_run(argv, NULL, e.log, 60000);
+    char *log = fx_read_file(e.log, NULL);
+    cr_assert_eq(rc, 0, "crawler exited %d: %s", rc, log ? log : "");
+    free(log);
+    for (int i = 0; i < 10; i++) {
+        snprintf(path, sizeof path, "/p%d", i);
+        cr_expect_eq(fx_http_hits(e.h, path), i < 4 ? 1u : 0u, "%s: %u hits (cap 4)", path,
+                     fx_http_hits(e.h, path));
+    }
+    char *out = fx_read_file(e.out, NULL);
+    cr_assert_not_null(out);
+    char root[256];
+    snprintf(root, sizeof root, "{\"url\":\"%s/\"", fx_http_base(e.h));
+    char *line = strstr(out, root);
+    cr_assert_not_null(line, "no record of the seed in:\n%s", out);
+    char *eol = strchr(line, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    cr_expect(strstr(line, "\"links_found\":4,\"links_over_cap\":") != NULL, "seed record: %s",
+              line);
+    free(out);
+    crawl_env_stop(&e);
 }
