@@ -52,7 +52,12 @@
  *   f. Crawl-delay is honoured (Google ignores it).
  *   g. Octets >= 0x80, controls, space and a stray '%' are percent-encoded
  *      in patterns and paths alike; Google encodes only octets >= 0x80, and
- *      only in patterns.
+ *      only in patterns.  A rule's length (its priority) is that of its
+ *      normalized pattern; Google's, of the pattern as written.
+ *   h. Crawl-delay is a member line: after it, a user-agent line starts a
+ *      new group ("User-agent: a / Crawl-delay: 5 / User-agent: b /
+ *      Disallow: /" gives a no rules); Google's parser ignores the line, so
+ *      a and b share the Disallow.
  *
  * Errors: constructors return NULL and store a negative CRAWL_E* code in
  * *err (if err is not NULL); crawl_strerror() turns it into text.  The body

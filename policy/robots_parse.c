@@ -12,7 +12,11 @@
  * lines followed by member lines (allow, disallow, crawl-delay); the next
  * user-agent line after a member starts a new group.  Sitemap lines belong
  * to no group.  Patterns are normalized with robots_norm() as they are read,
- * in one scratch buffer reused for every line.
+ * in one scratch buffer reused for every line.  Lines are read as Google's
+ * parser reads them (robots.h, "Beyond RFC 9309"): a whole or partial BOM
+ * skipped, each line cut at ROBOTS_MAX_LINE octets, keys matched by their
+ * start with Google's misspellings; each rule keeps its line number (CR, LF
+ * and CRLF each end a line) for robots_explain().
  */
 #include "robots.h"
 
