@@ -254,7 +254,7 @@ int robots_explain(const robots_t *r, const char *path_and_query, robots_verdict
     if (!r || !path_and_query || !v)
         return CRAWL_EINVAL;
     int ok = 1;
-    const struct rule *ru = r->rules.n ? decide_path(r, path_and_query, &ok) : NULL;
+    const struct rule *ru = decide_path(r, path_and_query, &ok);
     if (!ok)
         return CRAWL_ENOMEM;
     *v = (robots_verdict_t){.allowed = 1, .why = ROBOTS_WHY_NO_RULE};

@@ -83,6 +83,7 @@ Test(robots_cmd, explain_names_the_deciding_rule_and_its_line)
           {"/a/b", 1, "Allow: /a/b", 5},
           {"/z", 1, "-", 0},
           {"/robots.txt", 1, "(robots.txt)", 0}}},
+        {"an empty file", "", 0, {{"/", 1, "-", 0}, {"/robots.txt?x", 1, "(robots.txt)", 0}}},
         {"CRLF counts one line end",
          "User-agent: *\r\nDisallow: /a\r\n\r\nAllow: /a/b\r\n",
          0,
