@@ -32,6 +32,7 @@ int cmd_seed(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_bloom(int argc, char **argv);
+int cmd_robots(int argc, char **argv); /* cmd_robots.c */
 
 /* ---- option tables ----------------------------------------------------------
  * Each subcommand declares every option once, in one array of cli_opt_t

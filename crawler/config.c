@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fetch.h" /* FETCH_DEFAULT_MAX_LINKS_PER_PAGE */
 #include "frontier.h"
 #include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 #include "parser.h"
@@ -100,6 +101,9 @@ static const cli_opt_t OPTS[] = {
      .dflt_doc = "unlimited"},
     {U32("max-url-length", "BYTES", max_url_length, 16, 1u << 20, PARSER_DEFAULT_MAX_URL_LENGTH,
          "longer URLs are dropped")},
+    {U32("max-links-per-page", "N", max_links_per_page, 1, 10000000,
+         FETCH_DEFAULT_MAX_LINKS_PER_PAGE,
+         "links followed per page or sitemap; more: not followed, counted in links_over_cap")},
     {U64("max-size", "BYTES", max_size, 1, UINT64_MAX, CONFIG_DEFAULT_MAX_SIZE,
          "body size cap (decoded); the transfer is cut")},
     {U32("timeout", "MS", timeout_ms, 1, DAY_MS, CONFIG_DEFAULT_TIMEOUT_MS,

@@ -89,6 +89,7 @@ typedef struct crawl_config {
     uint64_t max_pages;          /* --max-pages; 0: none */
     uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
     uint32_t max_url_length;     /* --max-url-length, bytes */
+    uint32_t max_links_per_page; /* --max-links-per-page: links followed per page */
     uint64_t max_size;           /* --max-size, bytes of body (decoded) */
     uint32_t timeout_ms;         /* --timeout, ms */
     uint32_t connect_timeout_ms; /* --connect-timeout, ms */

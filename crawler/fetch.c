@@ -134,9 +134,12 @@ static int seen_insert(xfer_t *x, uint64_t h)
 void fetch_add_link(xfer_t *x, const char *url, size_t len)
 {
     /* de-duplicate first: menus repeat links, and the scope check costs more */
-    if (x->nlinks >= FETCH_MAX_LINKS_PER_PAGE || seen_insert(x, XXH3_64bits(url, len)) != 1 ||
-        !scope_allows(x->f->scope, url))
+    if (seen_insert(x, XXH3_64bits(url, len)) != 1 || !scope_allows(x->f->scope, url))
         return;
+    if (x->nlinks >= x->f->cfg->max_links_per_page) {
+        x->links_over_cap++; /* not followed: the page is flagged in its record */
+        return;
+    }
     if (x->nlinks == x->links_cap) {
         size_t cap = x->links_cap ? x->links_cap * 2 : 32;
         char **n = realloc(x->links, cap * sizeof *n);
@@ -273,6 +276,7 @@ static void xfer_clear(xfer_t *x)
     for (size_t i = 0; i < x->nlinks; i++)
         free(x->links[i]);
     x->nlinks = 0;
+    x->links_over_cap = 0;
     if (x->seen)
         memset(x->seen, 0, x->seen_cap * sizeof *x->seen);
     x->nseen = 0;

@@ -29,7 +29,9 @@
 #include "page.h"
 #include "scope.h"
 
-#define FETCH_MAX_LINKS_PER_PAGE 20000        /* more links on one page are dropped */
+/* --max-links-per-page: links followed per page (a sitemap holds up to
+ * 50,000); more are not followed, and counted in page_t.links_over_cap */
+#define FETCH_DEFAULT_MAX_LINKS_PER_PAGE 50000
 #define FETCH_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
 #define FETCH_ROBOTS_MAX_REDIRECTS 5          /* RFC 9309: follow at least five */
 #define FETCH_RECV_BUFFER 4096L               /* curl's receive buffer, per transfer */

@@ -46,6 +46,8 @@ typedef struct xfer {
     uint64_t bytes;
     char **links;
     size_t nlinks, links_cap;
+    /* distinct in-scope links past --max-links-per-page */
+    uint32_t links_over_cap;
     uint64_t *seen; /* open-addressing set of link hashes (page-local dedupe) */
     size_t seen_cap, nseen;
     buf_t body;         /* robots body, or the page body when recording */

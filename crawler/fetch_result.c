@@ -32,8 +32,10 @@ static void take_links(page_t *p, xfer_t *x)
 {
     p->links = x->links;
     p->nlinks = x->nlinks;
+    p->links_over_cap = x->links_over_cap;
     x->links = NULL;
     x->nlinks = x->links_cap = 0;
+    x->links_over_cap = 0;
     free(x->seen);
     x->seen = NULL;
     x->seen_cap = x->nseen = 0;
@@ -95,6 +97,7 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
         for (size_t i = 0; i < x->nlinks; i++)
             free(x->links[i]);
         x->nlinks = 0;
+        x->links_over_cap = 0;
     }
     take_links(&r->page, x);
     if (redirect) /* one level deeper (page_init), and one hop further */

@@ -1,6 +1,6 @@
 /*
  * main.c -- the `crawler` program: global library set-up, then one
- * subcommand (crawl, seed, stats, reset, bloom).
+ * subcommand (crawl, seed, stats, reset, bloom, robots).
  */
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -21,6 +21,7 @@ static const struct {
     {"stats", cmd_stats, "print a crawl's counters from Redis"},
     {"reset", cmd_reset, "delete every key of one crawl"},
     {"bloom", cmd_bloom, "add/check URLs in a Bloom filter, or show its info"},
+    {"robots", cmd_robots, "show what a robots.txt allows a user agent, rule and line"},
 };
 #define NCMDS (sizeof CMDS / sizeof CMDS[0])
 

@@ -214,6 +214,8 @@ size_t out_format(char *buf, size_t buflen, const out_record_t *r)
     put_u64(&e, r->bytes);
     puts_lit(&e, ",\"links_found\":");
     put_u64(&e, r->links_found);
+    puts_lit(&e, ",\"links_over_cap\":");
+    put_u64(&e, r->links_over_cap);
     puts_lit(&e, ",\"fetch_ms\":");
     put_u64(&e, r->fetch_ms);
     puts_lit(&e, ",\"error_kind\":");

@@ -5,7 +5,7 @@
  * and always in this order (absent values are null):
  *
  *   {"url":"…","status":200,"content_type":"text/html","depth":1,"bytes":5120,
- *    "links_found":12,"fetch_ms":41,"error_kind":null,
+ *    "links_found":12,"links_over_cap":0,"fetch_ms":41,"error_kind":null,
  *    "error_text":null,"location":null,"canonical":null,
  *    "timestamp":"2026-11-30T00:01:02.345Z"}
  *
@@ -17,6 +17,9 @@
  *   links_found   int      links extracted from the page (how many were new
  *                          to the crawl is not known yet: the record is
  *                          written before the page is acknowledged)
+ *   links_over_cap int     more links of the page that were not followed:
+ *                          past --max-links-per-page (0: the page was not
+ *                          cut; else links_found is that cap)
  *   fetch_ms      int      wall-clock time of the transfer in milliseconds
  *   error_kind    str|null short machine-readable kind ("timeout", "dns", …)
  *   error_text    str|null human-readable detail
@@ -87,6 +90,7 @@ typedef struct out_record {
     uint32_t depth;           /* hops from a seed */
     uint64_t bytes;           /* body bytes received */
     uint32_t links_found;     /* links extracted */
+    uint32_t links_over_cap;  /* links not followed: past --max-links-per-page */
     uint64_t fetch_ms;        /* transfer time, milliseconds */
     const char *error_kind;   /* NULL: no error */
     const char *error_text;   /* NULL: no error */

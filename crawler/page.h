@@ -29,6 +29,8 @@ typedef struct page {
     uint64_t fetch_ms;    /* duration of the transfer, milliseconds */
     char **links;         /* normalized, in scope, de-duplicated within the page */
     size_t nlinks;
+    /* more such links, not followed: past --max-links-per-page */
+    uint32_t links_over_cap;
     uint32_t link_depth; /* depth of the links: item depth + 1 (redirect targets too) */
     uint32_t link_hops;  /* the links' hop count: item hops + 1 for a redirect target, else 0 */
 } page_t;

@@ -6,11 +6,16 @@
  * A parser_t is one page.  parser_feed() runs each chunk through the bound
  * filter (bound.c: only markup passes, each tag capped, so libxml2 neither
  * buffers nor parses text), hands it to htmlParseChunk() and then resets
- * libxml2's lookahead (unstall: works around a stall and trims consumed input); the only SAX
- * callback is startElement, which looks at a handful of elements: a/area[href], link[href] (rel not
- * stylesheet/icon/preload/...), frame/iframe[src], meta http-equiv=refresh  -> links link
- * rel=canonical                          -> parser_canonical() first base[href] -> base for later
- * links meta name=robots content=nofollow|none      -> no more links Each link is resolved against
+ * libxml2's lookahead (unstall: works around a stall and trims consumed
+ * input); the only SAX callback is startElement, which looks at a handful
+ * of elements:
+ *   a/area[href], frame/iframe[src], meta http-equiv=refresh  -> links
+ *   link[href] with a hyperlink rel (alternate, next, prev, author, ...;
+ *     not stylesheet/icon/preload/search/..., none without rel) -> links
+ *   link rel=canonical                           -> parser_canonical()
+ *   first base[href]                             -> base for later links
+ *   meta name=robots content=nofollow|none       -> no more links
+ * Each link is resolved against
  * the base handle parsed once per page and normalized by url_resolve() (url.c), then given to the
  * callback; dropped links are counted by reason.  Refs that are empty or only a fragment name the
  * page itself and are skipped silently.  libxml2 decodes character references and converts the page
@@ -184,12 +189,15 @@ static const char *refresh_url(const char *c, size_t *len)
     return *len ? c : NULL;
 }
 
-/* link rel values that name resources, not pages. */
+/* link rel values that name resources or hints, not pages: one of them
+ * anywhere in rel makes the <link> no hyperlink (rel="alternate stylesheet"
+ * is a stylesheet). */
 static int rel_is_resource(const char *rel)
 {
     static const char *const skip[] = {
-        "stylesheet", "preload",  "modulepreload", "prefetch", "dns-prefetch",
-        "preconnect", "manifest", "pingback",      "edituri",  "wlwmanifest",
+        "stylesheet",  "preload",   "modulepreload", "prefetch", "dns-prefetch",
+        "preconnect",  "prerender", "manifest",      "pingback", "edituri",
+        "wlwmanifest", "search",    "serviceworker", "expect",   "compression-dictionary",
         NULL};
     size_t i;
     for (i = 0; skip[i]; i++)
@@ -198,20 +206,45 @@ static int rel_is_resource(const char *rel)
     return contains_ci(rel, "icon"); /* icon, shortcut icon, apple-touch-icon, mask-icon */
 }
 
+/* link rel values that make a hyperlink to another page: the HTML
+ * Standard's (alternate, author, help, license, next, prev, privacy-policy,
+ * terms-of-service) and HTML 4's navigation types still written by
+ * documentation generators (index, contents, up, start, first, last, ...). */
+static int rel_is_hyperlink(const char *rel)
+{
+    static const char follow[] = "alternate author help license next prev previous index contents "
+                                 "toc up start first last home chapter section subsection appendix "
+                                 "glossary copyright archives privacy-policy terms-of-service";
+    char tok[32];
+    for (const char *s = rel; *s;) {
+        s += strspn(s, " \t\r\n\f,");
+        size_t n = strcspn(s, " \t\r\n\f,");
+        if (n > 0 && n < sizeof tok) {
+            memcpy(tok, s, n);
+            tok[n] = '\0';
+            if (has_token(follow, tok, 0))
+                return !rel_is_resource(rel);
+        }
+        s += n;
+    }
+    return 0;
+}
+
+/* <link>: rel=canonical is the page's canonical URL; only hyperlink
+ * relations are links (none without rel). */
 static void on_link(parser_t *p, const xmlChar **atts)
 {
     const char *href = attr(atts, "href"), *rel = attr(atts, "rel");
-    if (!href)
+    if (!href || !rel)
         return;
-    if (rel && has_token(rel, "canonical", 0)) {
+    if (has_token(rel, "canonical", 0)) {
         char *url = NULL;
         if (!p->canonical && resolve(p, href, strlen(href), &url, NULL) == CRAWL_OK)
             p->canonical = url;
         return;
     }
-    if (rel && rel_is_resource(rel))
-        return;
-    report(p, href, strlen(href), PARSER_LINK_LINK, rel && has_token(rel, "nofollow", 0));
+    if (rel_is_hyperlink(rel))
+        report(p, href, strlen(href), PARSER_LINK_LINK, has_token(rel, "nofollow", 0));
 }
 
 static void on_meta(parser_t *p, const xmlChar **atts)

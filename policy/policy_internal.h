@@ -19,6 +19,7 @@ struct rule {
     uint32_t len;  /* octets (for a rule, also its priority) */
     uint32_t lit;  /* rule: literal prefix (octets before the first '*' or final
                       '$'); sitemap: FNV-1a of the URL, for duplicate checks */
+    uint32_t line; /* rule: its line in the robots.txt (1-based), 0 unknown */
     uint8_t allow; /* rule: 1 allow, 0 disallow */
 };
 
@@ -90,9 +91,9 @@ void robots_strv_free(struct strv *l);
 int robots_cmp_rule(const void *a, const void *b);
 
 /* Moves g's rules and m into a new robots_t (rules sorted, exact duplicates
- * removed, index built).  NULL when out of memory.  The caller frees g->rules
- * and m with robots_strv_free() afterwards either way (on success they are
- * left empty). */
+ * removed keeping the one of the lowest line, index built).  NULL when out of memory.  The caller
+ * frees g->rules and m with robots_strv_free() afterwards either way (on success they are left
+ * empty). */
 robots_t *robots_build(struct group *g, struct strv *m);
 
 #endif

@@ -169,20 +169,25 @@ static size_t slot_of(const struct rule *ru)
     return NSLOT - 1;
 }
 
-/* Verdict for normalized path s: the first matching rule in priority order.
- * With an index, only the path's bucket of each level and the catch-all slot
- * are walked, merged by rule number (which is priority order). */
-static int decide(const robots_t *r, const char *s, size_t n)
+/* "/robots.txt" itself decides for /robots.txt (RFC 9309 2.5): this rule,
+ * never stored, is what decide() returns for it. */
+static const struct rule robots_txt_rule = {.p = "/robots.txt", .len = 11, .allow = 1};
+
+/* The rule that decides normalized path s: the first matching rule in
+ * priority order, &robots_txt_rule, or NULL (no rule matches: allowed).
+ * With an index, only the path's bucket of each level and the catch-all
+ * slot are walked, merged by rule number (which is priority order). */
+static const struct rule *decide(const robots_t *r, const char *s, size_t n)
 {
     static const char rt[] = "/robots.txt";
     size_t rtl = sizeof(rt) - 1;
     if (n >= rtl && memcmp(s, rt, rtl) == 0 && (n == rtl || s[rtl] == '?'))
-        return 1;
+        return &robots_txt_rule;
     if (!r->index) {
         for (size_t i = 0; i < r->rules.n; i++)
             if (rule_matches(&r->rules.v[i], s, n))
-                return r->rules.v[i].allow;
-        return 1;
+                return &r->rules.v[i];
+        return NULL;
     }
     const uint32_t *start = r->index, *order = r->index + NSLOT + 1;
     size_t cur[NLEVEL + 1], end[NLEVEL + 1], k = 0;
@@ -199,21 +204,20 @@ static int decide(const robots_t *r, const char *s, size_t n)
             if (cur[j] < end[j] && (best == k || order[cur[j]] < order[cur[best]]))
                 best = j;
         if (best == k)
-            return 1;
+            return NULL;
         const struct rule *ru = &r->rules.v[order[cur[best]++]];
         if (rule_matches(ru, s, n))
-            return ru->allow;
+            return ru;
     }
 }
 
-int robots_allowed(const robots_t *r, const char *path_and_query)
+/* decide() for a raw path_and_query (normalized first).  *ok is 0 when
+ * memory ran out normalizing a long path, else 1. */
+static const struct rule *decide_path(const robots_t *r, const char *path, int *ok)
 {
-    if (!r || !path_and_query)
-        return 0;
-    const char *s = path_and_query;
+    const char *s = path;
     size_t n = strcspn(s, "#");
-    if (r->rules.n == 0)
-        return 1;
+    *ok = 1;
     int slash = n == 0 || s[0] != '/'; /* "" and "?q" mean "/" and "/?q" */
     if (!slash && is_normal(s, n))
         return decide(r, s, n);
@@ -221,15 +225,49 @@ int robots_allowed(const robots_t *r, const char *path_and_query)
     char *buf = stackbuf;
     if (n >= sizeof(stackbuf) / 3) {
         buf = malloc(3 * n + 1);
-        if (!buf)
-            return 0;
+        if (!buf) {
+            *ok = 0;
+            return NULL;
+        }
     }
     buf[0] = '/';
     size_t m = (size_t)slash + robots_norm(s, n, buf + slash);
-    int ok = decide(r, buf, m);
+    const struct rule *ru = decide(r, buf, m);
     if (buf != stackbuf)
         free(buf);
-    return ok;
+    return ru;
+}
+
+int robots_allowed(const robots_t *r, const char *path_and_query)
+{
+    if (!r || !path_and_query)
+        return 0;
+    if (r->rules.n == 0)
+        return 1;
+    int ok;
+    const struct rule *ru = decide_path(r, path_and_query, &ok);
+    return ok && (!ru || ru->allow);
+}
+
+int robots_explain(const robots_t *r, const char *path_and_query, robots_verdict_t *v)
+{
+    if (!r || !path_and_query || !v)
+        return CRAWL_EINVAL;
+    int ok = 1;
+    const struct rule *ru = decide_path(r, path_and_query, &ok);
+    if (!ok)
+        return CRAWL_ENOMEM;
+    *v = (robots_verdict_t){.allowed = 1, .why = ROBOTS_WHY_NO_RULE};
+    if (ru == &robots_txt_rule) {
+        v->why = ROBOTS_WHY_ROBOTS_TXT;
+    } else if (ru) {
+        *v = (robots_verdict_t){.allowed = ru->allow,
+                                .why = ROBOTS_WHY_RULE,
+                                .rule_allow = ru->allow,
+                                .pattern = ru->p,
+                                .line = ru->line};
+    }
+    return 0;
 }
 
 uint32_t robots_crawl_delay_ms(const robots_t *r)
@@ -314,6 +352,17 @@ int robots_cmp_rule(const void *a, const void *b)
     return memcmp(x->p, y->p, x->len);
 }
 
+/* robots_cmp_rule(), then the lower line first: of exact duplicates the
+ * rule that robots_build() keeps is the first in the file. */
+static int cmp_rule_line(const void *a, const void *b)
+{
+    int c = robots_cmp_rule(a, b);
+    if (c != 0)
+        return c;
+    const struct rule *x = a, *y = b;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
 /* Groups rule numbers by slot_of() (counting sort, so each slot stays in
  * priority order). */
 static int build_index(robots_t *r)
@@ -351,7 +400,7 @@ robots_t *robots_build(struct group *g, struct strv *m)
     for (size_t i = 0; i < m->n; i++)
         m->v[i].p = m->pool + m->v[i].off;
     if (l->n > 1)
-        qsort(l->v, l->n, sizeof *l->v, robots_cmp_rule);
+        qsort(l->v, l->n, sizeof *l->v, cmp_rule_line);
     size_t k = 0;
     for (size_t i = 0; i < l->n; i++)
         if (k == 0 || robots_cmp_rule(&l->v[k - 1], &l->v[i]) != 0)

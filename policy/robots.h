@@ -16,6 +16,49 @@
  * threads; robots_free() must not race with them.  Constructors are
  * thread-safe (no global state).
  *
+ * Beyond RFC 9309: where we read a file as Google's parser (and Google's
+ * robots.txt documentation) does, because sites test their files against
+ * Googlebot:
+ *   1. Directive names are matched by their start: "Disallowed:" is a
+ *      disallow line, "Sitemaps:" a sitemap line (Crawl-delay, not Google's,
+ *      is matched whole).
+ *   2. Misspellings: "useragent" and "user agent" (one blank) for
+ *      user-agent; "dissallow", "dissalow", "disalow", "diasllow",
+ *      "disallaw" for disallow; "site-map" for sitemap.
+ *   3. A missing colon: "Disallow /x" (exactly two words) is "Disallow: /x".
+ *   4. A UTF-8 byte-order mark at the start is skipped, and so is a partial
+ *      one ("\xEF" or "\xEF\xBB"); elsewhere its bytes are text.
+ *   5. A line is read up to ROBOTS_MAX_LINE octets (Google: 8 x 2083 - 1);
+ *      the rest of it is ignored (a cut pattern matches as a prefix).
+ *   6. "Allow: /dir/index.htm..." (last segment starting "index.htm") also
+ *      allows "/dir/" itself, as if "Allow: /dir/$" were written on the same
+ *      line.
+ *   7. The user-agent value is read up to its product token ("Foo Bar" and
+ *      "Foo/1.2" name Foo); a group naming our token, however many, is merged.
+ *   8. Line numbers (robots_explain()) count CR, LF and CRLF as one end each.
+ * Where we read a file differently from Google's parser, on purpose:
+ *   a. %XX of an unreserved character is decoded in patterns and paths
+ *      ("/%62" matches "/b"), as RFC 9309 2.2.2 says; Google compares as
+ *      written.
+ *   b. A pattern starting with neither '/' nor '*' gets a leading '/'
+ *      ("Disallow: private" is "/private"); Google's never matches.
+ *   c. A colon splits a line only after a key ("Disallow /a:b" is the rule
+ *      "/a:b", "Sitemap http://x/s.xml" the sitemap); Google splits at the
+ *      first colon anywhere.
+ *   d. A NUL byte ends the text before it, and what follows is read as more
+ *      text of the same line; Google ignores the rest of that line.
+ *   e. Only the first ROBOTS_MAX_BYTES are read (Google's documentation
+ *      says so too; its open-source parser reads everything).
+ *   f. Crawl-delay is honoured (Google ignores it).
+ *   g. Octets >= 0x80, controls, space and a stray '%' are percent-encoded
+ *      in patterns and paths alike; Google encodes only octets >= 0x80, and
+ *      only in patterns.  A rule's length (its priority) is that of its
+ *      normalized pattern; Google's, of the pattern as written.
+ *   h. Crawl-delay is a member line: after it, a user-agent line starts a
+ *      new group ("User-agent: a / Crawl-delay: 5 / User-agent: b /
+ *      Disallow: /" gives a no rules); Google's parser ignores the line, so
+ *      a and b share the Disallow.
+ *
  * Errors: constructors return NULL and store a negative CRAWL_E* code in
  * *err (if err is not NULL); crawl_strerror() turns it into text.  The body
  * and serialized buffers are treated as hostile: bad input never crashes,
@@ -30,6 +73,7 @@
 #include <stdint.h>
 
 #define ROBOTS_MAX_BYTES (500u * 1024u)     /* body bytes parsed (RFC 9309 2.5) */
+#define ROBOTS_MAX_LINE 16663u              /* octets of a line read (Google), rest ignored */
 #define ROBOTS_MAX_RULES 10000u             /* rules kept per group, extra ignored */
 #define ROBOTS_MAX_SITEMAPS 1000u           /* Sitemap: URLs kept, extra ignored */
 #define ROBOTS_MAX_SITEMAP_LEN 2048u        /* longer Sitemap: URLs are ignored */
@@ -52,12 +96,13 @@ typedef struct robots robots_t;
  * ("User-agent: MyCrawler/2" matches).  All groups naming the token are
  * merged; without one, all "*" groups are merged; with neither, everything is
  * allowed.  Only the first ROBOTS_MAX_BYTES of body are read (a line cut by
- * that limit is dropped).  Lines: '#' comments, case-insensitive keys
- * (user-agent/useragent, allow, disallow/dissallow/disalow, crawl-delay/
- * crawldelay, sitemap/site-map), CR, LF or CRLF ends, a leading UTF-8 BOM,
- * "key value" without a colon; anything else (NUL bytes end a line) is
- * ignored, and so are rule and Crawl-delay lines before any user-agent
- * line.  A pattern starting with neither '/' nor '*' gets a leading '/';
+ * that limit is dropped), and of each line its first ROBOTS_MAX_LINE octets.
+ * Lines: '#' comments, case-insensitive keys matched by their start, with
+ * Google's misspellings (user-agent, allow, disallow, sitemap; see "Beyond
+ * RFC 9309" above), crawl-delay/crawldelay, CR, LF or CRLF ends, a leading
+ * UTF-8 BOM or part of one, "key value" without a colon; anything else (NUL
+ * bytes end a line's text) is ignored, and so are rule and Crawl-delay lines
+ * before any user-agent line.  A pattern starting with neither '/' nor '*' gets a leading '/';
  * '$' anchors only at the end of a pattern.  body need not be NUL-terminated and is not kept;
  * user_agent is not kept.  body may be NULL when len is 0 (an empty file: allow all). Returns NULL
  * with CRAWL_EINVAL (user_agent NULL or without a product token) or CRAWL_ENOMEM. */
@@ -96,6 +141,32 @@ void robots_free(robots_t *r);
  * when a path of 1365 octets or more needs normalization and memory runs out
  * (fail closed).  Thread-safe (no shared mutable state). */
 int robots_allowed(const robots_t *r, const char *path_and_query);
+
+/* Why a path is allowed or not (robots_explain()). */
+typedef enum {
+    ROBOTS_WHY_NO_RULE,    /* no rule matches: allowed */
+    ROBOTS_WHY_RULE,       /* the rule in pattern/line decides */
+    ROBOTS_WHY_ROBOTS_TXT, /* /robots.txt itself: always allowed */
+} robots_why_t;
+
+typedef struct {
+    int allowed;         /* what robots_allowed() answers: 1 or 0 */
+    robots_why_t why;    /* what decided it */
+    int rule_allow;      /* ROBOTS_WHY_RULE: the rule is an Allow (1) or Disallow (0) */
+    const char *pattern; /* ROBOTS_WHY_RULE: its normalized pattern, NUL-terminated,
+                            owned by r (valid until robots_free); else NULL */
+    uint32_t line;       /* ROBOTS_WHY_RULE: its line in the parsed body (1-based; CR, LF
+                            and CRLF each end one line); 0 when not known (the rule set
+                            came from robots_deserialize() or robots_disallow_all()) */
+} robots_verdict_t;
+
+/* Fills *v with the verdict of robots_allowed(r, path_and_query) and the rule
+ * that decided it: the longest match, allow winning a tie, and of identical
+ * rules the one on the lowest line.  A rule added by "index.htm" (item 6
+ * above) has the line of its Allow line.  Returns 0, CRAWL_EINVAL (NULL
+ * argument; *v untouched) or CRAWL_ENOMEM (as robots_allowed()'s fail
+ * closed; *v untouched).  Thread-safe. */
+int robots_explain(const robots_t *r, const char *path_and_query, robots_verdict_t *v);
 
 /* Crawl-delay of the chosen group in milliseconds (fractional seconds
  * honoured to 1 ms, clamped to ROBOTS_MAX_CRAWL_DELAY_MS, the largest when

@@ -88,9 +88,10 @@ static bool json_string_ok(const char **p)
  * values are strings, null or unsigned integers. */
 static bool json_line_ok(const char *line, size_t len)
 {
-    static const char *const keys[] = {"url",        "status",      "content_type", "depth",
-                                       "bytes",      "links_found", "fetch_ms",     "error_kind",
-                                       "error_text", "location",    "canonical",    "timestamp"};
+    static const char *const keys[] = {"url",        "status",      "content_type",   "depth",
+                                       "bytes",      "links_found", "links_over_cap", "fetch_ms",
+                                       "error_kind", "error_text",  "location",       "canonical",
+                                       "timestamp"};
     if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len) != line + len - 1)
         return false;
     if (!utf8_valid((const unsigned char *)line, len))

@@ -118,7 +118,7 @@ static const page_case_t rules_pages[] = {
      "<link rel=icon href=/i><link rel='shortcut icon' href=/i2><link rel=apple-touch-icon "
      "href=/i3><link rel=preload as=style href=/p><link rel=dns-prefetch href=//cdn.x>"
      "<link rel=manifest href=/m><link rel=next href=/page2><link href=/norel>",
-     "L http://example.com/page2\nL http://example.com/norel\n"},
+     "L http://example.com/page2\n"}, /* no rel: no hyperlink (test_links.c) */
     {"first base only",
      "<a href=before>b</a><base href=\"http://other.org/x/\"><base href=/ignored/>"
      "<a href=after>a</a><a href=/abs>c</a>",

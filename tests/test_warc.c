@@ -113,6 +113,7 @@ Test(output, writes_every_field_in_order)
                       .depth = 3,
                       .bytes = 5368709120ull,
                       .links_found = 12,
+                      .links_over_cap = 7,
                       .fetch_ms = 41,
                       .error_kind = "timeout",
                       .error_text = "Operation timed out",
@@ -122,7 +123,7 @@ Test(output, writes_every_field_in_order)
     char *line = format_line(&r);
     cr_expect_str_eq(line, "{\"url\":\"http://a.test/x\",\"status\":301,\"content_type\":\"text/"
                            "html; charset=utf-8\",\"depth\":3,\"bytes\":5368709120,\"links_found\":"
-                           "12,\"fetch_ms\":41,\"error_kind\":\"timeout\","
+                           "12,\"links_over_cap\":7,\"fetch_ms\":41,\"error_kind\":\"timeout\","
                            "\"error_text\":\"Operation timed out\",\"location\":\"http://a.test/"
                            "y\",\"canonical\":\"http://a.test/c\",\"timestamp\":\"2025-11-30T00:"
                            "01:02.345Z\"}\n");
@@ -134,7 +135,7 @@ Test(output, absent_values_are_null)
     out_record_t r = {.url = "http://a.test/", .timestamp_ms = 7};
     char *line = format_line(&r);
     cr_expect_str_eq(line, "{\"url\":\"http://a.test/\",\"status\":null,\"content_type\":null,"
-                           "\"depth\":0,\"bytes\":0,\"links_found\":0,"
+                           "\"depth\":0,\"bytes\":0,\"links_found\":0,\"links_over_cap\":0,"
                            "\"fetch_ms\":0,\"error_kind\":null,\"error_text\":null,"
                            "\"location\":null,\"canonical\":null,"
                            "\"timestamp\":\"1970-01-01T00:00:00.007Z\"}\n");
