@@ -190,10 +190,34 @@ static char *value_of(const rentry_t *e, size_t *vlen)
     return val;
 }
 
+/* The store r as a call for the caller to send (robotsgate_next_store):
+ * 0, or -1 (out of memory: nothing kept). */
+static int defer_store(robotsgate_t *g, const frontier_robots_result_t *r)
+{
+    if (g->nstores == g->stores_cap) { /* (emptied by robotsgate_next_store: it
+                                          starts again at 0) */
+        size_t cap = g->stores_cap ? g->stores_cap * 2 : 16;
+        gate_store_t *n = realloc(g->stores, cap * sizeof *n);
+        if (!n)
+            return -1;
+        g->stores = n;
+        g->stores_cap = cap;
+    }
+    gate_store_t st = {.origin = strdup(r->origin)};
+    if (!st.origin || frontier_robots_store_call(g->fr, r, &st.c) < 0) {
+        free(st.origin);
+        return -1;
+    }
+    g->stores[g->nstores++] = st;
+    return 0;
+}
+
 /* Stores the fetcher's rules, Crawl-delay and Sitemap: lines, and unlocks
  * (one call; shared: 0 to unlock only).  The lock is dropped even when the
- * store fails. */
-static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared)
+ * store fails.  Deferred (robotsgate_defer_stores), unless wait: the call
+ * is handed out (robotsgate_next_store), its outcome comes back through
+ * robotsgate_stored. */
+static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int wait)
 {
     frontier_robots_result_t r = {.origin = e->origin};
     const robots_t *rules = e->unavailable ? NULL : e->rules;
@@ -207,7 +231,9 @@ static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared)
     r.delay_ms = rules ? robots_crawl_delay_ms(rules) : 0;
     r.sitemaps = maps;
     r.nsitemaps = maps ? n : 0;
-    int rc = frontier_robots_store(g->fr, &r);
+    int rc = 0;
+    if (!g->defer || wait || defer_store(g, &r) < 0)
+        rc = frontier_robots_store(g->fr, &r);
     if (rc < 0 && rc != CRAWL_EREDIS) /* refused: nothing done, the lock still ours */
         rc = shared_unlock(g, e->origin);
     free(val);
@@ -384,7 +410,35 @@ void robotsgate_free(robotsgate_t *g)
     for (size_t i = g->ready_head; i < g->nready; i++)
         frontier_item_clear(&g->ready[i].item);
     free(g->ready);
+    for (size_t i = g->stores_head; i < g->nstores; i++) {
+        frontier_call_drop(g->stores[i].c);
+        free(g->stores[i].origin);
+    }
+    free(g->stores);
     free(g);
+}
+
+void robotsgate_defer_stores(robotsgate_t *g)
+{
+    g->defer = 1;
+}
+
+int robotsgate_next_store(robotsgate_t *g, frontier_call_t **call, char **origin)
+{
+    if (g->stores_head == g->nstores)
+        return 0;
+    gate_store_t *st = &g->stores[g->stores_head++];
+    *call = st->c;
+    *origin = st->origin;
+    if (g->stores_head == g->nstores)
+        g->stores_head = g->nstores = 0;
+    return 1;
+}
+
+int robotsgate_stored(robotsgate_t *g, const char *origin, int rc)
+{
+    /* refused (nothing done): the lock is still ours */
+    return rc < 0 && rc != CRAWL_EREDIS ? shared_unlock(g, origin) : 0;
 }
 
 /* A look in flight (robotsgate_prefetch_start): the pending entries es[]
@@ -580,13 +634,16 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     if (!e || e->rules)
         return 0;
     rules_of(g, e, b);
-    /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed) */
-    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused);
-    if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
-        rc = first_error(rc, seed_sitemaps(g, e->rules));
     /* the host's next request waits its delay after this one (none was
      * made if the guard refused it; "unavailable" retries, fetching nothing) */
     uint64_t d = b->blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
+    /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed).
+     * URLs handed back after it: the store is waited for, so that Redis has
+     * the host's delay when they reach their queue */
+    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused,
+                              d > g->cfg->delay_ms && e->nparked > 1);
+    if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
+        rc = first_error(rc, seed_sitemaps(g, e->rules));
     if (d > g->cfg->delay_ms) /* a Crawl-delay the claims did not know: one URL waits, */
         rc = first_error(rc, hand_back(g, e, 1)); /* the others go back */
     if (d && e->nparked) {

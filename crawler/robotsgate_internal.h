@@ -45,6 +45,12 @@ typedef struct rentry {
     uint64_t hold_until;  /* held: rules known, parked URLs wait until then (0: not held) */
 } rentry_t;
 
+/* A store handed out without waiting (robotsgate_defer_stores). */
+typedef struct gate_store {
+    frontier_call_t *c;
+    char *origin;
+} gate_store_t;
+
 typedef struct ready {
     frontier_item_t item;
     robotsgate_verdict_t verdict;
@@ -71,6 +77,9 @@ struct robotsgate {
     char *fetch_out; /* the one robotsgate_next_fetch() returned last */
     ready_t *ready;  /* parked URLs with their verdict, FIFO from ready_head */
     size_t nready, ready_head, ready_cap;
+    int defer;            /* stores handed out as calls (robotsgate_next_store) */
+    gate_store_t *stores; /* ... FIFO from stores_head */
+    size_t nstores, stores_head, stores_cap;
 };
 
 /* ---- robotsgate_cache.c ---- */
