@@ -359,7 +359,7 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
         return first;
     if (f->failed) /* an output failed: nothing more is marked done */
         return f->failed;
-    if (!f->queued.n && !f->retries.n)
+    if (!f->queued.n && f->retries.n == f->nsent + f->nready) /* nothing new */
         return first;
     /* the records first: nothing is marked done before its line is on file */
     if ((rc = record_all(f, &f->retries, 0)) < 0 || (rc = record_all(f, &f->queued, 1)) < 0 ||
