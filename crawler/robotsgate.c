@@ -148,7 +148,7 @@ static void settle(robotsgate_t *g, rentry_t *e)
 
 /* ---- the shared cache in Redis (the frontier's keys) -------------------------- */
 
-static uint32_t lock_ms(const robotsgate_t *g)
+uint32_t rg_lock_ms(const robotsgate_t *g)
 {
     uint32_t ms = g->cfg->timeout_ms + g->cfg->connect_timeout_ms;
     return ms ? ms : 1;
@@ -296,7 +296,7 @@ static int hand_back(robotsgate_t *g, rentry_t *e, uint32_t from)
 /* What one origin's look found, for pending e: its rules (settled), or the
  * fetch is ours (a lock won, or an error: then as if won, so that no URL
  * waits on a broken Redis), or another worker's (e->remote: we poll). */
-static void apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc)
+void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc)
 {
     if (l->err == 0 && l->found == FRONTIER_ROBOTS_STORED) {
         e->rules = rules_of_value(l->val, l->len, &e->unavailable);
@@ -336,10 +336,10 @@ static int look(robotsgate_t *g, rentry_t **es, size_t n)
     }
     for (size_t i = 0; i < n; i++)
         l[i].origin = es[i]->origin;
-    int err = frontier_robots_look(g->fr, l, n, lock_ms(g));
+    int err = frontier_robots_look(g->fr, l, n, rg_lock_ms(g));
     rc = err == CRAWL_EREDIS ? err : 0;
     for (size_t i = 0; i < n; i++)
-        apply_look(g, es[i], &l[i], &rc);
+        rg_apply_look(g, es[i], &l[i], &rc);
     if (l != stack)
         free(l);
     return rc;
@@ -348,7 +348,7 @@ static int look(robotsgate_t *g, rentry_t **es, size_t n)
 /* The entry for origin, settled if expired (dropped then), or NULL; a
  * settled entry is marked used.  A held entry has rules but is pending (on
  * the pending list, never settled: no expiry): it is returned as it is. */
-static rentry_t *known(robotsgate_t *g, const char *origin)
+rentry_t *rg_known(robotsgate_t *g, const char *origin)
 {
     rentry_t *e = rg_find(g, origin);
     if (!e || !e->rules || e->hold_until)
@@ -441,102 +441,6 @@ int robotsgate_stored(robotsgate_t *g, const char *origin, int rc)
     return rc < 0 && rc != CRAWL_EREDIS ? shared_unlock(g, origin) : 0;
 }
 
-/* A look in flight (robotsgate_prefetch_start): the pending entries es[]
- * and their looks l[], n of each, sent on fr. */
-struct robotsgate_look {
-    frontier_t *fr;
-    frontier_robots_call_t *call;
-    size_t n;
-    rentry_t **es;
-    frontier_robots_look_t *l;
-};
-
-static void look_free(robotsgate_look_t *lk)
-{
-    free(lk->es);
-    free(lk->l);
-    free(lk);
-}
-
-/* What the look found (err: its outcome), applied to its entries; frees lk.
- * CRAWL_EREDIS, or 0 (an origin's own failure: we fetch it). */
-static int look_done(robotsgate_t *g, robotsgate_look_t *lk, int err)
-{
-    int rc = err == CRAWL_EREDIS ? err : 0;
-    for (size_t i = 0; i < lk->n; i++)
-        apply_look(g, lk->es[i], &lk->l[i], &rc);
-    look_free(lk);
-    return rc;
-}
-
-int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_item_t *items,
-                              size_t n, robotsgate_look_t **out)
-{
-    char origin[4096];
-    *out = NULL;
-    if (g->cfg->ignore_robots || n == 0)
-        return 0;
-    robotsgate_look_t *lk = calloc(1, sizeof *lk);
-    if (!lk || !(lk->es = calloc(n, sizeof *lk->es)) || !(lk->l = calloc(n, sizeof *lk->l))) {
-        if (lk)
-            look_free(lk);
-        return 0; /* out of memory: robotsgate_check looks them up one by one */
-    }
-    lk->fr = fr;
-    for (size_t i = 0; i < n; i++) {
-        rentry_t *e;
-        if (!items[i].url || parser_url_origin(items[i].url, origin, sizeof origin) < 0 ||
-            known(g, origin) || !(e = rg_add_entry(g, origin)))
-            continue;
-        lk->l[lk->n].origin = e->origin;
-        lk->es[lk->n++] = e;
-    }
-    if (lk->n == 0) {
-        look_free(lk);
-        return 0;
-    }
-    int rc = frontier_robots_look_start(fr, lk->l, lk->n, lock_ms(g), &lk->call);
-    if (rc < 0) { /* nothing sent: as a failed look, we fetch them */
-        for (size_t i = 0; i < lk->n; i++)
-            lk->l[i] = (frontier_robots_look_t){
-                .origin = lk->es[i]->origin, .found = FRONTIER_ROBOTS_HELD, .err = rc};
-        return look_done(g, lk, rc);
-    }
-    *out = lk;
-    return 0;
-}
-
-int robotsgate_prefetch_ready(robotsgate_look_t *lk)
-{
-    return frontier_robots_look_ready(lk->fr, lk->call);
-}
-
-int robotsgate_prefetch_end(robotsgate_t *g, robotsgate_look_t *lk)
-{
-    int err = frontier_robots_look_end(lk->fr, lk->call);
-    return look_done(g, lk, err);
-}
-
-void robotsgate_prefetch_drop(robotsgate_t *g, robotsgate_look_t *lk)
-{
-    if (!lk)
-        return;
-    frontier_robots_look_drop(lk->call);
-    for (size_t i = 0; i < lk->n; i++) {
-        free(lk->l[i].val);
-        lk->l[i] = (frontier_robots_look_t){
-            .origin = lk->es[i]->origin, .found = FRONTIER_ROBOTS_HELD, .err = CRAWL_EREDIS};
-    }
-    look_done(g, lk, 0); /* nothing known: as after a failed look, we fetch them */
-}
-
-int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
-{
-    robotsgate_look_t *lk = NULL;
-    int rc = robotsgate_prefetch_start(g, g->fr, items, n, &lk);
-    return lk ? robotsgate_prefetch_end(g, lk) : rc;
-}
-
 int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict)
 {
     char origin[4096];
@@ -544,7 +448,7 @@ int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_
     *verdict = ROBOTSGATE_ALLOW;
     if (g->cfg->ignore_robots || parser_url_origin(item->url, origin, sizeof origin) < 0)
         return 0;
-    rentry_t *e = known(g, origin);
+    rentry_t *e = rg_known(g, origin);
     if (!e) {
         if (!(e = rg_add_entry(g, origin)))
             return 0; /* out of memory: fetch rather than lose it */

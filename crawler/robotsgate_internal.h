@@ -105,4 +105,14 @@ rentry_t *rg_add_entry(robotsgate_t *g, const char *origin);
 void rg_settle_entry(robotsgate_t *g, rentry_t *e);
 void rg_touch(robotsgate_t *g, rentry_t *e);
 
+/* ---- robotsgate.c, for robotsgate_look.c ---- */
+/* The fetch lock's lifetime: the fetch timeout. */
+uint32_t rg_lock_ms(const robotsgate_t *g);
+/* The entry for origin, settled if expired (dropped then), or NULL; a
+ * settled entry is marked used. */
+rentry_t *rg_known(robotsgate_t *g, const char *origin);
+/* What one origin's look l found, applied to pending e (settled, ours to
+ * fetch, or another worker's); *rc: the first Redis error. */
+void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc);
+
 #endif
