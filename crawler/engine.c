@@ -190,7 +190,8 @@ static int worker_open(worker_t *w)
     }
     if (engine_side_open(w, err, sizeof err) < 0)
         goto fail;
-    robotsgate_defer_stores(w->gate); /* the side calls send them, and the retries */
+    robotsgate_defer_stores(w->gate); /* the side calls send them, the polls and the retries */
+    robotsgate_defer_polls(w->gate);
     finisher_defer_retries(w->fin);
     engine_note(w, refresh_seed_hosts(w));
     return 0;
@@ -451,6 +452,14 @@ static void finish_turn(worker_t *w)
     }
 }
 
+/* The side calls' turn (engine_side.c); the URLs a robots.txt poll
+ * settled go on at once. */
+static void side_turn(worker_t *w, uint64_t now)
+{
+    engine_side_turn(w, now);
+    drain_gate(w);
+}
+
 /* A reply the loop's wait found (netloop_watch_t.ready), taken before the
  * transfers of that wake-up are served: the finish batch's (its per-host
  * slots free again), then the claim's or its robots.txt look's (its URLs
@@ -462,7 +471,7 @@ static void on_reply(void *ud)
         return;
     finish_turn(w);
     uint64_t now = clock_now_ms();
-    engine_side_turn(w, now);
+    side_turn(w, now);
     if (!w->down && !w->err)
         w->st = engine_claim(w, now, w->st, !atomic_load(&w->e->stop));
 }
@@ -520,7 +529,7 @@ static void run(worker_t *w)
         fetch_perform(w->fetch);
         handle_completions(w);
         finish_turn(w);
-        engine_side_turn(w, clock_now_ms()); /* the stores and retries just made go out */
+        side_turn(w, clock_now_ms()); /* the stores and retries just made go out */
         wait_for_work(w);
     }
     if (w->down && !w->err) /* stopped by a signal while Redis was away */

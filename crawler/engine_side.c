@@ -13,7 +13,11 @@
  * epoll_wait watches the connection, engine_side_fd).  Its outcome goes
  * back to the part that made it: robotsgate_stored (a store refused: the
  * fetch lock dropped), finisher_retried (the retry done or lost), the
- * scope's seed hosts; then the next call is sent.
+ * scope's seed hosts; then the next call is sent.  When none is queued,
+ * the connection carries the gate's poll of the origins other workers
+ * fetch (robotsgate_poll_start, every ROBOTSGATE_POLL_MS while there are
+ * some), taken the same way; dropped with a lost connection, its origins
+ * are polled again.
  * Lost Redis (a transient outcome, crawl_transient, or engine_go_down): the
  * calls stay queued, the one in flight too, and go out again on the next
  * connection (engine_side_open, from the reconnect): every kind may run
@@ -24,7 +28,7 @@
  * itself), a retry's page stays in the finisher until its outcome.
  * The thread's end waits for them all (engine_side_flush).
  * Redis keys: none directly (frontier_robots_store_end, frontier_retry_end,
- * frontier_seed_hosts_end).
+ * frontier_seed_hosts_end, the gate's robots.txt look).
  */
 #include <hiredis/hiredis.h>
 #include <stdint.h>
@@ -48,8 +52,9 @@ struct engine_side {
     frontier_t *fr;
     side_call_t *q; /* the calls, FIFO from head */
     size_t head, n, cap;
-    int sent;       /* q[head] is sent, its reply awaited */
-    int seed_hosts; /* a seed-host refresh is queued */
+    int sent;                   /* q[head] is sent, its reply awaited ... */
+    robotsgate_look_t *polling; /* ... or (none queued) this robots.txt poll */
+    int seed_hosts;             /* a seed-host refresh is queued */
 };
 
 static void call_free(side_call_t *sc)
@@ -92,6 +97,7 @@ void engine_side_close(worker_t *w)
     engine_side_t *s = w->side;
     if (!s)
         return;
+    robotsgate_poll_drop(s->polling);
     for (size_t i = s->head; i < s->n; i++)
         call_free(&s->q[i]);
     free(s->q);
@@ -104,13 +110,18 @@ void engine_side_close(worker_t *w)
 
 void engine_side_lost(worker_t *w)
 {
-    if (w->side)
-        w->side->sent = 0;
+    engine_side_t *s = w->side;
+    if (!s)
+        return;
+    s->sent = 0;
+    robotsgate_poll_drop(s->polling); /* its origins: polled again after the reconnect */
+    s->polling = NULL;
 }
 
 int engine_side_fd(const worker_t *w)
 {
-    return w->side && w->side->sent ? frontier_fd(w->side->fr) : -1;
+    const engine_side_t *s = w->side;
+    return s && (s->sent || s->polling) ? frontier_fd(s->fr) : -1;
 }
 
 size_t engine_side_busy(const worker_t *w)
@@ -233,16 +244,42 @@ static int send_first(worker_t *w)
     return rc;
 }
 
+/* The poll's reply, if it is all there: its origins settled (their URLs
+ * to the gate's ready queue), or still another worker's. */
+static void take_poll(worker_t *w)
+{
+    engine_side_t *s = w->side;
+    int ready = robotsgate_prefetch_ready(s->polling);
+    if (ready == 0)
+        return;
+    robotsgate_look_t *lk = s->polling;
+    s->polling = NULL;
+    if (ready < 0) {
+        robotsgate_poll_drop(lk);
+        engine_note(w, ready); /* the thread goes offline */
+    } else {
+        engine_note(w, robotsgate_prefetch_end(w->gate, lk));
+    }
+}
+
 void engine_side_turn(worker_t *w, uint64_t now)
 {
     engine_side_t *s = w->side;
     if (!s || w->down || w->err)
         return;
-    if (s->sent && take(w, 0) < 0 && (w->down || w->err))
+    if (s->polling)
+        take_poll(w);
+    else if (s->sent && take(w, 0) < 0 && (w->down || w->err))
+        return;
+    if (w->down || w->err)
         return;
     collect(w, now);
-    if (!s->sent && s->head < s->n)
+    if (s->sent || s->polling)
+        return;
+    if (s->head < s->n)
         send_first(w);
+    else /* the connection is free: the poll, when one is due */
+        engine_note(w, robotsgate_poll_start(w->gate, s->fr, &s->polling));
 }
 
 void engine_side_flush(worker_t *w)
@@ -250,6 +287,8 @@ void engine_side_flush(worker_t *w)
     engine_side_t *s = w->side;
     if (!s || w->down)
         return;
+    robotsgate_poll_drop(s->polling); /* its answer does not matter any more */
+    s->polling = NULL;
     for (;;) { /* each turn ends one call, or returns */
         if (s->sent && crawl_transient(take(w, 1)))
             return; /* the calls left: their retries' leases expire */

@@ -580,7 +580,7 @@ int robotsgate_poll(robotsgate_t *g)
 {
     robotsgate_release_held(g);
     uint64_t now = clock_now_ms();
-    if (!g->nremote || now < g->next_remote_poll_ms)
+    if (g->defer_polls || !g->nremote || now < g->next_remote_poll_ms)
         return 0;
     g->next_remote_poll_ms = now + ROBOTSGATE_POLL_MS;
     rentry_t *stack[64], **es = g->nremote <= 64 ? stack : calloc(g->nremote, sizeof *es);

@@ -151,6 +151,22 @@ int robotsgate_next_store(robotsgate_t *g, frontier_call_t **call, char **origin
  * robotsgate_check's. */
 int robotsgate_stored(robotsgate_t *g, const char *origin, int rc);
 
+/* From now on robotsgate_poll does not look in Redis itself (it still
+ * releases the held URLs): the caller sends the polls without waiting,
+ * robotsgate_poll_start when one is due, and ends each as a prefetch ends
+ * (robotsgate_prefetch_ready, _end), or with robotsgate_poll_drop. */
+void robotsgate_defer_polls(robotsgate_t *g);
+/* The poll of the origins other workers fetch, if one is due (every
+ * ROBOTSGATE_POLL_MS while there are some), sent on fr (borrowed: its
+ * connection carries nothing else until the poll ends): *out, or NULL when
+ * none is due (or memory is short: next time).  Errors as robotsgate_check's
+ * (nothing sent).  At most one at a time: the caller ends it before the
+ * next. */
+int robotsgate_poll_start(robotsgate_t *g, frontier_t *fr, robotsgate_look_t **out);
+/* Frees a poll unread (its connection is lost): its origins stay another
+ * worker's, polled again.  Accepts NULL. */
+void robotsgate_poll_drop(robotsgate_look_t *lk);
+
 /* The frontier handle the gate uses from now on (borrowed), after the old
  * one's connection was lost and a new one opened. */
 void robotsgate_set_frontier(robotsgate_t *g, frontier_t *fr);

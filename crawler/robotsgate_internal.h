@@ -78,6 +78,7 @@ struct robotsgate {
     ready_t *ready;  /* parked URLs with their verdict, FIFO from ready_head */
     size_t nready, ready_head, ready_cap;
     int defer;            /* stores handed out as calls (robotsgate_next_store) */
+    int defer_polls;      /* polls sent by the caller (robotsgate_poll_start) */
     gate_store_t *stores; /* ... FIFO from stores_head */
     size_t nstores, stores_head, stores_cap;
 };

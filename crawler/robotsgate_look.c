@@ -1,17 +1,20 @@
 /*
  * robotsgate_look.c -- the robots.txt looks a caller sends without waiting
  * (robotsgate.h: robotsgate_prefetch_start and the rest): the look of a
- * claim's new origins.
+ * claim's new origins, and the poll of the origins other workers fetch.
  *
  * DESIGN: a look in flight (robotsgate_look_t) holds the pending entries it
  * asks about and their frontier_robots_look_t's, sent on the caller's
  * handle (frontier_robots_look_start); its answers settle the entries, as
- * a look that waited does (rg_apply_look, robotsgate.c).  A pending entry
+ * a look that waited does (rg_apply_look, robotsgate.c).  A poll asks about
+ * the remote entries (another worker holds their fetch lock); dropped with
+ * its connection, it leaves them remote, polled again.  A pending entry
  * is never evicted, so the entries stay valid while the look is in flight.
  * Redis keys: those of frontier_robots_look (robots_look.lua).
  */
 #include <stdlib.h>
 
+#include "clock.h"
 #include "parser.h"
 #include "robotsgate_internal.h"
 
@@ -109,4 +112,50 @@ int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
     robotsgate_look_t *lk = NULL;
     int rc = robotsgate_prefetch_start(g, g->fr, items, n, &lk);
     return lk ? robotsgate_prefetch_end(g, lk) : rc;
+}
+
+/* ---- the poll of the origins other workers fetch, in halves -------------------- */
+
+void robotsgate_defer_polls(robotsgate_t *g)
+{
+    g->defer_polls = 1;
+}
+
+int robotsgate_poll_start(robotsgate_t *g, frontier_t *fr, robotsgate_look_t **out)
+{
+    *out = NULL;
+    robotsgate_release_held(g);
+    uint64_t now = clock_now_ms();
+    if (!g->nremote || now < g->next_remote_poll_ms)
+        return 0;
+    g->next_remote_poll_ms = now + ROBOTSGATE_POLL_MS;
+    robotsgate_look_t *lk = calloc(1, sizeof *lk);
+    if (!lk || !(lk->es = calloc(g->nremote, sizeof *lk->es)) ||
+        !(lk->l = calloc(g->nremote, sizeof *lk->l))) {
+        if (lk)
+            look_free(lk);
+        return 0; /* out of memory: next time */
+    }
+    lk->fr = fr;
+    for (rentry_t *e = rg_at(g, g->pending.head); e && lk->n < g->nremote;
+         e = rg_at(g, e->link[L_USE].next))
+        if (e->remote) {
+            lk->l[lk->n].origin = e->origin;
+            lk->es[lk->n++] = e;
+        }
+    int rc = lk->n ? frontier_robots_look_start(fr, lk->l, lk->n, rg_lock_ms(g), &lk->call) : 0;
+    if (rc < 0 || !lk->call) { /* nothing sent: they stay remote, polled again */
+        look_free(lk);
+        return rc == CRAWL_EREDIS ? rc : 0;
+    }
+    *out = lk;
+    return 0;
+}
+
+void robotsgate_poll_drop(robotsgate_look_t *lk)
+{
+    if (!lk)
+        return;
+    frontier_robots_look_drop(lk->call); /* (no val kept: _end reads them) */
+    look_free(lk);
 }

@@ -482,3 +482,92 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     rconn_close(rconn);
     env_stop(&e);
 }
+
+/* A gate on e's crawl (its own handle f), its scope in *scope. */
+static robotsgate_t *gate_on(frontier_t *f, const crawl_config_t *cfg, scope_t **scope)
+{
+    char err[256];
+    scope_config_t sc = config_scope(cfg);
+    *scope = scope_new(&sc, err, sizeof err);
+    cr_assert_not_null(*scope, "%s", err);
+    robotsgate_t *g = robotsgate_new(cfg, f, *scope);
+    cr_assert_not_null(g);
+    return g;
+}
+
+/* Worker A fetches a.test's robots.txt; worker B, whose URL of a.test waits
+ * on A's fetch, polls for the rules without waiting (Redis stopped: no
+ * reply taken), the poll sent by its caller (deferred: robotsgate_poll
+ * sends nothing); a poll dropped with its connection leaves the origin
+ * polled again. */
+Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
+{
+    frontier_config_t fcfg = test_config();
+    env_t e;
+    env_start(&e, &fcfg);
+    crawl_config_t cfg = crawl_cfg();
+    scope_t *sa, *sb;
+    redisContext *cb;
+    frontier_t *fb = side_handle(&e, &cb); /* worker B's main handle */
+    robotsgate_t *ga = gate_on(e.f, &cfg, &sa), *gb = gate_on(fb, &cfg, &sb);
+    robotsgate_defer_polls(gb);
+    frontier_item_t ia = {.url = strdup("http://a.test/1"), .lease = strdup("no-lease")};
+    frontier_item_t ib = {.url = strdup("http://a.test/2"), .lease = strdup("no-lease")};
+    robotsgate_verdict_t v;
+    cr_assert_eq(robotsgate_check(ga, &ia, &v), 0);
+    cr_assert_eq(v, ROBOTSGATE_WAIT); /* A won the lock */
+    cr_assert_eq(robotsgate_check(gb, &ib, &v), 0);
+    cr_assert_eq(v, ROBOTSGATE_WAIT); /* B waits on A's fetch */
+    cr_assert_eq(robotsgate_polling(gb), 1);
+    long long before = fcalls(e.c);
+    cr_assert_eq(robotsgate_poll(gb), 0);
+    cr_expect_eq(fcalls(e.c), before, "robotsgate_poll looked in Redis itself");
+    redisContext *c2;
+    frontier_t *f2 = side_handle(&e, &c2); /* B's side connection */
+    robotsgate_look_t *lk = NULL;
+    cr_assert_eq(robotsgate_poll_start(gb, f2, &lk), 0);
+    cr_assert_not_null(lk, "no poll due");
+    cr_assert_eq(robotsgate_prefetch_ready(lk), 0);
+    robotsgate_poll_drop(lk); /* the connection lost */
+    frontier_close(f2);
+    redisFree(c2);
+    cr_assert_eq(robotsgate_polling(gb), 1, "the origin is not polled any more");
+    const char *o = robotsgate_next_fetch(ga);
+    cr_assert(o && !strcmp(o, "http://a.test"));
+    robotsgate_body_t b = {.origin = "http://a.test",
+                           .status = 200,
+                           .complete = 1,
+                           .body = RULES,
+                           .len = strlen(RULES)};
+    cr_assert_eq(robotsgate_fetched(ga, &b), 0); /* A stores the rules (not deferred) */
+    f2 = side_handle(&e, &c2);
+    usleep((ROBOTSGATE_POLL_MS + 10) * 1000); /* the next poll is due */
+    pid_t pid = fx_redis_pid(e.r);
+    cr_assert_eq(kill(pid, SIGSTOP), 0);
+    cr_assert_eq(robotsgate_poll_start(gb, f2, &lk), 0);
+    cr_assert_not_null(lk, "no poll due after the dropped one");
+    for (int i = 0; i < 20; i++)
+        cr_assert_eq(robotsgate_prefetch_ready(lk), 0, "look %d saw a reply", i);
+    cr_assert_eq(kill(pid, SIGCONT), 0);
+    int ready = 0;
+    for (int i = 0; i < 5000 && !ready; i++) /* a bound on the test, not a verdict */
+        if (!(ready = robotsgate_prefetch_ready(lk)))
+            usleep(1000);
+    cr_assert_eq(ready, 1, "the poll's reply never came");
+    cr_assert_eq(robotsgate_prefetch_end(gb, lk), 0);
+    cr_assert_eq(robotsgate_next_ready(gb, &ib, &v), 1, "B's URL still waits");
+    cr_expect_eq(v, ROBOTSGATE_ALLOW);
+    cr_expect_eq(robotsgate_polling(gb), 0);
+    frontier_item_clear(&ib);
+    while (robotsgate_next_ready(ga, &ia, &v))
+        frontier_item_clear(&ia);
+    frontier_close(f2);
+    redisFree(c2);
+    robotsgate_free(ga);
+    robotsgate_free(gb);
+    scope_free(sa);
+    scope_free(sb);
+    frontier_close(fb);
+    redisFree(cb);
+    env_stop(&e);
+}
