@@ -2,11 +2,13 @@
  * engine.c -- the fetcher threads: their loop, and the calling thread's
  * signals and progress line.
  *
- * DESIGN: each worker thread owns a redisContext for retries, heartbeats,
- * robots.txt and hand-backs (with its frontier_t, which opens the crawl's
- * Bloom filter; the worker id its leases are under), one for its claims
- * (engine_claim.c: sent without waiting, the reply taken when it is all
- * there), a scope, its share of
+ * DESIGN: each worker thread owns a redisContext for robots.txt looks and
+ * unlocks, hand-backs and its start and end (with its frontier_t, which
+ * opens the crawl's Bloom filter; the worker id its leases are under), one
+ * for its claims and heartbeats (engine_claim.c: sent without waiting, the
+ * reply taken when it is all there), one for its side calls (engine_side.c:
+ * robots.txt stores and polls, retries, the seed-host refresh, likewise
+ * without waiting), a scope, its share of
  * --concurrency (worker.slots: the URLs it may hold at once, transfers and
  * URLs parked on robots.txt together), and three parts, each with its own
  * state, which only this file drives (they never call one another):

@@ -29,7 +29,7 @@ typedef struct worker {
     int idx;
     uint32_t slots; /* its share of --concurrency: URLs it may hold at once */
     pthread_t thread;
-    redisContext *rc; /* retries, heartbeats, robots.txt, hand-backs */
+    redisContext *rc; /* robots.txt looks and unlocks, hand-backs, start and end */
     frontier_t *fr;
     redisContext *crc; /* claims (engine_claim.c), under fr's worker id */
     frontier_t *cfr;

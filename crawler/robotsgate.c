@@ -29,12 +29,17 @@
  *                           robotsgate_prefetch sends one for a claim's
  *                           batch; robotsgate_check one for an origin it
  *                           meets unprefetched; robotsgate_poll one for
- *                           all the origins other workers fetch
+ *                           all the origins other workers fetch (or the
+ *                           caller sends it: robotsgate_poll_start,
+ *                           robotsgate_look.c)
  *   frontier_robots_store   the fetcher's rules (24 h; "U" as long as the
  *                           first retry backoff, at most 60 s), Crawl-delay
  *                           and Sitemap: lines, and the unlock, in one atomic
  *                           call: rules stored before (atomically with) the
- *                           unlock, so the lock won says they are missing
+ *                           unlock, so the lock won says they are missing;
+ *                           deferred, the caller sends it without waiting
+ *                           (robotsgate_next_store), unless URLs are handed
+ *                           back after it
  *   frontier_robots_unlock  a fetch that could not start, or whose store
  *                           failed (the lock also lapses by itself after the
  *                           fetch timeout: a dead holder blocks nobody long)
