@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,4 +571,122 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     frontier_close(fb);
     redisFree(cb);
     env_stop(&e);
+}
+
+/* ---- the engine: side calls across a Redis restart ------------------------------ */
+
+#define HOSTS 16
+#define HOST_PAGES 6 /* /h<h>/p/0 .. 5; /p/3 answers 503 to its first request */
+
+static fx_http_t *site_h;
+static atomic_uint first_tries[HOSTS];
+
+static int site(void *ud, const char *path, fx_route_t *out)
+{
+    (void)ud;
+    static _Thread_local char body[512];
+    unsigned h, i;
+    char tail;
+    if (sscanf(path, "/h%u/p/%u%c", &h, &i, &tail) != 2 || h >= HOSTS || i >= HOST_PAGES)
+        return -1;
+    if (i == 3 && atomic_fetch_add(&first_tries[h], 1) == 0) {
+        *out = (fx_route_t){.status = 503, .body = "busy", .delay_ms = 20};
+        return 0;
+    }
+    unsigned o = (h + 1) % HOSTS;
+    snprintf(body, sizeof body,
+             "<html><body><a href=\"/h%u/p/%u\">n</a> <a href=\"%s/h%u/p/%u\">o</a></body></html>",
+             h, (i + 1) % HOST_PAGES, fx_http_host_base(site_h, o), o, i);
+    *out = (fx_route_t){.body = body, .delay_ms = 20};
+    return 0;
+}
+
+/* Pages with a 200 record in the JSON lines at path, marked in seen. */
+static void mark_done(const char *path, unsigned char seen[HOSTS][HOST_PAGES])
+{
+    char *s = fx_read_file(path, NULL);
+    for (unsigned h = 0; s && h < HOSTS; h++)
+        for (unsigned i = 0; i < HOST_PAGES; i++) {
+            char pat[160];
+            snprintf(pat, sizeof pat, "{\"url\":\"%s/h%u/p/%u\",\"status\":200",
+                     fx_http_host_base(site_h, h), h, i);
+            if (strstr(s, pat))
+                seen[h][i] = 1;
+        }
+    free(s);
+}
+
+/* Two crawler processes over 16 hosts, each with its robots.txt and a page
+ * that answers 503 once (a retry); Redis stopped (SIGTERM) and started again
+ * from its append-only file while they run: every page recorded, every
+ * robots.txt stored, the crawl over in Redis (nothing leased, queued or
+ * delayed), each retry counted. */
+Test(async, side_calls_in_flight_when_redis_restarts_are_sent_again_and_nothing_is_lost,
+     .timeout = 300)
+{
+    fx_redis_t *r = fx_redis_start_aof();
+    cr_assert_not_null(r, "%s", fx_error());
+    site_h = fx_http_start_hosts(HOSTS);
+    cr_assert_not_null(site_h, "%s", fx_error());
+    fx_http_set_handler(site_h, site, NULL);
+    fx_http_set(site_h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain",
+                              .body = "User-agent: *\nDisallow: /private/\n",
+                              .delay_ms = 20});
+    char *dir = fx_tmpdir();
+    cr_assert_not_null(dir);
+    char seeds[512], out[2][600], log[2][600], content[HOSTS * 64] = "";
+    for (unsigned h = 0; h < HOSTS; h++) {
+        size_t at = strlen(content);
+        snprintf(content + at, sizeof content - at, "%s/h%u/p/0\n", fx_http_host_base(site_h, h),
+                 h);
+    }
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    cr_assert_eq(fx_write_file(seeds, content), 0);
+    pid_t pid[2];
+    for (int p = 0; p < 2; p++) {
+        snprintf(out[p], sizeof out[p], "%s/out%d.jsonl", dir, p);
+        snprintf(log[p], sizeof log[p], "%s/log%d", dir, p);
+        char *argv[] = {CRAWLER_BIN, "crawl",     "--redis", (char *)fx_redis_url(r),
+                        "--seeds",   seeds,       "--out",   out[p],
+                        "--quiet",   "--delay",   "0",       "--per-host",
+                        "2",         "--threads", "2",       "--retry-backoff",
+                        "50",        NULL};
+        pid[p] = fx_spawn(argv, NULL, log[p]);
+        cr_assert(pid[p] > 0, "%s", fx_error());
+    }
+    uint64_t deadline = fx_now_ms() + 60000;
+    while (fx_http_total(site_h) < HOSTS * 2 && fx_now_ms() < deadline)
+        usleep(1000); /* a third of the way in: robots.txt stores and retries going out */
+    cr_assert_eq(fx_redis_restart(r, SIGTERM, 500), 0, "%s", fx_error());
+    unsigned char seen[HOSTS][HOST_PAGES] = {{0}};
+    for (int p = 0; p < 2; p++) {
+        int rc = fx_wait(pid[p], 180000);
+        char *err = fx_read_file(log[p], NULL);
+        cr_expect_eq(rc, 0, "crawler %d exited %d: %.3000s", p, rc, err ? err : "");
+        cr_expect(err && strstr(err, "Redis is back"), "crawler %d did not reconnect: %.3000s", p,
+                  err ? err : "");
+        free(err);
+        mark_done(out[p], seen);
+    }
+    for (unsigned h = 0; h < HOSTS; h++)
+        for (unsigned i = 0; i < HOST_PAGES; i++)
+            cr_expect(seen[h][i], "/h%u/p/%u has no 200 record", h, i);
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.queued + st.in_flight + st.delayed, 0, "%llu queued, %llu leased, %llu delayed",
+                 (unsigned long long)st.queued, (unsigned long long)st.in_flight,
+                 (unsigned long long)st.delayed);
+    cr_expect_geq(st.retried, HOSTS, "%llu retries", (unsigned long long)st.retried);
+    redisReply *k = redisCommand(c, "KEYS crawler:{default}:robots:*");
+    cr_expect(k && k->type == REDIS_REPLY_ARRAY && k->elements == HOSTS,
+              "%zu robots.txt stored of %d", k ? k->elements : 0, HOSTS);
+    freeReplyObject(k);
+    redisFree(c);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(site_h);
+    fx_redis_stop(r);
 }
