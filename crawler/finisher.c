@@ -19,10 +19,11 @@
  * engine's), handed out as calls built on retry_fr (finisher_next_retry),
  * which the caller sends on a connection of its own without waiting and
  * whose outcomes it reports in order (finisher_retried); until then they
- * stay in `retries` (its first nsent), counted as held.  A call that fails for a transient cause
- * (crawl_transient: Redis lost, or at its maxmemory) leaves
- * its pages (batch) or retries where they were, recorded, for the send after
- * finisher_reconnect.
+ * stay in `retries` (its first nsent), counted as held.  A call that fails
+ * for a transient cause (crawl_transient: Redis lost, or at its maxmemory)
+ * leaves its pages (batch) or retries where they were, recorded, for the
+ * send after finisher_reconnect (a deferred retry: its caller sends it
+ * again).
  * Redis keys: those of frontier_finish, frontier_retry and frontier_release
  * (the crawl's leases, queues, Bloom filter, counters: see frontier.h),
  * nothing directly.
