@@ -689,3 +689,81 @@ Test(async, side_calls_in_flight_when_redis_restarts_are_sent_again_and_nothing_
     fx_http_stop(site_h);
     fx_redis_stop(r);
 }
+
+/* Pages requested so far: /h<h>/p/0 of hosts 0..n-1. */
+static unsigned pages_hit(fx_http_t *h, unsigned n)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/h%u/p/0", i);
+        k += fx_http_hits(h, path) > 0;
+    }
+    return k;
+}
+
+/* The URLs parked on their hosts' robots.txt start as soon as the files
+ * are in, Redis stopped meanwhile (SIGSTOP): the rules apply at once, their
+ * store goes out without waiting.  A thread that waited for the store would
+ * fetch no page until Redis is back. */
+Test(async, pages_parked_on_robots_txt_start_while_the_store_waits_for_redis, .timeout = 120)
+{
+    enum { N = 4 };
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    fx_http_t *h = fx_http_start_hosts(N);
+    cr_assert_not_null(h, "%s", fx_error());
+    fx_http_set(h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain",
+                              .body = "User-agent: *\nDisallow: /private/\n",
+                              .hold = 1});
+    char *dir = fx_tmpdir(), seeds[512], out[600], log[600], content[N * 64] = "";
+    cr_assert_not_null(dir);
+    for (unsigned i = 0; i < N; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/h%u/p/0", i);
+        fx_http_page(h, path, "<html><body>no links</body></html>");
+        size_t at = strlen(content);
+        snprintf(content + at, sizeof content - at, "%s%s\n", fx_http_host_base(h, i), path);
+    }
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    cr_assert_eq(fx_write_file(seeds, content), 0);
+    snprintf(out, sizeof out, "%s/out.jsonl", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char *argv[] = {CRAWLER_BIN, "crawl",   "--redis", (char *)fx_redis_url(r),
+                    "--seeds",   seeds,     "--out",   out,
+                    "--quiet",   "--delay", "0",       "--threads",
+                    "1",         NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0, "%s", fx_error());
+    for (int i = 0; i < 20000 && fx_http_pending(h, -1) < N; i++) /* a bound, not a verdict */
+        usleep(1000);
+    cr_assert_eq(fx_http_pending(h, -1), N, "the robots.txt requests never came");
+    pid_t rpid = fx_redis_pid(r);
+    cr_assert_eq(kill(rpid, SIGSTOP), 0);
+    fx_http_release(h); /* the robots.txt files go out, Redis stopped */
+    for (int i = 0; i < 10000 && pages_hit(h, N) < N; i++)
+        usleep(1000);
+    unsigned while_stopped = pages_hit(h, N);
+    cr_assert_eq(kill(rpid, SIGCONT), 0);
+    cr_expect_eq(while_stopped, N, "%u of %d pages requested while Redis was stopped",
+                 while_stopped, N);
+    int rc = fx_wait(pid, 60000);
+    char *err = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "the crawler exited %d: %.3000s", rc, err ? err : "");
+    free(err);
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.fetched, N, "%llu fetched", (unsigned long long)st.fetched);
+    redisReply *k = redisCommand(c, "KEYS crawler:{default}:robots:*");
+    cr_expect(k && k->type == REDIS_REPLY_ARRAY && k->elements == N, "%zu robots.txt stored",
+              k ? k->elements : 0);
+    freeReplyObject(k);
+    redisFree(c);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}
