@@ -89,6 +89,8 @@ int engine_side_open(worker_t *w, char *err, size_t errlen)
     s->rc = rc;
     s->fr = fr;
     s->sent = 0; /* the call in flight, if any, goes out again on this one */
+    robotsgate_poll_drop(s->polling);
+    s->polling = NULL;
     return 0;
 }
 
