@@ -38,8 +38,8 @@
  *                           call: rules stored before (atomically with) the
  *                           unlock, so the lock won says they are missing;
  *                           deferred, the caller sends it without waiting
- *                           (robotsgate_next_store), unless URLs are handed
- *                           back after it
+ *                           (robotsgate_next_store), unless the file has a
+ *                           Crawl-delay the claims do not know
  *   frontier_robots_unlock  a fetch that could not start, or whose store
  *                           failed (the lock also lapses by itself after the
  *                           fetch timeout: a dead holder blocks nobody long)
@@ -547,10 +547,11 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
      * made if the guard refused it; "unavailable" retries, fetching nothing) */
     uint64_t d = b->blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
     /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed).
-     * URLs handed back after it: the store is waited for, so that Redis has
-     * the host's delay when they reach their queue */
-    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused,
-                              d > g->cfg->delay_ms && e->nparked > 1);
+     * A Crawl-delay the claims did not know: the store is waited for, so
+     * that Redis has the host's delay before the next claim (which would
+     * give out more of its URLs at once) and before the URLs handed back
+     * below reach their queue */
+    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused, d > g->cfg->delay_ms);
     if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
         rc = first_error(rc, seed_sitemaps(g, e->rules));
     if (d > g->cfg->delay_ms) /* a Crawl-delay the claims did not know: one URL waits, */

@@ -137,10 +137,11 @@ void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_
 /* From now on a robots.txt's store (rules, Crawl-delay, Sitemap: lines and
  * the unlock: frontier_robots_store) is not sent by robotsgate_fetched but
  * handed out as a call (robotsgate_next_store), for the caller to send on a
- * connection of its own without waiting -- unless URLs are handed back
- * after it (a Crawl-delay the claims did not know): then it is waited for,
- * so that Redis knows the host's delay when they reach their queue.  The
- * rules apply to this thread's URLs at once either way. */
+ * connection of its own without waiting -- unless the file has a
+ * Crawl-delay longer than --delay (one the claims did not know): then it is
+ * waited for, so that Redis knows the host's delay before the next claim
+ * and before the URLs handed back after it reach their queue.  The rules
+ * apply to this thread's URLs at once either way. */
 void robotsgate_defer_stores(robotsgate_t *g);
 /* The next store to send: 1 with *call and *origin (the caller's: it
  * sends the call, frees it with frontier_call_drop and origin with free(),

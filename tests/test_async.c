@@ -38,6 +38,12 @@ static frontier_t *side_handle(env_t *e, redisContext **c)
     return open_frontier(*c, e->b, &cfg);
 }
 
+static void close_side(frontier_t *f, redisContext *c)
+{
+    frontier_close(f); /* (before its connection: it says bye on it) */
+    redisFree(c);
+}
+
 /* Polls the call until its reply is all there: at most 5,000 looks 1 ms
  * apart (a bound on the test, not a verdict). */
 static int ready_within(frontier_t *f, frontier_call_t *c)
@@ -106,13 +112,8 @@ static void expect_stored(env_t *e, const char *origin, const char *want)
 static frontier_call_t *store_call(env_t *e, const char *origin)
 {
     const char *maps[] = {"http://a.test/sitemap.xml"};
-    frontier_robots_result_t res = {.origin = origin,
-                                    .val = "Rrules",
-                                    .len = 6,
-                                    .ttl_s = 60,
-                                    .delay_ms = 0,
-                                    .sitemaps = maps,
-                                    .nsitemaps = 1};
+    frontier_robots_result_t res = {
+        .origin = origin, .val = "Rrules", .len = 6, .ttl_s = 60, .sitemaps = maps, .nsitemaps = 1};
     frontier_call_t *c = NULL;
     cr_assert_eq(frontier_robots_store_call(e->f, &res, &c), 0);
     cr_assert_not_null(c);
@@ -139,8 +140,7 @@ Test(async, a_robots_store_reply_is_taken_without_waiting)
         redisCommand(e.c, "SISMEMBER crawler:{" CRAWL "}:sitemaps %s", "http://a.test/sitemap.xml");
     cr_expect(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "the sitemap not stored");
     freeReplyObject(r);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -159,8 +159,7 @@ Test(async, a_robots_store_whose_library_was_lost_is_sent_again)
     cr_assert_eq(frontier_robots_store_end(f2, c), 0, "%s", frontier_last_error(f2));
     frontier_call_drop(c);
     expect_stored(&e, "http://a.test", "Rrules");
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -192,8 +191,7 @@ Test(async, a_robots_store_whose_connection_was_lost_is_sent_again_on_the_next)
     }
     expect_stored(&e, "http://a.test", "Rrules");
     expect_stored(&e, "http://b.test", "Rrules");
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -247,8 +245,7 @@ Test(async, a_retry_reply_is_taken_without_waiting)
     cr_assert_eq(frontier_retry_end(f2, c), 0);
     frontier_call_drop(c);
     expect_retried_once(&e);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -269,8 +266,7 @@ Test(async, a_retry_whose_library_was_lost_is_sent_again)
     cr_assert_eq(frontier_retry_end(f2, c), 0, "%s", frontier_last_error(f2));
     frontier_call_drop(c);
     expect_retried_once(&e);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -289,15 +285,13 @@ Test(async, a_retry_sent_again_after_its_connection_was_lost_runs_once)
     frontier_t *f2 = side_handle(&e, &c2);
     cr_assert_eq(frontier_call_send(f2, c), 0);
     cr_assert_eq(ready_within(f2, c), 1); /* it ran; the reply is never read */
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     f2 = side_handle(&e, &c2);
     cr_assert_eq(frontier_call_send(f2, c), 0);
     cr_assert_eq(frontier_retry_end(f2, c), CRAWL_ELEASE, "the second run did not see the first");
     frontier_call_drop(c);
     expect_retried_once(&e);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -336,15 +330,13 @@ Test(async, the_seed_hosts_are_read_without_waiting_and_again_after_a_lost_conne
     no_reply_while_stopped(pid, f2, c);
     expect_hosts(f2, c);
     cr_assert_eq(frontier_call_send(f2, c), 0); /* lost before its reply: */
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     f2 = side_handle(&e, &c2);
     cr_assert_eq(frontier_call_send(f2, c), 0); /* sent again on the next */
     expect_hosts(f2, c);
     cr_expect_eq(frontier_robots_store_end(f2, c), CRAWL_EINVAL, "read as another kind");
     frontier_call_drop(c);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     env_stop(&e);
 }
 
@@ -369,6 +361,40 @@ static frontier_t *send_on_side(env_t *e, redisContext **c2, frontier_call_t *c)
     return f2;
 }
 
+/* A gate on e's crawl (its own handle f), its scope in *scope. */
+static robotsgate_t *gate_on(frontier_t *f, const crawl_config_t *cfg, scope_t **scope)
+{
+    char err[256];
+    scope_config_t sc = config_scope(cfg);
+    *scope = scope_new(&sc, err, sizeof err);
+    cr_assert_not_null(*scope, "%s", err);
+    robotsgate_t *g = robotsgate_new(cfg, f, *scope);
+    cr_assert_not_null(g);
+    return g;
+}
+
+/* robots.txt of http://a.test, answered 200 with rules. */
+static int fetched_a(robotsgate_t *g, const char *rules)
+{
+    robotsgate_body_t b = {.origin = "http://a.test",
+                           .status = 200,
+                           .complete = 1,
+                           .body = rules,
+                           .len = strlen(rules)};
+    return robotsgate_fetched(g, &b);
+}
+
+/* A URL of a.test parked on g, whose robots.txt g is to fetch (the lock won). */
+static void park_a(robotsgate_t *g)
+{
+    frontier_item_t it = {.url = strdup("http://a.test/1"), .lease = strdup("no-lease")};
+    robotsgate_verdict_t v;
+    cr_assert_eq(robotsgate_check(g, &it, &v), 0); /* its look: the lock is ours */
+    cr_assert_eq(v, ROBOTSGATE_WAIT);
+    const char *o = robotsgate_next_fetch(g);
+    cr_assert(o && !strcmp(o, "http://a.test"), "fetch %s", o ? o : "NULL");
+}
+
 /* The gate, deferred, applies a fetched robots.txt to its URLs at once and
  * hands the store out, sending nothing itself; the store sent by the
  * caller stores the rules for every worker and drops the fetch lock. */
@@ -378,26 +404,14 @@ Test(async, the_gate_hands_a_robots_store_out_and_sends_nothing_itself)
     env_t e;
     env_start(&e, &fcfg);
     crawl_config_t cfg = crawl_cfg();
-    char err[256];
-    scope_config_t sc = config_scope(&cfg);
-    scope_t *scope = scope_new(&sc, err, sizeof err);
-    cr_assert_not_null(scope, "%s", err);
-    robotsgate_t *g = robotsgate_new(&cfg, e.f, scope);
-    cr_assert_not_null(g);
+    scope_t *scope;
+    robotsgate_t *g = gate_on(e.f, &cfg, &scope);
     robotsgate_defer_stores(g);
-    frontier_item_t it = {.url = strdup("http://a.test/1"), .lease = strdup("no-lease")};
+    park_a(g);
+    frontier_item_t it;
     robotsgate_verdict_t v;
-    cr_assert_eq(robotsgate_check(g, &it, &v), 0); /* its look: the lock is ours */
-    cr_assert_eq(v, ROBOTSGATE_WAIT);
-    const char *o = robotsgate_next_fetch(g);
-    cr_assert(o && !strcmp(o, "http://a.test"), "fetch %s", o ? o : "NULL");
     long long before = fcalls(e.c);
-    robotsgate_body_t b = {.origin = "http://a.test",
-                           .status = 200,
-                           .complete = 1,
-                           .body = RULES,
-                           .len = strlen(RULES)};
-    cr_assert_eq(robotsgate_fetched(g, &b), 0);
+    cr_assert_eq(fetched_a(g, RULES), 0);
     cr_expect_eq(fcalls(e.c), before, "the gate sent its store itself");
     cr_assert_eq(robotsgate_next_ready(g, &it, &v), 1, "the parked URL waits for the store");
     cr_expect_eq(v, ROBOTSGATE_ALLOW);
@@ -418,9 +432,36 @@ Test(async, the_gate_hands_a_robots_store_out_and_sends_nothing_itself)
     cr_expect_eq(l.found, FRONTIER_ROBOTS_STORED, "the rules are not shared");
     cr_expect(l.val && l.val[0] == 'R', "stored %s", l.val ? l.val : "NULL");
     free(l.val);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     robotsgate_free(g);
+    scope_free(scope);
+    env_stop(&e);
+}
+
+/* A robots.txt with a Crawl-delay longer than --delay: the claims do not
+ * know the host's delay, so even deferred the store is waited for: Redis
+ * has the host's delay (hdelay) when robotsgate_fetched returns, before
+ * the next claim could give out more of its URLs at once. */
+Test(async, a_robots_store_with_a_crawl_delay_the_claims_do_not_know_is_waited_for)
+{
+    frontier_config_t fcfg = test_config();
+    env_t e;
+    env_start(&e, &fcfg);
+    crawl_config_t cfg = crawl_cfg();
+    cfg.max_delay_ms = 10000;
+    scope_t *scope;
+    robotsgate_t *g = gate_on(e.f, &cfg, &scope);
+    robotsgate_defer_stores(g);
+    park_a(g);
+    cr_assert_eq(fetched_a(g, "User-agent: *\nCrawl-delay: 2\nDisallow: /private/\n"), 0);
+    frontier_call_t *c = NULL;
+    char *origin = NULL;
+    cr_expect_eq(robotsgate_next_store(g, &c, &origin), 0, "the store was handed out");
+    redisReply *r = redisCommand(e.c, "HGET crawler:{" CRAWL "}:hdelay http://a.test");
+    cr_expect(r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, "2000"),
+              "the host's delay is not in Redis: %s", r && r->str ? r->str : "nil");
+    freeReplyObject(r);
+    robotsgate_free(g); /* (the held URL dropped with it) */
     scope_free(scope);
     env_stop(&e);
 }
@@ -476,24 +517,11 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     finisher_each_item(fin, count_item, &held);
     cr_expect_eq(held, 0, "the retry is still held after its outcome");
     expect_retried_once(&e);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     finisher_free(fin);
     finisher_common_free(common);
     rconn_close(rconn);
     env_stop(&e);
-}
-
-/* A gate on e's crawl (its own handle f), its scope in *scope. */
-static robotsgate_t *gate_on(frontier_t *f, const crawl_config_t *cfg, scope_t **scope)
-{
-    char err[256];
-    scope_config_t sc = config_scope(cfg);
-    *scope = scope_new(&sc, err, sizeof err);
-    cr_assert_not_null(*scope, "%s", err);
-    robotsgate_t *g = robotsgate_new(cfg, f, *scope);
-    cr_assert_not_null(g);
-    return g;
 }
 
 /* Worker A fetches a.test's robots.txt; worker B, whose URL of a.test waits
@@ -529,17 +557,11 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     cr_assert_eq(robotsgate_poll_start(gb, f2, &lk), 0);
     cr_assert_not_null(lk, "no poll due");
     robotsgate_poll_drop(lk); /* the connection lost, its reply unread */
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     cr_assert_eq(robotsgate_polling(gb), 1, "the origin is not polled any more");
     const char *o = robotsgate_next_fetch(ga);
     cr_assert(o && !strcmp(o, "http://a.test"));
-    robotsgate_body_t b = {.origin = "http://a.test",
-                           .status = 200,
-                           .complete = 1,
-                           .body = RULES,
-                           .len = strlen(RULES)};
-    cr_assert_eq(robotsgate_fetched(ga, &b), 0); /* A stores the rules (not deferred) */
+    cr_assert_eq(fetched_a(ga, RULES), 0); /* A stores the rules (not deferred) */
     f2 = side_handle(&e, &c2);
     usleep((ROBOTSGATE_POLL_MS + 10) * 1000); /* the next poll is due */
     pid_t pid = fx_redis_pid(e.r);
@@ -561,8 +583,7 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     frontier_item_clear(&ib);
     while (robotsgate_next_ready(ga, &ia, &v))
         frontier_item_clear(&ia);
-    frontier_close(f2);
-    redisFree(c2);
+    close_side(f2, c2);
     robotsgate_free(ga);
     robotsgate_free(gb);
     scope_free(sa);
@@ -600,6 +621,18 @@ static int site(void *ud, const char *path, fx_route_t *out)
     return 0;
 }
 
+/* dir/seeds.txt (its path in buf): /h<i>/p/0 of h's hosts 0..n-1. */
+static void write_seeds(fx_http_t *h, unsigned n, const char *dir, char *buf, size_t len)
+{
+    char content[FX_HTTP_MAX_HOSTS * 64] = "";
+    for (unsigned i = 0; i < n; i++) {
+        size_t at = strlen(content);
+        snprintf(content + at, sizeof content - at, "%s/h%u/p/0\n", fx_http_host_base(h, i), i);
+    }
+    snprintf(buf, len, "%s/seeds.txt", dir);
+    cr_assert_eq(fx_write_file(buf, content), 0);
+}
+
 /* Pages with a 200 record in the JSON lines at path, marked in seen. */
 static void mark_done(const char *path, unsigned char seen[HOSTS][HOST_PAGES])
 {
@@ -634,14 +667,8 @@ Test(async, side_calls_in_flight_when_redis_restarts_are_sent_again_and_nothing_
                               .delay_ms = 20});
     char *dir = fx_tmpdir();
     cr_assert_not_null(dir);
-    char seeds[512], out[2][600], log[2][600], content[HOSTS * 64] = "";
-    for (unsigned h = 0; h < HOSTS; h++) {
-        size_t at = strlen(content);
-        snprintf(content + at, sizeof content - at, "%s/h%u/p/0\n", fx_http_host_base(site_h, h),
-                 h);
-    }
-    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
-    cr_assert_eq(fx_write_file(seeds, content), 0);
+    char seeds[512], out[2][600], log[2][600];
+    write_seeds(site_h, HOSTS, dir, seeds, sizeof seeds);
     pid_t pid[2];
     for (int p = 0; p < 2; p++) {
         snprintf(out[p], sizeof out[p], "%s/out%d.jsonl", dir, p);
@@ -717,17 +744,14 @@ Test(async, pages_parked_on_robots_txt_start_while_the_store_waits_for_redis, .t
                 &(fx_route_t){.content_type = "text/plain",
                               .body = "User-agent: *\nDisallow: /private/\n",
                               .hold = 1});
-    char *dir = fx_tmpdir(), seeds[512], out[600], log[600], content[N * 64] = "";
+    char *dir = fx_tmpdir(), seeds[512], out[600], log[600];
     cr_assert_not_null(dir);
     for (unsigned i = 0; i < N; i++) {
         char path[32];
         snprintf(path, sizeof path, "/h%u/p/0", i);
         fx_http_page(h, path, "<html><body>no links</body></html>");
-        size_t at = strlen(content);
-        snprintf(content + at, sizeof content - at, "%s%s\n", fx_http_host_base(h, i), path);
     }
-    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
-    cr_assert_eq(fx_write_file(seeds, content), 0);
+    write_seeds(h, N, dir, seeds, sizeof seeds);
     snprintf(out, sizeof out, "%s/out.jsonl", dir);
     snprintf(log, sizeof log, "%s/log", dir);
     char *argv[] = {CRAWLER_BIN, "crawl",   "--redis", (char *)fx_redis_url(r),
