@@ -2,11 +2,13 @@
  * engine.c -- the fetcher threads: their loop, and the calling thread's
  * signals and progress line.
  *
- * DESIGN: each worker thread owns a redisContext for retries, heartbeats,
- * robots.txt and hand-backs (with its frontier_t, which opens the crawl's
- * Bloom filter; the worker id its leases are under), one for its claims
- * (engine_claim.c: sent without waiting, the reply taken when it is all
- * there), a scope, its share of
+ * DESIGN: each worker thread owns a redisContext for robots.txt looks and
+ * unlocks, hand-backs and its start and end (with its frontier_t, which
+ * opens the crawl's Bloom filter; the worker id its leases are under), one
+ * for its claims and heartbeats (engine_claim.c: sent without waiting, the
+ * reply taken when it is all there), one for its side calls (engine_side.c:
+ * robots.txt stores and polls, retries, the seed-host refresh, likewise
+ * without waiting), a scope, its share of
  * --concurrency (worker.slots: the URLs it may hold at once, transfers and
  * URLs parked on robots.txt together), and three parts, each with its own
  * state, which only this file drives (they never call one another):
@@ -71,7 +73,6 @@
 #include "robotsgate.h"
 #include "scope.h"
 
-#define SEED_REFRESH_MS 5000
 #define ENGINE_CONNECTS_PER_SLOT 4 /* connection cache: per slot of --concurrency ... */
 #define ENGINE_MIN_CONNECTS 2048   /* ... at least this a thread (a broad crawl's hosts) */
 #define ENGINE_FDS_PER_THREAD 16   /* Redis connections, epoll, resolver */
@@ -133,7 +134,7 @@ static int refresh_seed_hosts(worker_t *w)
     for (size_t i = 0; i < n; i++)
         free(hosts[i]);
     free(hosts);
-    w->next_seed_refresh_ms = clock_now_ms() + SEED_REFRESH_MS;
+    w->next_seed_refresh_ms = clock_now_ms() + ENGINE_SEED_REFRESH_MS;
     return 0;
 }
 
@@ -189,6 +190,11 @@ static int worker_open(worker_t *w)
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
+    if (engine_side_open(w, err, sizeof err) < 0)
+        goto fail;
+    robotsgate_defer_stores(w->gate); /* the side calls send them, the polls and the retries */
+    robotsgate_defer_polls(w->gate);
+    finisher_defer_retries(w->fin);
     engine_note(w, refresh_seed_hosts(w));
     return 0;
 fail:
@@ -198,6 +204,7 @@ fail:
 
 static void worker_close(worker_t *w)
 {
+    engine_side_close(w); /* (its calls hold no lease: the finisher and the gate hold them) */
     finisher_free(w->fin);
     robotsgate_free(w->gate);
     fetch_free(w->fetch);
@@ -386,7 +393,7 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
     if (stop == 1)
         return engine_held(w) == 0 || clock_now_ms() >= stop_at;
     return st == FRONTIER_DONE && !w->e->cfg->wait && engine_held(w) == 0 &&
-           finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0;
+           finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0 && engine_side_busy(w) == 0;
 }
 
 static void on_reply(void *ud);
@@ -416,17 +423,16 @@ static void wait_for_work(worker_t *w)
         ms = 250;
     if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
         ms = ROBOTSGATE_POLL_MS;
-    int fds[2] = {fin_fd, engine_claim_fd(w)}; /* replies awaited wake us too */
-    netloop_watch_t watch = {.fds = fds, .nfds = 2, .ready = on_reply, .ud = w};
+    int fds[3] = {fin_fd, engine_claim_fd(w), engine_side_fd(w)}; /* replies awaited wake us */
+    netloop_watch_t watch = {.fds = fds, .nfds = 3, .ready = on_reply, .ud = w};
     fetch_wait(w->fetch, &watch, ms);
 }
 
 /* What needs Redis in one loop turn (skipped while it is unreachable). */
 static void talk_to_redis(worker_t *w, uint64_t now, int stop)
 {
-    if (!w->down && now >= w->next_seed_refresh_ms)
-        engine_note(w, refresh_seed_hosts(w));
-    if (!w->down && !w->err) /* a claim in flight is taken even when stopping */
+    engine_side_turn(w, now); /* stores, retries, the seed-host refresh */
+    if (!w->down && !w->err)  /* a claim in flight is taken even when stopping */
         w->st = engine_claim(w, now, w->st, !stop);
     if (!w->down)
         engine_note(w, robotsgate_poll(w->gate));
@@ -448,6 +454,14 @@ static void finish_turn(worker_t *w)
     }
 }
 
+/* The side calls' turn (engine_side.c); the URLs a robots.txt poll
+ * settled go on at once. */
+static void side_turn(worker_t *w, uint64_t now)
+{
+    engine_side_turn(w, now);
+    drain_gate(w);
+}
+
 /* A reply the loop's wait found (netloop_watch_t.ready), taken before the
  * transfers of that wake-up are served: the finish batch's (its per-host
  * slots free again), then the claim's or its robots.txt look's (its URLs
@@ -458,8 +472,10 @@ static void on_reply(void *ud)
     if (w->down || w->err)
         return;
     finish_turn(w);
+    uint64_t now = clock_now_ms();
+    side_turn(w, now);
     if (!w->down && !w->err)
-        w->st = engine_claim(w, clock_now_ms(), w->st, !atomic_load(&w->e->stop));
+        w->st = engine_claim(w, now, w->st, !atomic_load(&w->e->stop));
 }
 
 /* The thread's end: what it finished goes out (unless an output failed or
@@ -473,6 +489,7 @@ static void wind_down(worker_t *w)
         int rc = finisher_flush(w->fin, 1, &n);
         finished(w, rc, n);
     }
+    engine_side_flush(w); /* the stores and retries made until now */
     if (w->down)
         return; /* nothing reaches Redis: the leases expire and the URLs come back */
     size_t back = engine_claim_hand_back(w);
@@ -514,6 +531,7 @@ static void run(worker_t *w)
         fetch_perform(w->fetch);
         handle_completions(w);
         finish_turn(w);
+        side_turn(w, clock_now_ms()); /* the stores and retries just made go out */
         wait_for_work(w);
     }
     if (w->down && !w->err) /* stopped by a signal while Redis was away */

@@ -20,13 +20,16 @@
 #include "scope.h"
 
 typedef struct engine engine_t;
+typedef struct engine_side engine_side_t; /* engine_side.c */
+
+#define ENGINE_SEED_REFRESH_MS 5000 /* the seeds' hosts read again this often */
 
 typedef struct worker {
     engine_t *e;
     int idx;
     uint32_t slots; /* its share of --concurrency: URLs it may hold at once */
     pthread_t thread;
-    redisContext *rc; /* retries, heartbeats, robots.txt, hand-backs */
+    redisContext *rc; /* robots.txt looks and unlocks, hand-backs, start and end */
     frontier_t *fr;
     redisContext *crc; /* claims (engine_claim.c), under fr's worker id */
     frontier_t *cfr;
@@ -36,6 +39,7 @@ typedef struct worker {
     frontier_item_t *claim_items;    /* ... the claimed URLs' room ... */
     size_t claim_max;                /* ... for this many (counted as held) ... */
     size_t claim_n;                  /* ... and those claimed (looking) */
+    engine_side_t *side;             /* robots.txt stores, retries, seed hosts (engine_side.c) */
     scope_t *scope;
     fetch_t *fetch;
     robotsgate_t *gate;
@@ -116,6 +120,27 @@ frontier_state_t engine_claim(worker_t *w, uint64_t now, frontier_state_t st, in
 /* ... and at the thread's end: the reply of the call in flight waited for
  * and its URLs handed back (frontier_release); returns how many. */
 size_t engine_claim_hand_back(worker_t *w);
+
+/* engine_side.c: the side calls' connection and handle (opened under fr's
+ * worker id; replaces the old ones, the call in flight then sent again on
+ * the new one): 0, or CRAWL_EREDIS / CRAWL_ENOMEM with why in err ... */
+int engine_side_open(worker_t *w, char *err, size_t errlen);
+/* ... closed, the calls left dropped (accepts a worker without one) ... */
+void engine_side_close(worker_t *w);
+/* ... its connection lost: the call in flight is sent again after the
+ * reconnect (engine_side_open) ... */
+void engine_side_lost(worker_t *w);
+/* ... its connection's fd while a call is in flight (to wake the loop), else -1 ... */
+int engine_side_fd(const worker_t *w);
+/* ... the calls queued or in flight ... */
+size_t engine_side_busy(const worker_t *w);
+/* ... one turn: the reply of the call in flight taken if it is all there
+ * (its outcome to the part that made it), the calls the gate and the
+ * finisher made since queued, the seed-host refresh when due, the first
+ * call sent if none is in flight ... */
+void engine_side_turn(worker_t *w, uint64_t now);
+/* ... and at the thread's end: every call sent and waited for. */
+void engine_side_flush(worker_t *w);
 
 /* engine_redis.c: the thread loses Redis (why: the connection's error) ... */
 void engine_go_down(worker_t *w, const char *why);

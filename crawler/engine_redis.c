@@ -57,6 +57,7 @@ void engine_go_down(worker_t *w, const char *why)
     w->next_try_ms = w->down_since_ms + next_backoff(w);
     atomic_fetch_add(&w->e->redis_down, 1);
     engine_claim_drop(w); /* its reply is lost with the connection: the reconcile hands it back */
+    engine_side_lost(w);  /* its call in flight goes out again after the reconnect */
     fprintf(stderr,
             "\ncrawler: worker %d: lost its Redis connection (%s); retrying for up to %u s\n",
             w->idx, why, w->e->cfg->redis_retry_max_ms / 1000);
@@ -193,6 +194,7 @@ void engine_reconnect(worker_t *w, uint64_t now)
     /* the claims' connection first: a failure after finisher_reconnect
      * would leave the finisher on a handle closed here */
     if (!fr || engine_claim_open(w, err, sizeof err) < 0 ||
+        engine_side_open(w, err, sizeof err) < 0 ||
         finisher_reconnect(w->fin, fr, err, sizeof err) < 0) {
         frontier_close(fr);
         if (rc)

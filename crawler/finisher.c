@@ -15,10 +15,15 @@
  * them all), and sends nothing if that failed; a WARC exchange is written
  * (write(2), unbuffered) as soon as its page is added.  Retries go through
  * the claiming handle (retry_fr), synchronously: the finishing connection
- * may have a batch in flight.  A call that fails for a transient cause
- * (crawl_transient: Redis lost, or at its maxmemory) leaves
- * its pages (batch) or retries where they were, recorded, for the send after
- * finisher_reconnect.
+ * may have a batch in flight -- or, deferred (finisher_defer_retries: the
+ * engine's), handed out as calls built on retry_fr (finisher_next_retry),
+ * which the caller sends on a connection of its own without waiting and
+ * whose outcomes it reports in order (finisher_retried); until then they
+ * stay in `retries` (its first nsent), counted as held.  A call that fails
+ * for a transient cause (crawl_transient: Redis lost, or at its maxmemory)
+ * leaves its pages (batch) or retries where they were, recorded, for the
+ * send after finisher_reconnect (a deferred retry: its caller sends it
+ * again).
  * Redis keys: those of frontier_finish, frontier_retry and frontier_release
  * (the crawl's leases, queues, Bloom filter, counters: see frontier.h),
  * nothing directly.
@@ -69,7 +74,10 @@ struct finisher {
     frontier_t *fr;
     entries_t queued;           /* added, not yet sent */
     entries_t fin;              /* the batch in flight (or being completed) */
-    entries_t retries;          /* retries and dead letters, not yet sent */
+    entries_t retries;          /* retries and dead letters: [0, nsent) sent (deferred),
+                                   [nsent, nsent + nready) recorded, to hand out */
+    size_t nsent, nready;       /* (finisher_defer_retries only) */
+    int defer;                  /* retries handed out as calls (finisher_next_retry) */
     frontier_done_t *fin_pages; /* fin as frontier_finish_start wants it */
     size_t fin_pages_cap;
     frontier_pending_t *fin_pending;
@@ -242,9 +250,14 @@ static int record_all(finisher_t *f, entries_t *es, int flush)
     return rc;
 }
 
-/* Sends the queued retries in order; on a lost connection the rest stay. */
+/* Sends the queued retries in order; on a lost connection the rest stay.
+ * Deferred: they are ready to hand out now (their records are on file). */
 static int send_retries(finisher_t *f)
 {
+    if (f->defer) {
+        f->nready = f->retries.n - f->nsent;
+        return 0;
+    }
     size_t i = 0;
     int rc = 0;
     for (; i < f->retries.n; i++) {
@@ -347,7 +360,7 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
         return first;
     if (f->failed) /* an output failed: nothing more is marked done */
         return f->failed;
-    if (!f->queued.n && !f->retries.n)
+    if (!f->queued.n && f->retries.n == f->nsent + f->nready) /* nothing new */
         return first;
     /* the records first: nothing is marked done before its line is on file */
     if ((rc = record_all(f, &f->retries, 0)) < 0 || (rc = record_all(f, &f->queued, 1)) < 0 ||
@@ -364,6 +377,38 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
         rc = finisher_complete(f, 1, &n);
     *pages += n;
     return first < 0 ? first : rc;
+}
+
+void finisher_defer_retries(finisher_t *f)
+{
+    f->defer = 1;
+}
+
+int finisher_next_retry(finisher_t *f, frontier_call_t **call)
+{
+    *call = NULL;
+    if (!f->nready || f->failed)
+        return 0;
+    const page_t *p = &f->retries.v[f->nsent].p;
+    frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
+    int rc =
+        frontier_retry_call(f->retry_fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
+    if (rc < 0)
+        return rc; /* kept: handed out by a later call */
+    f->nsent++;
+    f->nready--;
+    return 1;
+}
+
+int finisher_retried(finisher_t *f, int rc)
+{
+    if (!f->nsent)
+        return 0;
+    page_clear(&f->retries.v[0].p);
+    memmove(f->retries.v, f->retries.v + 1, (f->retries.n - 1) * sizeof *f->retries.v);
+    f->retries.n--;
+    f->nsent--;
+    return rc == CRAWL_ELEASE ? 0 : rc;
 }
 
 int finisher_reconnect(finisher_t *f, frontier_t *retry_fr, char *err, size_t errlen)
@@ -420,6 +465,7 @@ int finisher_release(finisher_t *f, size_t *n)
     int rc = release_entries(f, &f->fin, n);
     int r2 = release_entries(f, &f->queued, n);
     int r3 = release_entries(f, &f->retries, n);
+    f->nsent = f->nready = 0;
     return rc < 0 ? rc : r2 < 0 ? r2 : r3;
 }
 
@@ -439,7 +485,7 @@ const char *finisher_last_error(const finisher_t *f)
 
 size_t finisher_queued(const finisher_t *f)
 {
-    return f->queued.n + f->retries.n;
+    return f->queued.n + f->retries.n - f->nsent;
 }
 
 int finisher_fd(const finisher_t *f)
@@ -456,6 +502,7 @@ void finisher_free(finisher_t *f)
     entries_cut(&f->fin, 0);
     entries_cut(&f->queued, 0);
     entries_cut(&f->retries, 0);
+    f->nsent = f->nready = 0;
     frontier_close(f->fr);
     if (f->rc)
         redisFree(f->rc);

@@ -94,6 +94,22 @@ int finisher_complete(finisher_t *f, int block, size_t *pages);
  * the pages of the batches completed. */
 int finisher_flush(finisher_t *f, int wait, size_t *pages);
 
+/* From now on the retries are not sent by finisher_flush but handed out as
+ * calls (finisher_next_retry), once their records are on file, for the
+ * caller to send without waiting.  The retries handed out stay held
+ * (finisher_queued, finisher_each_item) until finisher_retried. */
+void finisher_defer_retries(finisher_t *f);
+/* The next retry to send (after a finisher_flush): 1 and *call (built on
+ * retry_fr; the caller's: it sends it, sends it again if its connection is
+ * lost, and frees it), 0 when none is ready (or an output failed), or
+ * CRAWL_ENOMEM (the retry stays, for a later call). */
+int finisher_next_retry(finisher_t *f, frontier_call_t **call);
+/* The outcome of the first retry handed out and not yet reported (the
+ * calls' order): the retry is dropped; returns rc, CRAWL_ELEASE as 0.  A
+ * transient outcome (crawl_transient) is not reported: the call is sent
+ * again. */
+int finisher_retried(finisher_t *f, int rc);
+
 /* After the Redis connection was lost: drops the batch in flight (kept for
  * the next send), opens a new finishing connection and handle (same worker
  * id) and takes retry_fr (borrowed) as the handle for retries.  On failure
@@ -113,7 +129,8 @@ void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *,
  * expected a hash"), or "" (valid until the next call). */
 const char *finisher_last_error(const finisher_t *f);
 
-/* Pages and retries added and not yet sent. */
+/* Pages and retries added and not yet sent (retries handed out by
+ * finisher_next_retry count as sent). */
 size_t finisher_queued(const finisher_t *f);
 /* The finishing connection's socket while a batch is in flight (its reply
  * makes it readable), else -1. */

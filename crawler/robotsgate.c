@@ -29,12 +29,17 @@
  *                           robotsgate_prefetch sends one for a claim's
  *                           batch; robotsgate_check one for an origin it
  *                           meets unprefetched; robotsgate_poll one for
- *                           all the origins other workers fetch
+ *                           all the origins other workers fetch (or the
+ *                           caller sends it: robotsgate_poll_start,
+ *                           robotsgate_look.c)
  *   frontier_robots_store   the fetcher's rules (24 h; "U" as long as the
  *                           first retry backoff, at most 60 s), Crawl-delay
  *                           and Sitemap: lines, and the unlock, in one atomic
  *                           call: rules stored before (atomically with) the
- *                           unlock, so the lock won says they are missing
+ *                           unlock, so the lock won says they are missing;
+ *                           deferred, the caller sends it without waiting
+ *                           (robotsgate_next_store), unless the file has a
+ *                           Crawl-delay the claims do not know
  *   frontier_robots_unlock  a fetch that could not start, or whose store
  *                           failed (the lock also lapses by itself after the
  *                           fetch timeout: a dead holder blocks nobody long)
@@ -148,7 +153,7 @@ static void settle(robotsgate_t *g, rentry_t *e)
 
 /* ---- the shared cache in Redis (the frontier's keys) -------------------------- */
 
-static uint32_t lock_ms(const robotsgate_t *g)
+uint32_t rg_lock_ms(const robotsgate_t *g)
 {
     uint32_t ms = g->cfg->timeout_ms + g->cfg->connect_timeout_ms;
     return ms ? ms : 1;
@@ -190,10 +195,34 @@ static char *value_of(const rentry_t *e, size_t *vlen)
     return val;
 }
 
+/* The store r as a call for the caller to send (robotsgate_next_store):
+ * 0, or -1 (out of memory: nothing kept). */
+static int defer_store(robotsgate_t *g, const frontier_robots_result_t *r)
+{
+    if (g->nstores == g->stores_cap) { /* (emptied by robotsgate_next_store: it
+                                          starts again at 0) */
+        size_t cap = g->stores_cap ? g->stores_cap * 2 : 16;
+        gate_store_t *n = realloc(g->stores, cap * sizeof *n);
+        if (!n)
+            return -1;
+        g->stores = n;
+        g->stores_cap = cap;
+    }
+    gate_store_t st = {.origin = strdup(r->origin)};
+    if (!st.origin || frontier_robots_store_call(g->fr, r, &st.c) < 0) {
+        free(st.origin);
+        return -1;
+    }
+    g->stores[g->nstores++] = st;
+    return 0;
+}
+
 /* Stores the fetcher's rules, Crawl-delay and Sitemap: lines, and unlocks
  * (one call; shared: 0 to unlock only).  The lock is dropped even when the
- * store fails. */
-static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared)
+ * store fails.  Deferred (robotsgate_defer_stores), unless wait: the call
+ * is handed out (robotsgate_next_store), its outcome comes back through
+ * robotsgate_stored. */
+static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int wait)
 {
     frontier_robots_result_t r = {.origin = e->origin};
     const robots_t *rules = e->unavailable ? NULL : e->rules;
@@ -207,7 +236,9 @@ static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared)
     r.delay_ms = rules ? robots_crawl_delay_ms(rules) : 0;
     r.sitemaps = maps;
     r.nsitemaps = maps ? n : 0;
-    int rc = frontier_robots_store(g->fr, &r);
+    int rc = 0;
+    if (!g->defer || wait || defer_store(g, &r) < 0)
+        rc = frontier_robots_store(g->fr, &r);
     if (rc < 0 && rc != CRAWL_EREDIS) /* refused: nothing done, the lock still ours */
         rc = shared_unlock(g, e->origin);
     free(val);
@@ -270,7 +301,7 @@ static int hand_back(robotsgate_t *g, rentry_t *e, uint32_t from)
 /* What one origin's look found, for pending e: its rules (settled), or the
  * fetch is ours (a lock won, or an error: then as if won, so that no URL
  * waits on a broken Redis), or another worker's (e->remote: we poll). */
-static void apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc)
+void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc)
 {
     if (l->err == 0 && l->found == FRONTIER_ROBOTS_STORED) {
         e->rules = rules_of_value(l->val, l->len, &e->unavailable);
@@ -310,10 +341,10 @@ static int look(robotsgate_t *g, rentry_t **es, size_t n)
     }
     for (size_t i = 0; i < n; i++)
         l[i].origin = es[i]->origin;
-    int err = frontier_robots_look(g->fr, l, n, lock_ms(g));
+    int err = frontier_robots_look(g->fr, l, n, rg_lock_ms(g));
     rc = err == CRAWL_EREDIS ? err : 0;
     for (size_t i = 0; i < n; i++)
-        apply_look(g, es[i], &l[i], &rc);
+        rg_apply_look(g, es[i], &l[i], &rc);
     if (l != stack)
         free(l);
     return rc;
@@ -322,7 +353,7 @@ static int look(robotsgate_t *g, rentry_t **es, size_t n)
 /* The entry for origin, settled if expired (dropped then), or NULL; a
  * settled entry is marked used.  A held entry has rules but is pending (on
  * the pending list, never settled: no expiry): it is returned as it is. */
-static rentry_t *known(robotsgate_t *g, const char *origin)
+rentry_t *rg_known(robotsgate_t *g, const char *origin)
 {
     rentry_t *e = rg_find(g, origin);
     if (!e || !e->rules || e->hold_until)
@@ -384,103 +415,35 @@ void robotsgate_free(robotsgate_t *g)
     for (size_t i = g->ready_head; i < g->nready; i++)
         frontier_item_clear(&g->ready[i].item);
     free(g->ready);
+    for (size_t i = g->stores_head; i < g->nstores; i++) {
+        frontier_call_drop(g->stores[i].c);
+        free(g->stores[i].origin);
+    }
+    free(g->stores);
     free(g);
 }
 
-/* A look in flight (robotsgate_prefetch_start): the pending entries es[]
- * and their looks l[], n of each, sent on fr. */
-struct robotsgate_look {
-    frontier_t *fr;
-    frontier_robots_call_t *call;
-    size_t n;
-    rentry_t **es;
-    frontier_robots_look_t *l;
-};
-
-static void look_free(robotsgate_look_t *lk)
+void robotsgate_defer_stores(robotsgate_t *g)
 {
-    free(lk->es);
-    free(lk->l);
-    free(lk);
+    g->defer = 1;
 }
 
-/* What the look found (err: its outcome), applied to its entries; frees lk.
- * CRAWL_EREDIS, or 0 (an origin's own failure: we fetch it). */
-static int look_done(robotsgate_t *g, robotsgate_look_t *lk, int err)
+int robotsgate_next_store(robotsgate_t *g, frontier_call_t **call, char **origin)
 {
-    int rc = err == CRAWL_EREDIS ? err : 0;
-    for (size_t i = 0; i < lk->n; i++)
-        apply_look(g, lk->es[i], &lk->l[i], &rc);
-    look_free(lk);
-    return rc;
-}
-
-int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_item_t *items,
-                              size_t n, robotsgate_look_t **out)
-{
-    char origin[4096];
-    *out = NULL;
-    if (g->cfg->ignore_robots || n == 0)
+    if (g->stores_head == g->nstores)
         return 0;
-    robotsgate_look_t *lk = calloc(1, sizeof *lk);
-    if (!lk || !(lk->es = calloc(n, sizeof *lk->es)) || !(lk->l = calloc(n, sizeof *lk->l))) {
-        if (lk)
-            look_free(lk);
-        return 0; /* out of memory: robotsgate_check looks them up one by one */
-    }
-    lk->fr = fr;
-    for (size_t i = 0; i < n; i++) {
-        rentry_t *e;
-        if (!items[i].url || parser_url_origin(items[i].url, origin, sizeof origin) < 0 ||
-            known(g, origin) || !(e = rg_add_entry(g, origin)))
-            continue;
-        lk->l[lk->n].origin = e->origin;
-        lk->es[lk->n++] = e;
-    }
-    if (lk->n == 0) {
-        look_free(lk);
-        return 0;
-    }
-    int rc = frontier_robots_look_start(fr, lk->l, lk->n, lock_ms(g), &lk->call);
-    if (rc < 0) { /* nothing sent: as a failed look, we fetch them */
-        for (size_t i = 0; i < lk->n; i++)
-            lk->l[i] = (frontier_robots_look_t){
-                .origin = lk->es[i]->origin, .found = FRONTIER_ROBOTS_HELD, .err = rc};
-        return look_done(g, lk, rc);
-    }
-    *out = lk;
-    return 0;
+    gate_store_t *st = &g->stores[g->stores_head++];
+    *call = st->c;
+    *origin = st->origin;
+    if (g->stores_head == g->nstores)
+        g->stores_head = g->nstores = 0;
+    return 1;
 }
 
-int robotsgate_prefetch_ready(robotsgate_look_t *lk)
+int robotsgate_stored(robotsgate_t *g, const char *origin, int rc)
 {
-    return frontier_robots_look_ready(lk->fr, lk->call);
-}
-
-int robotsgate_prefetch_end(robotsgate_t *g, robotsgate_look_t *lk)
-{
-    int err = frontier_robots_look_end(lk->fr, lk->call);
-    return look_done(g, lk, err);
-}
-
-void robotsgate_prefetch_drop(robotsgate_t *g, robotsgate_look_t *lk)
-{
-    if (!lk)
-        return;
-    frontier_robots_look_drop(lk->call);
-    for (size_t i = 0; i < lk->n; i++) {
-        free(lk->l[i].val);
-        lk->l[i] = (frontier_robots_look_t){
-            .origin = lk->es[i]->origin, .found = FRONTIER_ROBOTS_HELD, .err = CRAWL_EREDIS};
-    }
-    look_done(g, lk, 0); /* nothing known: as after a failed look, we fetch them */
-}
-
-int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n)
-{
-    robotsgate_look_t *lk = NULL;
-    int rc = robotsgate_prefetch_start(g, g->fr, items, n, &lk);
-    return lk ? robotsgate_prefetch_end(g, lk) : rc;
+    /* refused (nothing done): the lock is still ours */
+    return rc < 0 && rc != CRAWL_EREDIS ? shared_unlock(g, origin) : 0;
 }
 
 int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict)
@@ -490,7 +453,7 @@ int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_
     *verdict = ROBOTSGATE_ALLOW;
     if (g->cfg->ignore_robots || parser_url_origin(item->url, origin, sizeof origin) < 0)
         return 0;
-    rentry_t *e = known(g, origin);
+    rentry_t *e = rg_known(g, origin);
     if (!e) {
         if (!(e = rg_add_entry(g, origin)))
             return 0; /* out of memory: fetch rather than lose it */
@@ -580,13 +543,17 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     if (!e || e->rules)
         return 0;
     rules_of(g, e, b);
-    /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed) */
-    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused);
-    if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
-        rc = first_error(rc, seed_sitemaps(g, e->rules));
     /* the host's next request waits its delay after this one (none was
      * made if the guard refused it; "unavailable" retries, fetching nothing) */
     uint64_t d = b->blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
+    /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed).
+     * A Crawl-delay the claims did not know: the store is waited for, so
+     * that Redis has the host's delay before the next claim (which would
+     * give out more of its URLs at once) and before the URLs handed back
+     * below reach their queue */
+    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused, d > g->cfg->delay_ms);
+    if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
+        rc = first_error(rc, seed_sitemaps(g, e->rules));
     if (d > g->cfg->delay_ms) /* a Crawl-delay the claims did not know: one URL waits, */
         rc = first_error(rc, hand_back(g, e, 1)); /* the others go back */
     if (d && e->nparked) {
@@ -619,7 +586,7 @@ int robotsgate_poll(robotsgate_t *g)
 {
     robotsgate_release_held(g);
     uint64_t now = clock_now_ms();
-    if (!g->nremote || now < g->next_remote_poll_ms)
+    if (g->defer_polls || !g->nremote || now < g->next_remote_poll_ms)
         return 0;
     g->next_remote_poll_ms = now + ROBOTSGATE_POLL_MS;
     rentry_t *stack[64], **es = g->nremote <= 64 ? stack : calloc(g->nremote, sizeof *es);

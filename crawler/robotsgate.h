@@ -134,6 +134,40 @@ int robotsgate_take_parked(robotsgate_t *g, frontier_item_t **items, size_t *n);
 void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_t *, void *),
                           void *ud);
 
+/* From now on a robots.txt's store (rules, Crawl-delay, Sitemap: lines and
+ * the unlock: frontier_robots_store) is not sent by robotsgate_fetched but
+ * handed out as a call (robotsgate_next_store), for the caller to send on a
+ * connection of its own without waiting -- unless the file has a
+ * Crawl-delay longer than --delay (one the claims did not know): then it is
+ * waited for, so that Redis knows the host's delay before the next claim
+ * and before the URLs handed back after it reach their queue.  The rules
+ * apply to this thread's URLs at once either way. */
+void robotsgate_defer_stores(robotsgate_t *g);
+/* The next store to send: 1 with *call and *origin (the caller's: it
+ * sends the call, frees it with frontier_call_drop and origin with free(),
+ * and reports the outcome with robotsgate_stored), or 0. */
+int robotsgate_next_store(robotsgate_t *g, frontier_call_t **call, char **origin);
+/* The outcome rc of origin's store (frontier_robots_store_end): a store
+ * refused (nothing done) drops the fetch lock (one round trip).  Errors as
+ * robotsgate_check's. */
+int robotsgate_stored(robotsgate_t *g, const char *origin, int rc);
+
+/* From now on robotsgate_poll does not look in Redis itself (it still
+ * releases the held URLs): the caller sends the polls without waiting,
+ * robotsgate_poll_start when one is due, and ends each as a prefetch ends
+ * (robotsgate_prefetch_ready, _end), or with robotsgate_poll_drop. */
+void robotsgate_defer_polls(robotsgate_t *g);
+/* The poll of the origins other workers fetch, if one is due (every
+ * ROBOTSGATE_POLL_MS while there are some), sent on fr (borrowed: its
+ * connection carries nothing else until the poll ends): *out, or NULL when
+ * none is due (or memory is short: next time).  Errors as robotsgate_check's
+ * (nothing sent).  At most one at a time: the caller ends it before the
+ * next. */
+int robotsgate_poll_start(robotsgate_t *g, frontier_t *fr, robotsgate_look_t **out);
+/* Frees a poll unread (its connection is lost): its origins stay another
+ * worker's, polled again.  Accepts NULL. */
+void robotsgate_poll_drop(robotsgate_look_t *lk);
+
 /* The frontier handle the gate uses from now on (borrowed), after the old
  * one's connection was lost and a new one opened. */
 void robotsgate_set_frontier(robotsgate_t *g, frontier_t *fr);

@@ -45,6 +45,12 @@ typedef struct rentry {
     uint64_t hold_until;  /* held: rules known, parked URLs wait until then (0: not held) */
 } rentry_t;
 
+/* A store handed out without waiting (robotsgate_defer_stores). */
+typedef struct gate_store {
+    frontier_call_t *c;
+    char *origin;
+} gate_store_t;
+
 typedef struct ready {
     frontier_item_t item;
     robotsgate_verdict_t verdict;
@@ -71,6 +77,10 @@ struct robotsgate {
     char *fetch_out; /* the one robotsgate_next_fetch() returned last */
     ready_t *ready;  /* parked URLs with their verdict, FIFO from ready_head */
     size_t nready, ready_head, ready_cap;
+    int defer;            /* stores handed out as calls (robotsgate_next_store) */
+    int defer_polls;      /* polls sent by the caller (robotsgate_poll_start) */
+    gate_store_t *stores; /* ... FIFO from stores_head */
+    size_t nstores, stores_head, stores_cap;
 };
 
 /* ---- robotsgate_cache.c ---- */
@@ -95,5 +105,15 @@ rentry_t *rg_add_entry(robotsgate_t *g, const char *origin);
  * entry used: to the LRU list's front. */
 void rg_settle_entry(robotsgate_t *g, rentry_t *e);
 void rg_touch(robotsgate_t *g, rentry_t *e);
+
+/* ---- robotsgate.c, for robotsgate_look.c ---- */
+/* The fetch lock's lifetime: the fetch timeout. */
+uint32_t rg_lock_ms(const robotsgate_t *g);
+/* The entry for origin, settled if expired (dropped then), or NULL; a
+ * settled entry is marked used. */
+rentry_t *rg_known(robotsgate_t *g, const char *origin);
+/* What one origin's look l found, applied to pending e (settled, ours to
+ * fetch, or another worker's); *rc: the first Redis error. */
+void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc);
 
 #endif

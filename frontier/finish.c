@@ -391,13 +391,15 @@ static void build_retry(frontier_t *f, const frontier_item_t *item, const fronti
     const char *w;
     size_t seqlen;
     fr_lease_split(item->lease, &w, &seqlen, NULL);
+    /* every argument copied: a call (frontier_retry_call) outlives the item
+     * and may outlive f */
     fa_fcall(a, 1);
-    fa_cstr(a, f->ready_key);
-    fa_cstr(a, f->prefix);
-    fa_cstr(a, w);
-    fa_str(a, item->lease, seqlen);
+    fa_dup(a, f->ready_key);
+    fa_dup(a, f->prefix);
+    fa_dup(a, w);
+    fa_copy(a, item->lease, seqlen);
     fa_u64(a, o->status > 0 ? (uint64_t)o->status : 0);
-    fa_cstr(a, o->error ? o->error : "");
+    fa_dup(a, o->error ? o->error : "");
     fa_u64(a, retry_delay(f, item->tries, retry_after_ms));
     fa_u64(a, retry_after_ms);
     fa_u64(a, f->cfg.max_tries);
@@ -421,4 +423,36 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
     fa_init(&a);
     build_retry(f, item, o, retry_after_ms, &a);
     return fr_run_lease_call(f, FR_RETRY, &a);
+}
+
+int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                        uint32_t retry_after_ms, frontier_call_t **out)
+{
+    const char *w;
+    size_t seqlen;
+    if (out)
+        *out = NULL;
+    if (!f || !item || !o || !out || fr_lease_split(item->lease, &w, &seqlen, NULL) < 0)
+        return CRAWL_EINVAL;
+    frontier_call_t *c = fr_async_new(FR_CALL_RETRY, FR_RETRY);
+    if (!c)
+        return CRAWL_ENOMEM;
+    build_retry(f, item, o, retry_after_ms, &c->c.a);
+    if (c->c.a.oom) {
+        frontier_call_drop(c);
+        return CRAWL_ENOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+int frontier_retry_end(frontier_t *f, frontier_call_t *c)
+{
+    redisReply *r = NULL;
+    int rc = fr_async_reply(f, c, FR_CALL_RETRY, &r);
+    if (rc < 0)
+        return rc;
+    rc = fr_lease_reply(r);
+    freeReplyObject(r);
+    return rc;
 }

@@ -405,6 +405,39 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n);
  * 0).  On error *hosts is NULL and *n 0. */
 int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n);
 
+/* ---- calls built now, sent when their connection is free (async.c) ------
+ * For a caller that queues calls on a connection of its own and never waits
+ * for Redis.  _call builds one (every argument copied: it may outlive the
+ * handle that built it, and be sent on another handle of the same crawl,
+ * e.g. after a reconnect): 0 and *out, or CRAWL_EINVAL / CRAWL_ENOMEM (*out
+ * NULL).  frontier_call_send writes it out on f's connection (dropping the
+ * reply of an earlier send, if any): 0, CRAWL_ENOMEM or CRAWL_EREDIS; until
+ * its reply is read, nothing else may be sent on that connection.
+ * frontier_call_ready takes what the connection holds without ever
+ * waiting: 1 once the whole reply is there, 0 not yet, CRAWL_EREDIS.  The
+ * _end of its kind reads the outcome (waiting for the rest if _ready did
+ * not say 1; loading the library and sending the call again if Redis lost
+ * it); the call stays the caller's: it may be sent again (e.g. after a
+ * transient outcome, crawl_transient, or a connection lost before its
+ * reply: each kind may run twice) or freed with frontier_call_drop
+ * (accepts NULL).  Thread: like its handle, one thread. */
+typedef struct frontier_call frontier_call_t;
+int frontier_call_send(frontier_t *f, frontier_call_t *c);
+int frontier_call_ready(frontier_t *f, frontier_call_t *c);
+void frontier_call_drop(frontier_call_t *c);
+/* frontier_robots_store as a call; _end returns what it would. */
+int frontier_robots_store_call(frontier_t *f, const frontier_robots_result_t *r,
+                               frontier_call_t **out);
+int frontier_robots_store_end(frontier_t *f, frontier_call_t *c);
+/* frontier_retry as a call (its delay's jitter drawn when built); _end
+ * returns what it would (CRAWL_ELEASE also when the call ran twice). */
+int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                        uint32_t retry_after_ms, frontier_call_t **out);
+int frontier_retry_end(frontier_t *f, frontier_call_t *c);
+/* frontier_seed_hosts as a call; _end fills *hosts and *n as it does. */
+int frontier_seed_hosts_call(frontier_t *f, frontier_call_t **out);
+int frontier_seed_hosts_end(frontier_t *f, frontier_call_t *c, char ***hosts, size_t *n);
+
 /* The handle's worker id (valid until frontier_close). */
 const char *frontier_worker_id(const frontier_t *f);
 

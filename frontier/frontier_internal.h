@@ -254,4 +254,28 @@ int fr_entry_parse(const char *e, size_t len, fr_entry_t *out);
  * out-of-memory. */
 char *fr_entry_url(const fr_entry_t *en, const char *origin, size_t olen);
 
+/* ---- calls built now, sent later (async.c; frontier.h: frontier_call_t) --- */
+
+/* The kinds of frontier_call_t, each read by its own _end. */
+enum { FR_CALL_STORE, FR_CALL_RETRY, FR_CALL_SEED_HOSTS };
+struct frontier_call {
+    fr_call_t c; /* its arguments (all copies) and, once taken, its reply;
+                    c.script < 0: a plain command, not an FCALL */
+    int kind;    /* FR_CALL_* */
+};
+/* A new call of kind, for the library's function script (-1: a plain
+ * command), its arguments to be built in c.a; NULL on out of memory. */
+frontier_call_t *fr_async_new(int kind, int script);
+/* Copies the C string s into the builder (a call's arguments outlive the
+ * handle that built them). */
+void fa_dup(fr_args_t *a, const char *s);
+/* c's reply, if c is of kind (else CRAWL_EINVAL): as fr_call_reply (waited
+ * for if not all there; the library loaded and c sent again after a
+ * NOSCRIPT): 0 and *out (caller frees; may be an error reply), or the
+ * failure.  c keeps its arguments (it may be sent again). */
+int fr_async_reply(frontier_t *f, frontier_call_t *c, int kind, struct redisReply **out);
+/* The outcome of a {lost, ...} reply (retry, release): 0, CRAWL_ELEASE,
+ * the error reply's code, or CRAWL_EREPLY. */
+int fr_lease_reply(const struct redisReply *r);
+
 #endif

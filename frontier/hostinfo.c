@@ -246,6 +246,51 @@ int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)
     return rc;
 }
 
+int frontier_seed_hosts_call(frontier_t *f, frontier_call_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!f || !out)
+        return CRAWL_EINVAL;
+    frontier_call_t *c = fr_async_new(FR_CALL_SEED_HOSTS, -1);
+    if (!c)
+        return CRAWL_ENOMEM;
+    fa_cstr(&c->c.a, "SMEMBERS"); /* (static) */
+    fa_key(&c->c.a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
+    if (c->c.a.oom) {
+        frontier_call_drop(c);
+        return CRAWL_ENOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+int frontier_seed_hosts_end(frontier_t *f, frontier_call_t *c, char ***hosts, size_t *n)
+{
+    if (hosts)
+        *hosts = NULL;
+    if (n)
+        *n = 0;
+    if (!hosts || !n)
+        return CRAWL_EINVAL;
+    redisReply *r = NULL;
+    int rc = fr_async_reply(f, c, FR_CALL_SEED_HOSTS, &r);
+    if (rc < 0)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR) { /* as run() says it */
+        int wrong = fr_reply_error(r) == CRAWL_EWRONGTYPE;
+        snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
+        if (wrong)
+            fr_wrong_type(f->rc, c->c.a.v[1], c->c.a.len[1], "set", f->last_error,
+                          sizeof f->last_error);
+        rc = CRAWL_EREPLY;
+    } else {
+        rc = copy_members(r, hosts, n);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 /* ---- the robots.txt functions (robots_look.lua, robots_store.lua) ------------ */
 
 /* The robots_look call (frontier/lua/robots_look.lua), KEYS: ready.
@@ -499,19 +544,20 @@ int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c)
 static void build_store(const frontier_t *f, const frontier_robots_result_t *r, fr_args_t *a)
 {
     uint32_t delay = r->delay_ms > f->cfg.max_delay_ms ? f->cfg.max_delay_ms : r->delay_ms;
-    fa_init(a);
+    /* every argument copied: a call (frontier_robots_store_call) outlives r
+     * and may outlive f */
     fa_fcall(a, 1);
-    fa_cstr(a, f->ready_key);
-    fa_cstr(a, f->prefix);
-    fa_cstr(a, r->origin);
-    fa_str(a, r->val ? r->val : "", r->val ? r->len : 0);
+    fa_dup(a, f->ready_key);
+    fa_dup(a, f->prefix);
+    fa_dup(a, r->origin);
+    fa_copy(a, r->val ? r->val : "", r->val ? r->len : 0);
     fa_u64(a, r->ttl_s);
     fa_u64(a, delay);
     for (size_t i = 0; i < r->nsitemaps; i++)
-        fa_cstr(a, r->sitemaps[i]);
+        fa_dup(a, r->sitemaps[i]);
 }
 
-int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
+static int check_store(const frontier_t *f, const frontier_robots_result_t *r)
 {
     if (!f || !r || !r->origin || !*r->origin || (r->val && (!r->len || !r->ttl_s)) ||
         (r->nsitemaps && !r->sitemaps))
@@ -519,17 +565,62 @@ int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
     for (size_t i = 0; i < r->nsitemaps; i++)
         if (!r->sitemaps[i])
             return CRAWL_EINVAL;
+    return 0;
+}
+
+/* The outcome of a robots_store reply. */
+static int read_store(const redisReply *rep)
+{
+    if (rep->type == REDIS_REPLY_ERROR)
+        return fr_reply_error(rep);
+    return rep->type == REDIS_REPLY_INTEGER ? 0 : CRAWL_EREPLY;
+}
+
+int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
+{
+    int rc = check_store(f, r);
+    if (rc < 0)
+        return rc;
     fr_args_t a;
+    fa_init(&a);
     build_store(f, r, &a);
     redisReply *rep = NULL;
-    int rc = fr_run(f, FR_ROBOTS_STORE, &a, 1, &rep);
+    rc = fr_run(f, FR_ROBOTS_STORE, &a, 1, &rep);
     fa_free(&a);
     if (rc < 0)
         return rc;
-    if (rep->type == REDIS_REPLY_ERROR)
-        rc = fr_reply_error(rep);
-    else if (rep->type != REDIS_REPLY_INTEGER)
-        rc = CRAWL_EREPLY;
+    rc = read_store(rep);
     freeReplyObject(rep);
+    return rc;
+}
+
+int frontier_robots_store_call(frontier_t *f, const frontier_robots_result_t *r,
+                               frontier_call_t **out)
+{
+    if (out)
+        *out = NULL;
+    int rc = out ? check_store(f, r) : CRAWL_EINVAL;
+    if (rc < 0)
+        return rc;
+    frontier_call_t *c = fr_async_new(FR_CALL_STORE, FR_ROBOTS_STORE);
+    if (!c)
+        return CRAWL_ENOMEM;
+    build_store(f, r, &c->c.a);
+    if (c->c.a.oom) {
+        frontier_call_drop(c);
+        return CRAWL_ENOMEM;
+    }
+    *out = c;
+    return 0;
+}
+
+int frontier_robots_store_end(frontier_t *f, frontier_call_t *c)
+{
+    redisReply *r = NULL;
+    int rc = fr_async_reply(f, c, FR_CALL_STORE, &r);
+    if (rc < 0)
+        return rc;
+    rc = read_store(r);
+    freeReplyObject(r);
     return rc;
 }
