@@ -1,6 +1,6 @@
 /*
  * main.c -- the `crawler` program: global library set-up, then one
- * subcommand (crawl, seed, stats, reset, bloom).
+ * subcommand (crawl, seed, stats, reset, bloom, url).
  */
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cli.h"
+
+int cmd_url(int argc, char **argv); /* cmd_url.c */
 
 /* The subcommands, in the order `crawler --help` lists them. */
 static const struct {
@@ -21,6 +23,7 @@ static const struct {
     {"stats", cmd_stats, "print a crawl's counters from Redis"},
     {"reset", cmd_reset, "delete every key of one crawl"},
     {"bloom", cmd_bloom, "add/check URLs in a Bloom filter, or show its info"},
+    {"url", cmd_url, "print the URL the crawler would request for each link, and its key"},
 };
 #define NCMDS (sizeof CMDS / sizeof CMDS[0])
 

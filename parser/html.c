@@ -337,7 +337,7 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
         p->cfg.max_url_length = PARSER_DEFAULT_MAX_URL_LENGTH;
     p->fn = fn;
     p->ud = ud;
-    /* a truncated value must still be refused as too long: see url_clean.c */
+    /* a truncated value must still be refused as too long: see url.c */
     bound_init(&p->bound, 4 * p->cfg.max_url_length + 1024);
     if (page_url &&
         url_base_new(page_url, strlen(page_url), p->cfg.max_url_length, &p->page) == CRAWL_ENOMEM)
