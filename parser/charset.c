@@ -10,6 +10,10 @@
  * named "windows-1252" (with the aliases cp1252 and x-cp1252) that decodes
  * that way; libxml2 finds registered handlers before iconv, both for the
  * charset we pass from Content-Type and for <meta charset>.
+ * charset_default_utf8() is the default for a page whose Content-Type
+ * names no charset: UTF-8 when its first bytes are valid UTF-8 (browsers'
+ * default for such bytes; libxml2 would read them as latin-1, and each
+ * non-ASCII byte of a link would come out double-encoded).
  * State: the registration is process-wide (libxml2's handler table), done
  * under pthread_once; the decoder itself is stateless.
  */
@@ -70,4 +74,51 @@ static void register_handlers(void)
 void charset_init(void)
 {
     pthread_once(&once, register_handlers);
+}
+
+/* Length of the UTF-8 sequence that lead byte c starts (0: invalid lead),
+ * and the range its second byte must be in (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+static int utf8_seq(unsigned char c, unsigned char *lo, unsigned char *hi)
+{
+    *lo = 0x80;
+    *hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        return 2;
+    if (c >= 0xE0 && c <= 0xEF) {
+        *lo = c == 0xE0 ? 0xA0 : 0x80;
+        *hi = c == 0xED ? 0x9F : 0xBF;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        *lo = c == 0xF0 ? 0x90 : 0x80;
+        *hi = c == 0xF4 ? 0x8F : 0xBF;
+        return 4;
+    }
+    return 0;
+}
+
+int charset_default_utf8(const char *data, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)data;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char lo, hi;
+        int n;
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        if ((n = utf8_seq(s[i], &lo, &hi)) == 0)
+            return 0;
+        for (int k = 1; k < n; k++) {
+            if (i + (size_t)k >= len)
+                return 1; /* cut at the end of the chunk */
+            unsigned char c = s[i + (size_t)k];
+            if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF))
+                return 0;
+        }
+        i += (size_t)n;
+    }
+    return 1;
 }

@@ -14,8 +14,9 @@
  * the base handle parsed once per page and normalized by url_resolve() (url.c), then given to the
  * callback; dropped links are counted by reason.  Refs that are empty or only a fragment name the
  * page itself and are skipped silently.  libxml2 decodes character references and converts the page
- * to UTF-8 (charset from Content-Type, else <meta charset>, else its own detection), so URLs come
- * out right whatever the page's charset.  Errors from libxml2 go to a per-context no-op structured
+ * to UTF-8 (charset from Content-Type, else <meta charset>, else UTF-8 when the first bytes are
+ * valid UTF-8 (charset_default_utf8), else its own detection), so URLs come out right whatever the
+ * page's charset.  Errors from libxml2 go to a per-context no-op structured
  * handler: nothing is printed and no global is touched. Memory per page: the libxml2 context
  * (bounded by bound.c and unstall), one 64 KB filter buffer, the base handle and the canonical URL.
  * Streaming caveat: a link seen before a late <base> or <meta robots> has
@@ -48,6 +49,7 @@ struct parser {
     void *ud;
     parser_stats_t st;
     bound_t bound;
+    int charset_known; /* Content-Type named one, or the first bytes decided (charset.c) */
 };
 
 /* The filter's output, handed to libxml2 (which copies it) before
@@ -316,6 +318,7 @@ static void apply_charset(parser_t *p, const char *content_type)
     xmlCharEncodingHandlerPtr h;
     if (!content_type || !header_charset(content_type, cs, sizeof(cs)))
         return;
+    p->charset_known = 1;
     if (strncasecmp(cs, "utf-16", 6) == 0 || strncasecmp(cs, "utf-32", 6) == 0)
         p->bound.passthrough = 1;
     h = xmlFindCharEncodingHandler(cs);
@@ -401,6 +404,11 @@ int parser_feed(parser_t *p, const char *data, size_t len)
     if (!p || (!data && len) || p->finished)
         return CRAWL_EINVAL;
     p->st.bytes += len;
+    if (!p->charset_known && len > 0) { /* no charset in Content-Type */
+        p->charset_known = 1;
+        if (charset_default_utf8(data, len))
+            xmlSwitchEncoding(p->ctxt, XML_CHAR_ENCODING_UTF8);
+    }
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
         size_t n = bound_filter(&p->bound, data, take, fbuf);

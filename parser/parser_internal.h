@@ -72,6 +72,14 @@ static inline unsigned char url_lower(unsigned char c)
  * (iconv's stops the parse at the five undefined bytes).  Once per process;
  * thread-safe. */
 void charset_init(void);
+/* The default when Content-Type names no charset, decided on the first
+ * bytes of the page (data[0..len), any split): 1 when they are valid UTF-8
+ * (a sequence cut at the end counts as valid), as browsers default to
+ * UTF-8 for such bytes; 0 leaves libxml2's own detection (BOM, <meta
+ * charset>, latin-1 for invalid UTF-8).  A later <meta charset> still
+ * switches, and invalid UTF-8 later in the page falls back to latin-1 for
+ * the rest (libxml2).  Pure, thread-safe. */
+int charset_default_utf8(const char *data, size_t len);
 
 /* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
  * See bound.c: character data, comments and script/style text are dropped,

@@ -336,7 +336,8 @@ int url_host_parse(const char *h, size_t n, char *o, size_t cap)
         unsigned char c = (unsigned char)h[i];
         if (c == '%' && i + 2 < n && hexval((unsigned char)h[i + 1]) >= 0 &&
             hexval((unsigned char)h[i + 2]) >= 0) {
-            c = (unsigned char)(hexval((unsigned char)h[i + 1]) * 16 + hexval((unsigned char)h[i + 2]));
+            c = (unsigned char)(hexval((unsigned char)h[i + 1]) * 16 +
+                                hexval((unsigned char)h[i + 2]));
             i += 2;
         }
         if (c == 0) {

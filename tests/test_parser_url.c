@@ -472,7 +472,10 @@ Test(parser_url, idn_host_that_becomes_a_number_is_an_ipv4_address)
         {NULL, "HTTP:\xc2\xb2", "http://0.0.0.2/", 0},
         {NULL, "http://\xc2\xb9.\xc2\xb2/", "http://1.0.0.2/", 0},
         {NULL, "http://\xc2\xb9.\xc2\xb2.3.4.5/", NULL, CRAWL_EBADURL},
-        {NULL, "http://b\xc3\xbc" "cher.example/", "http://xn--bcher-kva.example/", 0},
+        {NULL,
+         "http://b\xc3\xbc"
+         "cher.example/",
+         "http://xn--bcher-kva.example/", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_norm(&cases[i], 0);
