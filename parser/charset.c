@@ -10,10 +10,12 @@
  * named "windows-1252" (with the aliases cp1252 and x-cp1252) that decodes
  * that way; libxml2 finds registered handlers before iconv, both for the
  * charset we pass from Content-Type and for <meta charset>.
- * charset_default_utf8() is the default for a page whose Content-Type
- * names no charset: UTF-8 when its first bytes are valid UTF-8 (browsers'
+ * charset_sniff() gives the default for a page whose Content-Type names no
+ * charset: UTF-8 when its first non-ASCII bytes are valid UTF-8 (browsers'
  * default for such bytes; libxml2 would read them as latin-1, and each
- * non-ASCII byte of a link would come out double-encoded).
+ * non-ASCII byte of a link would come out double-encoded).  It reads the
+ * raw bytes, text included, across chunk boundaries, and decides before
+ * libxml2 has consumed any non-ASCII byte: up to then both readings agree.
  * State: the registration is process-wide (libxml2's handler table), done
  * under pthread_once; the decoder itself is stateless.
  */
@@ -98,27 +100,26 @@ static int utf8_seq(unsigned char c, unsigned char *lo, unsigned char *hi)
     return 0;
 }
 
-int charset_default_utf8(const char *data, size_t len)
+int charset_sniff(charset_sniff_t *s, const char *data, size_t len)
 {
-    const unsigned char *s = (const unsigned char *)data;
-    size_t i = 0;
-    while (i < len) {
-        unsigned char lo, hi;
-        int n;
-        if (s[i] < 0x80) {
-            i++;
+    const unsigned char *b = (const unsigned char *)data;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = b[i];
+        if (s->need == 0) {
+            if (c < 0x80)
+                continue;
+            int n = utf8_seq(c, &s->lo, &s->hi);
+            if (n == 0)
+                return 0; /* no lead byte: not UTF-8 */
+            s->need = (unsigned char)(n - 1);
             continue;
         }
-        if ((n = utf8_seq(s[i], &lo, &hi)) == 0)
+        if (c < s->lo || c > s->hi)
             return 0;
-        for (int k = 1; k < n; k++) {
-            if (i + (size_t)k >= len)
-                return 1; /* cut at the end of the chunk */
-            unsigned char c = s[i + (size_t)k];
-            if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF))
-                return 0;
-        }
-        i += (size_t)n;
+        s->lo = 0x80; /* only the second byte has a narrower range */
+        s->hi = 0xBF;
+        if (--s->need == 0)
+            return 1; /* a whole valid sequence, none invalid before it */
     }
-    return 1;
+    return -1;
 }

@@ -14,14 +14,13 @@
  * the base handle parsed once per page and normalized by url_resolve() (url.c), then given to the
  * callback; dropped links are counted by reason.  Refs that are empty or only a fragment name the
  * page itself and are skipped silently.  libxml2 decodes character references and converts the page
- * to UTF-8 (charset from Content-Type, else <meta charset>, else UTF-8 when the first bytes are
- * valid UTF-8 (charset_default_utf8), else its own detection), so URLs come out right whatever the
- * page's charset.  Errors from libxml2 go to a per-context no-op structured
- * handler: nothing is printed and no global is touched. Memory per page: the libxml2 context
- * (bounded by bound.c and unstall), one 64 KB filter buffer, the base handle and the canonical URL.
- * Streaming caveat: a link seen before a late <base> or <meta robots> has
- * already been reported; parser_nofollow() after parser_finish() is the
- * page's final word.
+ * to UTF-8 (charset from Content-Type, else <meta charset>, else UTF-8 when the first non-ASCII
+ * bytes are valid UTF-8 (charset_sniff), else its own detection), so URLs come out right whatever
+ * the page's charset.  Errors from libxml2 go to a per-context no-op structured handler: nothing is
+ * printed and no global is touched. Memory per page: the libxml2 context (bounded by bound.c and
+ * unstall), one 64 KB filter buffer, the base handle and the canonical URL. Streaming caveat: a
+ * link seen before a late <base> or <meta robots> has already been reported; parser_nofollow()
+ * after parser_finish() is the page's final word.
  */
 #include "parser.h"
 #include "parser_internal.h"
@@ -49,7 +48,8 @@ struct parser {
     void *ud;
     parser_stats_t st;
     bound_t bound;
-    int charset_known; /* Content-Type named one, or the first bytes decided (charset.c) */
+    int charset_known;     /* Content-Type named one, or the first bytes decided */
+    charset_sniff_t sniff; /* the decision on the first bytes (charset.c) */
 };
 
 /* The filter's output, handed to libxml2 (which copies it) before
@@ -405,8 +405,9 @@ int parser_feed(parser_t *p, const char *data, size_t len)
         return CRAWL_EINVAL;
     p->st.bytes += len;
     if (!p->charset_known && len > 0) { /* no charset in Content-Type */
-        p->charset_known = 1;
-        if (charset_default_utf8(data, len))
+        int utf8 = charset_sniff(&p->sniff, data, len);
+        p->charset_known = utf8 >= 0;
+        if (utf8 == 1)
             xmlSwitchEncoding(p->ctxt, XML_CHAR_ENCODING_UTF8);
     }
     while (len > 0 && !p->err) {

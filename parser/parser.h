@@ -78,11 +78,12 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
 
 /* The visited-set key of a normalized URL (parser_url_normalize's output):
  * the URL with, after its authority, escapes of unreserved characters
- * (ALPHA DIGIT -._~) decoded and the hex of other escapes uppercased, so
- * "/%7Euser?a=%41" and "/~user?a=A" (one resource, RFC 3986 6.2.2) have one
- * key.  Returns 0 and *out (caller frees with free()), CRAWL_EBADURL (no
- * "scheme://authority/"), CRAWL_ENOMEM or CRAWL_EINVAL.  Idempotent;
- * thread-safe. */
+ * (ALPHA DIGIT -._~) decoded, the hex of other escapes uppercased and a
+ * '%' that starts no escape written "%25", so "/%7Euser?a=%41" and
+ * "/~user?a=A" (one resource, RFC 3986 6.2.2) have one key, and so do
+ * "/100%-cotton" and "/100%25-cotton".  Returns 0 and *out (caller frees with free()),
+ * CRAWL_EBADURL (no "scheme://authority/"), CRAWL_ENOMEM or CRAWL_EINVAL.  Idempotent; thread-safe.
+ */
 int parser_url_key(const char *url, char **out);
 
 /* Origin ("http://example.com:8080") and host ("example.com", "[::1]") of

@@ -72,14 +72,20 @@ static inline unsigned char url_lower(unsigned char c)
  * (iconv's stops the parse at the five undefined bytes).  Once per process;
  * thread-safe. */
 void charset_init(void);
-/* The default when Content-Type names no charset, decided on the first
- * bytes of the page (data[0..len), any split): 1 when they are valid UTF-8
- * (a sequence cut at the end counts as valid), as browsers default to
- * UTF-8 for such bytes; 0 leaves libxml2's own detection (BOM, <meta
- * charset>, latin-1 for invalid UTF-8).  A later <meta charset> still
- * switches, and invalid UTF-8 later in the page falls back to latin-1 for
- * the rest (libxml2).  Pure, thread-safe. */
-int charset_default_utf8(const char *data, size_t len);
+/* The default when Content-Type names no charset, decided on the raw bytes
+ * of the page as they come (any split): zero-initialize, then call with
+ * each chunk before libxml2 gets it until it returns 0 or 1.  1: the first
+ * non-ASCII sequence is valid UTF-8, so the page is read as UTF-8 (as
+ * browsers default for such bytes); 0: it is not, libxml2's own detection
+ * stays (BOM, <meta charset>, latin-1); -1: only ASCII so far (both
+ * readings agree).  A later <meta charset> still switches; invalid UTF-8
+ * after a valid sequence falls back to latin-1 for the rest (libxml2).
+ * Pure, thread-safe (the state is the caller's). */
+typedef struct charset_sniff {
+    unsigned char need;   /* continuation bytes still expected */
+    unsigned char lo, hi; /* range of the next continuation byte */
+} charset_sniff_t;
+int charset_sniff(charset_sniff_t *s, const char *data, size_t len);
 
 /* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
  * See bound.c: character data, comments and script/style text are dropped,

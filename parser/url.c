@@ -412,7 +412,7 @@ int parser_url_key(const char *url, char **out)
     auth = strstr(url, "://");
     if (!auth || !(p = strchr(auth + 3, '/')))
         return CRAWL_EBADURL;
-    if (!(o = malloc(strlen(url) + 1)))
+    if (!(o = malloc(3 * strlen(url) + 1)))
         return CRAWL_ENOMEM;
     memcpy(o, url, (size_t)(p - url));
     n = (size_t)(p - url);
@@ -429,6 +429,11 @@ int parser_url_key(const char *url, char **out)
                 o[n++] = hexdig[lo];
             }
             p += 2;
+        } else if (*p == '%') {
+            /* a '%' that starts no escape: escaped, or decoding the escape
+             * after it could make a new one ("%2%66" -> "%2f") */
+            memcpy(o + n, "%25", 3);
+            n += 3;
         } else {
             o[n++] = *p;
         }
