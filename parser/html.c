@@ -14,13 +14,14 @@
  * the base handle parsed once per page and normalized by url_resolve() (url.c), then given to the
  * callback; dropped links are counted by reason.  Refs that are empty or only a fragment name the
  * page itself and are skipped silently.  libxml2 decodes character references and converts the page
- * to UTF-8 (charset from Content-Type, else <meta charset>, else UTF-8 when the first non-ASCII
- * bytes are valid UTF-8 (charset_sniff), else its own detection), so URLs come out right whatever
- * the page's charset.  Errors from libxml2 go to a per-context no-op structured handler: nothing is
- * printed and no global is touched. Memory per page: the libxml2 context (bounded by bound.c and
- * unstall), one 64 KB filter buffer, the base handle and the canonical URL. Streaming caveat: a
- * link seen before a late <base> or <meta robots> has already been reported; parser_nofollow()
- * after parser_finish() is the page's final word.
+ * to UTF-8 (charset from Content-Type, else <meta charset>, else UTF-8 if the first non-ASCII
+ * bytes are valid UTF-8 (charset_sniff), else its own detection), so URLs come
+ * out right whatever the page's charset.  Errors from libxml2 go to a per-context no-op structured
+ * handler: nothing is printed and no global is touched. Memory per page: the libxml2 context
+ * (bounded by bound.c and unstall), one 64 KB filter buffer, the base handle and the canonical URL.
+ * Streaming caveat: a link seen before a late <base> or <meta robots> has
+ * already been reported; parser_nofollow() after parser_finish() is the
+ * page's final word.
  */
 #include "parser.h"
 #include "parser_internal.h"

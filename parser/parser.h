@@ -144,7 +144,11 @@ int parser_is_html(const char *content_type);
  * here), the base for relative links until the first <base href>; NULL or
  * unparsable: relative links are counted in dropped_bad.  content_type: the
  * HTTP header value or NULL; its charset, if any, wins over <meta charset>
- * (windows-1252 is decoded as browsers do).  x_robots_tag: header value or
+ * (windows-1252 is decoded as browsers do).  With no charset in either,
+ * the page is UTF-8 when its first non-ASCII bytes are valid UTF-8 (what
+ * browsers default to for such bytes); otherwise libxml2 reads it as
+ * latin-1 (browsers: windows-1252, which differs in 0x80-0x9F; the HTML
+ * Standard's fuller sniffing is not done).  x_robots_tag: header value or
  * NULL ("nofollow" or "none" in it: no links).  cfg may be NULL (defaults).
  * Strings are copied.  NULL on out-of-memory.  Not thread-safe: one per
  * transfer; several parsers may run in different threads at once. */
