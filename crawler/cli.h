@@ -33,6 +33,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_bloom(int argc, char **argv);
 int cmd_robots(int argc, char **argv); /* cmd_robots.c */
+int cmd_url(int argc, char **argv);    /* cmd_url.c */
 
 /* ---- option tables ----------------------------------------------------------
  * Each subcommand declares every option once, in one array of cli_opt_t

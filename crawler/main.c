@@ -1,6 +1,6 @@
 /*
  * main.c -- the `crawler` program: global library set-up, then one
- * subcommand (crawl, seed, stats, reset, bloom, robots).
+ * subcommand (crawl, seed, stats, reset, bloom, robots, url).
  */
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -22,6 +22,7 @@ static const struct {
     {"reset", cmd_reset, "delete every key of one crawl"},
     {"bloom", cmd_bloom, "add/check URLs in a Bloom filter, or show its info"},
     {"robots", cmd_robots, "show what a robots.txt allows a user agent, rule and line"},
+    {"url", cmd_url, "print the URL the crawler would request for each link, and its key"},
 };
 #define NCMDS (sizeof CMDS / sizeof CMDS[0])
 

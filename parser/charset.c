@@ -10,6 +10,12 @@
  * named "windows-1252" (with the aliases cp1252 and x-cp1252) that decodes
  * that way; libxml2 finds registered handlers before iconv, both for the
  * charset we pass from Content-Type and for <meta charset>.
+ * charset_sniff() gives the default for a page whose Content-Type names no
+ * charset: UTF-8 when its first non-ASCII bytes are valid UTF-8 (browsers'
+ * default for such bytes; libxml2 would read them as latin-1, and each
+ * non-ASCII byte of a link would come out double-encoded).  It reads the
+ * raw bytes, text included, across chunk boundaries, and decides before
+ * libxml2 has consumed any non-ASCII byte: up to then both readings agree.
  * State: the registration is process-wide (libxml2's handler table), done
  * under pthread_once; the decoder itself is stateless.
  */
@@ -70,4 +76,50 @@ static void register_handlers(void)
 void charset_init(void)
 {
     pthread_once(&once, register_handlers);
+}
+
+/* Length of the UTF-8 sequence that lead byte c starts (0: invalid lead),
+ * and the range its second byte must be in (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+static int utf8_seq(unsigned char c, unsigned char *lo, unsigned char *hi)
+{
+    *lo = 0x80;
+    *hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        return 2;
+    if (c >= 0xE0 && c <= 0xEF) {
+        *lo = c == 0xE0 ? 0xA0 : 0x80;
+        *hi = c == 0xED ? 0x9F : 0xBF;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        *lo = c == 0xF0 ? 0x90 : 0x80;
+        *hi = c == 0xF4 ? 0x8F : 0xBF;
+        return 4;
+    }
+    return 0;
+}
+
+int charset_sniff(charset_sniff_t *s, const char *data, size_t len)
+{
+    const unsigned char *b = (const unsigned char *)data;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = b[i];
+        if (s->need == 0) {
+            if (c < 0x80)
+                continue;
+            int n = utf8_seq(c, &s->lo, &s->hi);
+            if (n == 0)
+                return 0; /* no lead byte: not UTF-8 */
+            s->need = (unsigned char)(n - 1);
+            continue;
+        }
+        if (c < s->lo || c > s->hi)
+            return 0;
+        s->lo = 0x80; /* only the second byte has a narrower range */
+        s->hi = 0xBF;
+        if (--s->need == 0)
+            return 1; /* a whole valid sequence, none invalid before it */
+    }
+    return -1;
 }

@@ -19,7 +19,8 @@
  * the base handle parsed once per page and normalized by url_resolve() (url.c), then given to the
  * callback; dropped links are counted by reason.  Refs that are empty or only a fragment name the
  * page itself and are skipped silently.  libxml2 decodes character references and converts the page
- * to UTF-8 (charset from Content-Type, else <meta charset>, else its own detection), so URLs come
+ * to UTF-8 (charset from Content-Type, else <meta charset>, else UTF-8 if the first non-ASCII
+ * bytes are valid UTF-8 (charset_sniff), else its own detection), so URLs come
  * out right whatever the page's charset.  Errors from libxml2 go to a per-context no-op structured
  * handler: nothing is printed and no global is touched. Memory per page: the libxml2 context
  * (bounded by bound.c and unstall), one 64 KB filter buffer, the base handle and the canonical URL.
@@ -53,6 +54,8 @@ struct parser {
     void *ud;
     parser_stats_t st;
     bound_t bound;
+    int charset_known;     /* Content-Type named one, or the first bytes decided */
+    charset_sniff_t sniff; /* the decision on the first bytes (charset.c) */
 };
 
 /* The filter's output, handed to libxml2 (which copies it) before
@@ -349,6 +352,7 @@ static void apply_charset(parser_t *p, const char *content_type)
     xmlCharEncodingHandlerPtr h;
     if (!content_type || !header_charset(content_type, cs, sizeof(cs)))
         return;
+    p->charset_known = 1;
     if (strncasecmp(cs, "utf-16", 6) == 0 || strncasecmp(cs, "utf-32", 6) == 0)
         p->bound.passthrough = 1;
     h = xmlFindCharEncodingHandler(cs);
@@ -370,7 +374,7 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
         p->cfg.max_url_length = PARSER_DEFAULT_MAX_URL_LENGTH;
     p->fn = fn;
     p->ud = ud;
-    /* a truncated value must still be refused as too long: see url_clean.c */
+    /* a truncated value must still be refused as too long: see url.c */
     bound_init(&p->bound, 4 * p->cfg.max_url_length + 1024);
     if (page_url &&
         url_base_new(page_url, strlen(page_url), p->cfg.max_url_length, &p->page) == CRAWL_ENOMEM)
@@ -434,6 +438,12 @@ int parser_feed(parser_t *p, const char *data, size_t len)
     if (!p || (!data && len) || p->finished)
         return CRAWL_EINVAL;
     p->st.bytes += len;
+    if (!p->charset_known && len > 0) { /* no charset in Content-Type */
+        int utf8 = charset_sniff(&p->sniff, data, len);
+        p->charset_known = utf8 >= 0;
+        if (utf8 == 1)
+            xmlSwitchEncoding(p->ctxt, XML_CHAR_ENCODING_UTF8);
+    }
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
         size_t n = bound_filter(&p->bound, data, take, fbuf);

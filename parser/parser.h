@@ -1,5 +1,5 @@
 /*
- * parser.h -- URL normalization (on libcurl's URL API) and streaming link
+ * parser.h -- URL normalization (the WHATWG URL Standard) and streaming link
  * extraction from HTML (libxml2's push parser with SAX callbacks, no tree).
  *
  * The normalizer is THE one normalizer of the project: seeds, links,
@@ -28,31 +28,63 @@
  *   CRAWL_ETOOLONG   longer than the configured maximum
  *   CRAWL_EPARSE     libxml2 refused the input */
 
-/* Resolves REF against BASE (BASE may be NULL when REF is absolute) and
- * normalizes the result: whitespace trimmed, tabs/newlines removed, scheme and
- * host lowercased, default port dropped, dot segments removed, fragment
- * dropped, empty path -> "/", IDN host -> punycode.  Percent-escapes in the
- * host and path: unreserved ones decoded, others uppercase hex, a '%' that
- * starts no escape -> "%25", unsendable bytes (space, controls, "<>`{},
- * non-ASCII as UTF-8) escaped, '\' -> '/'.  The query is kept byte for byte
- * (only unsendable bytes escaped; an empty "?" is dropped).  Userinfo is
- * dropped, from every URL (links, seeds, redirects, and a base's is not
- * inherited): "http://user:pw@host/a", "http://@host/a" and
- * "http://a:@host/a" all give "http://host/a".  A crawler never sends
- * credentials found in a link, and libcurl would turn any userinfo, even an
- * empty one, into an Authorization header; so the authority of a normalized
- * URL is exactly its origin (parser_url_origin).  "http:g" against an http
- * base is relative (as browsers do).
- * Hosts must be letters/digits/-._ (after IDN) or an IP literal.
+/* Resolves REF against BASE (BASE may be NULL when REF is absolute) by the
+ * WHATWG URL Standard's basic URL parser, for http and https, and writes
+ * its serialization: what a browser requests for that link.  So: leading
+ * and trailing C0 controls and spaces trimmed, tabs and newlines removed;
+ * any run of '/' and '\' after "http:" is the authority's slashes, '\' is
+ * '/' in the path; "http:g" against an http base is relative; the host is
+ * percent-decoded, IDN -> punycode (libidn2, UTS #46), lowercased, and a
+ * host that ends in a number is IPv4 in any form browsers accept ("0x7f.1",
+ * "2130706433", "1.2.3.4." -> 1.2.3.4) or refused ("1.2.3.4.5", "1.2.3.08",
+ * "256.256.256.256"); IPv6 compressed ("[::127.0.0.1]" -> "[::7f00:1]");
+ * default port dropped; "." and ".." segments (also as "%2e") removed; the
+ * path's bytes C0, space, "#<>?^`{} and non-ASCII (as UTF-8 bytes) and the
+ * query's C0, space, "#<>' and non-ASCII percent-encoded; existing escapes
+ * and a '%' that starts none are kept as they are ("/100%-cotton" stays).
+ *
+ * Deliberate differences from the Standard (each on purpose):
+ *  - The fragment is dropped: it is never sent, and "#a"/"#b" are one page.
+ *  - Userinfo is dropped, from every URL (links, seeds, redirects; a base's
+ *    is not inherited): "http://user:pw@host/a", "http://@host/a" and
+ *    "http://::@c@d:2" give "http://host/a" ... "http://d:2/".  A crawler
+ *    never sends credentials found in a link, and libcurl turns any
+ *    userinfo, even an empty one, into an Authorization header.  So the
+ *    authority of a normalized URL is exactly its origin (parser_url_origin).
+ *  - An empty query ("http://h/p?") is dropped: libcurl drops it from the
+ *    request anyway, so both spellings name one request.
+ *  - Hosts (after IDNA) must be letters, digits, '-', '.', '_' or an IP:
+ *    the Standard also accepts !$&'()*+,;=`{}~ in a host, which libcurl
+ *    refuses to request and DNS names cannot hold.  Non-ASCII hosts go
+ *    through libidn2, stricter than UTS #46 in the Standard's settings in
+ *    places (its hyphen and DNS length checks); ASCII hosts never do,
+ *    except "xn--" labels, which it checks.
+ *  - Bytes that are not UTF-8 are escaped one by one (the Standard would
+ *    first decode them to U+FFFD); and the query is always encoded as
+ *    UTF-8 (a browser uses the page's encoding for the query of a link on
+ *    a non-UTF-8 page: only such links with non-ASCII queries differ).
+ *  - The visited-set key decodes escapes of unreserved characters and
+ *    uppercases the others (parser_url_key), which a browser never does to
+ *    the URL it requests.
  * Returns 0 and *out, a new string (caller frees with free()), or
  * CRAWL_ESCHEME (not http/https, in REF or BASE), CRAWL_ETOOLONG (result,
  * or REF itself beyond 4 * max_len, longer than max_len), CRAWL_EBADURL
- * (unparsable, relative without BASE, bad BASE), CRAWL_ENOMEM,
+ * (the Standard's failures, relative without BASE, bad BASE), CRAWL_ENOMEM,
  * CRAWL_EINVAL (REF or out NULL); *out is NULL on failure.
  * max_len == 0 means PARSER_DEFAULT_MAX_URL_LENGTH.  Idempotent.
- * Thread-safe.  Costs about 2 libcurl parses; the HTML parser resolves
- * links against a base parsed once per page (~1 us per link). */
+ * Thread-safe.  One pass, no libcurl; the HTML parser resolves links
+ * against a base parsed once per page. */
 int parser_url_normalize(const char *base, const char *ref, size_t max_len, char **out);
+
+/* The visited-set key of a normalized URL (parser_url_normalize's output):
+ * the URL with, after its authority, escapes of unreserved characters
+ * (ALPHA DIGIT -._~) decoded, the hex of other escapes uppercased and a
+ * '%' that starts no escape written "%25", so "/%7Euser?a=%41" and
+ * "/~user?a=A" (one resource, RFC 3986 6.2.2) have one key, and so do
+ * "/100%-cotton" and "/100%25-cotton".  Returns 0 and *out (caller frees with free()),
+ * CRAWL_EBADURL (no "scheme://authority/"), CRAWL_ENOMEM or CRAWL_EINVAL.  Idempotent; thread-safe.
+ */
+int parser_url_key(const char *url, char **out);
 
 /* Origin ("http://example.com:8080") and host ("example.com", "[::1]") of
  * url, written into buf with a NUL.  THE one definition of origin in the
@@ -112,7 +144,11 @@ int parser_is_html(const char *content_type);
  * here), the base for relative links until the first <base href>; NULL or
  * unparsable: relative links are counted in dropped_bad.  content_type: the
  * HTTP header value or NULL; its charset, if any, wins over <meta charset>
- * (windows-1252 is decoded as browsers do).  x_robots_tag: header value or
+ * (windows-1252 is decoded as browsers do).  With no charset in either,
+ * the page is UTF-8 when its first non-ASCII bytes are valid UTF-8 (what
+ * browsers default to for such bytes); otherwise libxml2 reads it as
+ * latin-1 (browsers: windows-1252, which differs in 0x80-0x9F; the HTML
+ * Standard's fuller sniffing is not done).  x_robots_tag: header value or
  * NULL ("nofollow" or "none" in it: no links).  cfg may be NULL (defaults).
  * Strings are copied.  NULL on out-of-memory.  Not thread-safe: one per
  * transfer; several parsers may run in different threads at once. */

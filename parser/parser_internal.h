@@ -3,8 +3,9 @@
  * public contract.  The html parser parses the page's base URL once
  * (url_base_new) and resolves every link against that handle (url_resolve),
  * instead of re-parsing the base string for each link.  The normalizer is
- * url_clean.c (the reference, step 1) and url.c (resolution through libcurl
- * and serialization); url_origin.c reads host and origin back.
+ * url.c (the WHATWG URL Standard's parser for http/https, resolution and
+ * serialization in one pass) and url_host.c (its host parser); url_origin.c
+ * reads host and origin back.
  */
 #ifndef PARSER_INTERNAL_H
 #define PARSER_INTERNAL_H
@@ -13,7 +14,7 @@
 #include <stdint.h>
 
 /* A base URL, normalized once per page, kept as a string with the offsets
- * of its parts (RFC 3986 5.2.2 takes a prefix of it for each reference). */
+ * of its parts (the Standard's relative states copy a prefix of it). */
 typedef struct url_base url_base_t;
 
 /* Cleans and normalizes an absolute http/https URL (len bytes) into a new
@@ -24,24 +25,12 @@ void url_base_free(url_base_t *b);
 const char *url_base_str(const url_base_t *b);
 
 /* Resolves ref (len bytes, need not be NUL-terminated) against base (may be
- * NULL) and normalizes the result: the reference is cleaned (url_clean.c), the
- * base prefix it keeps is put in front (RFC 3986 5.2.2), libcurl parses the
- * absolute result (dot segments, default port, ...) and it is serialized
- * from libcurl's parts.  *out: malloc'd, caller frees with free(); *out_len
- * its length.  Returns 0 or a CRAWL_E* code.  Thread-safe (base is only
- * read). */
+ * NULL) by the Standard's basic URL parser and writes the serialization
+ * (parser.h: parser_url_normalize).  *out: malloc'd, caller frees with
+ * free(); *out_len its length (out_len may be NULL).  Returns 0 or a
+ * CRAWL_E* code (*out NULL).  Thread-safe (base is only read). */
 int url_resolve(const url_base_t *base, const char *ref, size_t len, size_t max_len, char **out,
                 size_t *out_len);
-
-/* url_resolve() without its same-origin shortcut (every result parsed by
- * libcurl): what tests and fuzz_url check the shortcut against. */
-int url_resolve_full(const url_base_t *base, const char *ref, size_t len, size_t max_len,
-                     char **out, size_t *out_len);
-
-/* The same through libcurl's own relative resolution (curl_url_set of the
- * reference on a handle holding the base): slower, the reference that
- * url_resolve() is checked against in tests and fuzzing. */
-int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, char **out);
 
 /* origin and host through the normalizer only, never by the scanning fast
  * path of parser_url_origin()/parser_url_host() (url_origin.c): what tests
@@ -49,20 +38,18 @@ int url_resolve_curl(const url_base_t *base, const char *ref, size_t max_len, ch
 int url_origin_full(const char *url, char *buf, size_t buflen);
 int url_host_full(const char *url, char *buf, size_t buflen);
 
-/* ---- url_clean.c: step 1 of the normalizer --------------------------------
- * Cleans ref[0..len) into a malloc'd string *out (see url_clean.c), written
- * after reserve free bytes (room for a base prefix); the caller frees *out.
- * base_scheme: the scheme of the base ("http"/"https") or NULL without a
- * base.  *absolute is set when the result carries its own scheme.  Returns
- * 0, CRAWL_ETOOLONG (len beyond 4 * max_len + 64), CRAWL_ESCHEME or
- * CRAWL_ENOMEM (*out untouched on failure). */
-int url_clean(const char *ref, size_t len, size_t max_len, const char *base_scheme, size_t reserve,
-              char **out, int *absolute);
+/* ---- url_host.c: the Standard's host parser (special schemes) -----------
+ * Parses the host h[0..n) (as it stands in the URL: percent-escapes, IDN,
+ * "[v6]", IPv4 number forms) and writes its serialization into o (room for
+ * cap bytes, no NUL).  Returns its length, CRAWL_EBADURL (not a host, or a
+ * character parser.h's restriction refuses), CRAWL_ETOOLONG (cap) or
+ * CRAWL_ENOMEM. */
+int url_host_parse(const char *h, size_t n, char *o, size_t cap);
 
-/* 1 if every dot-separated label of h[0..n) is a number as libcurl reads
- * IPv4 parts (decimal, or 0x hex): libcurl would re-read such a host as an
- * address (url.c). */
-int url_numeric_ipv4_form(const char *h, size_t n);
+/* 1 if the domain h[0..n) "ends in a number" (the Standard's check: its
+ * last label, ignoring one empty one after a final dot, is decimal or a
+ * 0x-hex number): such a host is an IPv4 address or nothing. */
+int url_ends_in_number(const char *h, size_t n);
 
 /* ASCII character classes of RFC 3986 (no locale). */
 static inline int url_is_alpha(unsigned char c)
@@ -85,6 +72,20 @@ static inline unsigned char url_lower(unsigned char c)
  * (iconv's stops the parse at the five undefined bytes).  Once per process;
  * thread-safe. */
 void charset_init(void);
+/* The default when Content-Type names no charset, decided on the raw bytes
+ * of the page as they come (any split): zero-initialize, then call with
+ * each chunk before libxml2 gets it until it returns 0 or 1.  1: the first
+ * non-ASCII sequence is valid UTF-8, so the page is read as UTF-8 (as
+ * browsers default for such bytes); 0: it is not, libxml2's own detection
+ * stays (BOM, <meta charset>, latin-1); -1: only ASCII so far (both
+ * readings agree).  A later <meta charset> still switches; invalid UTF-8
+ * after a valid sequence falls back to latin-1 for the rest (libxml2).
+ * Pure, thread-safe (the state is the caller's). */
+typedef struct charset_sniff {
+    unsigned char need;   /* continuation bytes still expected */
+    unsigned char lo, hi; /* range of the next continuation byte */
+} charset_sniff_t;
+int charset_sniff(charset_sniff_t *s, const char *data, size_t len);
 
 /* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
  * See bound.c: character data, comments and script/style text are dropped,
@@ -114,7 +115,7 @@ typedef struct bound {
 } bound_t;
 
 /* attr_cap: cap of an attribute value (at least BOUND_ATTR_MIN_CAP); keep
- * it above what url_clean.c refuses as too long before parsing (4 * max_len + 64)
+ * it above what url.c refuses as too long before parsing (4 * max_len + 64)
  * so that a cut value is never reported as a shorter URL. */
 void bound_init(bound_t *b, size_t attr_cap);
 /* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;

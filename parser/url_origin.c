@@ -11,9 +11,9 @@
  * Both are asked for every link, so a scan answers the common case without
  * allocating: a URL "http[s]://host[:port]/..." whose scheme, host and port
  * normalization would give back byte for byte (split(), strict).  Anything
- * else -- userinfo, capitals, IP literals, numeric IPv4 forms that libcurl
- * would rewrite, a default or zero-padded port, no '/' after the authority --
- * is normalized first (about two libcurl parses) and the result scanned.
+ * else -- userinfo, capitals, IP literals, hosts that end in a number (IPv4
+ * forms), "xn--" labels (IDNA checks them), a default or zero-padded port,
+ * no '/' after the authority -- is normalized first and the result scanned.
  * url_origin_full() and url_host_full() take the second path always;
  * tests/test_parser_url.c and fuzz_url check that both paths agree.
  * No state: thread-safe.
@@ -53,7 +53,7 @@ static int canonical_port(const char *p, size_t n, size_t scheme_len)
 }
 
 /* 1 if h[0..n) is four decimal numbers 0..255 without leading zeros, the
- * form libcurl writes an IPv4 address in. */
+ * form the normalizer writes an IPv4 address in. */
 static int dotted_quad(const char *h, size_t n)
 {
     const char *end = h + n;
@@ -68,6 +68,15 @@ static int dotted_quad(const char *h, size_t n)
             return 0;
     }
     return h == end;
+}
+
+/* 1 if a label of the name h[0..n) (lowercase) starts with "xn--". */
+static int has_a_label(const char *h, size_t n)
+{
+    for (size_t i = 0; i + 4 <= n; i++)
+        if ((i == 0 || h[i - 1] == '.') && memcmp(h + i, "xn--", 4) == 0)
+            return 1;
+    return 0;
 }
 
 /* Splits "http[s]://host[:port]/...".  strict (url from anywhere): 0 only
@@ -86,7 +95,7 @@ static int split(const char *url, authority_t *a, int strict)
     if (!end)
         return -1;
     if (*q == '[') {
-        if (strict) /* libcurl rewrites IPv6 (zeros, case, zone id): ask it */
+        if (strict) /* IPv6 is rewritten (zeros, case): ask the normalizer */
             return -1;
         while (q < end && *q != ']')
             q++;
@@ -117,8 +126,8 @@ static int split(const char *url, authority_t *a, int strict)
     /* dotted_quad first: it settles the common IP literal, and fails at the
      * first letter of a name */
     if (strict && h[0] != '[' && !dotted_quad(h, a->host_len) &&
-        url_numeric_ipv4_form(h, a->host_len))
-        return -1; /* "0x7f.1", "2130706433", "127.000.0.1": libcurl rewrites them */
+        (url_ends_in_number(h, a->host_len) || has_a_label(h, a->host_len)))
+        return -1; /* "0x7f.1", "2130706433", "1.2.3.4.": IPv4 forms; "xn--": checked by IDNA */
     return 0;
 }
 
