@@ -9,8 +9,10 @@
  * frontier_bloom_name), then:
  *   add    reads URLs (cli_read_urls: normalized by parser_url_normalize,
  *          invalid lines reported with their number and skipped), collects
- *          --batch of them, test-and-adds each batch in one round trip
- *          (bloom_add_many) and prints "new URL" / "seen URL" in input order;
+ *          --batch of them, test-and-adds each batch's visited-set keys
+ *          (parser_url_key, as the frontier keys a crawl's visited set) in
+ *          one round trip (bloom_add_many) and prints "new URL" / "seen URL"
+ *          in input order;
  *   check  the same with bloom_contains_many ("yes URL" / "no URL"); writes
  *          nothing, and fails clearly if there is no such filter;
  *   info   bloom_info as text or --json.
@@ -28,6 +30,7 @@
 #include "cli.h"
 #include "frontier.h"
 #include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
+#include "parser.h"
 
 #define BLOOM_CLI_BATCH 1000
 #define BLOOM_CLI_MAX_BATCH 100000
@@ -52,7 +55,8 @@ typedef struct bopts {
 typedef struct batch {
     bloom_t *b;
     int add;
-    char **urls;
+    char **urls; /* as printed */
+    char **keys; /* as tested: parser_url_key of each */
     size_t n, cap;
     uint8_t *res;
     int failed;
@@ -154,9 +158,9 @@ static int flush(batch_t *bt)
 {
     if (bt->n == 0)
         return 0;
-    int rc = bt->add
-                 ? bloom_add_many(bt->b, (const char *const *)bt->urls, NULL, bt->n, bt->res)
-                 : bloom_contains_many(bt->b, (const char *const *)bt->urls, NULL, bt->n, bt->res);
+    const char *const *keys = (const char *const *)bt->keys;
+    int rc = bt->add ? bloom_add_many(bt->b, keys, NULL, bt->n, bt->res)
+                     : bloom_contains_many(bt->b, keys, NULL, bt->n, bt->res);
     if (rc < 0) {
         const char *m = bloom_errmsg(bt->b);
         fprintf(stderr, "crawler bloom: %s\n", *m ? m : crawl_strerror(rc));
@@ -173,6 +177,7 @@ static int flush(batch_t *bt)
             bt->total++;
         }
         free(bt->urls[i]);
+        free(bt->keys[i]);
     }
     bt->n = 0;
     return rc < 0 ? -1 : 0;
@@ -183,8 +188,10 @@ static int take_url(void *ud, const char *url, const char *line, unsigned long l
     (void)line;
     (void)lineno;
     batch_t *bt = ud;
-    if (!(bt->urls[bt->n] = strdup(url))) {
-        fprintf(stderr, "crawler bloom: out of memory\n");
+    int krc = parser_url_key(url, &bt->keys[bt->n]);
+    if (krc < 0 || !(bt->urls[bt->n] = strdup(url))) {
+        fprintf(stderr, "crawler bloom: %s\n", crawl_strerror(krc < 0 ? krc : CRAWL_ENOMEM));
+        free(krc < 0 ? NULL : bt->keys[bt->n]);
         bt->failed = 1;
         return -1;
     }
@@ -195,9 +202,10 @@ static int run_lines(bloom_t *b, const bopts_t *o)
 {
     batch_t bt = {.b = b, .add = o->action == ACT_ADD, .cap = o->batch};
     bt.urls = calloc(bt.cap, sizeof *bt.urls);
+    bt.keys = calloc(bt.cap, sizeof *bt.keys);
     bt.res = malloc(bt.cap);
     long bad = -1;
-    if (bt.urls && bt.res) {
+    if (bt.urls && bt.keys && bt.res) {
         bad = cli_read_urls(stdin, "<stdin>", 0, take_url, &bt);
         if (bad >= 0)
             flush(&bt);
@@ -205,8 +213,9 @@ static int run_lines(bloom_t *b, const bopts_t *o)
         fprintf(stderr, "crawler bloom: out of memory\n");
     }
     for (size_t i = 0; i < bt.n; i++)
-        free(bt.urls[i]);
+        free(bt.urls[i]), free(bt.keys[i]);
     free(bt.urls);
+    free(bt.keys);
     free(bt.res);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "crawler bloom: error writing standard output\n");

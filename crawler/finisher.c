@@ -177,6 +177,7 @@ static int write_record(finisher_t *f, const page_t *p)
                       .depth = p->item.depth,
                       .bytes = p->bytes,
                       .links_found = (uint32_t)p->nlinks,
+                      .links_over_cap = p->links_over_cap,
                       .fetch_ms = p->fetch_ms,
                       .error_kind = p->error_kind,
                       .error_text = p->error_text,

@@ -145,6 +145,24 @@ static int probe(frontier_t *f, fr_offer_t *o, const char *l, size_t len, size_t
     return block_index(bl, pr.block, &k->block) < 0 ? CRAWL_ENOMEM : 0;
 }
 
+/* The visited-set key of URL l (len bytes): parser_url_key's (escapes of
+ * unreserved characters decoded, ...), which is l itself when l holds no
+ * '%' (the key changes only escapes).  NULL when not a URL (*rc
+ * CRAWL_EBADURL) or out of memory (CRAWL_ENOMEM); *tmp the copy to free
+ * (NULL for l itself). */
+static const char *link_key(const char *l, size_t len, size_t *klen, char **tmp, int *rc)
+{
+    *tmp = NULL;
+    *klen = len;
+    *rc = 0;
+    if (!memchr(l, '%', len))
+        return l;
+    if ((*rc = parser_url_key(l, tmp)) < 0)
+        return NULL;
+    *klen = strlen(*tmp);
+    return *tmp;
+}
+
 int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
                      fr_blocks_t *bl, fr_offer_t *o)
 {
@@ -166,17 +184,32 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
             o->skipped++;
             continue;
         }
-        if (use_cache && bloom_cache_contains(f->bloom, l, len)) {
+        size_t kl;
+        char *tmp;
+        int krc;
+        const char *key = link_key(l, len, &kl, &tmp, &krc);
+        if (krc == CRAWL_ENOMEM) {
+            fr_offer_free(o);
+            return krc;
+        }
+        if (!key) { /* no "scheme://authority/": not a URL */
+            o->skipped++;
+            continue;
+        }
+        if (use_cache && bloom_cache_contains(f->bloom, key, kl)) {
+            free(tmp);
             o->cached++;
             continue;
         }
         fr_link_t *k = &o->v[o->nsent];
         int orc = len < UINT32_MAX ? add_origin(o, l, k) : CRAWL_EINVAL;
         if (orc == CRAWL_EINVAL) { /* no origin: no queue to put it in */
+            free(tmp);
             o->skipped++;
             continue;
         }
-        int rc = orc < 0 ? orc : probe(f, o, l, len, n, bl, k);
+        int rc = orc < 0 ? orc : probe(f, o, key, kl, n, bl, k);
+        free(tmp);
         if (rc < 0) {
             fr_offer_free(o);
             return rc;
@@ -302,16 +335,27 @@ long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links,
         return -1;
     long nnew = 0;
     const char *noted[64];
-    size_t nn = 0;
+    char *tmp[64];
+    size_t nn = 0, nt = 0;
     for (size_t i = 0; i < o->nsent; i++) {
         char c = codes[i];
         nnew += c == 'n';
-        if (c == 'n' || c == 's')
-            noted[nn++] = links[o->v[i].idx];
+        const char *l = links[o->v[i].idx];
+        size_t kl;
+        int krc; /* a key that cannot be made is left out of the cache: a later offer asks Redis */
+        const char *key = c == 'n' || c == 's' ? link_key(l, strlen(l), &kl, &tmp[nt], &krc) : NULL;
+        if (key) { /* the local cache holds what Redis holds: keys */
+            nt += tmp[nt] != NULL;
+            noted[nn++] = key;
+        }
         if (nn == 64 || (i + 1 == o->nsent && nn)) {
             bloom_cache_note(f->bloom, noted, NULL, nn);
+            while (nt)
+                free(tmp[--nt]);
             nn = 0;
         }
     }
+    while (nt)
+        free(tmp[--nt]);
     return nnew;
 }

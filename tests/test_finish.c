@@ -274,3 +274,48 @@ Test(finish, links_with_whitespace_are_skipped_not_queued)
     side_close(&a);
     fx_redis_stop(r);
 }
+
+/* The visited set is keyed on parser_url_key: spellings of one resource
+ * that differ only in escapes of unreserved characters (and a stray '%')
+ * are one URL to it, whichever comes first, while each is requested as a
+ * browser spells it.  Every pair: the first new, the second seen, on the
+ * Redis filter (a handle without a local cache entry for it: b) and on the
+ * local cache (a, which offered the first). */
+Test(finish, spellings_that_differ_only_in_unreserved_escapes_are_one_visited_url)
+{
+    static const struct {
+        const char *first, *second;
+    } pairs[] = {
+        {"http://key.test/~user", "http://key.test/%7Euser"},
+        {"http://key.test/%7ea", "http://key.test/~a"},
+        {"http://key.test/q?x=%41", "http://key.test/q?x=A"},
+        {"http://key.test/100%-cotton", "http://key.test/100%25-cotton"},
+        {"http://key.test/%2D%2E%5F", "http://key.test/-._"},
+    };
+    fx_redis_t *r = side_redis();
+    side_t a, b;
+    side_open(&a, r, CRAWL, NULL, 1000);
+    side_open(&b, r, CRAWL, NULL, 1000);
+    const char *seed = "http://key.test/";
+    side_seed_all(a.f, &seed, 1);
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        for (int round = 0; round < 3; round++) { /* first on a, second on b, second on a */
+            side_t *s = round == 1 ? &b : &a;
+            frontier_item_t it[1] = {0};
+            const char *seed2 = round ? pairs[i].second : pairs[i].first;
+            size_t added = 9;
+            cr_assert_eq(frontier_seed(s->f, &seed2, 1, 0, &added), 0);
+            cr_expect_eq(added, round == 0, "%s (after %s, round %d): %zu added", seed2,
+                         pairs[i].first, round, added);
+            while (side_claim(s->f, it, 1) == 1) { /* drain: nothing left leased */
+                frontier_done_t d = {.item = &it[0], .outcome = {.status = 200, .bytes = 1}};
+                cr_assert_eq(frontier_finish(s->f, &d, 1), 0);
+                frontier_item_clear(&it[0]);
+            }
+        }
+    }
+    side_check(a.c, a.f, 1000);
+    side_close(&b);
+    side_close(&a);
+    fx_redis_stop(r);
+}
