@@ -102,7 +102,7 @@ int parser_url_host(const char *url, char *buf, size_t buflen);
 /* What kind of element a link came from. */
 typedef enum parser_link_kind {
     PARSER_LINK_A,       /* a[href], area[href] */
-    PARSER_LINK_LINK,    /* link[href] (not stylesheet/icon) */
+    PARSER_LINK_LINK,    /* link[href] whose rel names a hyperlink (alternate, next, prev, ...) */
     PARSER_LINK_FRAME,   /* frame[src], iframe[src] */
     PARSER_LINK_REFRESH, /* meta http-equiv=refresh */
 } parser_link_kind_t;
@@ -111,9 +111,11 @@ typedef enum parser_link_kind {
  * absolute (NUL-terminated, len = strlen), valid only during the call.
  * Not called for: links whose ref is empty or only a fragment (the page
  * itself), rel=canonical (see parser_canonical), links after a
- * meta robots nofollow, rel=nofollow (unless follow_nofollow), link rel=
- * stylesheet/icon/preload/prefetch/preconnect/dns-prefetch/modulepreload/
- * manifest/pingback, dropped URLs (counted in parser_stats_t). */
+ * meta robots nofollow, rel=nofollow (unless follow_nofollow), a <link>
+ * whose rel names no hyperlink (none without rel; never stylesheet, icon,
+ * preload, prefetch, prerender, preconnect, dns-prefetch, modulepreload,
+ * manifest, pingback, search, ...), dropped URLs (counted in
+ * parser_stats_t). */
 typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_link_kind_t kind);
 
 typedef struct parser_config {
