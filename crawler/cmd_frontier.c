@@ -247,14 +247,16 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
             "\"hosts\": %llu, \"ready_hosts\": %llu, \"dead\": %llu, \"enqueued\": %llu, "
             "\"seeds\": %llu, \"claimed\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
             "\"retried\": %llu, \"reclaimed\": %llu, \"released\": %llu, \"new_links\": %llu, "
-            "\"seen_links\": %llu, \"skipped_links\": %llu, \"status\": {\"2xx\": %llu, "
+            "\"seen_links\": %llu, \"skipped_links\": %llu, \"capped_pages\": %llu, "
+            "\"status\": {\"2xx\": %llu, "
             "\"3xx\": %llu, \"4xx\": %llu, \"5xx\": %llu, \"other\": %llu}, \"errors\": %llu, "
             "\"error_kinds\": {",
             U(s->now_ms), U(s->queued), U(s->delayed), U(s->in_flight), U(s->hosts),
             U(s->ready_hosts), U(s->dead), U(s->enqueued), U(s->seeds), U(s->claimed),
             U(s->fetched), U(s->bytes), U(s->retried), U(s->reclaimed), U(s->released),
-            U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->status_2xx),
-            U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other), U(s->errors));
+            U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages),
+            U(s->status_2xx), U(s->status_3xx), U(s->status_4xx), U(s->status_5xx),
+            U(s->status_other), U(s->errors));
     for (size_t i = 0; i < s->nkinds; i++) {
         fprintf(o, "%s", i ? ", " : "");
         json_str(o, s->kinds[i].kind);
@@ -294,8 +296,9 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
             U(s->enqueued), U(s->seeds), U(s->claimed), U(s->fetched), U(s->bytes));
     fprintf(o, "  retried %llu  reclaimed %llu  released %llu\n", U(s->retried), U(s->reclaimed),
             U(s->released));
-    fprintf(o, "  links: new %llu  seen %llu  skipped (limits) %llu\n", U(s->new_links),
-            U(s->seen_links), U(s->skipped_links));
+    fprintf(o,
+            "  links: new %llu  seen %llu  skipped (limits) %llu  pages cut at the link cap %llu\n",
+            U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages));
     fprintf(o, "  status: 2xx %llu  3xx %llu  4xx %llu  5xx %llu  other %llu\n", U(s->status_2xx),
             U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
     text_bloom(o, bv);

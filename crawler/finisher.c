@@ -348,7 +348,8 @@ static int swap_batches(finisher_t *f)
             .links = (const char *const *)d->p.links,
             .nlinks = d->p.nlinks,
             .link_depth = d->p.link_depth,
-            .link_hops = d->p.link_hops};
+            .link_hops = d->p.link_hops,
+            .links_over_cap = d->p.links_over_cap};
     }
     return 0;
 }

@@ -54,7 +54,7 @@ static void page_outcomes(const frontier_done_t *p, size_t n, fr_args_t *a)
  * p[0..n) as if every lease held. */
 static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o, fr_args_t *a)
 {
-    uint64_t c[10] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint64_t c[11] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
         int st = p[i].outcome.status > 0 ? p[i].outcome.status : 0;
         c[1] += p[i].outcome.bytes;
@@ -65,8 +65,9 @@ static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
         c[7] += p[i].outcome.error && *p[i].outcome.error;
         c[8] += o[i].cached;
         c[9] += o[i].skipped;
+        c[10] += p[i].links_over_cap > 0;
     }
-    for (int x = 0; x < 10; x++)
+    for (int x = 0; x < 11; x++)
         fa_u64(a, c[x]);
 }
 
@@ -136,12 +137,12 @@ static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
  *   ARGV[8]       k             Bloom bits a link; < 0: the module's layout
  *   ARGV[9]       worker        the worker of the first page's lease
  *   ARGV[10]      nforeign      pages whose lease is another worker's
- *   ARGV[11..20]  sums          over all pages, as if every lease held:
+ *   ARGV[11..21]  sums          over all pages, as if every lease held:
  *                               fetched bytes status_2xx status_3xx status_4xx
  *                               status_5xx status_other errors seen_links
- *                               skipped_links (finish_sums)
- *   ARGV[21]      outcomes      what each page added to them (page_outcomes)
- *   ARGV[22]      nhosts        then 3 arguments a host (finish_hosts):
+ *                               skipped_links capped_pages (finish_sums)
+ *   ARGV[22]      outcomes      what each page added to them (page_outcomes)
+ *   ARGV[23]      nhosts        then 3 arguments a host (finish_hosts):
  *                               origin, pages, "1" if one resets its failures
  *   next          nkinds        then 2 a kind: error kind, pages with it
  *   then per page, 2 arguments and its link section:

@@ -200,9 +200,11 @@ typedef struct frontier_done {
     frontier_outcome_t outcome;
     const char *const *links;
     size_t nlinks;
-    uint32_t link_depth; /* depth of the links (item depth + 1, redirect targets too) */
-    uint32_t link_hops;  /* the links' hop count: 0, or item hops + 1 for a redirect target */
-    size_t *nnew;        /* out, may be NULL: links that were new and queued */
+    uint32_t link_depth;     /* depth of the links (item depth + 1, redirect targets too) */
+    uint32_t link_hops;      /* the links' hop count: 0, or item hops + 1 for a redirect target */
+    uint32_t links_over_cap; /* links past the page's link cap, not given: > 0 counts the
+                                page in capped_pages */
+    size_t *nnew;            /* out, may be NULL: links that were new and queued */
 } frontier_done_t;
 
 /* Finishes n pages.  One atomic Redis function call per group of up to 128
@@ -481,7 +483,8 @@ void frontier_heartbeat_drop(frontier_beat_call_t *c);
  * links), seeds, claimed, fetched (pages finished, whatever the outcome),
  * bytes, retried, reclaimed (from dead workers), released, seen_links (links
  * already in the filter), new_links, skipped_links (over max_depth or a page
- * limit), status classes of fetched/retried responses, errors (outcomes with
+ * limit), capped_pages (pages with more links than the link cap: the rest
+ * were not followed), status classes of fetched/retried responses, errors (outcomes with
  * an error kind; by kind in kinds[], largest first, at most
  * FRONTIER_STATS_MAX_KINDS). */
 typedef struct frontier_stats {
@@ -490,6 +493,7 @@ typedef struct frontier_stats {
     uint64_t status_2xx, status_3xx, status_4xx, status_5xx, errors;
     uint32_t workers; /* with a live lease */
     uint64_t enqueued, seeds, reclaimed, released, skipped_links, status_other;
+    uint64_t capped_pages;
     uint64_t now_ms; /* Redis server time of the reading */
     size_t nkinds;
     struct {

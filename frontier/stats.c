@@ -56,6 +56,7 @@ static uint64_t *stat_field(frontier_stats_t *s, const char *name)
         F("reclaimed", reclaimed),
         F("released", released),
         F("skipped_links", skipped_links),
+        F("capped_pages", capped_pages),
 #undef F
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)

@@ -14,6 +14,7 @@
  * no other, and the page's --out record says how many were not.
  */
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "config.h"
 #include "crawl_env.h"
 #include "fetch.h" /* FETCH_DEFAULT_MAX_LINKS_PER_PAGE */
+#include "frontier.h"
 #include "parser.h"
 
 #define PAGE "http://example.com/dir/page.html"
@@ -198,5 +200,12 @@ Test(links, page_past_the_cap_follows_the_first_links_and_is_flagged, .timeout =
     cr_expect(strstr(line, "\"links_found\":4,\"links_over_cap\":6,") != NULL, "seed record: %s",
               line);
     free(out);
+    frontier_stats_t st; /* crawler stats counts the page cut (the leaves have no links) */
+    redisContext *c = fx_redis_connect(e.r);
+    cr_assert_not_null(c);
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.capped_pages, 1, "capped_pages %llu", (unsigned long long)st.capped_pages);
+    cr_expect_eq(st.fetched, 5);
+    redisFree(c);
     crawl_env_stop(&e);
 }

@@ -13,7 +13,7 @@
 
 -- The sums, in the order of ARGV[SUM..].
 local SUMS = {'fetched', 'bytes', 'status_2xx', 'status_3xx', 'status_4xx', 'status_5xx',
-              'status_other', 'errors', 'seen_links', 'skipped_links'}
+              'status_other', 'errors', 'seen_links', 'skipped_links', 'capped_pages'}
 local SUM_FETCHED, SUM_BYTES, SUM_2XX, SUM_OTHER, SUM_ERRORS = 1, 2, 3, 7, 8
 -- ARGV: the sums from SUM, the outcomes, then the hosts from HOSTS
 local NFOREIGN, SUM = 10, 11
