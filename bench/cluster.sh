@@ -113,39 +113,19 @@ EOF
 
 # ---------------------------------------------------------------- redis
 NODE_PORTS=() NODE_PIDS=()
-start_node() { # DIR [extra args]: one redis-server; appends to NODE_PORTS / NODE_PIDS
-  local dir=$1 port pid
-  shift
-  mkdir -p "$dir"
-  for _ in 1 2 3 4 5; do
-    port=$(free_port 127.0.0.1)
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --maxmemory 2gb \
-      --dir "$dir" --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" "$@" &
-    pid=$!
-    PIDS+=("$pid")
-    for _ in $(seq 1 50); do
-      if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
-        NODE_PORTS+=("$port") NODE_PIDS+=("$pid")
-        return 0
-      fi
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    forget_pid "$pid"
-  done
-  die "redis-server did not start"
+start_node() { # TAG [extra args]: one redis-server (lib.sh); appended to NODE_PORTS / NODE_PIDS
+  start_redis "$@"
+  NODE_PORTS+=("$REDIS_PORT") NODE_PIDS+=("$REDIS_PID")
 }
 start_servers() { # MODE RUN
   NODE_PORTS=() NODE_PIDS=()
   if [ "$1" = single ]; then
-    start_node "$T/redis-$2"
+    start_node "$2"
     return 0
   fi
   local i addrs=() p ok
   for i in $(seq 1 "$MASTERS"); do
-    start_node "$T/redis-$2-$i" --cluster-enabled yes --cluster-config-file nodes.conf \
+    start_node "$2-$i" --cluster-enabled yes --cluster-config-file nodes.conf \
       --cluster-node-timeout 5000
   done
   for p in "${NODE_PORTS[@]}"; do addrs+=("127.0.0.1:$p"); done

@@ -44,15 +44,17 @@ ticks_of() { # utime+stime of PID in clock ticks (0 if gone)
 }
 CLK_TCK=$(getconf CLK_TCK)
 
-# TAG: a fresh redis-server (no persistence, --maxmemory 2gb, MODULE_ARGS)
-# in $T/redis-TAG; sets REDIS_PORT and REDIS_PID
+# TAG [ARG...]: a fresh redis-server (no persistence, --maxmemory 2gb,
+# MODULE_ARGS, then the ARGs) in $T/redis-TAG; sets REDIS_PORT and REDIS_PID
 start_redis() {
   local pid port dir=$T/redis-$1
+  shift
   mkdir -p "$dir"
   for _ in 1 2 3 4 5; do
     port=$(free_port 127.0.0.1)
     "${NICE_CMD[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --maxmemory 2gb --dir "$dir" --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" &
+      --maxmemory 2gb --dir "$dir" --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" \
+      "$@" &
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 1 50); do

@@ -18,6 +18,7 @@
 #include "fixtures.h"
 #include "frontier.h"
 #include "side.h"
+#include "tree_site.h"
 
 /* ---- formulas ----------------------------------------------------------- */
 
@@ -86,28 +87,11 @@ Test(bloomfull, suggested_capacity_is_ten_times_rounded_up)
 
 #define PAGES 300 /* the site: /p/0 .. /p/299 */
 
-/* Every page answers after this long: 300 pages, 2 at a time, take 4.5 s,
- * nine times the heartbeat (--lease 1500: every 0.5 s) that sees the filter
- * full after ~50 pages, so the crawl cannot end before it is stopped. */
-static unsigned page_delay_ms;
-
-/* Page i links to 2i+1, 2i+2 and i+1: all reachable from /p/0. */
-static int site(void *ud, const char *path, fx_route_t *out)
-{
-    (void)ud;
-    static _Thread_local char body[512];
-    int i;
-    char tail;
-    if (sscanf(path, "/p/%d%c", &i, &tail) != 1 || i < 0 || i >= PAGES)
-        return -1;
-    snprintf(body, sizeof body,
-             "<html><body><a href=\"/p/%d\">a</a> <a href=\"/p/%d\">b</a> "
-             "<a href=\"/p/%d\">c</a></body></html>",
-             2 * i + 1 < PAGES ? 2 * i + 1 : 0, 2 * i + 2 < PAGES ? 2 * i + 2 : 0,
-             i + 1 < PAGES ? i + 1 : 0);
-    *out = (fx_route_t){.body = body, .delay_ms = page_delay_ms};
-    return 0;
-}
+/* The site (tree_site.h).  Its pages answer after delay_ms: 300 pages, 2
+ * at a time, take 4.5 s at 30 ms, nine times the heartbeat (--lease 1500:
+ * every 0.5 s) that sees the filter full after ~50 pages, so the crawl
+ * cannot end before it is stopped. */
+static tree_site_t tree = {.pages = PAGES};
 
 /* Writes a seeds file of n URLs of the site, from /p/first on. */
 static void write_seeds(crawl_env_t *t, const char *path, int first, int n)
@@ -160,7 +144,7 @@ Test(bloomfull, seeding_past_the_capacity_is_refused_and_stats_show_the_fill)
 {
     crawl_env_t t;
     crawl_env_start(&t, NULL, "/p/0");
-    fx_http_set_handler(t.h, site, NULL);
+    fx_http_set_handler(t.h, tree_site_route, &tree);
     char f[600], *out, *err;
     snprintf(f, sizeof f, "%s/s.txt", t.dir);
     static const struct {
@@ -258,8 +242,8 @@ Test(bloomfull, a_crawl_whose_filter_fills_stops_with_exit_2_nothing_lost)
 {
     crawl_env_t t;
     crawl_env_start(&t, NULL, "/p/0");
-    page_delay_ms = 30;
-    fx_http_set_handler(t.h, site, NULL);
+    tree.delay_ms = 30;
+    fx_http_set_handler(t.h, tree_site_route, &tree);
     char *out, *err;
     int rc = run(&t,
                  (char *[]){"crawl", "--seeds", t.seeds, "--bloom-capacity", "50", "--delay", "0",

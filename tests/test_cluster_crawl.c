@@ -4,7 +4,8 @@
  * master killed mid-crawl (its replica takes over), the crawl's slot moved
  * to another master mid-crawl with `redis-cli --cluster reshard`; and the
  * admin commands (stats, reset) on a cluster.  The verdict is what the HTTP
- * fixture saw and what the outputs and Redis hold afterwards.
+ * fixture saw and what the outputs and Redis hold afterwards.  The site is
+ * tree_site.h's.
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -18,33 +19,11 @@
 #include "cluster.h"
 #include "cluster_env.h"
 #include "fixtures.h"
+#include "tree_site.h"
 
 #define PAGES 400 /* the site: /p/0 .. /p/399 */
 
-static unsigned page_delay_ms;
-
-/* Page i links to 2i+1, 2i+2 and i+1: all reachable from /p/0, each found
- * several times (the Bloom filter matters). */
-static int site(void *ud, const char *path, fx_route_t *out)
-{
-    (void)ud;
-    static _Thread_local char body[512];
-    int i;
-    char tail;
-    if (!strcmp(path, "/robots.txt")) {
-        *out = (fx_route_t){.status = 404, .body = "no"};
-        return 0;
-    }
-    if (sscanf(path, "/p/%d%c", &i, &tail) != 1 || i < 0 || i >= PAGES)
-        return -1;
-    snprintf(body, sizeof body,
-             "<html><body><a href=\"/p/%d\">a</a> <a href=\"/p/%d\">b</a> "
-             "<a href=\"/p/%d\">c</a></body></html>",
-             2 * i + 1 < PAGES ? 2 * i + 1 : 0, 2 * i + 2 < PAGES ? 2 * i + 2 : 0,
-             i + 1 < PAGES ? i + 1 : 0);
-    *out = (fx_route_t){.body = body, .delay_ms = page_delay_ms};
-    return 0;
-}
+static tree_site_t tree = {.pages = PAGES}; /* tree_site.h */
 
 typedef struct env {
     fx_cluster_t *cl;
@@ -70,8 +49,9 @@ static void env_start(env_t *e, int masters, int replicas, const char *crawl, un
     cr_assert_not_null(e->cl, "cannot start a Redis Cluster: %s", fx_error());
     e->h = fx_http_start();
     cr_assert_not_null(e->h, "%s", fx_error());
-    page_delay_ms = delay_ms;
-    fx_http_set_handler(e->h, site, NULL);
+    tree.delay_ms = delay_ms;
+    fx_http_set(e->h, "/robots.txt", &(fx_route_t){.status = 404, .body = "no"});
+    fx_http_set_handler(e->h, tree_site_route, &tree);
     e->dir = fx_tmpdir();
     cr_assert_not_null(e->dir);
     char content[256];
@@ -113,27 +93,12 @@ static pid_t spawn_crawl(env_t *e, const char *url, const char *out, const char 
 
 static void wait_requests(env_t *e, size_t n, unsigned timeout_ms)
 {
-    uint64_t deadline = fx_now_ms() + timeout_ms;
-    while (fx_http_total(e->h) < n && fx_now_ms() < deadline)
-        usleep(2000);
-    cr_assert_geq(fx_http_total(e->h), n, "only %zu requests within %u ms", fx_http_total(e->h),
-                  timeout_ms);
+    tree_wait_requests(e->h, n, timeout_ms);
 }
 
-/* Marks in seen[] every page with a 200 record in the JSON lines at path. */
 static void mark_recorded(env_t *e, const char *path, unsigned char seen[PAGES])
 {
-    char *s = fx_read_file(path, NULL);
-    if (!s)
-        return;
-    char pat[128];
-    int pl = snprintf(pat, sizeof pat, "{\"url\":\"%s/p/", fx_http_base(e->h));
-    for (char *p = strstr(s, pat); p; p = strstr(p + 1, pat)) {
-        int i = (int)strtol(p + pl, NULL, 10);
-        if (i >= 0 && i < PAGES && strstr(p, "\"status\":200") < strchr(p, '\n'))
-            seen[i] = 1;
-    }
-    free(s);
+    tree_mark_recorded(e->h, path, seen, PAGES);
 }
 
 /* Every page requested (recall 1.0, from the server's count); returns the

@@ -23,29 +23,12 @@
 #include "fixtures.h"
 #include "frontier.h"
 #include "side.h"
+#include "tree_site.h"
 
 #define PAGES 600 /* the site: /p/0 .. /p/599 */
 
-static unsigned page_delay_ms; /* every page answers after this long */
-
-/* Page i links to 2i+1, 2i+2 and i+1: all reachable from /p/0, each found
- * several times (so the Bloom filter matters too). */
-static int site(void *ud, const char *path, fx_route_t *out)
-{
-    (void)ud;
-    static _Thread_local char body[512];
-    int i;
-    char tail;
-    if (sscanf(path, "/p/%d%c", &i, &tail) != 1 || i < 0 || i >= PAGES)
-        return -1;
-    snprintf(body, sizeof body,
-             "<html><body><a href=\"/p/%d\">a</a> <a href=\"/p/%d\">b</a> "
-             "<a href=\"/p/%d\">c</a></body></html>",
-             2 * i + 1 < PAGES ? 2 * i + 1 : 0, 2 * i + 2 < PAGES ? 2 * i + 2 : 0,
-             i + 1 < PAGES ? i + 1 : 0);
-    *out = (fx_route_t){.body = body, .delay_ms = page_delay_ms};
-    return 0;
-}
+/* The site (tree_site.h): PAGES pages, each answering after delay_ms. */
+static tree_site_t tree = {.pages = PAGES};
 
 typedef crawl_env_t faults_t;
 
@@ -54,8 +37,8 @@ typedef crawl_env_t faults_t;
 static void faults_start(faults_t *t, int aof, unsigned delay_ms)
 {
     crawl_env_start(t, aof ? fx_redis_start_aof() : NULL, "/p/0");
-    page_delay_ms = delay_ms;
-    fx_http_set_handler(t->h, site, NULL);
+    tree.delay_ms = delay_ms;
+    fx_http_set_handler(t->h, tree_site_route, &tree);
 }
 
 static void faults_stop(faults_t *t)
@@ -78,30 +61,14 @@ static void crawl_argv(faults_t *t, const char *out, char *const extra[], char *
     argv[n] = NULL;
 }
 
-/* Waits until the site has answered at least n requests (bounded). */
 static void wait_requests(faults_t *t, size_t n, unsigned timeout_ms)
 {
-    uint64_t deadline = fx_now_ms() + timeout_ms;
-    while (fx_http_total(t->h) < n && fx_now_ms() < deadline)
-        usleep(2000);
-    cr_assert_geq(fx_http_total(t->h), n, "only %zu requests within %u ms", fx_http_total(t->h),
-                  timeout_ms);
+    tree_wait_requests(t->h, n, timeout_ms);
 }
 
-/* Marks in seen[] every page with a record in the JSON lines at path. */
 static void mark_recorded(faults_t *t, const char *path, unsigned char seen[PAGES])
 {
-    char *s = fx_read_file(path, NULL);
-    if (!s)
-        return;
-    char pat[128];
-    int pl = snprintf(pat, sizeof pat, "{\"url\":\"%s/p/", fx_http_base(t->h));
-    for (char *p = strstr(s, pat); p; p = strstr(p + 1, pat)) {
-        int i = (int)strtol(p + pl, NULL, 10);
-        if (i >= 0 && i < PAGES && strstr(p, "\"status\":200") < strchr(p, '\n'))
-            seen[i] = 1;
-    }
-    free(s);
+    tree_mark_recorded(t->h, path, seen, PAGES);
 }
 
 static size_t count_missing(const unsigned char seen[PAGES], int *first)
