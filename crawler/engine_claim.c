@@ -44,19 +44,10 @@
 
 int engine_claim_open(worker_t *w, char *err, size_t errlen)
 {
-    frontier_config_t fc;
-    engine_frontier_config(w->e->cfg, &fc);
-    fc.worker_id = frontier_worker_id(w->fr); /* its leases are the thread's */
-    fc.bloom_capacity = 0;                    /* join only: claims offer no links */
-    fc.bloom_fp_rate = 0;
-    fc.bloom_cache_bytes = SIZE_MAX;
-    redisContext *rc = rconn_connect(w->e->redis, err, errlen);
-    frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, errlen) : NULL;
-    if (!fr) {
-        if (rc)
-            redisFree(rc);
+    redisContext *rc;
+    frontier_t *fr; /* the thread's worker id: its leases are the thread's */
+    if (engine_open_joined(w, &rc, &fr, err, errlen) < 0)
         return CRAWL_EREDIS;
-    }
     engine_claim_close(w);
     w->crc = rc;
     w->cfr = fr;

@@ -78,6 +78,12 @@ struct engine {
 void engine_note(worker_t *w, int rc);
 /* The frontier settings of the crawl's options. */
 void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc);
+/* A new Redis connection and a frontier handle on it under the thread's
+ * worker id, joining the crawl's filter without a local cache (for calls
+ * that offer no links: claims, side calls).  0, or CRAWL_EREDIS with err
+ * (nothing left open). */
+int engine_open_joined(worker_t *w, struct redisContext **rc, frontier_t **fr, char *err,
+                       size_t errlen);
 /* Renews the worker's lease, reclaims dead workers' URLs, and checks that
  * the crawl is still in Redis and its visited set not full, waiting for
  * Redis (engine_redis.c; the loop sends its heartbeats without waiting, through

@@ -172,6 +172,25 @@ void engine_check_crawl(worker_t *w)
         engine_note(w, rc < 0 && rc != CRAWL_EREPLY ? rc : 0);
 }
 
+int engine_open_joined(worker_t *w, redisContext **rc, frontier_t **fr, char *err, size_t errlen)
+{
+    frontier_config_t fc;
+    engine_frontier_config(w->e->cfg, &fc);
+    fc.worker_id = frontier_worker_id(w->fr);
+    fc.bloom_capacity = 0; /* join only */
+    fc.bloom_fp_rate = 0;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    *rc = rconn_connect(w->e->redis, err, errlen);
+    *fr = *rc ? frontier_open(*rc, &fc, NULL, err, errlen) : NULL;
+    if (!*fr) {
+        if (*rc)
+            redisFree(*rc);
+        *rc = NULL;
+        return CRAWL_EREDIS;
+    }
+    return 0;
+}
+
 void engine_reconnect(worker_t *w, uint64_t now)
 {
     const crawl_config_t *c = w->e->cfg;

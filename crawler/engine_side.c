@@ -69,19 +69,10 @@ int engine_side_open(worker_t *w, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return CRAWL_ENOMEM;
     }
-    frontier_config_t fc;
-    engine_frontier_config(w->e->cfg, &fc);
-    fc.worker_id = frontier_worker_id(w->fr); /* the retries are of its leases */
-    fc.bloom_capacity = 0;                    /* join only: side calls offer no links */
-    fc.bloom_fp_rate = 0;
-    fc.bloom_cache_bytes = SIZE_MAX;
-    redisContext *rc = rconn_connect(w->e->redis, err, errlen);
-    frontier_t *fr = rc ? frontier_open(rc, &fc, NULL, err, errlen) : NULL;
-    if (!fr) {
-        if (rc)
-            redisFree(rc);
+    redisContext *rc;
+    frontier_t *fr; /* the thread's worker id: the retries are of its leases */
+    if (engine_open_joined(w, &rc, &fr, err, errlen) < 0)
         return CRAWL_EREDIS;
-    }
     engine_side_t *s = w->side;
     frontier_close(s->fr);
     if (s->rc)
