@@ -102,6 +102,9 @@ static const char *why_transient(const worker_t *w, int rc)
 {
     if (rc == CRAWL_ENOROOM)
         return "Redis is at its maxmemory (OOM)";
+    if ((!w->rc || !w->rc->err) && rconn_is_cluster(w->e->redis))
+        return "the Redis Cluster redirected or refused a call (MOVED, ASK, TRYAGAIN, "
+               "CLUSTERDOWN: the crawl's slot moved, a failover), or the connection was lost";
     if (!w->rc || !w->rc->err)
         return "connection lost";
     if (w->rc->err == REDIS_ERR_IO && strstr(w->rc->errstr, "temporarily unavailable"))
