@@ -176,7 +176,8 @@ cluster_t *cluster_open(const char *const *seeds, size_t n, const cluster_config
     for (int s = 0; s < CLUSTER_NSLOTS; s++)
         c->slots[s] = CL_NONE;
     if (cluster_refresh(c) < 0) {
-        snprintf(err, errlen, "no Redis seed answered with a slot map; last: %s", c->lasterr);
+        snprintf(err, errlen, "none of the listed Redis nodes answered with a slot map; last: %s",
+                 c->lasterr);
         goto fail;
     }
     if (c->is_cluster && c->db) {

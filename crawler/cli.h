@@ -138,7 +138,8 @@ typedef struct cli_cmd {
  * crawl's Redis (seed, stats, reset, bloom; `crawl` words its own). */
 #define CLI_OPT_REDIS(T, field)                                                                    \
     CLI_OPT_STRING(T, "redis", "URL", field, NULL,                                                 \
-                   "shared Redis (redis://[:pw@]host[:port][/db] or unix:///path)\n"),             \
+                   "shared Redis (redis://[:pw@]host[:port][/db], unix:///path, or a "             \
+                   "Redis Cluster\nby nodes: redis://[:pw@]h1:p1,h2:p2,...)\n"),                   \
         .dflt_doc = "$REDIS_URL, else an embedded redis-server in --data-dir"
 #define CLI_OPT_DATA_DIR(T, field)                                                                 \
     CLI_OPT_STRING(T, "data-dir", "DIR", field, RCONN_DEFAULT_DATA_DIR, "embedded Redis directory")
@@ -181,7 +182,8 @@ int cli_parse(const cli_cmd_t *cmd, void *dst, int argc, char **argv, int *first
 int cli_check_crawl_name(const char *cmd, const char *opt, const char *v);
 
 /* Value parsers: 0 on success; on a bad value print
- * "crawler CMD: bad value 'S' for --OPT: expected ..." to stderr and return -1. */
+ * "crawler CMD: bad value 'S' for --OPT: expected ..." to stderr and return -1.
+ */
 int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64_t hi,
             uint64_t *out);
 int cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo, uint32_t hi,

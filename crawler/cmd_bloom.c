@@ -338,6 +338,13 @@ int cmd_bloom(int argc, char **argv)
     rconn_t *r = cli_redis_open("bloom", o.redis, o.data_dir, name);
     if (!r)
         return CLI_EXIT_ERROR;
+    const char *lb = strchr(name, '{'), *rb = lb ? strchr(lb + 1, '}') : NULL;
+    if (rconn_is_cluster(r) && (!rb || rb == lb + 1)) { /* its blocks would span slots */
+        rconn_close(r);
+        return usage_error("on a Redis Cluster a filter's name needs a hash tag, so that its "
+                           "keys share one slot: --name '{%s}'",
+                           name);
+    }
     redisContext *rc = cli_redis_connect("bloom", r);
     int err = 0;
     bloom_t *b = rc ? open_filter(rc, name, &o, rconn_describe(r), &err) : NULL;

@@ -212,6 +212,19 @@ static redisContext *connect_target(const rconn_target_t *t, char *err, size_t e
         }
         freeReplyObject(r);
     }
+    if (!t->password && !t->db) { /* a server that wants a password says so only here */
+        r = redisCommand(c, "PING");
+        int noauth = r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOAUTH", 6);
+        if (noauth)
+            snprintf(err, errlen,
+                     "Redis wants a password (%s): give it in the URL, "
+                     "redis://:PASSWORD@host:port",
+                     r->str);
+        if (r)
+            freeReplyObject(r);
+        if (noauth)
+            goto fail;
+    }
     return c;
 fail:
     if (c)

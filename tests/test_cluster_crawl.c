@@ -320,3 +320,58 @@ Test(cluster_crawl, the_crawls_slot_resharded_mid_crawl_loses_nothing_and_fetche
     cr_expect_gt(crawl_keys_on(&e, 2), 0, "no keys on the new owner");
     env_stop(&e);
 }
+
+/* What a user gets wrong on a cluster is said plainly: a Bloom filter name
+ * without a hash tag (its blocks would span slots) is refused before
+ * anything is written; a cluster that wants a password and is given none
+ * says so, and with the password it answers. */
+Test(cluster_crawl, a_filter_without_a_hash_tag_and_a_missing_password_are_named, .timeout = 120)
+{
+    env_t e;
+    env_start(&e, 3, 0, "default", 0);
+    char urls[600], op[600], ep[600];
+    snprintf(urls, sizeof urls, "%s/urls.txt", e.dir);
+    snprintf(op, sizeof op, "%s/bloom.out", e.dir);
+    snprintf(ep, sizeof ep, "%s/bloom.err", e.dir);
+    cr_assert_eq(fx_write_file(urls, "http://a.test/\nhttp://b.test/\n"), 0);
+    const char *url = fx_cluster_url(e.cl, 1);
+    char *sh[] = {"/bin/sh", "-c", NULL, NULL};
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec '%s' bloom add --redis %s --name urls < '%s'", CRAWLER_BIN, url,
+             urls);
+    sh[2] = cmd;
+    int rc = fx_run(sh, op, ep, 60000);
+    char *err = fx_read_file(ep, NULL);
+    cr_expect_eq(rc, 2, "bloom without a tag exited %d", rc);
+    cr_expect(err && strstr(err, "hash tag") && strstr(err, "--name '{urls}'"), "%s",
+              err ? err : "");
+    free(err);
+    snprintf(cmd, sizeof cmd, "exec '%s' bloom add --redis %s --name '{urls}' < '%s'", CRAWLER_BIN,
+             url, urls);
+    cr_expect_eq(fx_run(sh, op, ep, 60000), 0, "bloom with a tag");
+    char *out = fx_read_file(op, NULL);
+    cr_expect(out && strstr(out, "new http://a.test/") && strstr(out, "new http://b.test/"), "%s",
+              out ? out : "");
+    free(out);
+    for (int i = 0; i < 3; i++) {
+        redisContext *c = fx_cluster_connect(e.cl, i);
+        cr_assert_not_null(c, "%s", fx_error());
+        redisReply *r = redisCommand(c, "CONFIG SET requirepass s3cret");
+        cr_assert(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    char *text = NULL;
+    snprintf(ep, sizeof ep, "%s/stats.err", e.dir);
+    cr_expect_eq(run_cmd(&e, "stats", url, "--json", &text), 1);
+    free(text);
+    err = fx_read_file(ep, NULL);
+    cr_expect(err && strstr(err, "wants a password"), "%s", err ? err : "");
+    free(err);
+    char pw[128];
+    snprintf(pw, sizeof pw, "redis://:s3cret@127.0.0.1:%d", fx_cluster_port(e.cl, 1));
+    cr_expect_eq(run_cmd(&e, "stats", pw, "--json", &text), 0);
+    cr_expect(text && strstr(text, "\"queued\": 0"), "%s", text ? text : "");
+    free(text);
+    env_stop(&e);
+}
