@@ -129,7 +129,7 @@ static int run_cmd(env_t *e, const char *cmd, const char *url, const char *extra
     *out = fx_read_file(op, NULL);
     if (rc != 0) {
         char *err = fx_read_file(ep, NULL);
-        cr_log_error("crawler %s exited %d: %s", cmd, rc, err ? err : "");
+        cr_log_info("crawler %s exited %d: %s", cmd, rc, err ? err : "");
         free(err);
     }
     return rc;
