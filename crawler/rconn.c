@@ -242,8 +242,9 @@ static int route(const rconn_t *r, rconn_target_t *t, char *err, size_t errlen)
     const char *own = cluster_slot_owner(m->cl, m->slot);
     const char *colon = own ? strrchr(own, ':') : NULL;
     int rc = -1;
-    if (colon) {
-        *t = (rconn_target_t){.port = atoi(colon + 1), .password = r->t.password};
+    long port;
+    if (colon && parse_int(colon + 1, strlen(colon + 1), 1, 65535, &port) == 0) {
+        *t = (rconn_target_t){.port = (int)port, .password = r->t.password};
         t->host = dupn(own, (size_t)(colon - own));
         rc = t->host ? 0 : -1;
     }
@@ -314,12 +315,13 @@ int rconn_each_master(const rconn_t *r, int (*fn)(redisContext *c, const char *a
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char *colon = strrchr(addr[i], ':');
-        if (!colon) {
+        long port;
+        if (!colon || parse_int(colon + 1, strlen(colon + 1), 1, 65535, &port) < 0) {
             rc = CRAWL_EREDIS;
             break;
         }
         *colon = '\0';
-        rconn_target_t t = {.host = addr[i], .port = atoi(colon + 1), .password = r->t.password};
+        rconn_target_t t = {.host = addr[i], .port = (int)port, .password = r->t.password};
         redisContext *c = connect_target(&t, err, errlen);
         *colon = ':';
         rc = c ? fn(c, addr[i], ud) : CRAWL_EREDIS;

@@ -177,7 +177,8 @@ Test(cluster, bad_seeds_refused)
     for (int i = 0; i < 4; i++) {
         const char *s[1] = {forms[i]};
         cr_expect_null(cluster_open(s, 1, NULL, err, sizeof err), "%s: opened", forms[i]);
-        cr_expect(strstr(err, "none of the listed Redis nodes answered"), "%s: error '%s'", forms[i], err);
+        cr_expect(strstr(err, "none of the listed Redis nodes answered"), "%s: error '%s'",
+                  forms[i], err);
     }
 }
 
