@@ -149,6 +149,31 @@ static int check_config(const cluster_config_t *g)
            g->max_redirects >= 0 && g->refresh_min_ms >= 0;
 }
 
+/* 1 (reason in err) when a listed node that answers is not in cluster mode:
+ * a list that mixes a plain Redis with a cluster's nodes is a mistake, in
+ * whichever order it comes.  Nodes that do not answer are not judged (a
+ * node may be down).  One connection a seed, at open only. */
+static int plain_seed(cluster_t *c, char *err, size_t errlen)
+{
+    for (size_t i = 0; c->nseeds > 1 && i < c->nseeds; i++) {
+        redisContext *ctx = cl_connect(c, &c->seeds[i], 0);
+        redisReply *r = ctx ? redisCommand(ctx, "CLUSTER MYID") : NULL;
+        int plain = r && r->type == REDIS_REPLY_ERROR && r->str && strstr(r->str, "disabled");
+        if (plain)
+            snprintf(err, errlen, "the listed node %s%s:%d is not part of a Redis Cluster",
+                     c->seeds[i].path ? "unix:" : "",
+                     c->seeds[i].path ? c->seeds[i].path : c->seeds[i].host,
+                     c->seeds[i].path ? 0 : c->seeds[i].port);
+        if (r)
+            freeReplyObject(r);
+        if (ctx)
+            redisFree(ctx);
+        if (plain)
+            return 1;
+    }
+    return 0;
+}
+
 cluster_t *cluster_open(const char *const *seeds, size_t n, const cluster_config_t *cfg, char *err,
                         size_t errlen)
 {
@@ -184,6 +209,8 @@ cluster_t *cluster_open(const char *const *seeds, size_t n, const cluster_config
         snprintf(err, errlen, "a Redis Cluster has only db 0 (the seed asked for db %d)", c->db);
         goto fail;
     }
+    if (c->is_cluster && plain_seed(c, err, errlen))
+        goto fail;
     return c;
 fail:
     cluster_close(c);

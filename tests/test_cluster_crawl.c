@@ -323,8 +323,9 @@ Test(cluster_crawl, the_crawls_slot_resharded_mid_crawl_loses_nothing_and_fetche
 
 /* What a user gets wrong on a cluster is said plainly: a Bloom filter name
  * without a hash tag (its blocks would span slots) is refused before
- * anything is written; a cluster that wants a password and is given none
- * says so, and with the password it answers. */
+ * anything is written; a node list that mixes in a plain Redis is refused in
+ * either order; a cluster that wants a password and is given none says so,
+ * and with the password it answers. */
 Test(cluster_crawl, a_filter_without_a_hash_tag_and_a_missing_password_are_named, .timeout = 120)
 {
     env_t e;
@@ -353,6 +354,23 @@ Test(cluster_crawl, a_filter_without_a_hash_tag_and_a_missing_password_are_named
     cr_expect(out && strstr(out, "new http://a.test/") && strstr(out, "new http://b.test/"), "%s",
               out ? out : "");
     free(out);
+    fx_redis_t *plain = fx_redis_start(); /* a plain Redis in the node list, either place */
+    cr_assert_not_null(plain, "%s", fx_error());
+    for (int first = 0; first < 2; first++) {
+        char list[256];
+        snprintf(list, sizeof list, "redis://127.0.0.1:%d,127.0.0.1:%d",
+                 first ? fx_redis_port(plain) : fx_cluster_port(e.cl, 1),
+                 first ? fx_cluster_port(e.cl, 1) : fx_redis_port(plain));
+        char *text = NULL;
+        cr_expect_eq(run_cmd(&e, "stats", list, "--json", &text), 1, "--redis %s", list);
+        free(text);
+        snprintf(ep, sizeof ep, "%s/stats.err", e.dir);
+        err = fx_read_file(ep, NULL);
+        cr_expect(err && strstr(err, "not") && strstr(err, "Redis Cluster"), "--redis %s: %s", list,
+                  err ? err : "");
+        free(err);
+    }
+    fx_redis_stop(plain);
     for (int i = 0; i < 3; i++) {
         redisContext *c = fx_cluster_connect(e.cl, i);
         cr_assert_not_null(c, "%s", fx_error());
