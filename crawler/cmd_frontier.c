@@ -351,6 +351,12 @@ static int print_stats(redisContext *rc, const char *crawl, int json)
         free(w);
         return -1;
     }
+    static int said; /* once, not at every --watch reading */
+    if (!bv.have && !s.enqueued && !s.claimed && !s.fetched && !nw && !said++)
+        fprintf(stderr,
+                "crawler stats: crawl '%s' has no keys in this Redis (not started yet, reset, or "
+                "another --crawl name)\n",
+                crawl);
     if (json)
         print_json(stdout, crawl, &s, w, nw, &bv);
     else

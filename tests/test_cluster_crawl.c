@@ -194,6 +194,13 @@ Test(cluster_crawl, crawlers_pointed_at_other_nodes_fetch_every_page_once, .time
               want);
     cr_expect_eq(crawl_keys_on(&e, e.owner), 0, "keys left on the owner after reset");
     free(text);
+    cr_expect_eq(run_cmd(&e, "stats", url[0], "--json", &text), 0); /* zeros, and a word why */
+    free(text);
+    char ep[600];
+    snprintf(ep, sizeof ep, "%s/stats.err", e.dir);
+    char *err = fx_read_file(ep, NULL);
+    cr_expect(err && strstr(err, "has no keys"), "stats after reset said: %s", err ? err : "");
+    free(err);
     env_stop(&e);
 }
 
