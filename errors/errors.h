@@ -49,7 +49,10 @@ int crawl_transient(int err);
  * here and may run on a new connection a moment later: a Redis Cluster's
  * MOVED and ASK (the slot is served elsewhere), TRYAGAIN (a slot in
  * migration), CLUSTERDOWN, a replica's READONLY and MASTERDOWN, and LOADING
- * (a restarted Redis still reading its data).  The frontier answers
+ * (a restarted Redis still reading its data); and a script stopped for
+ * touching a key that a resharding has already moved ("... non local key in
+ * a cluster node": the frontier's scripts touch every key, checking its
+ * type, before their first write).  The frontier answers
  * CRAWL_EREDIS for them, so a worker connects again (rconn routes the new
  * connection to the slot's owner of the moment).  0 for any other text or
  * NULL.  Pure. */

@@ -63,6 +63,10 @@ Test(errors, cluster_redirects_and_refusals_are_retried_on_a_new_connection)
         {"READONLY You can't write against a read only replica.", 1},
         {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", 1},
         {"LOADING Redis is loading the dataset in memory", 1},
+        {"ERR Script attempted to access a non local key in a cluster node script: f_x, on "
+         "@types.lua:19.",
+         1},
+        {"ERR Script attempted to access a key", 0},
         {"ERR Error running script (call to f_x): @user_script:1: boom", 0},
         {"WRONGTYPE Operation against a key holding the wrong kind of value", 0},
         {"OOM command not allowed when used memory > 'maxmemory'.", 0},
