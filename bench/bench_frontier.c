@@ -25,7 +25,8 @@
  * CRAWLER.BFADD (what the crawler does when the module is loaded).
  *
  * usage: bench_frontier [--urls N] [--pages N] [--clients N] [--fp-rate P]
- *                       [--capacity N] [--module PATH|none] [--quick 0..4] [--out FILE.md]
+ *                       [--capacity N] [--module PATH|none] [--quick 0..4]
+ *                       [--list-pack N] [--list-compress D] [--out FILE.md]
  */
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
@@ -598,10 +599,25 @@ static void report(FILE *o, size_t n, const tput_t *t, size_t nt, const steady_t
                 worst_trips <= 3 ? "met" : "NOT met", worst_trips);
 }
 
+/* CONFIG SET NAME VALUE on the bench's server (VALUE NULL: leave the default). */
+static int set_list_config(redisContext *c, const char *name, const char *value)
+{
+    if (!value)
+        return 0;
+    redisReply *r = redisCommand(c, "CONFIG SET %s %s", name, value);
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        fprintf(stderr, "bench_frontier: CONFIG SET %s %s: %s\n", name, value,
+                r && r->type == REDIS_REPLY_ERROR ? r->str : "no reply");
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     size_t n = 100000, pages = 20000;
     const char *out = NULL, *module = CRAWLER_REDIS_MODULE;
+    const char *list_pack = NULL, *list_compress = NULL; /* CONFIG SET when given */
     int quick = 0; /* --quick 1: throughput cases only; 2..4: only the case of 1/100/10000 hosts */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--quick"))
@@ -620,11 +636,15 @@ int main(int argc, char **argv)
             module = argv[i + 1];
         else if (!strcmp(argv[i], "--out"))
             out = argv[i + 1];
+        else if (!strcmp(argv[i], "--list-pack"))
+            list_pack = argv[i + 1];
+        else if (!strcmp(argv[i], "--list-compress"))
+            list_compress = argv[i + 1];
     }
     if (n == 0 || n > 10000000 || pages == 0 || pages > 10000000 || nclients < 1 || nclients > 8) {
         fprintf(stderr, "usage: bench_frontier [--urls N] [--pages N] [--clients 1..8] "
                         "[--fp-rate P] [--capacity N] [--module PATH|none] [--quick 0..4] "
-                        "[--out FILE]\n");
+                        "[--list-pack N] [--list-compress D] [--out FILE]\n");
         return 2;
     }
     have_module = strcmp(module, "none") != 0;
@@ -638,6 +658,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_frontier: cannot start redis-server\n");
         redis_stop();
         return 1;
+    }
+    if (set_list_config(c, "list-max-listpack-size", list_pack) < 0 ||
+        set_list_config(c, "list-compress-depth", list_compress) < 0) {
+        redis_stop();
+        return 2;
     }
     tput_t t[6]; /* per host count: BITFIELD, then the module */
     const size_t hosts[3] = {1, 100, 10000};

@@ -10,7 +10,9 @@
 #   CRAWLERS="build/crawler/crawler"   crawler binaries to compare (e.g. an older build
 #                first: CRAWLERS="/tmp/old/build/crawler/crawler build/crawler/crawler"),
 #                each labelled by its path
-#   COMPRESS="0"  list-compress-depth values to run each shape with (e.g. "0 1")
+#   LISTS="16:1"  list settings to run each shape with, PACK:DEPTH pairs (list-max-listpack-size
+#                and list-compress-depth; "16:1" is what the crawler's embedded Redis sets,
+#                "-2:0" a stock redis-server), e.g. LISTS="-2:0 16:1"
 #   MD=file      also write the figures there (default: only printed)
 #   KEEP=1       keep the temporary directory
 #
@@ -29,7 +31,7 @@ if [[ ${1:-} = -h || ${1:-} = --help ]]; then
 fi
 SHAPES=${SHAPES:-1000000:10000 100000:1000 100000:10000}
 CRAWLERS=${CRAWLERS:-build/crawler/crawler}
-COMPRESS=${COMPRESS:-0}
+LISTS=${LISTS:-16:1}
 MD=${MD-}
 KEEP=${KEEP:-0}
 # shellcheck disable=SC2034 # read by bench/lib.sh
@@ -51,6 +53,7 @@ gen_urls() { # N H: N URLs of 93 bytes over H hosts
 
 rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
 used_memory() { rcli info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'; }
+redis_cpu() { rcli info cpu | tr -d '\r' | awk -F: '$1 == "used_cpu_user" || $1 == "used_cpu_sys" { s += $2 } END { printf "%.6f", s }'; }
 bloom_bytes() { # MEMORY USAGE summed over the crawl's Bloom keys
   local sum=0 k u
   while read -r k; do
@@ -66,22 +69,23 @@ mem_of() { # KEY: MEMORY USAGE (0 when absent)
   echo "${u:-0}"
 }
 
-echo "| crawler | URLs | hosts | URLs/host | compress | seed s | frontier bytes | bytes/URL | queue key bytes (entries) | bytes/entry | host bytes (queue key + fields) | sample entry |" >"$T/rows"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$T/rows"
+echo "| crawler | URLs | hosts | URLs/host | lists (pack:depth) | seed s | Redis CPU us/URL (seed) | frontier bytes | bytes/URL | queue key bytes (entries) | bytes/entry | host bytes (queue key + fields; uncompressed only) | sample entry |" >"$T/rows"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$T/rows"
 
-run() { # CRAWLER N H COMPRESS
-  local c=$1 n=$2 h=$3 z=$4 b0 m0 b1 m1 s0 s1 fr q qk qn qe e1 host fields per_host
+run() { # CRAWLER N H PACK:DEPTH
+  local c=$1 n=$2 h=$3 z=$4 b0 m0 b1 m1 s0 s1 fr q qk qn qe e1 host fields c0 c1
   gen_urls "$n" "$h" >"$T/urls"
   gen_urls 1 1 | sed 's/h00000/warmup/' >"$T/warm"
   start_redis "$n-$h"
-  rcli config set list-compress-depth "$z" >/dev/null
+  rcli config set list-max-listpack-size "${z%%:*}" >/dev/null
+  rcli config set list-compress-depth "${z##*:}" >/dev/null
   # the library, the Bloom filter and the crawl's stats exist before the measure
   "$c" seed "$T/warm" --redis "redis://127.0.0.1:$REDIS_PORT" --crawl mem \
     --bloom-capacity $((n * 2 + 1000)) >/dev/null
   m0=$(used_memory) b0=$(bloom_bytes)
-  s0=$(date +%s.%N)
+  s0=$(date +%s.%N) c0=$(redis_cpu)
   "$c" seed "$T/urls" --redis "redis://127.0.0.1:$REDIS_PORT" --crawl mem >"$T/seed.out"
-  s1=$(date +%s.%N)
+  s1=$(date +%s.%N) c1=$(redis_cpu)
   m1=$(used_memory) b1=$(bloom_bytes)
   fr=$(( (m1 - b1) - (m0 - b0) ))
   q='crawler:{mem}:q:https://www.h00001.example-shop.com'
@@ -97,11 +101,11 @@ run() { # CRAWLER N H COMPRESS
       *) fields=$(calc '%d' "$fields + $(mem_of "crawler:{mem}:$k") / $h") ;;
     esac
   done
-  per_host=$(calc '%d' "$qk - ($qe) + $fields")
-  host=$per_host
+  host=-  # a compressed queue's bytes are not its entries' bytes plus an overhead
+  [ "${z##*:}" != 0 ] || host=$(calc '%d' "$qk - ($qe) + $fields")
   # shellcheck disable=SC2016 # the backquotes are markdown
-  printf '| %s | %d | %d | %d | %s | %s | %d | %s | %d (%d) | %s | %d | `%s` |\n' "$c" "$n" "$h" \
-    $((n / h)) "$z" "$(calc '%.1f' "$s1 - $s0")" "$fr" "$(calc '%.1f' "$fr / $n")" "$qk" "$qn" \
+  printf '| %s | %d | %d | %d | %s | %s | %s | %d | %s | %d (%d) | %s | %s | `%s` |\n' "$c" "$n" "$h" \
+    $((n / h)) "$z" "$(calc '%.1f' "$s1 - $s0")" "$(calc '%.2f' "($c1 - $c0) * 1000000 / $n")" "$fr" "$(calc '%.1f' "$fr / $n")" "$qk" "$qn" \
     "$(calc '%.1f' "$qe / ($qn > 0 ? $qn : 1)")" "$host" "$e1" >>"$T/rows"
   tail -1 "$T/rows"
   echo "$c $n $h $z $fr" >>"$T/raw"
@@ -110,11 +114,11 @@ run() { # CRAWLER N H COMPRESS
 
 for c in $CRAWLERS; do
   for s in $SHAPES; do
-    for z in $COMPRESS; do run "$c" "${s%%:*}" "${s##*:}" "$z"; done
+    for z in $LISTS; do run "$c" "${s%%:*}" "${s##*:}" "$z"; done
   done
 done
 
-# bytes per host: two shapes of the same N and compress, H1 < H2 hosts: the
+# bytes per host: two shapes of the same N and list settings, H1 < H2 hosts: the
 # difference over the hosts added (the same URLs, so the entries cancel out)
 : >"$T/hosts"
 awk '{ k = $1 " " $2 " " $4; fr[k, $3] = $5; hs[k] = hs[k] " " $3 }
@@ -127,7 +131,7 @@ awk '{ k = $1 " " $2 " " $4; fr[k, $3] = $5; hs[k] = hs[k] " " $3 }
 {
   echo "# Frontier memory: bytes of Redis per queued URL and per host"
   echo
-  echo "Run: \`SHAPES=\"$SHAPES\" CRAWLERS=\"$CRAWLERS\" COMPRESS=\"$COMPRESS\" bash bench/frontier_mem.sh\` ($(date -u +%Y-%m-%d), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), no crawler module)."
+  echo "Run: \`SHAPES=\"$SHAPES\" CRAWLERS=\"$CRAWLERS\" LISTS=\"$LISTS\" bash bench/frontier_mem.sh\` ($(date -u +%Y-%m-%d), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), no crawler module)."
   echo
   echo "URLs: 93 bytes each, \`https://www.hNNNNN.example-shop.com/catalog/cNNN/item-NNNNNNNN.html?ref=list&sort=price&p=NNN\`, URL i on host i % H; seeded with \`crawler seed FILE --redis ... --crawl mem\` into a fresh redis-server (--maxmemory 2gb, no persistence) after a one-URL warm-up seed that creates the library, the Bloom filter (--bloom-capacity 2N+1000) and the stats."
   echo
@@ -136,7 +140,7 @@ awk '{ k = $1 " " $2 " " $4; fr[k, $3] = $5; hs[k] = hs[k] " " $3 }
   if [ -s "$T/hosts" ]; then
     echo "Bytes per host, from two shapes of the same URL count: (frontier bytes with H2 hosts - with H1) / (H2 - H1)."
     echo
-    echo "| crawler | URLs | hosts | compress | bytes/host |"
+    echo "| crawler | URLs | hosts | lists (pack:depth) | bytes/host |"
     echo "|---|---|---|---|---|"
     cat "$T/hosts"
     echo

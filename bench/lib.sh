@@ -44,6 +44,11 @@ ticks_of() { # utime+stime of PID in clock ticks (0 if gone)
 }
 CLK_TCK=$(getconf CLK_TCK)
 
+# REDIS_LISTS=PACK:DEPTH (environment): list-max-listpack-size and list-compress-depth of
+# every redis-server a bench starts; default 16:1, the settings of the crawler's embedded
+# Redis (crawler/rconn.c spawn_redis); -2:0 is a stock redis-server
+REDIS_LISTS=${REDIS_LISTS:-16:1}
+REDIS_LIST_ARGS=(--list-max-listpack-size "${REDIS_LISTS%%:*}" --list-compress-depth "${REDIS_LISTS##*:}")
 # TAG [ARG...]: a fresh redis-server (no persistence, --maxmemory 2gb,
 # MODULE_ARGS, then the ARGs) in $T/redis-TAG; sets REDIS_PORT and REDIS_PID
 start_redis() {
@@ -54,7 +59,7 @@ start_redis() {
     port=$(free_port 127.0.0.1)
     "${NICE_CMD[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
       --maxmemory 2gb --dir "$dir" --daemonize no --logfile "$dir/redis.log" "${MODULE_ARGS[@]}" \
-      "$@" &
+      "${REDIS_LIST_ARGS[@]}" "$@" &
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 1 50); do

@@ -119,3 +119,57 @@ Test(e2e, embedded_redis_crawls_then_stops_and_a_second_run_adds_nothing)
     free(dir);
     fx_http_stop(h);
 }
+
+/* CONFIG GET NAME on c, as a string ("" when absent). */
+static void config_get(redisContext *c, const char *name, char *out, size_t len)
+{
+    out[0] = 0;
+    redisReply *r = redisCommand(c, "CONFIG GET %s", name);
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        snprintf(out, len, "%s", r->element[1]->str);
+    freeReplyObject(r);
+}
+
+Test(e2e, embedded_redis_keeps_queues_in_compressed_nodes_of_16)
+{
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
+    three_pages(h);
+    char *dir = fx_tmpdir();
+    char seeds[256], log[512], data[512], sock[600];
+    snprintf(seeds, sizeof seeds, "%s/\n", fx_http_base(h));
+    char *sf = seeds_file(dir, seeds);
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(sock, sizeof sock, "%s/redis.sock", data);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--data-dir", data,      "--seeds", sf,
+                    "--delay",   "0",     "--wait",     "--quiet", NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0, "cannot start the crawler");
+    /* the crawl of three pages is over when they are fetched; --wait keeps the
+     * process, and so its embedded server, running */
+    redisContext *c = NULL;
+    for (int i = 0; i < 600 && (!c || fx_http_total(h) < 3); i++) {
+        if (!c) {
+            c = redisConnectUnix(sock);
+            if (c && c->err) {
+                redisFree(c);
+                c = NULL;
+            }
+        }
+        usleep(50 * 1000);
+    }
+    cr_assert_not_null(c, "the embedded Redis never listened on %s", sock);
+    char pack[32], depth[32];
+    config_get(c, "list-max-listpack-size", pack, sizeof pack);
+    config_get(c, "list-compress-depth", depth, sizeof depth);
+    cr_expect_str_eq(pack, "16", "list-max-listpack-size is '%s'", pack);
+    cr_expect_str_eq(depth, "1", "list-compress-depth is '%s'", depth);
+    redisFree(c);
+    kill(pid, SIGTERM);
+    cr_expect_eq(fx_wait(pid, 60000), 0, "the crawler did not exit 0 on SIGTERM");
+    free(sf);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+}
