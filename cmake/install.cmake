@@ -31,6 +31,7 @@ machines share one crawl through a shared Redis or Redis Cluster; or, alone,
 through an embedded redis-server. Writes JSON lines and WARC/1.1 files.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION web)

@@ -18,8 +18,11 @@
  * '\n' line breaks are joined), except blocks indented by hand in a
  * command's usage text, kept as they are (.nf).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -97,7 +100,7 @@ static void usage_text(FILE *out, const char *u)
     const char *nl = memchr(u, '\n', (size_t)(end - u));
     const char *line_end = nl ? nl : end;
     const char *syn = strncmp(u, "usage: ", 7) ? u : u + 7;
-    fputs(".PP\n.B ", out);
+    fputs(".B ", out); /* right after the .SS heading: no .PP */
     put(out, syn, (size_t)(line_end - syn), " ");
     fputc('\n', out);
     const char *p = nl ? nl + 1 : end;
@@ -135,8 +138,21 @@ static void man_opts(const cli_cmd_t *cmd, FILE *out)
     }
 }
 
+/* The page's date: $SOURCE_DATE_EPOCH (reproducible builds; cmake/ sets it
+ * to the last commit's time), else today, as YYYY-MM-DD (UTC). */
+static void man_date(char *buf, size_t len)
+{
+    const char *env = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    errno = 0;
+    long long v = env ? strtoll(env, &end, 10) : 0;
+    time_t t = env && *env && !*end && !errno && v >= 0 ? (time_t)v : time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d", &tm))
+        snprintf(buf, len, "1970-01-01");
+}
+
 static const char HEAD[] =
-    ".TH CRAWLER 1 \"\" \"crawler " CRAWLER_VERSION "\" \"User Commands\"\n"
     ".SH NAME\n"
     "crawler \\- a web crawler whose frontier and visited set live in Redis\n"
     ".SH SYNOPSIS\n"
@@ -203,6 +219,9 @@ int cmd_man(const char *const *names, int (*const *fns)(int, char **), const cha
 #define AT(p, i) (*(const void *const *)((const char *)(p) + (i)*stride))
     fputs(".\\\" crawler(1), written by `crawler --man` from the option tables: do not edit.\n",
           stdout);
+    char date[32];
+    man_date(date, sizeof date);
+    printf(".TH CRAWLER 1 %s \"crawler %s\" \"User Commands\"\n", date, CRAWLER_VERSION);
     fputs(HEAD, stdout);
     for (size_t i = 0; i < n; i++) {
         fputs(".TP\n.B ", stdout);
