@@ -116,9 +116,12 @@ static void usage_text(FILE *out, const char *u)
     }
 }
 
+static int tables_seen; /* man_opts calls: one per command's --help */
+
 /* cli_help_hook: one command's usage text and options. */
 static void man_opts(const cli_cmd_t *cmd, FILE *out)
 {
+    tables_seen++;
     usage_text(out, cmd->usage);
     fputs(".PP\nOptions:\n", out);
     for (size_t i = 0; i < cmd->nopts; i++) {
@@ -230,22 +233,31 @@ int cmd_man(const char *const *names, int (*const *fns)(int, char **), const cha
         puts_roff(stdout, AT(summaries, i), " ");
         fputs(".\n", stdout);
     }
-    int rc = CLI_EXIT_OK;
-    for (size_t i = 0; i < n && rc == CLI_EXIT_OK; i++) {
+    const char *bad = NULL; /* the command whose --help gave no table */
+    for (size_t i = 0; i < n && !bad; i++) {
         const char *name = AT(names, i);
         int (*fn)(int, char **) = *(int (*const *)(int, char **))((const char *)fns + i * stride);
         char *argv[] = {(char *)name, "--help", NULL};
         fprintf(stdout, ".SS \"crawler %s\"\n", name);
         fflush(stdout);
+        int seen = tables_seen;
         cli_help_hook = man_opts;
-        rc = fn(2, argv);
+        int rc = fn(2, argv);
         cli_help_hook = NULL;
+        if (rc != CLI_EXIT_OK || tables_seen != seen + 1)
+            bad = name;
     }
 #undef AT
     fputs(TAIL, stdout);
-    if (rc != CLI_EXIT_OK || fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "crawler --man: %s\n",
-                rc != CLI_EXIT_OK ? "a command's --help failed" : "cannot write the man page");
+    if (bad) {
+        fprintf(stderr,
+                "crawler --man: `crawler %s --help` did not print one option table "
+                "through cli_help()\n",
+                bad);
+        return CLI_EXIT_ERROR;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "crawler --man: cannot write the man page\n");
         return CLI_EXIT_ERROR;
     }
     return CLI_EXIT_OK;
