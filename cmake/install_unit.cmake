@@ -13,6 +13,9 @@ else()
   set(unit_dir share/doc/crawler/systemd)
 endif()
 set(CRAWLER_EXEC "${CMAKE_INSTALL_PREFIX}/${CRAWLER_BINDIR}/crawler")
-configure_file(${CRAWLER_UNIT_IN} ${CRAWLER_UNIT_TMP}/crawler@.service @ONLY)
-file(INSTALL ${CRAWLER_UNIT_TMP}/crawler@.service DESTINATION "${CMAKE_INSTALL_PREFIX}/${unit_dir}"
+# one scratch directory per destination: two installs at once (a test's,
+# cpack's) do not write each other's unit
+string(MD5 dest_id "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}")
+configure_file(${CRAWLER_UNIT_IN} ${CRAWLER_UNIT_TMP}/${dest_id}/crawler@.service @ONLY)
+file(INSTALL ${CRAWLER_UNIT_TMP}/${dest_id}/crawler@.service DESTINATION "${CMAKE_INSTALL_PREFIX}/${unit_dir}"
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
