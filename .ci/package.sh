@@ -69,6 +69,11 @@ grep -F "Module 'crawler' loaded from /usr/lib/crawler/crawler_redis.so" "$out/d
   grep -i module "$out/data/redis.log" >&2 || true
   exit 1
 }
+grep -F "Bloom bits set by the crawler module" "$out/crawl.log" || {
+  echo "package.sh: the installed crawler did not use its module:" >&2
+  cat "$out/crawl.log" >&2
+  exit 1
+}
 site_check_jsonl "$out"
 echo "$SITE_URLS" >"$out/expected_urls" # responses its WARC must hold (.ci/warc_check.sh)
 echo "package.sh: ok (the package is removed on exit)"
