@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # site_lib.sh -- sourced by .ci/package.sh and .ci/warc_check.sh: a generated
 # local site served on 127.0.0.1 and one embedded crawl of it.
 #   site_make DIR N       N linked HTML pages (index.html -> p1..pN, each page
