@@ -263,6 +263,10 @@ const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len)
 
 void cli_help(const cli_cmd_t *cmd, FILE *out)
 {
+    if (cli_help_hook) { /* crawler --man */
+        cli_help_hook(cmd, out);
+        return;
+    }
     fputs(cmd->usage, out);
     for (size_t i = 0; i < cmd->nopts; i++) {
         const cli_opt_t *o = &cmd->opts[i];

@@ -168,6 +168,19 @@ const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len);
  * "  --NAME ARG   help [default: D]" (the default on a line of its own when
  * the help ends with '\n'). */
 void cli_help(const cli_cmd_t *cmd, FILE *out);
+/* When set, cli_help() passes its table to this function instead of printing
+ * the help: `crawler --man` (cmd_man.c) reads every command's table so, by
+ * running the command with --help.  NULL otherwise; not thread-safe. */
+extern void (*cli_help_hook)(const cli_cmd_t *cmd, FILE *out);
+/* `crawler --man` (cmd_man.c, not in the usage): prints the man page crawler(1)
+ * in roff to stdout, made from the command list (n elements of stride bytes
+ * whose members names, fns, summaries point at in the first one) and from
+ * each command's option table (through cli_help_hook).  Returns a CLI_EXIT_*
+ * status.  Called as CLI_MAN(main.c's command array, its size). */
+int cmd_man(const char *const *names, int (*const *fns)(int, char **), const char *const *summaries,
+            size_t n, size_t stride);
+#define CLI_MAN(cmds, n)                                                                           \
+    cmd_man(&(cmds)[0].name, &(cmds)[0].fn, &(cmds)[0].summary, (n), sizeof(cmds)[0])
 /* Prints "crawler CMD: see `crawler CMD --help`" to stderr. */
 void cli_see_help(const char *cmd);
 /* Parses argv (argv[0] is the subcommand; GNU order: options and other

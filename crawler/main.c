@@ -51,6 +51,8 @@ int main(int argc, char **argv)
                LIBXML_DOTTED_VERSION);
         return CLI_EXIT_OK;
     }
+    if (!strcmp(cmd, "--man")) /* hidden: the man page, from CMDS and the option tables */
+        return CLI_MAN(CMDS, NCMDS);
     for (size_t i = 0; i < NCMDS; i++) {
         if (strcmp(cmd, CMDS[i].name) != 0)
             continue;

@@ -10,9 +10,11 @@
  * <data_dir>/crawler.lock keeps two processes from starting two servers on
  * one directory; a shared crawl uses --redis instead.  The server loads the
  * crawler module (bloom/redis_module.c: the frontier sets Bloom bits about
- * 2-3x faster with it) from the build tree, else from the install prefix,
- * when the file is there.  Its append-only file then holds CRAWLER.BFADD
- * commands, so resuming that data directory needs the module again.
+ * 2-3x faster with it) from the first of these that is there: beside the
+ * program as installed (<dir of /proc/self/exe>/CRAWLER_REDIS_MODULE_REL,
+ * wherever the install tree was moved), the build tree, the install
+ * prefix.  Its append-only file then holds CRAWLER.BFADD commands, so
+ * resuming that data directory needs the module again.
  *
  * A shared server is asked at open whether it is a Redis Cluster (a
  * cluster_t of cluster/ over the URL's nodes).  If so, that cluster_t
@@ -373,8 +375,31 @@ static int free_port(void)
     return port;
 }
 
+/* The crawler module's path (in buf, PATH_MAX bytes, when it is the one
+ * beside the program), or NULL if none of the places the DESIGN comment
+ * lists has it. */
+static const char *find_module(char buf[PATH_MAX])
+{
+    char exe[PATH_MAX], rel[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (slash) {
+        *slash = '\0';
+        int w = snprintf(rel, sizeof rel, "%s/%s", exe, CRAWLER_REDIS_MODULE_REL);
+        if (w > 0 && (size_t)w < sizeof rel && access(rel, R_OK) == 0 && realpath(rel, buf))
+            return buf;
+    }
+    const char *mods[] = {CRAWLER_REDIS_MODULE_BUILT, CRAWLER_REDIS_MODULE_INSTALLED};
+    for (int i = 0; i < 2; i++)
+        if (access(mods[i], R_OK) == 0)
+            return mods[i];
+    return NULL;
+}
+
 static pid_t spawn_redis(const char *dir, const rconn_target_t *t)
 {
+    char modbuf[PATH_MAX];
+    const char *mod = find_module(modbuf);
     char port[16], logfile[PATH_MAX + 16];
     snprintf(port, sizeof port, "%d", t->unix_path ? 0 : t->port);
     snprintf(logfile, sizeof logfile, "%s/redis.log", dir);
@@ -415,13 +440,10 @@ static pid_t spawn_redis(const char *dir, const rconn_target_t *t)
     argv[n++] = "16";
     argv[n++] = "--list-compress-depth";
     argv[n++] = "1";
-    const char *mods[] = {CRAWLER_REDIS_MODULE_BUILT, CRAWLER_REDIS_MODULE_INSTALLED};
-    for (int i = 0; i < 2; i++)
-        if (access(mods[i], R_OK) == 0) {
-            argv[n++] = "--loadmodule";
-            argv[n++] = (char *)mods[i];
-            break;
-        }
+    if (mod) {
+        argv[n++] = "--loadmodule";
+        argv[n++] = (char *)mod;
+    }
     argv[n] = NULL;
     pid_t parent = getpid();
     pid_t pid = fork();

@@ -1,0 +1,163 @@
+// warc_check.mjs -- reads a .warc.gz with warcio.js (an outside WARC reader,
+// npm package warcio, pinned in package.json / package-lock.json) and checks:
+//   - every record parses (WARC/1.x, WARC-Type, WARC-Record-ID, a block of
+//     exactly Content-Length bytes; response records: an HTTP status line);
+//   - every WARC-Block-Digest and WARC-Payload-Digest matches the bytes
+//     warcio read (block: the whole record body; payload: what follows the
+//     HTTP head, as warcio splits it); warcio.js does not verify digests on
+//     read, so they are recomputed here with node:crypto for the algorithm the
+//     header names (sha1, sha256, sha512, md5; base32 or hex value);
+//   - warcio's CDX indexer indexes every response, and each index entry's
+//     offset/length is one whole gzip member that parses alone as that record.
+// Usage: node warc_check.mjs FILE.warc.gz [--responses N]  (N: at least this
+// many response records).  Exit 0 if all holds, else 1 with the failures.
+import { createHash } from "node:crypto";
+import { createReadStream, readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { CDXIndexer, WARCParser } from "warcio";
+
+const [file, ...rest] = process.argv.slice(2);
+if (!file) {
+  console.error("usage: node warc_check.mjs FILE.warc.gz [--responses N]");
+  process.exit(2);
+}
+const minResponses = rest[0] === "--responses" ? Number(rest[1]) : 0;
+const failures = [];
+const fail = (what) => {
+  failures.push(what);
+};
+
+const B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+function base32(buf) {
+  let bits = 0;
+  let value = 0;
+  let out = "";
+  for (const byte of buf) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += B32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += B32[(value << (5 - bits)) & 31];
+  return out;
+}
+
+// "algo:value" checked against data; returns null if it matches, else why.
+function checkDigest(header, data) {
+  const m = /^([A-Za-z0-9-]+):(.+)$/.exec(header.trim());
+  if (!m) return `malformed digest '${header}'`;
+  const algo = m[1].toLowerCase().replace("-", "");
+  if (!["sha1", "sha256", "sha512", "md5"].includes(algo)) return `unknown digest algorithm '${m[1]}'`;
+  const h = createHash(algo).update(data).digest();
+  const want = m[2].replace(/=+$/, "");
+  const got32 = base32(h);
+  const gotHex = h.toString("hex");
+  if (want.toUpperCase() === got32 || want.toLowerCase() === gotHex) return null;
+  return `${header} but the data has ${m[1]}:${got32}`;
+}
+
+function label(i, rec) {
+  const h = (name) => rec.warcHeader(name) ?? "";
+  return `record ${i} (${h("WARC-Type")} ${h("WARC-Record-ID")} ${h("WARC-Target-URI")})`;
+}
+
+// Pass 1: the whole block of every record (HTTP not parsed).
+async function blocks() {
+  let n = 0;
+  let checked = 0;
+  const parser = new WARCParser(createReadStream(file), { parseHttp: false });
+  for await (const rec of parser) {
+    const what = label(n, rec);
+    const version = rec.warcHeaders.statusline;
+    if (!/^WARC\/1\.[01]$/.test(version)) fail(`${what}: version line '${version}'`);
+    for (const name of ["WARC-Type", "WARC-Record-ID", "WARC-Date", "Content-Length"])
+      if (!rec.warcHeader(name)) fail(`${what}: no ${name}`);
+    const block = await rec.readFully(false);
+    const len = Number(rec.warcHeader("Content-Length"));
+    if (block.length !== len) fail(`${what}: block of ${block.length} bytes, Content-Length ${len}`);
+    const bd = rec.warcHeader("WARC-Block-Digest");
+    if (bd) {
+      checked++;
+      const why = checkDigest(bd, block);
+      if (why) fail(`${what}: WARC-Block-Digest: ${why}`);
+    }
+    n++;
+  }
+  return { nblocks: n, blockDigests: checked };
+}
+
+// Pass 2: HTTP parsed; the payload of every record that names its digest.
+async function payloads() {
+  let n = 0;
+  let responses = 0;
+  let checked = 0;
+  const parser = new WARCParser(createReadStream(file), { parseHttp: true });
+  for await (const rec of parser) {
+    const what = label(n, rec);
+    if (rec.warcType === "response") {
+      responses++;
+      const status = Number(rec.httpHeaders?.statusCode);
+      if (!(status >= 100 && status <= 999)) fail(`${what}: no HTTP status line`);
+    }
+    const payload = await rec.readFully(false);
+    const pd = rec.warcHeader("WARC-Payload-Digest");
+    if (pd) {
+      checked++;
+      const why = checkDigest(pd, payload);
+      if (why) fail(`${what}: WARC-Payload-Digest: ${why}`);
+    }
+    n++;
+  }
+  return { n, responses, checked };
+}
+
+// Pass 3: warcio's CDX index; each entry's member parses alone as its record.
+async function index(data) {
+  let entries = 0;
+  const indexer = new CDXIndexer({ format: "cdxj" });
+  for await (const cdx of indexer.iterIndex([{ filename: file, reader: createReadStream(file) }])) {
+    entries++;
+    const off = Number(cdx.offset);
+    const len = Number(cdx.length);
+    const what = `index entry ${entries} (${cdx.url} at ${off}+${len})`;
+    if (!(off >= 0 && len > 0 && off + len <= data.length)) {
+      fail(`${what}: outside the file`);
+      continue;
+    }
+    let one;
+    try {
+      one = gunzipSync(data.subarray(off, off + len)); // one member, whole
+    } catch (e) {
+      fail(`${what}: not a whole gzip member: ${e.message}`);
+      continue;
+    }
+    const rec = await WARCParser.parse([one]);
+    if (!rec || rec.warcTargetURI !== cdx.url)
+      fail(`${what}: the member holds ${rec ? rec.warcTargetURI : "no record"}`);
+    else if (rec.warcPayloadDigest && cdx.digest && !rec.warcPayloadDigest.endsWith(cdx.digest))
+      fail(`${what}: index digest ${cdx.digest}, record ${rec.warcPayloadDigest}`);
+  }
+  return entries;
+}
+
+try {
+  const { nblocks, blockDigests } = await blocks();
+  const { n, responses, checked } = await payloads();
+  const entries = await index(readFileSync(file));
+  if (n !== nblocks) fail(`the two passes read ${nblocks} and ${n} records`);
+  if (responses < minResponses) fail(`${responses} response records, expected at least ${minResponses}`);
+  if (entries < responses) fail(`warcio indexed ${entries} entries for ${responses} responses`);
+  if (checked < responses) fail(`${checked} payload digests for ${responses} responses`);
+  console.log(`warc_check: ${file}: ${n} records parsed, ${responses} responses, ` +
+    `${blockDigests} block digests and ${checked} payload digests checked, ` +
+    `warcio's CDX index: ${entries} entries, each a whole gzip member`);
+} catch (e) {
+  fail(`warcio could not read ${file}: ${e && e.stack ? e.stack : e}`);
+}
+if (failures.length) {
+  for (const f of failures.slice(0, 20)) console.error(`warc_check: FAIL ${f}`);
+  if (failures.length > 20) console.error(`warc_check: ... ${failures.length - 20} more`);
+  process.exit(1);
+}
