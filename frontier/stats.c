@@ -5,11 +5,11 @@
  *
  * DESIGN: stats are one pipelined round trip of read-only commands over the
  * keys listed in frontier.c (TIME first, so "live" is judged by the server's
- * clock), the control hash (control.c) last; key names come from keys.h.  Reset walks SCAN MATCH over the
- * crawl's key prefix followed by "*" (the prefix's glob characters escaped)
- * and UNLINKs each batch: every key of keys.def, families included, and the
- * Bloom filter's; the prefix ends after the hash tag's closing brace, so
- * crawl "a" never matches crawl "ab".
+ * clock), the control hash (control.c) last; key names come from keys.h.
+ * Reset walks SCAN MATCH over the crawl's key prefix followed by "*" (the
+ * prefix's glob characters escaped) and UNLINKs each batch: every key of
+ * keys.def, families included, and the Bloom filter's; the prefix ends
+ * after the hash tag's closing brace, so crawl "a" never matches crawl "ab".
  */
 #include "frontier_internal.h"
 
