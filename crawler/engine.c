@@ -601,8 +601,7 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
             "%.4f%%%s%s   %s",
             (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0,
             (unsigned long long)fs.queued, (unsigned long long)fs.in_flight,
-            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, ctl,
-            final ? "\n" : "");
+            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, ctl, final ? "\n" : "");
 }
 
 /* The progress line's connection, opened again once a second while lost. */

@@ -144,9 +144,9 @@ typedef struct frontier_item {
 void frontier_item_clear(frontier_item_t *it);
 
 typedef enum frontier_state {
-    FRONTIER_READY = 0, /* *n > 0 items were claimed */
-    FRONTIER_WAIT = 1,  /* nothing ready now; URLs are queued, delayed or in flight */
-    FRONTIER_DONE = 2,  /* nothing queued, delayed or in flight: the crawl is over */
+    FRONTIER_READY = 0,  /* *n > 0 items were claimed */
+    FRONTIER_WAIT = 1,   /* nothing ready now; URLs are queued, delayed or in flight */
+    FRONTIER_DONE = 2,   /* nothing queued, delayed or in flight: the crawl is over */
     FRONTIER_PAUSED = 3, /* the crawl is paused (frontier_control): nothing claimed, the
                             lease renewed; never DONE while paused */
     FRONTIER_DRAIN = 4,  /* this worker registered before a drain (frontier_control):
@@ -463,10 +463,10 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
 
 /* What a heartbeat found, besides renewing the lease. */
 typedef struct frontier_beat {
-    size_t reclaimed;     /* URLs of expired workers handed back */
-    int crawl_exists;     /* 0: the crawl's Bloom filter is gone (FLUSHALL, a
-                             Redis restarted without its data) */
-    uint64_t bloom_added; /* URLs added to the filter: seeds + new links */
+    size_t reclaimed;         /* URLs of expired workers handed back */
+    int crawl_exists;         /* 0: the crawl's Bloom filter is gone (FLUSHALL, a
+                                 Redis restarted without its data) */
+    uint64_t bloom_added;     /* URLs added to the filter: seeds + new links */
     frontier_state_t control; /* FRONTIER_DRAIN: this worker is to drain; FRONTIER_PAUSED:
                                  the crawl is paused; else FRONTIER_READY */
 } frontier_beat_t;
@@ -540,8 +540,8 @@ typedef struct frontier_control_change {
  * wrong type: nothing written), CRAWL_EREPLY; errbuf (may be NULL) then
  * says why. */
 int frontier_control(struct redisContext *rc, const char *crawl,
-                     const frontier_control_change_t *ch, frontier_control_t *out,
-                     uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen);
+                     const frontier_control_change_t *ch, frontier_control_t *out, uint64_t *now_ms,
+                     uint32_t *live, char *errbuf, size_t errlen);
 
 /* Gauges (now): queued, delayed, in_flight, hosts (ever admitted a URL),
  * ready_hosts (with queued URLs and room for one more fetch), dead.
