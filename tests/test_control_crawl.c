@@ -5,7 +5,9 @@
  * page answering after a delay so that the crawl lasts.  What is checked is
  * what the server saw (its request log and counts, never the crawler's own
  * report) and what Redis holds; waits are bounded, and no duration decides
- * a verdict except as a generous bound.
+ * a verdict except as a generous bound.  And pause and limits on a real
+ * local Redis Cluster (cluster_env.h), from a node that does not hold the
+ * crawl.
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -17,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster.h"
+#include "cluster_env.h"
 #include "crawl_env.h"
 #include "fixtures.h"
 #include "frontier.h"
@@ -395,4 +399,68 @@ Test(control_crawl, delay_set_mid_crawl_spaces_the_requests_after_it, .timeout =
                  fast, checked, DELAY_MS, worst);
     expect_each_page_once(&t, 120);
     ctl_stop(&t);
+}
+
+/* ---- on a Redis Cluster ----------------------------------------------------- */
+
+#define CL_CRAWL "ctlc"
+
+/* `crawler limits` and `pause` pointed at a master that does not own the
+ * crawl's slot: the control hash lands in the crawl's slot (its owner holds
+ * it), a worker started while paused fetches nothing and stays up, and
+ * after `resume` it crawls exactly the crawl-wide --max-pages. */
+Test(control_crawl, on_a_redis_cluster_pause_and_limits_reach_the_crawls_slot, .timeout = 180)
+{
+    fx_cluster_t *cl = fx_cluster_start(3, 0, 1000);
+    cr_assert_not_null(cl, "cannot start a Redis Cluster: %s", fx_error());
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/p/0");
+    tree.pages = 100;
+    tree.delay_ms = 5;
+    fx_http_set_handler(e.h, tree_site_route, &tree);
+    int slot = cluster_slot("{" CL_CRAWL "}", strlen("{" CL_CRAWL "}"));
+    int owner = fx_cluster_owner(cl, 0, slot);
+    cr_assert_geq(owner, 0, "%s", fx_error());
+    const char *url = fx_cluster_url(cl, (owner + 1) % 3);
+    char *seed[] = {CRAWLER_BIN, "seed",    e.seeds,  "--redis",
+                    (char *)url, "--crawl", CL_CRAWL, NULL};
+    cr_assert_eq(fx_run(seed, NULL, e.log, 30000), 0, "crawler seed failed on the cluster");
+    char *limits[] = {CRAWLER_BIN, "limits",      "--redis", (char *)url, "--crawl",
+                      CL_CRAWL,    "--max-pages", "7",       NULL};
+    cr_assert_eq(fx_run(limits, NULL, e.log, 30000), 0, "crawler limits failed on the cluster");
+    char *pause[] = {CRAWLER_BIN, "pause", "--redis", (char *)url, "--crawl", CL_CRAWL, NULL};
+    cr_assert_eq(fx_run(pause, NULL, e.log, 30000), 0, "crawler pause failed on the cluster");
+    redisContext *oc = fx_cluster_connect(cl, owner);
+    cr_assert_not_null(oc);
+    redisReply *r = redisCommand(oc, "HGET crawler:{" CL_CRAWL "}:control paused");
+    cr_expect(r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, "1"),
+              "the owner of the crawl's slot does not hold paused");
+    freeReplyObject(r);
+    char out[600], log[600];
+    snprintf(out, sizeof out, "%s/out.jsonl", e.dir);
+    snprintf(log, sizeof log, "%s/worker.log", e.dir);
+    char *crawl[] = {CRAWLER_BIN, "crawl", "--redis", (char *)url, "--crawl",   CL_CRAWL, "--quiet",
+                     "--delay",   "0",     "--out",   out,         "--threads", "1",      NULL};
+    pid_t pid = fx_spawn(crawl, NULL, log);
+    cr_assert(pid > 0);
+    usleep(1000 * 1000); /* it opens, claims (refused) a few times */
+    int st;
+    cr_expect_eq(waitpid(pid, &st, WNOHANG), 0, "the worker exited while the crawl was paused");
+    cr_expect_eq(fx_http_total(e.h), 0, "%zu requests while paused", fx_http_total(e.h));
+    char *resume[] = {CRAWLER_BIN, "resume", "--redis", (char *)url, "--crawl", CL_CRAWL, NULL};
+    cr_assert_eq(fx_run(resume, NULL, e.log, 30000), 0, "crawler resume failed on the cluster");
+    int rc = fx_wait(pid, 60000);
+    char *err = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "the worker exited %d: %.2000s", rc, err ? err : "");
+    free(err);
+    unsigned pages = 0;
+    for (int i = 0; i < 100; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/p/%d", i);
+        pages += fx_http_hits(e.h, path);
+    }
+    cr_expect_eq(pages, 7, "%u page requests under a crawl-wide --max-pages 7", pages);
+    redisFree(oc);
+    crawl_env_stop(&e);
+    fx_cluster_stop(cl);
 }
