@@ -26,7 +26,9 @@
  * reloaded if the server lost it) and read the Redis server's clock (TIME),
  * so workers' clocks never matter.  Needs Redis >= 7.0.  The limits (per_host, delay,
  * max_*) come from each handle's config: every worker of a crawl should use
- * the same values; the counts they are checked against live in Redis.
+ * the same values; the counts they are checked against live in Redis.  A
+ * limit set crawl-wide in the crawl's control hash (frontier_control: the
+ * `crawler limits` command) beats the handle's, in every call that uses it.
  */
 #ifndef FRONTIER_H
 #define FRONTIER_H
