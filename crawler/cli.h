@@ -34,6 +34,10 @@ int cmd_reset(int argc, char **argv);
 int cmd_bloom(int argc, char **argv);
 int cmd_robots(int argc, char **argv); /* cmd_robots.c */
 int cmd_url(int argc, char **argv);    /* cmd_url.c */
+int cmd_pause(int argc, char **argv);  /* cmd_control.c: control of a running crawl */
+int cmd_resume(int argc, char **argv);
+int cmd_drain(int argc, char **argv);
+int cmd_limits(int argc, char **argv);
 
 /* ---- option tables ----------------------------------------------------------
  * Each subcommand declares every option once, in one array of cli_opt_t

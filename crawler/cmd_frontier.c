@@ -237,6 +237,31 @@ static void text_bloom(FILE *o, const bloom_view_t *bv)
     }
 }
 
+/* The crawl's control hash (`crawler pause|drain|limits`): its JSON member,
+ * and its text line (the overrides that are set only). */
+static void json_control(FILE *o, const frontier_control_t *c)
+{
+    fprintf(o, ", \"control\": {\"paused\": %s, \"drain_ms\": ", c->paused ? "true" : "false");
+    fprintf(o, c->drain_ms ? "%llu" : "null", U(c->drain_ms));
+    fprintf(o, ", \"limits\": {");
+    for (int l = 0, n = 0; l < FRONTIER_LIMIT_COUNT; l++)
+        if (c->set[l])
+            fprintf(o, "%s\"%s\": %llu", n++ ? ", " : "", frontier_limit_field(l), U(c->value[l]));
+    fprintf(o, "}}");
+}
+
+static void text_control(FILE *o, const frontier_control_t *c)
+{
+    fprintf(o, "  control: %s", c->paused ? "PAUSED" : "running");
+    if (c->drain_ms)
+        fprintf(o, ", drained at %llu ms (workers registered before it drain)", U(c->drain_ms));
+    for (int l = 0, n = 0; l < FRONTIER_LIMIT_COUNT; l++)
+        if (c->set[l])
+            fprintf(o, "%s%s %llu", n++ ? ", " : "; crawl-wide limits: ", frontier_limit_field(l),
+                    U(c->value[l]));
+    fprintf(o, "\n");
+}
+
 static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
                        const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv)
 {
@@ -264,6 +289,7 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
     }
     fprintf(o, "}");
     json_bloom(o, bv);
+    json_control(o, &s->control);
     fprintf(o, ", \"live_workers\": %u, \"workers\": [", s->workers);
     for (size_t i = 0; i < nw; i++) {
         fprintf(o, "%s{\"id\": ", i ? ", " : "");
@@ -302,6 +328,7 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "  status: 2xx %llu  3xx %llu  4xx %llu  5xx %llu  other %llu\n", U(s->status_2xx),
             U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
     text_bloom(o, bv);
+    text_control(o, &s->control);
     fprintf(o, "  errors %llu", U(s->errors));
     for (size_t i = 0; i < s->nkinds; i++)
         fprintf(o, "%s%s %llu", i ? ", " : ": ", s->kinds[i].kind, U(s->kinds[i].count));

@@ -43,7 +43,8 @@
  * sends nothing more: the thread hands its URLs back, the unrecorded pages
  * among them.  Shutdown: engine.stop 1 = stop claiming, finish what runs
  * (cfg->grace_ms); 2 = hand everything back to the frontier at once and
- * exit.  The counters in engine_t are written here only.  The thread that
+ * exit; `crawler drain` (engine_drain) is a first SIGTERM to every process
+ * registered before it.  The counters in engine_t are written here only.  The thread that
  * called engine_run() waits for signals (blocked in the workers) and draws
  * the progress line.  Redis is reached only through the frontier (the seed
  * hosts: frontier_seed_hosts).
@@ -386,6 +387,14 @@ static void release_all(worker_t *w)
     }
 }
 
+void engine_drain(worker_t *w)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&w->e->stop, &none, 1))
+        fprintf(stderr, "\ncrawler: drained (crawler drain): finishing in-flight URLs, handing "
+                        "back the rest\n");
+}
+
 static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
 {
     int stop = atomic_load(&w->e->stop);
@@ -586,12 +595,13 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
                 e->cfg->threads, (unsigned long long)atomic_load(&e->errors), final ? "\n" : "");
         return;
     }
+    const char *ctl = atomic_load(&e->stop) ? "  STOPPING" : fs.control.paused ? "  PAUSED" : "";
     fprintf(stderr,
             "\r%llu pages  %.1f pages/s  queued %llu  in flight %llu  errors %llu  bloom fill "
-            "%.4f%%%s   %s",
+            "%.4f%%%s%s   %s",
             (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0,
             (unsigned long long)fs.queued, (unsigned long long)fs.in_flight,
-            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, final ? "\n" : "");
+            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, ctl, final ? "\n" : "");
 }
 
 /* The progress line's connection, opened again once a second while lost. */

@@ -25,6 +25,11 @@
  * waiting, before any claim when it is due (every lease/3): its reply says
  * too whether the crawl is still in Redis and how full its visited set is
  * (engine_beat_found).
+ * Control (`crawler pause|drain`, frontier_control): a paused crawl's
+ * claims take nothing and the worker asks again every 250 ms at most (its
+ * lease renewed each time); a claim or heartbeat that says this worker is
+ * to drain stops the process's claims as a first SIGTERM does
+ * (engine_drain).
  * Lost Redis: the call in flight is dropped with its connection
  * (engine_claim_drop); its URLs, leased in Redis but never seen here, are
  * handed back by the reconcile after the reconnect (engine_redis.c), or
@@ -179,7 +184,9 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
         admit_items(w);
     else if (block)
         take_look(w, 1);
-    if (st != FRONTIER_READY)
+    if (st == FRONTIER_DRAIN) /* `crawler drain`: finish what runs, hand back the rest */
+        engine_drain(w);
+    if (st != FRONTIER_READY) /* (paused: claim again, and so renew the lease, in 250 ms) */
         w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
     else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */
         w->claim_after_ms = now + 20;

@@ -100,6 +100,10 @@ void engine_beat_found(worker_t *w, int rc, const frontier_beat_t *b);
  * the crawl's end, so that a crawl that filled it in its last seconds still
  * exits with CRAWL_EFULL. */
 void engine_check_full(worker_t *w);
+/* `crawler drain` reached this worker (a claim's or heartbeat's answer):
+ * the process stops claiming, finishes what runs (--grace) and hands back
+ * the rest, as after a first SIGTERM; said once (engine.c). */
+void engine_drain(worker_t *w);
 /* URLs this worker holds: transfers running and URLs parked on robots.txt. */
 size_t engine_held(const worker_t *w);
 

@@ -295,6 +295,8 @@ void engine_beat_found(worker_t *w, int rc, const frontier_beat_t *b)
         engine_crawl_gone(w);
     else
         check_fill(w, b->bloom_added);
+    if (b->control == FRONTIER_DRAIN && !w->err)
+        engine_drain(w);
 }
 
 void engine_heartbeat(worker_t *w, uint64_t now)

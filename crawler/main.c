@@ -1,6 +1,7 @@
 /*
  * main.c -- the `crawler` program: global library set-up, then one
- * subcommand (crawl, seed, stats, reset, bloom, robots, url).
+ * subcommand (crawl, seed, stats, reset, pause, resume, drain, limits, bloom,
+ * robots, url).
  */
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -20,6 +21,10 @@ static const struct {
     {"seed", cmd_seed, "add the URLs of a seeds file to a crawl's frontier"},
     {"stats", cmd_stats, "print a crawl's counters from Redis"},
     {"reset", cmd_reset, "delete every key of one crawl"},
+    {"pause", cmd_pause, "pause a running crawl on every worker (claims stop, leases renewed)"},
+    {"resume", cmd_resume, "resume a paused crawl"},
+    {"drain", cmd_drain, "make the running workers finish their in-flight URLs and exit"},
+    {"limits", cmd_limits, "show or change a running crawl's limits (--per-host, --delay, ...)"},
     {"bloom", cmd_bloom, "add/check URLs in a Bloom filter, or show its info"},
     {"robots", cmd_robots, "show what a robots.txt allows a user agent, rule and line"},
     {"url", cmd_url, "print the URL the crawler would request for each link, and its key"},

@@ -10,7 +10,9 @@
  * "ORIGIN\tSEQ@WID" (fr_lease_split).  Keys: those of claim.lua (frontier.c
  * lists the crawl's keys).  A call in flight (frontier_claim_call_t) holds
  * its arguments until its reply is read, so a NOSCRIPT answer (the library
- * lost) can load the library and send it again.
+ * lost) can load the library and send it again.  A paused crawl, or a
+ * drain that came after this worker registered (control.c), makes the
+ * claim renew the lease and take nothing, whatever is ready.
  */
 #include "frontier_internal.h"
 
@@ -56,7 +58,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
     uint64_t st, now, wait, base, nruns = 0;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
         fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
-        fr_reply_u64(r->element[3], &base) || st > 2 ||
+        fr_reply_u64(r->element[3], &base) || st > FRONTIER_DRAIN ||
         (r->elements > 4 &&
          (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
         return CRAWL_EREPLY;
@@ -95,7 +97,10 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *                          retry.lua, release.lua)
  *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
- * Reply: {state (0 ready, 1 wait, 2 done), now_ms, wait_ms, lease_base}, and
+ * The crawl's control hash (P control: frontier_control) is read in the
+ * same call: its per_host, delay and max_delay, when set, beat ARGV[4..6].
+ * Reply: {state (0 ready, 1 wait, 2 done, 3 paused, 4 drain: this worker
+ * registered before the crawl's drain), now_ms, wait_ms, lease_base}, and
  * when URLs were claimed: nruns, the entries (entry.c), then nruns
  * pairs (origin, count): the origins of the entries, run by run.  The i-th
  * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */

@@ -38,6 +38,9 @@
  *                          status_2xx..status_5xx status_other
  *   P errors        hash   error kind -> count
  *   P seedhosts     set    hosts of the seeds, added by the seeding script
+ *   P control       hash   what an operator set for the whole crawl (control.c):
+ *                          paused, drain (ms), and overrides of the workers'
+ *                          per_host delay max_delay max_pages max_pages_per_host
  *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/); frontier_open
  *                          opens it when the caller gives none
  *   P sitemaps, P robots:<origin>, P robots-lock:<origin>

@@ -26,7 +26,9 @@
  * reloaded if the server lost it) and read the Redis server's clock (TIME),
  * so workers' clocks never matter.  Needs Redis >= 7.0.  The limits (per_host, delay,
  * max_*) come from each handle's config: every worker of a crawl should use
- * the same values; the counts they are checked against live in Redis.
+ * the same values; the counts they are checked against live in Redis.  A
+ * limit set crawl-wide in the crawl's control hash (frontier_control: the
+ * `crawler limits` command) beats the handle's, in every call that uses it.
  */
 #ifndef FRONTIER_H
 #define FRONTIER_H
@@ -144,16 +146,22 @@ typedef struct frontier_item {
 void frontier_item_clear(frontier_item_t *it);
 
 typedef enum frontier_state {
-    FRONTIER_READY = 0, /* *n > 0 items were claimed */
-    FRONTIER_WAIT = 1,  /* nothing ready now; URLs are queued, delayed or in flight */
-    FRONTIER_DONE = 2,  /* nothing queued, delayed or in flight: the crawl is over */
+    FRONTIER_READY = 0,  /* *n > 0 items were claimed */
+    FRONTIER_WAIT = 1,   /* nothing ready now; URLs are queued, delayed or in flight */
+    FRONTIER_DONE = 2,   /* nothing queued, delayed or in flight: the crawl is over */
+    FRONTIER_PAUSED = 3, /* the crawl is paused (frontier_control): nothing claimed, the
+                            lease renewed; never DONE while paused */
+    FRONTIER_DRAIN = 4,  /* this worker registered before a drain (frontier_control):
+                            nothing claimed; it is to finish what it holds and stop */
 } frontier_state_t;
 
 /* Claims up to max URLs (one round trip), honouring per-host concurrency and
  * delay across all workers.  Also promotes due retries, renews this worker's
  * lease and reclaims the URLs of workers whose lease expired (as
- * frontier_heartbeat does).  On FRONTIER_WAIT, *wait_ms (if not NULL) is a
- * hint of how long until something may be ready (1..1000).  items[0..*n) are
+ * frontier_heartbeat does).  On FRONTIER_WAIT and FRONTIER_PAUSED, *wait_ms
+ * (if not NULL) is a hint of how long until something may be ready
+ * (1..1000).  The crawl's control hash (frontier_control) is read in the
+ * same atomic call: its per_host, delay and max_delay beat the handle's.  items[0..*n) are
  * filled on FRONTIER_READY (caller clears each with frontier_item_clear); on
  * error *n is 0 and nothing was claimed or the claim is lost with the
  * connection (the lease then expires and the URLs come back). */
@@ -457,10 +465,12 @@ int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t 
 
 /* What a heartbeat found, besides renewing the lease. */
 typedef struct frontier_beat {
-    size_t reclaimed;     /* URLs of expired workers handed back */
-    int crawl_exists;     /* 0: the crawl's Bloom filter is gone (FLUSHALL, a
-                             Redis restarted without its data) */
-    uint64_t bloom_added; /* URLs added to the filter: seeds + new links */
+    size_t reclaimed;         /* URLs of expired workers handed back */
+    int crawl_exists;         /* 0: the crawl's Bloom filter is gone (FLUSHALL, a
+                                 Redis restarted without its data) */
+    uint64_t bloom_added;     /* URLs added to the filter: seeds + new links */
+    frontier_state_t control; /* FRONTIER_DRAIN: this worker is to drain; FRONTIER_PAUSED:
+                                 the crawl is paused; else FRONTIER_READY */
 } frontier_beat_t;
 
 /* frontier_heartbeat in halves, like frontier_claim_start and the rest (the
@@ -476,6 +486,64 @@ void frontier_heartbeat_drop(frontier_beat_call_t *c);
 
 #define FRONTIER_STATS_MAX_KINDS 16
 #define FRONTIER_MAX_KIND_LEN 32
+
+/* ---- control of a running crawl (control.c) -----------------------------
+ * The crawl's control hash (P control, keys.def) is what an operator sets
+ * for every worker of the crawl at once (`crawler pause|resume|drain|
+ * limits`).  Every claim, finish, seed, retry, release and heartbeat reads
+ * it in the same atomic call that uses it, so a change holds from the next
+ * call of any worker on, whichever machine it runs on:
+ *   paused   claims take nothing (FRONTIER_PAUSED), leases are renewed, what
+ *            runs is finished; the crawl is never over while paused;
+ *   drain    a Redis time: a worker registered at or before it (its record's
+ *            started) is told FRONTIER_DRAIN by its claims and heartbeats;
+ *            one registered later is not;
+ *   limits   a limit set there beats the value of the caller's
+ *            frontier_config_t (the worker's flag); cleared, the worker's
+ *            own holds again. */
+typedef enum frontier_limit {
+    FRONTIER_LIMIT_PER_HOST,           /* per_host, 1.. */
+    FRONTIER_LIMIT_DELAY,              /* delay_ms */
+    FRONTIER_LIMIT_MAX_DELAY,          /* max_delay_ms */
+    FRONTIER_LIMIT_MAX_PAGES,          /* max_pages, 0: no limit */
+    FRONTIER_LIMIT_MAX_PAGES_PER_HOST, /* max_pages_per_host, 0: no limit */
+    FRONTIER_LIMIT_COUNT
+} frontier_limit_t;
+
+/* The field of limit l in the control hash ("per_host", "delay",
+ * "max_delay", "max_pages", "max_pages_per_host"), or NULL out of range.
+ * Static; thread-safe. */
+const char *frontier_limit_field(frontier_limit_t l);
+
+/* What the control hash holds. */
+typedef struct frontier_control {
+    int paused;                           /* 1: paused */
+    uint64_t drain_ms;                    /* Redis time of the last drain, 0: none */
+    int set[FRONTIER_LIMIT_COUNT];        /* 1: limit overridden ... */
+    uint64_t value[FRONTIER_LIMIT_COUNT]; /* ... with this value (ms for the delays) */
+} frontier_control_t;
+
+/* A change of the control hash: each field 0 leaves it as it is. */
+typedef struct frontier_control_change {
+    int pause;                            /* 1: pause, -1: resume */
+    int drain;                            /* 1: drain, at the call's Redis time */
+    int limit[FRONTIER_LIMIT_COUNT];      /* 1: override with value[l], -1: clear */
+    uint64_t value[FRONTIER_LIMIT_COUNT]; /* per_host 1..UINT32_MAX, the delays
+                                             0..UINT32_MAX, pages any (0: none) */
+} frontier_control_change_t;
+
+/* Applies ch (NULL: no change, a reading) to the crawl's control hash in
+ * one atomic call (one round trip; the frontier's Functions library loaded
+ * first if the server lacks it), and reads it back into *out (may be
+ * NULL), with the Redis time of the call (*now_ms) and the number of
+ * workers with a live lease (*live); both may be NULL.  Works without a
+ * handle (like frontier_stats).  CRAWL_EINVAL (a bad crawl name or a value
+ * out of range: nothing sent), CRAWL_EREDIS, CRAWL_EWRONGTYPE (a key of the
+ * wrong type: nothing written), CRAWL_EREPLY; errbuf (may be NULL) then
+ * says why. */
+int frontier_control(struct redisContext *rc, const char *crawl,
+                     const frontier_control_change_t *ch, frontier_control_t *out, uint64_t *now_ms,
+                     uint32_t *live, char *errbuf, size_t errlen);
 
 /* Gauges (now): queued, delayed, in_flight, hosts (ever admitted a URL),
  * ready_hosts (with queued URLs and room for one more fetch), dead.
@@ -503,6 +571,7 @@ typedef struct frontier_stats {
     /* URLs the crawl added to its Bloom filter: seeds + new_links (a forced
      * re-seed of a URL already seen counts again: the count errs high) */
     uint64_t bloom_added;
+    frontier_control_t control; /* the crawl's control hash (frontier_control) */
 } frontier_stats_t;
 
 /* Reads the crawl's counters in one round trip (works without an open

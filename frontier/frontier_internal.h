@@ -27,6 +27,7 @@ enum {
     FR_CHECK, /* the invariant checker, for tests (tests/side.h: side_check) */
     FR_ROBOTS_LOOK,
     FR_ROBOTS_STORE,
+    FR_CONTROL, /* `crawler pause|resume|drain|limits` (control.c) */
     FR_SCRIPT_COUNT
 };
 
@@ -253,6 +254,12 @@ int fr_entry_parse(const char *e, size_t len, fr_entry_t *out);
 /* The entry's URL, rebuilt under the queue's origin; caller frees; NULL on
  * out-of-memory. */
 char *fr_entry_url(const fr_entry_t *en, const char *origin, size_t olen);
+
+/* Reads a control hash's HGETALL reply (control.lua's fields) into out
+ * (zeroed first); fields it does not know, or values that are not
+ * numbers, are left out.  0, or CRAWL_EREPLY for a reply that is no
+ * field/value array.  (control.c) */
+int fr_control_read(const struct redisReply *kv, frontier_control_t *out);
 
 /* ---- calls built now, sent later (async.c; frontier.h: frontier_call_t) --- */
 

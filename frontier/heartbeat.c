@@ -9,7 +9,9 @@
  * heartbeat in the same round trip: whether the crawl's Bloom filter still
  * exists (P seen:meta: a FLUSHALL, or a Redis restarted without its data,
  * lost the crawl) and how many URLs were added to it (the counters seeds +
- * new_links: how full the visited set is).  Keys: those of heartbeat.lua.
+ * new_links: how full the visited set is), and whether the crawl is paused
+ * or this worker is to drain (the control hash, control.c).  Keys: those of
+ * heartbeat.lua.
  */
 #include "frontier_internal.h"
 
@@ -26,8 +28,12 @@
  *   ARGV[11] max_delay_ms ... its cap on a host's own: a reclaimed URL may
  *                         have reached its server, so its host waits its
  *                         delay from now (requeue.lua)
+ * The crawl's control hash (frontier_control) is read in the same call: its
+ * per_host, delay and max_delay, when set, beat ARGV[4], [10], [11].
  * Reply: {reclaimed (URLs of expired workers handed back), 1 if the Bloom
- * filter's meta hash exists else 0, seeds, new_links (the counters)}. */
+ * filter's meta hash exists else 0, seeds, new_links (the counters),
+ * control (4: this worker registered before the crawl's drain, 3: the
+ * crawl is paused, 0: neither)}. */
 static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
 {
     fa_fcall(a, 1);
@@ -49,14 +55,18 @@ static int parse_beat(const redisReply *r, frontier_beat_t *out)
 {
     if (r->type == REDIS_REPLY_ERROR)
         return fr_reply_error(r);
-    uint64_t v[4];
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
+    uint64_t v[5];
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 5)
         return CRAWL_EREPLY;
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 5; i++)
         if (fr_reply_u64(r->element[i], &v[i]) < 0)
             return CRAWL_EREPLY;
-    *out = (frontier_beat_t){
-        .reclaimed = (size_t)v[0], .crawl_exists = v[1] != 0, .bloom_added = v[2] + v[3]};
+    *out = (frontier_beat_t){.reclaimed = (size_t)v[0],
+                             .crawl_exists = v[1] != 0,
+                             .bloom_added = v[2] + v[3],
+                             .control = v[4] == FRONTIER_DRAIN    ? FRONTIER_DRAIN
+                                        : v[4] == FRONTIER_PAUSED ? FRONTIER_PAUSED
+                                                                  : FRONTIER_READY};
     return 0;
 }
 

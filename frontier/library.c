@@ -35,6 +35,7 @@ static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_CHECK] = "check",
     [FR_ROBOTS_LOOK] = "robots_look",
     [FR_ROBOTS_STORE] = "robots_store",
+    [FR_CONTROL] = "control",
 };
 
 const char *fr_script_name(int id)

@@ -5,11 +5,11 @@
  *
  * DESIGN: stats are one pipelined round trip of read-only commands over the
  * keys listed in frontier.c (TIME first, so "live" is judged by the server's
- * clock); key names come from keys.h.  Reset walks SCAN MATCH over the
- * crawl's key prefix followed by "*" (the prefix's glob characters escaped)
- * and UNLINKs each batch: every key of keys.def, families included, and the
- * Bloom filter's; the prefix ends after the hash tag's closing brace, so
- * crawl "a" never matches crawl "ab".
+ * clock), the control hash (control.c) last; key names come from keys.h.
+ * Reset walks SCAN MATCH over the crawl's key prefix followed by "*" (the
+ * prefix's glob characters escaped) and UNLINKs each batch: every key of
+ * keys.def, families included, and the Bloom filter's; the prefix ends
+ * after the hash tag's closing brace, so crawl "a" never matches crawl "ab".
  */
 #include "frontier_internal.h"
 
@@ -121,7 +121,7 @@ static uint32_t count_live(const redisReply *w, uint64_t now)
     return live;
 }
 
-#define STATS_CMDS 8
+#define STATS_CMDS 9
 /* Sends the stats commands (TIME first, then one read of a key each). */
 static int send_stats(struct redisContext *rc, const char *p)
 {
@@ -135,7 +135,8 @@ static int send_stats(struct redisContext *rc, const char *p)
                        {"LLEN %s", FR_K_DEAD},
                        {"HLEN %s", FR_K_HADMIT},
                        {"ZRANGE %s 0 -1 WITHSCORES", FR_K_WORKERS},
-                       {"HGETALL %s", FR_K_ERRORS}};
+                       {"HGETALL %s", FR_K_ERRORS},
+                       {"HGETALL %s", FR_K_CONTROL}};
     char key[FR_KEY_MAX];
     for (int i = 0; i < STATS_CMDS; i++) {
         int ok = q[i].key == FR_K_COUNT ? redisAppendCommand(rc, q[i].fmt)
@@ -171,7 +172,7 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
     if (rc_ == 0 && (get_now(r[0], &out->now_ms) || read_counters(r[1], out) ||
                      fr_reply_u64(r[2], &out->delayed) || fr_reply_u64(r[3], &out->ready_hosts) ||
                      fr_reply_u64(r[4], &out->dead) || fr_reply_u64(r[5], &out->hosts) ||
-                     read_kinds(r[7], out)))
+                     read_kinds(r[7], out) || fr_control_read(r[8], &out->control) < 0))
         rc_ = CRAWL_EREPLY;
     if (rc_ == 0) {
         out->workers = count_live(r[6], out->now_ms);

@@ -114,6 +114,39 @@ local function count(field, n)
   if n ~= 0 then redis.call('HINCRBY', K.STATS, field, str(n)) end
 end
 
+-- What an operator set for the whole crawl, in P control (a hash written by
+-- control.lua: `crawler pause|resume|drain|limits`): every function that
+-- claims, finishes, seeds, retries, releases or beats reads it once, after
+-- its type checks (its keys list CONTROL), so a change holds from the next
+-- call of any worker on.  A limit set there beats the worker's own (its
+-- ARGV, from its flags): limit(name, v).  paused: claims take nothing;
+-- drain (a Redis time, ms): the workers registered at or before it stop
+-- (control_stop).
+local CTL_FIELDS = {'per_host', 'delay', 'max_delay', 'max_pages', 'max_pages_per_host',
+                    'paused', 'drain'}
+local CTL = {} -- the call's reading: CTL[field] a number, or nil when not set
+local function read_control()
+  local v = redis.call('HMGET', K.CONTROL, unpack(CTL_FIELDS))
+  for i = 1, #CTL_FIELDS do CTL[CTL_FIELDS[i]] = tonumber(v[i]) end
+end
+local function limit(name, v) -- the crawl-wide override of limit name, else the worker's v
+  local o = CTL[name]
+  if o then return o end
+  return v
+end
+-- What the claim and the heartbeat tell worker w besides: 4 it drains (a
+-- drain came at or after its registration, worker:<w>'s started; no record:
+-- it drains too), 3 the crawl is paused, 0 neither.  The caller checked
+-- worker:<w> (a hash).
+local function control_stop(w)
+  if CTL.drain then
+    local st = tonumber(redis.call('HGET', K.WORKER .. w, 'started'))
+    if not st or st <= CTL.drain then return 4 end
+  end
+  if CTL.paused and CTL.paused ~= 0 then return 3 end
+  return 0
+end
+
 -- Politeness as a server sees it.  A host's delay d is the crawl's delay or
 -- the host's own (hdelay: robots Crawl-delay, capped at maxd), the larger.
 -- With d > 0 the host has at most one request in flight (its cap, whatever

@@ -112,8 +112,10 @@ local function check_hosts(bad, per_host, delay, maxd, nonempty, by_host)
 end
 
 local function check(_, ARGV)
-  local per_host, bad = tonumber(ARGV[2]), {}
-  local delay, maxd = tonumber(ARGV[3] or '0'), tonumber(ARGV[4] or '0')
+  read_control() -- (base.lua) the limits the crawl's overrides make the workers use
+  local per_host, bad = limit('per_host', tonumber(ARGV[2])), {}
+  local delay = limit('delay', tonumber(ARGV[3] or '0'))
+  local maxd = limit('max_delay', tonumber(ARGV[4] or '0'))
   local queued, nonempty = check_queues(bad)
   local inflight, by_host = check_leases(bad)
   check_hosts(bad, per_host, delay, maxd, nonempty, by_host)

@@ -3,7 +3,10 @@
 -- hosts (per-host room and delay) into the worker's lease hash: a lease is
 -- the field "ORIGIN\tSEQ" (stored(): the origin of the queue it came from)
 -- with the entry as its value.
--- ARGV and reply: the layout above build_claim() in frontier/frontier.c.
+-- ARGV and reply: the layout above build_claim() in frontier/claim.c; the
+-- crawl's control hash (base.lua: read_control) may override per_host,
+-- delay and max_delay, and a paused crawl (3) or a worker that drains (4)
+-- gets its lease renewed and nothing claimed.
 --
 -- A table costs Redis about 2k instructions to make and fill, so a claim
 -- reuses the same ones from call to call (functions never run two at a
@@ -17,7 +20,8 @@ local HINF, HNX, ZREM = {}, {}, {}
 local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
-local CLAIM_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'DELAYED', 'SEQ'}
+local CLAIM_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'DELAYED', 'SEQ',
+                    'CONTROL'}
 
 -- The first lim ready hosts (hosts: read before, or nil), up to the first
 -- one whose queue is not a list (stop: true), which this round leaves out
@@ -121,25 +125,30 @@ local function nothing_ready()
 end
 
 local function claim(_, ARGV)
-  local worker = ARGV[2]
-  local max, per_host = tonumber(ARGV[3]), tonumber(ARGV[4])
-  local delay, maxd, lease = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-  -- per: URLs a ready host is expected to give (then what the last round's gave):
-  -- every host fetched costs three reply elements, used or not
-  local rounds, per = 0, math.min(per_host, 8)
-  if delay > 0 then per = 1 end
+  local worker, max, lease = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[7])
   -- the checks (types.lua), before the first write: the first round's hosts
   -- are these, or these and hosts whose queues reclaim and promote checked
   need_keys(CLAIM_KEYS)
   need(K.LEASE .. worker, 'hash')
+  need(K.WORKER .. worker, 'hash')
+  read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
+  local per_host, delay = limit('per_host', tonumber(ARGV[4])), limit('delay', tonumber(ARGV[5]))
+  local maxd = limit('max_delay', tonumber(ARGV[6]))
+  -- per: URLs a ready host is expected to give (then what the last round's gave):
+  -- every host fetched costs three reply elements, used or not
+  local rounds, per = 0, math.min(per_host, 8)
+  if delay > 0 then per = 1 end
   local ws, due = expired_workers(worker), due_retries()
-  local first = redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0',
-                           str(math.ceil(max / per)))
+  local held = control_stop(worker) -- paused or draining: the lease renewed, nothing claimed
+  local first = held == 0 and redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0',
+                                         str(math.ceil(max / per))) or NONE
   for _, h in ipairs(first) do need_queue(h) end
   if #ws > 0 or #due > 0 then first = nil end -- they may wake hosts: read again
   redis.call('ZADD', K.WORKERS, now + lease, worker)
   reclaim(per_host, ws, delay, maxd)
   promote(per_host, due, delay, maxd)
+  if held == 4 then return {4, now, 0, 0} end
+  if held == 3 then return {3, now, 250, 0} end
   n, nruns = 0, 0
   while n < max and rounds < 32 do
     rounds = rounds + 1

@@ -25,7 +25,7 @@ local HOST_ARGS = 3
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
 local FINISH_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'STATS',
-                     'ERRORS'}
+                     'ERRORS', 'CONTROL'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}
@@ -169,6 +169,10 @@ local function finish(KEYS, ARGV)
   end
   finish_check(KEYS, ARGV, toks, at, np, w0, nforeign, nh, k)
   need_module(KEYS, k)
+  read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
+  maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
+  per_host, delay = limit('per_host', per_host), limit('delay', delay)
+  maxd = limit('max_delay', maxd)
   local held, lost = take_leases(toks, np, w0, nforeign)
   local hosts, dec, ok = {}, {}, {}
   for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do

@@ -3,7 +3,7 @@
 -- fetch (push_back).
 -- ARGV and reply: the layout above build_release() in frontier/frontier.c.
 
-local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS'}
+local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'CONTROL'}
 
 local function release(_, ARGV)
   local per_host, delay, maxd = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -14,6 +14,9 @@ local function release(_, ARGV)
     need(K.LEASE .. ARGV[i], 'hash')
     need_queue((unstore(ARGV[i + 1])))
   end
+  read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
+  per_host, delay = limit('per_host', per_host), limit('delay', delay)
+  maxd = limit('max_delay', maxd)
   for i = #ARGV - 1, FIRST, -2 do -- from the last item: each goes in front of the ones after
     local lk, field = K.LEASE .. ARGV[i], ARGV[i + 1]
     local e = redis.call('HGET', lk, field)

@@ -18,7 +18,7 @@ local function outcome(status, err, bytes)
 end
 
 local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'STATS', 'ERRORS', 'DEAD',
-                    'DELAYED'}
+                    'DELAYED', 'CONTROL'}
 
 local function retry(_, ARGV)
   local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -30,6 +30,9 @@ local function retry(_, ARGV)
   need_keys(RETRY_KEYS) -- (types.lua) before the first write
   need(lk, 'hash')
   need_queue(h)
+  read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
+  per_host, pdelay = limit('per_host', per_host), limit('delay', pdelay)
+  maxd = limit('max_delay', maxd)
   local e = redis.call('HGET', lk, field)
   if not e then return {1, 0} end
   redis.call('HDEL', lk, field)

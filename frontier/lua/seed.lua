@@ -3,7 +3,7 @@
 -- claims a seed finds its host among the seed hosts).
 -- ARGV and reply: the layout above build_seed() in frontier/seed.c.
 
-local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'STATS', 'SEEDHOSTS'}
+local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'STATS', 'SEEDHOSTS', 'CONTROL'}
 
 local function seed(KEYS, ARGV)
   local force, maxp, maxh = ARGV[2] == '1', tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -15,6 +15,9 @@ local function seed(KEYS, ARGV)
   need_keys(SEED_KEYS)
   need_blocks(KEYS)
   need_section(ARGV, NHOSTS + 1 + nh, k)
+  read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
+  maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
+  per_host = limit('per_host', per_host)
   local st = offer_begin()
   local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh)
   offer_flush(st, per_host)

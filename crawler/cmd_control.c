@@ -1,0 +1,236 @@
+/*
+ * cmd_control.c -- `crawler pause`, `resume`, `drain` and `limits`: control
+ * of a running crawl through Redis, so that it reaches every worker of the
+ * crawl on every machine (frontier.h: frontier_control).
+ *
+ * DESIGN: each command declares its options once (cli.h tables), checks
+ * every value before Redis is opened (a bad one: exit 2, nothing written),
+ * then makes its change in one atomic call (frontier_control: the crawl's
+ * control hash, P control) and prints the crawl's control state as it is
+ * after it.  The limits take the ranges of `crawler crawl`'s options of the
+ * same names (config_cmd()'s table), plus the words "default" (clear the
+ * override: each worker's own flag holds again) and, for the page limits,
+ * "unlimited".  No state is kept.
+ */
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "config.h"
+#include "frontier.h"
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The `crawl` option each limit overrides, in frontier_limit_t's order. */
+static const char *const LIMIT_OPT[FRONTIER_LIMIT_COUNT] = {
+    [FRONTIER_LIMIT_PER_HOST] = "per-host",
+    [FRONTIER_LIMIT_DELAY] = "delay",
+    [FRONTIER_LIMIT_MAX_DELAY] = "max-delay",
+    [FRONTIER_LIMIT_MAX_PAGES] = "max-pages",
+    [FRONTIER_LIMIT_MAX_PAGES_PER_HOST] = "max-pages-per-host",
+};
+
+typedef struct control_opts {
+    const char *limit[FRONTIER_LIMIT_COUNT]; /* limits: the values given, NULL: not given */
+    const char *redis, *crawl, *data_dir;
+} control_opts_t;
+
+/* clang-format off */
+#define CONTROL_COMMON                                                                             \
+    {CLI_OPT_REDIS(control_opts_t, redis)},                                                        \
+    {CLI_OPT_STRING(control_opts_t, "crawl", "NAME", crawl, FRONTIER_DEFAULT_CRAWL,                \
+                    "crawl name; keys live under " FRONTIER_KEY_PREFIX_HELP),                       \
+     .check = cli_check_crawl_name},                                                               \
+    {CLI_OPT_DATA_DIR(control_opts_t, data_dir)},                                                  \
+    {CLI_OPT_HELP("this help")}
+/* clang-format on */
+
+static const cli_opt_t STATE_OPTS[] = {CONTROL_COMMON};
+static const cli_opt_t LIMITS_OPTS[] = {
+    {CLI_OPT_STRING(control_opts_t, "per-host", "N", limit[FRONTIER_LIMIT_PER_HOST], NULL,
+                    "requests in flight per host, all workers, when its delay is 0"),
+     .dflt_doc = "unchanged"},
+    {CLI_OPT_STRING(control_opts_t, "delay", "MS", limit[FRONTIER_LIMIT_DELAY], NULL,
+                    "min ms from the end of a request to a host to the next one"),
+     .dflt_doc = "unchanged"},
+    {CLI_OPT_STRING(control_opts_t, "max-delay", "MS", limit[FRONTIER_LIMIT_MAX_DELAY], NULL,
+                    "cap on a host's robots.txt Crawl-delay"),
+     .dflt_doc = "unchanged"},
+    {CLI_OPT_STRING(control_opts_t, "max-pages", "N", limit[FRONTIER_LIMIT_MAX_PAGES], NULL,
+                    "URLs admitted in total, all workers"),
+     .dflt_doc = "unchanged"},
+    {CLI_OPT_STRING(control_opts_t, "max-pages-per-host", "N",
+                    limit[FRONTIER_LIMIT_MAX_PAGES_PER_HOST], NULL,
+                    "URLs admitted per host, all workers"),
+     .dflt_doc = "unchanged"},
+    CONTROL_COMMON};
+
+static const cli_cmd_t PAUSE = {
+    .name = "pause",
+    .usage = "usage: crawler pause [OPTIONS]\n"
+             "Pauses the crawl on every worker: no URL is claimed from the next claim on\n"
+             "(Redis refuses it), what runs is finished, leases are renewed, and the crawl is\n"
+             "never taken for over while paused.  `crawler resume` undoes it.\n\noptions:\n",
+    .opts = STATE_OPTS,
+    .nopts = COUNT(STATE_OPTS),
+};
+static const cli_cmd_t RESUME = {
+    .name = "resume",
+    .usage = "usage: crawler resume [OPTIONS]\n"
+             "Resumes a paused crawl: the workers claim again (within 250 ms).\n\noptions:\n",
+    .opts = STATE_OPTS,
+    .nopts = COUNT(STATE_OPTS),
+};
+static const cli_cmd_t DRAIN = {
+    .name = "drain",
+    .usage = "usage: crawler drain [OPTIONS]\n"
+             "Drains the workers running now (--wait ones too): each claims nothing more,\n"
+             "finishes its in-flight URLs (within its --grace, as after one SIGTERM), hands\n"
+             "back what it claimed but did not start, and exits 0.  A worker started after\n"
+             "the drain is not affected: it crawls what is left.\n\noptions:\n",
+    .opts = STATE_OPTS,
+    .nopts = COUNT(STATE_OPTS),
+};
+static const cli_cmd_t LIMITS = {
+    .name = "limits",
+    .usage = "usage: crawler limits [--per-host N] [--delay MS] [--max-delay MS]\n"
+             "                      [--max-pages N] [--max-pages-per-host N] [OPTIONS]\n"
+             "Sets crawl-wide limits in Redis that beat each worker's own flag of the same\n"
+             "name, on every worker from its next Redis call on; 'default' clears one (the\n"
+             "workers' flags hold again), 'unlimited' lifts a page limit.  The values take\n"
+             "the ranges of `crawler crawl`.  With no limit given, prints the current ones.\n"
+             "\noptions:\n",
+    .opts = LIMITS_OPTS,
+    .nopts = COUNT(LIMITS_OPTS),
+};
+
+/* Checks the limits given into ch: 0, or -1 after saying which is bad. */
+static int read_limits(const control_opts_t *o, frontier_control_change_t *ch)
+{
+    const cli_cmd_t *crawl = config_cmd(); /* the ranges of `crawl`'s options */
+    for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++) {
+        const char *v = o->limit[l];
+        const cli_opt_t *co = cli_find(crawl, LIMIT_OPT[l]);
+        int pages = l == FRONTIER_LIMIT_MAX_PAGES || l == FRONTIER_LIMIT_MAX_PAGES_PER_HOST;
+        char opt[64];
+        snprintf(opt, sizeof opt, "--%s", LIMIT_OPT[l]);
+        if (!v)
+            continue;
+        if (!co)
+            return -1;
+        if (!strcmp(v, "default")) {
+            ch->limit[l] = -1;
+        } else if (pages && !strcmp(v, "unlimited")) {
+            ch->limit[l] = 1;
+            ch->value[l] = 0;
+        } else if (cli_u64("limits", opt, v, co->lo, co->hi, &ch->value[l]) < 0) {
+            fprintf(stderr, "crawler limits: %s also takes 'default' (clear the override)%s\n", opt,
+                    pages ? " and 'unlimited'" : "");
+            return -1;
+        } else {
+            ch->limit[l] = 1;
+        }
+    }
+    return 0;
+}
+
+static void print_when(const char *what, uint64_t ms)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
+    printf("  %s at %s.%03u UTC (Redis clock)\n", what, when, (unsigned)(ms % 1000));
+}
+
+static void print_state(const char *crawl, const frontier_control_t *c, uint32_t live)
+{
+    printf("crawl %s: %s, %u live workers\n", crawl, c->paused ? "paused" : "running", live);
+    if (c->drain_ms)
+        print_when("drained (the workers registered before it drain)", c->drain_ms);
+    for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++) {
+        int pages = l == FRONTIER_LIMIT_MAX_PAGES || l == FRONTIER_LIMIT_MAX_PAGES_PER_HOST;
+        if (!c->set[l])
+            printf("  %-19s default (each worker's --%s)\n", LIMIT_OPT[l], LIMIT_OPT[l]);
+        else if (pages && c->value[l] == 0)
+            printf("  %-19s unlimited (crawl-wide)\n", LIMIT_OPT[l]);
+        else
+            printf("  %-19s %llu (crawl-wide)\n", LIMIT_OPT[l], (unsigned long long)c->value[l]);
+    }
+}
+
+/* Opens the crawl's Redis, applies ch, prints the state: an exit status. */
+static int apply(const char *cmd, const control_opts_t *o, const frontier_control_change_t *ch)
+{
+    char route[FRONTIER_MAX_BLOOM_NAME], err[640];
+    if (frontier_bloom_name(o->crawl, route, sizeof route) < 0)
+        return CLI_EXIT_USAGE;
+    rconn_t *r = cli_redis_open(cmd, o->redis, o->data_dir, route);
+    redisContext *rc = r ? cli_redis_connect(cmd, r) : NULL;
+    frontier_control_t c;
+    uint32_t live = 0;
+    int rcode = rc ? frontier_control(rc, o->crawl, ch, &c, NULL, &live, err, sizeof err) : -1;
+    if (rc && rcode < 0)
+        fprintf(stderr, "crawler %s: %s\n", cmd, err);
+    if (rcode == 0)
+        print_state(o->crawl, &c, live);
+    if (rc)
+        redisFree(rc);
+    rconn_close(r);
+    return rcode == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+}
+
+/* Parses argv with cmd's table: an exit status, or -1 to go on. */
+static int parse(const cli_cmd_t *cmd, control_opts_t *o, int argc, char **argv)
+{
+    int first;
+    cli_defaults(cmd, o);
+    int p = cli_parse(cmd, o, argc, argv, &first);
+    if (p != 0)
+        return p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    if (first < argc) {
+        fprintf(stderr, "crawler %s: unexpected argument '%s'\n", cmd->name, argv[first]);
+        cli_see_help(cmd->name);
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+static int state_cmd(const cli_cmd_t *cmd, const frontier_control_change_t *ch, int argc,
+                     char **argv)
+{
+    control_opts_t o = {0};
+    int st = parse(cmd, &o, argc, argv);
+    return st >= 0 ? st : apply(cmd->name, &o, ch);
+}
+
+int cmd_pause(int argc, char **argv)
+{
+    return state_cmd(&PAUSE, &(frontier_control_change_t){.pause = 1}, argc, argv);
+}
+
+int cmd_resume(int argc, char **argv)
+{
+    return state_cmd(&RESUME, &(frontier_control_change_t){.pause = -1}, argc, argv);
+}
+
+int cmd_drain(int argc, char **argv)
+{
+    return state_cmd(&DRAIN, &(frontier_control_change_t){.drain = 1}, argc, argv);
+}
+
+int cmd_limits(int argc, char **argv)
+{
+    control_opts_t o = {0};
+    frontier_control_change_t ch = {0};
+    int st = parse(&LIMITS, &o, argc, argv);
+    if (st >= 0)
+        return st;
+    if (read_limits(&o, &ch) < 0)
+        return CLI_EXIT_USAGE; /* said why; Redis not opened */
+    return apply("limits", &o, &ch);
+}
