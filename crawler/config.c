@@ -22,7 +22,8 @@
 #include "cli.h"
 #include "fetch.h" /* FETCH_DEFAULT_MAX_LINKS_PER_PAGE */
 #include "frontier.h"
-#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
+#include "keys.h"         /* FRONTIER_KEY_PREFIX_HELP */
+#include "metrics_http.h" /* metrics_check_addr */
 #include "parser.h"
 #include "robots.h"
 
@@ -126,6 +127,9 @@ static const cli_opt_t OPTS[] = {
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},
     {STR("warc", "FILE", warc, NULL, "WARC/1.1 records (per-record gzip)")},
     {FLAG("quiet", quiet, "no progress line on stderr")},
+    {STR("metrics", "ADDR:PORT", metrics, NULL,
+         "serve this process's Prometheus metrics at http://ADDR:PORT/metrics"),
+     .check = metrics_check_addr, .dflt_doc = "off"},
     {CLI_OPT_CONFIG("config", "FILE", "read options from FILE (one 'name value' a line)")},
     {CLI_OPT_HELP("this help")},
 };

@@ -105,6 +105,7 @@ typedef struct crawl_config {
     const char *out;  /* --out FILE or "-" */
     const char *warc; /* --warc FILE */
     int quiet;        /* --quiet: no progress line */
+    const char *metrics; /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
     void *storage;    /* strings read from --config (config_free) */
 } crawl_config_t;
 
