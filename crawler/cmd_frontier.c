@@ -455,8 +455,9 @@ static int serve_render(void *ud, metrics_text_t *t)
         sv->rc = NULL;
     }
     if ((rc == 0) != sv->was_up)
-        fprintf(stderr, rc == 0 ? "crawler stats: Redis answers again\n"
-                                : "crawler stats: cannot read the crawl from Redis: %s\n",
+        fprintf(stderr,
+                rc == 0 ? "crawler stats: Redis answers again\n"
+                        : "crawler stats: cannot read the crawl from Redis: %s\n",
                 err);
     sv->was_up = rc == 0;
     metrics_crawl_view_t v = {.crawl = sv->crawl,

@@ -105,8 +105,9 @@ typedef struct crawl_config {
     const char *out;  /* --out FILE or "-" */
     const char *warc; /* --warc FILE */
     int quiet;        /* --quiet: no progress line */
-    const char *metrics; /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
-    void *storage;    /* strings read from --config (config_free) */
+    /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
+    const char *metrics;
+    void *storage; /* strings read from --config (config_free) */
 } crawl_config_t;
 
 /* Fills cfg with the defaults (every field: zero where no option sets it). */
