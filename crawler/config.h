@@ -101,13 +101,13 @@ typedef struct crawl_config {
     /* bloom */
     uint64_t bloom_capacity; /* --bloom-capacity, items */
     double bloom_fp_rate;    /* --bloom-fp-rate */
+    /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
+    const char *metrics;
     /* output */
     const char *out;  /* --out FILE or "-" */
     const char *warc; /* --warc FILE */
     int quiet;        /* --quiet: no progress line */
-    /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
-    const char *metrics;
-    void *storage; /* strings read from --config (config_free) */
+    void *storage;    /* strings read from --config (config_free) */
 } crawl_config_t;
 
 /* Fills cfg with the defaults (every field: zero where no option sets it). */
