@@ -1,0 +1,719 @@
+/*
+ * The Prometheus endpoints: the text format writer (HELP/TYPE, label
+ * escaping, numbers, cumulative histograms), the registry's hooks summed
+ * over threads, the address checks, and the two endpoints against a real
+ * crawl of the HTTP fixture through the test's own redis-server (`crawl
+ * --metrics` counters equal to what the JSON lines say, `stats --serve`
+ * equal to the crawl's Redis counters, Redis down and back), and the Grafana
+ * dashboard's expressions against the names the endpoints expose.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <curl/curl.h>
+#include <hiredis/hiredis.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "crawl_env.h"
+#include "fixtures.h"
+#include "metrics.h"
+#include "metrics_crawl.h"
+#include "metrics_http.h"
+#include "metrics_text.h"
+#include "outcome.h"
+
+#define DASHBOARD TEST_DATA_DIR "/../../contrib/grafana/crawler.json"
+
+/* ---- the text format ---------------------------------------------------- */
+
+Test(metrics, family_has_help_and_type_with_help_escaped)
+{
+    metrics_text_t t = {0};
+    metrics_text_family(&t, "x_total", "counter", "a\\b\nc \"q\"");
+    cr_assert_str_eq(t.p, "# HELP x_total a\\\\b\\nc \"q\"\n# TYPE x_total counter\n");
+    metrics_text_free(&t);
+}
+
+Test(metrics, label_values_are_escaped)
+{
+    static const struct {
+        const char *value, *want;
+    } cases[] = {
+        {"plain", "m{k=\"plain\"} 1\n"},
+        {"a\"b", "m{k=\"a\\\"b\"} 1\n"},
+        {"a\\b", "m{k=\"a\\\\b\"} 1\n"},
+        {"a\nb", "m{k=\"a\\nb\"} 1\n"},
+        {"", "m{k=\"\"} 1\n"},
+        {"\\\"\n", "m{k=\"\\\\\\\"\\n\"} 1\n"},
+        {"utf8 \xc3\xa9", "m{k=\"utf8 \xc3\xa9\"} 1\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        metrics_text_t t = {0};
+        metrics_label_t l = {"k", cases[i].value};
+        metrics_text_count(&t, "m", &l, 1, 1);
+        cr_expect_str_eq(t.p, cases[i].want, "label value '%s': got %s", cases[i].value, t.p);
+        metrics_text_free(&t);
+    }
+}
+
+Test(metrics, numbers_are_written_exactly)
+{
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {{0, "m 0\n"},
+                 {0.1, "m 0.1\n"},
+                 {5e-05, "m 5e-05\n"},
+                 {1.5, "m 1.5\n"},
+                 {-2, "m -2\n"},
+                 {INFINITY, "m +Inf\n"},
+                 {-INFINITY, "m -Inf\n"},
+                 {NAN, "m NaN\n"},
+                 {1e300, "m 1e+300\n"},
+                 {0.1 + 0.2, "m 0.30000000000000004\n"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        metrics_text_t t = {0};
+        metrics_text_sample(&t, "m", NULL, 0, cases[i].v);
+        cr_expect_str_eq(t.p, cases[i].want, "value %g: got %s", cases[i].v, t.p);
+        metrics_text_free(&t);
+    }
+    metrics_text_t t = {0};
+    metrics_text_count(&t, "m", NULL, 0, UINT64_MAX);
+    cr_expect_str_eq(t.p, "m 18446744073709551615\n");
+    metrics_text_free(&t);
+}
+
+Test(metrics, histogram_buckets_are_cumulative_up_to_inf)
+{
+    const double bounds[] = {0.1, 1};
+    const uint64_t counts[] = {1, 2, 3};
+    metrics_hist_view_t h = {bounds, 2, counts, 5.5};
+    metrics_label_t l = {"call", "claim"};
+    metrics_text_t t = {0};
+    metrics_text_histogram(&t, "h_seconds", &l, 1, &h);
+    cr_assert_str_eq(t.p, "h_seconds_bucket{call=\"claim\",le=\"0.1\"} 1\n"
+                          "h_seconds_bucket{call=\"claim\",le=\"1\"} 3\n"
+                          "h_seconds_bucket{call=\"claim\",le=\"+Inf\"} 6\n"
+                          "h_seconds_sum{call=\"claim\"} 5.5\n"
+                          "h_seconds_count{call=\"claim\"} 6\n");
+    metrics_text_free(&t);
+    metrics_text_histogram(&t, "h", NULL, 0, &h);
+    cr_assert_str_eq(t.p, "h_bucket{le=\"0.1\"} 1\nh_bucket{le=\"1\"} 3\nh_bucket{le=\"+Inf\"} 6\n"
+                          "h_sum 5.5\nh_count 6\n");
+    metrics_text_free(&t);
+}
+
+/* ---- scrape text helpers -------------------------------------------------- */
+
+/* The value of the sample whose series (name with labels, as written) is
+ * series; NAN if there is none. */
+static double sample(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, series, n) && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    return NAN;
+}
+
+/* Every line of text is a comment (# HELP / # TYPE) or a sample, every
+ * sample's family has HELP and TYPE lines before it. */
+static void assert_well_formed(const char *text)
+{
+    char fam[128] = "";
+    int help = 0;
+    for (const char *p = text; *p;) {
+        const char *e = strchr(p, '\n');
+        cr_assert_not_null(e, "the text does not end with a newline");
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(e - p), p);
+        if (!strncmp(line, "# HELP ", 7)) {
+            sscanf(line + 7, "%127s", fam);
+            help = 1;
+        } else if (!strncmp(line, "# TYPE ", 7)) {
+            char name[128];
+            sscanf(line + 7, "%127s", name);
+            cr_assert(help && !strcmp(name, fam), "TYPE without its HELP: %s", line);
+        } else {
+            size_t fl = strlen(fam);
+            cr_assert(fl && !strncmp(line, fam, fl) && strchr("{ _", line[fl]),
+                      "sample of another family than %s: %s", fam, line);
+            cr_assert(strchr(line, ' '), "no value: %s", line);
+        }
+        p = e + 1;
+    }
+}
+
+/* ---- the registry ------------------------------------------------------------ */
+
+static void *worker(void *arg)
+{
+    metrics_thread_begin((unsigned)(size_t)arg);
+    for (int i = 0; i < 1000; i++) {
+        metrics_page(200, NULL);
+        metrics_transfer(10, 2000, 1000); /* 2 ms, 1 ms */
+    }
+    metrics_page(404, NULL);
+    metrics_page(0, "timeout");
+    metrics_page(503, "http-5xx");
+    metrics_page(0, "some-new-kind");
+    metrics_links(3, 2, 1);
+    metrics_finished(1004);
+    metrics_retry(0);
+    metrics_retry(1);
+    metrics_gauges(7, 2);
+    metrics_thread_end();
+    return NULL;
+}
+
+Test(metrics, hooks_of_threads_are_summed)
+{
+    metrics_t *m = metrics_open(2);
+    cr_assert_not_null(m);
+    cr_expect_null(metrics_open(2), "a second registry in one process");
+    metrics_page(200, NULL); /* an unbound thread: nothing */
+    pthread_t th[2];
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, worker, (void *)i), 0);
+    for (size_t i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    metrics_text_t t = {0};
+    metrics_render(m, &t);
+    cr_assert(!t.oom);
+    assert_well_formed(t.p);
+    static const struct {
+        const char *series;
+        double want;
+    } want[] = {
+        {"crawler_pages_total{status=\"2xx\"}", 2000},
+        {"crawler_pages_total{status=\"4xx\"}", 2},
+        {"crawler_pages_total{status=\"5xx\"}", 2},
+        {"crawler_pages_total{status=\"none\"}", 4},
+        {"crawler_pages_total{status=\"3xx\"}", 0},
+        {"crawler_fetch_errors_total{kind=\"timeout\"}", 2},
+        {"crawler_fetch_errors_total{kind=\"http-5xx\"}", 2},
+        {"crawler_fetch_errors_total{kind=\"other\"}", 2},
+        {"crawler_fetch_errors_total{kind=\"robots\"}", 0},
+        {"crawler_response_bytes_total", 20000},
+        {"crawler_links_total{result=\"new\"}", 6},
+        {"crawler_links_total{result=\"seen\"}", 4},
+        {"crawler_links_total{result=\"skipped\"}", 2},
+        {"crawler_pages_finished_total", 2008},
+        {"crawler_retries_total", 2},
+        {"crawler_dead_letters_total", 2},
+        {"crawler_transfers_in_flight", 0}, /* the threads ended: zeroed */
+        {"crawler_fetch_duration_seconds_bucket{le=\"0.001\"}", 0},
+        {"crawler_fetch_duration_seconds_bucket{le=\"0.0025\"}", 2000},
+        {"crawler_fetch_duration_seconds_bucket{le=\"+Inf\"}", 2000},
+        {"crawler_fetch_duration_seconds_count", 2000},
+        {"crawler_fetch_duration_seconds_sum", 4},
+        {"crawler_ttfb_seconds_bucket{le=\"0.001\"}", 2000},
+        {"crawler_ttfb_seconds_sum", 2},
+        {"crawler_build_info{version=\"0.1.0\"}", 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        double v = sample(t.p, want[i].series);
+        cr_expect(fabs(v - want[i].want) < 1e-9, "%s is %g, expected %g", want[i].series, v,
+                  want[i].want);
+    }
+    cr_expect(sample(t.p, "process_resident_memory_bytes") > 0, "no resident memory");
+    metrics_text_free(&t);
+    metrics_close(m);
+}
+
+Test(metrics, every_transfer_error_kind_is_counted_by_name)
+{
+    for (int c = 1; c < CURL_LAST; c++) {
+        const char *k = outcome_error_kind((CURLcode)c);
+        int found = 0;
+        for (size_t i = 0; METRICS_ERROR_KINDS[i]; i++)
+            found |= !strcmp(METRICS_ERROR_KINDS[i], k);
+        cr_expect(found, "curl code %d's kind '%s' is not in METRICS_ERROR_KINDS", c, k);
+    }
+}
+
+Test(metrics, addresses_are_checked)
+{
+    static const struct {
+        const char *addr;
+        int ok;
+    } cases[] = {{"127.0.0.1:9100", 1},  {"[::1]:9100", 1},  {"0.0.0.0:1", 1},
+                 {"localhost:65535", 1}, {"127.0.0.1:0", 0}, {"127.0.0.1:65536", 0},
+                 {"127.0.0.1", 0},       {":9100", 0},       {"::1:9100", 0},
+                 {"127.0.0.1:9x", 0},    {"[::1:9100", 0},   {"", 0},
+                 {"127.0.0.1:", 0},      {"999.1.1.1:80", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char err[300];
+        int rc = metrics_parse_addr(cases[i].addr, &ss, &len, err, sizeof err);
+        cr_expect_eq(rc == 0, cases[i].ok, "'%s': %s", cases[i].addr, rc ? err : "accepted");
+    }
+}
+
+Test(metrics, crawl_view_without_redis_says_so_only)
+{
+    metrics_crawl_view_t v = {.crawl = "c\"1", .redis_up = 0};
+    metrics_text_t t = {0};
+    metrics_crawl_render(&v, &t);
+    assert_well_formed(t.p);
+    cr_expect_eq(sample(t.p, "crawler_redis_up{crawl=\"c\\\"1\"}"), 0);
+    cr_expect_null(strstr(t.p, "crawler_crawl_queued_urls"), "stale crawl series: %s", t.p);
+    metrics_text_free(&t);
+}
+
+/* ---- HTTP ---------------------------------------------------------------------- */
+
+typedef struct body {
+    char *p;
+    size_t len;
+} body_t;
+
+static size_t on_data(char *d, size_t sz, size_t n, void *ud)
+{
+    body_t *b = ud;
+    char *p = realloc(b->p, b->len + sz * n + 1);
+    if (!p)
+        return 0;
+    memcpy(p + b->len, d, sz * n);
+    b->p = p;
+    b->len += sz * n;
+    b->p[b->len] = '\0';
+    return sz * n;
+}
+
+/* GET url: the body (caller frees), *status its HTTP status (0: no answer). */
+static char *http_get(const char *url, long *status, const char *method)
+{
+    body_t b = {0};
+    CURL *h = curl_easy_init();
+    cr_assert_not_null(h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (method)
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    *status = 0;
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_cleanup(h);
+    if (!b.p)
+        b.p = strdup("");
+    return b.p;
+}
+
+static char *scrape(int port, long *status)
+{
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
+    return http_get(url, status, NULL);
+}
+
+static int render_fixed(void *ud, metrics_text_t *t)
+{
+    metrics_text_count(t, "x_total", NULL, 0, (uint64_t)(size_t)ud);
+    return 200;
+}
+
+Test(metrics, server_answers_metrics_only_and_refuses_a_port_in_use)
+{
+    int port = fx_free_port();
+    char addr[32], err[300], url[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    metrics_server_t *s = metrics_server_start(addr, render_fixed, (void *)42, err, sizeof err);
+    cr_assert_not_null(s, "%s", err);
+    long st;
+    char *b = scrape(port, &st);
+    cr_expect_eq(st, 200);
+    cr_expect_str_eq(b, "x_total 42\n");
+    free(b);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/other", port);
+    free(http_get(url, &st, NULL));
+    cr_expect_eq(st, 404, "another path: %ld", st);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
+    free(http_get(url, &st, "POST"));
+    cr_expect_eq(st, 405, "POST: %ld", st);
+    metrics_server_t *again = metrics_server_start(addr, render_fixed, NULL, err, sizeof err);
+    cr_expect_null(again, "a second server on the same port");
+    cr_expect(strstr(err, "Address already in use"), "the reason: %s", err);
+    metrics_server_stop(again);
+    metrics_server_stop(s);
+}
+
+/* ---- against a crawl -------------------------------------------------------- */
+
+/* 40 pages; page i links to 2i+1 and 2i+2, every 10th to a 404, every 10th
+ * (from 1) to a redirect, every 10th (from 2) into the robots-disallowed
+ * tree, every 20th (from 3) to a 500 (retried, then dead-lettered). */
+static int site(void *ud, const char *path, fx_route_t *out)
+{
+    (void)ud;
+    static _Thread_local char body[1024];
+    int i;
+    char tail;
+    if (sscanf(path, "/p/%d%c", &i, &tail) == 1 && i >= 0 && i < 40) {
+        snprintf(body, sizeof body,
+                 "<a href=\"/p/%d\">a</a><a href=\"/p/%d\">b</a>%s%s%s%s<a href=\"/p/0\">0</a>",
+                 (2 * i + 1) % 40, (2 * i + 2) % 40,
+                 i % 10 == 0 ? "<a href=\"/missing\">m</a>" : "",
+                 i % 10 == 1 ? "<a href=\"/r/1\">r</a>" : "",
+                 i % 10 == 2 ? "<a href=\"/private/x\">p</a>" : "",
+                 i % 20 == 3 ? "<a href=\"/err\">e</a>" : "");
+        *out = (fx_route_t){.body = body};
+        return 0;
+    }
+    if (!strcmp(path, "/r/1")) {
+        *out = (fx_route_t){.status = 301, .headers = "Location: /p/39\n", .body = "moved"};
+        return 0;
+    }
+    if (!strcmp(path, "/err")) {
+        *out = (fx_route_t){.status = 500, .body = "oops"};
+        return 0;
+    }
+    return -1;
+}
+
+/* What the JSON lines say. */
+typedef struct tally {
+    unsigned lines, st[6]; /* 2xx 3xx 4xx 5xx other none */
+    unsigned timeout, http5xx, robots, errors;
+    unsigned long long bytes;
+} tally_t;
+
+static tally_t read_out(const char *path)
+{
+    tally_t t = {0};
+    char *s = fx_read_file(path, NULL);
+    for (char *p = s; p && *p;) {
+        char *e = strchr(p, '\n');
+        if (!e)
+            break;
+        *e = '\0';
+        int status;
+        unsigned long long bytes;
+        const char *sp = strstr(p, "\"status\":"), *bp = strstr(p, "\"bytes\":");
+        if (sp && !strncmp(sp + 9, "null", 4))
+            status = 0; /* no response */
+        else if (!sp || sscanf(sp + 9, "%d", &status) != 1)
+            sp = NULL;
+        if (strstr(p, "\"url\":") && sp && bp && sscanf(bp + 8, "%llu", &bytes) == 1) {
+            t.lines++;
+            t.bytes += bytes;
+            t.st[status == 0 ? 5 : status >= 200 && status < 600 ? status / 100 - 2 : 4]++;
+            t.errors += !strstr(p, "\"error_kind\":null");
+            t.http5xx += strstr(p, "\"error_kind\":\"http-5xx\"") != NULL;
+            t.robots += strstr(p, "\"error_kind\":\"robots\"") != NULL;
+        }
+        p = e + 1;
+    }
+    free(s);
+    return t;
+}
+
+typedef struct run {
+    crawl_env_t env;
+    int mport, sport;
+    char maddr[32], saddr[32];
+    pid_t crawl, stats;
+} run_t;
+
+static void run_start(run_t *r)
+{
+    crawl_env_start(&r->env, NULL, "/p/0");
+    fx_http_set_handler(r->env.h, site, NULL);
+    fx_http_set(r->env.h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain",
+                              .body = "User-agent: *\nDisallow: /private/\n"});
+    r->mport = fx_free_port();
+    r->sport = fx_free_port();
+    cr_assert(r->mport > 0 && r->sport > 0 && r->mport != r->sport);
+    snprintf(r->maddr, sizeof r->maddr, "127.0.0.1:%d", r->mport);
+    snprintf(r->saddr, sizeof r->saddr, "127.0.0.1:%d", r->sport);
+    char slog[600];
+    snprintf(slog, sizeof slog, "%s/stats.log", r->env.dir);
+    char *cargv[] = {CRAWLER_BIN,   "crawl",      "--redis",         (char *)fx_redis_url(r->env.r),
+                     "--seeds",     r->env.seeds, "--out",           r->env.out,
+                     "--delay",     "0",          "--threads",       "2",
+                     "--max-tries", "2",          "--retry-backoff", "1",
+                     "--wait",      "--quiet",    "--metrics",       r->maddr,
+                     NULL};
+    r->crawl = fx_spawn(cargv, NULL, r->env.log);
+    cr_assert(r->crawl > 0);
+    char *sargv[] = {CRAWLER_BIN, "stats",  "--redis", (char *)fx_redis_url(r->env.r),
+                     "--serve",   r->saddr, NULL};
+    r->stats = fx_spawn(sargv, NULL, slog);
+    cr_assert(r->stats > 0);
+}
+
+/* Scrapes until the crawl is over: nothing queued, delayed or leased, one
+ * record per admitted URL, and each of them acknowledged or dead-lettered
+ * (bounded: 600 tries 50 ms apart, a failed wait fails the test). */
+static void wait_done(run_t *r, char **mtext, char **stext)
+{
+    for (int i = 0; i < 600; i++) {
+        long a, b;
+        *mtext = scrape(r->mport, &a);
+        *stext = scrape(r->sport, &b);
+        tally_t t = read_out(r->env.out);
+        double enq = sample(*stext, "crawler_crawl_enqueued_total{crawl=\"default\"}");
+        int over = a == 200 && b == 200 && enq > 0 &&
+                   sample(*stext, "crawler_crawl_queued_urls{crawl=\"default\"}") == 0 &&
+                   sample(*stext, "crawler_crawl_delayed_urls{crawl=\"default\"}") == 0 &&
+                   sample(*stext, "crawler_crawl_in_flight_urls{crawl=\"default\"}") == 0 &&
+                   t.lines == enq &&
+                   sample(*mtext, "crawler_pages_finished_total") +
+                           sample(*mtext, "crawler_dead_letters_total") ==
+                       enq;
+        if (over)
+            return;
+        if (i == 599)
+            cr_assert_fail("the crawl did not end within 30 s: %u records, enqueued %g, queued "
+                           "%g, delayed %g, leased %g, finished %g, dead %g",
+                           t.lines, enq,
+                           sample(*stext, "crawler_crawl_queued_urls{crawl=\"default\"}"),
+                           sample(*stext, "crawler_crawl_delayed_urls{crawl=\"default\"}"),
+                           sample(*stext, "crawler_crawl_in_flight_urls{crawl=\"default\"}"),
+                           sample(*mtext, "crawler_pages_finished_total"),
+                           sample(*mtext, "crawler_dead_letters_total"));
+        free(*mtext);
+        free(*stext);
+        usleep(50000);
+    }
+}
+
+static void run_stop(run_t *r)
+{
+    kill(r->crawl, SIGTERM);
+    kill(r->stats, SIGTERM);
+    int rc = fx_wait(r->crawl, 30000), src = fx_wait(r->stats, 30000);
+    cr_expect_eq(rc, 0, "crawler crawl exited %d", rc);
+    cr_expect_eq(src, 0, "crawler stats --serve exited %d", src);
+    crawl_env_stop(&r->env);
+}
+
+Test(metrics, crawl_counters_equal_the_output_records)
+{
+    run_t r;
+    char *m, *s;
+    run_start(&r);
+    wait_done(&r, &m, &s);
+    assert_well_formed(m);
+    assert_well_formed(s);
+    tally_t t = read_out(r.env.out);
+    static const char *const CL[] = {"2xx", "3xx", "4xx", "5xx", "other", "none"};
+    for (int c = 0; c < 6; c++) {
+        char series[80];
+        snprintf(series, sizeof series, "crawler_pages_total{status=\"%s\"}", CL[c]);
+        cr_expect_eq(sample(m, series), t.st[c], "%s: %g, the output says %u", series,
+                     sample(m, series), t.st[c]);
+    }
+    cr_expect(t.st[0] >= 40 && t.st[1] == 1 && t.st[2] == 1 && t.st[3] == 1 && t.robots == 1,
+              "the site's outcomes: 2xx %u 3xx %u 4xx %u 5xx %u robots %u", t.st[0], t.st[1],
+              t.st[2], t.st[3], t.robots);
+    cr_expect_eq(sample(m, "crawler_fetch_errors_total{kind=\"http-5xx\"}"), t.http5xx);
+    cr_expect_eq(sample(m, "crawler_fetch_errors_total{kind=\"robots\"}"), t.robots);
+    cr_expect_eq(sample(m, "crawler_retries_total"), 1, "the 500 was retried once");
+    cr_expect_eq(sample(m, "crawler_dead_letters_total"), 1, "then dead-lettered");
+    /* every attempt's body: the records', and the retried 500's "oops" */
+    cr_expect_eq(sample(m, "crawler_response_bytes_total"), (double)t.bytes + 4);
+    cr_expect_eq(sample(m, "crawler_fetch_duration_seconds_count"), t.lines - t.robots + 1,
+                 "one transfer per fetched record, and the retried one");
+    /* the crawl-wide view: the same crawl, from Redis */
+    cr_expect_eq(sample(s, "crawler_redis_up{crawl=\"default\"}"), 1);
+    cr_expect_eq(sample(s, "crawler_crawl_pages_total{crawl=\"default\",status=\"2xx\"}"), t.st[0]);
+    cr_expect_eq(sample(s, "crawler_crawl_links_total{crawl=\"default\",result=\"new\"}"),
+                 sample(m, "crawler_links_total{result=\"new\"}"), "new links");
+    cr_expect_eq(sample(s, "crawler_crawl_dead_letters{crawl=\"default\"}"), 1);
+    cr_expect_eq(sample(s, "crawler_crawl_live_workers{crawl=\"default\"}"), 2, "one a thread");
+    cr_expect_eq(sample(m, "crawler_transfers_in_flight"), 0);
+    cr_expect_eq(sample(m, "crawler_redis_connected"), 1);
+    cr_expect_eq(sample(m, "crawler_worker_threads"), 2);
+    cr_expect(sample(m, "crawler_redis_roundtrip_seconds_count{call=\"claim\"}") > 0);
+    cr_expect(sample(m, "crawler_redis_roundtrip_seconds_count{call=\"finish\"}") > 0);
+    free(m);
+    free(s);
+    run_stop(&r);
+}
+
+/* The crawler_* names a dashboard expression uses (histogram samples by
+ * their own names: _bucket, _sum, _count). */
+static size_t dashboard_names(char names[][96], size_t max)
+{
+    char *j = fx_read_file(DASHBOARD, NULL);
+    cr_assert_not_null(j, "cannot read %s", DASHBOARD);
+    size_t n = 0;
+    for (char *p = strstr(j, "\"expr\""); p; p = strstr(p + 1, "\"expr\"")) {
+        char *q = strchr(p + 6, '"'), *end = q ? q + 1 : NULL;
+        while (end && *end && *end != '"')
+            end += *end == '\\' && end[1] ? 2 : 1;
+        cr_assert(end && *end, "unterminated expr");
+        for (char *x = q + 1; x < end; x++) {
+            if (strncmp(x, "crawler_", 8) != 0 || (x > q + 1 && (isalnum(x[-1]) || x[-1] == '_')))
+                continue;
+            size_t l = strspn(x, "abcdefghijklmnopqrstuvwxyz0123456789_");
+            int dup = 0;
+            for (size_t k = 0; k < n; k++)
+                dup |= strlen(names[k]) == l && !strncmp(names[k], x, l);
+            if (!dup && n < max)
+                snprintf(names[n++], 96, "%.*s", (int)l, x);
+            x += l;
+        }
+        p = end;
+    }
+    free(j);
+    return n;
+}
+
+/* 1 if text has a sample named name. */
+static int exposes(const char *text, const char *name)
+{
+    size_t l = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (*p != '#' && !strncmp(p, name, l) && (p[l] == '{' || p[l] == ' '))
+            return 1;
+    return 0;
+}
+
+Test(metrics, dashboard_uses_only_names_the_endpoints_expose)
+{
+    static char names[128][96];
+    size_t n = dashboard_names(names, 128);
+    cr_assert_gt(n, 10, "only %zu metric names in the dashboard", n);
+    run_t r;
+    char *m, *s;
+    run_start(&r);
+    wait_done(&r, &m, &s);
+    for (size_t i = 0; i < n; i++)
+        cr_expect(exposes(m, names[i]) || exposes(s, names[i]),
+                  "the dashboard uses %s, which neither endpoint exposes", names[i]);
+    free(m);
+    free(s);
+    run_stop(&r);
+}
+
+Test(metrics, bad_address_or_port_in_use_exit_2_before_redis)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 1) == 0);
+    getsockname(fd, (struct sockaddr *)&sa, &len);
+    char busy[32];
+    snprintf(busy, sizeof busy, "127.0.0.1:%d", ntohs(sa.sin_port));
+    const char *addrs[] = {"127.0.0.1", "127.0.0.1:0", "nohost..:80", busy};
+    for (size_t i = 0; i < sizeof addrs / sizeof addrs[0]; i++) {
+        char *argv[] = {CRAWLER_BIN, "crawl", "--redis",   (char *)fx_redis_url(e.r),
+                        "--seeds",   e.seeds, "--metrics", (char *)addrs[i],
+                        "--quiet",   NULL};
+        int rc = fx_run(argv, NULL, e.log, 60000);
+        char *log = fx_read_file(e.log, NULL);
+        cr_expect_eq(rc, 2, "--metrics %s: exit %d: %s", addrs[i], rc, log ? log : "");
+        cr_expect(log && strstr(log, "--metrics"), "--metrics %s: no message: %s", addrs[i],
+                  log ? log : "");
+        free(log);
+    }
+    close(fd);
+    redisContext *c = fx_redis_connect(e.r);
+    cr_assert_not_null(c);
+    redisReply *rep = redisCommand(c, "DBSIZE");
+    cr_expect(rep && rep->integer == 0, "Redis was touched: %lld keys", rep ? rep->integer : -1);
+    freeReplyObject(rep);
+    redisFree(c);
+    cr_expect_eq(fx_http_total(e.h), 0, "the site was fetched");
+    crawl_env_stop(&e);
+}
+
+/* A thread scraping while the test thread restarts Redis (the
+ * restarted server dies with the thread that started it: PDEATHSIG). */
+typedef struct watcher {
+    int port;
+    atomic_int stop;
+    char *down_text; /* the first scrape that said crawler_redis_up 0 */
+} watcher_t;
+
+static void *watch_down(void *arg)
+{
+    watcher_t *w = arg;
+    for (int i = 0; i < 800 && !w->down_text && !atomic_load(&w->stop); i++) {
+        long st;
+        char *t = scrape(w->port, &st);
+        if (st == 200 && sample(t, "crawler_redis_up{crawl=\"default\"}") == 0)
+            w->down_text = t;
+        else
+            free(t);
+        usleep(25000);
+    }
+    return NULL;
+}
+
+/* Scrapes port until crawler_redis_up is want (bounded: 400 tries 25 ms
+ * apart); the last text (caller frees). */
+static char *scrape_until_up_is(int port, double want)
+{
+    char *t = NULL;
+    for (int i = 0; i < 400; i++) {
+        long st;
+        free(t);
+        t = scrape(port, &st);
+        if (st == 200 && sample(t, "crawler_redis_up{crawl=\"default\"}") == want)
+            return t;
+        usleep(25000);
+    }
+    cr_assert_fail("crawler_redis_up never became %g: %s", want, t);
+    return NULL;
+}
+
+Test(metrics, stats_serve_says_redis_down_and_recovers)
+{
+    fx_redis_t *r = fx_redis_start_aof();
+    cr_assert_not_null(r, "%s", fx_error());
+    char *dir = fx_tmpdir(), log[600], seeds[600], addr[32];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(seeds, sizeof seeds, "%s/seeds", dir);
+    fx_write_file(seeds, "http://127.0.0.1:1/\n");
+    char *seed[] = {CRAWLER_BIN, "seed", seeds, "--redis", (char *)fx_redis_url(r), NULL};
+    cr_assert_eq(fx_run(seed, NULL, log, 60000), 0);
+    int port = fx_free_port();
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    char *argv[] = {CRAWLER_BIN, "stats", "--redis", (char *)fx_redis_url(r),
+                    "--serve",   addr,    NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0);
+    char *t = scrape_until_up_is(port, 1);
+    cr_expect_eq(sample(t, "crawler_crawl_queued_urls{crawl=\"default\"}"), 1);
+    cr_expect_eq(sample(t, "crawler_crawl_seeds_total{crawl=\"default\"}"), 1);
+    free(t);
+    watcher_t w = {.port = port};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, watch_down, &w), 0);
+    int rrc = fx_redis_restart(r, SIGTERM, 3000); /* down for 3 s */
+    atomic_store(&w.stop, 1);
+    pthread_join(th, NULL);
+    cr_assert_eq(rrc, 0, "restart: %s", fx_error());
+    cr_assert_not_null(w.down_text, "no scrape said crawler_redis_up 0 while Redis was down");
+    assert_well_formed(w.down_text);
+    cr_expect_null(strstr(w.down_text, "crawler_crawl_queued_urls"), "stale numbers: %s",
+                   w.down_text);
+    free(w.down_text);
+    t = scrape_until_up_is(port, 1); /* back, the same server process */
+    cr_expect_eq(sample(t, "crawler_crawl_seeds_total{crawl=\"default\"}"), 1);
+    free(t);
+    kill(pid, SIGTERM);
+    cr_expect_eq(fx_wait(pid, 30000), 0, "stats --serve did not exit 0 on SIGTERM");
+    fx_rmtree(dir);
+    free(dir);
+    fx_redis_stop(r);
+}
