@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cluster_env.h"
 #include "crawl_env.h"
 #include "fixtures.h"
 #include "metrics.h"
@@ -716,4 +717,52 @@ Test(metrics, stats_serve_says_redis_down_and_recovers)
     fx_rmtree(dir);
     free(dir);
     fx_redis_stop(r);
+}
+
+Test(metrics, stats_serve_reads_a_crawl_on_a_redis_cluster)
+{
+    fx_cluster_t *c = fx_cluster_start(3, 0, 2000);
+    cr_assert_not_null(c, "cannot start a Redis Cluster: %s", fx_error());
+    char url[256], *dir = fx_tmpdir(), log[600], seeds[600], addr[32];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d",
+             fx_cluster_port(c, 0), fx_cluster_port(c, 1), fx_cluster_port(c, 2));
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(seeds, sizeof seeds, "%s/seeds", dir);
+    fx_write_file(seeds, "http://127.0.0.1:1/a\nhttp://127.0.0.1:2/b\n");
+    char *seed[] = {CRAWLER_BIN, "seed", seeds, "--redis", url, "--crawl", "m2", NULL};
+    int src = fx_run(seed, NULL, log, 60000);
+    cr_assert_eq(src, 0, "seed on the cluster exited %d", src);
+    /* crawl m2's slot (11111) is on master 2: none of its keys on node 0, the
+     * first node of the URL, which stats connects to first */
+    redisContext *n0 = fx_cluster_connect(c, 0);
+    cr_assert_not_null(n0);
+    redisReply *rep = redisCommand(n0, "DBSIZE");
+    cr_expect(rep && rep->integer == 0, "node 0 holds %lld keys", rep ? rep->integer : -1);
+    freeReplyObject(rep);
+    redisFree(n0);
+    int port = fx_free_port();
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    char *argv[] = {CRAWLER_BIN, "stats", "--redis", url, "--crawl", "m2", "--serve", addr, NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0);
+    char *t = NULL;
+    for (int i = 0; i < 400; i++) { /* until it listens and reads: at most 10 s */
+        long st;
+        free(t);
+        t = scrape(port, &st);
+        if (st == 200 && sample(t, "crawler_redis_up{crawl=\"m2\"}") == 1)
+            break;
+        usleep(25000);
+    }
+    cr_expect_eq(sample(t, "crawler_redis_up{crawl=\"m2\"}"), 1, "%s", t);
+    cr_expect_eq(sample(t, "crawler_crawl_seeds_total{crawl=\"m2\"}"), 2, "%s", t);
+    cr_expect_eq(sample(t, "crawler_crawl_queued_urls{crawl=\"m2\"}"), 2);
+    cr_expect_eq(sample(t, "crawler_crawl_hosts{crawl=\"m2\"}"), 2);
+    cr_expect(sample(t, "crawler_crawl_bloom_fill_ratio{crawl=\"m2\"}") > 0, "no Bloom fill");
+    free(t);
+    kill(pid, SIGTERM);
+    cr_expect_eq(fx_wait(pid, 30000), 0, "stats --serve did not exit 0 on SIGTERM");
+    fx_rmtree(dir);
+    free(dir);
+    fx_cluster_stop(c);
 }
