@@ -518,8 +518,8 @@ static const cli_opt_t STATS_OPTS[] = {
     {CLI_OPT_U64(stats_opts_t, "count", "N", count, 0, UINT64_MAX, 0,
                  "with --watch: stop after N readings (0: no limit)")},
     {CLI_OPT_STRING(stats_opts_t, "serve", "ADDR:PORT", serve, NULL,
-                    "serve the crawl's state as Prometheus metrics at http://ADDR:PORT/metrics "
-                    "(read from Redis at each scrape) until SIGINT/SIGTERM"),
+                    "serve the crawl's state at http://ADDR:PORT/metrics (Prometheus),\n"
+                    "read from Redis at each scrape, until SIGINT/SIGTERM"),
      .check = metrics_check_addr, .dflt_doc = "off"},
     COMMON_OPTS(stats_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
 static const cli_cmd_t STATS = {
