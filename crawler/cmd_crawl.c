@@ -8,7 +8,8 @@
  * every Redis key is reached through the frontier.  Order: options, then
  * everything that can be checked without Redis (the scope's regexes, the
  * seeds file and its first batch, the outputs opened: CLI_EXIT_USAGE, and
- * nothing was written to Redis), then Redis, seeding, engine_run.  Each
+ * nothing was written to Redis; --metrics first: its address checked and
+ * bound), then Redis, seeding, engine_run.  Each
  * step's failure is printed once, here or by the step (its message), and
  * maps to the exit status (CLI_EXIT_*).
  */
@@ -59,14 +60,16 @@ static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, war
     return 0;
 }
 
-/* --metrics: the process's registry and its server, listening before the
- * crawl starts (a port in use is a usage error, like a bad address).  0,
- * or -1 after printing the reason. */
+/* --metrics: the address checked, the process's registry and its server,
+ * listening before anything else is done (a port in use is a usage error,
+ * like a bad address).  0, or -1 after printing the reason. */
 static int metrics_start(const crawl_config_t *cfg, metrics_t **m, metrics_server_t **srv)
 {
     char err[512];
     if (!cfg->metrics)
         return 0;
+    if (metrics_check_addr("crawl", "--metrics", cfg->metrics) < 0)
+        return -1;
     if (!(*m = metrics_open(cfg->threads))) {
         fprintf(stderr, "crawler crawl: --metrics: out of memory\n");
         return -1;
@@ -153,7 +156,7 @@ int cmd_crawl(int argc, char **argv)
     rconn_t *r = NULL;
     metrics_t *m = NULL;
     metrics_server_t *msrv = NULL;
-    if (validate(&cfg, &seeds, &out, &warc) < 0 || metrics_start(&cfg, &m, &msrv) < 0)
+    if (metrics_start(&cfg, &m, &msrv) < 0 || validate(&cfg, &seeds, &out, &warc) < 0)
         goto out; /* the reason is printed; Redis was not touched */
     status = CLI_EXIT_ERROR;
     char route[FRONTIER_MAX_BLOOM_NAME];

@@ -22,8 +22,7 @@
 #include "cli.h"
 #include "fetch.h" /* FETCH_DEFAULT_MAX_LINKS_PER_PAGE */
 #include "frontier.h"
-#include "keys.h"         /* FRONTIER_KEY_PREFIX_HELP */
-#include "metrics_http.h" /* metrics_check_addr */
+#include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 #include "parser.h"
 #include "robots.h"
 
@@ -129,7 +128,7 @@ static const cli_opt_t OPTS[] = {
     {FLAG("quiet", quiet, "no progress line on stderr")},
     {STR("metrics", "ADDR:PORT", metrics, NULL,
          "serve this process's Prometheus metrics at http://ADDR:PORT/metrics"),
-     .check = metrics_check_addr, .dflt_doc = "off"},
+     .dflt_doc = "off"}, /* checked and bound by cmd_crawl, before anything else */
     {CLI_OPT_CONFIG("config", "FILE", "read options from FILE (one 'name value' a line)")},
     {CLI_OPT_HELP("this help")},
 };
