@@ -429,9 +429,9 @@ typedef struct run {
     pid_t crawl, stats;
 } run_t;
 
-static void run_start(run_t *r)
+static void run_start_on(run_t *r, fx_redis_t *redis)
 {
-    crawl_env_start(&r->env, NULL, "/p/0");
+    crawl_env_start(&r->env, redis, "/p/0");
     fx_http_set_handler(r->env.h, site, NULL);
     fx_http_set(r->env.h, "/robots.txt",
                 &(fx_route_t){.content_type = "text/plain",
@@ -455,6 +455,11 @@ static void run_start(run_t *r)
                      "--serve",   r->saddr, NULL};
     r->stats = fx_spawn(sargv, NULL, slog);
     cr_assert(r->stats > 0);
+}
+
+static void run_start(run_t *r)
+{
+    run_start_on(r, NULL);
 }
 
 /* Scrapes until the crawl is over: nothing queued, delayed or leased, one
@@ -652,8 +657,9 @@ Test(metrics, bad_address_or_port_in_use_exit_2_before_redis)
  * restarted server dies with the thread that started it: PDEATHSIG). */
 typedef struct watcher {
     int port;
+    const char *series; /* NULL: crawler_redis_up{crawl="default"} */
     atomic_int stop;
-    char *down_text; /* the first scrape that said crawler_redis_up 0 */
+    char *down_text; /* the first scrape that said series is 0 */
 } watcher_t;
 
 static void *watch_down(void *arg)
@@ -662,7 +668,8 @@ static void *watch_down(void *arg)
     for (int i = 0; i < 800 && !w->down_text && !atomic_load(&w->stop); i++) {
         long st;
         char *t = scrape(w->port, &st);
-        if (st == 200 && sample(t, "crawler_redis_up{crawl=\"default\"}") == 0)
+        const char *series = w->series ? w->series : "crawler_redis_up{crawl=\"default\"}";
+        if (st == 200 && sample(t, series) == 0)
             w->down_text = t;
         else
             free(t);
@@ -776,4 +783,42 @@ Test(metrics, stats_serve_reads_a_crawl_on_a_redis_cluster)
     fx_rmtree(dir);
     free(dir);
     fx_cluster_stop(c);
+}
+
+Test(metrics, worker_gauges_say_redis_lost_and_back)
+{
+    fx_redis_t *redis = fx_redis_start_aof();
+    cr_assert_not_null(redis, "%s", fx_error());
+    run_t r;
+    char *m, *s;
+    run_start_on(&r, redis);
+    wait_done(&r, &m, &s);
+    cr_expect_eq(sample(m, "crawler_redis_connected"), 1);
+    cr_expect_eq(sample(m, "crawler_redis_disconnects_total"), 0);
+    free(m);
+    free(s);
+    watcher_t w = {.port = r.mport, .series = "crawler_redis_connected"};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, watch_down, &w), 0);
+    int rrc = fx_redis_restart(r.env.r, SIGTERM, 3000); /* on this thread: PDEATHSIG */
+    atomic_store(&w.stop, 1);
+    pthread_join(th, NULL);
+    cr_assert_eq(rrc, 0, "restart: %s", fx_error());
+    cr_assert_not_null(w.down_text,
+                       "no scrape said crawler_redis_connected 0 while Redis was down");
+    cr_expect(sample(w.down_text, "crawler_redis_threads_reconnecting") >= 1, "%s", w.down_text);
+    free(w.down_text);
+    double up = 0, lost = 0;
+    for (int i = 0; i < 600 && up != 1; i++) { /* the threads reconnect: at most 30 s */
+        long st;
+        char *t = scrape(r.mport, &st);
+        up = sample(t, "crawler_redis_connected");
+        lost = sample(t, "crawler_redis_disconnects_total");
+        free(t);
+        if (up != 1)
+            usleep(50000);
+    }
+    cr_expect_eq(up, 1, "the workers did not get Redis back");
+    cr_expect_eq(lost, 2, "each of the 2 threads lost it once: %g", lost);
+    run_stop(&r);
 }
