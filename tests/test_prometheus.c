@@ -20,6 +20,7 @@
 
 #include "crawl_env.h"
 #include "fixtures.h"
+#include "test_metrics_util.h"
 
 #define PROMETHEUS_BIN "/usr/bin/prometheus"
 #define POLLS 300      /* each wait: at most this many polls ... */
@@ -56,43 +57,7 @@ static void fini(void)
 
 TestSuite(prometheus, .fini = fini);
 
-/* ---- HTTP ---------------------------------------------------------------- */
-
-typedef struct body {
-    char *p;
-    size_t len;
-} body_t;
-
-static size_t on_data(char *d, size_t sz, size_t n, void *ud)
-{
-    body_t *b = ud;
-    char *p = realloc(b->p, b->len + sz * n + 1);
-    if (!p)
-        return 0;
-    memcpy(p + b->len, d, sz * n);
-    b->p = p;
-    b->len += sz * n;
-    b->p[b->len] = '\0';
-    return sz * n;
-}
-
-/* GET url: the body (caller frees; "" when there was no answer). */
-static char *get(const char *url, long *status)
-{
-    body_t b = {0};
-    CURL *h = curl_easy_init();
-    cr_assert_not_null(h);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    *status = 0;
-    if (curl_easy_perform(h) == CURLE_OK)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    curl_easy_cleanup(h);
-    return b.p ? b.p : strdup("");
-}
+/* ---- Prometheus's query API ------------------------------------------------ */
 
 /* The value of Prometheus's instant query q: the first result's (NAN if
  * the result is empty or the query failed). */
@@ -104,7 +69,7 @@ static double query(const char *q)
     curl_free(enc);
     curl_easy_cleanup(h);
     long st;
-    char *b = get(url, &st);
+    char *b = http_get(url, &st, NULL);
     double v = NAN;
     const char *p =
         st == 200 && strstr(b, "\"status\":\"success\"") ? strstr(b, "\"value\":[") : NULL;
@@ -130,17 +95,11 @@ static void wait_query(const char *q, double want, const char *why)
 }
 
 /* The value of series in a scrape of port (NAN if absent). */
-static double scrape(int port, const char *series)
+static double scrape_value(int port, const char *series)
 {
-    char url[64];
     long st;
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
-    char *t = get(url, &st);
-    double v = NAN;
-    size_t n = strlen(series);
-    for (const char *p = t; st == 200 && p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : 0)
-        if (!strncmp(p, series, n) && p[n] == ' ')
-            v = strtod(p + n + 1, NULL);
+    char *t = scrape(port, &st);
+    double v = st == 200 ? sample(t, series) : NAN;
     free(t);
     return v;
 }
@@ -197,7 +156,7 @@ static void start_prometheus(void)
     snprintf(url, sizeof url, "http://127.0.0.1:%d/-/ready", prom_port);
     long st = 0;
     for (int i = 0; i < POLLS && st != 200; i++) {
-        free(get(url, &st));
+        free(http_get(url, &st, NULL));
         if (st != 200)
             usleep(POLL_US);
     }
@@ -258,10 +217,10 @@ Test(prometheus, stores_both_endpoints_series_during_and_after_a_crawl)
     wait_query("sum(crawler_transfers_in_flight)", 0, "nothing in flight at the end");
     /* what Prometheus stored is what the crawler says and what it wrote */
     cr_expect_eq(records(), 31, "%u records", records());
-    cr_expect_eq(scrape(crawl_port, "crawler_pages_total{status=\"2xx\"}"), 31);
+    cr_expect_eq(scrape_value(crawl_port, "crawler_pages_total{status=\"2xx\"}"), 31);
     wait_query("crawler_pages_total{status=\"2xx\"}", 31, "2xx");
     wait_query("crawler_pages_finished_total", 31, "acknowledged");
-    double nl = scrape(crawl_port, "crawler_links_total{result=\"new\"}");
+    double nl = scrape_value(crawl_port, "crawler_links_total{result=\"new\"}");
     cr_expect_eq(nl, 30, "new links: %g", nl); /* every page but the seed */
     wait_query("crawler_links_total{result=\"new\"}", nl, "new links");
     wait_query("crawler_crawl_links_total{crawl=\"default\",result=\"new\"}", nl, "crawl-wide");
@@ -269,8 +228,9 @@ Test(prometheus, stores_both_endpoints_series_during_and_after_a_crawl)
     wait_query("crawler_crawl_live_workers{crawl=\"default\"}", 2, "a worker per thread");
     wait_query("crawler_redis_up{crawl=\"default\"}", 1, "the crawl's Redis");
     wait_query("crawler_build_info{version=\"0.1.0\"}", 1, "build info");
-    cr_expect_eq(scrape(crawl_port, "crawler_retries_total"), 0, "retries: %g, /held hit %u times",
-                 scrape(crawl_port, "crawler_retries_total"), fx_http_hits(env.h, "/held"));
+    cr_expect_eq(scrape_value(crawl_port, "crawler_retries_total"), 0,
+                 "retries: %g, /held hit %u times",
+                 scrape_value(crawl_port, "crawler_retries_total"), fx_http_hits(env.h, "/held"));
     wait_query("crawler_fetch_duration_seconds_count", 31, "fetch-time histogram");
     wait_query("crawler_fetch_duration_seconds_bucket{le=\"+Inf\"}", 31, "its +Inf bucket");
     cr_expect_eq(query("histogram_quantile(0.5, sum by (le) "
