@@ -8,7 +8,8 @@
  * every Redis key is reached through the frontier.  Order: options, then
  * everything that can be checked without Redis (the scope's regexes, the
  * seeds file and its first batch, the outputs opened: CLI_EXIT_USAGE, and
- * nothing was written to Redis), then Redis, seeding, engine_run.  Each
+ * nothing was written to Redis; --metrics first: its address checked and
+ * bound), then Redis, seeding, engine_run.  Each
  * step's failure is printed once, here or by the step (its message), and
  * maps to the exit status (CLI_EXIT_*).
  */
@@ -23,6 +24,8 @@
 #include "config.h"
 #include "engine.h"
 #include "keys.h" /* FR_KEY_MAX */
+#include "metrics.h"
+#include "metrics_http.h"
 #include "output.h"
 #include "scope.h"
 #include "seeds.h"
@@ -54,6 +57,29 @@ static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, war
         fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg->warc, err);
         return -1;
     }
+    return 0;
+}
+
+/* --metrics: the address checked, the process's registry and its server,
+ * listening before anything else is done (a port in use is a usage error,
+ * like a bad address).  0, or -1 after printing the reason. */
+static int metrics_start(const crawl_config_t *cfg, metrics_t **m, metrics_server_t **srv)
+{
+    char err[512];
+    if (!cfg->metrics)
+        return 0;
+    if (metrics_check_addr("crawl", "--metrics", cfg->metrics) < 0)
+        return -1;
+    if (!(*m = metrics_open(cfg->threads))) {
+        fprintf(stderr, "crawler crawl: --metrics: out of memory\n");
+        return -1;
+    }
+    if (!(*srv = metrics_server_start(cfg->metrics, metrics_render_fn, *m, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --metrics: %s\n", err);
+        return -1;
+    }
+    if (!cfg->quiet)
+        fprintf(stderr, "crawler: metrics at http://%s/metrics\n", cfg->metrics);
     return 0;
 }
 
@@ -128,7 +154,9 @@ int cmd_crawl(int argc, char **argv)
     out_t *out = NULL;
     warc_t *warc = NULL;
     rconn_t *r = NULL;
-    if (validate(&cfg, &seeds, &out, &warc) < 0)
+    metrics_t *m = NULL;
+    metrics_server_t *msrv = NULL;
+    if (metrics_start(&cfg, &m, &msrv) < 0 || validate(&cfg, &seeds, &out, &warc) < 0)
         goto out; /* the reason is printed; Redis was not touched */
     status = CLI_EXIT_ERROR;
     char route[FRONTIER_MAX_BLOOM_NAME];
@@ -159,6 +187,8 @@ int cmd_crawl(int argc, char **argv)
              : rejected        ? CLI_EXIT_INVALID
                                : CLI_EXIT_OK;
 out:
+    metrics_server_stop(msrv); /* before the outputs and the registry go */
+    metrics_close(m);
     seeds_close(seeds);
     if (out) {
         int oc = out_close(out);

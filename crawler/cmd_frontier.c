@@ -10,10 +10,14 @@
  * errors, bounded lines), then seeds in batches (frontier_seed also records
  * the seeds' hosts); stats
  * prints once, or every N seconds with --watch until SIGINT/SIGTERM (or
- * --count refreshes); reset refuses without --yes.
+ * --count refreshes), or with --serve ADDR:PORT answers Prometheus scrapes
+ * of it (read from Redis at each scrape, on the server's thread, through a
+ * connection of that thread's own, made again after a failure) until
+ * SIGINT/SIGTERM; reset refuses without --yes.
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +30,8 @@
 #include "seeds.h"
 #include "frontier.h"
 #include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
+#include "metrics_crawl.h"
+#include "metrics_http.h"
 
 /* Options every subcommand here shares: .co of each command's options. */
 typedef struct common {
@@ -362,17 +368,28 @@ static int read_bloom(redisContext *rc, const char *crawl, uint64_t added, bloom
     return 0;
 }
 
+/* One reading of the crawl: counters, workers (*w: caller frees) and its
+ * filter.  0 or the first call's error. */
+static int read_stats(redisContext *rc, const char *crawl, frontier_stats_t *s,
+                      frontier_worker_info_t **w, size_t *nw, bloom_view_t *bv)
+{
+    *w = NULL;
+    *nw = 0;
+    int err = frontier_stats(rc, crawl, s);
+    if (err == 0)
+        err = frontier_workers(rc, crawl, w, nw);
+    if (err == 0)
+        err = read_bloom(rc, crawl, s->bloom_added, bv);
+    return err;
+}
+
 static int print_stats(redisContext *rc, const char *crawl, int json)
 {
     frontier_stats_t s;
     frontier_worker_info_t *w = NULL;
     size_t nw = 0;
     bloom_view_t bv;
-    int err = frontier_stats(rc, crawl, &s);
-    if (err == 0)
-        err = frontier_workers(rc, crawl, &w, &nw);
-    if (err == 0)
-        err = read_bloom(rc, crawl, s.bloom_added, &bv);
+    int err = read_stats(rc, crawl, &s, &w, &nw, &bv);
     if (err < 0) {
         fprintf(stderr, "crawler stats: %s\n", crawl_strerror(err));
         free(w);
@@ -426,6 +443,89 @@ static int stats_watch(redisContext *rc, const char *crawl, int json, double eve
     return status;
 }
 
+/* --serve: what the server's thread reads the crawl with. */
+typedef struct serve {
+    const rconn_t *r;
+    redisContext *rc; /* the server thread's; NULL: connect at the next scrape */
+    const char *crawl;
+    int was_up; /* the last scrape's reading worked (a change is said on stderr) */
+} serve_t;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* metrics_server_start's render: one reading, or crawler_redis_up 0 (the
+ * connection dropped, made again at the next scrape). */
+static int serve_render(void *ud, metrics_text_t *t)
+{
+    serve_t *sv = ud;
+    char err[256] = "";
+    double t0 = mono_s();
+    if (sv->rc && sv->rc->err) {
+        redisFree(sv->rc);
+        sv->rc = NULL;
+    }
+    if (!sv->rc)
+        sv->rc = rconn_connect(sv->r, err, sizeof err);
+    frontier_stats_t s;
+    frontier_worker_info_t *w = NULL;
+    size_t nw = 0;
+    bloom_view_t bv = {0};
+    int rc = sv->rc ? read_stats(sv->rc, sv->crawl, &s, &w, &nw, &bv) : CRAWL_EREDIS;
+    if (rc < 0 && sv->rc) {
+        snprintf(err, sizeof err, "%s", sv->rc->err ? sv->rc->errstr : crawl_strerror(rc));
+        redisFree(sv->rc);
+        sv->rc = NULL;
+    }
+    if ((rc == 0) != sv->was_up)
+        fprintf(stderr,
+                rc == 0 ? "crawler stats: Redis answers again\n"
+                        : "crawler stats: cannot read the crawl from Redis: %s\n",
+                err);
+    sv->was_up = rc == 0;
+    metrics_crawl_view_t v = {.crawl = sv->crawl,
+                              .redis_up = rc == 0,
+                              .s = &s,
+                              .w = w,
+                              .nw = nw,
+                              .bloom = bv.have ? &bv.fill : NULL,
+                              .read_s = mono_s() - t0};
+    metrics_crawl_render(&v, t);
+    free(w);
+    return 200;
+}
+
+/* Serves the crawl's metrics at addr until SIGINT/SIGTERM (exit 0); a
+ * server that cannot listen is a usage error. */
+static int stats_serve(const rconn_t *r, redisContext *rc, const char *crawl, const char *addr)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* taken by sigwait below */
+    serve_t sv = {.r = r, .rc = rc, .crawl = crawl, .was_up = 1};
+    char err[512];
+    metrics_server_t *srv = metrics_server_start(addr, serve_render, &sv, err, sizeof err);
+    if (!srv) {
+        fprintf(stderr, "crawler stats: --serve: %s\n", err);
+        redisFree(rc);
+        return CLI_EXIT_USAGE;
+    }
+    fprintf(stderr, "crawler stats: crawl '%s' metrics at http://%s/metrics\n", crawl, addr);
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0 || (sig != SIGINT && sig != SIGTERM))
+        ;
+    metrics_server_stop(srv); /* its thread is done with sv.rc */
+    if (sv.rc)
+        redisFree(sv.rc);
+    return CLI_EXIT_OK;
+}
+
 #define STATS_DEFAULT_WATCH_S 2 /* seconds between two readings */
 
 typedef struct stats_opts {
@@ -433,6 +533,7 @@ typedef struct stats_opts {
     int watch;    /* --watch given */
     double every; /* --watch SECS */
     uint64_t count;
+    const char *serve; /* --serve ADDR:PORT */
     common_t co;
 } stats_opts_t;
 
@@ -443,6 +544,10 @@ static const cli_opt_t STATS_OPTS[] = {
      .optional = 1, .given = CLI_GIVEN(stats_opts_t, watch)},
     {CLI_OPT_U64(stats_opts_t, "count", "N", count, 0, UINT64_MAX, 0,
                  "with --watch: stop after N readings (0: no limit)")},
+    {CLI_OPT_STRING(stats_opts_t, "serve", "ADDR:PORT", serve, NULL,
+                    "serve the crawl's state at http://ADDR:PORT/metrics (Prometheus),\n"
+                    "read from Redis at each scrape, until SIGINT/SIGTERM"),
+     .check = metrics_check_addr, .dflt_doc = "off"},
     COMMON_OPTS(stats_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
 static const cli_cmd_t STATS = {
     .name = "stats",
@@ -464,10 +569,19 @@ int cmd_stats(int argc, char **argv)
         cli_see_help("stats");
         return CLI_EXIT_USAGE;
     }
+    if (o.serve && (o.watch || o.json)) {
+        fprintf(stderr, "crawler stats: --serve does not go with --watch or --json\n");
+        return CLI_EXIT_USAGE;
+    }
     redisContext *rc;
     rconn_t *r = open_redis("stats", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
+    if (o.serve) {
+        int served = stats_serve(r, rc, o.co.crawl, o.serve); /* it frees rc */
+        rconn_close(r);
+        return served;
+    }
     int status = o.watch ? stats_watch(rc, o.co.crawl, o.json, o.every, o.count)
                          : (print_stats(rc, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
     close_redis(r, rc);

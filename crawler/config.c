@@ -126,6 +126,9 @@ static const cli_opt_t OPTS[] = {
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},
     {STR("warc", "FILE", warc, NULL, "WARC/1.1 records (per-record gzip)")},
     {FLAG("quiet", quiet, "no progress line on stderr")},
+    {STR("metrics", "ADDR:PORT", metrics, NULL,
+         "serve this process's Prometheus metrics at http://ADDR:PORT/metrics"),
+     .dflt_doc = "off"}, /* checked and bound by cmd_crawl, before anything else */
     {CLI_OPT_CONFIG("config", "FILE", "read options from FILE (one 'name value' a line)")},
     {CLI_OPT_HELP("this help")},
 };

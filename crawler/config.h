@@ -101,6 +101,8 @@ typedef struct crawl_config {
     /* bloom */
     uint64_t bloom_capacity; /* --bloom-capacity, items */
     double bloom_fp_rate;    /* --bloom-fp-rate */
+    /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
+    const char *metrics;
     /* output */
     const char *out;  /* --out FILE or "-" */
     const char *warc; /* --warc FILE */

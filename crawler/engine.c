@@ -70,6 +70,7 @@
 #include "fetch.h"
 #include "finisher.h"
 #include "frontier.h"
+#include "metrics.h"
 #include "output.h"
 #include "robotsgate.h"
 #include "scope.h"
@@ -235,6 +236,7 @@ static void finished(worker_t *w, int rc, size_t pages)
     if (pages) {
         w->pages += pages;
         atomic_fetch_add(&w->e->pages, pages);
+        metrics_finished(pages);
         w->claim_after_ms = 0;
     }
     if (rc < 0 && rc != CRAWL_EREDIS && rc != CRAWL_EWRITE)
@@ -250,6 +252,7 @@ static void retry(worker_t *w, page_t *p, uint32_t retry_after_ms)
     int dead = 0;
     atomic_fetch_add(&w->e->retried, 1);
     engine_note(w, finisher_retry(w->fin, p, retry_after_ms, &dead));
+    metrics_retry(dead);
     if (dead) {
         atomic_fetch_add(&w->e->pages, 1);
         atomic_fetch_add(&w->e->errors, 1);
@@ -544,6 +547,7 @@ static void run(worker_t *w)
         handle_completions(w);
         finish_turn(w);
         side_turn(w, clock_now_ms()); /* the stores and retries just made go out */
+        metrics_gauges(fetch_active(w->fetch), robotsgate_parked(w->gate) + w->claim_n);
         wait_for_work(w);
     }
     if (w->down && !w->err) /* stopped by a signal while Redis was away */
@@ -558,12 +562,14 @@ static void run(worker_t *w)
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
+    metrics_thread_begin((unsigned)w->idx); /* --metrics: this thread's counters */
     int rc = worker_open(w);
     if (rc == 0)
         run(w);
     else
         engine_note(w, rc);
     worker_close(w);
+    metrics_thread_end();
     atomic_fetch_sub(&w->e->running, 1);
     return NULL;
 }

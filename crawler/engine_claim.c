@@ -44,6 +44,7 @@
 
 #include "clock.h"
 #include "engine_internal.h"
+#include "metrics.h"
 
 #define ENGINE_CLAIM_GAP_MS 5 /* a claim of a few free slots at most this often */
 
@@ -126,6 +127,7 @@ static void send_claim(worker_t *w, uint64_t now)
         return;
     }
     w->claim_max = room;
+    metrics_redis_sent(METRICS_CALL_CLAIM);
 }
 
 /* The claimed URLs through the gate to transfers, the counts reset. */
@@ -171,6 +173,7 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
     if (rc == 0) {
         rc = frontier_claim_end(w->cfr, w->claiming, w->claim_items, &n, &st, &wait_ms);
         w->claiming = NULL; /* ended, whatever the outcome */
+        metrics_redis_answered(METRICS_CALL_CLAIM);
     }
     if (rc < 0) {
         engine_claim_drop(w);
@@ -203,6 +206,8 @@ static void take_beat(worker_t *w, int block)
     w->beating = NULL;
     frontier_beat_t b = {.crawl_exists = 1};
     int rc = ready < 0 ? ready : frontier_heartbeat_end(w->cfr, c, &b);
+    if (ready > 0)
+        metrics_redis_answered(METRICS_CALL_HEARTBEAT);
     if (ready < 0)
         frontier_heartbeat_drop(c);
     engine_beat_found(w, rc, &b);
@@ -213,6 +218,7 @@ static void send_beat(worker_t *w, uint64_t now)
 {
     frontier_worker_stats_t ws = engine_worker_stats(w, now);
     engine_note(w, frontier_heartbeat_start(w->cfr, &ws, &w->beating));
+    metrics_redis_sent(METRICS_CALL_HEARTBEAT);
 }
 
 frontier_state_t engine_claim(worker_t *w, uint64_t now, frontier_state_t st, int may_send)

@@ -35,6 +35,7 @@
 #include "bloom.h"
 #include "clock.h"
 #include "engine_internal.h"
+#include "metrics.h"
 #include "output.h"
 
 static void event(worker_t *w, const char *what, uint64_t down_ms, const char *text)
@@ -56,6 +57,7 @@ void engine_go_down(worker_t *w, const char *why)
     w->backoff_ms = 100;
     w->next_try_ms = w->down_since_ms + next_backoff(w);
     atomic_fetch_add(&w->e->redis_down, 1);
+    metrics_redis_state(0);
     engine_claim_drop(w); /* its reply is lost with the connection: the reconcile hands it back */
     engine_side_lost(w);  /* its call in flight goes out again after the reconnect */
     fprintf(stderr,
@@ -229,6 +231,7 @@ void engine_reconnect(worker_t *w, uint64_t now)
     uint64_t down_ms = clock_now_ms() - w->down_since_ms;
     w->down = 0;
     atomic_fetch_sub(&w->e->redis_down, 1);
+    metrics_redis_state(1);
     fprintf(stderr, "\ncrawler: worker %d: Redis is back after %.1f s\n", w->idx,
             (double)down_ms / 1000.0);
     event(w, "redis-back", down_ms, NULL);

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "fetch_internal.h"
+#include "metrics.h"
 #include "outcome.h"
 #include "parser.h"
 #include "sitemap.h"
@@ -114,6 +115,7 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     if (curl_easy_getinfo(x->h, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip)
         snprintf(x->ip, sizeof x->ip, "%s", ip);
     const char *etext = x->errbuf[0] ? x->errbuf : curl_easy_strerror(res);
+    metrics_transfer_curl(x->h, x->bytes); /* --metrics: bytes, time, time to first byte */
     if (x->blocked) {
         fill_page(x, r, 0, "blocked", "address is private/loopback (see --allow-private)");
     } else if (res != CURLE_OK && !(x->too_large && res == CURLE_WRITE_ERROR)) {

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "metrics.h"
 #include "output.h"
 #include "warc.h"
 
@@ -56,6 +57,7 @@ typedef struct entry {
     page_t p;
     uint32_t retry_after_ms; /* retries only */
     int recorded;            /* its JSON line is written (or it needs none) */
+    size_t nnew;             /* in a batch in flight: its links that were new (--metrics) */
 } entry_t;
 
 typedef struct entries {
@@ -243,8 +245,10 @@ static int record_all(finisher_t *f, entries_t *es, int flush)
 {
     int rc = 0;
     for (size_t i = 0; i < es->n && rc == 0; i++)
-        if (!es->v[i].recorded && (rc = write_record(f, &es->v[i].p)) == 0)
+        if (!es->v[i].recorded && (rc = write_record(f, &es->v[i].p)) == 0) {
             es->v[i].recorded = 1;
+            metrics_page(es->v[i].p.status, es->v[i].p.error_kind);
+        }
     if (rc == 0 && flush && f->c->out && (rc = out_flush(f->c->out)) < 0 &&
         !atomic_exchange(&f->c->out_failed, 1))
         fprintf(stderr, "crawler: --out: %s\n", out_error(f->c->out));
@@ -282,6 +286,18 @@ static int send_retries(finisher_t *f)
     return rc;
 }
 
+/* --metrics: the links of a batch the frontier answered. */
+static void count_links(const entries_t *es)
+{
+    uint64_t found = 0, nnew = 0, over = 0;
+    for (size_t i = 0; i < es->n; i++) {
+        found += es->v[i].p.nlinks;
+        nnew += es->v[i].nnew;
+        over += es->v[i].p.links_over_cap;
+    }
+    metrics_links(nnew, found > nnew ? found - nnew : 0, over);
+}
+
 /* The batch in flight has answered (rc: what frontier_finish_end or _start
  * returned).  A lost connection puts its pages back in front of the queued
  * ones (recorded: they are sent again after a reconnect); otherwise they are
@@ -307,6 +323,8 @@ static int batch_finished(finisher_t *f, int rc, size_t *pages)
         return rc;
     }
     *pages += f->fin.n;
+    if ((rc == 0 || rc == CRAWL_ELEASE) && metrics_enabled())
+        count_links(&f->fin);
     entries_cut(&f->fin, 0);
     return rc == CRAWL_ELEASE ? 0 : rc;
 }
@@ -323,6 +341,8 @@ int finisher_complete(finisher_t *f, int block, size_t *pages)
     }
     int rc = frontier_finish_end(f->fr, f->fin_pending);
     f->fin_pending = NULL;
+    if (!crawl_transient(rc))
+        metrics_redis_answered(METRICS_CALL_FINISH);
     return batch_finished(f, rc, pages);
 }
 
@@ -349,7 +369,9 @@ static int swap_batches(finisher_t *f)
             .nlinks = d->p.nlinks,
             .link_depth = d->p.link_depth,
             .link_hops = d->p.link_hops,
-            .links_over_cap = d->p.links_over_cap};
+            .links_over_cap = d->p.links_over_cap,
+            .nnew = &d->nnew};
+        d->nnew = 0;
     }
     return 0;
 }
@@ -373,6 +395,8 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
     if ((rc = swap_batches(f)) < 0)
         return first < 0 ? first : rc;
     rc = frontier_finish_start(f->fr, f->fin_pages, f->fin.n, &f->fin_pending);
+    if (rc == 0)
+        metrics_redis_sent(METRICS_CALL_FINISH);
     if (rc < 0)
         rc = batch_finished(f, rc, &n);
     else if (wait)
