@@ -13,9 +13,12 @@
  * "unlimited".  No state is kept.
  */
 #include <hiredis/hiredis.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -37,6 +40,7 @@ static const char *const LIMIT_OPT[FRONTIER_LIMIT_COUNT] = {
 typedef struct control_opts {
     const char *limit[FRONTIER_LIMIT_COUNT]; /* limits: the values given, NULL: not given */
     const char *redis, *crawl, *data_dir;
+    int force; /* change a crawl that has no keys in this Redis */
 } control_opts_t;
 
 /* clang-format off */
@@ -45,7 +49,11 @@ typedef struct control_opts {
     {CLI_OPT_STRING(control_opts_t, "crawl", "NAME", crawl, FRONTIER_DEFAULT_CRAWL,                \
                     "crawl name; keys live under " FRONTIER_KEY_PREFIX_HELP),                       \
      .check = cli_check_crawl_name},                                                               \
-    {CLI_OPT_DATA_DIR(control_opts_t, data_dir)},                                                  \
+    {CLI_OPT_STRING(control_opts_t, "data-dir", "DIR", data_dir, RCONN_DEFAULT_DATA_DIR,          \
+                    "without --redis and $REDIS_URL: the crawl of the worker running its\n"        \
+                    "embedded Redis in DIR (its socket DIR/redis.sock)")},                         \
+    {CLI_OPT_FLAG(control_opts_t, "force", force,                                                  \
+                  "change a crawl that has no keys in this Redis yet (a crawl started later)")},  \
     {CLI_OPT_HELP("this help")}
 /* clang-format on */
 
@@ -149,9 +157,10 @@ static void print_when(const char *what, uint64_t ms)
 
 static void print_state(const char *crawl, const frontier_control_t *c, uint32_t live)
 {
-    printf("crawl %s: %s, %u live workers\n", crawl, c->paused ? "paused" : "running", live);
+    printf("crawl %s: %s, %u live worker%s\n", crawl, c->paused ? "paused" : "running", live,
+           live == 1 ? "" : "s");
     if (c->drain_ms)
-        print_when("drained (the workers registered before it drain)", c->drain_ms);
+        print_when("drained (the workers registered before then stop)", c->drain_ms);
     for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++) {
         int pages = l == FRONTIER_LIMIT_MAX_PAGES || l == FRONTIER_LIMIT_MAX_PAGES_PER_HOST;
         if (!c->set[l])
@@ -163,16 +172,84 @@ static void print_state(const char *crawl, const frontier_control_t *c, uint32_t
     }
 }
 
+/* The Redis to act on: --redis, else $REDIS_URL, else the embedded Redis of
+ * the worker running in --data-dir (a control command never starts one: a
+ * crawl no worker runs there has nothing to control).  NULL after saying why. */
+static const char *control_url(const char *cmd, const control_opts_t *o, char *buf, size_t len)
+{
+    const char *env = getenv("REDIS_URL");
+    if (o->redis)
+        return o->redis;
+    if (env && *env)
+        return env;
+    char sock[PATH_MAX + 16], dir[PATH_MAX];
+    struct stat st;
+    snprintf(sock, sizeof sock, "%s/redis.sock", o->data_dir);
+    if (realpath(o->data_dir, dir) && stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
+        (size_t)snprintf(buf, len, "unix://%s/redis.sock", dir) < len)
+        return buf;
+    fprintf(stderr,
+            "crawler %s: no Redis named (--redis URL or $REDIS_URL), and no worker runs its "
+            "embedded Redis in %s (--data-dir): a control command acts on the Redis of a "
+            "running crawl\n",
+            cmd, o->data_dir);
+    return NULL;
+}
+
+/* 1 if the crawl has keys in this Redis (it was seeded, claimed from or has
+ * workers), 0 if not, -1 on a Redis error (said). */
+static int crawl_exists(const char *cmd, redisContext *rc, const char *crawl)
+{
+    frontier_stats_t s;
+    if (frontier_stats(rc, crawl, &s) < 0) {
+        fprintf(stderr, "crawler %s: cannot read the crawl's counters: %s\n", cmd,
+                rc->err ? rc->errstr : "unexpected reply");
+        return -1;
+    }
+    return s.enqueued || s.seeds || s.claimed || s.fetched || s.workers;
+}
+
+/* A change to a crawl with no keys (a mistyped --crawl?) is refused unless
+ * --force: 0 to go on, else an exit status. */
+static int check_exists(const char *cmd, const control_opts_t *o, redisContext *rc,
+                        const frontier_control_change_t *ch)
+{
+    int change = ch->pause > 0 || ch->drain;
+    for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++)
+        change |= ch->limit[l] != 0;
+    int e = change && !o->force ? crawl_exists(cmd, rc, o->crawl) : 1;
+    if (e < 0)
+        return CLI_EXIT_ERROR;
+    if (e == 0) {
+        fprintf(stderr,
+                "crawler %s: crawl '%s' has no keys in this Redis (not started yet, reset, or "
+                "another --crawl name); nothing written (--force: set it for a crawl started "
+                "later)\n",
+                cmd, o->crawl);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* Opens the crawl's Redis, applies ch, prints the state: an exit status. */
 static int apply(const char *cmd, const control_opts_t *o, const frontier_control_change_t *ch)
 {
-    char route[FRONTIER_MAX_BLOOM_NAME], err[640];
+    char route[FRONTIER_MAX_BLOOM_NAME], err[640], ubuf[PATH_MAX + 16];
+    const char *url = control_url(cmd, o, ubuf, sizeof ubuf);
+    if (!url)
+        return CLI_EXIT_USAGE;
     if (frontier_bloom_name(o->crawl, route, sizeof route) < 0)
         return CLI_EXIT_USAGE;
-    rconn_t *r = cli_redis_open(cmd, o->redis, o->data_dir, route);
+    rconn_t *r = cli_redis_open(cmd, url, o->data_dir, route);
     redisContext *rc = r ? cli_redis_connect(cmd, r) : NULL;
     frontier_control_t c;
     uint32_t live = 0;
+    int no = rc ? check_exists(cmd, o, rc, ch) : 0;
+    if (no) {
+        redisFree(rc);
+        rconn_close(r);
+        return no;
+    }
     int rcode = rc ? frontier_control(rc, o->crawl, ch, &c, NULL, &live, err, sizeof err) : -1;
     if (rc && rcode < 0)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);

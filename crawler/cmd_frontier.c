@@ -259,12 +259,20 @@ static void json_control(FILE *o, const frontier_control_t *c)
 static void text_control(FILE *o, const frontier_control_t *c)
 {
     fprintf(o, "  control: %s", c->paused ? "PAUSED" : "running");
-    if (c->drain_ms)
-        fprintf(o, ", drained at %llu ms (workers registered before it drain)", U(c->drain_ms));
-    for (int l = 0, n = 0; l < FRONTIER_LIMIT_COUNT; l++)
-        if (c->set[l])
-            fprintf(o, "%s%s %llu", n++ ? ", " : "; crawl-wide limits: ", frontier_limit_field(l),
-                    U(c->value[l]));
+    if (c->drain_ms) {
+        time_t t = (time_t)(c->drain_ms / 1000);
+        struct tm tm;
+        char when[32];
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", gmtime_r(&t, &tm));
+        fprintf(o, ", drained at %s UTC (the workers registered before then stop)", when);
+    }
+    for (int l = 0, n = 0; l < FRONTIER_LIMIT_COUNT; l++) {
+        if (!c->set[l])
+            continue;
+        fprintf(o, "%s%s ", n++ ? ", " : "; crawl-wide limits: ", frontier_limit_field(l));
+        int pages = l == FRONTIER_LIMIT_MAX_PAGES || l == FRONTIER_LIMIT_MAX_PAGES_PER_HOST;
+        fprintf(o, pages && !c->value[l] ? "unlimited" : "%llu", U(c->value[l]));
+    }
     fprintf(o, "\n");
 }
 

@@ -158,6 +158,21 @@ static void take_look(worker_t *w, int block)
     admit_items(w);
 }
 
+/* Says on stderr, once per change and per process (not only on the progress
+ * line, which a journal does not get), that the crawl is paused or resumed. */
+static void note_paused(worker_t *w, int paused)
+{
+    if (atomic_exchange(&w->e->paused, paused) == paused)
+        return;
+    if (paused)
+        fprintf(stderr,
+                "\ncrawler: crawl '%s' is paused (crawler pause): claiming nothing, "
+                "leases renewed; `crawler resume --crawl %s` lets it go on\n",
+                w->e->cfg->crawl, w->e->cfg->crawl);
+    else
+        fprintf(stderr, "\ncrawler: crawl '%s' resumed\n", w->e->cfg->crawl);
+}
+
 /* The reply of the claim in flight, if it is all there (block: waited
  * for): its URLs kept, the look of their new origins sent (on the same
  * connection) or, when there is none, the URLs admitted at once; returns
@@ -189,6 +204,7 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
         take_look(w, 1);
     if (st == FRONTIER_DRAIN) /* `crawler drain`: finish what runs, hand back the rest */
         engine_drain(w);
+    note_paused(w, st == FRONTIER_PAUSED);
     if (st != FRONTIER_READY) /* (paused: claim again, and so renew the lease, in 250 ms) */
         w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
     else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */

@@ -70,7 +70,8 @@ struct engine {
     atomic_int redis_down; /* worker threads without Redis now */
     atomic_uint_fast64_t pages, bytes, errors, retried, released;
     worker_t *workers;
-    atomic_int full; /* the visited set reached its capacity: the crawl stops (CRAWL_EFULL) */
+    atomic_int full;   /* the visited set reached its capacity: the crawl stops (CRAWL_EFULL) */
+    atomic_int paused; /* the last claim found the crawl paused (`crawler pause`): said once */
 };
 
 /* The outcome of a part's call: CRAWL_EREDIS takes the thread offline (if

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fixtures.h"
@@ -268,6 +269,10 @@ Test(control, limits_refuses_bad_values_with_exit_2_and_leaves_the_hash_as_it_wa
         {"--lease", "5"}, /* not a crawl-wide limit */
     };
     fx_redis_t *r = side_redis();
+    side_t s; /* the crawl exists: a change to a crawl without keys is refused */
+    side_open(&s, r, CRAWL, "w1", 4);
+    const char *seeds[] = {"http://a.test/1"};
+    side_seed_all(s.f, seeds, 1);
     redisContext *c = fx_redis_connect(r);
     cr_assert_not_null(c);
     cr_assert_eq(run_limits(r, "--per-host", "3"), 0, "a good value refused");
@@ -292,6 +297,59 @@ Test(control, limits_refuses_bad_values_with_exit_2_and_leaves_the_hash_as_it_wa
     cr_expect_str_eq(now, "max_pages;0;", "after unlimited and default: %s", now);
     free(now);
     free(before);
+    redisFree(c);
+    side_close(&s);
+    fx_redis_stop(r);
+}
+
+/* A control change to a crawl with no keys in the Redis (a mistyped
+ * --crawl) is refused with exit 2 and writes nothing, unless --force; and
+ * a control command with no Redis named never starts an embedded one. */
+Test(control, a_change_to_a_crawl_without_keys_is_refused_unless_forced)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    static const char *const cmds[][3] = {
+        {"pause", NULL, NULL}, {"drain", NULL, NULL}, {"limits", "--delay", "5"}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *argv[] = {CRAWLER_BIN,
+                        (char *)cmds[i][0],
+                        "--redis",
+                        (char *)fx_redis_url(r),
+                        "--crawl",
+                        CRAWL,
+                        (char *)cmds[i][1],
+                        (char *)cmds[i][2],
+                        NULL};
+        int rc = fx_run(argv, NULL, NULL, 30000);
+        cr_expect_eq(rc, 2, "%s on a crawl without keys: exit %d", cmds[i][0], rc);
+        redisReply *x = redisCommand(c, "EXISTS " P "control");
+        cr_expect(x && x->integer == 0, "%s wrote the control hash", cmds[i][0]);
+        freeReplyObject(x);
+    }
+    char *force[] = {CRAWLER_BIN, "pause", "--redis", (char *)fx_redis_url(r),
+                     "--crawl",   CRAWL,   "--force", NULL};
+    cr_expect_eq(fx_run(force, NULL, NULL, 30000), 0, "pause --force refused");
+    char *now = control_dump(c);
+    cr_expect_str_eq(now, "paused;1;", "after pause --force: %s", now);
+    free(now);
+    /* no --redis, no $REDIS_URL, no worker in --data-dir: exit 2, no directory made */
+    char *dir = fx_tmpdir(), data[512];
+    snprintf(data, sizeof data, "%s/data", dir);
+    char *none[] = {CRAWLER_BIN, "pause", "--crawl", CRAWL, "--data-dir", data, NULL};
+    const char *env = getenv("REDIS_URL");
+    char *saved = env ? strdup(env) : NULL;
+    unsetenv("REDIS_URL");
+    int rc = fx_run(none, NULL, NULL, 30000);
+    if (saved)
+        setenv("REDIS_URL", saved, 1);
+    free(saved);
+    cr_expect_eq(rc, 2, "pause with no Redis named: exit %d", rc);
+    struct stat st;
+    cr_expect(stat(data, &st) != 0, "pause with no Redis named made %s", data);
+    fx_rmtree(dir);
+    free(dir);
     redisFree(c);
     fx_redis_stop(r);
 }

@@ -248,6 +248,14 @@ Test(control_crawl, pause_stops_every_worker_keeps_leases_live_and_resume_finish
     for (int i = 0; i < WORKERS; i++)
         ctl_wait_ok(&t, i, 60000);
     expect_each_page_once(&t, 240);
+    /* each worker said so on stderr (a journal gets no progress line), once */
+    for (int i = 0; i < WORKERS; i++) {
+        char *log = fx_read_file(t.log[i], NULL);
+        const char *p = log ? strstr(log, "is paused (crawler pause)") : NULL;
+        cr_expect(p != NULL, "worker %d's log does not say the crawl is paused", i);
+        cr_expect(p && strstr(p, "resumed"), "worker %d's log does not say it resumed", i);
+        free(log);
+    }
     ctl_stop(&t);
 }
 

@@ -130,46 +130,88 @@ static void config_get(redisContext *c, const char *name, char *out, size_t len)
     freeReplyObject(r);
 }
 
-Test(e2e, embedded_redis_keeps_queues_in_compressed_nodes_of_16)
+/* A crawler with its embedded Redis in DIR/data, kept up by --wait once the
+ * three pages are fetched, and a connection to that Redis (its socket). */
+typedef struct embedded {
+    fx_http_t *h;
+    char *dir, *sf;
+    char data[512], sock[600], log[512];
+    pid_t pid;
+    redisContext *c;
+} embedded_t;
+
+static void embedded_start(embedded_t *e)
 {
-    fx_http_t *h = fx_http_start();
-    cr_assert_not_null(h, "cannot start the HTTP fixture: %s", fx_error());
-    three_pages(h);
-    char *dir = fx_tmpdir();
-    char seeds[256], log[512], data[512], sock[600];
-    snprintf(seeds, sizeof seeds, "%s/\n", fx_http_base(h));
-    char *sf = seeds_file(dir, seeds);
-    snprintf(log, sizeof log, "%s/log", dir);
-    snprintf(data, sizeof data, "%s/data", dir);
-    snprintf(sock, sizeof sock, "%s/redis.sock", data);
-    char *argv[] = {CRAWLER_BIN, "crawl", "--data-dir", data,      "--seeds", sf,
+    e->h = fx_http_start();
+    cr_assert_not_null(e->h, "cannot start the HTTP fixture: %s", fx_error());
+    three_pages(e->h);
+    e->dir = fx_tmpdir();
+    char seeds[256];
+    snprintf(seeds, sizeof seeds, "%s/\n", fx_http_base(e->h));
+    e->sf = seeds_file(e->dir, seeds);
+    snprintf(e->log, sizeof e->log, "%s/log", e->dir);
+    snprintf(e->data, sizeof e->data, "%s/data", e->dir);
+    snprintf(e->sock, sizeof e->sock, "%s/redis.sock", e->data);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--data-dir", e->data,   "--seeds", e->sf,
                     "--delay",   "0",     "--wait",     "--quiet", NULL};
-    pid_t pid = fx_spawn(argv, NULL, log);
-    cr_assert(pid > 0, "cannot start the crawler");
-    /* the crawl of three pages is over when they are fetched; --wait keeps the
-     * process, and so its embedded server, running */
-    redisContext *c = NULL;
-    for (int i = 0; i < 600 && (!c || fx_http_total(h) < 3); i++) {
-        if (!c) {
-            c = redisConnectUnix(sock);
-            if (c && c->err) {
-                redisFree(c);
-                c = NULL;
+    e->pid = fx_spawn(argv, NULL, e->log);
+    cr_assert(e->pid > 0, "cannot start the crawler");
+    e->c = NULL;
+    for (int i = 0; i < 600 && (!e->c || fx_http_total(e->h) < 3); i++) {
+        if (!e->c) {
+            e->c = redisConnectUnix(e->sock);
+            if (e->c && e->c->err) {
+                redisFree(e->c);
+                e->c = NULL;
             }
         }
         usleep(50 * 1000);
     }
-    cr_assert_not_null(c, "the embedded Redis never listened on %s", sock);
+    cr_assert_not_null(e->c, "the embedded Redis never listened on %s", e->sock);
+}
+
+static void embedded_stop(embedded_t *e)
+{
+    redisFree(e->c);
+    kill(e->pid, SIGTERM);
+    cr_expect_eq(fx_wait(e->pid, 60000), 0, "the crawler did not exit 0 on SIGTERM");
+    free(e->sf);
+    fx_rmtree(e->dir);
+    free(e->dir);
+    fx_http_stop(e->h);
+}
+
+Test(e2e, embedded_redis_keeps_queues_in_compressed_nodes_of_16)
+{
+    embedded_t e;
+    embedded_start(&e);
     char pack[32], depth[32];
-    config_get(c, "list-max-listpack-size", pack, sizeof pack);
-    config_get(c, "list-compress-depth", depth, sizeof depth);
+    config_get(e.c, "list-max-listpack-size", pack, sizeof pack);
+    config_get(e.c, "list-compress-depth", depth, sizeof depth);
     cr_expect_str_eq(pack, "16", "list-max-listpack-size is '%s'", pack);
     cr_expect_str_eq(depth, "1", "list-compress-depth is '%s'", depth);
-    redisFree(c);
-    kill(pid, SIGTERM);
-    cr_expect_eq(fx_wait(pid, 60000), 0, "the crawler did not exit 0 on SIGTERM");
-    free(sf);
-    fx_rmtree(dir);
-    free(dir);
-    fx_http_stop(h);
+    embedded_stop(&e);
+}
+
+/* Without --redis and $REDIS_URL, a control command acts on the crawl of
+ * the worker running its embedded Redis in --data-dir (it does not start a
+ * second one, which the data directory's lock would refuse). */
+Test(e2e, a_control_command_reaches_the_embedded_redis_of_a_running_worker)
+{
+    embedded_t e;
+    embedded_start(&e);
+    char *argv[] = {CRAWLER_BIN, "pause", "--data-dir", e.data, NULL};
+    const char *env = getenv("REDIS_URL");
+    char *saved = env ? strdup(env) : NULL;
+    unsetenv("REDIS_URL");
+    int rc = fx_run(argv, NULL, NULL, 30000);
+    if (saved)
+        setenv("REDIS_URL", saved, 1);
+    free(saved);
+    cr_expect_eq(rc, 0, "crawler pause --data-dir exited %d", rc);
+    redisReply *x = redisCommand(e.c, "HGET crawler:{default}:control paused");
+    cr_expect(x && x->type == REDIS_REPLY_STRING && !strcmp(x->str, "1"),
+              "the running worker's Redis does not hold the pause");
+    freeReplyObject(x);
+    embedded_stop(&e);
 }
