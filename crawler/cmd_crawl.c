@@ -175,7 +175,7 @@ int cmd_crawl(int argc, char **argv)
         goto out;
     }
     engine_totals_t t;
-    int rc = engine_run(&cfg, r, out, warc, &t);
+    int rc = engine_run(&cfg, r, out, warc, m, &t);
     if (!cfg.quiet)
         fprintf(stderr,
                 "crawler: %llu pages, %llu bytes, %llu errors, %llu retried, %llu handed back\n",

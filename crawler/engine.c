@@ -562,7 +562,7 @@ static void run(worker_t *w)
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
-    metrics_thread_begin((unsigned)w->idx); /* --metrics: this thread's counters */
+    metrics_thread_begin(w->e->metrics, (unsigned)w->idx); /* --metrics: this thread's counters */
     int rc = worker_open(w);
     if (rc == 0)
         run(w);
@@ -699,9 +699,9 @@ static size_t connection_budget(const crawl_config_t *cfg)
 }
 
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
-               engine_totals_t *totals)
+               struct metrics *metrics, engine_totals_t *totals)
 {
-    engine_t e = {.cfg = cfg, .redis = redis, .out = out};
+    engine_t e = {.cfg = cfg, .redis = redis, .out = out, .metrics = metrics};
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();

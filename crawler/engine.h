@@ -20,6 +20,7 @@
 
 struct out;
 struct warc;
+struct metrics;
 
 typedef struct engine_totals {
     uint64_t pages;    /* finished (fetched or failed for good) by this process */
@@ -33,8 +34,9 @@ typedef struct engine_totals {
  * first thread's failure as a CRAWL_E* code (errors.h: CRAWL_EREDIS when
  * Redis was lost, ...), the details printed on stderr by the thread;
  * CRAWL_ENOMEM when no thread could start.
- * out and warc may be NULL; they are borrowed. */
+ * out, warc and metrics (--metrics: each thread's counters go to its slot)
+ * may be NULL; they are borrowed. */
 int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
-               engine_totals_t *totals);
+               struct metrics *metrics, engine_totals_t *totals);
 
 #endif

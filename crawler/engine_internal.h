@@ -64,7 +64,8 @@ struct engine {
     CURLSH *share;
     size_t connects; /* connections each thread's cache keeps (running and idle) */
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
-    struct out *out; /* borrowed, may be NULL: the events of Redis lost and back */
+    struct out *out;         /* borrowed, may be NULL: the events of Redis lost and back */
+    struct metrics *metrics; /* borrowed, may be NULL (no --metrics): the threads' slots */
     atomic_int stop;
     atomic_int running;
     atomic_int redis_down; /* worker threads without Redis now */

@@ -7,9 +7,9 @@
  * relaxed atomic loads and stores (one writer: no locked instruction), and
  * read by the server's thread with relaxed loads (metrics_render sums the
  * slots; a scrape may see one counter a moment ahead of another, never a
- * torn value).  The process has one registry at a time (`registry`, set by
- * metrics_open before the worker threads start, cleared by metrics_close
- * after they ended): it serves one /metrics.  Histograms keep per-bucket
+ * torn value).  The registry is the caller's (cmd_crawl makes it, the
+ * engine binds each of its threads to a slot of it): no process-wide one;
+ * `bound` is only the calling thread's own slot.  Histograms keep per-bucket
  * counts and their sum in microseconds; the start times of the Redis calls
  * in flight are the thread's own (one call of each kind in flight at once).
  * No Redis keys.
@@ -49,8 +49,7 @@ const double MX_TIME_BOUNDS[MX_TIME_NB] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.
 const double MX_REDIS_BOUNDS[MX_REDIS_NB] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                              0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1};
 
-static metrics_t *_Atomic registry;
-static _Thread_local mx_slot_t *bound;
+static _Thread_local mx_slot_t *bound; /* the calling thread's slot, NULL: unbound */
 
 metrics_t *metrics_open(unsigned threads)
 {
@@ -62,12 +61,6 @@ metrics_t *metrics_open(unsigned threads)
     memset(m->slots, 0, (threads ? threads : 1) * sizeof *m->slots);
     m->nslots = threads;
     m->started_s = (double)time(NULL);
-    metrics_t *none = NULL;
-    if (!atomic_compare_exchange_strong(&registry, &none, m)) {
-        free(m->slots);
-        free(m);
-        return NULL;
-    }
     return m;
 }
 
@@ -75,15 +68,12 @@ void metrics_close(metrics_t *m)
 {
     if (!m)
         return;
-    metrics_t *me = m;
-    atomic_compare_exchange_strong(&registry, &me, NULL);
     free(m->slots);
     free(m);
 }
 
-void metrics_thread_begin(unsigned idx)
+void metrics_thread_begin(metrics_t *m, unsigned idx)
 {
-    metrics_t *m = atomic_load(&registry);
     bound = m && idx < m->nslots ? &m->slots[idx] : NULL;
     if (!bound)
         return;

@@ -3,10 +3,10 @@
  * --metrics`): counters, gauges and histograms its worker threads keep, and
  * their text for GET /metrics.
  *
- * A process has at most one registry (it serves one /metrics):
- * metrics_open() makes it the process's, metrics_close() ends it.  Each
- * worker thread binds itself to its own slot (metrics_thread_begin) and
- * the hooks below write that slot; a thread bound to nothing (no --metrics,
+ * A registry (metrics_open, metrics_close) belongs to its caller: the
+ * crawl command makes one and hands it to the engine.  Each worker thread
+ * binds itself to its own slot of it (metrics_thread_begin) and the hooks
+ * below write that slot; a thread bound to nothing (no --metrics,
  * or not a worker) makes every hook return at once, so the engine, fetch
  * and finisher call them unconditionally.  A slot is written by its thread
  * only (relaxed atomic loads and stores: no lock, no read-modify-write on
@@ -38,17 +38,17 @@ typedef enum metrics_call {
  * kinds of a transfer, then the engine's and the gate's. */
 extern const char *const METRICS_ERROR_KINDS[];
 
-/* A registry for threads worker threads, made the process's.  NULL on out
- * of memory, or if the process has one already. */
+/* A registry for threads worker threads (caller frees with metrics_close).
+ * NULL on out of memory. */
 metrics_t *metrics_open(unsigned threads);
 /* Ends it (after every worker thread ended and the server stopped).
  * Accepts NULL. */
 void metrics_close(metrics_t *m);
 
-/* The calling thread is worker idx (< threads) of the process's registry
- * from now on (no registry: nothing); _end unbinds it and zeroes its
- * gauges. */
-void metrics_thread_begin(unsigned idx);
+/* The calling thread is worker idx (< threads) of m from now on (m NULL:
+ * the thread stays unbound, every hook a no-op); _end unbinds it and zeroes
+ * its gauges.  m must outlive the binding. */
+void metrics_thread_begin(metrics_t *m, unsigned idx);
 void metrics_thread_end(void);
 /* 1 when the calling thread is bound (to guard work done only for a hook). */
 int metrics_enabled(void);

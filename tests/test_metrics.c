@@ -104,9 +104,15 @@ Test(metrics, histogram_buckets_are_cumulative_up_to_inf)
 
 /* ---- the registry ------------------------------------------------------------ */
 
+typedef struct bind {
+    metrics_t *m;
+    unsigned idx;
+} bind_t;
+
 static void *worker(void *arg)
 {
-    metrics_thread_begin((unsigned)(size_t)arg);
+    const bind_t *b = arg;
+    metrics_thread_begin(b->m, b->idx);
     for (int i = 0; i < 1000; i++) {
         metrics_page(200, NULL);
         metrics_transfer(10, 2000, 1000); /* 2 ms, 1 ms */
@@ -126,13 +132,14 @@ static void *worker(void *arg)
 
 Test(metrics, hooks_of_threads_are_summed)
 {
-    metrics_t *m = metrics_open(2);
+    metrics_t *m = metrics_open(2), *other = metrics_open(2);
     cr_assert_not_null(m);
-    cr_expect_null(metrics_open(2), "a second registry in one process");
+    cr_assert_not_null(other);
     metrics_page(200, NULL); /* an unbound thread: nothing */
     pthread_t th[2];
+    bind_t b[2] = {{m, 0}, {m, 1}};
     for (size_t i = 0; i < 2; i++)
-        cr_assert_eq(pthread_create(&th[i], NULL, worker, (void *)i), 0);
+        cr_assert_eq(pthread_create(&th[i], NULL, worker, &b[i]), 0);
     for (size_t i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
     metrics_text_t t = {0};
@@ -176,6 +183,14 @@ Test(metrics, hooks_of_threads_are_summed)
     }
     cr_expect(sample(t.p, "process_resident_memory_bytes") > 0, "no resident memory");
     metrics_text_free(&t);
+    /* a registry no thread was bound to counted nothing of theirs */
+    metrics_text_t o = {0};
+    metrics_render(other, &o);
+    cr_assert(!o.oom);
+    cr_expect(sample(o.p, "crawler_pages_total{status=\"2xx\"}") == 0,
+              "the other registry counted the threads' pages");
+    metrics_text_free(&o);
+    metrics_close(other);
     metrics_close(m);
 }
 
