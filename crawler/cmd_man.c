@@ -28,16 +28,21 @@
 
 void (*cli_help_hook)(const cli_cmd_t *cmd, FILE *out);
 
-/* Writes s[0..n) with roff escapes; nl: what a '\n' becomes. */
+/* Writes s[0..n) with roff escapes; nl: what a '\n' becomes.  A `quoted`
+ * command in the help texts is set in bold (an unclosed one ends at n). */
 static void put(FILE *out, const char *s, size_t n, const char *nl)
 {
-    int bol = 1; /* at the beginning of an output line (a needless \& is harmless) */
+    int bol = 1;  /* at the beginning of an output line (a needless \& is harmless) */
+    int code = 0; /* inside `...` */
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (bol && (c == '.' || c == '\''))
             fputs("\\&", out);
         bol = 0;
-        if (c == '\\')
+        if (c == '`') {
+            fputs(code ? "\\fR" : "\\fB", out);
+            code = !code;
+        } else if (c == '\\')
             fputs("\\e", out);
         else if (c == '-' && i + 1 < n && s[i + 1] == '-') {
             fputs("\\-\\-", out);
@@ -48,6 +53,8 @@ static void put(FILE *out, const char *s, size_t n, const char *nl)
         } else
             fputc(c, out);
     }
+    if (code)
+        fputs("\\fR", out);
 }
 
 static void puts_roff(FILE *out, const char *s, const char *nl)
@@ -65,14 +72,15 @@ static void opt_tag(FILE *out, const cli_opt_t *o)
     if (o->type == CLI_TYPE_HELP)
         fputs(", \\fB\\-h\\fR", out);
     if (o->arg || o->type == CLI_TYPE_ENUM) {
-        fputs(o->optional ? " [\\fI" : " \\fI", out);
+        int brackets = o->optional && !(o->arg && o->arg[0] == '['); /* "[SECS]": has its own */
+        fputs(brackets ? " [\\fI" : " \\fI", out);
         if (o->arg)
             puts_roff(out, o->arg, " ");
         for (size_t i = 0; !o->arg && o->names[i]; i++) {
             fputs(i ? "\\fR|\\fI" : "", out);
             puts_roff(out, o->names[i], " ");
         }
-        fputs(o->optional ? "\\fR]" : "\\fR", out);
+        fputs(brackets ? "\\fR]" : "\\fR", out);
     }
     fputc('\n', out);
 }
