@@ -466,28 +466,47 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* metrics_server_start's render: one reading, or crawler_redis_up 0 (the
- * connection dropped, made again at the next scrape). */
-static int serve_render(void *ud, metrics_text_t *t)
+/* One reading of the crawl on sv's connection (made if there is none): 0,
+ * or < 0 with the connection dropped and err set. */
+static int serve_read(serve_t *sv, frontier_stats_t *s, frontier_worker_info_t **w, size_t *nw,
+                      bloom_view_t *bv, char *err, size_t len)
 {
-    serve_t *sv = ud;
-    char err[256] = "";
-    double t0 = mono_s();
     if (sv->rc && sv->rc->err) {
         redisFree(sv->rc);
         sv->rc = NULL;
     }
     if (!sv->rc)
-        sv->rc = rconn_connect(sv->r, err, sizeof err);
+        sv->rc = rconn_connect(sv->r, err, len);
+    int rc = sv->rc ? read_stats(sv->rc, sv->crawl, s, w, nw, bv) : CRAWL_EREDIS;
+    if (rc < 0 && sv->rc) {
+        snprintf(err, len, "%s", sv->rc->err ? sv->rc->errstr : crawl_strerror(rc));
+        redisFree(sv->rc);
+        sv->rc = NULL;
+    }
+    return rc;
+}
+
+/* metrics_server_start's render: one reading, or crawler_redis_up 0.  A
+ * connection that was dropped since the last scrape (a Redis `timeout`, a
+ * proxy's idle timer, CLIENT KILL) is made again at once and read again, so
+ * only a Redis that cannot be read now gives 0. */
+static int serve_render(void *ud, metrics_text_t *t)
+{
+    serve_t *sv = ud;
+    char err[256] = "";
+    double t0 = mono_s();
     frontier_stats_t s;
     frontier_worker_info_t *w = NULL;
     size_t nw = 0;
     bloom_view_t bv = {0};
-    int rc = sv->rc ? read_stats(sv->rc, sv->crawl, &s, &w, &nw, &bv) : CRAWL_EREDIS;
-    if (rc < 0 && sv->rc) {
-        snprintf(err, sizeof err, "%s", sv->rc->err ? sv->rc->errstr : crawl_strerror(rc));
-        redisFree(sv->rc);
-        sv->rc = NULL;
+    int had = sv->rc != NULL && !sv->rc->err;
+    int rc = serve_read(sv, &s, &w, &nw, &bv, err, sizeof err);
+    if (rc < 0 && had) {
+        free(w);
+        w = NULL;
+        nw = 0;
+        bv = (bloom_view_t){0};
+        rc = serve_read(sv, &s, &w, &nw, &bv, err, sizeof err);
     }
     if ((rc == 0) != sv->was_up)
         fprintf(stderr,

@@ -407,6 +407,24 @@ Test(metrics_crawl, stats_serve_says_redis_down_and_recovers)
     t = scrape_until_up_is(port, 1); /* back, the same server process */
     cr_expect_eq(sample(t, "crawler_crawl_seeds_total{crawl=\"default\"}"), 1);
     free(t);
+    /* a connection dropped between two scrapes (CLIENT KILL; a Redis
+     * `timeout`, a proxy's idle timer) is made again within the scrape: the
+     * very next one reads the crawl */
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    for (int i = 0; i < 3; i++) {
+        redisReply *k = redisCommand(c, "CLIENT KILL TYPE normal SKIPME yes");
+        cr_assert(k && k->type == REDIS_REPLY_INTEGER && k->integer >= 1, "nothing killed");
+        freeReplyObject(k);
+        long st;
+        t = scrape(port, &st);
+        cr_expect_eq(st, 200);
+        cr_expect_eq(sample(t, "crawler_redis_up{crawl=\"default\"}"), 1,
+                     "scrape %d after CLIENT KILL says Redis is down", i);
+        cr_expect_eq(sample(t, "crawler_crawl_seeds_total{crawl=\"default\"}"), 1);
+        free(t);
+    }
+    redisFree(c);
     kill(pid, SIGTERM);
     cr_expect_eq(fx_wait(pid, 30000), 0, "stats --serve did not exit 0 on SIGTERM");
     fx_rmtree(dir);
