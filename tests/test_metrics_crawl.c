@@ -280,6 +280,18 @@ Test(metrics_crawl, dashboard_uses_only_names_the_endpoints_expose)
     for (size_t i = 0; i < n; i++)
         cr_expect(exposes(m, names[i]) || exposes(s, names[i]),
                   "the dashboard uses %s, which neither endpoint exposes", names[i]);
+    /* its worker-job variable and process count use a family that only a
+     * worker exposes (stats --serve's job must not be counted as a worker) */
+    char *j = fx_read_file(DASHBOARD, NULL);
+    cr_assert_not_null(j);
+    const char *q = strstr(j, "label_values(");
+    cr_assert_not_null(q, "no label_values() query in the dashboard");
+    char fam[96];
+    cr_assert_eq(sscanf(q, "label_values(%95[a-z_], job)", fam), 1, "%.60s", q);
+    cr_expect(exposes(m, fam) && !exposes(s, fam),
+              "the job variable's %s is not a worker-only family", fam);
+    cr_expect_null(strstr(j, "count(crawler_build_info"), "counts build_info (both endpoints)");
+    free(j);
     free(m);
     free(s);
     run_stop(&r);
