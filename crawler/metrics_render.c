@@ -18,7 +18,7 @@
 #include "metrics_internal.h"
 
 static const char *const STATUS[MX_NSTATUS] = {"2xx", "3xx", "4xx", "5xx", "other", "none"};
-static const char *const LINKS[MX_NLINKS] = {"new", "seen", "skipped"};
+static const char *const LINKS[MX_NLINKS] = {"new", "not_new", "over_cap"};
 static const char *const CALLS[METRICS_NCALLS] = {"claim", "heartbeat", "finish"};
 
 static uint64_t ld(const _Atomic uint64_t *c)
@@ -87,8 +87,9 @@ static void render_counters(const metrics_t *m, metrics_text_t *t)
     counter(t, "crawler_response_bytes_total",
             "body bytes received by page transfers (every attempt)", SUM(m, bytes));
     labelled(t, m, "crawler_links_total",
-             "links of finished pages: new (queued), seen (not new: already in the visited set "
-             "or over a depth or page limit), skipped (past --max-links-per-page, not offered)",
+             "links of finished pages: new (queued), not_new (offered, not queued: already in "
+             "the visited set or over a depth or page limit), over_cap (past "
+             "--max-links-per-page, not offered); crawler_crawl_links_total splits not_new",
              "result", LINKS, MX_NLINKS, offsetof(mx_slot_t, links));
     counter(t, "crawler_pages_finished_total", "pages whose finish the frontier acknowledged",
             SUM(m, finished));

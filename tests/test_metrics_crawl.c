@@ -217,6 +217,10 @@ Test(metrics_crawl, crawl_counters_equal_the_output_records)
     cr_expect_eq(sample(s, "crawler_crawl_pages_total{crawl=\"default\",status=\"2xx\"}"), t.st[0]);
     cr_expect_eq(sample(s, "crawler_crawl_links_total{crawl=\"default\",result=\"new\"}"),
                  sample(m, "crawler_links_total{result=\"new\"}"), "new links");
+    /* the worker's not_new is the crawl-wide seen and skipped together */
+    cr_expect_eq(sample(s, "crawler_crawl_links_total{crawl=\"default\",result=\"seen\"}") +
+                     sample(s, "crawler_crawl_links_total{crawl=\"default\",result=\"skipped\"}"),
+                 sample(m, "crawler_links_total{result=\"not_new\"}"), "links not new");
     cr_expect_eq(sample(s, "crawler_crawl_dead_letters{crawl=\"default\"}"), 1);
     cr_expect_eq(sample(s, "crawler_crawl_live_workers{crawl=\"default\"}"), 2, "one a thread");
     cr_expect_eq(sample(m, "crawler_transfers_in_flight"), 0);
