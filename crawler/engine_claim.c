@@ -205,7 +205,16 @@ static frontier_state_t take_claim(worker_t *w, uint64_t now, int block, frontie
     if (st == FRONTIER_DRAIN) /* `crawler drain`: finish what runs, hand back the rest */
         engine_drain(w);
     note_paused(w, st == FRONTIER_PAUSED);
-    if (st != FRONTIER_READY) /* (paused: claim again, and so renew the lease, in 250 ms) */
+    /* a crawl that is over (kept up by --wait for new seeds): ask again after
+     * 50 ms, doubled each time up to 1 s, so an idle worker costs its Redis
+     * a claim a second a thread */
+    w->idle_ms = st != FRONTIER_DONE                         ? 0
+                 : w->idle_ms < ENGINE_IDLE_CLAIM_MIN_MS / 2 ? ENGINE_IDLE_CLAIM_MIN_MS
+                 : w->idle_ms * 2 > ENGINE_IDLE_CLAIM_MAX_MS ? ENGINE_IDLE_CLAIM_MAX_MS
+                                                             : w->idle_ms * 2;
+    if (w->idle_ms)
+        w->claim_after_ms = now + w->idle_ms;
+    else if (st != FRONTIER_READY) /* (paused: claim again, and so renew the lease, in 250 ms) */
         w->claim_after_ms = now + (wait_ms < 10 ? 10 : wait_ms > 250 ? 250 : wait_ms);
     else if (n < room) /* hosts saturated: ask again after a finish, or in 20 ms */
         w->claim_after_ms = now + 20;

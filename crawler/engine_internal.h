@@ -22,7 +22,9 @@
 typedef struct engine engine_t;
 typedef struct engine_side engine_side_t; /* engine_side.c */
 
-#define ENGINE_SEED_REFRESH_MS 5000 /* the seeds' hosts read again this often */
+#define ENGINE_SEED_REFRESH_MS 5000   /* the seeds' hosts read again this often */
+#define ENGINE_IDLE_CLAIM_MIN_MS 50   /* --wait, the crawl over: first wait between claims */
+#define ENGINE_IDLE_CLAIM_MAX_MS 1000 /* ... doubled up to this */
 
 typedef struct worker {
     engine_t *e;
@@ -45,8 +47,9 @@ typedef struct worker {
     robotsgate_t *gate;
     finisher_t *fin;
     uint64_t next_heartbeat_ms, next_seed_refresh_ms, claim_after_ms, last_claim_ms;
-    frontier_state_t st;            /* the frontier's, as the last claim found it */
-    uint64_t pages;                 /* finished by this worker, for its heartbeat */
+    uint32_t idle_ms;    /* --wait on a crawl that is over: the wait before the next claim */
+    frontier_state_t st; /* the frontier's, as the last claim found it */
+    uint64_t pages;      /* finished by this worker, for its heartbeat */
     uint64_t hb_pages, hb_pages_ms; /* at the last heartbeat (its pages/s) */
     int err;                        /* the first error (0: none): the thread stops */
     /* Redis lost (CRAWL_EREDIS): the thread goes on with its transfers and

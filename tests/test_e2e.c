@@ -215,3 +215,37 @@ Test(e2e, a_control_command_reaches_the_embedded_redis_of_a_running_worker)
     freeReplyObject(x);
     embedded_stop(&e);
 }
+
+/* FCALL calls the server has run (INFO commandstats), -1 if unknown. */
+static long long fcalls(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    long long n = -1;
+    const char *p = r && r->type == REDIS_REPLY_STRING ? r->str : NULL;
+    p = p ? strstr(p, "cmdstat_fcall:calls=") : NULL;
+    if (p)
+        n = strtoll(p + strlen("cmdstat_fcall:calls="), NULL, 10);
+    freeReplyObject(r);
+    return n;
+}
+
+/* A --wait worker whose crawl is over asks Redis at most about once a
+ * second a thread (50 ms doubled up to 1 s), not every 10-20 ms.  A slower
+ * machine only makes fewer calls, so the bound cannot fail from slowness. */
+Test(e2e, an_idle_wait_worker_claims_about_once_a_second)
+{
+    embedded_t e;
+    embedded_start(&e);
+    usleep(3000 * 1000); /* the back-off reaches its 1 s */
+    long long a = fcalls(e.c);
+    usleep(3000 * 1000);
+    long long b = fcalls(e.c);
+    cr_assert(a >= 0 && b >= a, "no FCALL counts (%lld, %lld)", a, b);
+    /* 3 s: at most 4 claims a thread (default threads: the cores, here <= 8
+     * is assumed by the bound below) and a heartbeat or two each */
+    long threads = sysconf(_SC_NPROCESSORS_ONLN);
+    long long bound = (long long)(threads > 0 ? threads : 1) * 8;
+    cr_expect_leq(b - a, bound, "%lld frontier calls in 3 s of an idle --wait worker (bound %lld)",
+                  b - a, bound);
+    embedded_stop(&e);
+}
