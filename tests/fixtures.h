@@ -147,6 +147,9 @@ char *fx_crawler_bin(const char *built);
  * exit status (0..255), 128+signal if killed by a signal, -1 on failure to
  * run, -2 on timeout. */
 int fx_run(char *const argv[], const char *out_path, const char *err_path, unsigned timeout_ms);
+/* fx_run with the environment variable var unset for the child (and set
+ * back as it was after), output to /dev/null.  Not thread-safe (setenv). */
+int fx_run_without(const char *var, char *const argv[], unsigned timeout_ms);
 /* Starts argv in the background (PDEATHSIG set); returns its pid or -1. */
 pid_t fx_spawn(char *const argv[], const char *out_path, const char *err_path);
 /* Waits for pid at most timeout_ms; returns as fx_run. */

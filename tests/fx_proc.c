@@ -114,6 +114,18 @@ int fx_run(char *const argv[], const char *out_path, const char *err_path, unsig
     return fx_wait(pid, timeout_ms);
 }
 
+int fx_run_without(const char *var, char *const argv[], unsigned timeout_ms)
+{
+    const char *v = getenv(var);
+    char *saved = v ? strdup(v) : NULL;
+    unsetenv(var);
+    int rc = fx_run(argv, NULL, NULL, timeout_ms);
+    if (saved)
+        setenv(var, saved, 1);
+    free(saved);
+    return rc;
+}
+
 char *fx_tmpdir(void)
 {
     const char *base = getenv("TMPDIR");

@@ -338,13 +338,7 @@ Test(control, a_change_to_a_crawl_without_keys_is_refused_unless_forced)
     char *dir = fx_tmpdir(), data[512];
     snprintf(data, sizeof data, "%s/data", dir);
     char *none[] = {CRAWLER_BIN, "pause", "--crawl", CRAWL, "--data-dir", data, NULL};
-    const char *env = getenv("REDIS_URL");
-    char *saved = env ? strdup(env) : NULL;
-    unsetenv("REDIS_URL");
-    int rc = fx_run(none, NULL, NULL, 30000);
-    if (saved)
-        setenv("REDIS_URL", saved, 1);
-    free(saved);
+    int rc = fx_run_without("REDIS_URL", none, 30000);
     cr_expect_eq(rc, 2, "pause with no Redis named: exit %d", rc);
     struct stat st;
     cr_expect(stat(data, &st) != 0, "pause with no Redis named made %s", data);

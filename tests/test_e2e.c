@@ -201,13 +201,7 @@ Test(e2e, a_control_command_reaches_the_embedded_redis_of_a_running_worker)
     embedded_t e;
     embedded_start(&e);
     char *argv[] = {CRAWLER_BIN, "pause", "--data-dir", e.data, NULL};
-    const char *env = getenv("REDIS_URL");
-    char *saved = env ? strdup(env) : NULL;
-    unsetenv("REDIS_URL");
-    int rc = fx_run(argv, NULL, NULL, 30000);
-    if (saved)
-        setenv("REDIS_URL", saved, 1);
-    free(saved);
+    int rc = fx_run_without("REDIS_URL", argv, 30000);
     cr_expect_eq(rc, 0, "crawler pause --data-dir exited %d", rc);
     redisReply *x = redisCommand(e.c, "HGET crawler:{default}:control paused");
     cr_expect(x && x->type == REDIS_REPLY_STRING && !strcmp(x->str, "1"),
