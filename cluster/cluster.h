@@ -74,6 +74,9 @@ typedef struct cluster cluster_t;
  * cfg NULL: the defaults.  Returns NULL with the reason in err. */
 cluster_t *cluster_open(const char *const *seeds, size_t n, const cluster_config_t *cfg, char *err,
                         size_t errlen);
+/* Checks the syntax of one seed spec (the forms above) without connecting:
+ * 0, or CRAWL_EINVAL with the reason in err, CRAWL_ENOMEM.  Thread-safe. */
+int cluster_check_seed(const char *spec, char *err, size_t errlen);
 /* Closes every connection.  Accepts NULL. */
 void cluster_close(cluster_t *c);
 

@@ -184,3 +184,19 @@ int cl_parse_seed(cluster_t *c, const char *spec, char *err, size_t errlen)
              spec ? spec : "");
     return -1;
 }
+
+int cluster_check_seed(const char *spec, char *err, size_t errlen)
+{
+    cluster_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    int rc = cl_parse_seed(c, spec, err, errlen) < 0 ? CRAWL_EINVAL : 0;
+    for (size_t i = 0; i < c->nseeds; i++)
+        cl_addr_clear(&c->seeds[i]);
+    free(c->seeds);
+    free(c->password);
+    free(c);
+    return rc;
+}

@@ -84,6 +84,15 @@ int cli_check_crawl_name(const char *cmd, const char *opt, const char *v)
     return cli_crawl_name(cmd, v);
 }
 
+int cli_check_redis_url(const char *cmd, const char *opt, const char *v)
+{
+    char err[512];
+    if (rconn_check_url(v, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "crawler %s: bad value for %s: %s\n", cmd, opt, err);
+    return -1;
+}
+
 /* ---- option tables ----------------------------------------------------------- */
 
 #define FIELD(dst, off, type) ((type *)(void *)((char *)(dst) + (off)))

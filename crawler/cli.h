@@ -144,7 +144,8 @@ typedef struct cli_cmd {
     CLI_OPT_STRING(T, "redis", "URL", field, NULL,                                                 \
                    "shared Redis (redis://[:pw@]host[:port][/db], unix:///path, or a "             \
                    "Redis Cluster\nby nodes: redis://[:pw@]h1:p1,h2:p2,...)\n"),                   \
-        .dflt_doc = "$REDIS_URL, else an embedded redis-server in --data-dir"
+        .dflt_doc = "$REDIS_URL, else an embedded redis-server in --data-dir",                     \
+        .check = cli_check_redis_url
 #define CLI_OPT_DATA_DIR(T, field)                                                                 \
     CLI_OPT_STRING(T, "data-dir", "DIR", field, RCONN_DEFAULT_DATA_DIR, "embedded Redis directory")
 
@@ -195,6 +196,9 @@ void cli_see_help(const char *cmd);
  * as "unknown option or missing value 'ARG'" and cli_see_help, or a bad
  * value as cli_set says).  Not thread-safe (getopt_long). */
 int cli_parse(const cli_cmd_t *cmd, void *dst, int argc, char **argv, int *first);
+/* A .check for --redis: the URL's syntax (rconn_check_url), so that a
+ * malformed one is bad usage (exit 2), not a failed connect. */
+int cli_check_redis_url(const char *cmd, const char *opt, const char *v);
 /* A .check for crawl names (cli_crawl_name). */
 int cli_check_crawl_name(const char *cmd, const char *opt, const char *v);
 

@@ -42,7 +42,7 @@ static const char *const SCOPES[] = {
 
 static const cli_opt_t OPTS[] = {
     {STR("redis", "URL", redis_url, NULL, "shared Redis: redis://[:pw@]host:port[/db]"),
-     .dflt_doc = "$REDIS_URL, else embedded"},
+     .dflt_doc = "$REDIS_URL, else embedded", .check = cli_check_redis_url},
     {STR("data-dir", "DIR", data_dir, RCONN_DEFAULT_DATA_DIR,
          "embedded Redis data (append-only, resumable)")},
     {STR("crawl", "NAME", crawl, FRONTIER_DEFAULT_CRAWL,

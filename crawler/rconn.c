@@ -537,6 +537,20 @@ static int open_embedded(rconn_t *r, const char *data_dir, char *err, size_t err
 
 /* The URL's server: a Redis Cluster (r->cl kept, r->t has the password
  * for the nodes) or a plain Redis (r->t). */
+int rconn_check_url(const char *url, char *err, size_t errlen)
+{
+    if (!url || !*url) {
+        snprintf(err, errlen, "empty Redis URL");
+        return -1;
+    }
+    if (strchr(url, ',')) /* the nodes of a Redis Cluster */
+        return cluster_check_seed(url, err, errlen) < 0 ? -1 : 0;
+    rconn_target_t t = {0};
+    int rc = rconn_parse_url(url, &t, err, errlen);
+    rconn_target_clear(&t);
+    return rc < 0 ? -1 : 0;
+}
+
 static int open_shared(rconn_t *r, const char *url, char *err, size_t errlen)
 {
     cluster_config_t cc;

@@ -374,6 +374,16 @@ Test(config, bad_values_are_refused_with_a_message_naming_the_option)
          "crawl: option '--quiet' doesn't allow an argument\n"
          "crawler crawl: see `crawler crawl --help`\n"},
         {"positional", NULL, "crawler crawl: unexpected argument 'positional'\n"},
+        {"--redis", "bogus://x",
+         "crawler crawl: bad value for --redis: bad Redis URL 'bogus://x': expected "
+         "redis://[:password@]host:port[/db]\n"},
+        {"--redis", "redis://127.0.0.1:notaport",
+         "crawler crawl: bad value for --redis: bad Redis URL 'redis://127.0.0.1:notaport': "
+         "expected redis://[:password@]host:port[/db]\n"},
+        {"--redis", "redis://127.0.0.1:1,127.0.0.1:x",
+         "crawler crawl: bad value for --redis: bad Redis seed 'redis://127.0.0.1:1,127.0.0.1:x': "
+         "expected redis://[:password@]host:port[,host:port...][/db], host:port[,host:port...] "
+         "or unix:///path[?db=N] (one password and db for all)\n"},
         {"--config", "/nonexistent/crawl.conf",
          "crawler crawl: cannot read config file /nonexistent/crawl.conf: No such file or "
          "directory\n"},
@@ -384,6 +394,24 @@ Test(config, bad_values_are_refused_with_a_message_naming_the_option)
         cr_expect_str_eq(r.err, cases[i].err, "%s %s", cases[i].a, cases[i].b ? cases[i].b : "");
         cr_expect_eq(r.cfg.scope, CONFIG_DEFAULT_SCOPE);
         cr_expect_str_eq(r.cfg.user_agent, CONFIG_DEFAULT_USER_AGENT);
+        run_free(&r);
+    }
+}
+
+/* --redis is checked for its form only: the forms rconn_open takes pass
+ * without any connect (nothing listens on these ports). */
+Test(config, redis_urls_of_every_form_are_taken_without_connecting)
+{
+    static const char *const ok[] = {
+        "redis://127.0.0.1:1",     "redis://:pw@127.0.0.1:1/3",
+        "redis://127.0.0.1",       "unix:///nonexistent/redis.sock",
+        "unix:///x.sock?db=2",     "redis://127.0.0.1:1,127.0.0.1:2",
+        "127.0.0.1:1,127.0.0.1:2",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        run_t r;
+        cr_expect_eq(parse1(&r, "--redis", ok[i]), 0, "%s refused: %s", ok[i], r.err);
+        cr_expect_str_eq(r.cfg.redis_url ? r.cfg.redis_url : "", ok[i]);
         run_free(&r);
     }
 }
@@ -623,8 +651,8 @@ static const char *sample(const cli_opt_t *o, char *buf, size_t len, const char 
     case CLI_TYPE_CONFIG:
         return conf;
     case CLI_TYPE_STRING:
-    case CLI_TYPE_LIST:
-        return "sample-1";
+    case CLI_TYPE_LIST: /* --redis is checked for a URL's form */
+        return o->check == cli_check_redis_url ? "redis://127.0.0.1:1" : "sample-1";
     default:
         return NULL;
     }
