@@ -535,12 +535,13 @@ static int stats_serve(const rconn_t *r, redisContext *rc, const char *crawl, co
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* taken by sigwait below */
-    serve_t sv = {.r = r, .rc = rc, .crawl = crawl, .was_up = 1};
+    serve_t sv = {.r = r, .rc = rc, .crawl = crawl, .was_up = rc != NULL};
     char err[512];
     metrics_server_t *srv = metrics_server_start(addr, serve_render, &sv, err, sizeof err);
     if (!srv) {
         fprintf(stderr, "crawler stats: --serve: %s\n", err);
-        redisFree(rc);
+        if (rc)
+            redisFree(rc);
         return CLI_EXIT_USAGE;
     }
     fprintf(stderr, "crawler stats: crawl '%s' metrics at http://%s/metrics\n", crawl, addr);
@@ -600,15 +601,25 @@ int cmd_stats(int argc, char **argv)
         fprintf(stderr, "crawler stats: --serve does not go with --watch or --json\n");
         return CLI_EXIT_USAGE;
     }
+    if (o.serve) { /* a Redis down now is crawler_redis_up 0, and a busy address still exit 2 */
+        char route[FRONTIER_MAX_BLOOM_NAME], err[512];
+        rconn_t *sr = frontier_bloom_name(o.co.crawl, route, sizeof route) < 0
+                          ? NULL
+                          : cli_redis_open("stats", o.co.redis, o.co.data_dir, route);
+        if (!sr)
+            return CLI_EXIT_ERROR;
+        redisContext *src = rconn_connect(sr, err, sizeof err);
+        if (!src)
+            fprintf(stderr, "crawler stats: %s (serving crawler_redis_up 0 until it answers)\n",
+                    err);
+        int served = stats_serve(sr, src, o.co.crawl, o.serve); /* it frees src */
+        rconn_close(sr);
+        return served;
+    }
     redisContext *rc;
     rconn_t *r = open_redis("stats", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
-    if (o.serve) {
-        int served = stats_serve(r, rc, o.co.crawl, o.serve); /* it frees rc */
-        rconn_close(r);
-        return served;
-    }
     int status = o.watch ? stats_watch(rc, o.co.crawl, o.json, o.every, o.count)
                          : (print_stats(rc, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
     close_redis(r, rc);

@@ -448,6 +448,47 @@ Test(metrics_crawl, stats_serve_says_redis_down_and_recovers)
     fx_redis_stop(r);
 }
 
+/* stats --serve started while its Redis is down binds its address at once
+ * and says crawler_redis_up 0 (a busy address is still exit 2), then reads
+ * the crawl once a Redis answers there. */
+Test(metrics_crawl, stats_serve_started_with_redis_down_serves_up_0_then_1)
+{
+    char *dir = fx_tmpdir(), log[600], sock[600], url[700], addr[32], busy[32];
+    snprintf(log, sizeof log, "%s/log", dir);
+    snprintf(sock, sizeof sock, "%s/r.sock", dir);
+    snprintf(url, sizeof url, "unix://%s", sock);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 1) == 0);
+    getsockname(fd, (struct sockaddr *)&sa, &len);
+    snprintf(busy, sizeof busy, "127.0.0.1:%d", ntohs(sa.sin_port));
+    char *argb[] = {CRAWLER_BIN, "stats", "--redis", url, "--serve", busy, NULL};
+    cr_expect_eq(fx_run(argb, NULL, log, 60000), 2, "a busy address with Redis down: not exit 2");
+    close(fd);
+    int port = fx_free_port();
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    char *argv[] = {CRAWLER_BIN, "stats", "--redis", url, "--serve", addr, NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0);
+    char *t = scrape_until_up_is(port, 0);
+    assert_well_formed(t);
+    free(t);
+    char *rs[] = {"redis-server", "--port", "0", "--unixsocket", sock, "--maxmemory",
+                  "64mb",         "--save", "",  "--appendonly", "no", NULL};
+    pid_t rp = fx_spawn(rs, NULL, NULL);
+    cr_assert(rp > 0);
+    t = scrape_until_up_is(port, 1); /* the same server process, now reading */
+    cr_expect_eq(sample(t, "crawler_crawl_queued_urls{crawl=\"default\"}"), 0);
+    free(t);
+    kill(pid, SIGTERM);
+    cr_expect_eq(fx_wait(pid, 30000), 0, "stats --serve did not exit 0 on SIGTERM");
+    kill(rp, SIGTERM);
+    fx_wait(rp, 30000);
+    fx_rmtree(dir);
+    free(dir);
+}
+
 Test(metrics_crawl, stats_serve_reads_a_crawl_on_a_redis_cluster)
 {
     fx_cluster_t *c = fx_cluster_start(3, 0, 2000);
