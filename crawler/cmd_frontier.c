@@ -62,8 +62,10 @@ static int parse(const cli_cmd_t *cmd, void *o, int argc, char **argv, int *firs
     return p == 0 ? -1 : p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 }
 
-/* Opens Redis; *rc NULL (message printed) on failure. */
-static rconn_t *open_redis(const char *cmd, const common_t *co, redisContext **rc)
+/* Opens Redis; NULL (message printed) on failure.  A connect that fails
+ * is a failure too, unless may_wait (then *rc is NULL, the message printed,
+ * and the caller connects later). */
+static rconn_t *open_redis_as(const char *cmd, const common_t *co, redisContext **rc, int may_wait)
 {
     *rc = NULL;
     char route[FRONTIER_MAX_BLOOM_NAME];
@@ -73,11 +75,16 @@ static rconn_t *open_redis(const char *cmd, const common_t *co, redisContext **r
     rconn_t *r = cli_redis_open(cmd, co->redis, co->data_dir, route);
     if (r)
         *rc = cli_redis_connect(cmd, r);
-    if (r && !*rc) {
+    if (r && !*rc && !may_wait) {
         rconn_close(r);
         r = NULL;
     }
     return r;
+}
+
+static rconn_t *open_redis(const char *cmd, const common_t *co, redisContext **rc)
+{
+    return open_redis_as(cmd, co, rc, 0);
 }
 
 static void close_redis(rconn_t *r, redisContext *rc)
@@ -601,22 +608,15 @@ int cmd_stats(int argc, char **argv)
         fprintf(stderr, "crawler stats: --serve does not go with --watch or --json\n");
         return CLI_EXIT_USAGE;
     }
+    redisContext *rc;
     if (o.serve) { /* a Redis down now is crawler_redis_up 0, and a busy address still exit 2 */
-        char route[FRONTIER_MAX_BLOOM_NAME], err[512];
-        rconn_t *sr = frontier_bloom_name(o.co.crawl, route, sizeof route) < 0
-                          ? NULL
-                          : cli_redis_open("stats", o.co.redis, o.co.data_dir, route);
+        rconn_t *sr = open_redis_as("stats", &o.co, &rc, 1);
         if (!sr)
             return CLI_EXIT_ERROR;
-        redisContext *src = rconn_connect(sr, err, sizeof err);
-        if (!src)
-            fprintf(stderr, "crawler stats: %s (serving crawler_redis_up 0 until it answers)\n",
-                    err);
-        int served = stats_serve(sr, src, o.co.crawl, o.serve); /* it frees src */
+        int served = stats_serve(sr, rc, o.co.crawl, o.serve); /* it frees rc */
         rconn_close(sr);
         return served;
     }
-    redisContext *rc;
     rconn_t *r = open_redis("stats", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
