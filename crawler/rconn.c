@@ -535,8 +535,6 @@ static int open_embedded(rconn_t *r, const char *data_dir, char *err, size_t err
     return 0;
 }
 
-/* The URL's server: a Redis Cluster (r->cl kept, r->t has the password
- * for the nodes) or a plain Redis (r->t). */
 int rconn_check_url(const char *url, char *err, size_t errlen)
 {
     if (!url || !*url) {
@@ -551,6 +549,8 @@ int rconn_check_url(const char *url, char *err, size_t errlen)
     return rc < 0 ? -1 : 0;
 }
 
+/* The URL's server: a Redis Cluster (r->cl kept, r->t has the password
+ * for the nodes) or a plain Redis (r->t). */
 static int open_shared(rconn_t *r, const char *url, char *err, size_t errlen)
 {
     cluster_config_t cc;

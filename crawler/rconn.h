@@ -50,7 +50,7 @@ typedef struct rconn_target {
 int rconn_parse_url(const char *url, rconn_target_t *t, char *err, size_t errlen);
 void rconn_target_clear(rconn_target_t *t);
 
-/* Checks a --redis / $REDIS_URL value's syntax without connecting (what
+/* Checks a Redis URL's syntax without connecting (what
  * rconn_open would refuse before any connect: a bad scheme, port, db or
  * node list).  0, or -1 with the reason in err.  Thread-safe. */
 int rconn_check_url(const char *url, char *err, size_t errlen);
