@@ -441,6 +441,32 @@ int fr_call_reply(frontier_t *f, fr_call_t *c, redisReply **out)
     return rc;
 }
 
+int fr_calls_ready(frontier_t *f, fr_call_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!c[i].r) {
+            int rc = fr_try_reply(f, &c[i].r);
+            if (rc <= 0)
+                return rc;
+        }
+    return 1;
+}
+
+int fr_calls_wait(frontier_t *f, fr_call_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!c[i].r) {
+            void *r = NULL;
+            if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
+                return CRAWL_EREDIS;
+            f->round_trips += i == 0;
+            if (!is_noscript(r))
+                note_error(f, r);
+            c[i].r = r;
+        }
+    return 0;
+}
+
 void fr_call_clear(fr_call_t *c)
 {
     if (c->r)

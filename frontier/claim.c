@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* ---- claim --------------------------------------------------------------- */
 
 /* Fills one item from an entry (entry.c's layouts), the origin of the queue
@@ -53,7 +54,7 @@ static int fill_item(frontier_t *f, const redisReply *e, const redisReply *origi
 
 /* Reads a claim's reply (the layout above build_claim) into items. */
 static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_item_t *items,
-                       size_t *n, frontier_state_t *state, uint32_t *wait_ms)
+                       size_t *n, frontier_state_t *state, uint32_t *wait_ms, uint64_t *enq)
 {
     uint64_t st, now, wait, base, nruns = 0;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
@@ -80,6 +81,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
         return rc;
     }
     *n = got;
+    *enq = base;
     *state = got ? FRONTIER_READY : (frontier_state_t)st;
     if (wait_ms)
         *wait_ms = got ? 0 : (uint32_t)(wait > 1000 ? 1000 : wait);
@@ -100,7 +102,8 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  * The crawl's control hash (P control: frontier_control) is read in the
  * same call: its per_host, delay and max_delay, when set, beat ARGV[4..6].
  * Reply: {state (0 ready, 1 wait, 2 done, 3 paused, 4 drain: this worker
- * registered before the crawl's drain), now_ms, wait_ms, lease_base}, and
+ * registered before the crawl's drain), now_ms, wait_ms, lease_base (for
+ * done: the shard's enqueued counter instead)}, and
  * when URLs were claimed: nruns, the entries (entry.c), then nruns
  * pairs (origin, count): the origins of the entries, run by run.  The i-th
  * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
@@ -117,11 +120,46 @@ static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
     fa_u64(a, f->cfg.lease_ms);
 }
 
-/* A claim sent, its reply not read yet. */
+#define FR_CLAIM_FANOUT 8 /* shards one claim asks at most (pipelined) */
+#define FR_DONE_REST_MS 250 /* a shard that answered done is not asked again for this long */
+
+/* A claim sent, its replies not read yet: one call a shard asked. */
 struct frontier_claim_call {
-    fr_call_t c;
-    size_t max; /* URLs asked for */
+    size_t n;                       /* shards asked */
+    fr_call_t c[FR_CLAIM_FANOUT];   /* [n] */
+    unsigned shard[FR_CLAIM_FANOUT];
+    size_t max[FR_CLAIM_FANOUT];    /* URLs asked of each */
+    uint64_t sent;                  /* the event number of the sending (f->events) */
+    uint32_t wait_ms;               /* n 0 (every shard resting): the shortest rest left */
 };
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Picks the shards a claim of max URLs asks: up to FR_CLAIM_FANOUT of them
+ * from the handle's ring on, those not resting, max split among them. */
+static void pick_shards(frontier_t *f, size_t max, frontier_claim_call_t *c)
+{
+    uint64_t now = mono_ms(), rest = UINT64_MAX;
+    size_t want = max < FR_CLAIM_FANOUT ? max : FR_CLAIM_FANOUT;
+    unsigned s = f->ring, tried = 0;
+    for (; tried < f->nshards && c->n < want; tried++, s = (s + 1) % f->nshards) {
+        fr_shard_t *sh = &f->shard[s];
+        if (f->nshards > 1 && sh->rest_until > now) {
+            rest = sh->rest_until - now < rest ? sh->rest_until - now : rest;
+            continue;
+        }
+        c->shard[c->n++] = s;
+    }
+    f->ring = s;
+    for (size_t i = 0; i < c->n; i++)
+        c->max[i] = max / c->n + (i < max % c->n);
+    c->wait_ms = c->n ? 0 : (uint32_t)(rest > 1000 ? 1000 : rest ? rest : 1);
+}
 
 int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
 {
@@ -132,11 +170,20 @@ int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
     frontier_claim_call_t *c = calloc(1, sizeof *c);
     if (!c)
         return CRAWL_ENOMEM;
-    c->max = max > FR_MAX_CLAIM ? FR_MAX_CLAIM : max;
-    fa_init(&c->c.a);
-    build_claim(f, c->max, &c->c.a);
-    int rc = fr_call_send(f, FR_CLAIM, &c->c);
+    pick_shards(f, max > FR_MAX_CLAIM ? FR_MAX_CLAIM : max, c);
+    unsigned cur = f->cur;
+    int rc = 0;
+    size_t sent = 0;
+    for (; rc == 0 && sent < c->n; sent++) {
+        fr_use(f, c->shard[sent]);
+        fa_init(&c->c[sent].a);
+        build_claim(f, c->max[sent], &c->c[sent].a);
+        rc = fr_call_send(f, FR_CLAIM, &c->c[sent]);
+    }
+    fr_use(f, cur);
+    c->sent = ++f->events;
     if (rc < 0) {
+        c->n = sent;
         frontier_claim_drop(c);
         return rc;
     }
@@ -146,7 +193,46 @@ int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
 
 int frontier_claim_ready(frontier_t *f, frontier_claim_call_t *c)
 {
-    return f && c ? fr_call_ready(f, &c->c) : CRAWL_EINVAL;
+    return f && c ? fr_calls_ready(f, c->c, c->n) : CRAWL_EINVAL;
+}
+
+/* Notes shard s's answer (SHARDING.md, "End of the crawl"): a done answer
+ * rests the shard and starts or continues its run of done answers with one
+ * enqueued counter; any other ends it. */
+static void note_answer(frontier_t *f, unsigned s, frontier_state_t st, uint32_t wait_ms,
+                        uint64_t enq, uint64_t sent, uint64_t got)
+{
+    fr_shard_t *sh = &f->shard[s];
+    if (st != FRONTIER_DONE) {
+        sh->done = 0;
+        sh->rest_until = st == FRONTIER_WAIT ? mono_ms() + (wait_ms > 1000 ? 1000 : wait_ms) : 0;
+        return;
+    }
+    sh->rest_until = mono_ms() + FR_DONE_REST_MS;
+    if (sh->done == 0 || sh->done_enq != enq) {
+        sh->done = 1;
+        sh->done_enq = enq;
+        sh->done_got = got;
+    } else {
+        sh->done = 2;
+        sh->done_sent = sent;
+    }
+}
+
+/* 1 if the crawl is over in every shard: each answered done twice with
+ * the same enqueued counter, and every second answer's call was sent after
+ * every first answer was received (SHARDING.md says why that suffices). */
+static int all_done(const frontier_t *f)
+{
+    uint64_t last_first = 0, first_second = UINT64_MAX;
+    for (unsigned s = 0; s < f->nshards; s++) {
+        const fr_shard_t *sh = &f->shard[s];
+        if (sh->done != 2)
+            return 0;
+        last_first = sh->done_got > last_first ? sh->done_got : last_first;
+        first_second = sh->done_sent < first_second ? sh->done_sent : first_second;
+    }
+    return last_first < first_second;
 }
 
 int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t *items, size_t *n,
@@ -158,13 +244,60 @@ int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t 
         frontier_claim_drop(c);
         return CRAWL_EINVAL;
     }
-    redisReply *r = NULL;
-    int rc = fr_call_reply(f, &c->c, &r);
-    if (rc == 0) {
-        rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r)
-                                          : parse_claim(f, r, c->max, items, n, state, wait_ms);
+    int rc = fr_calls_wait(f, c->c, c->n);
+    uint64_t got = ++f->events;
+    int control = 0, any_wait = c->n == 0;
+    uint32_t wait = c->n ? 1000 : c->wait_ms;
+    frontier_state_t one = FRONTIER_WAIT;
+    uint32_t one_wait = 0;
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        redisReply *r = NULL;
+        size_t m = 0;
+        frontier_state_t st = FRONTIER_WAIT;
+        uint32_t w = 0;
+        uint64_t enq = 0;
+        rc = fr_call_reply(f, &c->c[i], &r);
+        if (rc < 0)
+            break;
+        rc = r->type == REDIS_REPLY_ERROR
+                 ? fr_reply_error(r)
+                 : parse_claim(f, r, c->max[i], items + *n, &m, &st, &w, &enq);
         freeReplyObject(r);
+        if (rc < 0)
+            break;
+        *n += m;
+        one = st;
+        one_wait = w;
+        if (f->nshards > 1)
+            note_answer(f, c->shard[i], st, w, enq, c->sent, got);
+        if (st == FRONTIER_DRAIN || (st == FRONTIER_PAUSED && control != FRONTIER_DRAIN))
+            control = st;
+        if (st == FRONTIER_WAIT) {
+            any_wait = 1;
+            wait = w < wait ? w : wait;
+        }
     }
+    if (rc < 0) { /* the items of this call are not handed out: their leases lapse */
+        for (size_t j = 0; j < *n; j++)
+            frontier_item_clear(&items[j]);
+        *n = 0;
+    } else if (*n) {
+        *state = FRONTIER_READY;
+    } else if (f->nshards == 1) {
+        *state = one; /* one shard: its answer is the crawl's (the claim is atomic) */
+        wait = one_wait;
+    } else if (control) {
+        *state = (frontier_state_t)control;
+    } else if (!any_wait && all_done(f)) {
+        *state = FRONTIER_DONE;
+        wait = 0;
+    } else {
+        *state = FRONTIER_WAIT;
+        if (!any_wait) /* done shards resting: ask again once the first wakes */
+            wait = FR_DONE_REST_MS;
+    }
+    if (wait_ms && rc == 0)
+        *wait_ms = *n ? 0 : wait;
     frontier_claim_drop(c);
     return rc;
 }
@@ -173,7 +306,8 @@ void frontier_claim_drop(frontier_claim_call_t *c)
 {
     if (!c)
         return;
-    fr_call_clear(&c->c);
+    for (size_t i = 0; i < c->n; i++)
+        fr_call_clear(&c->c[i]);
     free(c);
 }
 

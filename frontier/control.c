@@ -82,8 +82,8 @@ static int build_control(const char *prefix, const char *ready, const frontier_c
                          fr_args_t *a)
 {
     fa_fcall(a, 1);
-    fa_cstr(a, ready);
-    fa_cstr(a, prefix);
+    fa_dup(a, ready); /* copies: the caller builds one call a shard in one buffer */
+    fa_dup(a, prefix);
     if (!ch)
         return 0;
     if (ch->pause) {
@@ -146,21 +146,46 @@ int frontier_control(struct redisContext *rc, const char *crawl,
         return CRAWL_EINVAL;
     }
     fr_library(f.fn);
-    fr_args_t a;
-    fa_init(&a);
-    int rc_ = build_control(f.prefix, f.ready_key, ch, &a);
-    if (rc_ < 0) {
-        snprintf(errbuf, errlen, "a limit out of range");
-        fa_free(&a);
+    unsigned n = 1;
+    int rc_ = fr_crawl_shards(rc, crawl, &n);
+    if (rc_ == 0 && n > 1 && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0) {
+        snprintf(errbuf, errlen,
+                 "a crawl-wide page limit (max-pages) needs a crawl of one shard; '%s' has %u",
+                 crawl, n);
+        return CRAWL_EINVAL;
+    }
+    /* every shard's copy written, in one round trip; shard 0's answers */
+    fr_args_t *a = rc_ == 0 ? calloc(n, sizeof *a) : NULL;
+    redisReply **r = a ? calloc(n, sizeof *r) : NULL;
+    if (rc_ == 0 && !r)
+        rc_ = CRAWL_ENOMEM;
+    for (unsigned s = 0; rc_ == 0 && s < n; s++) {
+        char p[FR_PREFIX_MAX], ready[FR_KEY_MAX];
+        fa_init(&a[s]);
+        fr_prefix_shard(crawl, s, p, sizeof p);
+        fr_key_build(p, FR_K_READY, NULL, 0, ready, sizeof ready);
+        rc_ = build_control(p, ready, ch, &a[s]);
+        if (rc_ < 0)
+            snprintf(errbuf, errlen, "a limit out of range");
+    }
+    if (rc_ == 0)
+        rc_ = fr_run(&f, FR_CONTROL, a, n, r);
+    for (unsigned s = 0; rc_ == 0 && s < n; s++)
+        if (r[s]->type == REDIS_REPLY_ERROR) {
+            rc_ = fr_reply_error(r[s]);
+            break;
+        }
+    if (rc_ == 0)
+        rc_ = read_reply(r[0], out, now_ms, live);
+    for (unsigned s = 0; r && s < n; s++)
+        if (r[s])
+            freeReplyObject(r[s]);
+    for (unsigned s = 0; a && s < n; s++)
+        fa_free(&a[s]);
+    free(a);
+    free(r);
+    if (rc_ == CRAWL_EINVAL)
         return rc_;
-    }
-    redisReply *r = NULL;
-    rc_ = fr_run(&f, FR_CONTROL, &a, 1, &r);
-    fa_free(&a);
-    if (rc_ == 0) {
-        rc_ = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r) : read_reply(r, out, now_ms, live);
-        freeReplyObject(r);
-    }
     if (rc_ < 0)
         snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc_), *f.last_error ? ": " : "",
                  *f.last_error ? f.last_error

@@ -52,7 +52,8 @@ static void page_outcomes(const frontier_done_t *p, size_t n, fr_args_t *a)
 
 /* The group's counters, as finish.lua's SUMS lists them, summed over pages
  * p[0..n) as if every lease held. */
-static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o, fr_args_t *a)
+static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
+                        const size_t *fseen, fr_args_t *a)
 {
     uint64_t c[11] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
@@ -63,7 +64,7 @@ static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
         else if (st != 0)
             c[6]++;
         c[7] += p[i].outcome.error && *p[i].outcome.error;
-        c[8] += o[i].cached;
+        c[8] += o[i].cached + (fseen ? fseen[i] : 0);
         c[9] += o[i].skipped;
         c[10] += p[i].links_over_cap > 0;
     }
@@ -154,7 +155,7 @@ static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
  * reclaimed, or the same lease twice), codes = every page's link codes, one
  * after the other (fr_offer_done; page i has o[i].nsent of them). */
 static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_offer_t *o,
-                        fr_args_t *a)
+                        const size_t *fseen, fr_args_t *a)
 {
     fr_blocks_t bl = {0};
     int rc = 0;
@@ -183,7 +184,7 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
     fr_offer_k(f, o, n, a);
     fa_cstr(a, w0);
     fa_u64(a, nforeign);
-    finish_sums(p, n, o, a);
+    finish_sums(p, n, o, fseen, a);
     page_outcomes(p, n, a);
     finish_hosts(p, n, a);
     finish_kinds(p, n, a);
@@ -230,7 +231,8 @@ static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const 
  * FR_FINISH_GROUP pages and, unless its one page has more, FR_FINISH_LINKS
  * links (so one call never holds Redis long).  Returns the number of groups
  * (0 when out of memory, n > 0). */
-static size_t plan_groups(const frontier_done_t *pages, size_t n, size_t **at_out)
+static size_t plan_groups(const frontier_done_t *pages, size_t n, const unsigned *shard,
+                          size_t **at_out)
 {
     size_t *at = malloc((n + 1) * sizeof *at), nc = 0, links = 0;
     *at_out = at;
@@ -238,7 +240,8 @@ static size_t plan_groups(const frontier_done_t *pages, size_t n, size_t **at_ou
         return 0;
     for (size_t i = 0; i < n; i++) {
         size_t in = nc ? i - at[nc - 1] : 0;
-        if (nc == 0 || in == FR_FINISH_GROUP || links + pages[i].nlinks > FR_FINISH_LINKS) {
+        if (nc == 0 || in == FR_FINISH_GROUP || links + pages[i].nlinks > FR_FINISH_LINKS ||
+            (shard && shard[i] != shard[i - 1])) {
             at[nc++] = i;
             links = 0;
         }
@@ -256,10 +259,14 @@ struct frontier_pending {
     fr_offer_t *offers;
     redisReply **rep;
     int rc;
+    struct fr_shards_pending *sh; /* a crawl of several shards: its calls (shards_start) */
 };
+
+static void shards_free(struct fr_shards_pending *s);
 
 static void pending_free(frontier_pending_t *p)
 {
+    shards_free(p->sh);
     for (size_t c = 0; c < p->nc; c++) {
         if (p->rep && p->rep[c])
             freeReplyObject(p->rep[c]);
@@ -273,6 +280,285 @@ static void pending_free(frontier_pending_t *p)
     free(p->offers);
     free(p->rep);
     free(p);
+}
+
+/* ---- a crawl of several shards (SHARDING.md, "Finish") ------------------ */
+
+/* The links of a batch's pages that belong to one other shard, at one depth
+ * and hop count: offered there, before the pages' own calls. */
+typedef struct fr_bucket {
+    unsigned shard;
+    uint32_t depth, hops;
+    const char **links;
+    size_t *page; /* [n]: each link's page, as an index in the caller's pages */
+    size_t n, cap;
+} fr_bucket_t;
+
+struct fr_shards_pending {
+    const frontier_done_t *caller; /* the caller's pages [n] */
+    size_t n;
+    frontier_done_t *pages; /* [n] the caller's pages in shard order, each with its own links */
+    size_t *orig;           /* [n] pages[i] is caller[orig[i]] */
+    unsigned *shard;        /* [n] pages[i]'s shard */
+    const char **own;       /* the pages' own links, one page after the other */
+    size_t *own_new;        /* [n] pages[i]'s new links of its own shard */
+    size_t *other_new;      /* [n] caller[j]'s new links of other shards */
+    size_t *fseen;          /* [n] pages[i]: links of other shards counted as seen */
+    fr_bucket_t *b;
+    size_t nb, bcap;
+    /* the calls, in the order sent: the offers to other shards (offer i:
+     * bucket ob[i] from its link oat[i]), then the groups of pages */
+    fr_call_t *calls;
+    size_t nof, ncalls, sent;
+    fr_offer_t *offers; /* [nof + n]: the offers' then the pages' */
+    size_t *ob, *oat;
+    size_t *at, nc; /* group c: pages[at[c]..at[c+1]) */
+    int rc;
+};
+
+static void shards_free(struct fr_shards_pending *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; s->calls && i < s->ncalls; i++)
+        fr_call_clear(&s->calls[i]);
+    for (size_t i = 0; s->offers && i < s->nof + s->n; i++)
+        fr_offer_free(&s->offers[i]);
+    for (size_t i = 0; i < s->nb; i++) {
+        free(s->b[i].links);
+        free(s->b[i].page);
+    }
+    free(s->b);
+    free(s->calls);
+    free(s->offers);
+    free(s->ob);
+    free(s->oat);
+    free(s->at);
+    free(s->pages);
+    free(s->orig);
+    free(s->shard);
+    free(s->own);
+    free(s->own_new);
+    free(s->other_new);
+    free(s->fseen);
+    free(s);
+}
+
+/* Adds link (of caller page pg, depth/hops) to the bucket of its shard. */
+static int bucket_add(struct fr_shards_pending *s, unsigned shard, const frontier_done_t *pg,
+                      size_t page, const char *link)
+{
+    size_t i = 0;
+    while (i < s->nb && !(s->b[i].shard == shard && s->b[i].depth == pg->link_depth &&
+                          s->b[i].hops == pg->link_hops))
+        i++;
+    if (i == s->nb) {
+        if (s->nb == s->bcap) {
+            size_t cap = s->bcap ? 2 * s->bcap : 16;
+            fr_bucket_t *nb = realloc(s->b, cap * sizeof *nb);
+            if (!nb)
+                return CRAWL_ENOMEM;
+            s->b = nb;
+            s->bcap = cap;
+        }
+        s->b[s->nb++] = (fr_bucket_t){.shard = shard, .depth = pg->link_depth, .hops = pg->link_hops};
+    }
+    fr_bucket_t *b = &s->b[i];
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        const char **nl = realloc(b->links, cap * sizeof *nl);
+        if (nl)
+            b->links = nl;
+        size_t *np = nl ? realloc(b->page, cap * sizeof *np) : NULL;
+        if (!np)
+            return CRAWL_ENOMEM;
+        b->page = np;
+        b->cap = cap;
+    }
+    b->links[b->n] = link;
+    b->page[b->n++] = page;
+    return 0;
+}
+
+/* Splits the caller's pages: each page's own links stay with it (the pages
+ * put in shard order), the others go to their shard's bucket. */
+static int shards_split(frontier_t *f, struct fr_shards_pending *s)
+{
+    size_t n = s->n, nl = 0;
+    for (size_t i = 0; i < n; i++)
+        nl += s->caller[i].nlinks;
+    s->pages = calloc(n, sizeof *s->pages);
+    s->orig = calloc(n, sizeof *s->orig);
+    s->shard = calloc(n, sizeof *s->shard);
+    s->own = calloc(nl ? nl : 1, sizeof *s->own);
+    s->own_new = calloc(n, sizeof *s->own_new);
+    s->other_new = calloc(n, sizeof *s->other_new);
+    s->fseen = calloc(n, sizeof *s->fseen);
+    unsigned *ps = calloc(n, sizeof *ps);
+    int rc = s->pages && s->orig && s->shard && s->own && s->own_new && s->other_new && s->fseen &&
+                     ps
+                 ? 0
+                 : CRAWL_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        ps[i] = fr_lease_shard(f, s->caller[i].item->lease);
+    /* pages in shard order (each shard's in the caller's order) */
+    size_t k = 0, used = 0;
+    for (unsigned sh = 0; rc == 0 && k < n && sh < f->nshards; sh++)
+        for (size_t i = 0; i < n; i++)
+            if (ps[i] == sh) {
+                s->orig[k] = i;
+                s->shard[k++] = sh;
+            }
+    for (size_t x = 0; rc == 0 && x < n; x++) {
+        size_t i = s->orig[x];
+        const frontier_done_t *pg = &s->caller[i];
+        s->pages[x] = *pg;
+        s->pages[x].links = s->own + used;
+        s->pages[x].nlinks = 0;
+        s->pages[x].nnew = &s->own_new[x];
+        int skip_all = pg->link_depth > f->cfg.max_depth; /* all skipped by the page's call */
+        for (size_t j = 0; rc == 0 && j < pg->nlinks; j++) {
+            unsigned ls;
+            if (skip_all || !pg->links[j] || fr_shard_find(f->nshards, pg->links[j], &ls) < 0 ||
+                ls == ps[i])
+                s->own[used + s->pages[x].nlinks++] = pg->links[j];
+            else
+                rc = bucket_add(s, ls, pg, i, pg->links[j]);
+        }
+        used += s->pages[x].nlinks;
+    }
+    free(ps);
+    return rc;
+}
+
+/* Builds and sends the calls: the offers to other shards first, then each
+ * group of pages in its shard.  On one connection Redis runs them in that
+ * order, so a page is acknowledged only after its links are in their
+ * shards; a connection lost in between runs a prefix of them. */
+static int shards_send(frontier_t *f, struct fr_shards_pending *s)
+{
+    for (size_t i = 0; i < s->nb; i++)
+        s->nof += (s->b[i].n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK;
+    s->nc = s->n ? plan_groups(s->pages, s->n, s->shard, &s->at) : 0;
+    if (s->n && !s->nc)
+        return CRAWL_ENOMEM;
+    s->calls = calloc(s->nof + s->nc + 1, sizeof *s->calls);
+    s->offers = calloc(s->nof + s->n + 1, sizeof *s->offers);
+    s->ob = calloc(s->nof + 1, sizeof *s->ob);
+    s->oat = calloc(s->nof + 1, sizeof *s->oat);
+    if (!s->calls || !s->offers || !s->ob || !s->oat)
+        return CRAWL_ENOMEM;
+    s->ncalls = s->nof + s->nc;
+    for (size_t i = 0; i < s->ncalls; i++)
+        fa_init(&s->calls[i].a);
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < s->nb; i++) {
+        const fr_bucket_t *b = &s->b[i];
+        for (size_t at = 0; rc == 0 && at < b->n; at += FR_SEED_CHUNK, k++) {
+            size_t m = b->n - at < FR_SEED_CHUNK ? b->n - at : FR_SEED_CHUNK;
+            s->ob[k] = i;
+            s->oat[k] = at;
+            fr_use(f, b->shard);
+            rc = fr_offer_call(f, b->links + at, m, b->depth, b->hops, &s->offers[k],
+                               &s->calls[k].a);
+            s->fseen[0] += s->offers[k].cached; /* the batch's seen_links: counted once */
+            if (rc == 0)
+                rc = fr_call_send(f, FR_SEED, &s->calls[k]);
+            s->sent += rc == 0;
+        }
+    }
+    for (size_t c = 0; rc == 0 && c < s->nc; c++) {
+        size_t at = s->at[c], m = s->at[c + 1] - at;
+        fr_use(f, s->shard[at]);
+        rc = build_finish(f, s->pages + at, m, s->offers + s->nof + at, s->fseen + at,
+                          &s->calls[s->nof + c].a);
+        if (rc == 0)
+            rc = fr_call_send(f, FR_FINISH, &s->calls[s->nof + c]);
+        s->sent += rc == 0;
+    }
+    return rc;
+}
+
+static int shards_start(frontier_t *f, const frontier_done_t *pages, size_t n,
+                        frontier_pending_t **out)
+{
+    frontier_pending_t *p = calloc(1, sizeof *p);
+    struct fr_shards_pending *s = p ? calloc(1, sizeof *s) : NULL;
+    if (!s) {
+        free(p);
+        return CRAWL_ENOMEM;
+    }
+    p->sh = s;
+    s->caller = pages;
+    s->n = n;
+    int rc = shards_split(f, s);
+    if (rc == 0)
+        rc = shards_send(f, s);
+    s->rc = rc;
+    if (rc < 0 && (s->sent == 0 || rc == CRAWL_EREDIS)) {
+        pending_free(p); /* nothing to read back */
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Reads offer call k's reply: its links' codes, each new one counted to
+ * its page. */
+static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, const redisReply *r)
+{
+    const fr_bucket_t *b = &s->b[s->ob[k]];
+    const fr_offer_t *o = &s->offers[k];
+    if (r->type == REDIS_REPLY_ERROR)
+        return fr_reply_error(r);
+    fr_use(f, b->shard);
+    if (r->type != REDIS_REPLY_STRING ||
+        fr_offer_done(f, o, b->links + s->oat[k], r->str, r->len) < 0)
+        return CRAWL_EREPLY;
+    for (size_t j = 0; j < o->nsent; j++)
+        if (r->str[j] == 'n')
+            s->other_new[b->page[s->oat[k] + o->v[j].idx]]++;
+    return 0;
+}
+
+static int shards_end(frontier_t *f, frontier_pending_t *p)
+{
+    struct fr_shards_pending *s = p->sh;
+    int rc = s->rc;
+    /* calls already sent ran: read their replies even after a failed build */
+    int wrc = s->sent ? fr_calls_wait(f, s->calls, s->sent) : 0;
+    if (rc == 0 || wrc < 0)
+        rc = wrc;
+    for (size_t c = 0; wrc == 0 && c < s->sent; c++) {
+        redisReply *r = NULL;
+        int prc = fr_call_reply(f, &s->calls[c], &r);
+        if (prc == 0 && c < s->nof)
+            prc = read_offer(f, s, c, r);
+        else if (prc == 0) {
+            size_t g = c - s->nof, at = s->at[g], m = s->at[g + 1] - at;
+            fr_use(f, s->shard[at]);
+            prc = r->type == REDIS_REPLY_ERROR
+                      ? fr_reply_error(r)
+                      : read_finish(f, s->pages + at, m, s->offers + s->nof + at, r);
+        }
+        if (r)
+            freeReplyObject(r);
+        if (prc == CRAWL_EREDIS) {
+            rc = prc;
+            break;
+        }
+        if (prc < 0 && (rc == 0 || rc == CRAWL_ELEASE))
+            rc = prc; /* a script error outranks a lost lease */
+    }
+    for (size_t x = 0; x < s->n; x++) {
+        size_t i = s->orig[x];
+        if (s->caller[i].nnew)
+            *s->caller[i].nnew = s->own_new[x] + s->other_new[i];
+    }
+    fr_use(f, 0);
+    pending_free(p);
+    return rc;
 }
 
 int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
@@ -289,19 +575,21 @@ int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
             (pages[i].nlinks && !pages[i].links))
             return CRAWL_EINVAL;
     }
+    if (f->nshards > 1)
+        return shards_start(f, pages, n, out);
     frontier_pending_t *p = calloc(1, sizeof *p);
     if (!p)
         return CRAWL_ENOMEM;
     p->pages = pages;
     p->n = n;
-    p->nc = n ? plan_groups(pages, n, &p->at) : 0;
+    p->nc = n ? plan_groups(pages, n, NULL, &p->at) : 0;
     p->calls = calloc(p->nc ? p->nc : 1, sizeof *p->calls);
     p->offers = calloc(n ? n : 1, sizeof *p->offers);
     p->rep = calloc(p->nc ? p->nc : 1, sizeof *p->rep);
     int rc = p->calls && p->offers && p->rep && (n == 0 || p->nc) ? 0 : CRAWL_ENOMEM;
     for (size_t c = 0; rc == 0 && c < p->nc; c++) {
         size_t at = p->at[c], m = p->at[c + 1] - at;
-        rc = build_finish(f, pages + at, m, p->offers + at, &p->calls[c]);
+        rc = build_finish(f, pages + at, m, p->offers + at, NULL, &p->calls[c]);
         if (rc == 0)
             rc = fr_send(f, FR_FINISH, &p->calls[c]);
         p->sent += rc == 0;
@@ -323,6 +611,8 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
         pending_free(p);
         return CRAWL_EINVAL;
     }
+    if (p->sh)
+        return shards_end(f, p);
     int rc = p->rc;
     /* calls already sent ran: read their replies even after a failed build */
     if (p->sent) {
@@ -422,6 +712,7 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
         return CRAWL_EINVAL;
     fr_args_t a;
     fa_init(&a);
+    fr_use(f, fr_lease_shard(f, item->lease));
     build_retry(f, item, o, retry_after_ms, &a);
     return fr_run_lease_call(f, FR_RETRY, &a);
 }
@@ -438,6 +729,7 @@ int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const fronti
     frontier_call_t *c = fr_async_new(FR_CALL_RETRY, FR_RETRY);
     if (!c)
         return CRAWL_ENOMEM;
+    fr_use(f, fr_lease_shard(f, item->lease));
     build_retry(f, item, o, retry_after_ms, &c->c.a);
     if (c->c.a.oom) {
         frontier_call_drop(c);

@@ -59,13 +59,19 @@
  */
 #include "frontier_internal.h"
 
+#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include <libpsl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
+
+#include "parser.h"
 
 /* ---- handle -------------------------------------------------------------- */
 
@@ -195,25 +201,185 @@ static int check_keys(frontier_t *f, char *errbuf, size_t errlen)
     return rc;
 }
 
-/* The crawl's visited set when frontier_open is given none: joins the filter
- * as created, else creates it if the config says how (frontier.h). */
-static int open_bloom(frontier_t *f, char *errbuf, size_t errlen)
+/* Shard s's visited set when frontier_open is given none: joins the filter
+ * as created, else creates it if the config says how (frontier.h), a
+ * shard of a crawl of n holding 1/n of the crawl's capacity. */
+static int open_bloom(frontier_t *f, unsigned s, bloom_cache_t *cache, char *errbuf, size_t errlen)
 {
     char name[FR_KEY_MAX], msg[512] = "";
     int err = 0;
-    if (fr_key(f, FR_K_SEEN, name, sizeof name) < 0)
+    if (fr_key_build(f->shard[s].prefix, FR_K_SEEN, NULL, 0, name, sizeof name) < 0)
         return CRAWL_EINVAL;
-    bloom_params_t p = {.capacity = f->cfg.bloom_capacity,
+    uint64_t cap = f->cfg.bloom_capacity;
+    if (f->nshards > 1 && cap)
+        cap = (cap + f->nshards - 1) / f->nshards;
+    bloom_params_t p = {.capacity = cap,
                         .fp_rate = f->cfg.bloom_fp_rate,
                         .cache_bytes = f->cfg.bloom_cache_bytes,
-                        .shared_cache = f->cfg.bloom_shared_cache};
-    f->bloom = bloom_join(f->rc, name, &p, &err, msg, sizeof msg);
-    if (!f->bloom) {
+                        .shared_cache = cache};
+    f->shard[s].bloom = bloom_join(f->rc, name, &p, &err, msg, sizeof msg);
+    if (!f->shard[s].bloom) {
         snprintf(errbuf, errlen, "visited set %s: %s", name, msg[0] ? msg : crawl_strerror(err));
         return err == CRAWL_EREDIS ? CRAWL_EREDIS : CRAWL_EBLOOM;
     }
-    f->bloom_owned = 1;
+    f->shard[s].bloom_owned = 1;
     return 0;
+}
+
+/* Reads the crawl's shard count (P shards in shard 0) into *have (0: none
+ * stored yet), with SET NX first when set: one round trip. */
+static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *have, char *errbuf,
+                        size_t errlen)
+{
+    char key[FR_KEY_MAX];
+    if (fr_key_build(f->prefix, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
+        return CRAWL_EINVAL;
+    if (set)
+        redisAppendCommand(f->rc, "SET %s %u NX", key, want);
+    redisAppendCommand(f->rc, "GET %s", key);
+    f->round_trips++;
+    redisReply *r1 = NULL, *r2 = NULL;
+    int rc = 0;
+    if ((set && redisGetReply(f->rc, (void **)&r1) != REDIS_OK) ||
+        redisGetReply(f->rc, (void **)&r2) != REDIS_OK)
+        rc = CRAWL_EREDIS;
+    char *end = NULL;
+    *have = 0;
+    if (rc == 0 && r1 && r1->type == REDIS_REPLY_ERROR)
+        rc = fr_reply_error(r1);
+    else if (rc == 0 && r2->type == REDIS_REPLY_ERROR)
+        rc = fr_reply_error(r2);
+    else if (rc == 0 && r2->type != REDIS_REPLY_NIL &&
+             (r2->type != REDIS_REPLY_STRING || (*have = strtoul(r2->str, &end, 10)) == 0 ||
+              *end || *have > FRONTIER_MAX_SHARDS))
+        rc = CRAWL_EREPLY;
+    if (r1)
+        freeReplyObject(r1);
+    if (r2)
+        freeReplyObject(r2);
+    if (rc == CRAWL_EWRONGTYPE)
+        fr_wrong_type(f->rc, key, strlen(key), "string", f->last_error, sizeof f->last_error);
+    if (rc < 0)
+        snprintf(errbuf, errlen, "reading the crawl's shard count %s: %s%s%s", key,
+                 crawl_strerror(rc), *f->last_error ? ": " : "", f->last_error);
+    return rc;
+}
+
+static int shards_refuse(frontier_t *f, unsigned long have, unsigned want, char *errbuf,
+                         size_t errlen)
+{
+    if (f->cfg.shards && have != want) {
+        snprintf(errbuf, errlen, "crawl '%s' has %lu shard%s, not the %u asked for (--shards)",
+                 f->crawl, have, have == 1 ? "" : "s", want);
+        return CRAWL_EINVAL;
+    }
+    if (have > 1 && f->cfg.max_pages) {
+        snprintf(errbuf, errlen,
+                 "a crawl-wide page limit (--max-pages) needs a crawl of one shard; crawl '%s' has "
+                 "%lu (--max-pages-per-host works on any)",
+                 f->crawl, have);
+        return CRAWL_EINVAL;
+    }
+    return 0;
+}
+
+/* The crawl's shards: the count stored, else the one asked for
+ * (cfg.shards, 1 if none), written by fix_shards once the filters are
+ * open.  A count asked for that is not the crawl's is an error naming both. */
+static int open_shards(frontier_t *f, char *errbuf, size_t errlen)
+{
+    unsigned want = f->cfg.shards ? f->cfg.shards : 1;
+    unsigned long have;
+    if (want > FRONTIER_MAX_SHARDS) {
+        snprintf(errbuf, errlen, "--shards %u: at most %d", want, FRONTIER_MAX_SHARDS);
+        return CRAWL_EINVAL;
+    }
+    int rc = shards_count(f, 0, want, &have, errbuf, errlen);
+    if (rc < 0)
+        return rc;
+    if (have == 0)
+        have = want;
+    if ((rc = shards_refuse(f, have, want, errbuf, errlen)) < 0)
+        return rc;
+    f->nshards = (unsigned)have;
+    f->shard = calloc(f->nshards, sizeof *f->shard);
+    if (!f->shard) {
+        snprintf(errbuf, errlen, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    for (unsigned s = 0; s < f->nshards; s++) {
+        fr_prefix_shard(f->crawl, s, f->shard[s].prefix, sizeof f->shard[s].prefix);
+        fr_key_build(f->shard[s].prefix, FR_K_READY, NULL, 0, f->shard[s].ready_key,
+                     sizeof f->shard[s].ready_key);
+    }
+    return 0;
+}
+
+/* Writes the shard count if the crawl has none yet (SET NX), and checks
+ * the crawl's is still the handle's (an opener racing this one with
+ * another count gets the error). */
+static int fix_shards(frontier_t *f, char *errbuf, size_t errlen)
+{
+    unsigned long have;
+    int rc = shards_count(f, 1, f->nshards, &have, errbuf, errlen);
+    if (rc == 0 && have != f->nshards) {
+        snprintf(errbuf, errlen, "crawl '%s' has %lu shards, not %u (another opener set it)",
+                 f->crawl, have, f->nshards);
+        rc = CRAWL_EINVAL;
+    }
+    return rc;
+}
+
+void fr_use(frontier_t *f, unsigned s)
+{
+    if (s == f->cur || s >= f->nshards)
+        return;
+    memcpy(f->prefix, f->shard[s].prefix, sizeof f->prefix);
+    memcpy(f->ready_key, f->shard[s].ready_key, sizeof f->ready_key);
+    f->bloom = f->shard[s].bloom;
+    f->cur = s;
+}
+
+unsigned fr_shard_of(unsigned n, const char *origin)
+{
+    unsigned s = 0;
+    return fr_shard_find(n, origin, &s) < 0 ? 0 : s;
+}
+
+int fr_shard_find(unsigned n, const char *origin, unsigned *out)
+{
+    *out = 0;
+    if (n <= 1)
+        return 0;
+    char h[FR_ORIGIN_MAX];
+    int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
+    if (len <= 0)
+        return -1;
+    struct in_addr a4;
+    const char *dom = NULL;
+    if (!strchr(h, ':') && !strchr(h, '[') && inet_pton(AF_INET, h, &a4) != 1 && psl_builtin())
+        dom = psl_registrable_domain(psl_builtin(), h);
+    if (!dom)
+        dom = h;
+    *out = (unsigned)(XXH64(dom, strlen(dom), 0) % n);
+    return 0;
+}
+
+unsigned fr_lease_shard(const frontier_t *f, const char *lease)
+{
+    const char *w;
+    size_t fl, ol;
+    if (f->nshards <= 1 || fr_lease_split(lease, &w, &fl, &ol) < 0 || ol >= FR_ORIGIN_MAX)
+        return 0;
+    char o[FR_ORIGIN_MAX];
+    memcpy(o, lease, ol);
+    o[ol] = '\0';
+    return fr_shard_of(f->nshards, o);
+}
+
+unsigned frontier_shards(const frontier_t *f)
+{
+    return f ? f->nshards : 0;
 }
 
 static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
@@ -224,6 +390,18 @@ static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
                  crawl_strerror(rc), f->rc->err || *f->last_error ? ": " : "",
                  f->rc->err ? f->rc->errstr : f->last_error);
     return rc;
+}
+
+/* Closes the filters the handle opened, and frees the shards. */
+static void close_shards(frontier_t *f)
+{
+    for (unsigned s = 0; f->shard && s < f->nshards; s++)
+        if (f->shard[s].bloom_owned)
+            bloom_close(f->shard[s].bloom);
+    free(f->shard);
+    f->shard = NULL;
+    bloom_shared_cache_free(f->cache);
+    f->cache = NULL;
 }
 
 frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
@@ -244,7 +422,6 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         return NULL;
     }
     f->rc = rc;
-    f->bloom = bloom;
     f->cfg = *cfg;
     normalize_config(&f->cfg);
     const char *crawl = cfg->crawl ? cfg->crawl : FRONTIER_DEFAULT_CRAWL;
@@ -271,8 +448,33 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
              (uint64_t)(uintptr_t)f;
     if (!f->rng)
         f->rng = 88172645463325252ULL;
+    /* shard 0's keys checked before anything is written (the shard count) */
     if (check_server(f, errbuf, errlen) < 0 || check_keys(f, errbuf, errlen) < 0 ||
-        open_scripts(f, errbuf, errlen) < 0 || (!f->bloom && open_bloom(f, errbuf, errlen) < 0))
+        open_shards(f, errbuf, errlen) < 0)
+        goto fail;
+    f->shard[0].bloom = bloom;
+    f->bloom = bloom;
+    if (f->nshards > 1 && !f->cfg.bloom_shared_cache && f->cfg.bloom_cache_bytes != SIZE_MAX) {
+        /* one cache for every shard's filter: a URL is in one shard only */
+        if (!(f->cache = bloom_shared_cache_new(f->cfg.bloom_cache_bytes))) {
+            snprintf(errbuf, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    bloom_cache_t *cache = f->cfg.bloom_shared_cache ? f->cfg.bloom_shared_cache : f->cache;
+    for (unsigned s = 1; s < f->nshards; s++) {
+        fr_use(f, s);
+        if (check_keys(f, errbuf, errlen) < 0)
+            goto fail;
+    }
+    if (open_scripts(f, errbuf, errlen) < 0)
+        goto fail;
+    for (unsigned s = 0; s < f->nshards; s++)
+        if (!f->shard[s].bloom && open_bloom(f, s, cache, errbuf, errlen) < 0)
+            goto fail;
+    f->cur = f->nshards; /* none: fr_use copies shard 0 back, with its filter */
+    fr_use(f, 0);
+    if (fix_shards(f, errbuf, errlen) < 0)
         goto fail;
     int hrc = frontier_heartbeat(f, NULL, NULL);
     if (hrc < 0) {
@@ -282,12 +484,13 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
     }
     return f;
 fail:
-    if (f->bloom_owned)
-        bloom_close(f->bloom);
+    close_shards(f);
     free(f->worker);
     free(f);
     return NULL;
 }
+
+#define FR_BYE_PIPELINE 64 /* shards unregistered a round trip */
 
 /* The bye call (frontier/lua/bye.lua), KEYS: ready.
  *   ARGV[1]  P       the key prefix
@@ -305,17 +508,24 @@ void frontier_close(frontier_t *f)
 {
     if (!f)
         return;
-    if (f->rc && !f->rc->err) { /* best effort: unregister if we hold nothing */
-        fr_args_t a;
-        fa_init(&a);
-        build_bye(f, &a);
-        redisReply *r = NULL;
-        if (fr_run(f, FR_BYE, &a, 1, &r) == 0)
-            freeReplyObject(r);
-        fa_free(&a);
+    if (f->rc && !f->rc->err && f->nshards) { /* best effort: unregister if we hold nothing */
+        fr_args_t a[FR_BYE_PIPELINE];
+        for (unsigned s0 = 0; s0 < f->nshards; s0 += FR_BYE_PIPELINE) {
+            unsigned n = f->nshards - s0 < FR_BYE_PIPELINE ? f->nshards - s0 : FR_BYE_PIPELINE;
+            redisReply *r[FR_BYE_PIPELINE] = {0};
+            for (unsigned i = 0; i < n; i++) {
+                fa_init(&a[i]);
+                fr_use(f, s0 + i);
+                build_bye(f, &a[i]);
+            }
+            if (fr_run(f, FR_BYE, a, n, r) == 0)
+                for (unsigned i = 0; i < n; i++)
+                    freeReplyObject(r[i]);
+            for (unsigned i = 0; i < n; i++)
+                fa_free(&a[i]);
+        }
     }
-    if (f->bloom_owned)
-        bloom_close(f->bloom);
+    close_shards(f);
     free(f->worker);
     free(f);
 }
@@ -406,12 +616,8 @@ static int build_release(const frontier_t *f, const frontier_item_t *items, size
     return 0;
 }
 
-int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
+static int release_in(frontier_t *f, const frontier_item_t *items, size_t n)
 {
-    if (!f || (!items && n))
-        return CRAWL_EINVAL;
-    if (n == 0)
-        return 0;
     fr_args_t a;
     fa_init(&a);
     if (build_release(f, items, n, &a) < 0) {
@@ -421,12 +627,48 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
     return fr_run_lease_call(f, FR_RELEASE, &a);
 }
 
+int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
+{
+    if (!f || (!items && n))
+        return CRAWL_EINVAL;
+    if (n == 0)
+        return 0;
+    if (f->nshards == 1)
+        return release_in(f, items, n);
+    /* one call a shard, the items of each in their order; a lost lease in
+     * one shard does not keep the others' items from going back */
+    frontier_item_t *mine = malloc(n * sizeof *mine);
+    unsigned *sh = malloc(n * sizeof *sh);
+    int rc = mine && sh ? 0 : CRAWL_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        sh[i] = fr_lease_shard(f, items[i].lease);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (sh[i] == UINT32_MAX)
+            continue;
+        size_t k = 0;
+        unsigned s = sh[i];
+        for (size_t j = i; j < n; j++)
+            if (sh[j] == s) {
+                mine[k++] = items[j];
+                sh[j] = UINT32_MAX;
+            }
+        fr_use(f, s);
+        int r = release_in(f, mine, k);
+        if (r < 0 && (rc == 0 || rc == CRAWL_ELEASE))
+            rc = r;
+    }
+    free(mine);
+    free(sh);
+    return rc;
+}
+
 int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms)
 {
     if (!f || !origin || !*origin)
         return CRAWL_EINVAL;
     if (delay_ms > f->cfg.max_delay_ms)
         delay_ms = f->cfg.max_delay_ms;
+    fr_use(f, fr_shard_of(f->nshards, origin));
     char key[FR_KEY_MAX];
     if (fr_key(f, FR_K_HDELAY, key, sizeof key) < 0)
         return CRAWL_EINVAL;

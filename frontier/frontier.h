@@ -51,6 +51,7 @@ struct redisContext;
 #define FRONTIER_DEFAULT_BACKOFF_MS 2000
 #define FRONTIER_DEFAULT_BACKOFF_MAX_MS 300000
 #define FRONTIER_MAX_CRAWL_NAME 64
+#define FRONTIER_MAX_SHARDS 1024 /* shards of one crawl (frontier_config_t.shards; keys.h) */
 
 /* Error codes this module returns (errors.h, the project's one error
  * space; crawl_strerror() gives the text):
@@ -72,6 +73,10 @@ struct redisContext;
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
+    unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
+                                    is created: 0 joins the count the crawl has (1 for a new
+                                    one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
+                                    naming both counts if the crawl has another */
     uint32_t per_host;           /* max URLs in flight per host of delay 0; 0: default */
     uint32_t delay_ms;           /* min ms from the end of one fetch of a host to the next claim */
     uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
@@ -116,6 +121,8 @@ typedef struct frontier frontier_t;
  * NUL-terminated if errlen > 0; may be NULL); nothing stays registered. */
 frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
                           char *errbuf, size_t errlen);
+/* The crawl's shard count (frontier_config_t.shards), 1 and up. */
+unsigned frontier_shards(const frontier_t *f);
 /* Frees the handle, and the Bloom filter handle if frontier_open opened it;
  * does not hand back leases (call frontier_release first).  Accepts NULL. */
 void frontier_close(frontier_t *f);
@@ -562,6 +569,7 @@ typedef struct frontier_stats {
     uint32_t workers; /* with a live lease */
     uint64_t enqueued, seeds, reclaimed, released, skipped_links, status_other;
     uint64_t capped_pages;
+    unsigned shards; /* the crawl's shards: every count is their sum */
     uint64_t now_ms; /* Redis server time of the reading */
     size_t nkinds;
     struct {
@@ -574,11 +582,14 @@ typedef struct frontier_stats {
     frontier_control_t control; /* the crawl's control hash (frontier_control) */
 } frontier_stats_t;
 
-/* Reads the crawl's counters in one round trip (works without an open
- * handle). */
+/* Reads the crawl's counters, summed over its shards, in two round trips
+ * (the shard count, then every shard's keys; works without an open
+ * handle).  Workers and control are shard 0's (every worker registers in
+ * every shard; control writes every shard's copy). */
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out);
 /* Deletes every key of one crawl (and nothing else): SCAN MATCH on the
- * crawl's exact key prefix (glob characters escaped), UNLINK in batches:
+ * crawl's exact key prefix (glob characters escaped), then on its shards'
+ * ("crawler:{NAME/<s>}:..."; a crawl name holds no '/'), UNLINK in batches:
  * every key of keys.def, families and the Bloom filter included.  *deleted
  * may be NULL. */
 int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted);

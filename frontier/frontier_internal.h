@@ -64,14 +64,36 @@ const char *fr_library(char fn[FR_SCRIPT_COUNT][FR_FN_NAME]);
  * written as the source line it is, "claim.lua:12". */
 void fr_lua_error(const char *msg, char *buf, size_t buflen);
 
+/* One shard of a crawl (SHARDING.md): its key prefix, its ready key, its
+ * visited set, and what the claims and the end of the crawl keep of it. */
+typedef struct fr_shard {
+    char prefix[FR_PREFIX_MAX]; /* fr_prefix_shard */
+    char ready_key[FR_KEY_MAX];
+    bloom_t *bloom;             /* borrowed, or opened by frontier_open when bloom_owned */
+    int bloom_owned;            /* 1: frontier_close closes bloom */
+    uint64_t rest_until;        /* claims: not asked before this (clock_ms) */
+    /* end of the crawl over all shards (claim.c: two sweeps): the shard's
+     * enqueued counter at the first DONE answer of a run of DONE answers,
+     * the event numbers of that answer's receipt and of the sending of the
+     * latest call that answered DONE with the same counter */
+    uint64_t done_enq, done_got, done_sent;
+    int done; /* 0: its last answer was not DONE; 1: DONE once; 2: DONE twice, same counter */
+} fr_shard_t;
+
 struct frontier {
     struct redisContext *rc; /* borrowed */
-    bloom_t *bloom;          /* borrowed, or opened by frontier_open when bloom_owned */
-    int bloom_owned;         /* 1: frontier_close closes bloom */
-    frontier_config_t cfg;   /* crawl and worker_id point into the handle */
-    char crawl[FRONTIER_MAX_CRAWL_NAME + 1];
-    char prefix[FR_PREFIX_MAX]; /* the crawl's key prefix (fr_prefix) */
+    /* The current shard (fr_use): the calls are built from these. */
+    bloom_t *bloom;
+    char prefix[FR_PREFIX_MAX];
     char ready_key[FR_KEY_MAX];
+    unsigned cur;
+    unsigned nshards;  /* >= 1, fixed when the crawl was created (P shards of shard 0) */
+    fr_shard_t *shard; /* [nshards] */
+    bloom_cache_t *cache; /* the shards' filters' local cache, when the handle made it */
+    unsigned ring;     /* claims: the next shard asked */
+    uint64_t events;   /* claims: numbers the sends and receipts (the end of the crawl) */
+    frontier_config_t cfg; /* crawl and worker_id point into the handle */
+    char crawl[FRONTIER_MAX_CRAWL_NAME + 1];
     char *worker;
     char host[64];
     long pid;
@@ -81,6 +103,23 @@ struct frontier {
     uint64_t rng;                  /* xorshift state for jitter */
     char last_error[FR_ERROR_MAX]; /* the last script error (frontier_last_error) */
 };
+
+/* Makes shard s the handle's current one: f->prefix, f->ready_key and
+ * f->bloom are then s's, for the calls built next. */
+void fr_use(frontier_t *f, unsigned s);
+/* The shard of origin (or URL) in a crawl of n shards: 0 when n is 1, else
+ * xxh64 of its registered domain (libpsl; an IP address, or a name that is
+ * a public suffix, is its own) mod n.  Thread-safe. */
+unsigned fr_shard_of(unsigned n, const char *origin);
+/* fr_shard_of, and -1 (*s 0) for what has no host (not a URL). */
+int fr_shard_find(unsigned n, const char *origin, unsigned *s);
+/* The shard of an item's lease (the origin it was claimed from). */
+unsigned fr_lease_shard(const frontier_t *f, const char *lease);
+
+/* The crawl's shard count as stored (P shards of shard 0; 1 when there is
+ * none), one GET on rc: 0, CRAWL_EREDIS, CRAWL_EREPLY or the error reply's
+ * code. */
+int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n);
 
 /* Arguments of one Redis command, binary-safe.  Strings pushed with
  * fa_str are borrowed (must outlive the call); numbers are formatted into
@@ -158,6 +197,14 @@ int fr_call_ready(frontier_t *f, fr_call_t *c);
  * again after a NOSCRIPT: 0 and *out (caller frees; may be an error reply),
  * or the failure. */
 int fr_call_reply(frontier_t *f, fr_call_t *c, struct redisReply **out);
+/* Calls c[0..n) sent in this order on the handle's connection (several
+ * shards' calls pipelined): fr_calls_ready is 1 once every reply is there
+ * (never waits; 0 not yet, or CRAWL_EREDIS), fr_calls_wait reads every
+ * reply not there yet (0 or CRAWL_EREDIS).  Then fr_call_reply takes each,
+ * in order (a NOSCRIPT reloads and sends that one call again: safe once
+ * every reply is read). */
+int fr_calls_ready(frontier_t *f, fr_call_t *c, size_t n);
+int fr_calls_wait(frontier_t *f, fr_call_t *c, size_t n);
 /* Frees c's arguments and reply (not c). */
 void fr_call_clear(fr_call_t *c);
 
@@ -197,6 +244,12 @@ typedef struct fr_offer {
 int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
                      fr_blocks_t *bl, fr_offer_t *o);
 void fr_offer_free(fr_offer_t *o);
+/* Builds in a the call that offers links[0..n) (n <= FR_SEED_CHUNK) of a
+ * page of another shard to the current shard, at depth/hops: the seed
+ * function in its links mode (seed.c).  Its reply: the codes
+ * (fr_offer_done). */
+int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t depth,
+                  uint32_t hops, fr_offer_t *o, fr_args_t *a);
 /* Starts a call that offers links: FCALL <fn> numkeys ready <block keys>. */
 int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a);
 /* The calls' k argument: the Bloom k of o[0..n), negative when the link

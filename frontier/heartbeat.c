@@ -70,8 +70,10 @@ static int parse_beat(const redisReply *r, frontier_beat_t *out)
     return 0;
 }
 
+/* A heartbeat sent to every shard, in order, on the handle's connection. */
 struct frontier_beat_call {
-    fr_call_t c;
+    size_t n;
+    fr_call_t c[]; /* [n]: shard i's */
 };
 
 int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
@@ -82,12 +84,19 @@ int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
     if (!f || !out)
         return CRAWL_EINVAL;
     frontier_worker_stats_t zero = {0};
-    frontier_beat_call_t *c = calloc(1, sizeof *c);
+    frontier_beat_call_t *c = calloc(1, sizeof *c + f->nshards * sizeof c->c[0]);
     if (!c)
         return CRAWL_ENOMEM;
-    fa_init(&c->c.a);
-    build_heartbeat(f, ws ? ws : &zero, &c->c.a);
-    int rc = fr_call_send(f, FR_HEARTBEAT, &c->c);
+    int rc = 0;
+    unsigned cur = f->cur;
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        fr_use(f, s);
+        fa_init(&c->c[s].a);
+        build_heartbeat(f, ws ? ws : &zero, &c->c[s].a);
+        rc = fr_call_send(f, FR_HEARTBEAT, &c->c[s]);
+        c->n = s + 1;
+    }
+    fr_use(f, cur);
     if (rc < 0) {
         frontier_heartbeat_drop(c);
         return rc;
@@ -98,7 +107,7 @@ int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
 
 int frontier_heartbeat_ready(frontier_t *f, frontier_beat_call_t *c)
 {
-    return f && c ? fr_call_ready(f, &c->c) : CRAWL_EINVAL;
+    return f && c ? fr_calls_ready(f, c->c, c->n) : CRAWL_EINVAL;
 }
 
 int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat_t *out)
@@ -111,11 +120,24 @@ int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat
         frontier_heartbeat_drop(c);
         return CRAWL_EINVAL;
     }
-    redisReply *r = NULL;
-    int rc = fr_call_reply(f, &c->c, &r);
-    if (rc == 0) {
-        rc = parse_beat(r, out);
-        freeReplyObject(r);
+    /* the shards' answers summed; the crawl exists if every shard's filter
+     * does; a drain or pause of any shard's control copy is the worker's */
+    int rc = fr_calls_wait(f, c->c, c->n);
+    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+        redisReply *r = NULL;
+        frontier_beat_t b = {0};
+        rc = fr_call_reply(f, &c->c[i], &r);
+        if (rc == 0) {
+            rc = parse_beat(r, &b);
+            freeReplyObject(r);
+        }
+        if (rc < 0)
+            break;
+        out->reclaimed += b.reclaimed;
+        out->crawl_exists &= b.crawl_exists;
+        out->bloom_added += b.bloom_added;
+        if (b.control == FRONTIER_DRAIN || (b.control == FRONTIER_PAUSED && out->control != FRONTIER_DRAIN))
+            out->control = b.control;
     }
     frontier_heartbeat_drop(c);
     return rc;
@@ -125,7 +147,8 @@ void frontier_heartbeat_drop(frontier_beat_call_t *c)
 {
     if (!c)
         return;
-    fr_call_clear(&c->c);
+    for (size_t i = 0; i < c->n; i++)
+        fr_call_clear(&c->c[i]);
     free(c);
 }
 

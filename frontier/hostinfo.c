@@ -68,6 +68,7 @@ static int run(frontier_t *f, fr_args_t *a, const char *want, redisReply **out)
 static void origin_cmd(fr_args_t *a, const frontier_t *f, const char *cmd, fr_key_id_t id,
                        const char *origin)
 {
+    fr_use((frontier_t *)f, fr_shard_of(f->nshards, origin));
     fa_init(a);
     fa_cstr(a, cmd);
     fa_key(a, f->prefix, id, origin, strlen(origin));
@@ -178,6 +179,7 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
         return 0;
     fr_args_t a;
     fa_init(&a);
+    fr_use(f, 0); /* crawl-wide */
     fa_cstr(&a, "SADD");
     fa_key(&a, f->prefix, FR_K_SITEMAPS, NULL, 0);
     for (size_t i = 0; i < n; i++)
@@ -235,6 +237,7 @@ int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)
         return CRAWL_EINVAL;
     fr_args_t a;
     fa_init(&a);
+    fr_use(f, 0); /* crawl-wide: shard 0's */
     fa_cstr(&a, "SMEMBERS");
     fa_key(&a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
     redisReply *r;
@@ -255,6 +258,7 @@ int frontier_seed_hosts_call(frontier_t *f, frontier_call_t **out)
     frontier_call_t *c = fr_async_new(FR_CALL_SEED_HOSTS, -1);
     if (!c)
         return CRAWL_ENOMEM;
+    fr_use(f, 0); /* crawl-wide: shard 0's */
     fa_cstr(&c->c.a, "SMEMBERS"); /* (static) */
     fa_key(&c->c.a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
     if (c->c.a.oom) {
@@ -299,9 +303,10 @@ int frontier_seed_hosts_end(frontier_t *f, frontier_call_t *c, char ***hosts, si
  *   ARGV[3..]         the origins, at most FR_ROBOTS_LOOK_MAX
  * Reply: one element per origin, in order: its stored value (a string), or 1
  * (the lock was free and is the caller's now), or 0 (someone holds it). */
-static void build_look(const frontier_t *f, const frontier_robots_look_t *o, size_t n,
+static void build_look(frontier_t *f, const frontier_robots_look_t *o, size_t n,
                        uint32_t lock_ms, fr_args_t *a)
 {
+    fr_use(f, fr_shard_of(f->nshards, o[0].origin)); /* sharded: one origin a call */
     fa_init(a);
     fa_fcall(a, 1);
     fa_cstr(a, f->ready_key);
@@ -398,6 +403,8 @@ static frontier_robots_call_t *new_call(frontier_t *f, frontier_robots_look_t *o
     frontier_robots_call_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    if (f->nshards > 1) /* each origin's keys are in its shard */
+        per = 1;
     *c = (frontier_robots_call_t){
         .o = o, .n = n, .per = per, .ncalls = (n + per - 1) / per, .lock_ms = lock_ms};
     c->calls = calloc(c->ncalls, sizeof *c->calls);
@@ -430,7 +437,7 @@ static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t 
         return CRAWL_ENOMEM;
     int rc = fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
     if (rc == 0)
-        rc = read_calls(f, o, n, per, lock_ms, c->rep, c->ncalls);
+        rc = read_calls(f, o, n, c->per, lock_ms, c->rep, c->ncalls);
     frontier_robots_look_drop(c);
     return rc;
 }
@@ -583,6 +590,7 @@ int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
         return rc;
     fr_args_t a;
     fa_init(&a);
+    fr_use(f, fr_shard_of(f->nshards, r->origin));
     build_store(f, r, &a);
     redisReply *rep = NULL;
     rc = fr_run(f, FR_ROBOTS_STORE, &a, 1, &rep);
@@ -605,6 +613,7 @@ int frontier_robots_store_call(frontier_t *f, const frontier_robots_result_t *r,
     frontier_call_t *c = fr_async_new(FR_CALL_STORE, FR_ROBOTS_STORE);
     if (!c)
         return CRAWL_ENOMEM;
+    fr_use(f, fr_shard_of(f->nshards, r->origin));
     build_store(f, r, &c->c.a);
     if (c->c.a.oom) {
         frontier_call_drop(c);

@@ -8,6 +8,7 @@
 #include "keys.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frontier_internal.h"
@@ -82,6 +83,23 @@ int fr_prefix(const char *crawl, char *buf, size_t buflen)
     size_t o = 0;
     if (put(buf, buflen, &o, FR_PREFIX_OPEN, sizeof FR_PREFIX_OPEN - 1) < 0 ||
         put(buf, buflen, &o, crawl, strlen(crawl)) < 0 ||
+        put(buf, buflen, &o, FR_PREFIX_CLOSE, sizeof FR_PREFIX_CLOSE - 1) < 0)
+        return CRAWL_EINVAL;
+    return 0;
+}
+
+int fr_prefix_shard(const char *crawl, unsigned s, char *buf, size_t buflen)
+{
+    if (s == 0)
+        return fr_prefix(crawl, buf, buflen);
+    if (!crawl)
+        crawl = FRONTIER_DEFAULT_CRAWL;
+    char num[16];
+    int nl = snprintf(num, sizeof num, FR_SHARD_SEP "%u", s);
+    size_t o = 0;
+    if (s >= FRONTIER_MAX_SHARDS || !buf || buflen == 0 || !valid_crawl(crawl) ||
+        put(buf, buflen, &o, FR_PREFIX_OPEN, sizeof FR_PREFIX_OPEN - 1) < 0 ||
+        put(buf, buflen, &o, crawl, strlen(crawl)) < 0 || put(buf, buflen, &o, num, (size_t)nl) < 0 ||
         put(buf, buflen, &o, FR_PREFIX_CLOSE, sizeof FR_PREFIX_CLOSE - 1) < 0)
         return CRAWL_EINVAL;
     return 0;

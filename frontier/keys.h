@@ -30,8 +30,14 @@
 /* How the prefix reads in help texts and messages ("...{NAME}:"). */
 #define FRONTIER_KEY_PREFIX_HELP FR_PREFIX_OPEN "NAME" FR_PREFIX_CLOSE
 
-/* Bytes of the longest prefix, with its NUL. */
-#define FR_PREFIX_MAX (sizeof FR_PREFIX_OPEN - 1 + FRONTIER_MAX_CRAWL_NAME + sizeof FR_PREFIX_CLOSE)
+/* Between the crawl name and its shard number in a shard's hash tag:
+ * shard s > 0 of crawl NAME is FR_PREFIX_OPEN "NAME/s" FR_PREFIX_CLOSE
+ * (a crawl name never holds a '/'); shard 0 is the crawl's own prefix. */
+#define FR_SHARD_SEP "/"
+/* Bytes of the longest prefix, with its NUL ("/" and a shard number below
+ * FRONTIER_MAX_SHARDS, 4 digits at most, included). */
+#define FR_PREFIX_MAX                                                                             \
+    (sizeof FR_PREFIX_OPEN - 1 + FRONTIER_MAX_CRAWL_NAME + 5 + sizeof FR_PREFIX_CLOSE)
 /* Longest suffix in keys.def, bytes (checked at compile time in keys.c). */
 #define FR_SUFFIX_MAX 24
 /* Bytes of the longest single key name (not a family member), with its NUL. */
@@ -60,6 +66,9 @@ int fr_key_is_family(fr_key_id_t id);
  * FRONTIER_MAX_CRAWL_NAME of [A-Za-z0-9._-]) or a buffer shorter than the
  * prefix (FR_PREFIX_MAX always fits). */
 int fr_prefix(const char *crawl, char *buf, size_t buflen);
+/* The key prefix of shard s of the crawl (s 0: fr_prefix's); same results,
+ * and CRAWL_EINVAL for s >= FRONTIER_MAX_SHARDS. */
+int fr_prefix_shard(const char *crawl, unsigned s, char *buf, size_t buflen);
 
 /* Writes key id of the crawl whose prefix is `prefix` (as fr_prefix wrote
  * it) into buf, NUL-terminated: the prefix, the suffix, and for a family the

@@ -60,12 +60,9 @@ static int lease_fields(frontier_t *f, redisReply **out)
     return 0;
 }
 
-int frontier_reconcile(frontier_t *f, const frontier_item_t *items, size_t n, size_t *released)
+/* The reconcile of the current shard's lease hash (one per shard). */
+static int reconcile_shard(frontier_t *f, const frontier_item_t *items, size_t n, size_t *released)
 {
-    if (released)
-        *released = 0;
-    if (!f || (!items && n))
-        return CRAWL_EINVAL;
     redisReply *r;
     int rc = lease_fields(f, &r);
     if (rc < 0)
@@ -94,11 +91,29 @@ int frontier_reconcile(frontier_t *f, const frontier_item_t *items, size_t n, si
         rc = frontier_release(f, orphans, k);
         if (rc == CRAWL_ELEASE) /* reclaimed by another worker meanwhile */
             rc = 0;
-        if (rc == 0 && released)
-            *released = k;
+        if (rc == 0)
+            *released += k;
     }
     for (size_t i = 0; i < k; i++)
         free(orphans[i].lease);
     free(orphans);
+    return rc;
+}
+
+int frontier_reconcile(frontier_t *f, const frontier_item_t *items, size_t n, size_t *released)
+{
+    size_t dummy;
+    if (!released)
+        released = &dummy;
+    *released = 0;
+    if (!f || (!items && n))
+        return CRAWL_EINVAL;
+    int rc = 0;
+    unsigned cur = f->cur;
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        fr_use(f, s);
+        rc = reconcile_shard(f, items, n, released);
+    }
+    fr_use(f, cur);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "frontier_internal.h"
 
 #include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,9 @@ static void seed_hosts(const char *const *urls, size_t n, fr_args_t *a)
 /* The seed call (frontier/lua/seed.lua) for urls[0..n), n <= FR_SEED_CHUNK.
  * KEYS: ready, then the Bloom blocks of the link section.
  *   ARGV[1]  P                   the key prefix
- *   ARGV[2]  force               "1": queue the URLs even if already seen
+ *   ARGV[2]  force               "1": queue the URLs even if already seen; "l":
+ *                                links of a page of another shard (fr_offer_call:
+ *                                counted as new/seen/skipped links, not seeds)
  *   ARGV[3]  max_pages           URLs admitted in all (0: no limit)
  *   ARGV[4]  max_pages_per_host
  *   ARGV[5]  per_host            for waking the hosts (UINT32_MAX, see below)
@@ -50,8 +53,8 @@ static void seed_hosts(const char *const *urls, size_t n, fr_args_t *a)
  *                                (seed_hosts; none for FRONTIER_SEED_NO_HOSTS)
  *   next     the link section    fr_offer_section (offer.c), depth 0
  * Reply: the URLs' codes (fr_offer_done). */
-static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flags, fr_offer_t *o,
-                      fr_args_t *a)
+static int build_offer(frontier_t *f, const char *const *urls, size_t n, int flags,
+                       const char *mode, uint32_t depth, uint32_t hops, fr_offer_t *o, fr_args_t *a)
 {
     int force = flags & FRONTIER_SEED_FORCE;
     fr_blocks_t bl = {0};
@@ -62,7 +65,7 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flag
     if (rc < 0)
         return rc;
     fa_cstr(a, f->prefix);
-    fa_cstr(a, force ? "1" : "0");
+    fa_cstr(a, mode ? mode : force ? "1" : "0");
     fa_u64(a, f->cfg.max_pages);
     fa_u64(a, f->cfg.max_pages_per_host);
     /* wake hosts whatever this handle's per_host: a claim re-checks room, so
@@ -73,8 +76,20 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flag
         fa_u64(a, 0);
     else
         seed_hosts(urls, n, a);
-    fr_offer_section(f, o, urls, 0, 0, a);
+    fr_offer_section(f, o, urls, depth, hops, a);
     return 0;
+}
+
+static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flags, fr_offer_t *o,
+                      fr_args_t *a)
+{
+    return build_offer(f, urls, n, flags, NULL, 0, 0, o, a);
+}
+
+int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t depth,
+                  uint32_t hops, fr_offer_t *o, fr_args_t *a)
+{
+    return build_offer(f, links, n, FRONTIER_SEED_NO_HOSTS, "l", depth, hops, o, a);
 }
 
 /* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds,
@@ -160,6 +175,42 @@ static const char **group_by_origin(const char *const *urls, size_t n)
     return out;
 }
 
+static int seed_shard(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added);
+
+/* The seeds' hosts added to shard 0's seed hosts (crawl-wide) in one
+ * round trip, before any seed is queued: a worker that claims a seed finds
+ * its host there. */
+static int add_seed_hosts(frontier_t *f, const char *const *urls, size_t n)
+{
+    fr_use(f, 0);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i += FR_SEED_CHUNK) {
+        fr_args_t h, a; /* h: nhosts, the hosts (seed_hosts); a: SADD key the hosts */
+        fa_init(&h);
+        fa_init(&a);
+        seed_hosts(urls + i, n - i < FR_SEED_CHUNK ? n - i : FR_SEED_CHUNK, &h);
+        fa_cstr(&a, "SADD");
+        fa_key(&a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
+        for (size_t j = 1; j < h.n; j++)
+            fa_str(&a, h.v[j], h.len[j]);
+        if (h.oom || a.oom)
+            rc = CRAWL_ENOMEM;
+        else if (a.n > 2) {
+            redisReply *r = redisCommandArgv(f->rc, (int)a.n, a.v, a.len);
+            f->round_trips++;
+            if (!r)
+                rc = CRAWL_EREDIS;
+            else if (r->type != REDIS_REPLY_INTEGER)
+                rc = fr_reply_error(r);
+            if (r)
+                freeReplyObject(r);
+        }
+        fa_free(&a);
+        fa_free(&h);
+    }
+    return rc;
+}
+
 int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
 {
     size_t dummy = 0;
@@ -168,6 +219,39 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
     *added = 0;
     if (!f || (!urls && n) || (flags & ~(FRONTIER_SEED_FORCE | FRONTIER_SEED_NO_HOSTS)))
         return CRAWL_EINVAL;
+    if (f->nshards == 1) {
+        fr_use(f, 0);
+        return seed_shard(f, urls, n, flags, added);
+    }
+    int rc = flags & FRONTIER_SEED_NO_HOSTS ? 0 : add_seed_hosts(f, urls, n);
+    const char **mine = rc == 0 ? malloc((n ? n : 1) * sizeof *mine) : NULL;
+    unsigned *sh = mine ? malloc((n ? n : 1) * sizeof *sh) : NULL;
+    if (rc == 0 && !sh)
+        rc = CRAWL_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        sh[i] = urls[i] ? fr_shard_of(f->nshards, urls[i]) : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) { /* one shard after the other */
+        if (sh[i] == UINT32_MAX)
+            continue;
+        unsigned s = sh[i];
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (sh[j] == s) {
+                mine[k++] = urls[j];
+                sh[j] = UINT32_MAX;
+            }
+        fr_use(f, s);
+        rc = seed_shard(f, mine, k, flags | FRONTIER_SEED_NO_HOSTS, added);
+    }
+    free(mine);
+    free(sh);
+    fr_use(f, 0);
+    return rc;
+}
+
+/* frontier_seed in the current shard. */
+static int seed_shard(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
+{
     /* Each script pushes once per host it touches and updates each host's
      * bookkeeping, so seeds grouped by host cost fewer calls per seed (100k
      * seeds over 10,000 hosts: ~26 hosts per script of 256, not 256). */

@@ -19,6 +19,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
+{
+    char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
+    *n = 1;
+    if (fr_prefix(crawl, p, sizeof p) < 0 || fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
+        return CRAWL_EINVAL;
+    redisReply *r = redisCommand(rc, "GET %s", key);
+    if (!r)
+        return CRAWL_EREDIS;
+    int rc_ = 0;
+    if (r->type == REDIS_REPLY_STRING) {
+        char *end;
+        unsigned long v = strtoul(r->str, &end, 10);
+        if (v == 0 || *end || v > FRONTIER_MAX_SHARDS)
+            rc_ = CRAWL_EREPLY;
+        else
+            *n = (unsigned)v;
+    } else if (r->type == REDIS_REPLY_ERROR)
+        rc_ = fr_reply_error(r);
+    else if (r->type != REDIS_REPLY_NIL)
+        rc_ = CRAWL_EREPLY;
+    freeReplyObject(r);
+    return rc_;
+}
+
 static int get_now(const redisReply *t, uint64_t *now)
 {
     uint64_t s, us;
@@ -83,6 +108,13 @@ static int read_counters(const redisReply *h, frontier_stats_t *s)
 
 static void add_kind(frontier_stats_t *s, const char *kind, uint64_t n)
 {
+    for (size_t i = 0; i < s->nkinds; i++) /* another shard's count of it: summed */
+        if (!strcmp(s->kinds[i].kind, kind)) {
+            n += s->kinds[i].count;
+            memmove(&s->kinds[i], &s->kinds[i + 1], (s->nkinds - i - 1) * sizeof s->kinds[0]);
+            s->nkinds--;
+            break;
+        }
     size_t at = s->nkinds;
     while (at > 0 && s->kinds[at - 1].count < n)
         at--;
@@ -149,38 +181,87 @@ static int send_stats(struct redisContext *rc, const char *p)
     return 0;
 }
 
+/* The counters of one shard's reading, added to out's. */
+static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
+{
+    uint64_t *o = &out->queued;
+    const uint64_t *v = &s->queued;
+    for (size_t i = 0; i < 6; i++) /* queued .. dead */
+        o[i] += v[i];
+    out->claimed += s->claimed;
+    out->fetched += s->fetched;
+    out->bytes += s->bytes;
+    out->retried += s->retried;
+    out->seen_links += s->seen_links;
+    out->new_links += s->new_links;
+    out->status_2xx += s->status_2xx;
+    out->status_3xx += s->status_3xx;
+    out->status_4xx += s->status_4xx;
+    out->status_5xx += s->status_5xx;
+    out->errors += s->errors;
+    out->enqueued += s->enqueued;
+    out->seeds += s->seeds;
+    out->reclaimed += s->reclaimed;
+    out->released += s->released;
+    out->skipped_links += s->skipped_links;
+    out->status_other += s->status_other;
+    out->capped_pages += s->capped_pages;
+}
+
+/* Reads one shard's replies r[0..STATS_CMDS) into out (shard 0: the
+ * time, the workers and the control hash too). */
+static int read_shard(redisReply **r, int first, frontier_stats_t *out)
+{
+    frontier_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (get_now(r[0], &s.now_ms) || read_counters(r[1], &s) || fr_reply_u64(r[2], &s.delayed) ||
+        fr_reply_u64(r[3], &s.ready_hosts) || fr_reply_u64(r[4], &s.dead) ||
+        fr_reply_u64(r[5], &s.hosts) || read_kinds(r[7], out) ||
+        fr_control_read(r[8], &s.control) < 0)
+        return CRAWL_EREPLY;
+    add_counters(out, &s);
+    if (first) {
+        out->now_ms = s.now_ms;
+        out->workers = count_live(r[6], s.now_ms);
+        out->control = s.control;
+    }
+    return 0;
+}
+
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out)
 {
     char p[FR_PREFIX_MAX];
+    unsigned n = 1;
     if (!rc || !out || fr_prefix(crawl, p, sizeof p) < 0)
         return CRAWL_EINVAL;
     memset(out, 0, sizeof *out);
-    if (send_stats(rc, p) < 0)
-        return CRAWL_EREDIS;
+    int rc_ = fr_crawl_shards(rc, crawl, &n);
+    if (rc_ < 0)
+        return rc_;
+    out->shards = n;
+    /* every shard's reading in one round trip, summed */
+    for (unsigned s = 0; s < n; s++)
+        if (fr_prefix_shard(crawl, s, p, sizeof p) < 0 || send_stats(rc, p) < 0)
+            return CRAWL_EREDIS;
     redisReply *r[STATS_CMDS] = {0};
-    int rc_ = 0;
-    for (int i = 0; i < STATS_CMDS; i++) {
-        void *v = NULL;
-        if (redisGetReply(rc, &v) != REDIS_OK || !v) {
-            rc_ = CRAWL_EREDIS;
-            break;
+    for (unsigned s = 0; s < n; s++) {
+        int got = 0;
+        for (int i = 0; i < STATS_CMDS; i++) {
+            void *v = NULL;
+            if (redisGetReply(rc, &v) != REDIS_OK || !v)
+                return CRAWL_EREDIS; /* the connection is dead: nothing left to read */
+            r[i] = v;
+            got++;
+            if (r[i]->type == REDIS_REPLY_ERROR && rc_ == 0)
+                rc_ = fr_reply_error(r[i]); /* a key of the wrong type: CRAWL_EWRONGTYPE */
         }
-        r[i] = v;
-        if (r[i]->type == REDIS_REPLY_ERROR && rc_ == 0)
-            rc_ = fr_reply_error(r[i]); /* a key of the wrong type: CRAWL_EWRONGTYPE */
-    }
-    if (rc_ == 0 && (get_now(r[0], &out->now_ms) || read_counters(r[1], out) ||
-                     fr_reply_u64(r[2], &out->delayed) || fr_reply_u64(r[3], &out->ready_hosts) ||
-                     fr_reply_u64(r[4], &out->dead) || fr_reply_u64(r[5], &out->hosts) ||
-                     read_kinds(r[7], out) || fr_control_read(r[8], &out->control) < 0))
-        rc_ = CRAWL_EREPLY;
-    if (rc_ == 0) {
-        out->workers = count_live(r[6], out->now_ms);
-        out->bloom_added = out->seeds + out->new_links;
-    }
-    for (int i = 0; i < STATS_CMDS; i++)
-        if (r[i])
+        if (rc_ == 0)
+            rc_ = read_shard(r, s == 0, out);
+        for (int i = 0; i < got; i++)
             freeReplyObject(r[i]);
+    }
+    if (rc_ == 0)
+        out->bloom_added = out->seeds + out->new_links;
     return rc_;
 }
 
@@ -302,12 +383,17 @@ int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker
 
 /* ---- reset --------------------------------------------------------------- */
 
-/* The crawl's key prefix and "*", the prefix's glob characters escaped. */
-static int reset_pattern(const char *crawl, char *buf, size_t buflen)
+/* The crawl's key prefix and "*", the prefix's glob characters escaped;
+ * shards: the prefix of its shards 1.. ("crawler:{NAME/" "*}:*"). */
+static int reset_pattern(const char *crawl, int shards, char *buf, size_t buflen)
 {
-    char p[FR_PREFIX_MAX];
+    char p[FR_PREFIX_MAX + 2];
     if (!crawl || fr_prefix(crawl, p, sizeof p) < 0)
         return CRAWL_EINVAL;
+    if (shards) { /* "...{NAME}:" -> "...{NAME/" ; the "*}:" added below */
+        size_t l = strlen(p) - (sizeof FR_PREFIX_CLOSE - 1);
+        snprintf(p + l, sizeof p - l, "%s", FR_SHARD_SEP);
+    }
     size_t o = 0;
     for (const char *s = p; *s; s++) {
         if (o + 3 >= buflen)
@@ -317,6 +403,12 @@ static int reset_pattern(const char *crawl, char *buf, size_t buflen)
         buf[o++] = *s;
     }
     buf[o++] = '*';
+    if (shards) {
+        if (o + sizeof FR_PREFIX_CLOSE + 1 >= buflen)
+            return CRAWL_EINVAL;
+        memcpy(buf + o, FR_PREFIX_CLOSE "*", sizeof FR_PREFIX_CLOSE + 1);
+        o += sizeof FR_PREFIX_CLOSE;
+    }
     buf[o] = '\0';
     return 0;
 }
@@ -352,15 +444,9 @@ static int unlink_keys(struct redisContext *rc, const redisReply *keys, uint64_t
     return rc_;
 }
 
-int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted)
+/* Deletes the keys matching pat (SCAN MATCH, UNLINK a batch). */
+static int reset_match(struct redisContext *rc, const char *pat, uint64_t *deleted)
 {
-    char pat[2 * FR_PREFIX_MAX + 4];
-    uint64_t dummy = 0;
-    if (!deleted)
-        deleted = &dummy;
-    *deleted = 0;
-    if (!rc || reset_pattern(crawl, pat, sizeof pat) < 0)
-        return CRAWL_EINVAL;
     char cursor[32] = "0";
     int rc_ = 0;
     for (unsigned long rounds = 0; rc_ == 0 && rounds < 100000000UL; rounds++) {
@@ -379,5 +465,20 @@ int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted
         if (!strcmp(cursor, "0"))
             break;
     }
+    return rc_;
+}
+
+int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted)
+{
+    char pat[2 * FR_PREFIX_MAX + 8];
+    uint64_t dummy = 0;
+    if (!deleted)
+        deleted = &dummy;
+    *deleted = 0;
+    if (!rc || reset_pattern(crawl, 0, pat, sizeof pat) < 0)
+        return CRAWL_EINVAL;
+    int rc_ = reset_match(rc, pat, deleted);
+    if (rc_ == 0 && reset_pattern(crawl, 1, pat, sizeof pat) == 0) /* its shards 1.. */
+        rc_ = reset_match(rc, pat, deleted);
     return rc_;
 }

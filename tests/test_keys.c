@@ -48,11 +48,44 @@ Test(keys, prefix_takes_only_valid_crawl_names)
     memset(longest, 'x', sizeof longest);
     longest[FRONTIER_MAX_CRAWL_NAME] = '\0';
     cr_expect_eq(fr_prefix(longest, p, sizeof p), 0, "FR_PREFIX_MAX holds the longest name");
+    cr_expect_eq(fr_prefix_shard(longest, FRONTIER_MAX_SHARDS - 1, p, sizeof p), 0,
+                 "... with the highest shard number");
     cr_expect_eq(strlen(p) + 1, FR_PREFIX_MAX);
-    cr_expect_eq(fr_prefix(longest, p, sizeof p - 1), CRAWL_EINVAL, "one byte short");
+    cr_expect_eq(fr_prefix_shard(longest, FRONTIER_MAX_SHARDS - 1, p, sizeof p - 1), CRAWL_EINVAL,
+                 "one byte short");
+    cr_expect_eq(fr_prefix_shard(longest, FRONTIER_MAX_SHARDS, p, sizeof p), CRAWL_EINVAL,
+                 "a shard number out of range");
     longest[FRONTIER_MAX_CRAWL_NAME] = 'x';
     longest[FRONTIER_MAX_CRAWL_NAME + 1] = '\0';
     cr_expect_eq(fr_prefix(longest, p, sizeof p), CRAWL_EINVAL, "one character too long");
+    cr_expect_eq(fr_prefix_shard(longest, 3, p, sizeof p), CRAWL_EINVAL, "... in a shard too");
+}
+
+Test(keys, shard_prefixes_are_the_crawls_with_the_shard_in_the_hash_tag)
+{
+    char p[FR_PREFIX_MAX];
+    cr_expect_eq(fr_prefix_shard("c1", 0, p, sizeof p), 0);
+    cr_expect_str_eq(p, "crawler:{c1}:", "shard 0 is the crawl's own prefix");
+    cr_expect_eq(fr_prefix_shard("c1", 7, p, sizeof p), 0);
+    cr_expect_str_eq(p, "crawler:{c1/7}:");
+    cr_expect_eq(fr_prefix_shard("c1/7", 0, p, sizeof p), CRAWL_EINVAL,
+                 "no crawl name is another crawl's shard");
+    /* a host's shard: its registered domain's, the same from any URL of it */
+    unsigned a = fr_shard_of(64, "http://www.example.com:8080/x");
+    cr_expect_eq(fr_shard_of(64, "https://example.com"), a, "one registered domain, one shard");
+    cr_expect_eq(fr_shard_of(64, "http://a.b.example.com/"), a);
+    cr_expect_lt(a, 64u);
+    cr_expect_eq(fr_shard_of(1, "http://example.org/"), 0u);
+    unsigned seen[4] = {0}; /* loopback addresses are their own domains: they spread */
+    for (int i = 1; i <= 64; i++) {
+        char u[64];
+        snprintf(u, sizeof u, "http://127.0.%d.1:8080/", i);
+        seen[fr_shard_of(4, u)]++;
+    }
+    for (int s = 0; s < 4; s++)
+        cr_expect_gt(seen[s], 4u, "shard %d of 4 got %u of 64 hosts", s, seen[s]);
+    unsigned s;
+    cr_expect_eq(fr_shard_find(4, "not a url", &s), -1);
 }
 
 Test(keys, table_has_a_suffix_and_type_for_every_id_and_no_two_names_can_meet)

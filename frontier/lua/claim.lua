@@ -111,7 +111,9 @@ local function nothing_ready()
   local inflight = num(redis.call('HGET', K.STATS, 'inflight'))
   local queued = num(redis.call('HGET', K.STATS, 'queued'))
   if ready == 0 and delayed == 0 and inflight <= 0 and queued <= 0 then
-    return {2, now, 0, 0}
+    -- done: the shard's enqueued counter in lease_base's place (the end of a
+    -- crawl of several shards: frontier/claim.c)
+    return {2, now, 0, num(redis.call('HGET', K.STATS, 'enqueued'))}
   end
   local wait = 1000
   if ready == 0 then wait = 100 end

@@ -6,7 +6,8 @@
 local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'STATS', 'SEEDHOSTS', 'CONTROL'}
 
 local function seed(KEYS, ARGV)
-  local force, maxp, maxh = ARGV[2] == '1', tonumber(ARGV[3]), tonumber(ARGV[4])
+  -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as links
+  local force, links, maxp, maxh = ARGV[2] == '1', ARGV[2] == 'l', tonumber(ARGV[3]), tonumber(ARGV[4])
   local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
   local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, then the link section
   local nh = tonumber(ARGV[NHOSTS])
@@ -22,7 +23,11 @@ local function seed(KEYS, ARGV)
   local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh)
   offer_flush(st, per_host)
   if nh > 0 then redis.call('SADD', K.SEEDHOSTS, unpack(ARGV, NHOSTS + 1, NHOSTS + nh)) end
-  count('seeds', st.new)
+  if links then
+    count('new_links', st.new); count('seen_links', st.seen); count('skipped_links', st.skipped)
+  else
+    count('seeds', st.new)
+  end
   return codes
 end
 

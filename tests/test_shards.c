@@ -1,0 +1,300 @@
+/* A crawl split into shards (frontier/SHARDING.md) on one real
+ * redis-server: every URL claimed once while pages link across shards,
+ * the end of the crawl found over every shard (never while a page is in
+ * flight in one), stats summed, reset, the shard count fixed at creation. */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "side.h"
+
+#define CRAWL "sh"
+#define HOSTS 16
+#define PAGES 10 /* a host's pages /p0 .. /p9 */
+
+/* A handle on crawl CRAWL of `shards` shards (0: join), delay 0. */
+static frontier_t *open_sharded(redisContext *c, unsigned shards, const char *worker, char *err,
+                                size_t errlen)
+{
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.per_host = 4;
+    cfg.shards = shards;
+    cfg.worker_id = worker;
+    cfg.bloom_capacity = 100000;
+    cfg.bloom_fp_rate = 1e-6;
+    return frontier_open(c, &cfg, NULL, err, errlen);
+}
+
+static void url_of(int h, int k, char *buf, size_t len)
+{
+    snprintf(buf, len, "http://127.0.%d.1:8080/p%d", h + 1, k);
+}
+
+/* Host and page of a URL url_of made. */
+static void parse_url(const char *u, int *h, int *k)
+{
+    cr_assert_eq(sscanf(u, "http://127.0.%d.1:8080/p%d", h, k), 2, "claimed '%s'", u);
+    (*h)--;
+}
+
+static long long count_keys(redisContext *c, const char *pattern)
+{
+    long long n = 0;
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+        n += (long long)r->element[1]->elements;
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0"));
+    return n;
+}
+
+/* Claims on handle f until it answers; asserts the call worked. */
+static size_t claim(frontier_t *f, frontier_item_t *items, size_t max, frontier_state_t *st)
+{
+    size_t n = 0;
+    uint32_t wait = 0;
+    int rc = frontier_claim(f, max, items, &n, st, &wait);
+    cr_assert_eq(rc, 0, "frontier_claim: %s (%s)", crawl_strerror(rc), frontier_last_error(f));
+    return n;
+}
+
+/* Page (h, k) links to the same page of the next host, to the next page of
+ * a host four further on, and to its own next page: every page of every
+ * host is reachable from the seeds (page 0 of each host). */
+static void links_of(int h, int k, char buf[3][64])
+{
+    url_of((h + 1) % HOSTS, k, buf[0], 64);
+    url_of((h + 4) % HOSTS, (k + 1) % PAGES, buf[1], 64);
+    url_of(h, (k + 1) % PAGES, buf[2], 64);
+}
+
+Test(shards, every_url_once_across_four_shards_and_the_end_found_over_all)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r), *c2 = fx_redis_connect(r);
+    char err[512] = "";
+    frontier_t *a = open_sharded(c, 4, "wa", err, sizeof err);
+    cr_assert_not_null(a, "frontier_open: %s", err);
+    frontier_t *b = open_sharded(c2, 0, "wb", err, sizeof err); /* joins the crawl's 4 */
+    cr_assert_not_null(b, "frontier_open: %s", err);
+    cr_assert_eq(frontier_shards(a), 4u);
+    cr_assert_eq(frontier_shards(b), 4u);
+
+    char seeds[HOSTS][64];
+    const char *sp[HOSTS];
+    for (int h = 0; h < HOSTS; h++) {
+        url_of(h, 0, seeds[h], sizeof seeds[h]);
+        sp[h] = seeds[h];
+    }
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(a, sp, HOSTS, 0, &added), 0, "%s", frontier_last_error(a));
+    cr_assert_eq(added, HOSTS);
+    /* the hosts are spread: each of the 4 shards has a ready key */
+    for (int s = 0; s < 4; s++) {
+        char key[64];
+        if (s == 0)
+            snprintf(key, sizeof key, "crawler:{" CRAWL "}:ready");
+        else
+            snprintf(key, sizeof key, "crawler:{" CRAWL "/%d}:ready", s);
+        redisReply *z = redisCommand(c, "ZCARD %s", key);
+        cr_assert(z && z->type == REDIS_REPLY_INTEGER);
+        cr_expect_gt(z->integer, 0, "shard %d has no ready host", s);
+        freeReplyObject(z);
+    }
+
+    int fetched[HOSTS][PAGES] = {{0}};
+    size_t total = 0, admitted = HOSTS, rounds = 0;
+    frontier_state_t st = FRONTIER_WAIT;
+    int done[2] = {0, 0};
+    while (!(done[0] && done[1]) && rounds++ < 5000) {
+        frontier_t *f = rounds % 2 ? a : b; /* two workers take turns */
+        frontier_item_t items[8] = {0};
+        size_t n = claim(f, items, 8, &st);
+        done[rounds % 2] = st == FRONTIER_DONE;
+        if (st == FRONTIER_DONE)
+            cr_assert_eq(total, (size_t)HOSTS * PAGES, "done after %zu of %d pages", total,
+                         HOSTS * PAGES);
+        char lk[8][3][64];
+        const char *lp[8][3];
+        size_t nnew[8] = {0};
+        frontier_done_t pages[8];
+        for (size_t i = 0; i < n; i++) {
+            int h, k;
+            parse_url(items[i].url, &h, &k);
+            cr_assert_eq(fetched[h][k]++, 0, "%s claimed twice", items[i].url);
+            total++;
+            links_of(h, k, lk[i]);
+            for (int j = 0; j < 3; j++)
+                lp[i][j] = lk[i][j];
+            pages[i] = (frontier_done_t){.item = &items[i],
+                                         .outcome = {.status = 200, .bytes = 10},
+                                         .links = lp[i],
+                                         .nlinks = 3,
+                                         .link_depth = items[i].depth + 1,
+                                         .nnew = &nnew[i]};
+        }
+        if (n) {
+            int rc = frontier_finish(f, pages, n);
+            cr_assert_eq(rc, 0, "frontier_finish: %s (%s)", crawl_strerror(rc),
+                         frontier_last_error(f));
+        }
+        for (size_t i = 0; i < n; i++) {
+            admitted += nnew[i];
+            frontier_item_clear(&items[i]);
+        }
+        if (!n && st == FRONTIER_WAIT)
+            usleep(20000); /* shards resting (done once): the next sweep soon */
+    }
+    cr_assert(done[0] && done[1], "no end after %zu rounds (%zu pages)", rounds, total);
+    cr_expect_eq(total, (size_t)HOSTS * PAGES);
+    cr_expect_eq(admitted, (size_t)HOSTS * PAGES, "new links + seeds: each URL admitted once");
+
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(c, CRAWL, &s), 0);
+    cr_expect_eq(s.shards, 4u);
+    cr_expect_eq(s.enqueued, (uint64_t)HOSTS * PAGES, "enqueued over the shards");
+    cr_expect_eq(s.fetched, (uint64_t)HOSTS * PAGES);
+    cr_expect_eq(s.seeds, (uint64_t)HOSTS);
+    cr_expect_eq(s.new_links, (uint64_t)HOSTS * PAGES - HOSTS);
+    cr_expect_eq(s.seen_links + s.new_links, (uint64_t)3 * HOSTS * PAGES, "every link counted");
+    cr_expect_eq(s.queued + s.in_flight + s.delayed, 0u);
+    cr_expect_eq(s.hosts, (uint64_t)HOSTS);
+    cr_expect_eq(s.workers, 2u);
+
+    frontier_close(a);
+    frontier_close(b);
+    uint64_t deleted = 0;
+    cr_assert_eq(frontier_reset(c, CRAWL, &deleted), 0);
+    cr_expect_gt(deleted, 4u);
+    cr_expect_eq(count_keys(c, "crawler:*"), 0, "reset left keys");
+    redisFree(c);
+    redisFree(c2);
+    fx_redis_stop(r);
+}
+
+Test(shards, no_end_while_a_page_is_in_flight_in_one_shard)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r), *c2 = fx_redis_connect(r);
+    char err[512] = "";
+    frontier_t *a = open_sharded(c, 8, "wa", err, sizeof err);
+    cr_assert_not_null(a, "frontier_open: %s", err);
+    frontier_t *b = open_sharded(c2, 8, "wb", err, sizeof err);
+    cr_assert_not_null(b, "frontier_open: %s", err);
+    char u0[64], u1[64] = "";
+    url_of(0, 0, u0, sizeof u0);
+    const char *sp[] = {u0};
+    cr_assert_eq(frontier_seed(a, sp, 1, 0, NULL), 0);
+    frontier_item_t it[1] = {0};
+    frontier_state_t st;
+    size_t first = 0; /* a claim of one URL asks one shard: the ring finds the seed's */
+    for (int i = 0; i < 100 && !first; i++)
+        if (!(first = claim(a, it, 1, &st)))
+            usleep(5000);
+    cr_assert_eq(first, 1);
+    /* a link of host 0's page to a host of another shard */
+    int h1 = 1;
+    unsigned s0 = fr_shard_of(8, u0);
+    for (; h1 < HOSTS; h1++) {
+        url_of(h1, 0, u1, sizeof u1);
+        if (fr_shard_of(8, u1) != s0)
+            break;
+    }
+    cr_assert_lt(h1, HOSTS, "no host of another shard");
+    /* b sweeps every shard many times while a holds the page */
+    for (int i = 0; i < 40; i++) {
+        frontier_item_t got[4] = {0};
+        size_t n = claim(b, got, 4, &st);
+        cr_assert_eq(n, 0);
+        cr_assert_neq(st, FRONTIER_DONE, "done while a page is in flight (sweep %d)", i);
+        usleep(10000);
+    }
+    const char *lp[] = {u1};
+    size_t nnew = 0;
+    frontier_done_t pg = {.item = &it[0],
+                          .outcome = {.status = 200},
+                          .links = lp,
+                          .nlinks = 1,
+                          .link_depth = 1,
+                          .nnew = &nnew};
+    cr_assert_eq(frontier_finish(a, &pg, 1), 0, "%s", frontier_last_error(a));
+    cr_expect_eq(nnew, 1, "the link to another shard counted as new");
+    frontier_item_clear(&it[0]);
+    size_t n = 0;
+    for (int i = 0; i < 200 && n == 0; i++) {
+        n = claim(b, it, 1, &st);
+        cr_assert(n || st != FRONTIER_DONE, "done with the link of the finished page queued");
+        if (!n)
+            usleep(10000);
+    }
+    cr_assert_eq(n, 1);
+    cr_expect_str_eq(it[0].url, u1);
+    cr_expect_eq(it[0].depth, 1u);
+    frontier_item_clear(&it[0]);
+    frontier_close(a);
+    frontier_close(b);
+    redisFree(c);
+    redisFree(c2);
+    fx_redis_stop(r);
+}
+
+Test(shards, the_count_is_fixed_when_the_crawl_is_created)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r);
+    char err[512] = "";
+    frontier_t *a = open_sharded(c, 4, "wa", err, sizeof err);
+    cr_assert_not_null(a, "frontier_open: %s", err);
+    frontier_t *b = open_sharded(c, 8, "wb", err, sizeof err);
+    cr_expect_null(b, "a second count taken");
+    cr_expect(strstr(err, "has 4 shards, not the 8 asked for"), "said '%s'", err);
+    frontier_close(b);
+    /* a crawl-wide page limit cannot hold over shards (SHARDING.md): refused */
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.max_pages = 10;
+    b = frontier_open(c, &cfg, NULL, err, sizeof err);
+    cr_expect_null(b);
+    cr_expect(strstr(err, "needs a crawl of one shard"), "said '%s'", err);
+    frontier_close(b);
+    frontier_control_change_t ch = {0};
+    ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
+    ch.value[FRONTIER_LIMIT_MAX_PAGES] = 5;
+    cr_expect_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err),
+                 CRAWL_EINVAL);
+    cr_expect(strstr(err, "needs a crawl of one shard"), "said '%s'", err);
+    /* a pause is written to every shard's copy */
+    memset(&ch, 0, sizeof ch);
+    ch.pause = 1;
+    cr_assert_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err), 0, "%s", err);
+    for (int s = 0; s < 4; s++) {
+        redisReply *h = s ? redisCommand(c, "HGET crawler:{" CRAWL "/%d}:control paused", s)
+                          : redisCommand(c, "HGET crawler:{" CRAWL "}:control paused");
+        cr_assert(h);
+        cr_expect(h->type == REDIS_REPLY_STRING && !strcmp(h->str, "1"), "shard %d not paused", s);
+        freeReplyObject(h);
+    }
+    frontier_close(a);
+    /* a crawl of one shard keeps today's layout: no key of a shard 1.. */
+    a = NULL;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = "one";
+    cfg.bloom_capacity = 1000;
+    a = frontier_open(c, &cfg, NULL, err, sizeof err);
+    cr_assert_not_null(a, "%s", err);
+    cr_expect_eq(frontier_shards(a), 1u);
+    cr_expect_eq(count_keys(c, "crawler:{one/*"), 0);
+    frontier_close(a);
+    redisFree(c);
+    fx_redis_stop(r);
+}
