@@ -95,10 +95,27 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     int rcode = CRAWL_EBLOOM;
     char err[512] = "bad crawl name", name[FR_KEY_MAX] = "";
     frontier_t *f = NULL;
-    bloom_params_t bp = {.capacity = cfg->bloom_capacity,
+    bloom_t *b = NULL;
+    unsigned shards = cfg->shards;
+    if (!shards && (rcode = frontier_crawl_shards(rc, cfg->crawl, &shards)) < 0) {
+        fprintf(stderr, "crawler crawl: reading the crawl's shard count: %s\n",
+                crawl_strerror(rcode));
+        goto out;
+    }
+    if (shards > 1 && cfg->max_pages) { /* frontier/SHARDING.md */
+        fprintf(stderr,
+                "crawler crawl: --max-pages needs a crawl of one shard; crawl '%s' has %u "
+                "(--max-pages-per-host works on any)\n",
+                cfg->crawl, shards);
+        rcode = CRAWL_ENOROOM; /* exit 2 */
+        goto out;
+    }
+    /* --bloom-capacity is the crawl's: each shard's filter holds its part */
+    bloom_params_t bp = {.capacity = (cfg->bloom_capacity + shards - 1) / shards,
                          .fp_rate = cfg->bloom_fp_rate,
                          .cache_bytes = SIZE_MAX}; /* seeding: every URL goes to Redis anyway */
-    bloom_t *b = frontier_bloom_name(cfg->crawl, name, sizeof name) < 0
+    rcode = CRAWL_EBLOOM;
+    b = frontier_bloom_name(cfg->crawl, name, sizeof name) < 0
                      ? NULL
                      : bloom_join(rc, name, &bp, &rcode, err, sizeof err);
     if (!b) {
@@ -108,6 +125,10 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     frontier_config_t fc;
     frontier_config_defaults(&fc);
     fc.crawl = cfg->crawl;
+    fc.shards = shards;
+    fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
+    fc.bloom_fp_rate = cfg->bloom_fp_rate;
+    fc.bloom_cache_bytes = SIZE_MAX;
     f = frontier_open(rc, &fc, b, err, sizeof err);
     if (!f) {
         rcode = CRAWL_EBLOOM;

@@ -98,6 +98,7 @@ static void close_redis(rconn_t *r, redisContext *rc)
 
 typedef struct seed_opts {
     int force;
+    unsigned shards;
     bloom_params_t bp;
     common_t co;
 } seed_opts_t;
@@ -111,6 +112,10 @@ static const cli_opt_t SEED_OPTS[] = {
                  "could take the crawl past its filter's capacity (nothing of it is seeded)")},
     {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
                     BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
+    {CLI_OPT_U32(seed_opts_t, "shards", "N", shards, 1, FRONTIER_MAX_SHARDS, 0,
+                 "split a new crawl into N shards (README: Redis Cluster); the crawl keeps "
+                 "the count it was created with"),
+     .dflt_doc = "the crawl's; 1 for a new one"},
     COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
 static const cli_cmd_t SEED = {
     .name = "seed",
@@ -128,7 +133,8 @@ static const cli_cmd_t SEED = {
  * capacity and rate if it does not exist (exit 2 if it does not fit).  The
  * file is opened and its first batch read before Redis is touched: a file
  * that cannot be read is a usage error and leaves no key behind. */
-static int seed_run(const common_t *co, const char *file, int force, const bloom_params_t *bp)
+static int seed_run(const common_t *co, const char *file, int force, unsigned shards,
+                    const bloom_params_t *bp0)
 {
     char err[512] = "";
     seeds_t *seeds = seeds_open(file, 0, err, sizeof err);
@@ -143,10 +149,24 @@ static int seed_run(const common_t *co, const char *file, int force, const bloom
     cfg.crawl = co->crawl;
     char name[FR_KEY_MAX] = "";
     int berr = 0;
-    bloom_t *b = r && frontier_bloom_name(co->crawl, name, sizeof name) >= 0
+    int go = r != NULL;
+    if (go && !shards && (berr = frontier_crawl_shards(rc, co->crawl, &shards)) < 0) {
+        fprintf(stderr, "crawler seed: reading the crawl's shard count: %s\n",
+                crawl_strerror(berr));
+        go = 0;
+    }
+    /* --bloom-capacity is the crawl's: each shard's filter holds its part */
+    bloom_params_t bpv = *bp0, *bp = &bpv;
+    if (shards > 1)
+        bpv.capacity = (bpv.capacity + shards - 1) / shards;
+    cfg.shards = shards;
+    cfg.bloom_capacity = bp0->capacity; /* the other shards' filters, if created */
+    cfg.bloom_fp_rate = bp0->fp_rate;
+    cfg.bloom_cache_bytes = SIZE_MAX;
+    bloom_t *b = go && frontier_bloom_name(co->crawl, name, sizeof name) >= 0
                      ? bloom_join(rc, name, bp, &berr, err, sizeof err)
                      : NULL;
-    if (r && !b)
+    if (go && !b)
         fprintf(stderr, "crawler seed: %s\n", err); /* it names the filter */
     frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
     if (b && !f)
@@ -183,7 +203,7 @@ int cmd_seed(int argc, char **argv)
         cli_see_help("seed");
         return CLI_EXIT_USAGE;
     }
-    return seed_run(&o.co, argv[first], o.force, &o.bp);
+    return seed_run(&o.co, argv[first], o.force, o.shards, &o.bp);
 }
 
 /* ---- stats --------------------------------------------------------------- */
@@ -289,7 +309,7 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "{\"crawl\": ");
     json_str(o, crawl);
     fprintf(o,
-            ", \"time_ms\": %llu, \"queued\": %llu, \"delayed\": %llu, \"in_flight\": %llu, "
+            ", \"shards\": %u, \"time_ms\": %llu, \"queued\": %llu, \"delayed\": %llu, \"in_flight\": %llu, "
             "\"hosts\": %llu, \"ready_hosts\": %llu, \"dead\": %llu, \"enqueued\": %llu, "
             "\"seeds\": %llu, \"claimed\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
             "\"retried\": %llu, \"reclaimed\": %llu, \"released\": %llu, \"new_links\": %llu, "
@@ -297,9 +317,10 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
             "\"status\": {\"2xx\": %llu, "
             "\"3xx\": %llu, \"4xx\": %llu, \"5xx\": %llu, \"other\": %llu}, \"errors\": %llu, "
             "\"error_kinds\": {",
-            U(s->now_ms), U(s->queued), U(s->delayed), U(s->in_flight), U(s->hosts),
-            U(s->ready_hosts), U(s->dead), U(s->enqueued), U(s->seeds), U(s->claimed),
-            U(s->fetched), U(s->bytes), U(s->retried), U(s->reclaimed), U(s->released),
+            s->shards ? s->shards : 1, U(s->now_ms), U(s->queued), U(s->delayed),
+            U(s->in_flight), U(s->hosts), U(s->ready_hosts), U(s->dead), U(s->enqueued),
+            U(s->seeds), U(s->claimed), U(s->fetched), U(s->bytes), U(s->retried),
+            U(s->reclaimed), U(s->released),
             U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages),
             U(s->status_2xx), U(s->status_3xx), U(s->status_4xx), U(s->status_5xx),
             U(s->status_other), U(s->errors));
@@ -339,6 +360,9 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "  queued %llu  delayed %llu  in flight %llu  dead letters %llu\n", U(s->queued),
             U(s->delayed), U(s->in_flight), U(s->dead));
     fprintf(o, "  hosts %llu  ready hosts %llu\n", U(s->hosts), U(s->ready_hosts));
+    if (s->shards > 1)
+        fprintf(o, "  shards %u (each with a visited set of its own: the fullest one below)\n",
+                s->shards);
     fprintf(o, "  enqueued %llu (seeds %llu)  claimed %llu  fetched %llu  bytes %llu\n",
             U(s->enqueued), U(s->seeds), U(s->claimed), U(s->fetched), U(s->bytes));
     fprintf(o, "  retried %llu  reclaimed %llu  released %llu\n", U(s->retried), U(s->reclaimed),
@@ -394,7 +418,7 @@ static int read_stats(redisContext *rc, const char *crawl, frontier_stats_t *s,
     if (err == 0)
         err = frontier_workers(rc, crawl, w, nw);
     if (err == 0)
-        err = read_bloom(rc, crawl, s->bloom_added, bv);
+        err = read_bloom(rc, crawl, s->bloom_added_max, bv); /* the fullest shard's filter */
     return err;
 }
 
@@ -641,7 +665,8 @@ static const cli_cmd_t RESET = {
     .usage = "usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
              "Deletes every key of one crawl (" FRONTIER_KEY_PREFIX_HELP
              "*: queues, leases, stats, Bloom\n"
-             "filter) and nothing else.\n\noptions:\n",
+             "filter; a crawl of several shards: crawler:{NAME/<shard>}:* too) and nothing\n"
+             "else.\n\noptions:\n",
     .opts = RESET_OPTS,
     .nopts = COUNT(RESET_OPTS),
 };

@@ -93,6 +93,10 @@ static const cli_opt_t OPTS[] = {
      .dflt_doc = "unlimited"},
     {U32("max-redirects", "N", max_redirects, 0, 1000, CONFIG_DEFAULT_MAX_REDIRECTS,
          "redirects in a row followed (0: none), counted across hops")},
+    {U32("shards", "N", shards, 1, FRONTIER_MAX_SHARDS, 0,
+         "split a new crawl into N shards (a host's URLs in one; a Redis Cluster spreads them over "
+         "its masters); a crawl keeps the count it was created with"),
+     .dflt_doc = "the crawl's; 1 for a new one"},
     {U64("max-pages", "N", max_pages, 1, UINT64_MAX, CONFIG_DEFAULT_MAX_PAGES,
          "URLs admitted in total, all workers"),
      .dflt_doc = "unlimited"},

@@ -86,6 +86,7 @@ typedef struct crawl_config {
     size_t n_exclude;
     uint32_t max_depth;          /* --max-depth; UINT32_MAX: none */
     uint32_t max_redirects;      /* --max-redirects: redirects in a row followed; 0: none */
+    uint32_t shards;             /* --shards: the crawl's shards if it is created; 0: the crawl's */
     uint64_t max_pages;          /* --max-pages; 0: none */
     uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
     uint32_t max_url_length;     /* --max-url-length, bytes */

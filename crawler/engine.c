@@ -153,6 +153,7 @@ void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc)
     fc->lease_ms = c->lease_ms;
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;
+    fc->shards = c->shards;
     fc->max_pages_per_host = c->max_pages_per_host;
     fc->max_tries = c->max_tries;
     fc->backoff_ms = c->backoff_ms;

@@ -273,7 +273,7 @@ void engine_check_full(worker_t *w)
     if (rc < 0)
         engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
     else
-        check_fill(w, st.bloom_added);
+        check_fill(w, st.bloom_added_max);
 }
 
 frontier_worker_stats_t engine_worker_stats(worker_t *w, uint64_t now)

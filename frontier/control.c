@@ -140,8 +140,10 @@ int frontier_control(struct redisContext *rc, const char *crawl,
     frontier_t f; /* a bare handle: what fr_run needs */
     memset(&f, 0, sizeof f);
     f.rc = rc;
-    if (!rc || fr_prefix(crawl, f.prefix, sizeof f.prefix) < 0 ||
-        fr_key(&f, FR_K_READY, f.ready_key, sizeof f.ready_key) < 0) {
+    f.prefix = f.prefix0;
+    f.ready_key = f.ready0;
+    if (!rc || fr_prefix(crawl, f.prefix0, sizeof f.prefix0) < 0 ||
+        fr_key(&f, FR_K_READY, f.ready0, sizeof f.ready0) < 0) {
         snprintf(errbuf, errlen, "bad crawl name");
         return CRAWL_EINVAL;
     }

@@ -334,8 +334,8 @@ void fr_use(frontier_t *f, unsigned s)
 {
     if (s == f->cur || s >= f->nshards)
         return;
-    memcpy(f->prefix, f->shard[s].prefix, sizeof f->prefix);
-    memcpy(f->ready_key, f->shard[s].ready_key, sizeof f->ready_key);
+    f->prefix = f->shard[s].prefix;
+    f->ready_key = f->shard[s].ready_key;
     f->bloom = f->shard[s].bloom;
     f->cur = s;
 }
@@ -425,12 +425,14 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
     f->cfg = *cfg;
     normalize_config(&f->cfg);
     const char *crawl = cfg->crawl ? cfg->crawl : FRONTIER_DEFAULT_CRAWL;
-    if (fr_prefix(crawl, f->prefix, sizeof f->prefix) < 0) {
+    f->prefix = f->prefix0;
+    f->ready_key = f->ready0;
+    if (fr_prefix(crawl, f->prefix0, sizeof f->prefix0) < 0) {
         snprintf(errbuf, errlen, "bad crawl name '%.80s'", crawl);
         goto fail;
     }
     snprintf(f->crawl, sizeof f->crawl, "%s", crawl);
-    fr_key(f, FR_K_READY, f->ready_key, sizeof f->ready_key);
+    fr_key(f, FR_K_READY, f->ready0, sizeof f->ready0);
     f->cfg.crawl = f->crawl;
     if (gethostname(f->host, sizeof f->host) != 0)
         snprintf(f->host, sizeof f->host, "localhost");

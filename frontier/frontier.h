@@ -123,6 +123,9 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
                           char *errbuf, size_t errlen);
 /* The crawl's shard count (frontier_config_t.shards), 1 and up. */
 unsigned frontier_shards(const frontier_t *f);
+/* The shard count crawl has in Redis (1 when it has none yet: a new crawl),
+ * one GET on rc: 0, or CRAWL_EREDIS / CRAWL_EREPLY / CRAWL_EWRONGTYPE. */
+int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n);
 /* Frees the handle, and the Bloom filter handle if frontier_open opened it;
  * does not hand back leases (call frontier_release first).  Accepts NULL. */
 void frontier_close(frontier_t *f);
@@ -475,7 +478,8 @@ typedef struct frontier_beat {
     size_t reclaimed;         /* URLs of expired workers handed back */
     int crawl_exists;         /* 0: the crawl's Bloom filter is gone (FLUSHALL, a
                                  Redis restarted without its data) */
-    uint64_t bloom_added;     /* URLs added to the filter: seeds + new links */
+    uint64_t bloom_added;     /* URLs added to the filter: seeds + new links (a crawl of
+                                 several shards: in its fullest shard's filter) */
     frontier_state_t control; /* FRONTIER_DRAIN: this worker is to drain; FRONTIER_PAUSED:
                                  the crawl is paused; else FRONTIER_READY */
 } frontier_beat_t;
@@ -579,6 +583,9 @@ typedef struct frontier_stats {
     /* URLs the crawl added to its Bloom filter: seeds + new_links (a forced
      * re-seed of a URL already seen counts again: the count errs high) */
     uint64_t bloom_added;
+    /* the same in the fullest shard (each shard has a filter of its own, of
+     * the same geometry): what says whether the crawl's filters are full */
+    uint64_t bloom_added_max;
     frontier_control_t control; /* the crawl's control hash (frontier_control) */
 } frontier_stats_t;
 

@@ -82,10 +82,15 @@ typedef struct fr_shard {
 
 struct frontier {
     struct redisContext *rc; /* borrowed */
-    /* The current shard (fr_use): the calls are built from these. */
+    /* The current shard (fr_use): the calls are built from these; prefix
+     * and ready_key point to its fr_shard_t (to prefix0 and ready0 before
+     * the shards are known), so a call built with them borrowed stays
+     * right after the handle moves on to another shard. */
     bloom_t *bloom;
-    char prefix[FR_PREFIX_MAX];
-    char ready_key[FR_KEY_MAX];
+    const char *prefix;
+    const char *ready_key;
+    char prefix0[FR_PREFIX_MAX]; /* the crawl's prefix (shard 0's) */
+    char ready0[FR_KEY_MAX];
     unsigned cur;
     unsigned nshards;  /* >= 1, fixed when the crawl was created (P shards of shard 0) */
     fr_shard_t *shard; /* [nshards] */

@@ -44,6 +44,12 @@ int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
     return rc_;
 }
 
+int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
+{
+    unsigned dummy;
+    return rc ? fr_crawl_shards(rc, crawl, n ? n : &dummy) : CRAWL_EINVAL;
+}
+
 static int get_now(const redisReply *t, uint64_t *now)
 {
     uint64_t s, us;
@@ -220,6 +226,8 @@ static int read_shard(redisReply **r, int first, frontier_stats_t *out)
         fr_control_read(r[8], &s.control) < 0)
         return CRAWL_EREPLY;
     add_counters(out, &s);
+    if (s.seeds + s.new_links > out->bloom_added_max)
+        out->bloom_added_max = s.seeds + s.new_links;
     if (first) {
         out->now_ms = s.now_ms;
         out->workers = count_live(r[6], s.now_ms);

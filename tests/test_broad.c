@@ -21,6 +21,7 @@
  * --allow-private is needed.
  */
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,5 +355,67 @@ Test(broad, a_host_that_does_not_answer_holds_only_its_own_slots, .timeout = 180
     unsigned m = max_overlap(&b.s, log, n, 0);
     cr_expect_leq(m, 2, "host 0 had %u page requests in flight at once (--per-host 2)", m);
     free(log);
+    broad_stop(&b);
+}
+
+/* A crawl of 8 shards (frontier/SHARDING.md) on one Redis: 3 processes,
+ * pages linking across hosts and so across shards.  Each page is fetched
+ * once (the server's log), politeness holds as on one shard (a host never
+ * spans two), the crawl ends in every process (the end found over all
+ * shards), `crawler stats` sums the shards and `crawler reset` leaves no
+ * key of any. */
+Test(broad, a_crawl_of_eight_shards_fetches_each_page_once_and_resets_clean, .timeout = 120)
+{
+    broad_t b;
+    broad_start(&b, &POLITE);
+    char *extra[] = {"--shards",  "8", "--delay",       "300", "--per-host", "4",
+                     "--threads", "2", "--concurrency", "64",  NULL};
+    pid_t pid[3];
+    spawn_crawlers(&b, 3, extra, pid);
+    wait_crawlers(&b, 3, pid, 90000);
+    fx_http_req_t *log;
+    size_t n = fx_http_log(b.s.h, &log);
+    expect_each_page_once(&b.s, log, n);
+    expect_gaps(&b.s, log, n, 300);
+    free(log);
+
+    redisContext *c = fx_redis_connect(b.r);
+    cr_assert_not_null(c);
+    redisReply *k = redisCommand(c, "GET crawler:{default}:shards");
+    cr_assert(k && k->type == REDIS_REPLY_STRING, "no shard count stored");
+    cr_expect_str_eq(k->str, "8");
+    freeReplyObject(k);
+    unsigned used = 0; /* shards whose stats hash exists: the 24 hosts spread */
+    for (int s = 0; s < 8; s++) {
+        redisReply *e = s ? redisCommand(c, "EXISTS crawler:{default/%d}:stats", s)
+                          : redisCommand(c, "EXISTS crawler:{default}:stats");
+        cr_assert(e && e->type == REDIS_REPLY_INTEGER);
+        used += e->integer == 1;
+        freeReplyObject(e);
+    }
+    cr_expect_geq(used, 5u, "only %u of 8 shards used by 24 hosts", used);
+
+    char out[600], errf[600], *argv_stats[] = {CRAWLER_BIN, "stats", "--redis",
+                                               (char *)fx_redis_url(b.r), "--json", NULL};
+    snprintf(out, sizeof out, "%s/stats.json", b.dir);
+    snprintf(errf, sizeof errf, "%s/stats.err", b.dir);
+    cr_assert_eq(fx_run(argv_stats, out, errf, 30000), 0);
+    char *js = fx_read_file(out, NULL);
+    cr_assert_not_null(js);
+    char want[64];
+    snprintf(want, sizeof want, "\"fetched\": %u,", POLITE.hosts * POLITE.pages);
+    cr_expect(strstr(js, "\"shards\": 8,"), "stats: %s", js);
+    cr_expect(strstr(js, want), "stats does not sum the shards (%s): %s", want, js);
+    free(js);
+
+    char *argv_reset[] = {CRAWLER_BIN, "reset",   "--redis", (char *)fx_redis_url(b.r),
+                          "--crawl",   "default", "--yes",   NULL};
+    cr_assert_eq(fx_run(argv_reset, out, errf, 30000), 0);
+    redisReply *ks = redisCommand(c, "KEYS crawler:*");
+    cr_assert(ks && ks->type == REDIS_REPLY_ARRAY);
+    cr_expect_eq(ks->elements, 0, "reset left %zu keys, the first %s", ks->elements,
+                 ks->elements ? ks->element[0]->str : "");
+    freeReplyObject(ks);
+    redisFree(c);
     broad_stop(&b);
 }

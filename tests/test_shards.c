@@ -298,3 +298,47 @@ Test(shards, the_count_is_fixed_when_the_crawl_is_created)
     redisFree(c);
     fx_redis_stop(r);
 }
+
+Test(shards, a_hosts_robots_txt_is_stored_and_found_in_its_shard)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r), *c2 = fx_redis_connect(r);
+    char err[512] = "";
+    frontier_t *a = open_sharded(c, 8, "wa", err, sizeof err);
+    cr_assert_not_null(a, "frontier_open: %s", err);
+    frontier_t *b = open_sharded(c2, 0, "wb", err, sizeof err);
+    cr_assert_not_null(b, "frontier_open: %s", err);
+    char o[HOSTS][64];
+    frontier_robots_look_t lk[HOSTS];
+    for (int h = 0; h < HOSTS; h++) {
+        snprintf(o[h], sizeof o[h], "http://127.0.%d.1:8080", h + 1);
+        lk[h] = (frontier_robots_look_t){.origin = o[h]};
+    }
+    cr_assert_eq(frontier_robots_look(a, lk, HOSTS, 5000), 0);
+    for (int h = 0; h < HOSTS; h++) {
+        cr_assert_eq(lk[h].found, FRONTIER_ROBOTS_WON, "%s not locked for a", o[h]);
+        frontier_robots_result_t res = {.origin = o[h], .val = o[h], .len = strlen(o[h]),
+                                        .ttl_s = 60};
+        cr_assert_eq(frontier_robots_store(a, &res), 0, "%s", frontier_last_error(a));
+    }
+    /* another handle looks them up in one batch: each found, with its own value */
+    cr_assert_eq(frontier_robots_look(b, lk, HOSTS, 5000), 0);
+    for (int h = 0; h < HOSTS; h++) {
+        cr_expect_eq(lk[h].found, FRONTIER_ROBOTS_STORED, "%s not found by b", o[h]);
+        cr_expect(lk[h].val && !strcmp(lk[h].val, o[h]), "%s: '%s'", o[h],
+                  lk[h].val ? lk[h].val : "");
+        free(lk[h].val);
+        /* in its host's shard */
+        unsigned s = fr_shard_of(8, o[h]);
+        redisReply *e = s ? redisCommand(c, "EXISTS crawler:{" CRAWL "/%u}:robots:%s", s, o[h])
+                          : redisCommand(c, "EXISTS crawler:{" CRAWL "}:robots:%s", o[h]);
+        cr_assert(e && e->type == REDIS_REPLY_INTEGER);
+        cr_expect_eq(e->integer, 1, "%s's robots.txt not in shard %u", o[h], s);
+        freeReplyObject(e);
+    }
+    frontier_close(a);
+    frontier_close(b);
+    redisFree(c);
+    redisFree(c2);
+    fx_redis_stop(r);
+}
