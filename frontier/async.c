@@ -46,6 +46,7 @@ int frontier_call_send(frontier_t *f, frontier_call_t *c)
     if (c->c.r) /* the reply of an earlier send: dropped */
         freeReplyObject(c->c.r);
     c->c.r = NULL;
+    fr_use(f, c->c.shard); /* the shard it was built for: its connection on f */
     if (c->c.script >= 0)
         return fr_call_send(f, c->c.script, &c->c);
     if (redisAppendCommandArgv(f->rc, (int)c->c.a.n, c->c.a.v, c->c.a.len) != REDIS_OK)
@@ -71,6 +72,7 @@ int fr_async_reply(frontier_t *f, frontier_call_t *c, int kind, redisReply **out
         return fr_call_reply(f, &c->c, out);
     void *r = c->c.r;
     c->c.r = NULL;
+    fr_use(f, c->c.shard);
     if (!r) { /* not all there yet: waited for */
         if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
             return CRAWL_EREDIS;

@@ -413,17 +413,22 @@ int fr_call_send(frontier_t *f, int script, fr_call_t *c)
 {
     c->script = script;
     c->r = NULL;
+    c->shard = f->cur;
     return fr_send(f, script, &c->a);
 }
 
 int fr_call_ready(frontier_t *f, fr_call_t *c)
 {
-    return c->r ? 1 : fr_try_reply(f, &c->r);
+    if (c->r)
+        return 1;
+    fr_use(f, c->shard);
+    return fr_try_reply(f, &c->r);
 }
 
 int fr_call_reply(frontier_t *f, fr_call_t *c, redisReply **out)
 {
     int rc = 0;
+    fr_use(f, c->shard); /* its connection */
     redisReply *r = c->r;
     c->r = NULL;
     *out = NULL;
@@ -443,12 +448,17 @@ int fr_call_reply(frontier_t *f, fr_call_t *c, redisReply **out)
 
 int fr_calls_ready(frontier_t *f, fr_call_t *c, size_t n)
 {
+    /* each connection's replies come in the order its calls were sent:
+     * reading them in the calls' order takes each from its connection */
     for (size_t i = 0; i < n; i++)
         if (!c[i].r) {
+            fr_use(f, c[i].shard);
+            f->wait_fd = f->rc->fd;
             int rc = fr_try_reply(f, &c[i].r);
             if (rc <= 0)
                 return rc;
         }
+    f->wait_fd = -1;
     return 1;
 }
 
@@ -457,6 +467,7 @@ int fr_calls_wait(frontier_t *f, fr_call_t *c, size_t n)
     for (size_t i = 0; i < n; i++)
         if (!c[i].r) {
             void *r = NULL;
+            fr_use(f, c[i].shard);
             if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
                 return CRAWL_EREDIS;
             f->round_trips += i == 0;

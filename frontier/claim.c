@@ -181,6 +181,7 @@ int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
         rc = fr_call_send(f, FR_CLAIM, &c->c[sent]);
     }
     fr_use(f, cur);
+    fr_wait_on(f, sent ? &c->c[0] : NULL);
     c->sent = ++f->events;
     if (rc < 0) {
         c->n = sent;

@@ -16,6 +16,7 @@
 #include "frontier_internal.h"
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,6 +314,9 @@ struct fr_shards_pending {
     fr_offer_t *offers; /* [nof + n]: the offers' then the pages' */
     size_t *ob, *oat;
     size_t *at, nc; /* group c: pages[at[c]..at[c+1]) */
+    int deferred;   /* the calls go to several servers: the pages' calls are sent only
+                       once every offer has answered (and was read: offers_read) */
+    int offers_read;
     int rc;
 };
 
@@ -453,6 +457,10 @@ static int shards_send(frontier_t *f, struct fr_shards_pending *s)
         fa_init(&s->calls[i].a);
     size_t k = 0;
     int rc = 0;
+    for (size_t i = 0; i < s->nb && !s->deferred; i++) /* several servers? */
+        s->deferred = f->shard[s->b[i].shard].rc != f->shard[s->shard[0]].rc;
+    for (size_t x = 1; x < s->n && s->nof && !s->deferred; x++)
+        s->deferred = f->shard[s->shard[x]].rc != f->shard[s->shard[0]].rc;
     for (size_t i = 0; rc == 0 && i < s->nb; i++) {
         const fr_bucket_t *b = &s->b[i];
         for (size_t at = 0; rc == 0 && at < b->n; at += FR_SEED_CHUNK, k++) {
@@ -473,11 +481,47 @@ static int shards_send(frontier_t *f, struct fr_shards_pending *s)
         fr_use(f, s->shard[at]);
         rc = build_finish(f, s->pages + at, m, s->offers + s->nof + at, s->fseen + at,
                           &s->calls[s->nof + c].a);
-        if (rc == 0)
+        s->calls[s->nof + c].shard = s->shard[at];
+        if (rc == 0 && !s->deferred)
             rc = fr_call_send(f, FR_FINISH, &s->calls[s->nof + c]);
+        s->sent += rc == 0 && !s->deferred;
+    }
+    if (s->sent)
+        fr_wait_on(f, &s->calls[0]);
+    return rc;
+}
+
+static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, const redisReply *r);
+
+/* Deferred pages' calls (several servers): every offer's reply read, then
+ * the pages' calls sent.  0, or the failure (the pages stay leased). */
+static int shards_second(frontier_t *f, struct fr_shards_pending *s, int wait)
+{
+    if (!s->deferred || s->offers_read)
+        return 1;
+    int rc = wait ? fr_calls_wait(f, s->calls, s->sent) : fr_calls_ready(f, s->calls, s->sent);
+    if (rc <= 0 && !wait)
+        return rc;
+    for (size_t k = 0; rc >= 0 && k < s->nof; k++) {
+        redisReply *r = NULL;
+        int prc = fr_call_reply(f, &s->calls[k], &r);
+        if (prc == 0)
+            prc = read_offer(f, s, k, r);
+        if (r)
+            freeReplyObject(r);
+        if (prc < 0)
+            rc = prc; /* an offer that failed: the pages are not acknowledged */
+    }
+    s->offers_read = 1;
+    for (size_t c = 0; rc >= 0 && c < s->nc; c++) {
+        fr_call_t *call = &s->calls[s->nof + c];
+        fr_use(f, call->shard);
+        rc = fr_call_send(f, FR_FINISH, call);
         s->sent += rc == 0;
     }
-    return rc;
+    if (rc >= 0 && s->nc)
+        fr_wait_on(f, &s->calls[s->nof]);
+    return rc < 0 ? rc : 0;
 }
 
 static int shards_start(frontier_t *f, const frontier_done_t *pages, size_t n,
@@ -526,11 +570,16 @@ static int shards_end(frontier_t *f, frontier_pending_t *p)
 {
     struct fr_shards_pending *s = p->sh;
     int rc = s->rc;
+    if (rc == 0 && s->deferred && !s->offers_read) {
+        int src = shards_second(f, s, 1);
+        if (src < 0)
+            rc = src;
+    }
     /* calls already sent ran: read their replies even after a failed build */
     int wrc = s->sent ? fr_calls_wait(f, s->calls, s->sent) : 0;
     if (rc == 0 || wrc < 0)
         rc = wrc;
-    for (size_t c = 0; wrc == 0 && c < s->sent; c++) {
+    for (size_t c = s->offers_read ? s->nof : 0; wrc == 0 && c < s->sent; c++) {
         redisReply *r = NULL;
         int prc = fr_call_reply(f, &s->calls[c], &r);
         if (prc == 0 && c < s->nof)
@@ -633,6 +682,24 @@ int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
     return rc;
 }
 
+int frontier_finish_ready(frontier_t *f, frontier_pending_t *p)
+{
+    if (!f || !p)
+        return CRAWL_EINVAL;
+    if (!p->sh) { /* one shard: once the first bytes are there (the rest follow) */
+        struct pollfd pfd = {.fd = f->rc->fd, .events = POLLIN};
+        return poll(&pfd, 1, 0) > 0;
+    }
+    struct fr_shards_pending *s = p->sh;
+    if (s->rc < 0)
+        return 1; /* _end answers it */
+    int rc = shards_second(f, s, 0);
+    if (rc <= 0)
+        return rc;
+    return fr_calls_ready(f, s->calls + s->nof * s->offers_read,
+                          s->sent - s->nof * s->offers_read);
+}
+
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
 {
     if (!f || (!pages && n))
@@ -730,6 +797,7 @@ int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const fronti
     if (!c)
         return CRAWL_ENOMEM;
     fr_use(f, fr_lease_shard(f, item->lease));
+    c->c.shard = f->cur;
     build_retry(f, item, o, retry_after_ms, &c->c.a);
     if (c->c.a.oom) {
         frontier_call_drop(c);

@@ -217,7 +217,7 @@ static int open_bloom(frontier_t *f, unsigned s, bloom_cache_t *cache, char *err
                         .fp_rate = f->cfg.bloom_fp_rate,
                         .cache_bytes = f->cfg.bloom_cache_bytes,
                         .shared_cache = cache};
-    f->shard[s].bloom = bloom_join(f->rc, name, &p, &err, msg, sizeof msg);
+    f->shard[s].bloom = bloom_join(f->shard[s].rc, name, &p, &err, msg, sizeof msg);
     if (!f->shard[s].bloom) {
         snprintf(errbuf, errlen, "visited set %s: %s", name, msg[0] ? msg : crawl_strerror(err));
         return err == CRAWL_EREDIS ? CRAWL_EREDIS : CRAWL_EBLOOM;
@@ -311,8 +311,56 @@ static int open_shards(frontier_t *f, char *errbuf, size_t errlen)
         fr_prefix_shard(f->crawl, s, f->shard[s].prefix, sizeof f->shard[s].prefix);
         fr_key_build(f->shard[s].prefix, FR_K_READY, NULL, 0, f->shard[s].ready_key,
                      sizeof f->shard[s].ready_key);
+        f->shard[s].rc = f->rc;
     }
     return 0;
+}
+
+/* A Redis Cluster (cfg.router): each shard's connection, one to each
+ * master that owns a shard (rc is shard 0's: its route), from one look at
+ * the map.  Then every server's check (Redis 7, the crawler module: used
+ * only if every master has it). */
+static int route_shards(frontier_t *f, char *errbuf, size_t errlen)
+{
+    const frontier_router_t *rt = f->cfg.router;
+    unsigned n = f->nshards;
+    if (!rt || n == 1)
+        return 0;
+    const char **keys = calloc(n, sizeof *keys);
+    char(*addr)[FRONTIER_ADDR_MAX] = calloc(n, sizeof *addr);
+    f->own = calloc(n, sizeof *f->own);
+    int rc = keys && addr && f->own ? 0 : CRAWL_ENOMEM;
+    for (unsigned s = 0; rc == 0 && s < n; s++)
+        keys[s] = f->shard[s].ready_key;
+    if (rc == 0 && rt->owners(rt->ud, keys, n, addr) < 0) {
+        snprintf(errbuf, errlen, "the Redis Cluster's map: a shard of crawl '%s' has no master now",
+                 f->crawl);
+        rc = CRAWL_EREDIS;
+    }
+    for (unsigned s = 1; rc == 0 && s < n; s++) {
+        unsigned t = 0; /* a shard before it on the same master: its connection */
+        while (t < s && strcmp(addr[t], addr[s]))
+            t++;
+        if (t < s) {
+            f->shard[s].rc = f->shard[t].rc;
+            continue;
+        }
+        if (!(f->shard[s].rc = rt->connect(rt->ud, keys[s]))) {
+            snprintf(errbuf, errlen, "connecting to %s (shard %u of crawl '%s')", addr[s], s,
+                     f->crawl);
+            rc = CRAWL_EREDIS;
+            break;
+        }
+        f->own[f->nown++] = f->shard[s].rc;
+        int bits = f->bits_module;
+        fr_use(f, s);
+        rc = check_server(f, errbuf, errlen);
+        f->bits_module &= bits;
+        fr_use(f, 0);
+    }
+    free(keys);
+    free(addr);
+    return rc;
 }
 
 /* Writes the shard count if the crawl has none yet (SET NX), and checks
@@ -337,7 +385,15 @@ void fr_use(frontier_t *f, unsigned s)
     f->prefix = f->shard[s].prefix;
     f->ready_key = f->shard[s].ready_key;
     f->bloom = f->shard[s].bloom;
+    if (f->shard[s].rc)
+        f->rc = f->shard[s].rc;
     f->cur = s;
+}
+
+void fr_wait_on(frontier_t *f, const fr_call_t *c)
+{
+    struct redisContext *rc = c && c->shard < f->nshards ? f->shard[c->shard].rc : NULL;
+    f->wait_fd = rc ? rc->fd : -1;
 }
 
 unsigned fr_shard_of(unsigned n, const char *origin)
@@ -395,6 +451,11 @@ static int open_scripts(frontier_t *f, char *errbuf, size_t errlen)
 /* Closes the filters the handle opened, and frees the shards. */
 static void close_shards(frontier_t *f)
 {
+    for (size_t i = 0; i < f->nown; i++)
+        redisFree(f->own[i]);
+    free(f->own);
+    f->own = NULL;
+    f->nown = 0;
     for (unsigned s = 0; f->shard && s < f->nshards; s++)
         if (f->shard[s].bloom_owned)
             bloom_close(f->shard[s].bloom);
@@ -422,6 +483,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         return NULL;
     }
     f->rc = rc;
+    f->wait_fd = -1;
     f->cfg = *cfg;
     normalize_config(&f->cfg);
     const char *crawl = cfg->crawl ? cfg->crawl : FRONTIER_DEFAULT_CRAWL;
@@ -452,7 +514,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         f->rng = 88172645463325252ULL;
     /* shard 0's keys checked before anything is written (the shard count) */
     if (check_server(f, errbuf, errlen) < 0 || check_keys(f, errbuf, errlen) < 0 ||
-        open_shards(f, errbuf, errlen) < 0)
+        open_shards(f, errbuf, errlen) < 0 || route_shards(f, errbuf, errlen) < 0)
         goto fail;
     f->shard[0].bloom = bloom;
     f->bloom = bloom;
@@ -469,8 +531,14 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
         if (check_keys(f, errbuf, errlen) < 0)
             goto fail;
     }
-    if (open_scripts(f, errbuf, errlen) < 0)
-        goto fail;
+    for (unsigned s = 0; s < f->nshards; s++) { /* the library, on each server once */
+        unsigned t = 0;
+        while (t < s && f->shard[t].rc != f->shard[s].rc)
+            t++;
+        fr_use(f, s);
+        if (t == s && open_scripts(f, errbuf, errlen) < 0)
+            goto fail;
+    }
     for (unsigned s = 0; s < f->nshards; s++)
         if (!f->shard[s].bloom && open_bloom(f, s, cache, errbuf, errlen) < 0)
             goto fail;
@@ -512,8 +580,13 @@ void frontier_close(frontier_t *f)
         return;
     if (f->rc && !f->rc->err && f->nshards) { /* best effort: unregister if we hold nothing */
         fr_args_t a[FR_BYE_PIPELINE];
-        for (unsigned s0 = 0; s0 < f->nshards; s0 += FR_BYE_PIPELINE) {
-            unsigned n = f->nshards - s0 < FR_BYE_PIPELINE ? f->nshards - s0 : FR_BYE_PIPELINE;
+        /* pipelined on one connection; one shard a round trip over several */
+        unsigned per = f->nown ? 1 : FR_BYE_PIPELINE;
+        for (unsigned s0 = 0; s0 < f->nshards; s0 += per) {
+            unsigned n = f->nshards - s0 < per ? f->nshards - s0 : per;
+            fr_use(f, s0);
+            if (f->rc->err)
+                continue;
             redisReply *r[FR_BYE_PIPELINE] = {0};
             for (unsigned i = 0; i < n; i++) {
                 fa_init(&a[i]);
@@ -687,5 +760,7 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
 
 int frontier_fd(const frontier_t *f)
 {
-    return f && f->rc ? f->rc->fd : -1;
+    if (!f || !f->rc)
+        return -1;
+    return f->wait_fd >= 0 ? f->wait_fd : f->rc->fd;
 }

@@ -70,9 +70,26 @@ struct redisContext;
  * (frontier_finish, frontier_retry or frontier_release of it), so its server
  * sees two requests at least d apart however long a claimed URL waits
  * before its request goes out.  d = 0: up to per_host in flight, no spacing. */
+/* Where the shards of a crawl are served, for a Redis Cluster: each shard's
+ * keys share its hash tag, so one master holds a shard.  owners writes, for
+ * each of keys[0..n), a name of the server that owns its hash slot into
+ * addr[i] (the same name for the same server; FRONTIER_ADDR_MAX bytes
+ * each), from one look at the cluster's map: 0 or CRAWL_EREDIS.  connect
+ * opens a new connection to the owner of key's slot (the handle frees it
+ * with redisFree), NULL if there is none now.  Both thread-safe; ud is
+ * theirs.  A plain Redis needs none: every shard is on the handle's rc. */
+#define FRONTIER_ADDR_MAX 320
+typedef struct frontier_router {
+    int (*owners)(void *ud, const char *const *keys, size_t n, char (*addr)[FRONTIER_ADDR_MAX]);
+    struct redisContext *(*connect)(void *ud, const char *key);
+    void *ud;
+} frontier_router_t;
+
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
+    const frontier_router_t *router; /* a Redis Cluster: where each shard is (borrowed: it
+                                        outlives the handle); NULL: all on rc */
     unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
                                     is created: 0 joins the count the crawl has (1 for a new
                                     one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
@@ -259,6 +276,11 @@ typedef struct frontier_pending frontier_pending_t;
 int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
                           frontier_pending_t **out);
 int frontier_finish_end(frontier_t *f, frontier_pending_t *pending);
+/* Never waits: 1 when frontier_finish_end would not wait for Redis, 0 not
+ * yet, or a failure (_end then answers it).  A crawl whose shards are on
+ * several servers sends the pages' own calls from here once their links'
+ * offers have answered (frontier_fd names the connection to wait on). */
+int frontier_finish_ready(frontier_t *f, frontier_pending_t *pending);
 
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
  * delayed set with exponential backoff and jitter, at least retry_after_ms

@@ -69,6 +69,7 @@ void fr_lua_error(const char *msg, char *buf, size_t buflen);
 typedef struct fr_shard {
     char prefix[FR_PREFIX_MAX]; /* fr_prefix_shard */
     char ready_key[FR_KEY_MAX];
+    struct redisContext *rc;    /* the connection to its server (the handle's, or one of own) */
     bloom_t *bloom;             /* borrowed, or opened by frontier_open when bloom_owned */
     int bloom_owned;            /* 1: frontier_close closes bloom */
     uint64_t rest_until;        /* claims: not asked before this (clock_ms) */
@@ -94,8 +95,13 @@ struct frontier {
     unsigned cur;
     unsigned nshards;  /* >= 1, fixed when the crawl was created (P shards of shard 0) */
     fr_shard_t *shard; /* [nshards] */
+    /* A Redis Cluster (cfg.router): the connections the handle opened to
+     * the masters of shards that rc's server does not own, closed with it. */
+    struct redisContext **own;
+    size_t nown;
     bloom_cache_t *cache; /* the shards' filters' local cache, when the handle made it */
     unsigned ring;     /* claims: the next shard asked */
+    int wait_fd;       /* the connection a reply is awaited on (frontier_fd), -1: rc's */
     uint64_t events;   /* claims: numbers the sends and receipts (the end of the crawl) */
     frontier_config_t cfg; /* crawl and worker_id point into the handle */
     char crawl[FRONTIER_MAX_CRAWL_NAME + 1];
@@ -109,9 +115,14 @@ struct frontier {
     char last_error[FR_ERROR_MAX]; /* the last script error (frontier_last_error) */
 };
 
-/* Makes shard s the handle's current one: f->prefix, f->ready_key and
- * f->bloom are then s's, for the calls built next. */
+/* Makes shard s the handle's current one: f->prefix, f->ready_key,
+ * f->bloom and f->rc (its connection) are then s's, for the calls built
+ * and sent next. */
 void fr_use(frontier_t *f, unsigned s);
+/* The calls just sent, the first of them c: frontier_fd names its
+ * connection until fr_calls_ready has every reply. */
+struct fr_call;
+void fr_wait_on(frontier_t *f, const struct fr_call *c);
 /* The shard of origin (or URL) in a crawl of n shards: 0 when n is 1, else
  * xxh64 of its registered domain (libpsl; an IP address, or a name that is
  * a public suffix, is its own) mod n.  Thread-safe. */
@@ -191,10 +202,12 @@ int fr_is_noscript(const struct redisReply *r);
 typedef struct fr_call {
     fr_args_t a;
     int script;
+    unsigned shard; /* the shard it goes to (its connection: fr_use); set by fr_call_send,
+                       or by the builder of a call sent later */
     struct redisReply *r;
 } fr_call_t;
-/* Sends c (built in c->a): 0, or CRAWL_ENOMEM / CRAWL_EREDIS (nothing to
- * read back). */
+/* Sends c (built in c->a) to the current shard: 0, or CRAWL_ENOMEM /
+ * CRAWL_EREDIS (nothing to read back). */
 int fr_call_send(frontier_t *f, int script, fr_call_t *c);
 /* 1 once c's whole reply is there (never waits), 0 not yet, CRAWL_EREDIS. */
 int fr_call_ready(frontier_t *f, fr_call_t *c);

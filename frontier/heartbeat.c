@@ -97,6 +97,7 @@ int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
         c->n = s + 1;
     }
     fr_use(f, cur);
+    fr_wait_on(f, &c->c[0]);
     if (rc < 0) {
         frontier_heartbeat_drop(c);
         return rc;

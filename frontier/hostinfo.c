@@ -259,6 +259,7 @@ int frontier_seed_hosts_call(frontier_t *f, frontier_call_t **out)
     if (!c)
         return CRAWL_ENOMEM;
     fr_use(f, 0); /* crawl-wide: shard 0's */
+    c->c.shard = 0;
     fa_cstr(&c->c.a, "SMEMBERS"); /* (static) */
     fa_key(&c->c.a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
     if (c->c.a.oom) {
@@ -378,6 +379,7 @@ struct frontier_robots_call {
     uint32_t lock_ms;
     int rc; /* a send that failed (CRAWL_EREDIS: answered by _end) */
     fr_args_t *calls;
+    unsigned *shard; /* [ncalls]: each call's shard (a crawl of several: one origin a call) */
     redisReply **rep;
 };
 
@@ -392,6 +394,7 @@ void frontier_robots_look_drop(frontier_robots_call_t *c)
             fa_free(&c->calls[i]);
     }
     free(c->calls);
+    free(c->shard);
     free(c->rep);
     free(c);
 }
@@ -408,23 +411,45 @@ static frontier_robots_call_t *new_call(frontier_t *f, frontier_robots_look_t *o
     *c = (frontier_robots_call_t){
         .o = o, .n = n, .per = per, .ncalls = (n + per - 1) / per, .lock_ms = lock_ms};
     c->calls = calloc(c->ncalls, sizeof *c->calls);
+    c->shard = calloc(c->ncalls, sizeof *c->shard);
     c->rep = calloc(c->ncalls, sizeof *c->rep);
-    if (!c->calls || !c->rep) {
+    if (!c->calls || !c->shard || !c->rep) {
         frontier_robots_look_drop(c);
         return NULL;
     }
     int oom = 0;
     for (size_t i = 0; i < c->ncalls; i++) {
         build_look(f, o + i * per, i + 1 < c->ncalls ? per : n - i * per, lock_ms, &c->calls[i]);
+        c->shard[i] = f->cur;
         oom |= c->calls[i].oom;
     }
     if (oom && send) { /* before any is sent: then only a lost connection fails a send */
         frontier_robots_look_drop(c);
         return NULL;
     }
-    for (size_t i = 0; send && c->rc == 0 && i < c->ncalls; i++)
+    for (size_t i = 0; send && c->rc == 0 && i < c->ncalls; i++) {
+        fr_use(f, c->shard[i]); /* its shard's connection */
         c->rc = fr_send(f, FR_ROBOTS_LOOK, &c->calls[i]);
+    }
+    if (send && c->ncalls) {
+        fr_use(f, c->shard[0]);
+        f->wait_fd = f->rc->fd;
+    }
     return c;
+}
+
+/* Runs c's calls and waits for their replies: pipelined on one connection,
+ * else one call a round trip, each on its shard's connection. */
+static int run_calls(frontier_t *f, frontier_robots_call_t *c)
+{
+    if (!f->nown)
+        return fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < c->ncalls; i++) {
+        fr_use(f, c->shard[i]);
+        rc = fr_run(f, FR_ROBOTS_LOOK, &c->calls[i], 1, &c->rep[i]);
+    }
+    return rc;
 }
 
 /* Runs the looks of o[0..n) in calls of `per` origins, pipelined and waited
@@ -435,7 +460,7 @@ static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t 
     frontier_robots_call_t *c = new_call(f, o, n, per, lock_ms, 0);
     if (!c)
         return CRAWL_ENOMEM;
-    int rc = fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
+    int rc = run_calls(f, c);
     if (rc == 0)
         rc = read_calls(f, o, n, c->per, lock_ms, c->rep, c->ncalls);
     frontier_robots_look_drop(c);
@@ -503,11 +528,14 @@ int frontier_robots_look_ready(frontier_t *f, frontier_robots_call_t *c)
     if (c->rc < 0)
         return 1; /* _end answers it */
     while (c->got < c->ncalls) {
+        fr_use(f, c->shard[c->got]);
+        f->wait_fd = f->rc->fd;
         int r = fr_try_reply(f, &c->rep[c->got]);
         if (r <= 0)
             return r;
         c->got++;
     }
+    f->wait_fd = -1;
     return 1;
 }
 
@@ -518,9 +546,16 @@ int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c)
         return CRAWL_EINVAL;
     }
     int rc = c->rc;
-    if (rc == 0 && c->got < c->ncalls) /* the rest, waited for */
-        rc = fr_collect(f, FR_ROBOTS_LOOK, c->calls + c->got, c->ncalls - c->got, c->rep + c->got);
-    int lost = 0; /* a reply taken early said the library is gone */
+    f->round_trips += rc == 0 && c->got < c->ncalls; /* the rest, waited for: one round trip */
+    for (; rc == 0 && c->got < c->ncalls; c->got++) {
+        void *r = NULL;
+        fr_use(f, c->shard[c->got]);
+        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
+            rc = CRAWL_EREDIS;
+        c->rep[c->got] = r;
+    }
+    f->wait_fd = -1;
+    int lost = 0; /* a reply said the library is gone */
     for (size_t i = 0; rc == 0 && i < c->got; i++)
         lost |= fr_is_noscript(c->rep[i]);
     if (rc == 0 && lost) { /* load it and send them all again */
@@ -529,9 +564,12 @@ int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c)
                 freeReplyObject(c->rep[i]);
             c->rep[i] = NULL;
         }
-        rc = fr_load(f);
+        for (size_t i = 0; rc == 0 && i < c->ncalls; i++) { /* on each server */
+            fr_use(f, c->shard[i]);
+            rc = fr_load(f);
+        }
         if (rc == 0)
-            rc = fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
+            rc = run_calls(f, c);
     }
     if (rc == 0)
         rc = read_calls(f, c->o, c->n, c->per, c->lock_ms, c->rep, c->ncalls);
@@ -614,6 +652,7 @@ int frontier_robots_store_call(frontier_t *f, const frontier_robots_result_t *r,
     if (!c)
         return CRAWL_ENOMEM;
     fr_use(f, fr_shard_of(f->nshards, r->origin));
+    c->c.shard = f->cur;
     build_store(f, r, &c->c.a);
     if (c->c.a.oom) {
         frontier_call_drop(c);
