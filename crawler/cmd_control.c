@@ -198,10 +198,10 @@ static const char *control_url(const char *cmd, const control_opts_t *o, char *b
 
 /* 1 if the crawl has keys in this Redis (it was seeded, claimed from or has
  * workers), 0 if not, -1 on a Redis error (said). */
-static int crawl_exists(const char *cmd, redisContext *rc, const char *crawl)
+static int crawl_exists(const char *cmd, redisContext *rc, const rconn_t *r, const char *crawl)
 {
     frontier_stats_t s;
-    if (frontier_stats(rc, crawl, &s) < 0) {
+    if (frontier_stats_routed(rc, rconn_router(r), crawl, &s) < 0) {
         fprintf(stderr, "crawler %s: cannot read the crawl's counters: %s\n", cmd,
                 rc->err ? rc->errstr : "unexpected reply");
         return -1;
@@ -212,12 +212,12 @@ static int crawl_exists(const char *cmd, redisContext *rc, const char *crawl)
 /* A change to a crawl with no keys (a mistyped --crawl?) is refused unless
  * --force: 0 to go on, else an exit status. */
 static int check_exists(const char *cmd, const control_opts_t *o, redisContext *rc,
-                        const frontier_control_change_t *ch)
+                        const rconn_t *r, const frontier_control_change_t *ch)
 {
     int change = ch->pause > 0 || ch->drain;
     for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++)
         change |= ch->limit[l] != 0;
-    int e = change && !o->force ? crawl_exists(cmd, rc, o->crawl) : 1;
+    int e = change && !o->force ? crawl_exists(cmd, rc, r, o->crawl) : 1;
     if (e < 0)
         return CLI_EXIT_ERROR;
     if (e == 0) {
@@ -244,13 +244,15 @@ static int apply(const char *cmd, const control_opts_t *o, const frontier_contro
     redisContext *rc = r ? cli_redis_connect(cmd, r) : NULL;
     frontier_control_t c;
     uint32_t live = 0;
-    int no = rc ? check_exists(cmd, o, rc, ch) : 0;
+    int no = rc ? check_exists(cmd, o, rc, r, ch) : 0;
     if (no) {
         redisFree(rc);
         rconn_close(r);
         return no;
     }
-    int rcode = rc ? frontier_control(rc, o->crawl, ch, &c, NULL, &live, err, sizeof err) : -1;
+    int rcode = rc ? frontier_control_routed(rc, rconn_router(r), o->crawl, ch, &c, NULL, &live,
+                                             err, sizeof err)
+                   : -1;
     if (rc && rcode < 0)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     if (rcode == 0)

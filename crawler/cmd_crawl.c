@@ -126,6 +126,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     frontier_config_defaults(&fc);
     fc.crawl = cfg->crawl;
     fc.shards = shards;
+    fc.router = rconn_router(r);
     fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
     fc.bloom_fp_rate = cfg->bloom_fp_rate;
     fc.bloom_cache_bytes = SIZE_MAX;
@@ -141,7 +142,8 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
                                           "makes it faster: see README)");
     seeds_result_t res;
-    if (seeds && ((rcode = seeds_check_room(seeds, rc, cfg->crawl, b, err, sizeof err)) < 0 ||
+    if (seeds && ((rcode = seeds_check_room(seeds, rc, rconn_router(r), cfg->crawl, b, err,
+                                                 sizeof err)) < 0 ||
                   (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0)) {
         fprintf(stderr, "crawler crawl: %s\n", err);
         goto out;

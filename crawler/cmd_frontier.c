@@ -160,6 +160,7 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
     if (shards > 1)
         bpv.capacity = (bpv.capacity + shards - 1) / shards;
     cfg.shards = shards;
+    cfg.router = rconn_router(r);
     cfg.bloom_capacity = bp0->capacity; /* the other shards' filters, if created */
     cfg.bloom_fp_rate = bp0->fp_rate;
     cfg.bloom_cache_bytes = SIZE_MAX;
@@ -173,7 +174,7 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
-    int rcode = f ? seeds_check_room(seeds, rc, co->crawl, b, err, sizeof err) : CRAWL_EBLOOM;
+    int rcode = f ? seeds_check_room(seeds, rc, rconn_router(r), co->crawl, b, err, sizeof err) : CRAWL_EBLOOM;
     if (rcode == 0)
         rcode = seeds_add(seeds, f, force, &res, err, sizeof err);
     if (f && rcode < 0)
@@ -409,12 +410,12 @@ static int read_bloom(redisContext *rc, const char *crawl, uint64_t added, bloom
 
 /* One reading of the crawl: counters, workers (*w: caller frees) and its
  * filter.  0 or the first call's error. */
-static int read_stats(redisContext *rc, const char *crawl, frontier_stats_t *s,
+static int read_stats(redisContext *rc, const rconn_t *r, const char *crawl, frontier_stats_t *s,
                       frontier_worker_info_t **w, size_t *nw, bloom_view_t *bv)
 {
     *w = NULL;
     *nw = 0;
-    int err = frontier_stats(rc, crawl, s);
+    int err = frontier_stats_routed(rc, rconn_router(r), crawl, s); /* every shard's master */
     if (err == 0)
         err = frontier_workers(rc, crawl, w, nw);
     if (err == 0)
@@ -422,13 +423,13 @@ static int read_stats(redisContext *rc, const char *crawl, frontier_stats_t *s,
     return err;
 }
 
-static int print_stats(redisContext *rc, const char *crawl, int json)
+static int print_stats(redisContext *rc, const rconn_t *r, const char *crawl, int json)
 {
     frontier_stats_t s;
     frontier_worker_info_t *w = NULL;
     size_t nw = 0;
     bloom_view_t bv;
-    int err = read_stats(rc, crawl, &s, &w, &nw, &bv);
+    int err = read_stats(rc, r, crawl, &s, &w, &nw, &bv);
     if (err < 0) {
         fprintf(stderr, "crawler stats: %s\n", crawl_strerror(err));
         free(w);
@@ -456,7 +457,8 @@ static void on_signal(int sig)
     stop_watch = 1;
 }
 
-static int stats_watch(redisContext *rc, const char *crawl, int json, double every, uint64_t count)
+static int stats_watch(redisContext *rc, const rconn_t *r, const char *crawl, int json,
+                       double every, uint64_t count)
 {
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
@@ -466,7 +468,7 @@ static int stats_watch(redisContext *rc, const char *crawl, int json, double eve
     for (uint64_t i = 0; !stop_watch && (count == 0 || i < count); i++) {
         if (i && !json)
             printf("\n");
-        if (print_stats(rc, crawl, json) < 0) {
+        if (print_stats(rc, r, crawl, json) < 0) {
             status = CLI_EXIT_ERROR;
             break;
         }
@@ -508,7 +510,7 @@ static int serve_read(serve_t *sv, frontier_stats_t *s, frontier_worker_info_t *
     }
     if (!sv->rc)
         sv->rc = rconn_connect(sv->r, err, len);
-    int rc = sv->rc ? read_stats(sv->rc, sv->crawl, s, w, nw, bv) : CRAWL_EREDIS;
+    int rc = sv->rc ? read_stats(sv->rc, sv->r, sv->crawl, s, w, nw, bv) : CRAWL_EREDIS;
     if (rc < 0 && sv->rc) {
         snprintf(err, len, "%s", sv->rc->err ? sv->rc->errstr : crawl_strerror(rc));
         redisFree(sv->rc);
@@ -644,8 +646,8 @@ int cmd_stats(int argc, char **argv)
     rconn_t *r = open_redis("stats", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
-    int status = o.watch ? stats_watch(rc, o.co.crawl, o.json, o.every, o.count)
-                         : (print_stats(rc, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
+    int status = o.watch ? stats_watch(rc, r, o.co.crawl, o.json, o.every, o.count)
+                         : (print_stats(rc, r, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
     close_redis(r, rc);
     return status;
 }

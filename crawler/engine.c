@@ -143,7 +143,7 @@ static int refresh_seed_hosts(worker_t *w)
     return 0;
 }
 
-void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc)
+void engine_frontier_config(const crawl_config_t *c, const rconn_t *r, frontier_config_t *fc)
 {
     frontier_config_defaults(fc);
     fc->crawl = c->crawl;
@@ -154,6 +154,7 @@ void engine_frontier_config(const crawl_config_t *c, frontier_config_t *fc)
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;
     fc->shards = c->shards;
+    fc->router = rconn_router(r); /* a Redis Cluster: the shards' masters */
     fc->max_pages_per_host = c->max_pages_per_host;
     fc->max_tries = c->max_tries;
     fc->backoff_ms = c->backoff_ms;
@@ -167,7 +168,7 @@ static int worker_open(worker_t *w)
     if (!(w->rc = rconn_connect(e->redis, err, sizeof err)))
         goto fail;
     frontier_config_t fc;
-    engine_frontier_config(c, &fc);
+    engine_frontier_config(c, e->redis, &fc);
     /* the frontier joins the crawl's filter as created (by whoever seeded
      * first), else creates it; the claiming side offers few links
      * (sitemaps): no local cache */
@@ -582,7 +583,7 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
 {
     frontier_stats_t fs = {0};
     int down = atomic_load(&e->redis_down);
-    if (!rc || rc->err || frontier_stats(rc, e->cfg->crawl, &fs) < 0)
+    if (!rc || rc->err || frontier_stats_routed(rc, rconn_router(e->redis), e->cfg->crawl, &fs) < 0)
         memset(&fs, 0, sizeof fs);
     double secs = (double)(clock_now_ms() - t0) / 1000.0;
     uint64_t pages = atomic_load(&e->pages);

@@ -177,7 +177,7 @@ void engine_check_crawl(worker_t *w)
 int engine_open_joined(worker_t *w, redisContext **rc, frontier_t **fr, char *err, size_t errlen)
 {
     frontier_config_t fc;
-    engine_frontier_config(w->e->cfg, &fc);
+    engine_frontier_config(w->e->cfg, w->e->redis, &fc);
     fc.worker_id = frontier_worker_id(w->fr);
     fc.bloom_capacity = 0; /* join only */
     fc.bloom_fp_rate = 0;
@@ -200,7 +200,7 @@ void engine_reconnect(worker_t *w, uint64_t now)
         return;
     char err[512];
     frontier_config_t fc;
-    engine_frontier_config(c, &fc);
+    engine_frontier_config(c, w->e->redis, &fc);
     fc.worker_id = frontier_worker_id(w->fr);
     fc.bloom_capacity = 0; /* join only: a Redis that came back empty is not a new crawl */
     fc.bloom_fp_rate = 0;
@@ -269,7 +269,7 @@ static void check_fill(worker_t *w, uint64_t added)
 void engine_check_full(worker_t *w)
 {
     frontier_stats_t st;
-    int rc = frontier_stats(w->rc, w->e->cfg->crawl, &st);
+    int rc = frontier_stats_routed(w->rc, rconn_router(w->e->redis), w->e->cfg->crawl, &st);
     if (rc < 0)
         engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
     else

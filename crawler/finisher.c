@@ -334,11 +334,8 @@ int finisher_complete(finisher_t *f, int block, size_t *pages)
     *pages = 0;
     if (!f->fin_pending)
         return 0;
-    if (!block) { /* only when the first bytes of the reply are there */
-        struct pollfd pfd = {.fd = f->rc->fd, .events = POLLIN};
-        if (poll(&pfd, 1, 0) <= 0)
-            return 0;
-    }
+    if (!block && frontier_finish_ready(f->fr, f->fin_pending) == 0)
+        return 0; /* not there yet (a failure: _end says it) */
     int rc = frontier_finish_end(f->fr, f->fin_pending);
     f->fin_pending = NULL;
     if (!crawl_transient(rc))
@@ -516,7 +513,7 @@ size_t finisher_queued(const finisher_t *f)
 
 int finisher_fd(const finisher_t *f)
 {
-    return f->fin_pending ? f->rc->fd : -1;
+    return f->fin_pending ? frontier_fd(f->fr) : -1;
 }
 
 void finisher_free(finisher_t *f)

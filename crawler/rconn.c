@@ -49,6 +49,7 @@
 
 #include "cluster.h"
 #include "errors.h"
+#include "frontier.h"
 
 struct rconn {
     cluster_t *cl;      /* a Redis Cluster: its map, to route connects; NULL otherwise */
@@ -58,6 +59,7 @@ struct rconn {
     pid_t child; /* embedded redis-server, 0 if none */
     int lock_fd; /* flock on the data dir, -1 if none */
     char desc[PATH_MAX + 96];
+    frontier_router_t router; /* a Redis Cluster: router_owners, router_connect */
 };
 
 void rconn_target_clear(rconn_target_t *t)
@@ -234,14 +236,14 @@ fail:
     return NULL;
 }
 
-/* The route slot's master, as the map says after a fresh look: into t
- * (host malloc'ed).  0, or -1 with err. */
-static int route(const rconn_t *r, rconn_target_t *t, char *err, size_t errlen)
+/* Slot's master, as the map says after a fresh look: into t (host
+ * malloc'ed).  0, or -1 with err. */
+static int route(const rconn_t *r, int slot, rconn_target_t *t, char *err, size_t errlen)
 {
     rconn_t *m = (rconn_t *)r; /* the mutex and the map are not the caller's state */
     pthread_mutex_lock(&m->mu);
     cluster_refresh(m->cl); /* no node answered: the old map is kept, its owner tried */
-    const char *own = cluster_slot_owner(m->cl, m->slot);
+    const char *own = cluster_slot_owner(m->cl, slot);
     const char *colon = own ? strrchr(own, ':') : NULL;
     int rc = -1;
     long port;
@@ -251,7 +253,7 @@ static int route(const rconn_t *r, rconn_target_t *t, char *err, size_t errlen)
         rc = t->host ? 0 : -1;
     }
     if (rc < 0)
-        snprintf(err, errlen, "the Redis Cluster has no master for slot %d now", r->slot);
+        snprintf(err, errlen, "the Redis Cluster has no master for slot %d now", slot);
     pthread_mutex_unlock(&m->mu);
     return rc;
 }
@@ -261,11 +263,48 @@ redisContext *rconn_connect(const rconn_t *r, char *err, size_t errlen)
     if (!r->cl)
         return connect_target(&r->t, err, errlen);
     rconn_target_t t;
-    if (route(r, &t, err, errlen) < 0)
+    if (route(r, r->slot, &t, err, errlen) < 0)
         return NULL;
     redisContext *c = connect_target(&t, err, errlen);
     free(t.host);
     return c;
+}
+
+/* frontier_router_t's owners: every key's slot owner, from one look. */
+static int router_owners(void *ud, const char *const *keys, size_t n,
+                         char (*addr)[FRONTIER_ADDR_MAX])
+{
+    rconn_t *m = ud;
+    pthread_mutex_lock(&m->mu);
+    cluster_refresh(m->cl);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *own = cluster_slot_owner(m->cl, cluster_slot(keys[i], strlen(keys[i])));
+        if (!own)
+            rc = CRAWL_EREDIS;
+        else
+            snprintf(addr[i], FRONTIER_ADDR_MAX, "%s", own);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+/* frontier_router_t's connect: to key's slot owner. */
+static redisContext *router_connect(void *ud, const char *key)
+{
+    const rconn_t *r = ud;
+    char err[256];
+    rconn_target_t t;
+    if (route(r, cluster_slot(key, strlen(key)), &t, err, sizeof err) < 0)
+        return NULL;
+    redisContext *c = connect_target(&t, err, sizeof err);
+    free(t.host);
+    return c;
+}
+
+const frontier_router_t *rconn_router(const rconn_t *r)
+{
+    return r && r->cl ? &r->router : NULL;
 }
 
 int rconn_is_cluster(const rconn_t *r)
@@ -593,6 +632,7 @@ rconn_t *rconn_open(const char *url, const char *data_dir, const char *route_key
     r->lock_fd = -1;
     pthread_mutex_init(&r->mu, NULL);
     r->slot = route_key ? cluster_slot(route_key, strlen(route_key)) : 0;
+    r->router = (frontier_router_t){.owners = router_owners, .connect = router_connect, .ud = r};
     if (!url || !*url)
         url = getenv("REDIS_URL");
     if (url && *url) {

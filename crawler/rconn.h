@@ -69,6 +69,12 @@ rconn_t *rconn_open(const char *url, const char *data_dir, const char *route, ch
 struct redisContext *rconn_connect(const rconn_t *r, char *err, size_t errlen);
 /* 1 when r is a Redis Cluster, 0 for a plain or embedded Redis. */
 int rconn_is_cluster(const rconn_t *r);
+/* On a Redis Cluster, where each key's slot is served, for the frontier's
+ * handles (frontier_config_t.router: the shards of a crawl are spread over
+ * the masters); NULL on a plain or embedded Redis (every key on the one
+ * server).  Valid until rconn_close; thread-safe. */
+struct frontier_router;
+const struct frontier_router *rconn_router(const rconn_t *r);
 /* Calls fn once per master (the one server of a plain Redis) with a new
  * connection to it (AUTH done; fn must not free it) and its "host:port"
  * (or the describe text of a plain Redis), in the map's order; stops at the

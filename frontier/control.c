@@ -131,6 +131,14 @@ int frontier_control(struct redisContext *rc, const char *crawl,
                      const frontier_control_change_t *ch, frontier_control_t *out, uint64_t *now_ms,
                      uint32_t *live, char *errbuf, size_t errlen)
 {
+    return frontier_control_routed(rc, NULL, crawl, ch, out, now_ms, live, errbuf, errlen);
+}
+
+int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt,
+                            const char *crawl, const frontier_control_change_t *ch,
+                            frontier_control_t *out, uint64_t *now_ms, uint32_t *live,
+                            char *errbuf, size_t errlen)
+{
     char dummy[8];
     if (!errbuf || !errlen) {
         errbuf = dummy;
@@ -156,11 +164,16 @@ int frontier_control(struct redisContext *rc, const char *crawl,
                  crawl, n);
         return CRAWL_EINVAL;
     }
-    /* every shard's copy written, in one round trip; shard 0's answers */
+    /* every shard's copy written, in one round trip on one server (one a
+     * shard over several); shard 0's answers */
     fr_args_t *a = rc_ == 0 ? calloc(n, sizeof *a) : NULL;
     redisReply **r = a ? calloc(n, sizeof *r) : NULL;
-    if (rc_ == 0 && !r)
+    struct redisContext **conn = r ? calloc(2 * (size_t)n, sizeof *conn) : NULL;
+    size_t nown = 0;
+    if (rc_ == 0 && !conn)
         rc_ = CRAWL_ENOMEM;
+    if (rc_ == 0 && (rc_ = fr_shard_conns(rc, rt, crawl, n, conn, conn + n, &nown)) < 0)
+        snprintf(errbuf, errlen, "the Redis Cluster's masters of the crawl's shards");
     for (unsigned s = 0; rc_ == 0 && s < n; s++) {
         char p[FR_PREFIX_MAX], ready[FR_KEY_MAX];
         fa_init(&a[s]);
@@ -170,8 +183,13 @@ int frontier_control(struct redisContext *rc, const char *crawl,
         if (rc_ < 0)
             snprintf(errbuf, errlen, "a limit out of range");
     }
-    if (rc_ == 0)
+    if (rc_ == 0 && !nown)
         rc_ = fr_run(&f, FR_CONTROL, a, n, r);
+    for (unsigned s = 0; rc_ == 0 && nown && s < n; s++) {
+        f.rc = conn[s];
+        rc_ = fr_run(&f, FR_CONTROL, &a[s], 1, &r[s]);
+    }
+    f.rc = rc;
     for (unsigned s = 0; rc_ == 0 && s < n; s++)
         if (r[s]->type == REDIS_REPLY_ERROR) {
             rc_ = fr_reply_error(r[s]);
@@ -186,6 +204,9 @@ int frontier_control(struct redisContext *rc, const char *crawl,
         fa_free(&a[s]);
     free(a);
     free(r);
+    for (size_t i = 0; i < nown; i++)
+        redisFree(conn[n + i]);
+    free(conn);
     if (rc_ == CRAWL_EINVAL)
         return rc_;
     if (rc_ < 0)

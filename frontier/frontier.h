@@ -577,6 +577,12 @@ typedef struct frontier_control_change {
 int frontier_control(struct redisContext *rc, const char *crawl,
                      const frontier_control_change_t *ch, frontier_control_t *out, uint64_t *now_ms,
                      uint32_t *live, char *errbuf, size_t errlen);
+/* frontier_control with every shard's copy written on its master (rt: as
+ * frontier_stats_routed). */
+int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt,
+                            const char *crawl, const frontier_control_change_t *ch,
+                            frontier_control_t *out, uint64_t *now_ms, uint32_t *live,
+                            char *errbuf, size_t errlen);
 
 /* Gauges (now): queued, delayed, in_flight, hosts (ever admitted a URL),
  * ready_hosts (with queued URLs and room for one more fetch), dead.
@@ -616,6 +622,12 @@ typedef struct frontier_stats {
  * handle).  Workers and control are shard 0's (every worker registers in
  * every shard; control writes every shard's copy). */
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out);
+/* frontier_stats of a crawl whose shards a Redis Cluster spreads over its
+ * masters: rc is shard 0's server, rt says where the others are (a
+ * connection opened to each other master for the reading, closed after);
+ * rt NULL: frontier_stats. */
+int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+                          frontier_stats_t *out);
 /* Deletes every key of one crawl (and nothing else): SCAN MATCH on the
  * crawl's exact key prefix (glob characters escaped), then on its shards'
  * ("crawler:{NAME/<s>}:..."; a crawl name holds no '/'), UNLINK in batches:

@@ -136,6 +136,12 @@ unsigned fr_lease_shard(const frontier_t *f, const char *lease);
  * none), one GET on rc: 0, CRAWL_EREDIS, CRAWL_EREPLY or the error reply's
  * code. */
 int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n);
+/* The connection of each of the crawl's n shards into conn[0..n): rc for
+ * all without a router (or one shard), else rc for shard 0's server and a
+ * new one to each other master, also listed in own[0..*nown) (the caller
+ * frees them; own has room for n).  0, CRAWL_EREDIS, CRAWL_ENOMEM. */
+int fr_shard_conns(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+                   unsigned n, struct redisContext **conn, struct redisContext **own, size_t *nown);
 
 /* Arguments of one Redis command, binary-safe.  Strings pushed with
  * fa_str are borrowed (must outlive the call); numbers are formatted into

@@ -236,7 +236,55 @@ static int read_shard(redisReply **r, int first, frontier_stats_t *out)
     return 0;
 }
 
+int fr_shard_conns(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+                   unsigned n, struct redisContext **conn, struct redisContext **own, size_t *nown)
+{
+    *nown = 0;
+    for (unsigned s = 0; s < n; s++)
+        conn[s] = rc;
+    if (!rt || n == 1)
+        return 0;
+    char(*keys)[FR_KEY_MAX] = calloc(n, sizeof *keys);
+    const char **kp = calloc(n, sizeof *kp);
+    char(*addr)[FRONTIER_ADDR_MAX] = calloc(n, sizeof *addr);
+    int rc_ = keys && kp && addr ? 0 : CRAWL_ENOMEM;
+    for (unsigned s = 0; rc_ == 0 && s < n; s++) {
+        char p[FR_PREFIX_MAX];
+        if (fr_prefix_shard(crawl, s, p, sizeof p) < 0 ||
+            fr_key_build(p, FR_K_READY, NULL, 0, keys[s], sizeof keys[s]) < 0)
+            rc_ = CRAWL_EINVAL;
+        kp[s] = keys[s];
+    }
+    if (rc_ == 0 && rt->owners(rt->ud, kp, n, addr) < 0)
+        rc_ = CRAWL_EREDIS;
+    for (unsigned s = 1; rc_ == 0 && s < n; s++) {
+        unsigned t = 0;
+        while (t < s && strcmp(addr[t], addr[s]))
+            t++;
+        if (t < s)
+            conn[s] = conn[t];
+        else if ((conn[s] = rt->connect(rt->ud, kp[s])))
+            own[(*nown)++] = conn[s];
+        else
+            rc_ = CRAWL_EREDIS;
+    }
+    free(keys);
+    free(kp);
+    free(addr);
+    return rc_;
+}
+
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out)
+{
+    return frontier_stats_routed(rc, NULL, crawl, out);
+}
+
+/* frontier_stats_routed's readings, on conn[s] for shard s. */
+static int stats_read(struct redisContext **conn, const char *crawl, unsigned n,
+                      frontier_stats_t *out);
+
+int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt,
+                          const char *crawl, frontier_stats_t *out)
 {
     char p[FR_PREFIX_MAX];
     unsigned n = 1;
@@ -247,16 +295,34 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
     if (rc_ < 0)
         return rc_;
     out->shards = n;
-    /* every shard's reading in one round trip, summed */
+    struct redisContext **conn = calloc(2 * (size_t)n, sizeof *conn);
+    size_t nown = 0;
+    if (!conn)
+        return CRAWL_ENOMEM;
+    rc_ = fr_shard_conns(rc, rt, crawl, n, conn, conn + n, &nown);
+    if (rc_ == 0)
+        rc_ = stats_read(conn, crawl, n, out);
+    for (size_t i = 0; i < nown; i++)
+        redisFree(conn[n + i]);
+    free(conn);
+    return rc_;
+}
+
+static int stats_read(struct redisContext **conn, const char *crawl, unsigned n,
+                      frontier_stats_t *out)
+{
+    char p[FR_PREFIX_MAX];
+    int rc_ = 0;
+    /* every shard's reading in one round trip (one a server), summed */
     for (unsigned s = 0; s < n; s++)
-        if (fr_prefix_shard(crawl, s, p, sizeof p) < 0 || send_stats(rc, p) < 0)
+        if (fr_prefix_shard(crawl, s, p, sizeof p) < 0 || send_stats(conn[s], p) < 0)
             return CRAWL_EREDIS;
     redisReply *r[STATS_CMDS] = {0};
     for (unsigned s = 0; s < n; s++) {
         int got = 0;
         for (int i = 0; i < STATS_CMDS; i++) {
             void *v = NULL;
-            if (redisGetReply(rc, &v) != REDIS_OK || !v)
+            if (redisGetReply(conn[s], &v) != REDIS_OK || !v)
                 return CRAWL_EREDIS; /* the connection is dead: nothing left to read */
             r[i] = v;
             got++;
