@@ -575,11 +575,13 @@ static int shards_end(frontier_t *f, frontier_pending_t *p)
         if (src < 0)
             rc = src;
     }
-    /* calls already sent ran: read their replies even after a failed build */
-    int wrc = s->sent ? fr_calls_wait(f, s->calls, s->sent) : 0;
+    /* calls already sent ran: read their replies even after a failed build
+     * (the offers' are taken already when the pages' calls waited for them) */
+    size_t from = s->offers_read ? s->nof : 0;
+    int wrc = s->sent > from ? fr_calls_wait(f, s->calls + from, s->sent - from) : 0;
     if (rc == 0 || wrc < 0)
         rc = wrc;
-    for (size_t c = s->offers_read ? s->nof : 0; wrc == 0 && c < s->sent; c++) {
+    for (size_t c = from; wrc == 0 && c < s->sent; c++) {
         redisReply *r = NULL;
         int prc = fr_call_reply(f, &s->calls[c], &r);
         if (prc == 0 && c < s->nof)

@@ -487,34 +487,66 @@ static int reset_pattern(const char *crawl, int shards, char *buf, size_t buflen
     return 0;
 }
 
+/* The hash tag of a key: what lies between its first '{' and the next '}'
+ * (keys.h: every key of a crawl has one); the whole key if none. */
+static void key_tag(const redisReply *k, const char **tag, size_t *len)
+{
+    const char *o = memchr(k->str, '{', k->len);
+    const char *c = o ? memchr(o + 1, '}', k->len - (size_t)(o + 1 - k->str)) : NULL;
+    *tag = c && c > o + 1 ? o + 1 : k->str;
+    *len = c && c > o + 1 ? (size_t)(c - o - 1) : k->len;
+}
+
+/* UNLINKs a SCAN batch, one command a hash tag, pipelined: a crawl's shards
+ * have a tag each, and a Redis Cluster refuses one command over several
+ * slots (CROSSSLOT). */
 static int unlink_keys(struct redisContext *rc, const redisReply *keys, uint64_t *deleted)
 {
-    if (keys->elements == 0)
+    size_t n = keys->elements;
+    if (n == 0)
         return 0;
-    const char **argv = malloc((keys->elements + 1) * sizeof *argv);
-    size_t *lens = malloc((keys->elements + 1) * sizeof *lens);
-    int rc_ = argv && lens ? 0 : CRAWL_ENOMEM;
-    for (size_t i = 0; rc_ == 0 && i < keys->elements; i++) {
+    const char **argv = malloc((n + 1) * sizeof *argv);
+    size_t *lens = malloc((n + 1) * sizeof *lens);
+    unsigned char *done = calloc(n, 1);
+    int rc_ = argv && lens && done ? 0 : CRAWL_ENOMEM;
+    for (size_t i = 0; rc_ == 0 && i < n; i++)
         if (keys->element[i]->type != REDIS_REPLY_STRING)
             rc_ = CRAWL_EREPLY;
-        else {
-            argv[i + 1] = keys->element[i]->str;
-            lens[i + 1] = keys->element[i]->len;
-        }
-    }
-    redisReply *r = NULL;
-    if (rc_ == 0) {
+    size_t sent = 0;
+    for (size_t i = 0; rc_ == 0 && i < n; i++) {
+        if (done[i])
+            continue;
+        const char *t, *u;
+        size_t tl, ul, m = 1;
+        key_tag(keys->element[i], &t, &tl);
         argv[0] = "UNLINK";
         lens[0] = 6;
-        r = redisCommandArgv(rc, (int)keys->elements + 1, argv, lens);
-        rc_ = !r ? CRAWL_EREDIS : r->type == REDIS_REPLY_INTEGER ? 0 : CRAWL_EREPLY;
-        if (rc_ == 0)
-            *deleted += (uint64_t)r->integer;
+        for (size_t j = i; j < n; j++) {
+            key_tag(keys->element[j], &u, &ul);
+            if (done[j] || ul != tl || memcmp(t, u, tl))
+                continue;
+            done[j] = 1;
+            argv[m] = keys->element[j]->str;
+            lens[m++] = keys->element[j]->len;
+        }
+        if (redisAppendCommandArgv(rc, (int)m, argv, lens) != REDIS_OK)
+            rc_ = CRAWL_EREDIS;
+        else
+            sent++;
     }
-    if (r)
+    for (size_t i = 0; i < sent; i++) { /* every reply read, the first failure kept */
+        redisReply *r = NULL;
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r)
+            return CRAWL_EREDIS;
+        if (r->type == REDIS_REPLY_INTEGER)
+            *deleted += (uint64_t)r->integer;
+        else if (rc_ == 0)
+            rc_ = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r) : CRAWL_EREPLY;
         freeReplyObject(r);
+    }
     free(argv);
     free(lens);
+    free(done);
     return rc_;
 }
 

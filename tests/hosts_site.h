@@ -1,0 +1,77 @@
+/*
+ * hosts_site.h -- a site spread over many loopback hosts (one HTTP fixture
+ * listening on 127.0.1.x: fx_http_start_hosts), for the suites that crawl
+ * across hosts (test_broad.c, test_cluster_shards.c).  Host h serves
+ * /h<h>/p/0 .. /h<h>/p/<pages-1>; page i links to the next page and another
+ * on its host and to pages on two other hosts; the verdicts come from the
+ * fixture's log.
+ */
+#ifndef TESTS_HOSTS_SITE_H
+#define TESTS_HOSTS_SITE_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fixtures.h"
+
+#define MAX_PAGES 32 /* per host */
+
+typedef struct site {
+    fx_http_t *h;
+    unsigned hosts, pages; /* pages per host, <= MAX_PAGES */
+    unsigned seeds;        /* pages seeded per host, from /p/0 (at least 1) */
+    unsigned delay_ms;     /* every page answers after this long */
+    int hold;              /* 1: every page waits for fx_http_release */
+    int slow;              /* this host's pages wait for fx_http_release (-1: none) */
+} site_t;
+
+static inline int site_page(void *ud, const char *path, fx_route_t *out)
+{
+    const site_t *s = ud;
+    static _Thread_local char body[1024];
+    unsigned h, i;
+    char tail;
+    if (sscanf(path, "/h%u/p/%u%c", &h, &i, &tail) != 2 || h >= s->hosts || i >= s->pages)
+        return -1;
+    unsigned h1 = (h + 1) % s->hosts, h2 = (h + 5) % s->hosts;
+    snprintf(body, sizeof body,
+             "<html><body><a href=\"/h%u/p/%u\">next</a> <a href=\"/h%u/p/%u\">other</a> "
+             "<a href=\"%s/h%u/p/%u\">x</a> <a href=\"%s/h%u/p/%u\">y</a></body></html>",
+             h, (i + 1) % s->pages, h, (i * 3 + 1) % s->pages, fx_http_host_base(s->h, h1), h1, i,
+             fx_http_host_base(s->h, h2), h2, (i + 7) % s->pages);
+    *out =
+        (fx_route_t){.body = body, .delay_ms = s->delay_ms, .hold = s->hold || (int)h == s->slow};
+    return 0;
+}
+
+/* The host and page of a logged page request; 0, or -1 if not a page. */
+static inline int page_of(const site_t *s, const fx_http_req_t *q, unsigned *h, unsigned *i)
+{
+    char tail;
+    return sscanf(q->path, "/h%u/p/%u%c", h, i, &tail) == 2 && *h < s->hosts && *i < s->pages ? 0
+                                                                                              : -1;
+}
+
+/* Every page was requested exactly once, on its own host; nothing else
+ * but robots.txt was asked for. */
+static inline void expect_each_page_once(const site_t *s, const fx_http_req_t *log, size_t n)
+{
+    unsigned(*hits)[MAX_PAGES] = calloc(s->hosts, sizeof *hits);
+    cr_assert_not_null(hits);
+    for (size_t k = 0; k < n; k++) {
+        unsigned h, i;
+        if (page_of(s, &log[k], &h, &i) == 0) {
+            hits[h][i]++;
+            cr_expect_eq(log[k].host, h, "%s came to host %u", log[k].path, log[k].host);
+        } else {
+            cr_expect_str_eq(log[k].path, "/robots.txt", "unexpected request %s", log[k].path);
+        }
+    }
+    for (unsigned h = 0; h < s->hosts; h++)
+        for (unsigned i = 0; i < s->pages; i++)
+            cr_expect_eq(hits[h][i], 1, "/h%u/p/%u requested %u times", h, i, hits[h][i]);
+    free(hits);
+}
+
+#endif
