@@ -9,6 +9,9 @@
 #   BUILD=dir    build directory with crawler/crawler and bench/gen_site (default ./build;
 #                rebuilt first unless NOBUILD=1)
 #   MASTERS=M    masters of the cluster (default 3)
+#   HOSTS=H      hosts the site is spread over (default 100: loopback addresses 127.1.x.y,
+#                one port, links crossing hosts; page i on host i % H); 1: the one-host site
+#   SHARDS=S     --shards of the cluster's crawls (default 64; the single Redis's: 1)
 #   ROUNDS=R     single/cluster pairs, alternating (default 2)
 #   TIMEOUT=s    bound on each crawl (default 600)
 #   MD=file      where to write the figures (default bench/cluster.md; MD= to skip); what
@@ -18,11 +21,13 @@
 #   CRAWLER_ARGS extra options for `crawler crawl`
 #   KEEP=1       keep the temporary directory
 #
-# All on 127.0.0.1: gen_site makes the site, nginx serves it (one server block per crawl, so
-# each crawl has its own access log: the server-side count of pages fetched); each crawl gets
+# All on 127.0.0.0/8: gen_site makes the site, nginx serves it (started for each crawl, with
+# its own access log: the server-side count of pages fetched); each crawl gets
 # fresh servers (no persistence, --maxmemory 2gb): one redis-server, or M of them joined with
 # `redis-cli --cluster create`.  The crawler runs with its defaults, --per-host 256 --delay 0
-# (as bench/crawl_bench.sh), pointed at all the nodes.  Correctness: every one of the N pages
+# (as bench/crawl_bench.sh), --scope any --allow-private (the non-seed hosts are loopback
+# addresses), pointed at all the nodes; a host's shard is its registered domain's (an
+# address is its own), so the hosts spread the cluster's crawl over its masters.  Correctness: every one of the N pages
 # fetched, with status 200, each exactly once (nginx's log).  Every process it starts is
 # stopped by PID on exit.
 set -euo pipefail
@@ -35,6 +40,8 @@ fi
 N=${1:-20000}
 BUILD=${BUILD:-build}
 MASTERS=${MASTERS:-3}
+HOSTS=${HOSTS:-100}
+SHARDS=${SHARDS:-64}
 ROUNDS=${ROUNDS:-2}
 TIMEOUT=${TIMEOUT:-600}
 MD=${MD-bench/cluster.md}
@@ -46,6 +53,8 @@ die() { echo "cluster_bench: $*" >&2; exit 1; }
 [[ $N =~ ^[0-9]+$ && $N -ge 30 ]] || die "N must be an integer >= 30"
 [[ $MASTERS =~ ^[0-9]+$ && $MASTERS -ge 3 && $MASTERS -le 9 ]] || die "MASTERS must be 3..9"
 [[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $ROUNDS -le 10 ]] || die "ROUNDS must be 1..10"
+[[ $HOSTS =~ ^[0-9]+$ && $HOSTS -ge 1 && $HOSTS -le 40000 ]] || die "HOSTS must be 1..40000"
+[[ $SHARDS =~ ^[0-9]+$ && $SHARDS -ge 1 && $SHARDS -le 1024 ]] || die "SHARDS must be 1..1024"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
 export no_proxy='*' NO_PROXY='*'
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
@@ -71,21 +80,24 @@ BENCH_NAME=cluster_bench
 # shellcheck source=bench/lib.sh
 . "$REPO/bench/lib.sh"
 
-echo "cluster_bench: generating $N pages in $T"
-"$BENCHBIN/gen_site" "$T/site" "$N" "$T/manifest" >/dev/null || die "gen_site failed"
+addr_of() { echo "127.1.$(($1 / 200)).$(($1 % 200 + 1))"; } # host k (0-based)
+PORT=$(free_port 127.0.0.1 127.1.0.1)
+echo "cluster_bench: generating $N pages over $HOSTS hosts in $T"
+for ((k = 0; k < HOSTS; k++)); do echo "$(addr_of "$k"):$PORT"; done >"$T/hosts"
+if ((HOSTS > 1)); then
+  "$BENCHBIN/gen_site" "$T/site" "$N" "$T/manifest" 1 "$T/hosts" >/dev/null || die "gen_site failed"
+else
+  "$BENCHBIN/gen_site" "$T/site" "$N" "$T/manifest" >/dev/null || die "gen_site failed"
+fi
 
 # ---------------------------------------------------------------- nginx
 RUNS=()
 for r in $(seq 1 "$ROUNDS"); do RUNS+=("single-$r" "cluster-$r"); done
-declare -A PORT R
-start_nginx() {
-  local servers="" run pid
-  for run in "${RUNS[@]}"; do
-    PORT[$run]=$(free_port 127.0.0.1)
-    servers+="  server { listen 127.0.0.1:${PORT[$run]}; root $T/site;
-    access_log $T/access-$run.log bench buffer=256k flush=1s; }
-"
-  done
+declare -A R
+start_nginx() { # RUN: serves the site on every host's address, logs to access-RUN.log
+  local run=$1 pid listens="" k
+  for ((k = 0; k < HOSTS; k++)); do listens+="    listen $(addr_of "$k"):$PORT;
+"; done
   mkdir -p "$T/nginx-tmp"
   cat >"$T/nginx.conf" <<EOF
 daemon off;
@@ -98,17 +110,26 @@ http {
   client_body_temp_path $T/nginx-tmp;
   sendfile on; tcp_nodelay on; keepalive_timeout 65; keepalive_requests 1000000;
   log_format bench '\$status \$request_uri';
-$servers}
+  server {
+$listens    root $T/site;
+    access_log $T/access-$run.log bench buffer=256k flush=1s;
+  }
+}
 EOF
   "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" &
   pid=$!
   PIDS+=("$pid")
   for _ in $(seq 1 50); do
-    curl -sS -o /dev/null --noproxy "*" "http://127.0.0.1:${PORT[single-1]}/probe" 2>/dev/null &&
+    curl -sS -o /dev/null --noproxy "*" "http://$(addr_of 0):$PORT/probe" 2>/dev/null &&
       { NGINX_PID=$pid; return 0; }
     sleep 0.1
   done
   die "nginx did not start"
+}
+stop_nginx() {
+  kill -QUIT "$NGINX_PID" 2>/dev/null || true
+  wait "$NGINX_PID" 2>/dev/null || true
+  forget_pid "$NGINX_PID"
 }
 
 # ---------------------------------------------------------------- redis
@@ -155,16 +176,20 @@ node_cpu() { # PORT: used_cpu_user + used_cpu_sys, s
 run() { # MODE ROUND
   local mode=$1 run=$1-$2 i url="redis://" rc=0 c0=() sep=""
   echo "cluster_bench: $run"
+  start_nginx "$run"
   start_servers "$mode" "$run"
+  local shards=${SINGLE_SHARDS:-1}
+  [ "$mode" = cluster ] && shards=$SHARDS
   for i in "${!NODE_PORTS[@]}"; do
     url+="${sep}127.0.0.1:${NODE_PORTS[$i]}" sep=,
     c0[i]=$(node_cpu "${NODE_PORTS[$i]}")
   done
-  printf 'http://127.0.0.1:%s/\n' "${PORT[$run]}" >"$T/seeds-$run.txt"
+  printf 'http://%s:%s/\n' "$(addr_of 0)" "$PORT" >"$T/seeds-$run.txt"
   # shellcheck disable=SC2086 # CRAWLER_ARGS is a list of options
   /usr/bin/time -f '%e %U %S %M' -o "$T/time-$run" timeout -k 10 "$TIMEOUT" \
     "$CRAWLER" crawl --redis "$url" --crawl "bench$2" --seeds "$T/seeds-$run.txt" --delay 0 \
-    --per-host 256 --quiet --out /dev/null $CRAWLER_ARGS >"$T/stdout-$run" 2>"$T/stderr-$run" ||
+    --per-host 256 --shards "$shards" --scope any --allow-private --quiet --out /dev/null \
+    $CRAWLER_ARGS >"$T/stdout-$run" 2>"$T/stderr-$run" ||
     rc=$?
   R[rc-$run]=$rc
   ((rc == 0)) || { echo "cluster_bench: $run exited $rc" >&2; tail -5 "$T/stderr-$run" >&2; }
@@ -173,20 +198,18 @@ run() { # MODE ROUND
   for i in "${!NODE_PORTS[@]}"; do
     R[cpu-$run-$i]=$(calc "%.3f" "$(node_cpu "${NODE_PORTS[$i]}") - ${c0[$i]}")
     R[keys-$run-$i]=$(redis-cli -p "${NODE_PORTS[$i]}" dbsize | tr -d '\r')
+    redis-cli -p "${NODE_PORTS[$i]}" info commandstats | tr -d "\r" | grep -E "fcall|unlink|bitfield|get:|hget" >"$T/cmdstats-$run-$i" || true
     R[mem-$run-$i]=$(redis-cli -p "${NODE_PORTS[$i]}" info memory | tr -d '\r' |
       awk -F: '$1 == "used_memory" { print $2 }')
   done
   stop_servers
+  stop_nginx
 }
 
-start_nginx
 for r in $(seq 1 "$ROUNDS"); do
   run single "$r"
   run cluster "$r"
 done
-kill -QUIT "$NGINX_PID" 2>/dev/null || true
-wait "$NGINX_PID" 2>/dev/null || true
-forget_pid "$NGINX_PID"
 
 STATUS=0
 for run in "${RUNS[@]}"; do
@@ -212,7 +235,9 @@ COMMIT=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo
   echo "Generated by \`bash bench/cluster.sh $N\` (ROUNDS=$ROUNDS) at commit $COMMIT on $(date -u +%Y-%m-%d),"
   echo "$(nproc) cores, load before $(cut -d' ' -f1-3 /proc/loadavg). Every server on this one machine;"
-  echo "crawler with its defaults, --per-host 256 --delay 0. Module: $([ "$MODULE" = none ] && echo none || echo loaded on every node)."
+  echo "Site: $N pages over $HOSTS host(s) (loopback addresses, links crossing hosts). Crawler with its"
+  echo "defaults, --per-host 256 --delay 0 --scope any --allow-private; the cluster's crawl in"
+  echo "--shards $SHARDS, the single Redis's in 1. Module: $([ "$MODULE" = none ] && echo none || echo loaded on every node)."
   echo
   echo "| run | pages/s | fetched once (nginx) | crawler CPU ms/page | Redis CPU ms/page, each node | keys, each node | peak RSS MiB |"
   echo "|---|---|---|---|---|---|---|"

@@ -143,8 +143,9 @@ static int refresh_seed_hosts(worker_t *w)
     return 0;
 }
 
-void engine_frontier_config(const crawl_config_t *c, const rconn_t *r, frontier_config_t *fc)
+void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
 {
+    const crawl_config_t *c = e->cfg;
     frontier_config_defaults(fc);
     fc->crawl = c->crawl;
     fc->per_host = c->per_host;
@@ -154,7 +155,8 @@ void engine_frontier_config(const crawl_config_t *c, const rconn_t *r, frontier_
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;
     fc->shards = c->shards;
-    fc->router = rconn_router(r); /* a Redis Cluster: the shards' masters */
+    fc->router = rconn_router(e->redis); /* a Redis Cluster: the shards' masters */
+    fc->wake = e->wake;
     fc->max_pages_per_host = c->max_pages_per_host;
     fc->max_tries = c->max_tries;
     fc->backoff_ms = c->backoff_ms;
@@ -168,7 +170,7 @@ static int worker_open(worker_t *w)
     if (!(w->rc = rconn_connect(e->redis, err, sizeof err)))
         goto fail;
     frontier_config_t fc;
-    engine_frontier_config(c, e->redis, &fc);
+    engine_frontier_config(e, &fc);
     /* the frontier joins the crawl's filter as created (by whoever seeded
      * first), else creates it; the claiming side offers few links
      * (sitemaps): no local cache */
@@ -709,10 +711,12 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     e.share = curl_share_init();
     e.workers = calloc(cfg->threads, sizeof *e.workers);
     e.fin_common = finisher_common_new(out, warc);
-    if (!e.share || !e.workers || !e.fin_common) {
+    e.wake = frontier_wake_new();
+    if (!e.share || !e.workers || !e.fin_common || !e.wake) {
         free(e.workers);
         curl_share_cleanup(e.share);
         finisher_common_free(e.fin_common);
+        frontier_wake_free(e.wake);
         return CRAWL_ENOMEM;
     }
     curl_share_setopt(e.share, CURLSHOPT_LOCKFUNC, share_lock);
@@ -762,5 +766,6 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         pthread_mutex_destroy(&e.share_locks[i]);
     free(e.workers);
     finisher_common_free(e.fin_common);
+    frontier_wake_free(e.wake);
     return err;
 }

@@ -64,6 +64,7 @@ struct engine {
     const crawl_config_t *cfg;
     const rconn_t *redis;
     finisher_common_t *fin_common; /* the outputs and the finishers' Bloom cache */
+    frontier_wake_t *wake;         /* the shards that got work, for every handle's claims */
     CURLSH *share;
     size_t connects; /* connections each thread's cache keeps (running and idle) */
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
@@ -82,7 +83,7 @@ struct engine {
  * --redis-retry-max allows: engine_go_down), any other error stops it. */
 void engine_note(worker_t *w, int rc);
 /* The frontier settings of the crawl's options. */
-void engine_frontier_config(const crawl_config_t *c, const rconn_t *r, frontier_config_t *fc);
+void engine_frontier_config(const engine_t *e, frontier_config_t *fc);
 /* A new Redis connection and a frontier handle on it under the thread's
  * worker id, joining the crawl's filter without a local cache (for calls
  * that offer no links: claims, side calls).  0, or CRAWL_EREDIS with err

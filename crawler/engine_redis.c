@@ -177,7 +177,7 @@ void engine_check_crawl(worker_t *w)
 int engine_open_joined(worker_t *w, redisContext **rc, frontier_t **fr, char *err, size_t errlen)
 {
     frontier_config_t fc;
-    engine_frontier_config(w->e->cfg, w->e->redis, &fc);
+    engine_frontier_config(w->e, &fc);
     fc.worker_id = frontier_worker_id(w->fr);
     fc.bloom_capacity = 0; /* join only */
     fc.bloom_fp_rate = 0;
@@ -195,12 +195,11 @@ int engine_open_joined(worker_t *w, redisContext **rc, frontier_t **fr, char *er
 
 void engine_reconnect(worker_t *w, uint64_t now)
 {
-    const crawl_config_t *c = w->e->cfg;
     if (now < w->next_try_ms)
         return;
     char err[512];
     frontier_config_t fc;
-    engine_frontier_config(c, w->e->redis, &fc);
+    engine_frontier_config(w->e, &fc);
     fc.worker_id = frontier_worker_id(w->fr);
     fc.bloom_capacity = 0; /* join only: a Redis that came back empty is not a new crawl */
     fc.bloom_fp_rate = 0;

@@ -133,12 +133,7 @@ struct frontier_claim_call {
     uint32_t wait_ms;               /* n 0 (every shard resting): the shortest rest left */
 };
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+#define mono_ms fr_mono_ms
 
 /* Picks the shards a claim of max URLs asks: up to FR_CLAIM_FANOUT of them
  * from the handle's ring on, those not resting, max split among them. */
@@ -149,7 +144,7 @@ static void pick_shards(frontier_t *f, size_t max, frontier_claim_call_t *c)
     unsigned s = f->ring, tried = 0;
     for (; tried < f->nshards && c->n < want; tried++, s = (s + 1) % f->nshards) {
         fr_shard_t *sh = &f->shard[s];
-        if (f->nshards > 1 && sh->rest_until > now) {
+        if (f->nshards > 1 && sh->rest_until > now && !fr_woken(f, s, sh->rested_at)) {
             rest = sh->rest_until - now < rest ? sh->rest_until - now : rest;
             continue;
         }
@@ -204,6 +199,7 @@ static void note_answer(frontier_t *f, unsigned s, frontier_state_t st, uint32_t
                         uint64_t enq, uint64_t sent, uint64_t got)
 {
     fr_shard_t *sh = &f->shard[s];
+    sh->rested_at = mono_ms();
     if (st != FRONTIER_DONE) {
         sh->done = 0;
         sh->rest_until = st == FRONTIER_WAIT ? mono_ms() + (wait_ms > 1000 ? 1000 : wait_ms) : 0;
@@ -218,6 +214,21 @@ static void note_answer(frontier_t *f, unsigned s, frontier_state_t st, uint32_t
         sh->done = 2;
         sh->done_sent = sent;
     }
+}
+
+/* The ms until the first shard's rest ends (0: one is not resting, or was
+ * woken), at most 1000. */
+static uint32_t rest_left(const frontier_t *f)
+{
+    uint64_t now = mono_ms(), left = 1000;
+    for (unsigned s = 0; s < f->nshards && left; s++) {
+        const fr_shard_t *sh = &f->shard[s];
+        if (sh->rest_until <= now || fr_woken(f, s, sh->rested_at))
+            left = 0;
+        else if (sh->rest_until - now < left)
+            left = sh->rest_until - now;
+    }
+    return (uint32_t)left;
 }
 
 /* 1 if the crawl is over in every shard: each answered done twice with
@@ -292,10 +303,9 @@ int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t 
     } else if (!any_wait && all_done(f)) {
         *state = FRONTIER_DONE;
         wait = 0;
-    } else {
+    } else { /* ask again at once if a shard is not resting, else when the first wakes */
         *state = FRONTIER_WAIT;
-        if (!any_wait) /* done shards resting: ask again once the first wakes */
-            wait = FR_DONE_REST_MS;
+        wait = rest_left(f);
     }
     if (wait_ms && rc == 0)
         *wait_ms = *n ? 0 : wait;

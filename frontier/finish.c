@@ -560,9 +560,14 @@ static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, cons
     if (r->type != REDIS_REPLY_STRING ||
         fr_offer_done(f, o, b->links + s->oat[k], r->str, r->len) < 0)
         return CRAWL_EREPLY;
+    int woke = 0;
     for (size_t j = 0; j < o->nsent; j++)
-        if (r->str[j] == 'n')
+        if (r->str[j] == 'n') {
             s->other_new[b->page[s->oat[k] + o->v[j].idx]]++;
+            woke = 1;
+        }
+    if (woke)
+        fr_wake(f, b->shard);
     return 0;
 }
 
@@ -592,6 +597,7 @@ static int shards_end(frontier_t *f, frontier_pending_t *p)
             prc = r->type == REDIS_REPLY_ERROR
                       ? fr_reply_error(r)
                       : read_finish(f, s->pages + at, m, s->offers + s->nof + at, r);
+            fr_wake(f, s->shard[at]); /* its hosts have room again, its links are queued */
         }
         if (r)
             freeReplyObject(r);

@@ -390,6 +390,39 @@ void fr_use(frontier_t *f, unsigned s)
     f->cur = s;
 }
 
+struct frontier_wake {
+    _Atomic uint64_t at[FRONTIER_MAX_SHARDS]; /* fr_mono_ms of the last mark, 0: none */
+};
+
+frontier_wake_t *frontier_wake_new(void)
+{
+    return calloc(1, sizeof(frontier_wake_t));
+}
+
+void frontier_wake_free(frontier_wake_t *w)
+{
+    free(w);
+}
+
+uint64_t fr_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void fr_wake(frontier_t *f, unsigned s)
+{
+    if (f->cfg.wake && s < FRONTIER_MAX_SHARDS)
+        atomic_store_explicit(&f->cfg.wake->at[s], fr_mono_ms() + 1, memory_order_relaxed);
+}
+
+int fr_woken(const frontier_t *f, unsigned s, uint64_t since)
+{
+    return f->cfg.wake && s < FRONTIER_MAX_SHARDS &&
+           atomic_load_explicit(&f->cfg.wake->at[s], memory_order_relaxed) > since;
+}
+
 void fr_wait_on(frontier_t *f, const fr_call_t *c)
 {
     struct redisContext *rc = c && c->shard < f->nshards ? f->shard[c->shard].rc : NULL;

@@ -85,11 +85,22 @@ typedef struct frontier_router {
     void *ud;
 } frontier_router_t;
 
+/* Which shards got work lately, shared by the handles of one process on
+ * one crawl (like bloom_shared_cache): a finish that queued links in a
+ * shard, or freed a slot of one of its hosts, marks it, so that the
+ * process's claims ask it at once instead of after the rest its last empty
+ * answer gave it.  Thread-safe (atomic stamps). */
+typedef struct frontier_wake frontier_wake_t;
+frontier_wake_t *frontier_wake_new(void);
+/* After every handle using it is closed.  Accepts NULL. */
+void frontier_wake_free(frontier_wake_t *w);
+
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
     const frontier_router_t *router; /* a Redis Cluster: where each shard is (borrowed: it
                                         outlives the handle); NULL: all on rc */
+    frontier_wake_t *wake;       /* a crawl of several shards: the process's (borrowed) */
     unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
                                     is created: 0 joins the count the crawl has (1 for a new
                                     one); N asks for N (1..FRONTIER_MAX_SHARDS), an error

@@ -72,7 +72,8 @@ typedef struct fr_shard {
     struct redisContext *rc;    /* the connection to its server (the handle's, or one of own) */
     bloom_t *bloom;             /* borrowed, or opened by frontier_open when bloom_owned */
     int bloom_owned;            /* 1: frontier_close closes bloom */
-    uint64_t rest_until;        /* claims: not asked before this (clock_ms) */
+    uint64_t rest_until;        /* claims: not asked before this (fr_mono_ms) ... */
+    uint64_t rested_at;         /* ... unless the process's wake stamp is after this */
     /* end of the crawl over all shards (claim.c: two sweeps): the shard's
      * enqueued counter at the first DONE answer of a run of DONE answers,
      * the event numbers of that answer's receipt and of the sending of the
@@ -119,6 +120,13 @@ struct frontier {
  * f->bloom and f->rc (its connection) are then s's, for the calls built
  * and sent next. */
 void fr_use(frontier_t *f, unsigned s);
+/* CLOCK_MONOTONIC in ms. */
+uint64_t fr_mono_ms(void);
+/* Marks shard s as having work now (cfg.wake), for the process's claims;
+ * 1 if the stamp is after since (fr_woken). */
+void fr_wake(frontier_t *f, unsigned s);
+int fr_woken(const frontier_t *f, unsigned s, uint64_t since);
+
 /* The calls just sent, the first of them c: frontier_fd names its
  * connection until fr_calls_ready has every reply. */
 struct fr_call;
