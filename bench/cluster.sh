@@ -11,7 +11,8 @@
 #   MASTERS=M    masters of the cluster (default 3)
 #   HOSTS=H      hosts the site is spread over (default 100: loopback addresses 127.1.x.y,
 #                one port, links crossing hosts; page i on host i % H); 1: the one-host site
-#   SHARDS=S     --shards of the cluster's crawls (default 64; the single Redis's: 1)
+#   SHARDS=S     --shards of the cluster's crawls (default 32, the crawler's default on a cluster)
+#   SINGLE_SHARDS=S  --shards of the single Redis's crawls (default 1, its default)
 #   ROUNDS=R     single/cluster pairs, alternating (default 2)
 #   TIMEOUT=s    bound on each crawl (default 600)
 #   MD=file      where to write the figures (default bench/cluster.md; MD= to skip); what
@@ -41,7 +42,7 @@ N=${1:-20000}
 BUILD=${BUILD:-build}
 MASTERS=${MASTERS:-3}
 HOSTS=${HOSTS:-100}
-SHARDS=${SHARDS:-64}
+SHARDS=${SHARDS:-32}
 ROUNDS=${ROUNDS:-2}
 TIMEOUT=${TIMEOUT:-600}
 MD=${MD-bench/cluster.md}

@@ -525,3 +525,25 @@ redisContext *cli_redis_connect(const char *cmd, const rconn_t *r)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     return c;
 }
+
+unsigned cli_default_shards(const rconn_t *r, int max_pages)
+{
+    return r && rconn_is_cluster(r) && !max_pages ? CLI_CLUSTER_SHARDS : 1;
+}
+
+int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r,
+                     const char *crawl, unsigned asked, int max_pages, unsigned *out)
+{
+    *out = asked;
+    if (asked)
+        return 0;
+    int code = frontier_crawl_shards(rc, crawl, out);
+    if (code < 0) {
+        fprintf(stderr, "crawler %s: reading the crawl's shard count: %s\n", cmd,
+                crawl_strerror(code));
+        return code;
+    }
+    if (!*out)
+        *out = cli_default_shards(r, max_pages);
+    return 0;
+}

@@ -96,12 +96,10 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     char err[512] = "bad crawl name", name[FR_KEY_MAX] = "";
     frontier_t *f = NULL;
     bloom_t *b = NULL;
-    unsigned shards = cfg->shards;
-    if (!shards && (rcode = frontier_crawl_shards(rc, cfg->crawl, &shards)) < 0) {
-        fprintf(stderr, "crawler crawl: reading the crawl's shard count: %s\n",
-                crawl_strerror(rcode));
+    unsigned shards;
+    if ((rcode = cli_crawl_shards("crawl", rc, r, cfg->crawl, cfg->shards, cfg->max_pages != 0,
+                                  &shards)) < 0)
         goto out;
-    }
     if (shards > 1 && cfg->max_pages) { /* frontier/SHARDING.md */
         fprintf(stderr,
                 "crawler crawl: --max-pages needs a crawl of one shard; crawl '%s' has %u "

@@ -115,7 +115,7 @@ static const cli_opt_t SEED_OPTS[] = {
     {CLI_OPT_U32(seed_opts_t, "shards", "N", shards, 1, FRONTIER_MAX_SHARDS, 0,
                  "split a new crawl into N shards (README: Redis Cluster); the crawl keeps "
                  "the count it was created with"),
-     .dflt_doc = "the crawl's; 1 for a new one"},
+     .dflt_doc = "the crawl's; a new one: 32 on a Redis Cluster, else 1"},
     COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
 static const cli_cmd_t SEED = {
     .name = "seed",
@@ -150,11 +150,8 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
     char name[FR_KEY_MAX] = "";
     int berr = 0;
     int go = r != NULL;
-    if (go && !shards && (berr = frontier_crawl_shards(rc, co->crawl, &shards)) < 0) {
-        fprintf(stderr, "crawler seed: reading the crawl's shard count: %s\n",
-                crawl_strerror(berr));
+    if (go && cli_crawl_shards("seed", rc, r, co->crawl, shards, 0, &shards) < 0)
         go = 0;
-    }
     /* --bloom-capacity is the crawl's: each shard's filter holds its part */
     bloom_params_t bpv = *bp0, *bp = &bpv;
     if (shards > 1)

@@ -151,7 +151,7 @@ frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg,
                           char *errbuf, size_t errlen);
 /* The crawl's shard count (frontier_config_t.shards), 1 and up. */
 unsigned frontier_shards(const frontier_t *f);
-/* The shard count crawl has in Redis (1 when it has none yet: a new crawl),
+/* The shard count crawl has in Redis (0 when it has none yet: a new crawl),
  * one GET on rc: 0, or CRAWL_EREDIS / CRAWL_EREPLY / CRAWL_EWRONGTYPE. */
 int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n);
 /* Frees the handle, and the Bloom filter handle if frontier_open opened it;

@@ -47,7 +47,21 @@ int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
 int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
 {
     unsigned dummy;
-    return rc ? fr_crawl_shards(rc, crawl, n ? n : &dummy) : CRAWL_EINVAL;
+    if (!n)
+        n = &dummy;
+    *n = 0;
+    if (!rc)
+        return CRAWL_EINVAL;
+    char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
+    if (fr_prefix(crawl, p, sizeof p) < 0 || fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
+        return CRAWL_EINVAL;
+    redisReply *r = redisCommand(rc, "EXISTS %s", key);
+    if (!r)
+        return CRAWL_EREDIS;
+    int exists = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    int rc_ = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r) : 0;
+    freeReplyObject(r);
+    return rc_ < 0 || !exists ? rc_ : fr_crawl_shards(rc, crawl, n);
 }
 
 static int get_now(const redisReply *t, uint64_t *now)
