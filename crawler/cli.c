@@ -531,8 +531,8 @@ unsigned cli_default_shards(const rconn_t *r, int max_pages)
     return r && rconn_is_cluster(r) && !max_pages ? CLI_CLUSTER_SHARDS : 1;
 }
 
-int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r,
-                     const char *crawl, unsigned asked, int max_pages, unsigned *out)
+int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r, const char *crawl,
+                     unsigned asked, int max_pages, unsigned *out)
 {
     *out = asked;
     if (asked)

@@ -281,7 +281,7 @@ unsigned cli_default_shards(const rconn_t *r, int max_pages);
 /* The shard count for opening crawl on rc: `asked` if not 0, else the
  * crawl's own, else cli_default_shards.  0, or the error (printed as
  * "crawler CMD: ..."). */
-int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r,
-                     const char *crawl, unsigned asked, int max_pages, unsigned *out);
+int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r, const char *crawl,
+                     unsigned asked, int max_pages, unsigned *out);
 
 #endif

@@ -114,8 +114,8 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
                          .cache_bytes = SIZE_MAX}; /* seeding: every URL goes to Redis anyway */
     rcode = CRAWL_EBLOOM;
     b = frontier_bloom_name(cfg->crawl, name, sizeof name) < 0
-                     ? NULL
-                     : bloom_join(rc, name, &bp, &rcode, err, sizeof err);
+            ? NULL
+            : bloom_join(rc, name, &bp, &rcode, err, sizeof err);
     if (!b) {
         fprintf(stderr, "crawler crawl: %s\n", err); /* it names the filter */
         goto out;
@@ -141,7 +141,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
                                           "makes it faster: see README)");
     seeds_result_t res;
     if (seeds && ((rcode = seeds_check_room(seeds, rc, rconn_router(r), cfg->crawl, b, err,
-                                                 sizeof err)) < 0 ||
+                                            sizeof err)) < 0 ||
                   (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0)) {
         fprintf(stderr, "crawler crawl: %s\n", err);
         goto out;

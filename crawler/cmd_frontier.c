@@ -171,7 +171,8 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
-    int rcode = f ? seeds_check_room(seeds, rc, rconn_router(r), co->crawl, b, err, sizeof err) : CRAWL_EBLOOM;
+    int rcode = f ? seeds_check_room(seeds, rc, rconn_router(r), co->crawl, b, err, sizeof err)
+                  : CRAWL_EBLOOM;
     if (rcode == 0)
         rcode = seeds_add(seeds, f, force, &res, err, sizeof err);
     if (f && rcode < 0)
@@ -307,7 +308,8 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "{\"crawl\": ");
     json_str(o, crawl);
     fprintf(o,
-            ", \"shards\": %u, \"time_ms\": %llu, \"queued\": %llu, \"delayed\": %llu, \"in_flight\": %llu, "
+            ", \"shards\": %u, \"time_ms\": %llu, \"queued\": %llu, \"delayed\": %llu, "
+            "\"in_flight\": %llu, "
             "\"hosts\": %llu, \"ready_hosts\": %llu, \"dead\": %llu, \"enqueued\": %llu, "
             "\"seeds\": %llu, \"claimed\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
             "\"retried\": %llu, \"reclaimed\": %llu, \"released\": %llu, \"new_links\": %llu, "
@@ -315,10 +317,9 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
             "\"status\": {\"2xx\": %llu, "
             "\"3xx\": %llu, \"4xx\": %llu, \"5xx\": %llu, \"other\": %llu}, \"errors\": %llu, "
             "\"error_kinds\": {",
-            s->shards ? s->shards : 1, U(s->now_ms), U(s->queued), U(s->delayed),
-            U(s->in_flight), U(s->hosts), U(s->ready_hosts), U(s->dead), U(s->enqueued),
-            U(s->seeds), U(s->claimed), U(s->fetched), U(s->bytes), U(s->retried),
-            U(s->reclaimed), U(s->released),
+            s->shards ? s->shards : 1, U(s->now_ms), U(s->queued), U(s->delayed), U(s->in_flight),
+            U(s->hosts), U(s->ready_hosts), U(s->dead), U(s->enqueued), U(s->seeds), U(s->claimed),
+            U(s->fetched), U(s->bytes), U(s->retried), U(s->reclaimed), U(s->released),
             U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages),
             U(s->status_2xx), U(s->status_3xx), U(s->status_4xx), U(s->status_5xx),
             U(s->status_other), U(s->errors));
@@ -643,8 +644,9 @@ int cmd_stats(int argc, char **argv)
     rconn_t *r = open_redis("stats", &o.co, &rc);
     if (!r)
         return CLI_EXIT_ERROR;
-    int status = o.watch ? stats_watch(rc, r, o.co.crawl, o.json, o.every, o.count)
-                         : (print_stats(rc, r, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
+    int status = o.watch
+                     ? stats_watch(rc, r, o.co.crawl, o.json, o.every, o.count)
+                     : (print_stats(rc, r, o.co.crawl, o.json) < 0 ? CLI_EXIT_ERROR : CLI_EXIT_OK);
     close_redis(r, rc);
     return status;
 }
@@ -664,7 +666,7 @@ static const cli_cmd_t RESET = {
     .usage = "usage: crawler reset --crawl NAME --yes [OPTIONS]\n"
              "Deletes every key of one crawl (" FRONTIER_KEY_PREFIX_HELP
              "*: queues, leases, stats, Bloom\n"
-             "filter; a crawl of several shards: crawler:{NAME/<shard>}:* too) and nothing\n"
+             "filter; a crawl of several shards: " FRONTIER_SHARD_PREFIX_HELP "* too) and nothing\n"
              "else.\n\noptions:\n",
     .opts = RESET_OPTS,
     .nopts = COUNT(RESET_OPTS),

@@ -120,17 +120,17 @@ static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
     fa_u64(a, f->cfg.lease_ms);
 }
 
-#define FR_CLAIM_FANOUT 8 /* shards one claim asks at most (pipelined) */
+#define FR_CLAIM_FANOUT 8   /* shards one claim asks at most (pipelined) */
 #define FR_DONE_REST_MS 250 /* a shard that answered done is not asked again for this long */
 
 /* A claim sent, its replies not read yet: one call a shard asked. */
 struct frontier_claim_call {
-    size_t n;                       /* shards asked */
-    fr_call_t c[FR_CLAIM_FANOUT];   /* [n] */
+    size_t n;                     /* shards asked */
+    fr_call_t c[FR_CLAIM_FANOUT]; /* [n] */
     unsigned shard[FR_CLAIM_FANOUT];
-    size_t max[FR_CLAIM_FANOUT];    /* URLs asked of each */
-    uint64_t sent;                  /* the event number of the sending (f->events) */
-    uint32_t wait_ms;               /* n 0 (every shard resting): the shortest rest left */
+    size_t max[FR_CLAIM_FANOUT]; /* URLs asked of each */
+    uint64_t sent;               /* the event number of the sending (f->events) */
+    uint32_t wait_ms;            /* n 0 (every shard resting): the shortest rest left */
 };
 
 #define mono_ms fr_mono_ms

@@ -134,10 +134,9 @@ int frontier_control(struct redisContext *rc, const char *crawl,
     return frontier_control_routed(rc, NULL, crawl, ch, out, now_ms, live, errbuf, errlen);
 }
 
-int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt,
-                            const char *crawl, const frontier_control_change_t *ch,
-                            frontier_control_t *out, uint64_t *now_ms, uint32_t *live,
-                            char *errbuf, size_t errlen)
+int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+                            const frontier_control_change_t *ch, frontier_control_t *out,
+                            uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen)
 {
     char dummy[8];
     if (!errbuf || !errlen) {

@@ -365,7 +365,8 @@ static int bucket_add(struct fr_shards_pending *s, unsigned shard, const frontie
             s->b = nb;
             s->bcap = cap;
         }
-        s->b[s->nb++] = (fr_bucket_t){.shard = shard, .depth = pg->link_depth, .hops = pg->link_hops};
+        s->b[s->nb++] =
+            (fr_bucket_t){.shard = shard, .depth = pg->link_depth, .hops = pg->link_hops};
     }
     fr_bucket_t *b = &s->b[i];
     if (b->n == b->cap) {
@@ -399,10 +400,10 @@ static int shards_split(frontier_t *f, struct fr_shards_pending *s)
     s->other_new = calloc(n, sizeof *s->other_new);
     s->fseen = calloc(n, sizeof *s->fseen);
     unsigned *ps = calloc(n, sizeof *ps);
-    int rc = s->pages && s->orig && s->shard && s->own && s->own_new && s->other_new && s->fseen &&
-                     ps
-                 ? 0
-                 : CRAWL_ENOMEM;
+    int rc =
+        s->pages && s->orig && s->shard && s->own && s->own_new && s->other_new && s->fseen && ps
+            ? 0
+            : CRAWL_ENOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++)
         ps[i] = fr_lease_shard(f, s->caller[i].item->lease);
     /* pages in shard order (each shard's in the caller's order) */
@@ -704,8 +705,7 @@ int frontier_finish_ready(frontier_t *f, frontier_pending_t *p)
     int rc = shards_second(f, s, 0);
     if (rc <= 0)
         return rc;
-    return fr_calls_ready(f, s->calls + s->nof * s->offers_read,
-                          s->sent - s->nof * s->offers_read);
+    return fr_calls_ready(f, s->calls + s->nof * s->offers_read, s->sent - s->nof * s->offers_read);
 }
 
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)

@@ -250,8 +250,8 @@ static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *ha
     else if (rc == 0 && r2->type == REDIS_REPLY_ERROR)
         rc = fr_reply_error(r2);
     else if (rc == 0 && r2->type != REDIS_REPLY_NIL &&
-             (r2->type != REDIS_REPLY_STRING || (*have = strtoul(r2->str, &end, 10)) == 0 ||
-              *end || *have > FRONTIER_MAX_SHARDS))
+             (r2->type != REDIS_REPLY_STRING || (*have = strtoul(r2->str, &end, 10)) == 0 || *end ||
+              *have > FRONTIER_MAX_SHARDS))
         rc = CRAWL_EREPLY;
     if (r1)
         freeReplyObject(r1);

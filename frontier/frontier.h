@@ -96,16 +96,16 @@ frontier_wake_t *frontier_wake_new(void);
 void frontier_wake_free(frontier_wake_t *w);
 
 typedef struct frontier_config {
-    const char *crawl;           /* crawl name (copied); NULL: "default" */
-    const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
+    const char *crawl;               /* crawl name (copied); NULL: "default" */
+    const char *worker_id;           /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
     const frontier_router_t *router; /* a Redis Cluster: where each shard is (borrowed: it
                                         outlives the handle); NULL: all on rc */
-    frontier_wake_t *wake;       /* a crawl of several shards: the process's (borrowed) */
-    unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
-                                    is created: 0 joins the count the crawl has (1 for a new
-                                    one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
-                                    naming both counts if the crawl has another */
-    uint32_t per_host;           /* max URLs in flight per host of delay 0; 0: default */
+    frontier_wake_t *wake;           /* a crawl of several shards: the process's (borrowed) */
+    unsigned shards;                 /* the crawl's shards (frontier/SHARDING.md), fixed when it
+                                        is created: 0 joins the count the crawl has (1 for a new
+                                        one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
+                                        naming both counts if the crawl has another */
+    uint32_t per_host;               /* max URLs in flight per host of delay 0; 0: default */
     uint32_t delay_ms;           /* min ms from the end of one fetch of a host to the next claim */
     uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
@@ -590,10 +590,9 @@ int frontier_control(struct redisContext *rc, const char *crawl,
                      uint32_t *live, char *errbuf, size_t errlen);
 /* frontier_control with every shard's copy written on its master (rt: as
  * frontier_stats_routed). */
-int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt,
-                            const char *crawl, const frontier_control_change_t *ch,
-                            frontier_control_t *out, uint64_t *now_ms, uint32_t *live,
-                            char *errbuf, size_t errlen);
+int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+                            const frontier_control_change_t *ch, frontier_control_t *out,
+                            uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen);
 
 /* Gauges (now): queued, delayed, in_flight, hosts (ever admitted a URL),
  * ready_hosts (with queued URLs and room for one more fetch), dead.
@@ -641,7 +640,8 @@ int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, 
                           frontier_stats_t *out);
 /* Deletes every key of one crawl (and nothing else): SCAN MATCH on the
  * crawl's exact key prefix (glob characters escaped), then on its shards'
- * ("crawler:{NAME/<s>}:..."; a crawl name holds no '/'), UNLINK in batches:
+ * (keys.h: the crawl name and "/<shard>" in the hash tag; a crawl name holds no '/'), UNLINK
+ * in batches:
  * every key of keys.def, families and the Bloom filter included.  *deleted
  * may be NULL. */
 int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted);

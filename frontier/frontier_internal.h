@@ -69,11 +69,11 @@ void fr_lua_error(const char *msg, char *buf, size_t buflen);
 typedef struct fr_shard {
     char prefix[FR_PREFIX_MAX]; /* fr_prefix_shard */
     char ready_key[FR_KEY_MAX];
-    struct redisContext *rc;    /* the connection to its server (the handle's, or one of own) */
-    bloom_t *bloom;             /* borrowed, or opened by frontier_open when bloom_owned */
-    int bloom_owned;            /* 1: frontier_close closes bloom */
-    uint64_t rest_until;        /* claims: not asked before this (fr_mono_ms) ... */
-    uint64_t rested_at;         /* ... unless the process's wake stamp is after this */
+    struct redisContext *rc; /* the connection to its server (the handle's, or one of own) */
+    bloom_t *bloom;          /* borrowed, or opened by frontier_open when bloom_owned */
+    int bloom_owned;         /* 1: frontier_close closes bloom */
+    uint64_t rest_until;     /* claims: not asked before this (fr_mono_ms) ... */
+    uint64_t rested_at;      /* ... unless the process's wake stamp is after this */
     /* end of the crawl over all shards (claim.c: two sweeps): the shard's
      * enqueued counter at the first DONE answer of a run of DONE answers,
      * the event numbers of that answer's receipt and of the sending of the
@@ -100,10 +100,10 @@ struct frontier {
      * the masters of shards that rc's server does not own, closed with it. */
     struct redisContext **own;
     size_t nown;
-    bloom_cache_t *cache; /* the shards' filters' local cache, when the handle made it */
-    unsigned ring;     /* claims: the next shard asked */
-    int wait_fd;       /* the connection a reply is awaited on (frontier_fd), -1: rc's */
-    uint64_t events;   /* claims: numbers the sends and receipts (the end of the crawl) */
+    bloom_cache_t *cache;  /* the shards' filters' local cache, when the handle made it */
+    unsigned ring;         /* claims: the next shard asked */
+    int wait_fd;           /* the connection a reply is awaited on (frontier_fd), -1: rc's */
+    uint64_t events;       /* claims: numbers the sends and receipts (the end of the crawl) */
     frontier_config_t cfg; /* crawl and worker_id point into the handle */
     char crawl[FRONTIER_MAX_CRAWL_NAME + 1];
     char *worker;
@@ -280,8 +280,8 @@ void fr_offer_free(fr_offer_t *o);
  * page of another shard to the current shard, at depth/hops: the seed
  * function in its links mode (seed.c).  Its reply: the codes
  * (fr_offer_done). */
-int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t depth,
-                  uint32_t hops, fr_offer_t *o, fr_args_t *a);
+int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t depth, uint32_t hops,
+                  fr_offer_t *o, fr_args_t *a);
 /* Starts a call that offers links: FCALL <fn> numkeys ready <block keys>. */
 int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a);
 /* The calls' k argument: the Bloom k of o[0..n), negative when the link

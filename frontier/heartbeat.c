@@ -138,7 +138,8 @@ int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat
         out->crawl_exists &= b.crawl_exists;
         if (b.bloom_added > out->bloom_added) /* the fullest shard's filter */
             out->bloom_added = b.bloom_added;
-        if (b.control == FRONTIER_DRAIN || (b.control == FRONTIER_PAUSED && out->control != FRONTIER_DRAIN))
+        if (b.control == FRONTIER_DRAIN ||
+            (b.control == FRONTIER_PAUSED && out->control != FRONTIER_DRAIN))
             out->control = b.control;
     }
     frontier_heartbeat_drop(c);

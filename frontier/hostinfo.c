@@ -304,8 +304,8 @@ int frontier_seed_hosts_end(frontier_t *f, frontier_call_t *c, char ***hosts, si
  *   ARGV[3..]         the origins, at most FR_ROBOTS_LOOK_MAX
  * Reply: one element per origin, in order: its stored value (a string), or 1
  * (the lock was free and is the caller's now), or 0 (someone holds it). */
-static void build_look(frontier_t *f, const frontier_robots_look_t *o, size_t n,
-                       uint32_t lock_ms, fr_args_t *a)
+static void build_look(frontier_t *f, const frontier_robots_look_t *o, size_t n, uint32_t lock_ms,
+                       fr_args_t *a)
 {
     fr_use(f, fr_shard_of(f->nshards, o[0].origin)); /* sharded: one origin a call */
     fa_init(a);

@@ -99,7 +99,8 @@ int fr_prefix_shard(const char *crawl, unsigned s, char *buf, size_t buflen)
     size_t o = 0;
     if (s >= FRONTIER_MAX_SHARDS || !buf || buflen == 0 || !valid_crawl(crawl) ||
         put(buf, buflen, &o, FR_PREFIX_OPEN, sizeof FR_PREFIX_OPEN - 1) < 0 ||
-        put(buf, buflen, &o, crawl, strlen(crawl)) < 0 || put(buf, buflen, &o, num, (size_t)nl) < 0 ||
+        put(buf, buflen, &o, crawl, strlen(crawl)) < 0 ||
+        put(buf, buflen, &o, num, (size_t)nl) < 0 ||
         put(buf, buflen, &o, FR_PREFIX_CLOSE, sizeof FR_PREFIX_CLOSE - 1) < 0)
         return CRAWL_EINVAL;
     return 0;

@@ -34,9 +34,11 @@
  * shard s > 0 of crawl NAME is FR_PREFIX_OPEN "NAME/s" FR_PREFIX_CLOSE
  * (a crawl name never holds a '/'); shard 0 is the crawl's own prefix. */
 #define FR_SHARD_SEP "/"
+/* How a shard's prefix reads in help texts ("...{NAME/<shard>}:"). */
+#define FRONTIER_SHARD_PREFIX_HELP FR_PREFIX_OPEN "NAME" FR_SHARD_SEP "<shard>" FR_PREFIX_CLOSE
 /* Bytes of the longest prefix, with its NUL ("/" and a shard number below
  * FRONTIER_MAX_SHARDS, 4 digits at most, included). */
-#define FR_PREFIX_MAX                                                                             \
+#define FR_PREFIX_MAX                                                                              \
     (sizeof FR_PREFIX_OPEN - 1 + FRONTIER_MAX_CRAWL_NAME + 5 + sizeof FR_PREFIX_CLOSE)
 /* Longest suffix in keys.def, bytes (checked at compile time in keys.c). */
 #define FR_SUFFIX_MAX 24

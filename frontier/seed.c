@@ -86,8 +86,8 @@ static int build_seed(frontier_t *f, const char *const *urls, size_t n, int flag
     return build_offer(f, urls, n, flags, NULL, 0, 0, o, a);
 }
 
-int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t depth,
-                  uint32_t hops, fr_offer_t *o, fr_args_t *a)
+int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t depth, uint32_t hops,
+                  fr_offer_t *o, fr_args_t *a)
 {
     return build_offer(f, links, n, FRONTIER_SEED_NO_HOSTS, "l", depth, hops, o, a);
 }

@@ -23,7 +23,8 @@ int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
 {
     char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
     *n = 1;
-    if (fr_prefix(crawl, p, sizeof p) < 0 || fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
+    if (fr_prefix(crawl, p, sizeof p) < 0 ||
+        fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
         return CRAWL_EINVAL;
     redisReply *r = redisCommand(rc, "GET %s", key);
     if (!r)
@@ -53,7 +54,8 @@ int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *
     if (!rc)
         return CRAWL_EINVAL;
     char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
-    if (fr_prefix(crawl, p, sizeof p) < 0 || fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
+    if (fr_prefix(crawl, p, sizeof p) < 0 ||
+        fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
         return CRAWL_EINVAL;
     redisReply *r = redisCommand(rc, "EXISTS %s", key);
     if (!r)
@@ -297,8 +299,8 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
 static int stats_read(struct redisContext **conn, const char *crawl, unsigned n,
                       frontier_stats_t *out);
 
-int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt,
-                          const char *crawl, frontier_stats_t *out)
+int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+                          frontier_stats_t *out)
 {
     char p[FR_PREFIX_MAX];
     unsigned n = 1;
@@ -472,7 +474,7 @@ int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker
 /* ---- reset --------------------------------------------------------------- */
 
 /* The crawl's key prefix and "*", the prefix's glob characters escaped;
- * shards: the prefix of its shards 1.. ("crawler:{NAME/" "*}:*"). */
+ * shards: the prefix of its shards 1.. (the name, FR_SHARD_SEP and "*" in the hash tag). */
 static int reset_pattern(const char *crawl, int shards, char *buf, size_t buflen)
 {
     char p[FR_PREFIX_MAX + 2];

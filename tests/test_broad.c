@@ -337,8 +337,9 @@ Test(broad, a_crawl_of_eight_shards_fetches_each_page_once_and_resets_clean, .ti
     }
     cr_expect_geq(used, 5u, "only %u of 8 shards used by 24 hosts", used);
 
-    char out[600], errf[600], *argv_stats[] = {CRAWLER_BIN, "stats", "--redis",
-                                               (char *)fx_redis_url(b.r), "--json", NULL};
+    char out[600], errf[600],
+        *argv_stats[] = {CRAWLER_BIN, "stats", "--redis", (char *)fx_redis_url(b.r),
+                         "--json",    NULL};
     snprintf(out, sizeof out, "%s/stats.json", b.dir);
     snprintf(errf, sizeof errf, "%s/stats.err", b.dir);
     cr_assert_eq(fx_run(argv_stats, out, errf, 30000), 0);

@@ -66,11 +66,12 @@ static pid_t spawn_crawl(env_t *e, const char *url, int i)
     char out[600], log[600];
     snprintf(out, sizeof out, "%s/out%d.jsonl", e->dir, i);
     snprintf(log, sizeof log, "%s/log%d", e->dir, i);
-    char *argv[] = {CRAWLER_BIN, "crawl",       "--redis",  (char *)url, "--seeds",
-                    e->seeds,    "--shards",    SHARDS,     "--delay",   "0",
-                    "--crawl",   (char *)e->crawl,
-                    "--out",     out,           "--quiet",  "--per-host", "2",
-                    "--threads", "2",           "--redis-retry-max", "60000", NULL};
+    char *argv[] = {CRAWLER_BIN, "crawl",     "--redis",  (char *)url,
+                    "--seeds",   e->seeds,    "--shards", SHARDS,
+                    "--delay",   "0",         "--crawl",  (char *)e->crawl,
+                    "--out",     out,         "--quiet",  "--per-host",
+                    "2",         "--threads", "2",        "--redis-retry-max",
+                    "60000",     NULL};
     pid_t pid = fx_spawn(argv, NULL, log);
     cr_assert(pid > 0);
     return pid;

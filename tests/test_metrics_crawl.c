@@ -499,8 +499,9 @@ Test(metrics_crawl, stats_serve_reads_a_crawl_on_a_redis_cluster)
     snprintf(log, sizeof log, "%s/log", dir);
     snprintf(seeds, sizeof seeds, "%s/seeds", dir);
     fx_write_file(seeds, "http://127.0.0.1:1/a\nhttp://127.0.0.1:2/b\n");
-    char *seed[] = {CRAWLER_BIN, "seed",  seeds, "--redis", url, "--crawl", "m2", "--shards",
-                    "1",         NULL}; /* one slot: the crawl's keys on master 2 only */
+    char *seed[] = {
+        CRAWLER_BIN, "seed",     seeds, "--redis", url, "--crawl",
+        "m2",        "--shards", "1",   NULL}; /* one slot: the crawl's keys on master 2 only */
     int src = fx_run(seed, NULL, log, 60000);
     cr_assert_eq(src, 0, "seed on the cluster exited %d", src);
     /* crawl m2's slot (11111) is on master 2: none of its keys on node 0, the

@@ -270,8 +270,7 @@ Test(shards, the_count_is_fixed_when_the_crawl_is_created)
     frontier_control_change_t ch = {0};
     ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
     ch.value[FRONTIER_LIMIT_MAX_PAGES] = 5;
-    cr_expect_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err),
-                 CRAWL_EINVAL);
+    cr_expect_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err), CRAWL_EINVAL);
     cr_expect(strstr(err, "needs a crawl of one shard"), "said '%s'", err);
     /* a pause is written to every shard's copy */
     memset(&ch, 0, sizeof ch);
@@ -317,8 +316,8 @@ Test(shards, a_hosts_robots_txt_is_stored_and_found_in_its_shard)
     cr_assert_eq(frontier_robots_look(a, lk, HOSTS, 5000), 0);
     for (int h = 0; h < HOSTS; h++) {
         cr_assert_eq(lk[h].found, FRONTIER_ROBOTS_WON, "%s not locked for a", o[h]);
-        frontier_robots_result_t res = {.origin = o[h], .val = o[h], .len = strlen(o[h]),
-                                        .ttl_s = 60};
+        frontier_robots_result_t res = {
+            .origin = o[h], .val = o[h], .len = strlen(o[h]), .ttl_s = 60};
         cr_assert_eq(frontier_robots_store(a, &res), 0, "%s", frontier_last_error(a));
     }
     /* another handle looks them up in one batch: each found, with its own value */
