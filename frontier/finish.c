@@ -1,6 +1,6 @@
 /*
- * finish.c -- what becomes of fetched pages: finished (frontier_finish and
- * its two halves) or to be fetched again (frontier_retry).
+ * finish.c -- fetched pages finished (frontier_finish and its two halves);
+ * a page to be fetched again is retry.c's.
  *
  * DESIGN: finishing n pages is one pipelined round trip of calls of up to
  * 128 pages and 2,048 links (plan_groups: a call's fixed cost, about 200k
@@ -12,6 +12,11 @@
  * script (frontier/lua/finish.lua) takes back out the outcome of a page
  * whose lease it does not find, so the common case (one worker, no lease
  * lost) reads nothing per page.  The links go as link sections (offer.c).
+ * A crawl of several shards (SHARDING.md, "Finish"; shards_*): the pages are
+ * grouped by shard, each page keeps the links of its own shard, and the
+ * others go first, as offers to their shards (the seed function's links
+ * mode); the groups' calls follow on the same connection, or, when the calls
+ * go to several servers, only once every offer has answered.
  */
 #include "frontier_internal.h"
 
@@ -717,111 +722,4 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
     frontier_pending_t *p = NULL;
     int rc = frontier_finish_start(f, pages, n, &p);
     return rc < 0 ? rc : frontier_finish_end(f, p);
-}
-
-/* ---- retry --------------------------------------------------------------- */
-
-/* backoff_ms * 2^tries, capped, with equal jitter; at least retry_after. */
-static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_ms)
-{
-    uint64_t d = f->cfg.backoff_ms;
-    for (uint32_t i = 0; i < tries && d < f->cfg.backoff_max_ms; i++)
-        d *= 2;
-    if (d > f->cfg.backoff_max_ms)
-        d = f->cfg.backoff_max_ms;
-    d = d / 2 + (uint64_t)(fr_random(f) * (double)(d - d / 2));
-    return d < retry_after_ms ? retry_after_ms : d;
-}
-
-/* The retry call (frontier/lua/retry.lua), KEYS: ready.
- *   ARGV[1]   P               the key prefix
- *   ARGV[2]   worker          the worker of the item's lease
- *   ARGV[3]   field           its lease's field "ORIGIN\tSEQ" (fr_lease_split)
- *   ARGV[4]   status          HTTP status, 0 if none
- *   ARGV[5]   error           error kind, "" if none
- *   ARGV[6]   delay_ms        the URL's retry delay (retry_delay: backoff, jitter)
- *   ARGV[7]   retry_after_ms  Retry-After, 0 if none: the host waits at least this
- *   ARGV[8]   max_tries       attempts before the dead-letter list
- *   ARGV[9]   backoff_ms      the host's backoff: backoff_ms * 2^(failures-2) ...
- *   ARGV[10]  backoff_max_ms  ... capped at backoff_max_ms ...
- *   ARGV[11]  jitter          ... times 0.5 + 0.5 * jitter (a uniform [0,1))
- *   ARGV[12]  per_host        for waking the host
- *   ARGV[13]  bytes           body bytes received
- *   ARGV[14]  host delay_ms   the crawl's delay and ...
- *   ARGV[15]  max_delay_ms    ... its cap on a host's own: the host waits at
- *                             least its delay after this request too
- * Reply: {lost, dead}. */
-static void build_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
-                        uint32_t retry_after_ms, fr_args_t *a)
-{
-    const char *w;
-    size_t seqlen;
-    fr_lease_split(item->lease, &w, &seqlen, NULL);
-    /* every argument copied: a call (frontier_retry_call) outlives the item
-     * and may outlive f */
-    fa_fcall(a, 1);
-    fa_dup(a, f->ready_key);
-    fa_dup(a, f->prefix);
-    fa_dup(a, w);
-    fa_copy(a, item->lease, seqlen);
-    fa_u64(a, o->status > 0 ? (uint64_t)o->status : 0);
-    fa_dup(a, o->error ? o->error : "");
-    fa_u64(a, retry_delay(f, item->tries, retry_after_ms));
-    fa_u64(a, retry_after_ms);
-    fa_u64(a, f->cfg.max_tries);
-    fa_u64(a, f->cfg.backoff_ms);
-    fa_u64(a, f->cfg.backoff_max_ms);
-    fa_dbl(a, fr_random(f));
-    fa_u64(a, f->cfg.per_host);
-    fa_u64(a, o->bytes);
-    fa_u64(a, f->cfg.delay_ms);
-    fa_u64(a, f->cfg.max_delay_ms);
-}
-
-int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
-                   uint32_t retry_after_ms)
-{
-    const char *w;
-    size_t seqlen;
-    if (!f || !item || !o || fr_lease_split(item->lease, &w, &seqlen, NULL) < 0)
-        return CRAWL_EINVAL;
-    fr_args_t a;
-    fa_init(&a);
-    fr_use(f, fr_lease_shard(f, item->lease));
-    build_retry(f, item, o, retry_after_ms, &a);
-    return fr_run_lease_call(f, FR_RETRY, &a);
-}
-
-int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
-                        uint32_t retry_after_ms, frontier_call_t **out)
-{
-    const char *w;
-    size_t seqlen;
-    if (out)
-        *out = NULL;
-    if (!f || !item || !o || !out || fr_lease_split(item->lease, &w, &seqlen, NULL) < 0)
-        return CRAWL_EINVAL;
-    frontier_call_t *c = fr_async_new(FR_CALL_RETRY, FR_RETRY);
-    if (!c)
-        return CRAWL_ENOMEM;
-    fr_use(f, fr_lease_shard(f, item->lease));
-    c->c.shard = f->cur;
-    build_retry(f, item, o, retry_after_ms, &c->c.a);
-    if (c->c.a.oom) {
-        frontier_call_drop(c);
-        return CRAWL_ENOMEM;
-    }
-    *out = c;
-    return 0;
-}
-
-int frontier_retry_end(frontier_t *f, frontier_call_t *c)
-{
-    redisReply *r = NULL;
-    int rc = fr_async_reply(f, c, FR_CALL_RETRY, &r);
-    if (rc < 0)
-        return rc;
-    rc = fr_lease_reply(r);
-    freeReplyObject(r);
-    return rc;
 }
