@@ -7,7 +7,8 @@ local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'STATS', 'SEEDHOSTS'
 
 local function seed(KEYS, ARGV)
   -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as links
-  local force, links, maxp, maxh = ARGV[2] == '1', ARGV[2] == 'l', tonumber(ARGV[3]), tonumber(ARGV[4])
+  local force, links = ARGV[2] == '1', ARGV[2] == 'l'
+  local maxp, maxh = tonumber(ARGV[3]), tonumber(ARGV[4])
   local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
   local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, then the link section
   local nh = tonumber(ARGV[NHOSTS])
