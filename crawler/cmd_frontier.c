@@ -227,8 +227,18 @@ static void json_str(FILE *o, const char *s)
  * the crawl has no filter (yet). */
 typedef struct bloom_view {
     int have;
-    bloom_fill_t fill;
+    bloom_fill_t fill;     /* the fullest shard's (the crawl's, with one shard) */
+    bloom_geometry_t geo;  /* every shard's filter has this geometry */
+    uint64_t capacity;     /* and this capacity */
+    const uint64_t *added; /* [shards]: URLs added to each shard's filter */
+    unsigned shards;
 } bloom_view_t;
+
+/* Shard i's filter: its fill from its count. */
+static void shard_fill(const bloom_view_t *bv, unsigned i, bloom_fill_t *f)
+{
+    bloom_fill_of(&bv->geo, bv->capacity, bv->added[i], f);
+}
 
 static void json_bloom(FILE *o, const bloom_view_t *bv)
 {
@@ -239,9 +249,17 @@ static void json_bloom(FILE *o, const bloom_view_t *bv)
     const bloom_fill_t *f = &bv->fill;
     fprintf(o,
             ", \"bloom\": {\"added\": %llu, \"capacity\": %llu, \"fill\": %.6f, "
-            "\"fp_rate\": %.6g, \"warn\": %s, \"full\": %s}",
+            "\"fp_rate\": %.6g, \"warn\": %s, \"full\": %s",
             (unsigned long long)f->added, (unsigned long long)f->capacity, f->fill, f->fp_rate,
             f->fill >= BLOOM_FILL_WARN ? "true" : "false", f->full ? "true" : "false");
+    fprintf(o, ", \"shards\": [");
+    for (unsigned i = 0; i < bv->shards; i++) {
+        bloom_fill_t g;
+        shard_fill(bv, i, &g);
+        fprintf(o, "%s{\"added\": %llu, \"fill\": %.6f, \"fp_rate\": %.6g}", i ? ", " : "",
+                U(g.added), g.fill, g.fp_rate);
+    }
+    fprintf(o, "]}");
 }
 
 /* The visited set's lines: fill, rate, and a warning past BLOOM_FILL_WARN. */
@@ -257,6 +275,15 @@ static void text_bloom(FILE *o, const bloom_view_t *bv)
             "%.3g\n",
             (unsigned long long)f->added, (unsigned long long)f->capacity, f->fill * 100,
             f->fp_rate);
+    if (bv->shards > 1)
+        fprintf(o, "  bloom by shard (fill, false-positive rate now):");
+    for (unsigned i = 0; bv->shards > 1 && i < bv->shards; i++) {
+        bloom_fill_t g;
+        shard_fill(bv, i, &g);
+        fprintf(o, "%s%4u: %5.1f%% %9.3g", i % 4 ? "  " : "\n  ", i, g.fill * 100, g.fp_rate);
+    }
+    if (bv->shards > 1)
+        fputc('\n', o);
     char msg[640];
     if (f->full) {
         bloom_full_message(f, 0, msg, sizeof msg);
@@ -389,7 +416,8 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
 
 /* Joins the crawl's filter (never creates it) for its geometry and
  * capacity; 0 (bv->have 0 if there is none), or the join's code. */
-static int read_bloom(redisContext *rc, const char *crawl, uint64_t added, bloom_view_t *bv)
+static int read_bloom(redisContext *rc, const char *crawl, const frontier_stats_t *s,
+                      bloom_view_t *bv)
 {
     char name[FR_KEY_MAX], msg[512];
     int code = 0;
@@ -401,7 +429,11 @@ static int read_bloom(redisContext *rc, const char *crawl, uint64_t added, bloom
     if (!b)
         return code == CRAWL_ENOTFOUND ? 0 : code;
     bv->have = 1;
-    bloom_fill_of(bloom_geometry(b), bloom_capacity(b), added, &bv->fill);
+    bv->geo = *bloom_geometry(b);
+    bv->capacity = bloom_capacity(b);
+    bv->added = s->shard_added;
+    bv->shards = s->shards ? s->shards : 1;
+    bloom_fill_of(&bv->geo, bv->capacity, s->bloom_added_max, &bv->fill);
     bloom_close(b);
     return 0;
 }
@@ -417,7 +449,7 @@ static int read_stats(redisContext *rc, const rconn_t *r, const char *crawl, fro
     if (err == 0)
         err = frontier_workers(rc, crawl, w, nw);
     if (err == 0)
-        err = read_bloom(rc, crawl, s->bloom_added_max, bv); /* the fullest shard's filter */
+        err = read_bloom(rc, crawl, s, bv); /* shard 0's filter: every shard's geometry */
     return err;
 }
 

@@ -624,6 +624,8 @@ typedef struct frontier_stats {
     /* the same in the fullest shard (each shard has a filter of its own, of
      * the same geometry): what says whether the crawl's filters are full */
     uint64_t bloom_added_max;
+    /* the same for each shard, shard_added[0..shards): its filter's fill */
+    uint64_t shard_added[FRONTIER_MAX_SHARDS];
     frontier_control_t control; /* the crawl's control hash (frontier_control) */
 } frontier_stats_t;
 

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
+/* The crawl's stored shard count in *n, 0 when none is stored; 0 or an
+ * error (a stored value out of 1..FRONTIER_MAX_SHARDS: CRAWL_EREPLY). */
+static int read_shards(struct redisContext *rc, const char *crawl, unsigned *n)
 {
     char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
-    *n = 1;
+    *n = 0;
     if (fr_prefix(crawl, p, sizeof p) < 0 ||
         fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
         return CRAWL_EINVAL;
@@ -45,25 +47,21 @@ int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
     return rc_;
 }
 
+int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
+{
+    int rc_ = read_shards(rc, crawl, n);
+    if (*n == 0)
+        *n = 1; /* none stored: a crawl of one shard */
+    return rc_;
+}
+
 int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
 {
     unsigned dummy;
     if (!n)
         n = &dummy;
     *n = 0;
-    if (!rc)
-        return CRAWL_EINVAL;
-    char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
-    if (fr_prefix(crawl, p, sizeof p) < 0 ||
-        fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
-        return CRAWL_EINVAL;
-    redisReply *r = redisCommand(rc, "EXISTS %s", key);
-    if (!r)
-        return CRAWL_EREDIS;
-    int exists = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    int rc_ = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r) : 0;
-    freeReplyObject(r);
-    return rc_ < 0 || !exists ? rc_ : fr_crawl_shards(rc, crawl, n);
+    return rc ? read_shards(rc, crawl, n) : CRAWL_EINVAL;
 }
 
 static int get_now(const redisReply *t, uint64_t *now)
@@ -232,7 +230,7 @@ static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
 
 /* Reads one shard's replies r[0..STATS_CMDS) into out (shard 0: the
  * time, the workers and the control hash too). */
-static int read_shard(redisReply **r, int first, frontier_stats_t *out)
+static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
 {
     frontier_stats_t s;
     memset(&s, 0, sizeof s);
@@ -242,9 +240,10 @@ static int read_shard(redisReply **r, int first, frontier_stats_t *out)
         fr_control_read(r[8], &s.control) < 0)
         return CRAWL_EREPLY;
     add_counters(out, &s);
+    out->shard_added[shard] = s.seeds + s.new_links;
     if (s.seeds + s.new_links > out->bloom_added_max)
         out->bloom_added_max = s.seeds + s.new_links;
-    if (first) {
+    if (shard == 0) {
         out->now_ms = s.now_ms;
         out->workers = count_live(r[6], s.now_ms);
         out->control = s.control;
@@ -346,7 +345,7 @@ static int stats_read(struct redisContext **conn, const char *crawl, unsigned n,
                 rc_ = fr_reply_error(r[i]); /* a key of the wrong type: CRAWL_EWRONGTYPE */
         }
         if (rc_ == 0)
-            rc_ = read_shard(r, s == 0, out);
+            rc_ = read_shard(r, s, out);
         for (int i = 0; i < got; i++)
             freeReplyObject(r[i]);
     }

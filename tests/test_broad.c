@@ -300,6 +300,14 @@ Test(broad, a_host_that_does_not_answer_holds_only_its_own_slots, .timeout = 180
     broad_stop(&b);
 }
 
+/* The number after the first `name` in js (name includes its `": `). */
+static unsigned long long json_u64(const char *js, const char *name)
+{
+    const char *at = strstr(js, name);
+    cr_assert_not_null(at, "no %s in %s", name, js);
+    return strtoull(at + strlen(name), NULL, 10);
+}
+
 /* A crawl of 8 shards (frontier/SHARDING.md) on one Redis: 3 processes,
  * pages linking across hosts and so across shards.  Each page is fetched
  * once (the server's log), politeness holds as on one shard (a host never
@@ -349,6 +357,37 @@ Test(broad, a_crawl_of_eight_shards_fetches_each_page_once_and_resets_clean, .ti
     snprintf(want, sizeof want, "\"fetched\": %u,", POLITE.hosts * POLITE.pages);
     cr_expect(strstr(js, "\"shards\": 8,"), "stats: %s", js);
     cr_expect(strstr(js, want), "stats does not sum the shards (%s): %s", want, js);
+    /* the visited set shard by shard: 8 fills, whose counts add up to the
+     * crawl's (seeds + new links), the fullest one the crawl's "added", and
+     * as many in use as shards with keys */
+    unsigned long long seeds = json_u64(js, "\"seeds\": "), links = json_u64(js, "\"new_links\": ");
+    const char *bl = strstr(js, "\"bloom\": {");
+    cr_assert_not_null(bl, "stats: %s", js);
+    unsigned long long fullest = json_u64(bl, "\"added\": "), sum = 0, max = 0;
+    const char *sh = strstr(bl, "\"shards\": [");
+    cr_assert_not_null(sh, "no shard fills: %s", js);
+    const char *end = strchr(sh, ']');
+    unsigned nsh = 0, nonzero = 0;
+    for (const char *a = strstr(sh, "{\"added\": "); a && a < end;
+         a = strstr(a + 1, "{\"added\": ")) {
+        unsigned long long v = json_u64(a, "{\"added\": ");
+        sum += v;
+        max = v > max ? v : max;
+        nonzero += v > 0;
+        nsh++;
+    }
+    cr_expect_eq(nsh, 8u, "shard fills: %s", sh);
+    cr_expect_eq(sum, seeds + links, "shard fills add to %llu, not seeds + new links %llu", sum,
+                 seeds + links);
+    cr_expect_eq(max, fullest, "the fullest shard has %llu, the crawl's filter says %llu", max,
+                 fullest);
+    cr_expect_eq(nonzero, used, "%u shards with URLs in their filter, %u with keys", nonzero, used);
+    free(js);
+    char *argv_text[] = {CRAWLER_BIN, "stats", "--redis", (char *)fx_redis_url(b.r), NULL};
+    cr_assert_eq(fx_run(argv_text, out, errf, 30000), 0);
+    js = fx_read_file(out, NULL);
+    cr_assert_not_null(js);
+    cr_expect(strstr(js, "bloom by shard") && strstr(js, "   7: "), "stats text: %s", js);
     free(js);
 
     char *argv_reset[] = {CRAWLER_BIN, "reset",   "--redis", (char *)fx_redis_url(b.r),
