@@ -1,12 +1,17 @@
 /* A crawl split into shards (frontier/SHARDING.md) on one real
  * redis-server: every URL claimed once while pages link across shards,
  * the end of the crawl found over every shard (never while a page is in
- * flight in one), stats summed, reset, the shard count fixed at creation. */
+ * flight in one), stats summed, reset, the shard count fixed at creation;
+ * and, over two redis-servers standing for two masters, a worker SIGKILLed
+ * in the middle of finishing a page whose link is for the other shard:
+ * nothing lost, the page fetched at most once more. */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "side.h"
@@ -340,4 +345,218 @@ Test(shards, a_hosts_robots_txt_is_stored_and_found_in_its_shard)
     redisFree(c);
     redisFree(c2);
     fx_redis_stop(r);
+}
+
+/* ---- a worker killed between its page's links and its page ------------ */
+
+/* Two redis-servers standing for two masters of a cluster: shard 0 of a
+ * crawl of 2 shards on srv[0], shard 1 on srv[1] (the router a Redis
+ * Cluster's client gives, frontier_router_t). */
+typedef struct two_masters {
+    fx_redis_t *srv[2];
+} two_masters_t;
+
+static int key_shard(const char *key)
+{
+    return strstr(key, "{" CRAWL "/1}") != NULL;
+}
+
+static int two_owners(void *ud, const char *const *keys, size_t n, char (*addr)[FRONTIER_ADDR_MAX])
+{
+    two_masters_t *t = ud;
+    for (size_t i = 0; i < n; i++)
+        snprintf(addr[i], FRONTIER_ADDR_MAX, "%s", fx_redis_url(t->srv[key_shard(keys[i])]));
+    return 0;
+}
+
+static redisContext *two_connect(void *ud, const char *key)
+{
+    two_masters_t *t = ud;
+    return fx_redis_connect(t->srv[key_shard(key)]);
+}
+
+/* A handle on the 2-shard crawl over t's servers, leases of 400 ms. */
+static frontier_t *open_two(two_masters_t *t, const frontier_router_t *rt, const char *worker)
+{
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.per_host = 4;
+    cfg.shards = 2;
+    cfg.lease_ms = 400;
+    cfg.worker_id = worker;
+    cfg.router = rt;
+    cfg.bloom_capacity = 100000;
+    cfg.bloom_fp_rate = 1e-6;
+    char err[512] = "";
+    frontier_t *f = frontier_open(fx_redis_connect(t->srv[0]), &cfg, NULL, err, sizeof err);
+    if (!f)
+        fprintf(stderr, "frontier_open: %s\n", err);
+    return f;
+}
+
+/* A URL of a host in shard s of 2 (host number from *h on). */
+static void url_in_shard(unsigned s, int *h, char *buf, size_t len)
+{
+    for (;; (*h)++) {
+        url_of(*h, 0, buf, len);
+        if (fr_shard_of(2, buf) == s)
+            return;
+    }
+}
+
+/* One shard's stats field on its server. */
+static long long shard_stat(fx_redis_t *srv, unsigned s, const char *field)
+{
+    redisContext *c = fx_redis_connect(srv);
+    redisReply *r = s ? redisCommand(c, "HGET crawler:{" CRAWL "/%u}:stats %s", s, field)
+                      : redisCommand(c, "HGET crawler:{" CRAWL "}:stats %s", field);
+    long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+    freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* The worker of the child: claims page u, says so ('c'), waits for 'g',
+ * says 'f' and finishes u with its one link l, then 'e'.  Never returns. */
+static void doomed_worker(two_masters_t *t, const frontier_router_t *rt, const char *u,
+                          const char *l, int out, int in)
+{
+    frontier_t *f = open_two(t, rt, "doomed");
+    frontier_item_t it = {0};
+    size_t n = 0;
+    frontier_state_t st;
+    uint32_t wait = 0;
+    for (int i = 0; i < 400 && !n; i++)
+        if (!f || frontier_claim(f, 1, &it, &n, &st, &wait) < 0 || (!n && usleep(5000) < 0))
+            _exit(2);
+    if (!n || strcmp(it.url, u))
+        _exit(3);
+    char ch = 'c';
+    if (write(out, &ch, 1) != 1 || read(in, &ch, 1) != 1 || ch != 'g')
+        _exit(4);
+    ch = 'f';
+    if (write(out, &ch, 1) != 1)
+        _exit(4);
+    const char *lp[] = {l};
+    frontier_done_t pg = {
+        .item = &it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
+    int rc = frontier_finish(f, &pg, 1);
+    ch = 'e';
+    _exit(write(out, &ch, 1) == 1 && rc == 0 ? 0 : 5);
+}
+
+/* Claims and finishes (with link l on page u) until the crawl is done;
+ * counts the fetches of u and of l. */
+static void drain(frontier_t *f, const char *u, const char *l, int *nu, int *nl)
+{
+    frontier_state_t st = FRONTIER_WAIT;
+    for (int round = 0; round < 2000 && st != FRONTIER_DONE; round++) {
+        frontier_item_t it[4] = {0};
+        size_t n = claim(f, it, 4, &st);
+        for (size_t i = 0; i < n; i++) {
+            int own = !strcmp(it[i].url, u);
+            cr_assert(own || !strcmp(it[i].url, l), "claimed '%s'", it[i].url);
+            (*(own ? nu : nl))++;
+            const char *lp[] = {l};
+            frontier_done_t pg = {.item = &it[i],
+                                  .outcome = {.status = 200},
+                                  .links = lp,
+                                  .nlinks = own,
+                                  .link_depth = it[i].depth + 1};
+            cr_assert_eq(frontier_finish(f, &pg, 1), 0, "%s", frontier_last_error(f));
+            frontier_item_clear(&it[i]);
+        }
+        if (!n)
+            usleep(10000);
+    }
+    cr_assert_eq(st, FRONTIER_DONE, "the crawl never ended");
+}
+
+/* Page u (in shard `own`) links to l (in the other shard); a worker in a
+ * child claims u and starts finishing it while server `stopped` is
+ * SIGSTOPped, and is SIGKILLed there.  stopped == the foreign shard's:
+ * the page's own call must not go out before its link's offer answered,
+ * so u stays leased.  stopped == own's: the link is queued in its shard
+ * while u is still leased.  Then a live worker drains the crawl: l fetched
+ * once, u at most once more, nothing left. */
+static void killed_between(unsigned own, unsigned stopped)
+{
+    two_masters_t t = {{side_redis(), side_redis()}};
+    frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
+    frontier_t *a = open_two(&t, &rt, "live");
+    cr_assert_not_null(a);
+    char u[64], l[64];
+    int h = 0;
+    url_in_shard(own, &h, u, sizeof u);
+    h++;
+    url_in_shard(1 - own, &h, l, sizeof l);
+    const char *sp[] = {u};
+    cr_assert_eq(frontier_seed(a, sp, 1, 0, NULL), 0, "%s", frontier_last_error(a));
+
+    int up[2], down[2];
+    cr_assert(pipe(up) == 0 && pipe(down) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        doomed_worker(&t, &rt, u, l, up[1], down[0]);
+    char ch = 0;
+    cr_assert(read(up[0], &ch, 1) == 1 && ch == 'c', "the child did not claim %s", u);
+    pid_t srv = fx_redis_pid(t.srv[stopped]);
+    kill(srv, SIGSTOP);
+    ch = 'g';
+    int said = write(down[1], &ch, 1) == 1 && read(up[0], &ch, 1) == 1 && ch == 'f';
+    /* 40 looks, 10 ms apart, at the server that answers */
+    fx_redis_t *live = t.srv[1 - stopped];
+    int leased = 0, queued = 0;
+    for (int i = 0; said && i < 40; i++) {
+        if (stopped != own)
+            leased +=
+                shard_stat(live, own, "inflight") == 1 && shard_stat(live, own, "fetched") == 0;
+        else if (shard_stat(live, 1 - own, "queued") == 1)
+            queued = 1;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    kill(srv, SIGCONT);
+    cr_assert(said, "the child did not reach its finish");
+    cr_assert(WIFSIGNALED(status), "the child's finish returned (status %d)", status);
+    if (stopped != own)
+        cr_expect_eq(leased, 40, "the page acknowledged before its link's offer was answered");
+    else
+        cr_expect(queued, "the link not queued before the page's own call");
+
+    int nu = 0, nl = 0;
+    drain(a, u, l, &nu, &nl);
+    cr_expect_eq(nl, 1, "the link fetched %d times", nl);
+    cr_expect_leq(nu, 1, "the page fetched %d more times", nu);
+    if (stopped != own)
+        cr_expect_eq(nu, 1, "the page, never acknowledged, not fetched again");
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats_routed(fx_redis_connect(t.srv[0]), &rt, CRAWL, &s), 0);
+    cr_expect_eq(s.enqueued, 2u, "the page and its link, each admitted once");
+    cr_expect_eq(s.queued + s.in_flight + s.delayed + s.dead, 0u);
+    /* the page finished once: by the child (its call ran when its server
+     * came back) or by the live worker (nu 1); and the link */
+    cr_expect_eq(s.fetched, 2u, "fetched %llu (the page %d more times)",
+                 (unsigned long long)s.fetched, nu);
+    frontier_close(a);
+    fx_redis_stop(t.srv[0]);
+    fx_redis_stop(t.srv[1]);
+}
+
+Test(shards, killed_while_its_links_offer_waits_the_page_stays_leased_and_no_link_is_lost)
+{
+    killed_between(0, 1);
+    killed_between(1, 0);
+}
+
+Test(shards, killed_after_its_links_were_queued_the_page_is_fetched_at_most_once_more)
+{
+    killed_between(0, 0);
+    killed_between(1, 1);
 }
