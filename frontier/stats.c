@@ -173,7 +173,7 @@ static uint32_t count_live(const redisReply *w, uint64_t now)
     return live;
 }
 
-#define STATS_CMDS 9
+#define STATS_CMDS 10
 /* Sends the stats commands (TIME first, then one read of a key each). */
 static int send_stats(struct redisContext *rc, const char *p)
 {
@@ -185,10 +185,11 @@ static int send_stats(struct redisContext *rc, const char *p)
                        {"ZCARD %s", FR_K_DELAYED},
                        {"ZCARD %s", FR_K_READY},
                        {"LLEN %s", FR_K_DEAD},
-                       {"HLEN %s", FR_K_HADMIT},
+                       {"HLEN %s", FR_K_HOSTS},
                        {"ZRANGE %s 0 -1 WITHSCORES", FR_K_WORKERS},
                        {"HGETALL %s", FR_K_ERRORS},
-                       {"HGETALL %s", FR_K_CONTROL}};
+                       {"HGETALL %s", FR_K_CONTROL},
+                       {"HLEN %s", FR_K_HADMIT}}; /* an older build's count of hosts */
     char key[FR_KEY_MAX];
     for (int i = 0; i < STATS_CMDS; i++) {
         int ok = q[i].key == FR_K_COUNT ? redisAppendCommand(rc, q[i].fmt)
@@ -233,12 +234,15 @@ static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
 static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
 {
     frontier_stats_t s;
+    uint64_t legacy = 0;
     memset(&s, 0, sizeof s);
     if (get_now(r[0], &s.now_ms) || read_counters(r[1], &s) || fr_reply_u64(r[2], &s.delayed) ||
         fr_reply_u64(r[3], &s.ready_hosts) || fr_reply_u64(r[4], &s.dead) ||
         fr_reply_u64(r[5], &s.hosts) || read_kinds(r[7], out) ||
-        fr_control_read(r[8], &s.control) < 0)
+        fr_control_read(r[8], &s.control) < 0 || fr_reply_u64(r[9], &legacy))
         return CRAWL_EREPLY;
+    if (legacy > s.hosts)
+        s.hosts = legacy; /* a crawl an older build began: hosts it has not touched since */
     add_counters(out, &s);
     out->shard_added[shard] = s.seeds + s.new_links;
     if (s.seeds + s.new_links > out->bloom_added_max)

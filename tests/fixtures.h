@@ -54,6 +54,13 @@ long long fx_redis_info(struct redisContext *c, const char *section, const char 
 /* Stops it (SIGTERM, then SIGKILL after 5 s), removes its directory.
  * Accepts NULL. */
 void fx_redis_stop(fx_redis_t *r);
+/* The queue of host `origin` in the crawl of key prefix p ("crawler:{t}:"),
+ * read the way frontier/lua/queue.lua keeps it (its list P q:<origin>, or
+ * the entries packed in its field of P hosts): an array reply of its
+ * entries, oldest first, as LRANGE gives (caller frees), NULL on failure. */
+struct redisReply *fx_redis_queue(struct redisContext *c, const char *p, const char *origin);
+/* Its length (fx_redis_queue's elements), -1 on failure. */
+long long fx_redis_queue_len(struct redisContext *c, const char *p, const char *origin);
 
 /* ---- HTTP server -------------------------------------------------------- */
 typedef struct fx_route {

@@ -222,6 +222,42 @@ long long fx_redis_info(redisContext *c, const char *section, const char *field)
     return v;
 }
 
+redisReply *fx_redis_queue(redisContext *c, const char *p, const char *origin)
+{
+    /* the list if it exists, else the field's "A C\nE1\n..." entries */
+    static const char lua[] =
+        "local l = redis.call('LRANGE', KEYS[1], 0, -1) "
+        "if #l > 0 then return l end "
+        "local v = redis.call('HGET', KEYS[2], ARGV[1]) "
+        "local out = {} "
+        "if not v then return out end "
+        "local nl = string.find(v, '\\n', 1, true) "
+        "if not nl then return out end "
+        "for e in string.gmatch(string.sub(v, nl + 1) .. '\\n', '([^\\n]*)\\n') do "
+        "out[#out + 1] = e end "
+        "return out";
+    char qk[1024], hk[1024];
+    snprintf(qk, sizeof qk, "%sq:%s", p, origin);
+    snprintf(hk, sizeof hk, "%shosts", p);
+    redisReply *r = redisCommand(c, "EVAL %s 2 %s %s %s", lua, qk, hk, origin);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        fx_set_error("reading the queue of %s: %s", origin, r && r->str ? r->str : c->errstr);
+        if (r)
+            freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+long long fx_redis_queue_len(redisContext *c, const char *p, const char *origin)
+{
+    redisReply *r = fx_redis_queue(c, p, origin);
+    long long n = r ? (long long)r->elements : -1;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
 void fx_redis_stop(fx_redis_t *r)
 {
     if (!r)

@@ -42,12 +42,11 @@ static double lease_of(redisContext *c, const char *worker)
     return v;
 }
 
-static long long llen(redisContext *c, const char *key)
+/* The length of origin's queue (a list, or packed in its hosts field). */
+static long long qlen(redisContext *c, const char *origin)
 {
-    redisReply *r = redisCommand(c, "LLEN %s", key);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
-    long long n = r->integer;
-    freeReplyObject(r);
+    long long n = fx_redis_queue_len(c, P, origin);
+    cr_assert_geq(n, 0, "%s", fx_error());
     return n;
 }
 
@@ -78,7 +77,7 @@ Test(control, a_claim_after_pause_takes_nothing_renews_the_lease_and_resume_clai
     cr_expect_eq(claim(s.f, 8, &n), FRONTIER_PAUSED, "a claim after the pause was not refused");
     cr_expect_eq(n, 0, "%zu URLs claimed while paused", n);
     cr_expect_gt(lease_of(s.c, "w1"), l0, "the paused claim did not renew the lease");
-    cr_expect_eq(llen(s.c, P "q:http://a.test") + llen(s.c, P "q:http://b.test"), 3);
+    cr_expect_eq(qlen(s.c, "http://a.test") + qlen(s.c, "http://b.test"), 3);
     frontier_beat_t b;
     frontier_beat_call_t *bc = NULL;
     cr_assert_eq(frontier_heartbeat_start(s.f, NULL, &bc), 0);
@@ -211,7 +210,7 @@ Test(control, a_control_key_of_the_wrong_type_fails_the_calls_naming_it_before_a
     cr_expect(strstr(frontier_last_error(s.f), P "control is a string, expected a hash"), "%s",
               frontier_last_error(s.f));
     cr_expect_eq(lease_of(s.c, "w1"), l0, "the failed claim wrote the lease");
-    cr_expect_eq(llen(s.c, P "q:http://a.test"), 1);
+    cr_expect_eq(qlen(s.c, "http://a.test"), 1);
     rc = frontier_heartbeat(s.f, NULL, NULL);
     cr_expect_eq(rc, CRAWL_EWRONGTYPE, "heartbeat: %s", crawl_strerror(rc));
     char err[256];

@@ -31,7 +31,7 @@ Test(frontier, seeding_twice_adds_nothing_and_force_requeues)
     cr_assert_eq(seed_urls(e.f, urls, 2, 1), 2, "--force re-queues seen seeds");
     cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
     cr_assert_eq(s.queued, 5);
-    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://b.test:8080"), 1);
+    cr_assert_eq(fx_redis_queue_len(e.c, "crawler:{t}:", "http://b.test:8080"), 1);
     env_stop(&e);
 }
 
@@ -130,7 +130,7 @@ Test(frontier, a_page_with_thousands_of_links_is_finished_in_one_step)
     finish_one(e.f, &it, links, N, &nnew, 0);
     cr_assert_eq(nnew, N);
     frontier_item_clear(&it);
-    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://big.test"), N);
+    cr_assert_eq(fx_redis_queue_len(e.c, "crawler:{t}:", "http://big.test"), N);
     free(buf);
     free(links);
     env_stop(&e);
@@ -169,9 +169,14 @@ Test(frontier, links_over_many_hosts_and_bloom_blocks_are_queued_once)
     for (int i = 0; i < N; i++)
         cr_assert(present[i], "%s is not in the filter", links[i]);
     cr_assert_eq(redis_int(e.c, "ZCARD %s", "crawler:{t}:ready"), HOSTS);
-    cr_assert_eq(redis_int(e.c, "HLEN %s", "crawler:{t}:hadmit"), HOSTS + 2);
-    cr_assert_eq(redis_int(e.c, "HGET crawler:{t}:hadmit %s", "http://h7.test"),
-                 N / HOSTS + (7 < N % HOSTS));
+    cr_assert_eq(redis_int(e.c, "HLEN %s", "crawler:{t}:hosts"), HOSTS + 2);
+    /* h7's field: its count admitted, its queue packed in it (<= 16) or a list */
+    long long h7 = N / HOSTS + (7 < N % HOSTS);
+    redisReply *hv = redisCommand(e.c, "HGET crawler:{t}:hosts %s", "http://h7.test");
+    cr_assert(hv && hv->type == REDIS_REPLY_STRING);
+    cr_assert_eq(strtoll(hv->str, NULL, 10), h7, "h7's field: %s", hv->str);
+    freeReplyObject(hv);
+    cr_assert_eq(fx_redis_queue_len(e.c, "crawler:{t}:", "http://h7.test"), h7);
     /* drain, finishing whole batches with mixed outcomes: every link comes
      * out exactly once, and the counters add up */
     uint8_t *got = calloc(N, 1);
@@ -261,10 +266,10 @@ Test(frontier, a_url_with_userinfo_is_queued_under_its_origin_and_its_host_delay
     cr_assert_eq(frontier_set_host_delay(e.f, "http://example.test:8080", 100000), 0);
     const char *urls[] = {"http://user:pw@example.test:8080/a/b?q", "http://example.test:8080/c"};
     cr_assert_eq(seed_urls(e.f, urls, 2, 0), 2);
-    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://example.test:8080"), 2);
-    redisReply *r = redisCommand(e.c, "KEYS crawler:{t}:q:*");
+    cr_assert_eq(fx_redis_queue_len(e.c, "crawler:{t}:", "http://example.test:8080"), 2);
+    redisReply *r = redisCommand(e.c, "HKEYS crawler:{t}:hosts");
     cr_assert(r && r->type == REDIS_REPLY_ARRAY);
-    cr_assert_eq(r->elements, 1, "%zu queues for one origin", r->elements);
+    cr_assert_eq(r->elements, 1, "%zu hosts for one origin", r->elements);
     freeReplyObject(r);
     frontier_item_t it;
     size_t n;
@@ -273,7 +278,7 @@ Test(frontier, a_url_with_userinfo_is_queued_under_its_origin_and_its_host_delay
     cr_assert_eq(redis_int(e.c, "HGET crawler:{t}:hinflight %s", "http://example.test:8080"), 1);
     cr_assert_eq(frontier_release(e.f, &it, 1), 0);
     frontier_item_clear(&it);
-    cr_assert_eq(redis_int(e.c, "LLEN %s", "crawler:{t}:q:http://example.test:8080"), 2);
+    cr_assert_eq(fx_redis_queue_len(e.c, "crawler:{t}:", "http://example.test:8080"), 2);
     uint64_t last = 0;
     for (int i = 0; i < 2; i++) {
         cr_assert_eq(claim_wait(e.f, 1, &it, &n), FRONTIER_READY);

@@ -15,7 +15,7 @@
 /* Expects the queue of origin to hold want[0..n) in order. */
 static void expect_queue(redisContext *c, const char *origin, const char *const *want, size_t n)
 {
-    redisReply *r = redisCommand(c, "LRANGE crawler:{t}:q:%s 0 -1", origin);
+    redisReply *r = fx_redis_queue(c, "crawler:{t}:", origin);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY);
     cr_expect_eq(r->elements, n, "queue of %s holds %zu entries", origin, r->elements);
     for (size_t i = 0; i < n && i < r->elements; i++)

@@ -392,7 +392,7 @@ Test(guard, hop_count_travels_in_the_queue_entry)
     cr_assert_eq(frontier_finish(a.f, &d, 1), 0);
     frontier_item_clear(&it[0]);
     side_check(a.c, a.f, 1000);
-    redisReply *q = redisCommand(a.c, "LRANGE %sq:http://hops.test 0 -1", a.f->prefix);
+    redisReply *q = fx_redis_queue(a.c, a.f->prefix, "http://hops.test");
     cr_assert(q && q->type == REDIS_REPLY_ARRAY && q->elements == 1);
     cr_expect_str_eq(q->element[0]->str, "1:0:7/next");
     freeReplyObject(q);

@@ -435,7 +435,9 @@ typedef struct lim_run {
 static void expect_queue(redisContext *c, const char *crawl, const char *origin,
                          const char *const *want, size_t n)
 {
-    redisReply *r = redisCommand(c, "LRANGE crawler:{%s}:q:%s 0 -1", crawl, origin);
+    char p[128];
+    snprintf(p, sizeof p, "crawler:{%s}:", crawl);
+    redisReply *r = fx_redis_queue(c, p, origin);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY);
     cr_expect_eq(r->elements, n, "%s: queue of %s holds %zu", crawl, origin, r->elements);
     for (size_t i = 0; i < n && i < r->elements; i++)
@@ -509,8 +511,8 @@ static void run_limits(fx_redis_t *r, const char *crawl, int bitfield_only, lim_
     const char *hosts[] = {"http://a.test", "http://b.test", "http://c.test", "http://d.test"};
     const long long adm[] = {4, 4, 1, 1};
     for (int h = 0; h < 4; h++) {
-        redisReply *x = redisCommand(s.c, "HGET crawler:{%s}:hadmit %s", crawl, hosts[h]);
-        cr_assert(x && x->type == REDIS_REPLY_STRING, "%s: no hadmit for %s", crawl, hosts[h]);
+        redisReply *x = redisCommand(s.c, "HGET crawler:{%s}:hosts %s", crawl, hosts[h]);
+        cr_assert(x && x->type == REDIS_REPLY_STRING, "%s: no field for %s", crawl, hosts[h]);
         cr_expect_eq(strtoll(x->str, NULL, 10), adm[h], "%s: %s admitted %s", crawl, hosts[h],
                      x->str);
         freeReplyObject(x);

@@ -87,7 +87,7 @@ Test(userinfo, seed_queue_key_robots_and_crawl_delay_use_one_origin, .timeout = 
     cr_assert_eq(rc, 0, "crawler seed exited %d", rc);
 
     /* queued under the origin without userinfo; no key names the credentials */
-    redisReply *q = redisCommand(u.rc, "LRANGE crawler:{ui}:q:%s 0 -1", u.origin);
+    redisReply *q = fx_redis_queue(u.rc, "crawler:{ui}:", u.origin);
     cr_assert(q && q->type == REDIS_REPLY_ARRAY);
     cr_expect_eq(q->elements, 2, "queue q:%s holds %zu entries", u.origin, q->elements);
     for (size_t i = 0; i < q->elements; i++)

@@ -172,7 +172,7 @@ Test(validate, seed_line_longer_than_max_url_length_is_reported_skipped_and_the_
     snprintf(want, sizeof want, "seeds.txt:1: line of %d bytes", LONG_LINE);
     cr_expect(strstr(err, want), "no '%s' in: %.300s", want, err);
     cr_expect_lt(rss, RSS_BOUND_KB, "peak RSS %ld KiB", rss);
-    redisReply *q = redisCommand(e.c, "LRANGE crawler:{lng}:q:http://127.0.0.1:9 0 -1");
+    redisReply *q = fx_redis_queue(e.c, "crawler:{lng}:", "http://127.0.0.1:9");
     cr_assert(q && q->type == REDIS_REPLY_ARRAY);
     /* the entry is the URL's path: its queue names the origin (frontier/entry.c) */
     cr_expect(q->elements == 1 && strcmp(q->element[0]->str, "/next") == 0,

@@ -165,7 +165,7 @@ Test(robotsgate, sitemaps_are_seeded_without_becoming_seed_hosts)
                          "User-agent: *\nDisallow:\nSitemap: http://maps.example/s.xml\n"),
                  0);
     expect_ready(a.g, "http://a.example/x", ROBOTSGATE_ALLOW);
-    redisReply *q = redisCommand(a.rc, "LRANGE crawler:{worker-test}:q:http://maps.example 0 -1");
+    redisReply *q = fx_redis_queue(a.rc, "crawler:{worker-test}:", "http://maps.example");
     cr_assert(q && q->type == REDIS_REPLY_ARRAY);
     cr_expect_eq(q->elements, 1, "the sitemap URL was not seeded");
     freeReplyObject(q);

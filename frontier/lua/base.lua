@@ -27,6 +27,7 @@ local byte, find, sub -- string's (an upvalue costs less than a global's field)
 local P, now, nows -- the call's key prefix; server time in ms, as a number and a string
 local K = {} -- KEY's suffixes with the prefix P
 local SUF, NS, BIG
+local legacy -- P hadmit exists (legacy_admitted): looked up once a call, nil at its start
 
 local function begin(a)
   if a[1] ~= P then
@@ -45,6 +46,7 @@ local function begin(a)
     NS = {} -- small counts as strings: Redis 7.0 formats a Lua number with %.17g
     for i = 0, 9999 do NS[i] = tostring(i) end
   end
+  legacy = nil
   local T = redis.call('TIME')
   now = tonumber(T[1]) * 1000 + math.floor(tonumber(T[2]) / 1000)
   nows = string.format('%d', now)
@@ -110,6 +112,13 @@ local function unstore(v) -- origin, the rest
   return sub(v, 1, t - 1), sub(v, t + 1)
 end
 local function qkey(h) return K.QUEUE .. h end
+-- The URLs host h admitted as an older build counted them, in P hadmit (0
+-- if none): a host of today's keeps its count in P hosts (queue.lua).
+local function legacy_admitted(h)
+  if legacy == nil then legacy = redis.call('EXISTS', K.HADMIT) == 1 end
+  if legacy then return num(redis.call('HGET', K.HADMIT, h)) end
+  return 0
+end
 local function count(field, n)
   if n ~= 0 then redis.call('HINCRBY', K.STATS, field, str(n)) end
 end
@@ -195,48 +204,4 @@ local function space_hosts(hs, ds)
     redis.call('HSET', K.HNEXT, unpack(set))
     redis.call('ZADD', K.READY, 'XX', 'GT', unpack(za))
   end
-end
-
--- The host may be claimable again: back into ready (keeping its score).
--- per_host: the host's cap (host_cap) when the caller knows its delay.
-local function wake(h, per_host, nonempty)
-  if redis.call('ZSCORE', K.READY, h) then return end
-  if num(redis.call('HGET', K.HINFLIGHT, h)) < per_host and
-     (nonempty or redis.call('LLEN', qkey(h)) > 0) then
-    local nx = num(redis.call('HGET', K.HNEXT, h))
-    if nx < now then nx = now end
-    redis.call('ZADD', K.READY, 'NX', nx, h)
-  end
-end
-
-local function wake_new(hs, per_host) -- hosts with a queue: into ready if room (NX)
-  for a = 1, #hs, 2000 do
-    local b = math.min(a + 1999, #hs)
-    local inf = redis.call('HMGET', K.HINFLIGHT, unpack(hs, a, b))
-    local nx = redis.call('HMGET', K.HNEXT, unpack(hs, a, b))
-    local za = {}
-    for j = a, b do
-      local x = j - a + 1
-      if num(inf[x]) < per_host then
-        local t = nx[x]
-        if num(t) < now then t = nows end
-        za[#za + 1] = t; za[#za + 1] = hs[j]
-      end
-    end
-    if #za > 0 then redis.call('ZADD', K.READY, 'NX', unpack(za)) end
-  end
-end
-
-local function wake_many(hs, per_host) -- hosts that may have become claimable
-  local ne = {}
-  for _, h in ipairs(hs) do if redis.call('LLEN', qkey(h)) > 0 then ne[#ne + 1] = h end end
-  wake_new(ne, per_host)
-end
-
-local function unlease(h)
-  if redis.call('HINCRBY', K.HINFLIGHT, h, -1) <= 0 then redis.call('HDEL', K.HINFLIGHT, h) end
-end
-
-local function note_host(list, seen, h)
-  if not seen[h] then seen[h] = true; list[#list + 1] = h end
 end

@@ -11,7 +11,9 @@
 --   3. a host's score in ready is >= hnext[host] (when set);
 --   4. hinflight holds no count <= 0, and hinflight[h] is the number of
 --      leases (in every worker's lease hash) whose field names origin h;
---   5. stats.queued is the sum of the queue lengths;
+--   5. stats.queued is the sum of the queue lengths (a list, or the entries
+--      packed in the host's field of P hosts: queue.lua; never both, and a
+--      packed count says how many follow);
 --   6. stats.inflight is the sum of the lease hashes' sizes;
 --   7. every lease field is stored(origin, seq) with seq a number, every
 --      delayed retry stored(origin, entry), every queued entry NUMS REST
@@ -56,6 +58,25 @@ local function check_queues(bad)
     for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
       if not entry_ok(e) then
         bad[#bad + 1] = string.format('7: %s holds the entry "%s"', key, e)
+      end
+    end
+  end
+  for h, v in pairs(hash(K.HOSTS)) do
+    local _, c, packed = host_read(h, v)
+    local es = c > 0 and unpack_head(packed, c, c, {}) or {}
+    if not string.match(v, '^%d+$') and not string.match(v, '^%d+ %d+\n') then
+      bad[#bad + 1] = string.format('5: the hosts field of %s is "%s"', h, v)
+    elseif c > 0 and (#es ~= c or select(2, string.gsub(packed, '\n', '')) ~= c - 1) then
+      bad[#bad + 1] = string.format('5: %s packs %d entries, says %d', h, #es, c)
+    end
+    if c > 0 and nonempty[h] then
+      bad[#bad + 1] = string.format('5: %s has a list and %d packed entries', h, c)
+    end
+    queued = queued + c
+    if c > 0 then nonempty[h] = true end
+    for _, e in ipairs(es) do
+      if not entry_ok(e) then
+        bad[#bad + 1] = string.format('7: %s packs the entry "%s"', h, e)
       end
     end
   end

@@ -20,8 +20,8 @@ local HINF, HNX, ZREM = {}, {}, {}
 local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
-local CLAIM_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'DELAYED', 'SEQ',
-                    'CONTROL'}
+local CLAIM_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT', 'STATS',
+                    'DELAYED', 'SEQ', 'CONTROL'}
 
 -- The first lim ready hosts (hosts: read before, or nil), up to the first
 -- one whose queue is not a list (stop: true), which this round leaves out
@@ -57,8 +57,8 @@ local function take_round(lim, max, per_host, delay, maxd, pre)
     local cap = host_cap(d, per_host)
     local take = cap - inf
     if take > room then take = room end
-    local got = NONE -- (no table made for a host that gives nothing)
-    if take > 0 then got = redis.call('LPOP', qkey(h), str(take)) or NONE end
+    local got, left = NONE, 0 -- (no table made for a host that gives nothing)
+    if take > 0 then got, left = q_pop(h, take) end
     local ng = #got
     for j = 1, ng do REP[E + n + j] = got[j] end
     n = n + ng
@@ -69,7 +69,7 @@ local function take_round(lim, max, per_host, delay, maxd, pre)
       if d > 0 then HNX[nx + 1], HNX[nx + 2], nx = h, string.format('%d', now + d), nx + 2 end
     end
     -- (a host of d > 0 that gave its one URL always leaves: inf + ng >= 1)
-    if ng == 0 or ng < take or inf + ng >= cap or redis.call('LLEN', qkey(h)) == 0 then
+    if ng == 0 or ng < take or inf + ng >= cap or left == 0 then
       ZREM[nr + 1], nr = h, nr + 1
     end
   end

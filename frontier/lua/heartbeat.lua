@@ -3,7 +3,8 @@
 -- still there and how many URLs were added to it.
 -- ARGV and reply: the layout above build_heartbeat() in frontier/frontier.c.
 
-local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'CONTROL'}
+local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
+                        'STATS', 'CONTROL'}
 
 local function heartbeat(_, ARGV)
   local w, lease = ARGV[2], tonumber(ARGV[3])

@@ -60,7 +60,7 @@ end
 -- max_pages_per_host: for h); h's admitted count is read once per call.
 local function over_limit(st, h, maxp, maxh)
   local ha = st.hadm[h]
-  if ha == nil then ha = num(redis.call('HGET', K.HADMIT, h)); st.hadm[h] = ha end
+  if ha == nil then ha = admitted(h); st.hadm[h] = ha end
   return (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh)
 end
 
@@ -109,28 +109,21 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
   return table.concat(codes, '', 1, nc), i
 end
 
+-- Appends the new entries to their hosts' queues (queue.lua: q_append)
+-- and their counts to the hosts' admitted counts: one HMGET and one HSET of
+-- P hosts a thousand hosts.
 local function offer_flush(st, per_host)
   local hs, woke = st.hosts, {}
-  for _, h in ipairs(hs) do
-    local q = st.byhost[h]
-    for j = 1, #q, 4000 do
-      local e = math.min(j + 3999, #q)
-      local len = redis.call('RPUSH', qkey(h), unpack(q, j, e))
-      if j == 1 and len == e then woke[#woke + 1] = h end
+  for a = 1, #hs, 1000 do
+    local b = math.min(a + 999, #hs)
+    local vs, kv = redis.call('HMGET', K.HOSTS, unpack(hs, a, b)), {}
+    for j = a, b do
+      local h = hs[j]
+      local v, before = q_append(h, st.byhost[h], vs[j - a + 1])
+      if before == 0 then woke[#woke + 1] = h end
+      kv[2 * (j - a) + 1], kv[2 * (j - a) + 2] = h, v
     end
-  end
-  if #hs <= 2 then
-    for _, h in ipairs(hs) do redis.call('HINCRBY', K.HADMIT, h, str(#st.byhost[h])) end
-  else
-    for a = 1, #hs, 2000 do
-      local b = math.min(a + 1999, #hs)
-      local adm, kv = redis.call('HMGET', K.HADMIT, unpack(hs, a, b)), {}
-      for j = a, b do
-        kv[2 * (j - a) + 1] = hs[j]
-        kv[2 * (j - a) + 2] = str(num(adm[j - a + 1]) + #st.byhost[hs[j]])
-      end
-      redis.call('HSET', K.HADMIT, unpack(kv))
-    end
+    redis.call('HSET', K.HOSTS, unpack(kv))
   end
   wake_new(woke, per_host) -- a queue already non-empty keeps its place in ready
   count('enqueued', st.new); count('queued', st.new)

@@ -3,7 +3,8 @@
 -- fetch (push_back).
 -- ARGV and reply: the layout above build_release() in frontier/frontier.c.
 
-local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'STATS', 'CONTROL'}
+local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT', 'STATS',
+                      'CONTROL'}
 
 local function release(_, ARGV)
   local per_host, delay, maxd = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])

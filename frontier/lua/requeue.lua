@@ -13,7 +13,7 @@
 local function push_back(hs, es, per_host, leased, delay, maxd)
   local hosts, seen = {}, {}
   for x, h in ipairs(hs) do
-    redis.call('LPUSH', qkey(h), es[x])
+    q_push_front(h, es[x])
     if leased then unlease(h) end
     note_host(hosts, seen, h)
   end

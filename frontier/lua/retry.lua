@@ -17,8 +17,8 @@ local function outcome(status, err, bytes)
   count('bytes', bytes)
 end
 
-local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'STATS', 'ERRORS', 'DEAD',
-                    'DELAYED', 'CONTROL'}
+local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HOSTS', 'STATS', 'ERRORS',
+                    'DEAD', 'DELAYED', 'CONTROL'}
 
 local function retry(_, ARGV)
   local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]

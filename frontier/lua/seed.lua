@@ -3,7 +3,8 @@
 -- claims a seed finds its host among the seed hosts).
 -- ARGV and reply: the layout above build_seed() in frontier/seed.c.
 
-local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'STATS', 'SEEDHOSTS', 'CONTROL'}
+local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'STATS', 'SEEDHOSTS',
+                   'CONTROL'}
 
 local function seed(KEYS, ARGV)
   -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as links

@@ -1,0 +1,110 @@
+-- queue.lua -- a host's queue and its admitted count, in one place.
+--
+-- P hosts holds one field a host that ever admitted a URL: "A", where A is
+-- the URLs it admitted (max_pages_per_host), or, while its queue is short,
+-- "A C\nE1\n...\nEC": its C queued entries, oldest first, in the field
+-- itself (entries never hold a newline: the client skips such links).  A
+-- queue longer than PACK entries is the list P q:<origin>: the entries move
+-- there at once and the field goes back to "A".  The list, when it exists,
+-- is the queue, and packed entries never exist beside it; a list emptied by
+-- claims is gone, so the host's next entries are packed again.  A host
+-- therefore costs Redis one hash field, not a key of its own
+-- (bench/frontier_mem.md).  A crawl of an older build kept A in P hadmit and
+-- every queue in a list: both still read (a host without a field has its
+-- count there).
+
+local PACK = 16
+
+-- h's field v (read here when v is nil; false: none) as: its admitted count
+-- (nil when it has no field), its packed entries' count and their text.
+local function host_read(h, v)
+  if v == nil then v = redis.call('HGET', K.HOSTS, h) end
+  if not v then return nil, 0, nil end
+  local nl = find(v, '\n', 1, true)
+  if not nl then return num(v), 0, nil end
+  local a, c = string.match(sub(v, 1, nl - 1), '^(%d+) (%d+)$')
+  return num(a), num(c), sub(v, nl + 1)
+end
+
+local function host_value(a, c, packed)
+  if c > 0 then return str(a) .. ' ' .. str(c) .. '\n' .. packed end
+  return str(a)
+end
+
+-- The first n of the c entries of packed, in out[1..n], and the text of the
+-- rest (nil when none is left).
+local function unpack_head(packed, c, n, out)
+  local at = 1
+  for i = 1, n do
+    if i == c then out[i] = sub(packed, at); return out, nil end
+    local nl = find(packed, '\n', at, true)
+    out[i] = sub(packed, at, nl - 1)
+    at = nl + 1
+  end
+  return out, sub(packed, at)
+end
+
+-- URLs h ever admitted.
+local function admitted(h)
+  local a = host_read(h)
+  return a or legacy_admitted(h)
+end
+
+-- Entries queued for h.
+local function q_len(h)
+  local l = redis.call('LLEN', qkey(h))
+  if l > 0 then return l end
+  local _, c = host_read(h)
+  return c
+end
+
+-- Takes up to n entries from the front of h's queue: a table of them, and
+-- how many are left.
+local function q_pop(h, n)
+  local lk = qkey(h)
+  local l = redis.call('LLEN', lk)
+  if l > 0 then
+    local got = redis.call('LPOP', lk, str(n)) or {}
+    return got, l - #got
+  end
+  local a, c, packed = host_read(h)
+  if c == 0 then return {}, 0 end
+  if n > c then n = c end
+  local got, rest = unpack_head(packed, c, n, {})
+  redis.call('HSET', K.HOSTS, h, host_value(a, c - n, rest))
+  return got, c - n
+end
+
+-- Puts e at the front of h's queue.
+local function q_push_front(h, e)
+  local lk = qkey(h)
+  if redis.call('LLEN', lk) > 0 then redis.call('LPUSH', lk, e); return end
+  local a, c, packed = host_read(h)
+  a = a or legacy_admitted(h)
+  if c >= PACK then -- into a list: e, then the packed ones
+    redis.call('RPUSH', lk, e, unpack(unpack_head(packed, c, c, {})))
+    redis.call('HSET', K.HOSTS, h, str(a))
+  elseif c > 0 then
+    redis.call('HSET', K.HOSTS, h, host_value(a, c + 1, e .. '\n' .. packed))
+  else
+    redis.call('HSET', K.HOSTS, h, host_value(a, 1, e))
+  end
+end
+
+-- Appends q[1..#q] to h's queue and counts them admitted (v: h's field,
+-- read before: false if none).  Returns h's new field, for the caller to
+-- write, and the queue's length before.
+local function q_append(h, q, v)
+  local lk, nq = qkey(h), #q
+  local a, c, packed = host_read(h, v)
+  a = a or legacy_admitted(h)
+  local l = redis.call('LLEN', lk)
+  if l == 0 and c + nq <= PACK then
+    local add = table.concat(q, '\n')
+    if c > 0 then add = packed .. '\n' .. add end
+    return host_value(a + nq, c + nq, add), c
+  end
+  if c > 0 then redis.call('RPUSH', lk, unpack(unpack_head(packed, c, c, {}))) end
+  for j = 1, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
+  return str(a + nq), l + c
+end
