@@ -173,7 +173,7 @@ static uint32_t count_live(const redisReply *w, uint64_t now)
     return live;
 }
 
-#define STATS_CMDS 10
+#define STATS_CMDS 11
 /* Sends the stats commands (TIME first, then one read of a key each). */
 static int send_stats(struct redisContext *rc, const char *p)
 {
@@ -189,7 +189,8 @@ static int send_stats(struct redisContext *rc, const char *p)
                        {"ZRANGE %s 0 -1 WITHSCORES", FR_K_WORKERS},
                        {"HGETALL %s", FR_K_ERRORS},
                        {"HGETALL %s", FR_K_CONTROL},
-                       {"HLEN %s", FR_K_HADMIT}}; /* an older build's count of hosts */
+                       {"HLEN %s", FR_K_HADMIT}, /* an older build's count of hosts */
+                       {"LLEN %s", FR_K_FRESH}};
     char key[FR_KEY_MAX];
     for (int i = 0; i < STATS_CMDS; i++) {
         int ok = q[i].key == FR_K_COUNT ? redisAppendCommand(rc, q[i].fmt)
@@ -234,13 +235,15 @@ static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
 static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
 {
     frontier_stats_t s;
-    uint64_t legacy = 0;
+    uint64_t legacy = 0, fresh = 0;
     memset(&s, 0, sizeof s);
     if (get_now(r[0], &s.now_ms) || read_counters(r[1], &s) || fr_reply_u64(r[2], &s.delayed) ||
         fr_reply_u64(r[3], &s.ready_hosts) || fr_reply_u64(r[4], &s.dead) ||
         fr_reply_u64(r[5], &s.hosts) || read_kinds(r[7], out) ||
-        fr_control_read(r[8], &s.control) < 0 || fr_reply_u64(r[9], &legacy))
+        fr_control_read(r[8], &s.control) < 0 || fr_reply_u64(r[9], &legacy) ||
+        fr_reply_u64(r[10], &fresh))
         return CRAWL_EREPLY;
+    s.ready_hosts += fresh; /* (P fresh: the hosts claimable now, not in ready) */
     if (legacy > s.hosts)
         s.hosts = legacy; /* a crawl an older build began: hosts it has not touched since */
     add_counters(out, &s);

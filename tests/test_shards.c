@@ -103,17 +103,20 @@ Test(shards, every_url_once_across_four_shards_and_the_end_found_over_all)
     size_t added = 0;
     cr_assert_eq(frontier_seed(a, sp, HOSTS, 0, &added), 0, "%s", frontier_last_error(a));
     cr_assert_eq(added, HOSTS);
-    /* the hosts are spread: each of the 4 shards has a ready key */
+    /* the hosts are spread: each of the 4 shards has claimable hosts (new
+     * hosts are in P fresh) */
     for (int s = 0; s < 4; s++) {
-        char key[64];
+        char p[64];
         if (s == 0)
-            snprintf(key, sizeof key, "crawler:{" CRAWL "}:ready");
+            snprintf(p, sizeof p, "crawler:{" CRAWL "}:");
         else
-            snprintf(key, sizeof key, "crawler:{" CRAWL "/%d}:ready", s);
-        redisReply *z = redisCommand(c, "ZCARD %s", key);
-        cr_assert(z && z->type == REDIS_REPLY_INTEGER);
-        cr_expect_gt(z->integer, 0, "shard %d has no ready host", s);
+            snprintf(p, sizeof p, "crawler:{" CRAWL "/%d}:", s);
+        redisReply *z = redisCommand(c, "ZCARD %sready", p),
+                   *l = redisCommand(c, "LLEN %sfresh", p);
+        cr_assert(z && z->type == REDIS_REPLY_INTEGER && l && l->type == REDIS_REPLY_INTEGER);
+        cr_expect_gt(z->integer + l->integer, 0, "shard %d has no claimable host", s);
         freeReplyObject(z);
+        freeReplyObject(l);
     }
 
     int fetched[HOSTS][PAGES] = {{0}};

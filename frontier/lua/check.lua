@@ -5,7 +5,7 @@
 -- The invariants every other function keeps between two calls:
 --   1. a host in ready has a non-empty queue;
 --   2. a host whose queue is non-empty and whose in-flight count is below
---      per_host is in ready (per_host: the one every worker of the crawl
+--      per_host is in ready or in fresh (per_host: the one every worker of the crawl
 --      uses; a host may be in ready with per_host in flight: a seed call
 --      wakes hosts whatever the per_host, and the next claim takes it out);
 --   3. a host's score in ready is >= hnext[host] (when set);
@@ -106,8 +106,9 @@ end
 
 local function check_hosts(bad, per_host, delay, maxd, nonempty, by_host)
   local hinf, hnext, hdelay, ready = hash(K.HINFLIGHT), hash(K.HNEXT), hash(K.HDELAY), {}
-  local r = redis.call('ZRANGE', K.READY, 0, -1, 'WITHSCORES')
+  local r, fresh = redis.call('ZRANGE', K.READY, 0, -1, 'WITHSCORES'), {}
   for i = 1, #r, 2 do ready[r[i]] = tonumber(r[i + 1]) end
+  for _, h in ipairs(redis.call('LRANGE', K.FRESH, 0, -1)) do fresh[h] = true end
   for h, score in pairs(ready) do
     if not nonempty[h] then bad[#bad + 1] = '1: ' .. h .. ' is in ready with an empty queue' end
     if score < num(hnext[h]) then
@@ -116,7 +117,7 @@ local function check_hosts(bad, per_host, delay, maxd, nonempty, by_host)
   end
   for h in pairs(nonempty) do
     local cap = host_cap(host_delay(delay, maxd, hdelay[h]), per_host)
-    if per_host > 0 and num(hinf[h]) < cap and not ready[h] then
+    if per_host > 0 and num(hinf[h]) < cap and not ready[h] and not fresh[h] then
       bad[#bad + 1] = string.format('2: %s has URLs queued, %d < %d in flight, is not ready', h,
                                     num(hinf[h]), cap)
     end

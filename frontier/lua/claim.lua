@@ -16,66 +16,107 @@
 local NONE = {} -- never written
 local E = 5 -- the reply's entries start after its E fixed elements
 local REP, RUNS, RN, HS = {}, {}, {}, {}
-local HINF, HNX, ZREM = {}, {}, {}
+local HINF, HNX, ZREM, ZBACK, SEEN = {}, {}, {}, {}, {}
 local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
-local CLAIM_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT', 'STATS',
-                    'DELAYED', 'SEQ', 'CONTROL'}
+local CLAIM_KEYS = {'WORKERS', 'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
+                    'STATS', 'DELAYED', 'SEQ', 'CONTROL'}
 
--- The first lim ready hosts (hosts: read before, or nil), up to the first
--- one whose queue is not a list (stop: true), which this round leaves out
--- (and the rounds after: the next claim's first round names it).
-local function round_hosts(lim, hosts)
-  hosts = hosts or redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0', str(lim))
-  for x = 1, #hosts do
-    if not queue_ok(hosts[x]) then
-      for y = #hosts, x, -1 do hosts[y] = nil end
-      return hosts, true
-    end
+-- Up to lim hosts to claim from: the ready ones due now, then the first
+-- ones of P fresh (wake.lua: wake_new), the last nf of them.  Reads only.
+local function ready_and_fresh(lim)
+  local hosts = redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0', str(lim))
+  local nf = 0
+  if #hosts < lim then
+    local fr = redis.call('LRANGE', K.FRESH, 0, lim - #hosts - 1)
+    nf = #fr
+    for i = 1, nf do hosts[#hosts + 1] = fr[i] end
   end
-  return hosts, false
+  return hosts, nf
 end
 
--- One round over the ready hosts: takes up to max - n entries from at most
--- lim hosts (hosts: the round's hosts if read before), updating the hosts'
+-- ready_and_fresh(lim) (hosts, nf: read before, or nil), up to the first
+-- host whose queue is not a list (stop: true), which this round leaves out
+-- (and the rounds after: the next claim's first round names it).
+local function round_hosts(lim, hosts, nf)
+  if not hosts then hosts, nf = ready_and_fresh(lim) end
+  for x = 1, #hosts do
+    if not queue_ok(hosts[x]) then
+      local nready = #hosts - nf
+      for y = #hosts, x, -1 do hosts[y] = nil end
+      if x <= nready then nf = 0 else nf = x - 1 - nready end
+      return hosts, true, nf
+    end
+  end
+  return hosts, false, nf
+end
+
+local ni, nx, nr, nb -- HINF, HNX, ZREM, ZBACK used in a round
+
+-- Takes what host h (in flight inf, delay d) may give, up to room entries;
+-- fresh: it came from P fresh.  Returns 1 if it gave something, else 0.
+local function take_host(h, inf, d, per_host, room, fresh)
+  local cap = host_cap(d, per_host)
+  local take = cap - inf
+  if take > room then take = room end
+  local got, left = NONE, 0 -- (no table made for a host that gives nothing)
+  if take > 0 then got, left = q_pop(h, take) end
+  local ng = #got
+  for j = 1, ng do REP[E + n + j] = got[j] end
+  n = n + ng
+  if ng > 0 then
+    nruns = nruns + 1
+    RUNS[nruns], RN[nruns] = h, ng
+    HINF[ni + 1], HINF[ni + 2], ni = h, str(inf + ng), ni + 2
+    if d > 0 then HNX[nx + 1], HNX[nx + 2], nx = h, string.format('%d', now + d), nx + 2 end
+  end
+  -- (a host of d > 0 that gave its one URL always leaves: inf + ng >= 1)
+  if ng == 0 or ng < take or inf + ng >= cap or left == 0 then
+    ZREM[nr + 1], nr = h, nr + 1
+  elseif fresh then -- it stays claimable: from fresh into ready
+    ZBACK[nb + 1], ZBACK[nb + 2], nb = nows, h, nb + 2
+  end
+  if ng > 0 then return 1 end
+  return 0
+end
+
+-- One round over the ready and fresh hosts: takes up to max - n entries from at most
+-- lim hosts (pre, prenf: the round's hosts if read before), updating the hosts'
 -- in-flight counts, next times and places in ready.  A host of delay d > 0
 -- (host_delay) gives one URL and leaves ready until it is back (finish,
 -- retry, release); one of d = 0 gives up to per_host in flight.  Returns
 -- how many hosts gave something, or nil when none was ready; and whether
 -- to stop there.
-local function take_round(lim, max, per_host, delay, maxd, pre)
-  local hosts, stop = round_hosts(lim, pre)
+local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
+  local hosts, stop, nf = round_hosts(lim, pre, prenf)
   if #hosts == 0 then return nil end
   local infs = redis.call('HMGET', K.HINFLIGHT, unpack(hosts))
   local owns = redis.call('HMGET', K.HDELAY, unpack(hosts))
-  local ni, nx, nr, gave = 0, 0, 0, 0 -- HINF, HNX, ZREM used
+  local nexts = nf > 0 and redis.call('HMGET', K.HNEXT, unpack(hosts)) or NONE
+  local gave, f0, nfd = 0, #hosts - nf, 0 -- hosts[f0 + 1..]: fresh's; nfd taken off it
+  ni, nx, nr, nb = 0, 0, 0, 0
+  for x = 1, #hosts do SEEN[hosts[x]] = nil end
   for x, h in ipairs(hosts) do
     local room = max - n
     if room <= 0 then break end
-    local inf, d = num(infs[x]), host_delay(delay, maxd, owns[x])
-    local cap = host_cap(d, per_host)
-    local take = cap - inf
-    if take > room then take = room end
-    local got, left = NONE, 0 -- (no table made for a host that gives nothing)
-    if take > 0 then got, left = q_pop(h, take) end
-    local ng = #got
-    for j = 1, ng do REP[E + n + j] = got[j] end
-    n = n + ng
-    if ng > 0 then
-      gave, nruns = gave + 1, nruns + 1
-      RUNS[nruns], RN[nruns] = h, ng
-      HINF[ni + 1], HINF[ni + 2], ni = h, str(inf + ng), ni + 2
-      if d > 0 then HNX[nx + 1], HNX[nx + 2], nx = h, string.format('%d', now + d), nx + 2 end
-    end
-    -- (a host of d > 0 that gave its one URL always leaves: inf + ng >= 1)
-    if ng == 0 or ng < take or inf + ng >= cap or left == 0 then
-      ZREM[nr + 1], nr = h, nr + 1
+    local fresh = x > f0
+    if fresh then nfd = x - f0 end
+    if not fresh or not (SEEN[h] or num(nexts[x]) > now) then
+      SEEN[h] = true
+      gave = gave + take_host(h, num(infs[x]), host_delay(delay, maxd, owns[x]), per_host, room,
+                              fresh)
+    elseif not SEEN[h] and q_len(h) > 0 then
+      -- fresh is a hint (wake_new): a host with a next time ahead goes into
+      -- ready at it; one seen in this round already is only taken off fresh
+      redis.call('ZADD', K.READY, 'NX', nexts[x], h)
     end
   end
   if ni > 0 then redis.call('HSET', K.HINFLIGHT, unpack(HINF, 1, ni)) end
   if nx > 0 then redis.call('HSET', K.HNEXT, unpack(HNX, 1, nx)) end
   if nr > 0 then redis.call('ZREM', K.READY, unpack(ZREM, 1, nr)) end
+  if nb > 0 then redis.call('ZADD', K.READY, 'NX', unpack(ZBACK, 1, nb)) end
+  if nfd > 0 then redis.call('LTRIM', K.FRESH, nfd, -1) end
   return gave, stop
 end
 
@@ -106,7 +147,7 @@ end
 
 -- Nothing claimed: the reply says wait (and about how long) or done.
 local function nothing_ready()
-  local ready = redis.call('ZCARD', K.READY)
+  local ready, fresh = redis.call('ZCARD', K.READY), redis.call('LLEN', K.FRESH)
   local delayed = redis.call('ZCARD', K.DELAYED)
   local inflight = num(redis.call('HGET', K.STATS, 'inflight'))
   local queued = num(redis.call('HGET', K.STATS, 'queued'))
@@ -122,7 +163,7 @@ local function nothing_ready()
     local r = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
     if r[2] and tonumber(r[2]) - now < wait then wait = tonumber(r[2]) - now end
   end
-  if wait < 1 then wait = 1 end
+  if fresh > 0 or wait < 1 then wait = 1 end -- (fresh: hosts the rounds did not reach)
   return {1, now, math.floor(wait), 0}
 end
 
@@ -142,8 +183,8 @@ local function claim(_, ARGV)
   if delay > 0 then per = 1 end
   local ws, due = expired_workers(worker), due_retries()
   local held = control_stop(worker) -- paused or draining: the lease renewed, nothing claimed
-  local first = held == 0 and redis.call('ZRANGEBYSCORE', K.READY, '-inf', nows, 'LIMIT', '0',
-                                         str(math.ceil(max / per))) or NONE
+  local first, firstnf = NONE, 0
+  if held == 0 then first, firstnf = ready_and_fresh(math.ceil(max / per)) end
   for _, h in ipairs(first) do need_queue(h) end
   if #ws > 0 or #due > 0 then first = nil end -- they may wake hosts: read again
   redis.call('ZADD', K.WORKERS, now + lease, worker)
@@ -155,7 +196,8 @@ local function claim(_, ARGV)
   while n < max and rounds < 32 do
     rounds = rounds + 1
     local took = n
-    local gave, stop = take_round(math.ceil((max - n) / per), max, per_host, delay, maxd, first)
+    local gave, stop = take_round(math.ceil((max - n) / per), max, per_host, delay, maxd, first,
+                                  firstnf)
     first = nil
     if not gave then break end
     if gave > 0 then per = math.max(1, math.floor((n - took) / gave)) end

@@ -24,8 +24,8 @@ local HOST_ARGS = 3
 -- A page's arguments: its lease field, its link section's span, then the section.
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
-local FINISH_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'HOSTS', 'STATS',
-                     'ERRORS', 'CONTROL'}
+local FINISH_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'HOSTS',
+                     'STATS', 'ERRORS', 'CONTROL'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}

@@ -125,6 +125,6 @@ local function offer_flush(st, per_host)
     end
     redis.call('HSET', K.HOSTS, unpack(kv))
   end
-  wake_new(woke, per_host) -- a queue already non-empty keeps its place in ready
+  wake_new(woke, per_host, true) -- a queue already non-empty keeps its place
   count('enqueued', st.new); count('queued', st.new)
 end

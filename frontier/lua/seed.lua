@@ -3,7 +3,7 @@
 -- claims a seed finds its host among the seed hosts).
 -- ARGV and reply: the layout above build_seed() in frontier/seed.c.
 
-local SEED_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'STATS', 'SEEDHOSTS',
+local SEED_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'STATS', 'SEEDHOSTS',
                    'CONTROL'}
 
 local function seed(KEYS, ARGV)
