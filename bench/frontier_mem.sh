@@ -19,9 +19,11 @@
 # Each URL is 93 bytes: "https://www.hNNNNN.example-shop.com" (35) then a 58-byte path
 # and query "/catalog/cNNN/item-NNNNNNNN.html?ref=list&sort=price&p=NNN" made of the URL's
 # number.  Bytes per queued URL = (used_memory after - before, the Bloom keys' MEMORY USAGE
-# subtracted from both) / N, so the per-host overhead is inside it; bytes per host are
-# measured on the side: MEMORY USAGE of one queue key minus its entries' share, plus the
-# host's fields (MEMORY USAGE of the crawl-wide hashes and the ready zset / hosts).
+# subtracted from both) / N, so the per-host overhead is inside it.  Bytes per host =
+# (frontier bytes - N x the bytes of one entry) / H, with stock lists only (compressed lists
+# hold less than their entries' bytes): what the hosts cost beyond their URLs.  One host's
+# queue is read where the crawler keeps it: its list P q:<origin>, or (a build of
+# frontier/lua/queue.lua) the entries packed in its field of P hosts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,11 +71,19 @@ mem_of() { # KEY: MEMORY USAGE (0 when absent)
   echo "${u:-0}"
 }
 
-echo "| crawler | URLs | hosts | URLs/host | lists (pack:depth) | seed s | Redis CPU us/URL (seed) | frontier bytes | bytes/URL | queue key bytes (entries) | bytes/entry | host bytes (queue key + fields; uncompressed only) | sample entry |" >"$T/rows"
+echo "| crawler | URLs | hosts | URLs/host | lists (pack:depth) | seed s | Redis CPU us/URL (seed) | frontier bytes | bytes/URL | queue key bytes (entries) | bytes/entry | bytes/host (stock lists only) | sample entry |" >"$T/rows"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$T/rows"
 
+sample_queue() { # ORIGIN: its queue's entries, one a line (its list, or its packed field)
+  if [ "$(rcli exists "crawler:{mem}:q:$1")" = 1 ]; then
+    rcli lrange "crawler:{mem}:q:$1" 0 -1
+  else
+    rcli hget 'crawler:{mem}:hosts' "$1" | tail -n +2
+  fi
+}
+
 run() { # CRAWLER N H PACK:DEPTH
-  local c=$1 n=$2 h=$3 z=$4 b0 m0 b1 m1 s0 s1 fr q qk qn qe e1 host fields c0 c1
+  local c=$1 n=$2 h=$3 z=$4 b0 m0 b1 m1 s0 s1 fr q qk qn qe e1 host c0 c1
   gen_urls "$n" "$h" >"$T/urls"
   gen_urls 1 1 | sed 's/h00000/warmup/' >"$T/warm"
   start_redis "$n-$h"
@@ -88,21 +98,14 @@ run() { # CRAWLER N H PACK:DEPTH
   s1=$(date +%s.%N) c1=$(redis_cpu)
   m1=$(used_memory) b1=$(bloom_bytes)
   fr=$(( (m1 - b1) - (m0 - b0) ))
-  q='crawler:{mem}:q:https://www.h00001.example-shop.com'
-  qk=$(mem_of "$q") qn=$(rcli llen "$q")
-  qe=$(rcli lrange "$q" 0 -1 | awk '{ s += length($0) + 2 } END { print s + 0 }')
-  e1=$(rcli lindex "$q" 0)
-  # a host's fields: the crawl-wide hashes and zset, over the hosts they hold
-  fields=0
-  for k in ready hnext hdelay hinflight hadmit hfail host:; do
-    case $k in
-      host:) [ "$(rcli exists "crawler:{mem}:host:https://www.h00001.example-shop.com")" = 1 ] &&
-          fields=$(calc '%d' "$fields + $(mem_of 'crawler:{mem}:host:https://www.h00001.example-shop.com') + 0") ;;
-      *) fields=$(calc '%d' "$fields + $(mem_of "crawler:{mem}:$k") / $h") ;;
-    esac
-  done
+  q='https://www.h00001.example-shop.com'
+  qk=$(mem_of "crawler:{mem}:q:$q")
+  sample_queue "$q" >"$T/sample"
+  qn=$(wc -l <"$T/sample")
+  qe=$(awk '{ s += length($0) + 2 } END { print s + 0 }' "$T/sample")
+  e1=$(head -1 "$T/sample")
   host=-  # a compressed queue's bytes are not its entries' bytes plus an overhead
-  [ "${z##*:}" != 0 ] || host=$(calc '%d' "$qk - ($qe) + $fields")
+  [ "${z##*:}" != 0 ] || host=$(calc '%d' "($fr - $n * $qe / ($qn > 0 ? $qn : 1)) / $h")
   # shellcheck disable=SC2016 # the backquotes are markdown
   printf '| %s | %d | %d | %d | %s | %s | %s | %d | %s | %d (%d) | %s | %s | `%s` |\n' "$c" "$n" "$h" \
     $((n / h)) "$z" "$(calc '%.1f' "$s1 - $s0")" "$(calc '%.2f' "($c1 - $c0) * 1000000 / $n")" "$fr" "$(calc '%.1f' "$fr / $n")" "$qk" "$qn" \
@@ -145,6 +148,6 @@ awk '{ k = $1 " " $2 " " $4; fr[k, $3] = $5; hs[k] = hs[k] " " $3 }
     cat "$T/hosts"
     echo
   fi
-  echo "How to read: frontier bytes = (used_memory after - the Bloom keys' MEMORY USAGE) - (the same before), so everything but the visited set: queues, per-host state, the main dictionary's entries; bytes/URL = that / URLs (the per-host overhead shared out). Queue key: MEMORY USAGE of one host's queue (samples 0: exact), with its entries (LLEN); bytes/entry: the entries' length + 2 (a listpack entry's header and back-length) averaged. Host bytes: that queue key minus its entries' bytes, plus the host's share (1/H) of every crawl-wide per-host hash and of ready (and, in the packed layout, its own state key)."
+  echo "How to read: frontier bytes = (used_memory after - the Bloom keys' MEMORY USAGE) - (the same before), so everything but the visited set: queues, per-host state, the main dictionary's entries; bytes/URL = that / URLs (the per-host overhead shared out). Queue key: MEMORY USAGE of one host's list (samples 0: exact; 0 when its queue is packed in its field of P hosts), with its entries; bytes/entry: the entries' length + 2 (a listpack entry's header and back-length) averaged. Bytes/host: (frontier bytes - URLs x bytes/entry) / hosts, with stock lists: what the hosts cost beyond their entries (queue keys, fields, places in ready or fresh, the main dictionary's share)."
 } >"$T/report.md"
 publish_report "$MD"

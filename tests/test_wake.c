@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "side.h"
 
@@ -250,5 +251,98 @@ Test(wake, a_claim_fills_its_batch_from_hosts_of_any_size)
     expect_done(a.f);
     side_check(a.c, a.f, 100);
     side_close(&a);
+    fx_redis_stop(r);
+}
+
+/* ---- P fresh: hosts claimable now, not in ready (wake.lua: wake_new) ---- */
+
+/* A handle with per_host 1, no delay, and retries due at once. */
+static frontier_t *open_quick_retries(redisContext *c)
+{
+    frontier_config_t cfg;
+    frontier_config_defaults(&cfg);
+    cfg.crawl = CRAWL;
+    cfg.delay_ms = 0;
+    cfg.per_host = 1;
+    cfg.backoff_ms = 1;
+    cfg.backoff_max_ms = 1;
+    cfg.max_tries = 5;
+    cfg.bloom_capacity = 10000;
+    cfg.bloom_fp_rate = 1e-6;
+    char err[256] = "";
+    frontier_t *f = frontier_open(c, &cfg, NULL, err, sizeof err);
+    cr_assert_not_null(f, "frontier_open: %s", err);
+    return f;
+}
+
+static long long fresh_len(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "LLEN crawler:{" CRAWL "}:fresh");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    long long n = r->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+/* A host can be in fresh and in ready at once: its failed URL waits as a
+ * retry while a new link puts it in fresh, and the retry's promotion wakes
+ * it into ready.  A claim then meets it twice and still takes per_host. */
+Test(wake, a_host_in_fresh_and_in_ready_at_once_is_claimed_up_to_per_host)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r);
+    frontier_t *f = open_quick_retries(c);
+    frontier_item_t it[4] = {0};
+    seed1(f, "http://x.test/1");
+    cr_expect_eq(fresh_len(c), 1, "a new host goes to fresh");
+    cr_expect_eq(zscore_exists(c, "http://x.test"), 0);
+    cr_assert_eq(side_claim(f, it, 4), 1);
+    cr_expect_eq(fresh_len(c), 0, "taken off fresh by the claim");
+    frontier_outcome_t o = {.status = 503};
+    cr_assert_eq(frontier_retry(f, &it[0], &o, 0), 0, "%s", frontier_last_error(f));
+    frontier_item_clear(&it[0]);
+    seed1(f, "http://x.test/2"); /* queue empty, nothing in flight: fresh */
+    cr_expect_eq(fresh_len(c), 1);
+    usleep(20000); /* the retry is due */
+    size_t n = side_claim(f, it, 4);
+    cr_expect_eq(n, 1, "%zu URLs of a host of per_host 1 claimed", n);
+    cr_expect_eq(fresh_len(c), 0, "the second sight of the host left in fresh");
+    side_check(c, f, 1);
+    cr_expect_eq(side_claim(f, it + 1, 3), 0, "claimed past per_host");
+    for (size_t i = 0; i < n; i++)
+        finish1(f, &it[i]);
+    cr_assert_eq(side_claim(f, it, 4), 1, "the host's other URL");
+    finish1(f, &it[0]);
+    side_check(c, f, 1);
+    expect_done(f);
+    frontier_close(f);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
+/* A host in fresh whose next claim is ahead (a retry's backoff, a delay)
+ * is not claimed early: the claim moves it into ready at its time. */
+Test(wake, a_fresh_host_with_its_next_claim_ahead_waits_in_ready)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r);
+    frontier_t *f = open_quick_retries(c);
+    seed1(f, "http://y.test/1");
+    cr_assert_eq(fresh_len(c), 1);
+    redisReply *t = redisCommand(c, "TIME");
+    cr_assert(t && t->type == REDIS_REPLY_ARRAY && t->elements == 2);
+    long long at = atoll(t->element[0]->str) * 1000 + 60000;
+    freeReplyObject(t);
+    freeReplyObject(redisCommand(c, "HSET crawler:{" CRAWL "}:hnext http://y.test %lld", at));
+    frontier_item_t it[2] = {0};
+    cr_expect_eq(side_claim(f, it, 2), 0, "claimed before its next time");
+    cr_expect_eq(fresh_len(c), 0);
+    redisReply *z = redisCommand(c, "ZSCORE crawler:{" CRAWL "}:ready http://y.test");
+    cr_assert(z && z->type == REDIS_REPLY_STRING, "not in ready");
+    cr_expect_eq(atoll(z->str), at);
+    freeReplyObject(z);
+    side_check(c, f, 1);
+    frontier_close(f);
+    redisFree(c);
     fx_redis_stop(r);
 }
