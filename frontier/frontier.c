@@ -7,7 +7,11 @@
  *
  * DESIGN.  Keys of a crawl (P = the crawl's key prefix; keys.def lists them,
  * keys.h builds their names):
- *   P q:<origin>    list   per-host queue of entries NUMS REST (entry.c): REST
+ *   P hosts         hash   origin -> "A" (URLs ever admitted: max_pages_per_host)
+ *                          or, while its queue has <= 16 entries, "A C\n" and
+ *                          them, one a line (lua/queue.lua)
+ *   P q:<origin>    list   a host's queue of more entries than that
+ *                   both:  entries NUMS REST (entry.c): REST
  *                          the URL's path after the origin ("/a?b"), or the
  *                          whole URL when the origin does not prefix it;
  *                          NUMS "D", "D:T" or "D:T:H" (depth, tries, hops of
@@ -17,10 +21,12 @@
  *                          (origin: parser_url_origin, sent by the client)
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
+ *   P fresh         list   hosts claimable now not in ready since their queue
+ *                          filled (lua/wake.lua: wake_new); a hint claims check
  *   P hnext         hash   origin -> earliest ms of its next claim
  *   P hdelay        hash   origin -> its own delay in ms (robots Crawl-delay)
  *   P hinflight     hash   origin -> URLs in flight (absent when 0)
- *   P hadmit        hash   origin -> URLs ever admitted (max_pages_per_host)
+ *   P hadmit        hash   an older build's P hosts counts, still read
  *   P hfail         hash   origin -> consecutive retried failures
  *   P delayed       zset   "ORIGIN\tENTRY" -> ms when the retry is due
  *   P dead          list   "DEPTH TRIES [HOPS ]URL\tSTATUS\tERROR" (dead letters,

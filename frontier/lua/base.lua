@@ -10,12 +10,14 @@
 -- KEYS[2..] are the Bloom block keys.
 --
 -- Invariants kept by every function:
---   - a host is in ready iff its queue is non-empty and its in-flight count
---     is below its cap (host_cap: per_host, or 1 when its delay is > 0);
+--   - a host is in ready or in fresh (wake.lua: wake_new) iff its queue is
+--     non-empty and its in-flight count is below its cap (host_cap:
+--     per_host, or 1 when its delay is > 0); fresh may also hold hosts that
+--     no longer qualify, which claims check and drop;
 --     its score is >= hnext[host] (the earliest time of its next claim);
 --     a call that does not know the host's delay (seed, offer, heartbeat)
 --     may wake a host at its cap, and the next claim takes it out;
---   - stats.queued = sum of queue lengths, stats.inflight = sum of the lease
+--   - stats.queued = sum of queue lengths (queue.lua), stats.inflight = sum of the lease
 --     hashes' sizes = sum of hinflight;
 --   - a queue entry is NUMS REST (parse below, frontier/entry.c): depth,
 --     tries, redirect hops and the URL's path after its queue's origin; a
