@@ -50,5 +50,16 @@ int fx_cluster_kill(fx_cluster_t *c, int i, int sig);
 /* Polls (every 50 ms, at most timeout_ms) until node i says ROLE master and
  * cluster_state:ok.  0, or -1 with fx_error. */
 int fx_cluster_wait_master(const fx_cluster_t *c, int i, unsigned timeout_ms);
+/* Moves nslots slots from master `from` to master `to` with redis-cli
+ * --cluster reshard (the source's lowest slots first), its output in log:
+ * 0, or -1 with fx_error (the start of the log).  Bounded: 120 s. */
+int fx_cluster_reshard(fx_cluster_t *c, int from, int to, int nslots, const char *log);
+/* The first slot of master m's lowest range (what a reshard from m moves
+ * first), as node 0 sees it, or -1 (fx_error). */
+int fx_cluster_first_slot(const fx_cluster_t *c, int m);
+/* Keys of node i matching the glob pattern (SCAN), or -1 (fx_error). */
+long long fx_cluster_count_keys(const fx_cluster_t *c, int i, const char *pattern);
+/* Keys of node i in slot (CLUSTER COUNTKEYSINSLOT), or -1 (fx_error). */
+long long fx_cluster_keys_in_slot(const fx_cluster_t *c, int i, int slot);
 
 #endif

@@ -439,3 +439,79 @@ int fx_cluster_wait_master(const fx_cluster_t *c, int i, unsigned timeout_ms)
     fx_set_error("node %d was not a master with cluster_state:ok within %u ms", i, timeout_ms);
     return -1;
 }
+
+int fx_cluster_reshard(fx_cluster_t *c, int from, int to, int nslots, const char *log)
+{
+    char addr[64], n[16];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", fx_cluster_port(c, 0));
+    snprintf(n, sizeof n, "%d", nslots);
+    char *argv[] = {"redis-cli",       "--cluster",
+                    "reshard",         addr,
+                    "--cluster-from",  (char *)fx_cluster_id(c, from),
+                    "--cluster-to",    (char *)fx_cluster_id(c, to),
+                    "--cluster-slots", n,
+                    "--cluster-yes",   NULL};
+    if (fx_run(argv, log, log, 120000) == 0)
+        return 0;
+    char *text = fx_read_file(log, NULL);
+    fx_set_error("redis-cli --cluster reshard failed: %.3000s", text ? text : "(no output)");
+    free(text);
+    return -1;
+}
+
+int fx_cluster_first_slot(const fx_cluster_t *c, int m)
+{
+    int first = -1;
+    for (int s = 0; s < 16384 && first < 0; s += 64) {
+        int o = fx_cluster_owner(c, 0, s);
+        if (o < 0)
+            return -1;
+        if (o == m)
+            first = s;
+    }
+    while (first > 0 && fx_cluster_owner(c, 0, first - 1) == m)
+        first--;
+    if (first < 0)
+        fx_set_error("master %d owns no slot", m);
+    return first;
+}
+
+long long fx_cluster_count_keys(const fx_cluster_t *c, int i, const char *pattern)
+{
+    redisContext *rc = fx_cluster_connect(c, i);
+    if (!rc)
+        return -1;
+    long long n = 0;
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            fx_set_error("SCAN on node %d: %s", i, r && r->str ? r->str : rc->errstr);
+            if (r)
+                freeReplyObject(r);
+            redisFree(rc);
+            return -1;
+        }
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
+        n += (long long)r->element[1]->elements;
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0"));
+    redisFree(rc);
+    return n;
+}
+
+long long fx_cluster_keys_in_slot(const fx_cluster_t *c, int i, int slot)
+{
+    redisContext *rc = fx_cluster_connect(c, i);
+    if (!rc)
+        return -1;
+    redisReply *r = redisCommand(rc, "CLUSTER COUNTKEYSINSLOT %d", slot);
+    long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    if (n < 0)
+        fx_set_error("CLUSTER COUNTKEYSINSLOT on node %d: %s", i,
+                     r && r->str ? r->str : rc->errstr);
+    if (r)
+        freeReplyObject(r);
+    redisFree(rc);
+    return n;
+}

@@ -138,13 +138,8 @@ static int run_cmd(env_t *e, const char *cmd, const char *url, const char *extra
 /* Keys whose name holds the crawl's tag, on node i. */
 static long long crawl_keys_on(env_t *e, int i)
 {
-    redisContext *c = fx_cluster_connect(e->cl, i);
-    cr_assert_not_null(c, "%s", fx_error());
-    redisReply *r = redisCommand(c, "CLUSTER COUNTKEYSINSLOT %d", e->slot);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
-    long long n = r->integer;
-    freeReplyObject(r);
-    redisFree(c);
+    long long n = fx_cluster_keys_in_slot(e->cl, i, e->slot);
+    cr_assert_geq(n, 0, "%s", fx_error());
     return n;
 }
 
@@ -152,20 +147,13 @@ static long long crawl_keys_on(env_t *e, int i)
  * a cluster splits a crawl, README "Shards"). */
 static long long all_crawl_keys(env_t *e)
 {
+    char pat[128];
+    snprintf(pat, sizeof pat, "crawler:{%s*", e->crawl);
     long long n = 0;
     for (int i = 0; i < fx_cluster_nnodes(e->cl); i++) {
-        redisContext *c = fx_cluster_connect(e->cl, i);
-        cr_assert_not_null(c, "%s", fx_error());
-        char cursor[32] = "0";
-        do {
-            redisReply *r =
-                redisCommand(c, "SCAN %s MATCH crawler:{%s* COUNT 1000", cursor, e->crawl);
-            cr_assert(r && r->type == REDIS_REPLY_ARRAY);
-            snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
-            n += (long long)r->element[1]->elements;
-            freeReplyObject(r);
-        } while (strcmp(cursor, "0"));
-        redisFree(c);
+        long long k = fx_cluster_count_keys(e->cl, i, pat);
+        cr_assert_geq(k, 0, "%s", fx_error());
+        n += k;
     }
     return n;
 }
@@ -276,13 +264,8 @@ Test(cluster_crawl, a_master_killed_mid_crawl_fails_over_and_nothing_is_lost, .t
  * (redis-cli --cluster reshard moves a source's lowest slots first). */
 static void pick_crawl(fx_cluster_t *cl, int m, int n, char *name, size_t len)
 {
-    int first = -1;
-    for (int s = 0; s < CLUSTER_NSLOTS && first < 0; s += 64)
-        if (fx_cluster_owner(cl, 0, s) == m)
-            first = s;
-    while (first > 0 && fx_cluster_owner(cl, 0, first - 1) == m)
-        first--;
-    cr_assert_geq(first, 0);
+    int first = fx_cluster_first_slot(cl, m);
+    cr_assert_geq(first, 0, "%s", fx_error());
     for (int i = 0; i < 100000; i++) {
         snprintf(name, len, "r%d", i);
         int s = crawl_slot(name);
@@ -314,19 +297,9 @@ Test(cluster_crawl, the_crawls_slot_resharded_mid_crawl_loses_nothing_and_fetche
         pid[i] = spawn_crawl(&e, fx_cluster_url(e.cl, 0), out[i], log[i]);
     }
     wait_requests(&e, PAGES / 3, 120000);
-    char addr[64], rlog[600];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", fx_cluster_port(e.cl, 0));
+    char rlog[600];
     snprintf(rlog, sizeof rlog, "%s/reshard.log", e.dir);
-    char *argv[] = {"redis-cli",       "--cluster",
-                    "reshard",         addr,
-                    "--cluster-from",  (char *)fx_cluster_id(e.cl, 1),
-                    "--cluster-to",    (char *)fx_cluster_id(e.cl, 2),
-                    "--cluster-slots", "32",
-                    "--cluster-yes",   NULL};
-    int rrc = fx_run(argv, rlog, rlog, 120000);
-    char *rtext = fx_read_file(rlog, NULL);
-    cr_assert_eq(rrc, 0, "reshard failed: %.3000s", rtext ? rtext : "");
-    free(rtext);
+    cr_assert_eq(fx_cluster_reshard(e.cl, 1, 2, 32, rlog), 0, "%s", fx_error());
     cr_expect_eq(fx_cluster_owner(e.cl, 0, e.slot), 2, "slot %d did not move", e.slot);
     unsigned char seen[PAGES] = {0};
     int redirected = 0;

@@ -92,18 +92,10 @@ static void wait_crawl(env_t *e, pid_t pid, int i, unsigned timeout_ms, int *rec
 /* Keys of the crawl (any shard) on node i. */
 static long long crawl_keys_on(env_t *e, int i)
 {
-    redisContext *c = fx_cluster_connect(e->cl, i);
-    cr_assert_not_null(c, "%s", fx_error());
-    long long n = 0;
-    char cursor[32] = "0";
-    do {
-        redisReply *r = redisCommand(c, "SCAN %s MATCH crawler:{%s* COUNT 1000", cursor, e->crawl);
-        cr_assert(r && r->type == REDIS_REPLY_ARRAY, "SCAN: %s", r ? r->str : c->errstr);
-        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str);
-        n += (long long)r->element[1]->elements;
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0"));
-    redisFree(c);
+    char pat[128];
+    snprintf(pat, sizeof pat, "crawler:{%s*", e->crawl);
+    long long n = fx_cluster_count_keys(e->cl, i, pat);
+    cr_assert_geq(n, 0, "%s", fx_error());
     return n;
 }
 
@@ -238,13 +230,8 @@ Test(cluster_shards, a_master_killed_mid_crawl_fails_over_and_nothing_is_lost, .
  * range (redis-cli --cluster reshard moves a source's lowest slots first). */
 static int pick_crawl(fx_cluster_t *cl, int m, int n, char *name, size_t len)
 {
-    int first = -1;
-    for (int s = 0; s < CLUSTER_NSLOTS && first < 0; s += 64)
-        if (fx_cluster_owner(cl, 0, s) == m)
-            first = s;
-    while (first > 0 && fx_cluster_owner(cl, 0, first - 1) == m)
-        first--;
-    cr_assert_geq(first, 0);
+    int first = fx_cluster_first_slot(cl, m);
+    cr_assert_geq(first, 0, "%s", fx_error());
     for (int i = 0; i < 100000; i++) {
         snprintf(name, len, "r%d", i);
         for (int sh = 0; sh < 16; sh++) {
@@ -263,13 +250,8 @@ static int pick_crawl(fx_cluster_t *cl, int m, int n, char *name, size_t len)
 /* Keys in one hash slot on node i. */
 static long long keys_in_slot(env_t *e, int i, int slot)
 {
-    redisContext *c = fx_cluster_connect(e->cl, i);
-    cr_assert_not_null(c, "%s", fx_error());
-    redisReply *r = redisCommand(c, "CLUSTER COUNTKEYSINSLOT %d", slot);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
-    long long n = r->integer;
-    freeReplyObject(r);
-    redisFree(c);
+    long long n = fx_cluster_keys_in_slot(e->cl, i, slot);
+    cr_assert_geq(n, 0, "%s", fx_error());
     return n;
 }
 
@@ -293,19 +275,9 @@ Test(cluster_shards, slots_of_a_shard_resharded_mid_crawl_lose_nothing_and_fetch
     uint64_t deadline = fx_now_ms() + 120000;
     while (fx_http_total(e.s.h) < third && fx_now_ms() < deadline)
         usleep(2000);
-    char addr[64], rlog[600];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", fx_cluster_port(e.cl, 0));
+    char rlog[600];
     snprintf(rlog, sizeof rlog, "%s/reshard.log", e.dir);
-    char *argv[] = {"redis-cli",       "--cluster",
-                    "reshard",         addr,
-                    "--cluster-from",  (char *)fx_cluster_id(e.cl, 1),
-                    "--cluster-to",    (char *)fx_cluster_id(e.cl, 2),
-                    "--cluster-slots", "32",
-                    "--cluster-yes",   NULL};
-    int rrc = fx_run(argv, rlog, rlog, 120000);
-    char *rtext = fx_read_file(rlog, NULL);
-    cr_assert_eq(rrc, 0, "reshard failed: %.3000s", rtext ? rtext : "");
-    free(rtext);
+    cr_assert_eq(fx_cluster_reshard(e.cl, 1, 2, 32, rlog), 0, "%s", fx_error());
     int reconnected = 0;
     for (int i = 0; i < 2; i++)
         wait_crawl(&e, pid[i], i, 300000, &reconnected);
