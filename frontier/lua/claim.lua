@@ -72,7 +72,7 @@ local function take_host(h, inf, d, per_host, room, fresh)
     if d > 0 then HNX[nx + 1], HNX[nx + 2], nx = h, string.format('%d', now + d), nx + 2 end
   end
   -- (a host of d > 0 that gave its one URL always leaves: inf + ng >= 1)
-  if ng == 0 or ng < take or inf + ng >= cap or left == 0 then
+  if ng == 0 or ng < take or inf + ng >= cap or q_empty(h, left) then
     ZREM[nr + 1], nr = h, nr + 1
   elseif fresh then -- it stays claimable: from fresh into ready
     ZBACK[nb + 1], ZBACK[nb + 2], nb = nows, h, nb + 2

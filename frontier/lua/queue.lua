@@ -59,14 +59,11 @@ local function q_len(h)
 end
 
 -- Takes up to n entries from the front of h's queue: a table of them, and
--- how many are left.
+-- how many are left (-1 from a list: q_empty says).
 local function q_pop(h, n)
   local lk = qkey(h)
-  local l = redis.call('LLEN', lk)
-  if l > 0 then
-    local got = redis.call('LPOP', lk, str(n)) or {}
-    return got, l - #got
-  end
+  local listed = redis.call('LPOP', lk, str(n)) -- (false: no list)
+  if listed then return listed, -1 end
   local a, c, packed = host_read(h)
   if c == 0 then return {}, 0 end
   if n > c then n = c end
@@ -75,10 +72,16 @@ local function q_pop(h, n)
   return got, c - n
 end
 
+-- Whether h's queue is empty after q_pop answered left.
+local function q_empty(h, left)
+  if left < 0 then return redis.call('LLEN', qkey(h)) == 0 end
+  return left == 0
+end
+
 -- Puts e at the front of h's queue.
 local function q_push_front(h, e)
   local lk = qkey(h)
-  if redis.call('LLEN', lk) > 0 then redis.call('LPUSH', lk, e); return end
+  if redis.call('LPUSHX', lk, e) > 0 then return end -- (0: no list)
   local a, c, packed = host_read(h)
   a = a or legacy_admitted(h)
   if c >= PACK then -- into a list: e, then the packed ones
@@ -98,13 +101,19 @@ local function q_append(h, q, v)
   local lk, nq = qkey(h), #q
   local a, c, packed = host_read(h, v)
   a = a or legacy_admitted(h)
-  local l = redis.call('LLEN', lk)
-  if l == 0 and c + nq <= PACK then
+  if c == 0 then -- a list, if there is one, is the queue: push onto it (RPUSHX: 0 if none)
+    local len = redis.call('RPUSHX', lk, unpack(q, 1, math.min(4000, nq)))
+    if len > 0 then
+      for j = 4001, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
+      return str(a + nq), len - math.min(4000, nq)
+    end
+  end
+  if c + nq <= PACK then
     local add = table.concat(q, '\n')
     if c > 0 then add = packed .. '\n' .. add end
     return host_value(a + nq, c + nq, add), c
   end
   if c > 0 then redis.call('RPUSH', lk, unpack(unpack_head(packed, c, c, {}))) end
   for j = 1, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
-  return str(a + nq), l + c
+  return str(a + nq), c
 end
