@@ -17,6 +17,8 @@
 #                and list its top functions by self time
 #   CRAWLER_ARGS extra options for `crawler crawl` (e.g. "--threads 4")
 #   KEEP=1       keep the temporary directory (site, logs, outputs)
+#   CMDSTATS=pfx write the crawler's Redis's `INFO commandstats` after each crawl of N pages
+#                to pfx-N.txt (the commands the frontier's functions ran, with their calls)
 #   NICE=n       run nginx, redis-server, both crawlers and the parses under `nice -n n` (-10 as
 #                root on a machine shared with other work; the same for both crawlers)
 #   MODULE=path  the crawler module the crawler's redis-server loads, as the crawler's own
@@ -229,6 +231,7 @@ run_crawler() {
     --crawl "bench$n" --seeds "$T/seeds-$n.txt" --delay 0 --per-host 256 --quiet \
     --out "$T/crawler-$n.jsonl" $CRAWLER_ARGS
   R[redis-$n]=$(rinfo memory used_memory)
+  [ -z "${CMDSTATS:-}" ] || redis-cli -p "$REDIS_PORT" info commandstats | tr -d '\r' >"$CMDSTATS-$n.txt"
   R[redispeak-$n]=$(rinfo memory used_memory_peak)
   R[redisrss-$n]=$(rinfo memory used_memory_rss)
   R[rediskeys-$n]=$(redis-cli -p "$REDIS_PORT" dbsize | tr -d '\r')
