@@ -7,22 +7,15 @@
  *
  * DESIGN.  Keys of a crawl (P = the crawl's key prefix; keys.def lists them,
  * keys.h builds their names):
- *   P hosts         hash   origin -> "A" (URLs ever admitted: max_pages_per_host)
- *                          or, while its queue has <= 16 entries, "A C\n" and
- *                          them, one a line (lua/queue.lua)
- *   P q:<origin>    list   a host's queue of more entries than that
- *                   both:  entries NUMS REST (entry.c): REST
- *                          the URL's path after the origin ("/a?b"), or the
- *                          whole URL when the origin does not prefix it;
- *                          NUMS "D", "D:T" or "D:T:H" (depth, tries, hops of
- *                          the target of H > 0 redirects in a row), trailing
- *                          zeros and all-zero left out; an older crawl's
- *                          "DEPTH TRIES [HOPS ]URL" is still read
- *                          (origin: parser_url_origin, sent by the client)
+ *   P hosts         hash   origin -> URLs it admitted and its queue while short
+ *   P q:<origin>    list   a longer queue (lua/queue.lua); entries NUMS REST
+ *                          (entry.c): REST the URL's path after the origin, or
+ *                          the whole URL when the origin does not prefix it;
+ *                          NUMS "D", "D:T" or "D:T:H" (depth, tries, redirect
+ *                          hops), zeros left out (origin: parser_url_origin)
  *   P ready         zset   origin -> ms when it may next be claimed; holds the
  *                          hosts with a non-empty queue and room in flight
- *   P fresh         list   hosts claimable now not in ready since their queue
- *                          filled (lua/wake.lua: wake_new); a hint claims check
+ *   P fresh         list   more hosts claimable now (lua/wake.lua: wake_new)
  *   P hnext         hash   origin -> earliest ms of its next claim
  *   P hdelay        hash   origin -> its own delay in ms (robots Crawl-delay)
  *   P hinflight     hash   origin -> URLs in flight (absent when 0)
