@@ -163,3 +163,49 @@ Test(frontier_entry, a_queue_of_the_older_layout_keeps_working)
     frontier_item_clear(&a);
     env_stop(&e);
 }
+
+/* A crawl an older build began counted each host's admitted URLs in P
+ * hadmit and kept every queue in a list: a host without a field in P hosts
+ * is counted from there (max_pages_per_host holds across the upgrade), its
+ * list stays its queue, and stats count the hosts it has not touched. */
+Test(frontier_entry, an_older_builds_counts_and_lists_still_hold)
+{
+    frontier_config_t cfg = test_config();
+    cfg.max_pages_per_host = 6;
+    env_t e;
+    env_start(&e, &cfg);
+    redisReply *r[5];
+    r[0] = redisCommand(e.c, "HSET crawler:{t}:hadmit http://old.test 5 http://idle.test 1");
+    r[1] = redisCommand(e.c, "RPUSH crawler:{t}:q:http://old.test /a /b");
+    r[2] = redisCommand(e.c, "HINCRBY crawler:{t}:stats queued 2");
+    r[3] = redisCommand(e.c, "HINCRBY crawler:{t}:stats enqueued 6");
+    r[4] = redisCommand(e.c, "ZADD crawler:{t}:ready 0 http://old.test");
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert(r[i] && r[i]->type != REDIS_REPLY_ERROR, "command %zu: %s", i,
+                  r[i] ? r[i]->str : "");
+        freeReplyObject(r[i]);
+    }
+    /* 5 admitted before: one more of old.test, not two */
+    const char *urls[] = {"http://old.test/c", "http://old.test/d"};
+    cr_assert_eq(seed_urls(e.f, urls, 2, 0), 1, "the older build's count was not read");
+    const char *want[] = {"/a", "/b", "/c"};
+    expect_queue(e.c, "http://old.test", want, 3);
+    redisReply *h = redisCommand(e.c, "HGET crawler:{t}:hosts http://old.test");
+    cr_assert(h && h->type == REDIS_REPLY_STRING);
+    cr_expect_str_eq(h->str, "6", "the count moved to P hosts, the queue left in its list");
+    freeReplyObject(h);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e.c, "t", &s), 0);
+    cr_expect_eq(s.hosts, 2, "hosts of the older build's count");
+    frontier_item_t it[4];
+    size_t n = 0;
+    cr_assert_eq(claim_wait(e.f, 4, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 3, "claimed %zu", n);
+    cr_expect_str_eq(it[0].url, "http://old.test/a");
+    cr_expect_str_eq(it[2].url, "http://old.test/c");
+    for (size_t i = 0; i < n; i++)
+        finish_one(e.f, &it[i], NULL, 0, NULL, 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    env_stop(&e);
+}
