@@ -378,8 +378,10 @@ static redisContext *two_connect(void *ud, const char *key)
     return fx_redis_connect(t->srv[key_shard(key)]);
 }
 
-/* A handle on the 2-shard crawl over t's servers, leases of 400 ms. */
-static frontier_t *open_two(two_masters_t *t, const frontier_router_t *rt, const char *worker)
+/* A handle on the 2-shard crawl over t's servers, leases of 400 ms, on the
+ * new connection *c to shard 0's (the caller frees it after the handle). */
+static frontier_t *open_two(two_masters_t *t, const frontier_router_t *rt, const char *worker,
+                            redisContext **c)
 {
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
@@ -393,7 +395,8 @@ static frontier_t *open_two(two_masters_t *t, const frontier_router_t *rt, const
     cfg.bloom_capacity = 100000;
     cfg.bloom_fp_rate = 1e-6;
     char err[512] = "";
-    frontier_t *f = frontier_open(fx_redis_connect(t->srv[0]), &cfg, NULL, err, sizeof err);
+    *c = fx_redis_connect(t->srv[0]);
+    frontier_t *f = *c ? frontier_open(*c, &cfg, NULL, err, sizeof err) : NULL;
     if (!f)
         fprintf(stderr, "frontier_open: %s\n", err);
     return f;
@@ -426,7 +429,8 @@ static long long shard_stat(fx_redis_t *srv, unsigned s, const char *field)
 static void doomed_worker(two_masters_t *t, const frontier_router_t *rt, const char *u,
                           const char *l, int out, int in)
 {
-    frontier_t *f = open_two(t, rt, "doomed");
+    redisContext *c = NULL;
+    frontier_t *f = open_two(t, rt, "doomed", &c);
     frontier_item_t it = {0};
     size_t n = 0;
     frontier_state_t st;
@@ -488,7 +492,8 @@ static void killed_between(unsigned own, unsigned stopped)
 {
     two_masters_t t = {{side_redis(), side_redis()}};
     frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
-    frontier_t *a = open_two(&t, &rt, "live");
+    redisContext *ca = NULL;
+    frontier_t *a = open_two(&t, &rt, "live", &ca);
     cr_assert_not_null(a);
     char u[64], l[64];
     int h = 0;
@@ -540,7 +545,7 @@ static void killed_between(unsigned own, unsigned stopped)
     if (stopped != own)
         cr_expect_eq(nu, 1, "the page, never acknowledged, not fetched again");
     frontier_stats_t s;
-    cr_assert_eq(frontier_stats_routed(fx_redis_connect(t.srv[0]), &rt, CRAWL, &s), 0);
+    cr_assert_eq(frontier_stats_routed(ca, &rt, CRAWL, &s), 0);
     cr_expect_eq(s.enqueued, 2u, "the page and its link, each admitted once");
     cr_expect_eq(s.queued + s.in_flight + s.delayed + s.dead, 0u);
     /* the page finished once: by the child (its call ran when its server
@@ -548,6 +553,7 @@ static void killed_between(unsigned own, unsigned stopped)
     cr_expect_eq(s.fetched, 2u, "fetched %llu (the page %d more times)",
                  (unsigned long long)s.fetched, nu);
     frontier_close(a);
+    redisFree(ca);
     fx_redis_stop(t.srv[0]);
     fx_redis_stop(t.srv[1]);
 }
