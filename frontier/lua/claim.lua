@@ -96,7 +96,6 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
   local nexts = nf > 0 and redis.call('HMGET', K.HNEXT, unpack(hosts)) or NONE
   local gave, f0, nfd = 0, #hosts - nf, 0 -- hosts[f0 + 1..]: fresh's; nfd taken off it
   ni, nx, nr, nb = 0, 0, 0, 0
-  for x = 1, #hosts do SEEN[hosts[x]] = nil end
   for x, h in ipairs(hosts) do
     local room = max - n
     if room <= 0 then break end
@@ -112,6 +111,7 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
       redis.call('ZADD', K.READY, 'NX', nexts[x], h)
     end
   end
+  for x = 1, #hosts do SEEN[hosts[x]] = nil end -- (empty between rounds: the VM keeps it)
   if ni > 0 then redis.call('HSET', K.HINFLIGHT, unpack(HINF, 1, ni)) end
   if nx > 0 then redis.call('HSET', K.HNEXT, unpack(HNX, 1, nx)) end
   if nr > 0 then redis.call('ZREM', K.READY, unpack(ZREM, 1, nr)) end
