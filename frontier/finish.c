@@ -319,8 +319,9 @@ struct fr_shards_pending {
     fr_offer_t *offers; /* [nof + n]: the offers' then the pages' */
     size_t *ob, *oat;
     size_t *at, nc; /* group c: pages[at[c]..at[c+1]) */
-    int deferred;   /* the calls go to several servers: the pages' calls are sent only
-                       once every offer has answered (and was read: offers_read) */
+    int deferred;   /* the calls go to several servers, or offers go to a Redis Cluster:
+                       the pages' calls are sent only once every offer has answered
+                       (and was read: offers_read) */
     int offers_read;
     int rc;
 };
@@ -410,7 +411,7 @@ static int shards_split(frontier_t *f, struct fr_shards_pending *s)
             ? 0
             : CRAWL_ENOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        ps[i] = fr_lease_shard(f, s->caller[i].item->lease);
+        ps[i] = fr_item_shard(f, s->caller[i].item);
     /* pages in shard order (each shard's in the caller's order) */
     size_t k = 0, used = 0;
     for (unsigned sh = 0; rc == 0 && k < n && sh < f->nshards; sh++)
@@ -463,6 +464,10 @@ static int shards_send(frontier_t *f, struct fr_shards_pending *s)
         fa_init(&s->calls[i].a);
     size_t k = 0;
     int rc = 0;
+    /* On a Redis Cluster an offer can fail alone (MOVED, ASK, TRYAGAIN while
+     * its slot moves) and Redis would still run the pages' calls pipelined
+     * behind it: there the pages wait for the offers' replies too. */
+    s->deferred = f->cfg.router && s->nof;
     for (size_t i = 0; i < s->nb && !s->deferred; i++) /* several servers? */
         s->deferred = f->shard[s->b[i].shard].rc != f->shard[s->shard[0]].rc;
     for (size_t x = 1; x < s->n && s->nof && !s->deferred; x++)
@@ -506,6 +511,8 @@ static int shards_second(frontier_t *f, struct fr_shards_pending *s, int wait)
     if (!s->deferred || s->offers_read)
         return 1;
     int rc = wait ? fr_calls_wait(f, s->calls, s->sent) : fr_calls_ready(f, s->calls, s->sent);
+    if (rc < 0)
+        s->rc = rc; /* _end answers it */
     if (rc <= 0 && !wait)
         return rc;
     for (size_t k = 0; rc >= 0 && k < s->nof; k++) {
@@ -527,6 +534,8 @@ static int shards_second(frontier_t *f, struct fr_shards_pending *s, int wait)
     }
     if (rc >= 0 && s->nc)
         fr_wait_on(f, &s->calls[s->nof]);
+    if (rc < 0 && s->rc == 0)
+        s->rc = rc; /* none or some of the pages' calls sent: _end reads those, answers rc */
     return rc < 0 ? rc : 0;
 }
 

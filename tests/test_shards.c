@@ -569,3 +569,144 @@ Test(shards, killed_after_its_links_were_queued_the_page_is_fetched_at_most_once
     killed_between(0, 0);
     killed_between(1, 1);
 }
+
+/* ---- an offer refused: its page is not acknowledged -------------------- */
+
+/* Claims page u on f, finishes it with its link l the engine's way
+ * (start, ready looked at without waiting, end), and returns what the end
+ * said; the item is kept for a second finish. */
+static int finish_polled(frontier_t *f, const char *u, const char *l, frontier_item_t *it)
+{
+    frontier_state_t st = FRONTIER_WAIT;
+    size_t n = 0;
+    for (int i = 0; i < 400 && !n; i++)
+        if (!(n = claim(f, it, 1, &st)))
+            usleep(5000);
+    cr_assert_eq(n, 1u, "page %s never claimed", u);
+    cr_assert_str_eq(it->url, u);
+    const char *lp[] = {l};
+    frontier_done_t pg = {
+        .item = it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
+    frontier_pending_t *p = NULL;
+    cr_assert_eq(frontier_finish_start(f, &pg, 1, &p), 0, "%s", frontier_last_error(f));
+    int ready = 0;
+    for (int i = 0; i < 2000 && !(ready = frontier_finish_ready(f, p)); i++)
+        usleep(1000);
+    cr_assert_neq(ready, 0, "the finish never answered");
+    return frontier_finish_end(f, p);
+}
+
+/* A second finish of it (the offer's server accepts again), then the
+ * crawl drained: the link fetched once, the page never again. */
+static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, frontier_item_t *it,
+                                   redisContext *c, const frontier_router_t *rt)
+{
+    const char *lp[] = {l};
+    frontier_done_t pg = {
+        .item = it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
+    cr_assert_eq(frontier_finish(f, &pg, 1), 0, "%s", frontier_last_error(f));
+    frontier_item_clear(it);
+    int nu = 0, nl = 0;
+    drain(f, u, l, &nu, &nl);
+    cr_expect_eq(nl, 1, "the link fetched %d times", nl);
+    cr_expect_eq(nu, 0, "the page fetched %d more times", nu);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats_routed(c, rt, CRAWL, &s), 0);
+    cr_expect_eq(s.enqueued, 2u);
+    cr_expect_eq(s.fetched, 2u);
+    cr_expect_eq(s.queued + s.in_flight + s.delayed + s.dead, 0u);
+}
+
+/* Two masters: the link's one at its maxmemory refuses the offer (OOM,
+ * before it runs).  Finished as the engine does (the replies looked at
+ * without waiting), the page's call must not be sent and the finish must
+ * say so, transiently, so that the batch is sent again: not a success that
+ * leaves the page leased to a live worker for ever. */
+Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_page_leased)
+{
+    two_masters_t t = {{side_redis(), side_redis()}};
+    frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
+    redisContext *c = NULL;
+    frontier_t *f = open_two(&t, &rt, "w", &c);
+    cr_assert_not_null(f);
+    char u[64], l[64];
+    int h = 0;
+    url_in_shard(0, &h, u, sizeof u);
+    h++;
+    url_in_shard(1, &h, l, sizeof l);
+    const char *sp[] = {u};
+    cr_assert_eq(frontier_seed(f, sp, 1, 0, NULL), 0, "%s", frontier_last_error(f));
+
+    redisContext *c1 = fx_redis_connect(t.srv[1]);
+    redisReply *r = redisCommand(c1, "CONFIG GET maxmemory");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    char was[32];
+    snprintf(was, sizeof was, "%s", r->element[1]->str);
+    freeReplyObject(r);
+    freeReplyObject(redisCommand(c1, "CONFIG SET maxmemory-policy noeviction"));
+    freeReplyObject(redisCommand(c1, "CONFIG SET maxmemory 1"));
+
+    frontier_item_t it = {0};
+    int rc = finish_polled(f, u, l, &it);
+    cr_expect(crawl_transient(rc), "the finish said %d (%s), not a transient failure", rc,
+              crawl_strerror(rc));
+    cr_expect_eq(shard_stat(t.srv[0], 0, "inflight"), 1, "the page not leased any more");
+    cr_expect_eq(shard_stat(t.srv[0], 0, "fetched"), 0, "the page acknowledged");
+
+    freeReplyObject(redisCommand(c1, "CONFIG SET maxmemory %s", was));
+    redisFree(c1);
+    finish_again_and_drain(f, u, l, &it, c, &rt);
+    frontier_close(f);
+    redisFree(c);
+    fx_redis_stop(t.srv[0]);
+    fx_redis_stop(t.srv[1]);
+}
+
+/* Both shards on one master of a cluster.  An offer can then fail alone
+ * (MOVED or TRYAGAIN while its slot moves; here: an ACL that lets the
+ * worker touch shard 0's keys only, refused before the offer runs) while
+ * the page's call, pipelined behind it, would still run: a page
+ * acknowledged without its link.  The page must stay leased. */
+Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
+{
+    fx_redis_t *srv = side_redis();
+    two_masters_t t = {{srv, srv}};
+    frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
+    redisContext *c = NULL;
+    frontier_t *f = open_two(&t, &rt, "w", &c);
+    cr_assert_not_null(f);
+    char u[64], l[64];
+    int h = 0;
+    url_in_shard(0, &h, u, sizeof u);
+    h++;
+    url_in_shard(1, &h, l, sizeof l);
+    const char *sp[] = {u};
+    cr_assert_eq(frontier_seed(f, sp, 1, 0, NULL), 0, "%s", frontier_last_error(f));
+
+    redisReply *r = redisCommand(c, "ACL SETUSER half on >pw ~crawler:{" CRAWL "}:* &* +@all");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "ACL SETUSER: %s", r ? r->str : "?");
+    freeReplyObject(r);
+    frontier_item_t it = {0};
+    frontier_state_t st = FRONTIER_WAIT;
+    for (int i = 0; i < 400 && !claim(f, &it, 1, &st); i++)
+        usleep(5000);
+    cr_assert_not_null(it.url, "page %s never claimed", u);
+    r = redisCommand(c, "AUTH half pw");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "AUTH: %s", r ? r->str : "?");
+    freeReplyObject(r);
+    const char *lp[] = {l};
+    frontier_done_t pg = {
+        .item = &it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
+    int rc = frontier_finish(f, &pg, 1);
+    r = redisCommand(c, "AUTH default any");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "AUTH default: %s", r ? r->str : "?");
+    freeReplyObject(r);
+    cr_expect_lt(rc, 0, "the finish said it worked");
+    cr_expect_eq(shard_stat(srv, 0, "inflight"), 1, "the page not leased any more");
+    cr_expect_eq(shard_stat(srv, 0, "fetched"), 0, "the page acknowledged without its link");
+
+    finish_again_and_drain(f, u, l, &it, c, &rt);
+    frontier_close(f);
+    redisFree(c);
+    fx_redis_stop(srv);
+}
