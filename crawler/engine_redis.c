@@ -97,7 +97,7 @@ static void hold(const frontier_item_t *it, void *ud)
         h->v = v;
         h->cap = cap;
     }
-    h->v[h->n++] = (frontier_item_t){.lease = it->lease}; /* borrowed */
+    h->v[h->n++] = (frontier_item_t){.lease = it->lease, .shard = it->shard}; /* borrowed */
 }
 
 /* On the new connection: renews this worker's leases, then hands back the

@@ -64,7 +64,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
          (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
         return CRAWL_EREPLY;
     size_t got = r->elements > 4 ? r->elements - 5 - 2 * nruns : 0, i = 0;
-    redisReply *const *runs = r->element + 5 + got; /* (origin, count) pairs */
+    redisReply *const *runs = nruns ? r->element + 5 + got : NULL; /* (origin, count) pairs */
     int rc = got <= max ? 0 : CRAWL_EREPLY;
     for (size_t run = 0; rc == 0 && run < nruns; run++) {
         uint64_t cnt;
@@ -277,6 +277,8 @@ int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t 
         freeReplyObject(r);
         if (rc < 0)
             break;
+        for (size_t j = 0; j < m; j++)
+            items[*n + j].shard = c->shard[i];
         *n += m;
         one = st;
         one_wait = w;

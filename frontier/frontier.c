@@ -453,16 +453,9 @@ int fr_shard_find(unsigned n, const char *origin, unsigned *out)
     return 0;
 }
 
-unsigned fr_lease_shard(const frontier_t *f, const char *lease)
+unsigned fr_item_shard(const frontier_t *f, const frontier_item_t *it)
 {
-    const char *w;
-    size_t fl, ol;
-    if (f->nshards <= 1 || fr_lease_split(lease, &w, &fl, &ol) < 0 || ol >= FR_ORIGIN_MAX)
-        return 0;
-    char o[FR_ORIGIN_MAX];
-    memcpy(o, lease, ol);
-    o[ol] = '\0';
-    return fr_shard_of(f->nshards, o);
+    return it->shard < f->nshards ? it->shard : 0;
 }
 
 unsigned frontier_shards(const frontier_t *f)
@@ -748,7 +741,7 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
     unsigned *sh = malloc(n * sizeof *sh);
     int rc = mine && sh ? 0 : CRAWL_ENOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        sh[i] = fr_lease_shard(f, items[i].lease);
+        sh[i] = fr_item_shard(f, &items[i]);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (sh[i] == UINT32_MAX)
             continue;

@@ -179,6 +179,8 @@ typedef struct frontier_item {
     uint32_t hops;       /* redirects in a row that led to this URL (0: none) */
     char *lease;         /* opaque lease token (owned by the item) */
     uint64_t claimed_ms; /* Redis server time of the claim, ms since the epoch */
+    unsigned shard;      /* the shard it was claimed from (finish, retry and release go
+                            there, not to what this build's libpsl makes of its host) */
 } frontier_item_t;
 /* Frees the item's strings and zeroes it.  Accepts NULL. */
 void frontier_item_clear(frontier_item_t *it);

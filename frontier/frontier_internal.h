@@ -137,8 +137,8 @@ void fr_wait_on(frontier_t *f, const struct fr_call *c);
 unsigned fr_shard_of(unsigned n, const char *origin);
 /* fr_shard_of, and -1 (*s 0) for what has no host (not a URL). */
 int fr_shard_find(unsigned n, const char *origin, unsigned *s);
-/* The shard of an item's lease (the origin it was claimed from). */
-unsigned fr_lease_shard(const frontier_t *f, const char *lease);
+/* The shard an item was claimed from (0 if it names none of the crawl's). */
+unsigned fr_item_shard(const frontier_t *f, const frontier_item_t *it);
 
 /* The crawl's shard count as stored (P shards of shard 0; 1 when there is
  * none), one GET on rc: 0, CRAWL_EREDIS, CRAWL_EREPLY or the error reply's

@@ -84,6 +84,7 @@ static int reconcile_shard(frontier_t *f, const frontier_item_t *items, size_t n
         memcpy(tok, e->str, e->len);
         tok[e->len] = '@';
         memcpy(tok + e->len + 1, f->worker, wl + 1);
+        orphans[k].shard = f->cur;
         orphans[k++].lease = tok;
     }
     freeReplyObject(r);

@@ -76,7 +76,7 @@ int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_ou
         return CRAWL_EINVAL;
     fr_args_t a;
     fa_init(&a);
-    fr_use(f, fr_lease_shard(f, item->lease));
+    fr_use(f, fr_item_shard(f, item));
     build_retry(f, item, o, retry_after_ms, &a);
     return fr_run_lease_call(f, FR_RETRY, &a);
 }
@@ -93,7 +93,7 @@ int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const fronti
     frontier_call_t *c = fr_async_new(FR_CALL_RETRY, FR_RETRY);
     if (!c)
         return CRAWL_ENOMEM;
-    fr_use(f, fr_lease_shard(f, item->lease));
+    fr_use(f, fr_item_shard(f, item));
     c->c.shard = f->cur;
     build_retry(f, item, o, retry_after_ms, &c->c.a);
     if (c->c.a.oom) {

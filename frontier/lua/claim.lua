@@ -91,6 +91,7 @@ end
 local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
   local hosts, stop, nf = round_hosts(lim, pre, prenf)
   if #hosts == 0 then return nil end
+  if next(SEEN) then SEEN = {} end -- a round that failed half-way left some
   local infs = redis.call('HMGET', K.HINFLIGHT, unpack(hosts))
   local owns = redis.call('HMGET', K.HDELAY, unpack(hosts))
   local nexts = nf > 0 and redis.call('HMGET', K.HNEXT, unpack(hosts)) or NONE
