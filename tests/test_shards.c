@@ -412,6 +412,17 @@ static void url_in_shard(unsigned s, int *h, char *buf, size_t len)
     }
 }
 
+/* Page u, in shard own, seeded on f; its link l in the other shard. */
+static void seed_page_with_link(frontier_t *f, unsigned own, char u[64], char l[64])
+{
+    int h = 0;
+    url_in_shard(own, &h, u, 64);
+    h++;
+    url_in_shard(1 - own, &h, l, 64);
+    const char *sp[] = {u};
+    cr_assert_eq(frontier_seed(f, sp, 1, 0, NULL), 0, "%s", frontier_last_error(f));
+}
+
 /* One shard's stats field on its server. */
 static long long shard_stat(fx_redis_t *srv, unsigned s, const char *field)
 {
@@ -496,12 +507,7 @@ static void killed_between(unsigned own, unsigned stopped)
     frontier_t *a = open_two(&t, &rt, "live", &ca);
     cr_assert_not_null(a);
     char u[64], l[64];
-    int h = 0;
-    url_in_shard(own, &h, u, sizeof u);
-    h++;
-    url_in_shard(1 - own, &h, l, sizeof l);
-    const char *sp[] = {u};
-    cr_assert_eq(frontier_seed(a, sp, 1, 0, NULL), 0, "%s", frontier_last_error(a));
+    seed_page_with_link(a, own, u, l);
 
     int up[2], down[2];
     cr_assert(pipe(up) == 0 && pipe(down) == 0);
@@ -630,12 +636,7 @@ Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_p
     frontier_t *f = open_two(&t, &rt, "w", &c);
     cr_assert_not_null(f);
     char u[64], l[64];
-    int h = 0;
-    url_in_shard(0, &h, u, sizeof u);
-    h++;
-    url_in_shard(1, &h, l, sizeof l);
-    const char *sp[] = {u};
-    cr_assert_eq(frontier_seed(f, sp, 1, 0, NULL), 0, "%s", frontier_last_error(f));
+    seed_page_with_link(f, 0, u, l);
 
     redisContext *c1 = fx_redis_connect(t.srv[1]);
     redisReply *r = redisCommand(c1, "CONFIG GET maxmemory");
@@ -676,12 +677,7 @@ Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
     frontier_t *f = open_two(&t, &rt, "w", &c);
     cr_assert_not_null(f);
     char u[64], l[64];
-    int h = 0;
-    url_in_shard(0, &h, u, sizeof u);
-    h++;
-    url_in_shard(1, &h, l, sizeof l);
-    const char *sp[] = {u};
-    cr_assert_eq(frontier_seed(f, sp, 1, 0, NULL), 0, "%s", frontier_last_error(f));
+    seed_page_with_link(f, 0, u, l);
 
     redisReply *r = redisCommand(c, "ACL SETUSER half on >pw ~crawler:{" CRAWL "}:* &* +@all");
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "ACL SETUSER: %s", r ? r->str : "?");
