@@ -335,6 +335,13 @@ uint32_t config_thread_slots(uint32_t concurrency, uint32_t threads, uint32_t id
     return n ? n : 1;
 }
 
+uint32_t config_thread_held(uint32_t slots)
+{
+    uint32_t r = slots / CONFIG_RESERVE_DIV;
+    r = r < 1 ? 1 : r > CONFIG_RESERVE_MAX ? CONFIG_RESERVE_MAX : r;
+    return slots > UINT32_MAX - r ? UINT32_MAX : slots + r;
+}
+
 scope_config_t config_scope(const crawl_config_t *c)
 {
     return (scope_config_t){.mode = c->scope == SCOPE_ANY      ? SCOPE_MODE_ANY

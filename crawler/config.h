@@ -22,6 +22,8 @@ struct cli_cmd;
 #define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
 #define CONFIG_DEFAULT_CONCURRENCY 1000  /* transfers in flight, the whole process */
 #define CONFIG_MAX_CONCURRENCY 100000
+#define CONFIG_RESERVE_DIV 4            /* a thread holds 1/4 of its slots more URLs ... */
+#define CONFIG_RESERVE_MAX 64           /* ... (claimed, waiting a turn), up to this many */
 #define CONFIG_DEFAULT_CLAIM_BATCH 512  /* most URLs per claim round trip */
 #define CONFIG_DEFAULT_TIMEOUT_MS 30000 /* whole transfer */
 #define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
@@ -129,6 +131,12 @@ scope_config_t config_scope(const crawl_config_t *cfg);
 /* Thread idx's share of --concurrency (of threads threads): the budget
  * split as evenly as it goes, at least 1. */
 uint32_t config_thread_slots(uint32_t concurrency, uint32_t threads, uint32_t idx);
+/* The URLs a thread of `slots` slots may hold at once: its slots and a
+ * reserve of slots / CONFIG_RESERVE_DIV (at least 1, at most
+ * CONFIG_RESERVE_MAX) claimed URLs that wait for a transfer to end, so that
+ * a slot that frees starts its next URL at once, not a claim's round trip
+ * later. */
+uint32_t config_thread_held(uint32_t slots);
 /* Prints the `crawl` help with every option and its default. */
 void config_usage(FILE *out);
 /* The option table of `crawl` (for tests and documentation): static, not

@@ -8,9 +8,12 @@
  * for its claims and heartbeats (engine_claim.c: sent without waiting, the
  * reply taken when it is all there), one for its side calls (engine_side.c:
  * robots.txt stores and polls, retries, the seed-host refresh, likewise
- * without waiting), a scope, its share of
- * --concurrency (worker.slots: the URLs it may hold at once, transfers and
- * URLs parked on robots.txt together), and three parts, each with its own
+ * without waiting), a scope, its share of --concurrency (worker.slots: its
+ * transfers in flight at most) and the URLs it may hold at once
+ * (worker.hold: transfers, URLs parked on robots.txt, and a reserve of
+ * claimed URLs waiting in fetch for a transfer to end, so that a slot that
+ * frees starts its next URL in the same wake-up, not a claim's round trip
+ * later; handed back at a stop), and three parts, each with its own
  * state, which only this file drives (they never call one another):
  *   fetch      the transfers (fetch.c): curl multi handle in an epoll loop,
  *              page and robots.txt transfers; finished ones come back as
@@ -192,7 +195,7 @@ static int worker_open(worker_t *w)
     scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
-    if (!(w->fetch = fetch_new(c, e->connects, e->share, w->scope,
+    if (!(w->fetch = fetch_new(c, w->slots, e->connects, e->share, w->scope,
                                finisher_common_records(e->fin_common), err, sizeof err)))
         goto fail;
     if (!(w->gate = robotsgate_new(c, w->fr, w->scope))) {
@@ -224,8 +227,8 @@ static void worker_close(worker_t *w)
         redisFree(w->rc);
 }
 
-/* URLs this worker holds: transfers running, URLs parked on robots.txt and
- * the slots of the claim in flight. */
+/* URLs this worker holds: transfers running or waiting their turn, URLs
+ * parked on robots.txt and the slots of the claim in flight. */
 size_t engine_held(const worker_t *w)
 {
     return fetch_active(w->fetch) + robotsgate_parked(w->gate) + engine_claim_asked(w);
@@ -394,6 +397,24 @@ static void release_all(worker_t *w)
     }
 }
 
+/* A stop: the claimed URLs waiting for a transfer to end go back to the
+ * frontier in one call, unfetched (nothing starts past a stop); a failed
+ * call leaves them to the lease's expiry. */
+static void hand_back_waiting(worker_t *w)
+{
+    size_t n = 0, cap = fetch_waiting(w->fetch);
+    frontier_item_t *items = calloc(cap ? cap : 1, sizeof *items);
+    if (!items)
+        return; /* they start as transfers end, and are fetched */
+    while (n < cap && fetch_unstart(w->fetch, &items[n]))
+        n++;
+    if (n && frontier_release(w->fr, items, n) == 0)
+        atomic_fetch_add(&w->e->released, n);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&items[i]);
+    free(items);
+}
+
 void engine_drain(worker_t *w)
 {
     int none = 0;
@@ -423,7 +444,7 @@ static void on_reply(void *ud);
 static void wait_for_work(worker_t *w)
 {
     /* room for a claim, none in flight (its reply wakes us: engine_claim_fd) */
-    int room = engine_held(w) < w->slots && !engine_claim_asked(w);
+    int room = engine_held(w) < w->hold && !engine_claim_asked(w);
     int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
     uint64_t t = clock_now_ms();
     int ms;
@@ -540,6 +561,8 @@ static void run(worker_t *w)
         int stop = atomic_load(&w->e->stop);
         if (stop && stop_at == UINT64_MAX)
             stop_at = now + c->grace_ms;
+        if (stop && !w->down && fetch_waiting(w->fetch))
+            hand_back_waiting(w);
         if (w->down)
             engine_reconnect(w, now);
         if (!w->down)
@@ -551,7 +574,8 @@ static void run(worker_t *w)
         handle_completions(w);
         finish_turn(w);
         side_turn(w, clock_now_ms()); /* the stores and retries just made go out */
-        metrics_gauges(fetch_active(w->fetch), robotsgate_parked(w->gate) + w->claim_n);
+        metrics_gauges(fetch_in_flight(w->fetch),
+                       robotsgate_parked(w->gate) + w->claim_n + fetch_waiting(w->fetch));
         wait_for_work(w);
     }
     if (w->down && !w->err) /* stopped by a signal while Redis was away */
@@ -737,6 +761,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         e.workers[i].e = &e;
         e.workers[i].idx = (int)i;
         e.workers[i].slots = config_thread_slots(cfg->concurrency, cfg->threads, i);
+        e.workers[i].hold = config_thread_held(e.workers[i].slots);
         e.workers[i].rng = (clock_now_ms() ^ (uint64_t)getpid() << 20) * 2654435761u + i + 1;
         atomic_fetch_add(&e.running, 1);
         if (pthread_create(&e.workers[i].thread, NULL, worker_main, &e.workers[i]) != 0) {

@@ -14,13 +14,14 @@
  * engine_claim_fd); meanwhile the thread serves its transfers.  The URLs of
  * a reply go through the robots.txt gate (one robots_look for the origins
  * new to the thread) and on to transfers (engine_admit).
- * Sizing: the free slots, up to --claim-batch; while at least half the
+ * Sizing: the room left in worker.hold (slots and reserve: engine.c), up
+ * to --claim-batch; while at least half the
  * transfers still run, a claim of a few free slots at most every
  * ENGINE_CLAIM_GAP_MS (a claim costs Redis about as much for one URL as for
  * a dozen), of a quarter of the slots or a full batch at once: waiting for
  * a quarter alone made the transfers run in waves.  Slots asked for by the
  * claim in flight count as held (engine_held), so a thread never holds more
- * than its slots.
+ * than worker.hold URLs, nor runs more than its slots' transfers (fetch).
  * The worker's heartbeat goes over the same connection, also without
  * waiting, before any claim when it is due (every lease/3): its reply says
  * too whether the crawl is still in Redis and how full its visited set is
@@ -107,8 +108,8 @@ size_t engine_claim_asked(const worker_t *w)
 static void send_claim(worker_t *w, uint64_t now)
 {
     const crawl_config_t *c = w->e->cfg;
-    size_t busy = engine_held(w), active = fetch_active(w->fetch);
-    size_t room = w->slots > busy ? w->slots - busy : 0;
+    size_t busy = engine_held(w), active = fetch_in_flight(w->fetch);
+    size_t room = w->hold > busy ? w->hold - busy : 0;
     if (room > c->claim_batch)
         room = c->claim_batch;
     if (room == 0 || now < w->claim_after_ms ||

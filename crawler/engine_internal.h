@@ -29,7 +29,8 @@ typedef struct engine_side engine_side_t; /* engine_side.c */
 typedef struct worker {
     engine_t *e;
     int idx;
-    uint32_t slots; /* its share of --concurrency: URLs it may hold at once */
+    uint32_t slots; /* its share of --concurrency: transfers in flight at most */
+    uint32_t hold;  /* URLs it may hold at once: slots and a reserve (config_thread_held) */
     pthread_t thread;
     redisContext *rc; /* robots.txt looks and unlocks, hand-backs, start and end */
     frontier_t *fr;
@@ -110,7 +111,8 @@ void engine_check_full(worker_t *w);
  * the process stops claiming, finishes what runs (--grace) and hands back
  * the rest, as after a first SIGTERM; said once (engine.c). */
 void engine_drain(worker_t *w);
-/* URLs this worker holds: transfers running and URLs parked on robots.txt. */
+/* URLs this worker holds (at most worker.hold): transfers running or
+ * waiting their turn, URLs parked on robots.txt, the claim in flight's. */
 size_t engine_held(const worker_t *w);
 
 /* A claimed batch through the robots.txt gate to transfers (engine.c);

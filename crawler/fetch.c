@@ -32,11 +32,17 @@
  * point into its buffers.
  * A robots.txt redirect to the same origin waits --delay before its hop
  * starts (the deferred list: started by fetch_perform when due).
+ * At most max_running transfers are in the loop: one started past that
+ * (page, robots.txt or a deferred hop) joins the waiting list, a FIFO, and
+ * starts from on_done the moment a transfer ends, in the same wake-up; so
+ * the caller may hold a few claimed URLs more than its slots and a slot
+ * never idles for a Redis round trip (engine.c).
  * Invariants: `running` lists exactly the transfers in the loop and
- * `active` counts them; `ndone` counts the done list, `ndeferred` the
- * deferred one; a transfer is in exactly one of running, the done list, the
- * deferred list, the free pool, or `held`.  Redis
- * keys: none.
+ * `active` counts them (<= max_running, but for a robots.txt hop that
+ * follows its redirect at once); `ndone` counts the done list, `ndeferred`
+ * the deferred one, `nwaiting` the waiting one; a transfer is in exactly one
+ * of running, the done list, the deferred list, the waiting list, the free
+ * pool, or `held`.  Redis keys: none.
  */
 #include "fetch.h"
 
@@ -363,15 +369,19 @@ static void on_done(void *ud, CURL *h, CURLcode res);
  * list, or x restarted (a robots.txt redirect followed). */
 static void finished(fetch_t *f, xfer_t *x, CURLcode res);
 
-fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share,
-                   const scope_t *scope, int record, char *err, size_t errlen)
+fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_connects,
+                   CURLSH *share, const scope_t *scope, int record, char *err, size_t errlen)
 {
     fetch_t *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    *f = (fetch_t){.cfg = cfg, .share = share, .scope = scope, .record = record};
+    *f = (fetch_t){.cfg = cfg,
+                   .share = share,
+                   .scope = scope,
+                   .record = record,
+                   .max_running = max_running ? max_running : 1};
     if (!(f->loop = netloop_new(max_connects, on_done, f, err, errlen))) {
         free(f);
         return NULL;
@@ -386,7 +396,7 @@ void fetch_free(fetch_t *f)
     if (f->held)
         put_xfer(f, f->held);
     frontier_item_t item;
-    while ((f->done_head || f->deferred) && fetch_cancel(f, &item))
+    while ((f->done_head || f->deferred || f->waiting_head) && fetch_cancel(f, &item))
         frontier_item_clear(&item);
     while (f->running) {
         xfer_t *x = f->running;
@@ -476,6 +486,53 @@ int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url)
     return 0;
 }
 
+/* x on url now, or (max_running in flight, or others waiting before it)
+ * on the waiting list, url copied.  0, or an error with x untouched. */
+static int launch(fetch_t *f, xfer_t *x, const char *url)
+{
+    if (f->active < f->max_running && !f->waiting_head)
+        return fetch_start_xfer(f, x, url);
+    free(x->next_url);
+    if (!(x->next_url = strdup(url)))
+        return CRAWL_ENOMEM;
+    x->next_free = NULL;
+    if (f->waiting_tail)
+        f->waiting_tail->next_free = x;
+    else
+        f->waiting_head = x;
+    f->waiting_tail = x;
+    f->nwaiting++;
+    return 0;
+}
+
+/* The first waiting transfer off its list (NULL: none). */
+static xfer_t *pop_waiting(fetch_t *f)
+{
+    xfer_t *x = f->waiting_head;
+    if (x) {
+        f->waiting_head = x->next_free;
+        if (!f->waiting_head)
+            f->waiting_tail = NULL;
+        x->next_free = NULL;
+        f->nwaiting--;
+    }
+    return x;
+}
+
+/* Waiting transfers started while fewer than max_running run (one that
+ * cannot start ends as if it had failed to: its result says so). */
+static void start_waiting(fetch_t *f)
+{
+    while (f->active < f->max_running && f->waiting_head) {
+        xfer_t *x = pop_waiting(f);
+        char *url = x->next_url;
+        x->next_url = NULL;
+        if (fetch_start_xfer(f, x, url) < 0)
+            finished(f, x, CURLE_FAILED_INIT);
+        free(url);
+    }
+}
+
 int fetch_defer_xfer(fetch_t *f, xfer_t *x, const char *url, uint64_t at_ms)
 {
     free(x->next_url);
@@ -504,7 +561,7 @@ static void start_deferred(fetch_t *f)
         f->ndeferred--;
         char *url = x->next_url;
         x->next_url = NULL;
-        if (fetch_start_xfer(f, x, url) < 0)
+        if (launch(f, x, url) < 0)
             finished(f, x, CURLE_FAILED_INIT);
         free(url);
     }
@@ -528,7 +585,7 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item)
     if (!x)
         return CRAWL_ENOMEM;
     x->item = *item;
-    int rc = fetch_start_xfer(f, x, x->item.url);
+    int rc = launch(f, x, x->item.url);
     if (rc < 0) {
         memset(&x->item, 0, sizeof x->item); /* still the caller's */
         put_xfer(f, x);
@@ -548,7 +605,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
     if (!x)
         return CRAWL_ENOMEM;
     x->t_first = clock_now_ms();
-    int rc = (x->origin = strdup(origin)) ? fetch_start_xfer(f, x, url) : CRAWL_ENOMEM;
+    int rc = (x->origin = strdup(origin)) ? launch(f, x, url) : CRAWL_ENOMEM;
     if (rc < 0)
         put_xfer(f, x);
     return rc;
@@ -556,13 +613,24 @@ int fetch_start_robots(fetch_t *f, const char *origin)
 
 size_t fetch_active(const fetch_t *f)
 {
-    return f->active + f->ndone + f->ndeferred;
+    return f->active + f->ndone + f->ndeferred + f->nwaiting;
+}
+
+size_t fetch_in_flight(const fetch_t *f)
+{
+    return f->active;
+}
+
+size_t fetch_waiting(const fetch_t *f)
+{
+    return f->nwaiting;
 }
 
 void fetch_perform(fetch_t *f)
 {
     if (f->deferred)
         start_deferred(f);
+    start_waiting(f);
     netloop_timers(f->loop);
 }
 
@@ -605,6 +673,14 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
         put_xfer(f, x);
         return 1;
     }
+    if ((x = pop_waiting(f))) { /* not started: a page's item back */
+        if (x->kind == XF_PAGE) {
+            *item = x->item;
+            memset(&x->item, 0, sizeof x->item);
+        }
+        put_xfer(f, x);
+        return 1;
+    }
     if (!(x = f->running))
         return 0;
     netloop_remove(f->loop, x->h, x->shard);
@@ -617,9 +693,32 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
     return 1;
 }
 
+int fetch_unstart(fetch_t *f, frontier_item_t *item)
+{
+    memset(item, 0, sizeof *item);
+    for (xfer_t **p = &f->waiting_head, *prev = NULL; *p; prev = *p, p = &(*p)->next_free) {
+        xfer_t *x = *p;
+        if (x->kind != XF_PAGE)
+            continue;
+        *p = x->next_free;
+        if (f->waiting_tail == x)
+            f->waiting_tail = prev;
+        x->next_free = NULL;
+        f->nwaiting--;
+        *item = x->item;
+        memset(&x->item, 0, sizeof x->item);
+        put_xfer(f, x);
+        return 1;
+    }
+    return 0;
+}
+
 void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void *), void *ud)
 {
     for (const xfer_t *x = f->running; x; x = x->next)
+        if (x->kind == XF_PAGE && x->item.url)
+            fn(&x->item, ud);
+    for (const xfer_t *x = f->waiting_head; x; x = x->next_free)
         if (x->kind == XF_PAGE && x->item.url)
             fn(&x->item, ud);
     for (const xfer_t *x = f->done_head; x; x = x->next_free)
@@ -631,7 +730,8 @@ void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void 
  * Its result is made at once, so that its parse state goes at once (a
  * burst of responses in one epoll_wait holds one parser at a time, not one
  * each), and it joins the done list; a robots.txt redirect is followed
- * instead. */
+ * instead.  The next waiting transfer takes its place at once (its request
+ * goes out at the end of this wake-up: netloop_wait runs the timers). */
 static void on_done(void *ud, CURL *h, CURLcode res)
 {
     fetch_t *f = ud;
@@ -639,6 +739,7 @@ static void on_done(void *ud, CURL *h, CURLcode res)
     curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x);
     unlink_xfer(f, x);
     finished(f, x, res);
+    start_waiting(f);
 }
 
 static void finished(fetch_t *f, xfer_t *x, CURLcode res)

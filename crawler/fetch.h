@@ -67,21 +67,25 @@ typedef struct fetch_result {
     size_t body_len;
 } fetch_result_t;
 
-/* Creates the transfers of one thread, its connection cache holding up to
+/* Creates the transfers of one thread, at most max_running of them in
+ * flight at once (pages and robots.txt: a transfer started past that waits
+ * its turn, in the order started, and starts the moment one ends), its
+ * connection cache holding up to
  * max_connects connections (running and kept alive; CURLMOPT_MAXCONNECTS), DNS
  * answers shared through share (borrowed, may be NULL), links filtered by
  * scope and the guard letting its seed hosts through (borrowed; the caller
  * may refresh its seed hosts between calls).  record: keep each page's
  * request and response heads and body for fetch_result_t.exchange.  cfg
  * must outlive the handle.  NULL on failure, with a message in err. */
-fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_connects, CURLSH *share,
-                   const scope_t *scope, int record, char *err, size_t errlen);
+fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_connects,
+                   CURLSH *share, const scope_t *scope, int record, char *err, size_t errlen);
 /* Stops every transfer and frees the handle (the items of running page
  * transfers are dropped: fetch_cancel() them first).  Accepts NULL. */
 void fetch_free(fetch_t *f);
 
-/* Starts fetching a leased URL.  0: the transfer took *item over (*item is
- * zeroed); else an error and *item is untouched. */
+/* Starts fetching a leased URL (now, or when a transfer ends: see
+ * fetch_new).  0: the transfer took *item over (*item is zeroed); else an
+ * error and *item is untouched. */
 int fetch_start_page(fetch_t *f, frontier_item_t *item);
 /* Starts fetching origin + "/robots.txt" (the first FETCH_ROBOTS_MAX_BYTES
  * kept).  Redirects are followed up to FETCH_ROBOTS_MAX_REDIRECTS hops, each
@@ -91,9 +95,17 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item);
  * guard refused with `blocked` set.  origin is copied.  0 or an error. */
 int fetch_start_robots(fetch_t *f, const char *origin);
 
-/* Transfers running, or finished with their result not yet taken by
- * fetch_next (pages and robots.txt). */
+/* Transfers running, waiting their turn to start, or finished with their
+ * result not yet taken by fetch_next (pages and robots.txt) ... */
 size_t fetch_active(const fetch_t *f);
+/* ... of them, the ones in flight now (at most max_running) ... */
+size_t fetch_in_flight(const fetch_t *f);
+/* ... and the ones waiting their turn. */
+size_t fetch_waiting(const fetch_t *f);
+/* Takes the leased URL of a page transfer that has not started (waiting its
+ * turn) back out: 1 with *item the caller's, 0 when none is left (*item
+ * zeroed).  For a stop: what has not started goes back to the frontier. */
+int fetch_unstart(fetch_t *f, frontier_item_t *item);
 
 /* Runs curl's timeouts that are due (transfers just started, timers). */
 void fetch_perform(fetch_t *f);
@@ -113,8 +125,9 @@ int fetch_next(fetch_t *f, fetch_result_t *r);
  * or zeroed for a robots.txt transfer; 0 when none is left. */
 int fetch_cancel(fetch_t *f, frontier_item_t *item);
 
-/* Calls fn on the item of every page transfer running (the leases they
- * hold); fn must not call back into f. */
+/* Calls fn on the item of every page transfer running, waiting or
+ * finished and not taken (the leases they hold); fn must not call back
+ * into f. */
 void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void *), void *ud);
 
 #endif

@@ -31,8 +31,8 @@ typedef struct xfer {
     struct xfer *prev, *next; /* the list of running transfers */
     frontier_item_t item;     /* XF_PAGE: the leased URL */
     char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
-    char *next_url;           /* deferred: the URL it starts on ... */
-    uint64_t start_at;        /* ... at this time (clock_now_ms) */
+    char *next_url;           /* deferred or waiting: the URL it starts on ... */
+    uint64_t start_at;        /* ... (deferred) at this time (clock_now_ms) */
     char host[256];           /* host of the URL (this hop's), for the private-address guard */
     unsigned hops;            /* XF_ROBOTS: redirects followed so far */
     int seed_host;            /* host is a seed host: the guard lets it through */
@@ -75,6 +75,9 @@ struct fetch {
     size_t ndone;
     xfer_t *deferred; /* robots.txt hops waiting the delay before they start */
     size_t ndeferred;
+    size_t max_running;                  /* transfers in the loop at most (the thread's slots) */
+    xfer_t *waiting_head, *waiting_tail; /* started past max_running: waiting their turn (FIFO) */
+    size_t nwaiting;
     xfer_t *held; /* the transfer of the last result */
 };
 

@@ -371,7 +371,8 @@ rentry_t *rg_known(robotsgate_t *g, const char *origin)
  * (pending entries are never evicted: each holds a URL). */
 static uint32_t capacity(const crawl_config_t *cfg)
 {
-    uint32_t held = config_thread_slots(cfg->concurrency, cfg->threads, 0), cap = ROBOTS_CACHE;
+    uint32_t held = config_thread_held(config_thread_slots(cfg->concurrency, cfg->threads, 0));
+    uint32_t cap = ROBOTS_CACHE;
     while (cap <= held && cap < (1u << 30))
         cap *= 2;
     return cap;

@@ -22,6 +22,7 @@
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,117 @@ static unsigned long long json_u64(const char *js, const char *name)
     const char *at = strstr(js, name);
     cr_assert_not_null(at, "no %s in %s", name, js);
     return strtoull(at + strlen(name), NULL, 10);
+}
+
+/* The URLs leased in Redis now (`crawler stats --json`'s in_flight). */
+static unsigned long long leased_now(broad_t *b)
+{
+    char out[600], errf[600],
+        *argv[] = {CRAWLER_BIN, "stats", "--redis", (char *)fx_redis_url(b->r), "--json", NULL};
+    snprintf(out, sizeof out, "%s/leased.json", b->dir);
+    snprintf(errf, sizeof errf, "%s/leased.err", b->dir);
+    cr_assert_eq(fx_run(argv, out, errf, 30000), 0);
+    char *js = fx_read_file(out, NULL);
+    cr_assert_not_null(js);
+    unsigned long long n = json_u64(js, "\"in_flight\": ");
+    free(js);
+    return n;
+}
+
+/* Waits (bounded) until Redis has at least n URLs leased; returns the last count. */
+static unsigned long long wait_leased(broad_t *b, unsigned long long n, unsigned timeout_ms)
+{
+    uint64_t deadline = fx_now_ms() + timeout_ms;
+    unsigned long long have;
+    while ((have = leased_now(b)) < n && fx_now_ms() < deadline)
+        usleep(20000);
+    return have;
+}
+
+/* Page requests the server has seen (answered or not). */
+static size_t page_requests(const site_t *s)
+{
+    fx_http_req_t *log;
+    size_t n = fx_http_log(s->h, &log), pages = 0;
+    unsigned h, i;
+    for (size_t k = 0; k < n; k++)
+        pages += page_of(s, &log[k], &h, &i) == 0;
+    free(log);
+    return pages;
+}
+
+/* 4 hosts of 32 pages, 16 seeded a host (64 URLs ready at the start), every
+ * page held by the server until the test releases it, then answered after
+ * 200 ms.  One thread: every URL is claimed and checked against robots.txt
+ * by the thread that fetches it (no robots.txt rules to ask Redis for). */
+static const site_t FEW = {
+    .hosts = 4, .pages = 32, .seeds = 16, .delay_ms = 200, .hold = 1, .slow = -1};
+
+/* Starts one crawler of one thread on FEW with --concurrency 20: 20
+ * transfers and a reserve of 5 claimed URLs (config_thread_held), so 25
+ * URLs leased in the thread's first claim; waits until the 20 requests are
+ * pending at the server and the 25 leased. */
+static pid_t start_twenty_and_five(broad_t *b)
+{
+    broad_start(b, &FEW);
+    char *extra[] = {"--delay",   "0",      "--per-host",    "16", "--threads", "1",
+                     "--timeout", "150000", "--concurrency", "20", "--grace",   "60000",
+                     NULL};
+    pid_t pid[1];
+    spawn_crawlers(b, 1, extra, pid);
+    unsigned pending = wait_pending(b->s.h, -1, 20, 60000);
+    cr_expect_eq(pending, 20, "%u page requests pending at once (--concurrency 20)", pending);
+    unsigned long long leased = wait_leased(b, 25, 30000);
+    cr_expect_eq(leased, 25, "%llu URLs leased: 20 transfers and a reserve of 5", leased);
+    cr_expect_eq(fx_http_max_pending(b->s.h, -1), 20, "more than --concurrency in flight");
+    return pid[0];
+}
+
+/* With Redis stopped, the 20 answered: the 5 waiting URLs start without a
+ * claim (a slot that frees does not wait for Redis), and no more. */
+Test(broad, a_freed_slot_starts_a_claimed_url_without_asking_redis, .timeout = 180)
+{
+    broad_t b;
+    pid_t pid = start_twenty_and_five(&b);
+    cr_assert_eq(kill(fx_redis_pid(b.r), SIGSTOP), 0);
+    fx_http_release(b.s.h);
+    uint64_t deadline = fx_now_ms() + 20000;
+    size_t pages;
+    while ((pages = page_requests(&b.s)) < 25 && fx_now_ms() < deadline)
+        usleep(10000);
+    cr_expect_eq(pages, 25, "%zu page requests with Redis stopped (20 answered, 5 waiting)", pages);
+    cr_assert_eq(kill(fx_redis_pid(b.r), SIGCONT), 0);
+    wait_crawlers(&b, 1, &pid, 120000);
+    fx_http_req_t *log;
+    size_t n = fx_http_log(b.s.h, &log);
+    expect_each_page_once(&b.s, log, n);
+    unsigned m = max_overlap(&b.s, log, n, -1);
+    cr_expect_leq(m, 20, "%u page requests in flight at once (--concurrency 20)", m);
+    free(log);
+    broad_stop(&b);
+}
+
+/* A SIGTERM hands the 5 waiting URLs back at once, unfetched: once the 20
+ * are answered the process exits, having asked for no other page, and
+ * nothing stays leased. */
+Test(broad, a_stop_hands_back_the_urls_waiting_for_a_slot_unfetched, .timeout = 180)
+{
+    broad_t b;
+    pid_t pid = start_twenty_and_five(&b);
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    uint64_t deadline = fx_now_ms() + 30000;
+    unsigned long long leased;
+    while ((leased = leased_now(&b)) > 20 && fx_now_ms() < deadline)
+        usleep(20000);
+    cr_expect_eq(leased, 20, "%llu URLs leased after the stop: the 5 waiting not handed back",
+                 leased);
+    fx_http_release(b.s.h);
+    int rc = fx_wait(pid, 120000);
+    cr_expect_eq(rc, 0, "the crawler exited %d after SIGTERM", rc);
+    size_t pages = page_requests(&b.s);
+    cr_expect_eq(pages, 20, "%zu page requests: a URL waiting at the stop was fetched", pages);
+    cr_expect_eq(leased_now(&b), 0, "URLs still leased after the crawler's exit");
+    broad_stop(&b);
 }
 
 /* A crawl of 8 shards (frontier/SHARDING.md) on one Redis: 3 processes,
