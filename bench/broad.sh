@@ -359,6 +359,28 @@ analyse() { # tag H
   # the most transfers in flight: +1 at $msec - $request_time, -1 at $msec (ends first on ties)
   R[inflight-$tag]=$(awk '{ e = $1 * 1000; s = e - $6 * 1000; printf "%.0f 1\n%.0f 0\n", s, e }' "$log" |
     sort -n -k1,1 -k2,2 | awk '$2 == 1 { c++; if (c > m) m = c; next } { c-- } END { print m + 0 }')
+  # what the work allowed: at each moment, min(asked, sum over hosts of min(per-host, the
+  # host's requests not yet ended)), a bound that only the site's shape lowers (hosts whose
+  # pages are all fetched, at the crawl's end); the mean in flight and that bound's mean
+  # over the crawl (first request start to last end)
+  # (and the same over the middle 80% of the requests: from the start of the 10th percentile's
+  # to that of the 90th, the ramp and the tail left out)
+  read -r "R[mean-$tag]" "R[workb-$tag]" "R[mmean-$tag]" "R[mworkb-$tag]" < <(
+    awk '{ e = $1 * 1000; s = e - $6 * 1000; printf "%.3f 1 %s\n%.3f 0 %s\n", s, $2, e, $2 }' "$log" |
+      sort -n -k1,1 -k2,2 | awk -v asked="${R[carg-$tag]:-0}" -v ph="${R[ph-$tag]:-1}" -v th="$THREADS" -v pt="$CONC_PER_THREAD" '
+      { t[NR] = $1; k[NR] = $2; hst[NR] = $3; if ($2 == 0) rem[$3]++; else st[++ns] = $1 }
+      END {
+        if (pt == 1) asked *= th
+        for (hh in rem) S += rem[hh] < ph ? rem[hh] : ph
+        w0 = ns ? st[int(ns * 0.1) + 1] : 0; w1 = ns ? st[int(ns * 0.9)] : 0
+        for (i = 1; i <= NR; i++) {
+          if (i > 1) { d = t[i] - t[i - 1]; bw = S < asked ? S : asked; a += c * d; b += bw * d
+            if (t[i - 1] >= w0 && t[i] <= w1) { am += c * d; bm += bw * d } }
+          if (k[i] == 1) c++; else { c--; if (--rem[hst[i]] < ph) S-- }
+        }
+        span = NR ? t[NR] - t[1] : 0; mw = w1 - w0
+        printf "%.1f %.1f %.1f %.1f\n", (span > 0 ? a / span : 0), (span > 0 ? b / span : 0),
+          (mw > 0 ? am / mw : 0), (mw > 0 ? bm / mw : 0) }')
   # per host, the smallest gap between two request starts: pages only, and all requests
   read -r "R[gappage-$tag]" "R[gapall-$tag]" "R[gapbad-$tag]" "R[short10-$tag]" "R[short50-$tag]" < <(
     awk -v d="$DELAY" '{ s = $1 * 1000 - $6 * 1000; page = ($9 != "/robots.txt")
@@ -387,8 +409,8 @@ run() { # tag H LAT total-conc per-host delay
   seed_host=$(head -1 "$T/hosts-$h")
   crawl "$tag" "$conc" "$ph" "$delay" "http://$seed_host/"
   stop_nginx
-  analyse "$tag" "$h"
   R[h-$tag]=$h R[conc-$tag]=$conc R[ph-$tag]=$ph R[delay-$tag]=$delay R[lat-$tag]=$lat
+  analyse "$tag" "$h"
   [ -z "$SUMMARY" ] || echo "$tag ${R[requests-$tag]} ${R[wall-$tag]} $(awk -v u="${R[user-$tag]}" -v s="${R[sys-$tag]}" 'BEGIN {print u + s}') ${R[rss-$tag]} ${R[inflight-$tag]} ${R[ok-$tag]}" >>"$SUMMARY"
   echo "broad:   ${R[wall-$tag]} s, ${R[total-$tag]} pages, ${R[inflight-$tag]} in flight at most, check ${R[ok-$tag]}"
 }
@@ -474,8 +496,8 @@ scale_runs() { # the SCALE pairs on the SCALE_HOSTS-host site
     SITE=$h start_nginx "$h" "$lat" "$tag"
     SAMPLE=1 crawl "$tag" "$inf" "$SCALE_PER_HOST" 0 "@$T/scale-seeds" --max-pages "$SCALE_PAGES"
     stop_nginx
-    EXPECT=$SCALE_PAGES analyse "$tag" "$h"
     R[h-$tag]=$h R[conc-$tag]=$inf R[ph-$tag]=$SCALE_PER_HOST R[delay-$tag]=0 R[lat-$tag]=$lat
+    EXPECT=$SCALE_PAGES analyse "$tag" "$h"
     R[warn-$tag]=$(grep -c 'warning' "$T/stderr-$tag" || true)
     RUNS+=("$tag")
     echo "broad:   ${R[wall-$tag]} s, ${R[total-$tag]} pages, in flight max ${R[inflight-$tag]}, check ${R[ok-$tag]}"
@@ -622,10 +644,15 @@ row() { # tag
   else # no latency: CPU-bound, requests shorter than the log's 1 ms resolution
     bi="-" fl="-" bp="-" pc="-" kib="-"
   fi
-  echo "| ${R[conc-$t]} (${R[carg-$t]}) | $bi | $fl | ${R[wall-$t]} | $(pps "$t") | $(rps "$t") | $bp | $pc | $(cpu_page "$t") | $(cpu_req "$t") | $(mib "${R[rss-$t]}") | $(mib "${R[rss-$idle_t]:-0}") | $kib | $(per_req "$t" "${R[rediscpu-$t]}") | $(calc "%.3f" "${R[newconn-$t]} / (${R[requests-$t]} > 0 ? ${R[requests-$t]} : 1)") | $(per_req "$t" "${R[nginxcpu-$t]}") | ${R[total-$t]} pages (${R[distinct-$t]} distinct, ${R[non200-$t]} not 200, ${R[wronghost-$t]} wrong host) + ${R[robots-$t]} robots.txt + ${R[other-$t]} other | ${R[ok-$t]} |"
+  local mw="-" mm="-"
+  if ((${R[lat-$t]} > 0 && ${R[delay-$t]} == 0)); then
+    mw="${R[mean-$t]} / ${R[workb-$t]} ($(calc "%.0f%%" "${R[mean-$t]} * 100 / (${R[workb-$t]} > 0 ? ${R[workb-$t]} : 1)"))"
+    mm="${R[mmean-$t]} / ${R[mworkb-$t]} ($(calc "%.0f%%" "${R[mmean-$t]} * 100 / (${R[mworkb-$t]} > 0 ? ${R[mworkb-$t]} : 1)"))"
+  fi
+  echo "| ${R[conc-$t]} (${R[carg-$t]}) | $bi | $fl | ${R[wall-$t]} | $(pps "$t") | $(rps "$t") | $bp | $pc | $mw | $mm | $(cpu_page "$t") | $(cpu_req "$t") | $(mib "${R[rss-$t]}") | $(mib "${R[rss-$idle_t]:-0}") | $kib | $(per_req "$t" "${R[rediscpu-$t]}") | $(calc "%.3f" "${R[newconn-$t]} / (${R[requests-$t]} > 0 ? ${R[requests-$t]} : 1)") | $(per_req "$t" "${R[nginxcpu-$t]}") | ${R[total-$t]} pages (${R[distinct-$t]} distinct, ${R[non200-$t]} not 200, ${R[wronghost-$t]} wrong host) + ${R[robots-$t]} robots.txt + ${R[other-$t]} other | ${R[ok-$t]} |"
 }
-HEADER="| in flight asked (--concurrency) | bound in flight | in flight (max, nginx log) | wall s | pages/s | requests/s | bound req/s | of the bound | CPU ms/page | CPU ms/request | peak RSS MiB | idle RSS MiB | KiB RSS per transfer in flight | Redis CPU ms/request | new TCP conns/request | nginx CPU ms/request | pages fetched (nginx log) | check |
-|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+HEADER="| in flight asked (--concurrency) | bound in flight | in flight (max, nginx log) | wall s | pages/s | requests/s | bound req/s | of the bound | in flight mean / what the work allowed | the same, middle 80% of the requests | CPU ms/page | CPU ms/request | peak RSS MiB | idle RSS MiB | KiB RSS per transfer in flight | Redis CPU ms/request | new TCP conns/request | nginx CPU ms/request | pages fetched (nginx log) | check |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
 
 {
   echo "# Broad-crawl benchmark: many slow hosts, politeness, thousands of transfers in flight"
@@ -678,7 +705,7 @@ HEADER="| in flight asked (--concurrency) | bound in flight | in flight (max, ng
     echo "\`wget -r -l inf -nd --delete-after -e robots=off --span-hosts --domains=<the $LAST_H addresses>\`, stopped after $WGET_TIME s: ${R[total-wget]} pages (${R[distinct-wget]} distinct) + ${R[other-wget]} other files in ${R[wall-wget]} s, $(calc "%.1f" "${R[total-wget]} / $(wall wget)") pages/s, $(calc "%.1f" "${R[requests-wget]} / $(wall wget)") requests/s, CPU $(calc "%.3f" "(${R[user-wget]} + ${R[sys-wget]}) * 1000 / (${R[requests-wget]} > 0 ? ${R[requests-wget]} : 1)") ms/request, peak RSS $(mib "${R[rss-wget]}") MiB, new TCP connections per request $(calc "%.3f" "${R[newconn-wget]} / (${R[requests-wget]} > 0 ? ${R[requests-wget]} : 1)")."
   fi
   echo
-  echo "How to read: \"bound in flight\" is min(transfers asked, hosts x per-host); \"bound req/s\" is that / latency (with a delay: also at most hosts / delay). \"in flight (max)\" is the most requests nginx was serving at one moment (a sweep over [\$msec - \$request_time, \$msec] of every logged request, 1 ms resolution). requests/s counts every request of the crawl (pages and robots.txt) over the crawler's wall time (start-up and the crawl's tail included). CPU is the crawler's user+sys (/usr/bin/time); Redis CPU is used_cpu_user+used_cpu_sys (INFO cpu) before/after; nginx CPU is both workers' utime+stime. Idle RSS: an empty crawl (one seed answering 404) with the same options and --concurrency; KiB per transfer = (peak RSS - idle RSS) / in flight (max). New TCP connections: requests with \$connection_requests = 1."
+  echo "How to read: \"bound in flight\" is min(transfers asked, hosts x per-host); \"bound req/s\" is that / latency (with a delay: also at most hosts / delay). \"in flight (max)\" is the most requests nginx was serving at one moment (a sweep over [\$msec - \$request_time, \$msec] of every logged request, 1 ms resolution). requests/s counts every request of the crawl (pages and robots.txt) over the crawler's wall time (start-up and the crawl's tail included). \"in flight mean / what the work allowed\" (runs without a delay): the time-weighted mean of requests in flight over the crawl (first request start to last end) against the mean of min(transfers asked, the sum over hosts of min(per-host, the host's requests not yet ended)) over the same time: the bound lowered only by the site's shape (at the crawl's end, the hosts whose pages are all fetched), so the percentage is how much of what the crawl could have had in flight it had, its ramp (the site discovered generation by generation) included; \"middle 80%\": the same from the start of the 10th percentile's request to that of the 90th, the ramp and the tail left out. CPU is the crawler's user+sys (/usr/bin/time); Redis CPU is used_cpu_user+used_cpu_sys (INFO cpu) before/after; nginx CPU is both workers' utime+stime. Idle RSS: an empty crawl (one seed answering 404) with the same options and --concurrency; KiB per transfer = (peak RSS - idle RSS) / in flight (max). New TCP connections: requests with \$connection_requests = 1."
 } >"$T/report.md"
 
 publish_report "$MD"
