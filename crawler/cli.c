@@ -176,6 +176,8 @@ static int set_enum(const cli_cmd_t *cmd, const cli_opt_t *o, const char *opt, v
 static int push(const cli_cmd_t *cmd, const cli_opt_t *o, const char *opt, void *dst, const char *v)
 {
     size_t *n = FIELD(dst, o->aux, size_t);
+    if (o->check && o->check(cmd->name, opt, v) < 0)
+        return -1;
     if (*n >= o->hi) {
         fprintf(stderr, "crawler %s: too many %s options (max %llu)\n", cmd->name, opt,
                 (unsigned long long)o->hi);
@@ -508,10 +510,11 @@ long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, v
     return bad;
 }
 
-rconn_t *cli_redis_open(const char *cmd, const char *url, const char *data_dir, const char *route)
+rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, const char *data_dir,
+                        const char *route)
 {
     char err[512];
-    rconn_t *r = rconn_open(url, data_dir, route, err, sizeof err);
+    rconn_t *r = rconn_open(redis, data_dir, route, err, sizeof err);
     if (!r)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     return r;

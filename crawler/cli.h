@@ -85,12 +85,15 @@ typedef struct cli_opt {
                                   take: an unset string, a sentinel outside lo..hi
                                   (e.g. "unlimited"), or a dflt_fn default */
     uint64_t (*dflt_fn)(void); /* U32, U64: default computed at run time, instead of dflt */
-    int (*check)(const char *cmd, const char *opt, const char *v); /* STRING: 0, or -1
+    int (*check)(const char *cmd, const char *opt, const char *v); /* STRING, LIST (each
+                                  value): 0, or -1
                                   after printing "crawler CMD: bad value ... for OPT" */
     size_t given; /* CLI_GIVEN(T, f): an int field that cli_set makes 1 when
                      the option appears (several options may share it) */
     int optional; /* the value may be left out: "--watch", "--watch=5", or
                      "--watch 5" when the next argument is a number */
+    int replaces; /* LIST: values from the command line replace those of a
+                     --config file (config_parse), not add to them */
 } cli_opt_t;
 
 /* A subcommand's option table. */
@@ -141,9 +144,10 @@ typedef struct cli_cmd {
 /* The --redis and --data-dir entries of the subcommands that only open the
  * crawl's Redis (seed, stats, reset, bloom; `crawl` words its own). */
 #define CLI_OPT_REDIS(T, field)                                                                    \
-    CLI_OPT_STRING(T, "redis", "URL", field, NULL,                                                 \
-                   "shared Redis (redis://[:pw@]host[:port][/db], unix:///path, or a "             \
-                   "Redis Cluster\nby nodes: redis://[:pw@]h1:p1,h2:p2,...)\n"),                   \
+    CLI_OPT_LIST(T, "redis", "URL", field.url, field.n,                                            \
+                 "shared Redis (redis://[:pw@]host[:port][/db], unix:///path, or a "               \
+                 "Redis Cluster\nby nodes: redis://[:pw@]h1:p1,h2:p2,... or --redis once a "       \
+                 "node)\n"),                                                                       \
         .dflt_doc = "$REDIS_URL, else an embedded redis-server in --data-dir",                     \
         .check = cli_check_redis_url
 #define CLI_OPT_DATA_DIR(T, field)                                                                 \
@@ -265,11 +269,12 @@ const char *cli_urls_error(const cli_urls_t *r);
 typedef int (*cli_url_fn)(void *ud, const char *url, const char *line, unsigned long lineno);
 long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, void *ud);
 
-/* Opens the crawl's Redis: --redis URL, else $REDIS_URL, else the embedded
+/* Opens the crawl's Redis: --redis URLs, else $REDIS_URL, else the embedded
  * server in data_dir; on a Redis Cluster, connections go to the owner of
  * route's hash slot (rconn_open).  NULL after printing the reason as
  * "crawler CMD: ...". */
-rconn_t *cli_redis_open(const char *cmd, const char *url, const char *data_dir, const char *route);
+rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, const char *data_dir,
+                        const char *route);
 /* A connection for this thread; NULL after printing the reason. */
 struct redisContext *cli_redis_connect(const char *cmd, const rconn_t *r);
 

@@ -43,7 +43,7 @@ typedef struct bopts {
     int action;
     const char *name;
     const char *crawl;
-    const char *redis;
+    rconn_specs_t redis;
     const char *data_dir;
     bloom_params_t params; /* capacity/fp_rate 0 unless given */
     int geometry_given;    /* --capacity or --fp-rate given */
@@ -335,7 +335,7 @@ int cmd_bloom(int argc, char **argv)
         return usage_error("bad crawl name '%s'", o.crawl);
     if (!o.crawl)
         snprintf(name, sizeof name, "%s", o.name);
-    rconn_t *r = cli_redis_open("bloom", o.redis, o.data_dir, name);
+    rconn_t *r = cli_redis_open("bloom", &o.redis, o.data_dir, name);
     if (!r)
         return CLI_EXIT_ERROR;
     const char *lb = strchr(name, '{'), *rb = lb ? strchr(lb + 1, '}') : NULL;

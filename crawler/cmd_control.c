@@ -39,7 +39,8 @@ static const char *const LIMIT_OPT[FRONTIER_LIMIT_COUNT] = {
 
 typedef struct control_opts {
     const char *limit[FRONTIER_LIMIT_COUNT]; /* limits: the values given, NULL: not given */
-    const char *redis, *crawl, *data_dir;
+    rconn_specs_t redis;
+    const char *crawl, *data_dir;
     int force; /* change a crawl that has no keys in this Redis */
 } control_opts_t;
 
@@ -172,28 +173,33 @@ static void print_state(const char *crawl, const frontier_control_t *c, uint32_t
     }
 }
 
-/* The Redis to act on: --redis, else $REDIS_URL, else the embedded Redis of
- * the worker running in --data-dir (a control command never starts one: a
- * crawl no worker runs there has nothing to control).  NULL after saying why. */
-static const char *control_url(const char *cmd, const control_opts_t *o, char *buf, size_t len)
+/* The Redis to act on (into *s): --redis, else $REDIS_URL, else the
+ * embedded Redis of the worker running in --data-dir (its URL in buf; a
+ * control command never starts one: a crawl no worker runs there has
+ * nothing to control).  0, or -1 after saying why. */
+static int control_redis(const char *cmd, const control_opts_t *o, rconn_specs_t *s, char *buf,
+                         size_t len)
 {
     const char *env = getenv("REDIS_URL");
-    if (o->redis)
-        return o->redis;
+    *s = o->redis;
+    if (s->n)
+        return 0;
+    *s = (rconn_specs_t){.url = {env}, .n = 1};
     if (env && *env)
-        return env;
+        return 0;
     char sock[PATH_MAX + 16], dir[PATH_MAX];
     struct stat st;
     snprintf(sock, sizeof sock, "%s/redis.sock", o->data_dir);
+    s->url[0] = buf;
     if (realpath(o->data_dir, dir) && stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
         (size_t)snprintf(buf, len, "unix://%s/redis.sock", dir) < len)
-        return buf;
+        return 0;
     fprintf(stderr,
             "crawler %s: no Redis named (--redis URL or $REDIS_URL), and no worker runs its "
             "embedded Redis in %s (--data-dir): a control command acts on the Redis of a "
             "running crawl\n",
             cmd, o->data_dir);
-    return NULL;
+    return -1;
 }
 
 /* 1 if the crawl has keys in this Redis (it was seeded, claimed from or has
@@ -235,12 +241,12 @@ static int check_exists(const char *cmd, const control_opts_t *o, redisContext *
 static int apply(const char *cmd, const control_opts_t *o, const frontier_control_change_t *ch)
 {
     char route[FRONTIER_MAX_BLOOM_NAME], err[640], ubuf[PATH_MAX + 16];
-    const char *url = control_url(cmd, o, ubuf, sizeof ubuf);
-    if (!url)
+    rconn_specs_t redis;
+    if (control_redis(cmd, o, &redis, ubuf, sizeof ubuf) < 0)
         return CLI_EXIT_USAGE;
     if (frontier_bloom_name(o->crawl, route, sizeof route) < 0)
         return CLI_EXIT_USAGE;
-    rconn_t *r = cli_redis_open(cmd, url, o->data_dir, route);
+    rconn_t *r = cli_redis_open(cmd, &redis, o->data_dir, route);
     redisContext *rc = r ? cli_redis_connect(cmd, r) : NULL;
     frontier_control_t c;
     uint32_t live = 0;

@@ -41,8 +41,10 @@ static const char *const SCOPES[] = {
     [SCOPE_HOST] = "host", [SCOPE_DOMAIN] = "domain", [SCOPE_ANY] = "any", NULL};
 
 static const cli_opt_t OPTS[] = {
-    {STR("redis", "URL", redis_url, NULL, "shared Redis: redis://[:pw@]host:port[/db]"),
-     .dflt_doc = "$REDIS_URL, else embedded", .check = cli_check_redis_url},
+    {CLI_OPT_LIST(
+         crawl_config_t, "redis", "URL", redis.url, redis.n,
+         "shared Redis: redis://[:pw@]host:port[/db] (a cluster: h1:p1,h2:p2 or repeated)"),
+     .dflt_doc = "$REDIS_URL, else embedded", .check = cli_check_redis_url, .replaces = 1},
     {STR("data-dir", "DIR", data_dir, RCONN_DEFAULT_DATA_DIR,
          "embedded Redis data (append-only, resumable)")},
     {STR("crawl", "NAME", crawl, FRONTIER_DEFAULT_CRAWL,
@@ -287,7 +289,9 @@ int config_parse(crawl_config_t *c, int argc, char **argv)
 {
     struct option lo[CLI_MAX_OPTS + 1];
     cli_getopt_table(&CRAWL, lo);
-    /* pass 1: --config and --help; pass 2: everything else (command line wins) */
+    /* pass 1: --config and --help; pass 2: everything else (command line wins:
+     * a list that replaces starts again at its first value there) */
+    int seen[CLI_MAX_OPTS] = {0};
     for (int pass = 1; pass <= 2; pass++) {
         optind = 0;
         opterr = pass == 1;
@@ -304,6 +308,10 @@ int config_parse(crawl_config_t *c, int argc, char **argv)
             }
             if (pass == 1 && o->type == CLI_TYPE_CONFIG && read_config_file(c, optarg) < 0)
                 return -1;
+            size_t k = (size_t)(o - CRAWL.opts);
+            if (pass == 2 && o->type == CLI_TYPE_LIST && o->replaces && k < CLI_MAX_OPTS &&
+                !seen[k]++)
+                *(size_t *)(void *)((char *)c + o->aux) = 0;
             if (pass == 2 && cli_set(&CRAWL, o, c, optarg) < 0)
                 return -1;
         }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rconn.h"
 #include "scope.h"
 
 struct cli_cmd;
@@ -51,11 +52,11 @@ typedef enum config_scope {
 
 typedef struct crawl_config {
     /* where */
-    const char *redis_url; /* --redis; NULL: $REDIS_URL or embedded */
-    const char *data_dir;  /* --data-dir for the embedded server (RCONN_DEFAULT_DATA_DIR) */
-    const char *crawl;     /* --crawl NAME */
-    const char *seeds;     /* --seeds FILE or NULL */
-    int force_seeds;       /* --force: re-queue seeds already seen */
+    rconn_specs_t redis; /* --redis, repeatable (a cluster's nodes); none: $REDIS_URL or embedded */
+    const char *data_dir; /* --data-dir for the embedded server (RCONN_DEFAULT_DATA_DIR) */
+    const char *crawl;    /* --crawl NAME */
+    const char *seeds;    /* --seeds FILE or NULL */
+    int force_seeds;      /* --force: re-queue seeds already seen */
     /* engine */
     uint32_t threads;     /* --threads, fetcher threads (default: online cores) */
     uint32_t concurrency; /* --concurrency, transfers in flight in all (split over threads) */

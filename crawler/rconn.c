@@ -588,41 +588,53 @@ int rconn_check_url(const char *url, char *err, size_t errlen)
     return rc < 0 ? -1 : 0;
 }
 
-/* The URL's server: a Redis Cluster (r->cl kept, r->t has the password
- * for the nodes) or a plain Redis (r->t). */
-static int open_shared(rconn_t *r, const char *url, char *err, size_t errlen)
+/* The servers the n URLs name: a Redis Cluster (r->cl kept, r->t has the
+ * password for the nodes: cluster_open checked that the URLs agree on it)
+ * or one plain Redis (r->t). */
+static int open_shared(rconn_t *r, const char *const *url, size_t n, char *err, size_t errlen)
 {
     cluster_config_t cc;
     cluster_config_defaults(&cc);
     cc.connect_timeout_ms = RCONN_CONNECT_TIMEOUT_MS;
     cc.command_timeout_ms = RCONN_COMMAND_TIMEOUT_MS;
     char e2[512];
-    cluster_t *cl = cluster_open(&url, 1, &cc, e2, sizeof e2);
-    if (!cl && strchr(url, ',')) {
+    int several = n > 1 || strchr(url[0], ',');
+    cluster_t *cl = cluster_open(url, n, &cc, e2, sizeof e2);
+    if (!cl && several) {
         snprintf(err, errlen, "%s", e2);
         return -1;
     }
     if (cl && cluster_is_cluster(cl)) {
         r->cl = cl;
-        const char *at = strncmp(url, "redis://", 8) ? NULL : strrchr(url, '@');
-        if (at) { /* the password, for each node's AUTH */
-            const char *p = url + 8, *colon = memchr(p, ':', (size_t)(at - p));
-            const char *pw = colon ? colon + 1 : p;
-            if (!(r->t.password = dupn(pw, (size_t)(at - pw))))
-                return -1;
+        for (size_t i = 0; i < n && !r->t.password; i++) {
+            const char *at = strncmp(url[i], "redis://", 8) ? NULL : strrchr(url[i], '@');
+            if (at) { /* the password, for each node's AUTH */
+                const char *p = url[i] + 8, *colon = memchr(p, ':', (size_t)(at - p));
+                const char *pw = colon ? colon + 1 : p;
+                if (!(r->t.password = dupn(pw, (size_t)(at - pw))))
+                    return -1;
+            }
         }
         return 0;
     }
     cluster_close(cl); /* a plain Redis, or none answered: its connects will say why */
-    if (strchr(url, ',')) {
-        snprintf(err, errlen, "bad Redis URL '%s': several nodes, but not a Redis Cluster", url);
+    if (several) {
+        snprintf(err, errlen, "bad Redis URL '%s'%s: several nodes, but not a Redis Cluster",
+                 url[0], n > 1 ? " and the other --redis" : "");
         return -1;
     }
-    return rconn_parse_url(url, &r->t, err, errlen);
+    return rconn_parse_url(url[0], &r->t, err, errlen);
 }
 
-rconn_t *rconn_open(const char *url, const char *data_dir, const char *route_key, char *err,
-                    size_t errlen)
+rconn_t *rconn_open_url(const char *url, const char *data_dir, const char *route, char *err,
+                        size_t errlen)
+{
+    rconn_specs_t s = {.url = {url}, .n = url != NULL};
+    return rconn_open(&s, data_dir, route, err, errlen);
+}
+
+rconn_t *rconn_open(const rconn_specs_t *specs, const char *data_dir, const char *route_key,
+                    char *err, size_t errlen)
 {
     rconn_t *r = calloc(1, sizeof *r);
     if (!r) {
@@ -633,12 +645,17 @@ rconn_t *rconn_open(const char *url, const char *data_dir, const char *route_key
     pthread_mutex_init(&r->mu, NULL);
     r->slot = route_key ? cluster_slot(route_key, strlen(route_key)) : 0;
     r->router = (frontier_router_t){.owners = router_owners, .connect = router_connect, .ud = r};
-    if (!url || !*url)
-        url = getenv("REDIS_URL");
-    if (url && *url) {
-        if (open_shared(r, url, err, errlen) < 0)
+    const char *env = getenv("REDIS_URL");
+    const char *const *url = specs && specs->n ? specs->url : &env;
+    size_t n = specs && specs->n ? specs->n : 1;
+    if (n > RCONN_MAX_SPECS) {
+        snprintf(err, errlen, "more than %d Redis URLs", RCONN_MAX_SPECS);
+        goto fail;
+    }
+    if (url[0] && *url[0]) {
+        if (open_shared(r, url, n, err, errlen) < 0)
             goto fail;
-        snprintf(r->desc, sizeof r->desc, "%s", url);
+        snprintf(r->desc, sizeof r->desc, "%s", url[0]);
         char *at = strrchr(r->desc, '@'); /* never print the password */
         if (at && r->t.password) {
             char rest[PATH_MAX];
@@ -647,8 +664,12 @@ rconn_t *rconn_open(const char *url, const char *data_dir, const char *route_key
         }
         if (r->cl) {
             size_t used = strlen(r->desc);
-            snprintf(r->desc + used, sizeof r->desc - used, " (a Redis Cluster; keys in slot %d)",
-                     r->slot);
+            if (n > 1)
+                used +=
+                    (size_t)snprintf(r->desc + used, sizeof r->desc - used, " and %zu more", n - 1);
+            if (used < sizeof r->desc)
+                snprintf(r->desc + used, sizeof r->desc - used,
+                         " (a Redis Cluster; keys in slot %d)", r->slot);
         }
         return r;
     }

@@ -57,12 +57,26 @@ int rconn_check_url(const char *url, char *err, size_t errlen);
 
 typedef struct rconn rconn_t;
 
-/* url: a Redis URL, or NULL to use $REDIS_URL, or with neither, an embedded
- * redis-server in data_dir (NULL: RCONN_DEFAULT_DATA_DIR).  route: a key
- * (NUL-terminated) whose hash slot's owner every connection goes to on a
- * Redis Cluster (NULL: slot 0); a plain Redis ignores it. */
-rconn_t *rconn_open(const char *url, const char *data_dir, const char *route, char *err,
+#define RCONN_MAX_SPECS 16 /* Redis URLs one server may be named by (--redis, repeated) */
+
+/* The Redis a command names: URLs in order, each of the forms above, the
+ * pointers borrowed.  Several (or one naming several nodes) are the nodes of
+ * one Redis Cluster, a password or db given by several agreeing; none:
+ * $REDIS_URL, else an embedded redis-server. */
+typedef struct rconn_specs {
+    const char *url[RCONN_MAX_SPECS];
+    size_t n;
+} rconn_specs_t;
+
+/* specs: the Redis's URLs (NULL or none: $REDIS_URL, or with neither, an
+ * embedded redis-server in data_dir (NULL: RCONN_DEFAULT_DATA_DIR)).  route:
+ * a key (NUL-terminated) whose hash slot's owner every connection goes to
+ * on a Redis Cluster (NULL: slot 0); a plain Redis ignores it. */
+rconn_t *rconn_open(const rconn_specs_t *specs, const char *data_dir, const char *route, char *err,
                     size_t errlen);
+/* rconn_open of one URL (NULL: $REDIS_URL or embedded). */
+rconn_t *rconn_open_url(const char *url, const char *data_dir, const char *route, char *err,
+                        size_t errlen);
 /* A new connection with AUTH and SELECT done and timeouts set, on a cluster
  * to the route's owner; caller frees with redisFree().  NULL with a message
  * in err.  Thread-safe. */

@@ -482,7 +482,7 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     env_start(&e, &fcfg);
     crawl_config_t cfg = crawl_cfg();
     char err[256];
-    rconn_t *rconn = rconn_open(fx_redis_url(e.r), NULL, NULL, err, sizeof err);
+    rconn_t *rconn = rconn_open_url(fx_redis_url(e.r), NULL, NULL, err, sizeof err);
     cr_assert_not_null(rconn, "%s", err);
     finisher_common_t *common = finisher_common_new(NULL, NULL);
     cr_assert_not_null(common);

@@ -195,6 +195,24 @@ Test(cluster_crawl, crawlers_pointed_at_other_nodes_fetch_every_page_once, .time
     cr_expect_eq(run_cmd(&e, "stats", url[0], "--json", &text), 0);
     cr_expect(text && strstr(text, "\"queued\": 0") && strstr(text, "\"fetched\": "),
               "stats through another node: %s", text ? text : "(none)");
+    /* --redis once a node, the second one down: the first answers for the
+     * cluster, the same crawl's figures (a second --redis that replaced the
+     * first would find nothing) */
+    char node[64], op[600], ep2[600];
+    int down = fx_free_port();
+    cr_assert_gt(down, 0, "%s", fx_error());
+    snprintf(node, sizeof node, "redis://127.0.0.1:%d", down);
+    snprintf(op, sizeof op, "%s/stats2.out", e.dir);
+    snprintf(ep2, sizeof ep2, "%s/stats2.err", e.dir);
+    char *twice[] = {CRAWLER_BIN, "stats",   "--redis", (char *)url[0], "--redis",
+                     node,        "--crawl", e.crawl,   "--json",       NULL};
+    cr_expect_eq(fx_run(twice, op, ep2, 60000), 0, "stats with --redis given twice failed");
+    char *text2 = fx_read_file(op, NULL), *f1 = text ? strstr(text, "\"fetched\": ") : NULL;
+    char *f2 = text2 ? strstr(text2, "\"fetched\": ") : NULL;
+    cr_expect(f1 && f2 && strtoull(f1 + 11, NULL, 10) == strtoull(f2 + 11, NULL, 10) &&
+                  strtoull(f1 + 11, NULL, 10) >= PAGES,
+              "stats with --redis twice: %s", text2 ? text2 : "(none)");
+    free(text2);
     free(text);
     long long before = all_crawl_keys(&e);
     cr_expect_eq(run_cmd(&e, "reset", url[0], "--yes", &text), 0);

@@ -129,10 +129,10 @@ Test(config, defaults_equal_the_named_macros)
         cr_expect_eq(nums[i].got, nums[i].want, "default %s is %llu, not %llu", nums[i].field,
                      (unsigned long long)nums[i].got, (unsigned long long)nums[i].want);
     cr_expect(c.bloom_fp_rate == BLOOM_DEFAULT_FP_RATE, "bloom_fp_rate %g", c.bloom_fp_rate);
+    cr_expect_eq(c.redis.n, 0, "default --redis: %zu URLs, not none", c.redis.n);
     const struct {
         const char *field, *got, *want;
     } strs[] = {
-        {"redis_url", c.redis_url, NULL},
         {"data_dir", c.data_dir, RCONN_DEFAULT_DATA_DIR},
         {"crawl", c.crawl, FRONTIER_DEFAULT_CRAWL},
         {"seeds", c.seeds, NULL},
@@ -159,6 +159,8 @@ Test(config, a_default_written_as_text_is_never_a_settable_value)
         int sentinel = o->dflt_fn != NULL;
         if (o->type == CLI_TYPE_STRING)
             sentinel = o->sdflt == NULL;
+        else if (o->type == CLI_TYPE_LIST) /* none: no value given makes it */
+            sentinel = 1;
         else if (o->type == CLI_TYPE_U32 || o->type == CLI_TYPE_U64)
             sentinel = sentinel || o->dflt < o->lo || o->dflt > o->hi;
         cr_expect(sentinel, "--%s: default printed as '%s' but is a settable value", o->name,
@@ -292,7 +294,8 @@ Test(config, values_of_every_type_parse)
     run_t r;
     cr_assert_eq(parse_args(&r, args), 0, "%s", r.err);
     const crawl_config_t *c = &r.cfg;
-    cr_expect_str_eq(c->redis_url, "redis://h:1");
+    cr_expect(c->redis.n == 1 && !strcmp(c->redis.url[0], "redis://h:1"), "--redis: %zu URLs",
+              c->redis.n);
     cr_expect_str_eq(c->data_dir, "/tmp/d");
     cr_expect_str_eq(c->crawl, "c.1_x-y");
     cr_expect_str_eq(c->seeds, "s.txt");
@@ -379,7 +382,7 @@ Test(config, redis_urls_of_every_form_are_taken_without_connecting)
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         run_t r;
         cr_expect_eq(parse1(&r, "--redis", ok[i]), 0, "%s refused: %s", ok[i], r.err);
-        cr_expect_str_eq(r.cfg.redis_url ? r.cfg.redis_url : "", ok[i]);
+        cr_expect_str_eq(r.cfg.redis.n == 1 ? r.cfg.redis.url[0] : "", ok[i]);
         run_free(&r);
     }
 }
@@ -473,6 +476,41 @@ Test(config, command_line_wins_over_the_file_wherever_it_stands)
         cr_assert_eq(parse_args(&r, both[i]), 0, "%s", r.err);
         cr_expect_eq(r.cfg.threads, 3, "the file's threads won (order %d)", i);
         cr_expect_eq(r.cfg.concurrency, 9, "the file's concurrency lost (order %d)", i);
+        run_free(&r);
+    }
+    conf_free(&cf);
+}
+
+/* --redis given again names more nodes of one Redis Cluster, in order (each
+ * checked for its form); the command line's replace a --config file's,
+ * wherever --config stands, while several in the file all count. */
+Test(config, a_repeated_redis_names_more_nodes_and_the_command_line_replaces_the_files)
+{
+    const char *twice[] = {"--redis", "redis://127.0.0.1:7000", "--redis", "redis://127.0.0.1:7001",
+                           NULL};
+    run_t r;
+    cr_assert_eq(parse_args(&r, twice), 0, "%s", r.err);
+    cr_expect(r.cfg.redis.n == 2 && !strcmp(r.cfg.redis.url[0], "redis://127.0.0.1:7000") &&
+                  !strcmp(r.cfg.redis.url[1], "redis://127.0.0.1:7001"),
+              "--redis twice: %zu URLs", r.cfg.redis.n);
+    run_free(&r);
+    const char *bad[] = {"--redis", "redis://127.0.0.1:7000", "--redis", "redis://h:x", NULL};
+    cr_expect_eq(parse_args(&r, bad), -1, "a bad second --redis was taken");
+    cr_expect(strstr(r.err, "redis://h:x"), "the message does not name the bad URL: %s", r.err);
+    run_free(&r);
+
+    conf_t cf = {0};
+    conf_write(&cf, "redis redis://127.0.0.1:7000\nredis redis://127.0.0.1:7001\n");
+    cr_assert_eq(parse1(&r, "--config", cf.path), 0, "%s", r.err);
+    cr_expect_eq(r.cfg.redis.n, 2, "both of the file's --redis lines count");
+    run_free(&r);
+    const char *before[] = {"--redis", "redis://127.0.0.1:6379", "--config", cf.path, NULL};
+    const char *after[] = {"--config", cf.path, "--redis", "redis://127.0.0.1:6379", NULL};
+    const char *const *both[] = {before, after};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(parse_args(&r, both[i]), 0, "%s", r.err);
+        cr_expect(r.cfg.redis.n == 1 && !strcmp(r.cfg.redis.url[0], "redis://127.0.0.1:6379"),
+                  "order %d: %zu URLs, the file's kept", i, r.cfg.redis.n);
         run_free(&r);
     }
     conf_free(&cf);

@@ -502,7 +502,7 @@ static void fin_open(fin_t *t, uint32_t max_tries)
     char err[256];
     t->r = fx_redis_start();
     cr_assert_not_null(t->r, "%s", fx_error());
-    t->rconn = rconn_open(fx_redis_url(t->r), NULL, NULL, err, sizeof err);
+    t->rconn = rconn_open_url(fx_redis_url(t->r), NULL, NULL, err, sizeof err);
     cr_assert_not_null(t->rconn, "%s", err);
     test_config(&t->cfg);
     t->cfg.max_tries = max_tries;
