@@ -39,8 +39,8 @@
  * never idles for a Redis round trip (engine.c).
  * Invariants: `running` lists exactly the transfers in the loop and
  * `active` counts them (<= max_running, but for a robots.txt hop that
- * follows its redirect at once); `ndone` counts the done list, `ndeferred`
- * the deferred one, `nwaiting` the waiting one; a transfer is in exactly one
+ * follows its redirect at once); `ndeferred` counts the deferred list, and
+ * the done and waiting lists count theirs (xfer_fifo_t); a transfer is in exactly one
  * of running, the done list, the deferred list, the waiting list, the free
  * pool, or `held`.  Redis keys: none.
  */
@@ -266,6 +266,33 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
     return 0;
 }
 
+/* ---- lists of transfers --------------------------------------------------- */
+
+static void fifo_push(xfer_fifo_t *q, xfer_t *x)
+{
+    x->next_free = NULL;
+    if (q->tail)
+        q->tail->next_free = x;
+    else
+        q->head = x;
+    q->tail = x;
+    q->n++;
+}
+
+/* The first transfer off q, or NULL. */
+static xfer_t *fifo_pop(xfer_fifo_t *q)
+{
+    xfer_t *x = q->head;
+    if (x) {
+        q->head = x->next_free;
+        if (!q->head)
+            q->tail = NULL;
+        x->next_free = NULL;
+        q->n--;
+    }
+    return x;
+}
+
 /* ---- the pool --------------------------------------------------------------- */
 
 static void xfer_clear(xfer_t *x)
@@ -396,7 +423,7 @@ void fetch_free(fetch_t *f)
     if (f->held)
         put_xfer(f, f->held);
     frontier_item_t item;
-    while ((f->done_head || f->deferred || f->waiting_head) && fetch_cancel(f, &item))
+    while ((f->done.head || f->deferred || f->waiting.head) && fetch_cancel(f, &item))
         frontier_item_clear(&item);
     while (f->running) {
         xfer_t *x = f->running;
@@ -490,41 +517,21 @@ int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url)
  * on the waiting list, url copied.  0, or an error with x untouched. */
 static int launch(fetch_t *f, xfer_t *x, const char *url)
 {
-    if (f->active < f->max_running && !f->waiting_head)
+    if (f->active < f->max_running && !f->waiting.head)
         return fetch_start_xfer(f, x, url);
     free(x->next_url);
     if (!(x->next_url = strdup(url)))
         return CRAWL_ENOMEM;
-    x->next_free = NULL;
-    if (f->waiting_tail)
-        f->waiting_tail->next_free = x;
-    else
-        f->waiting_head = x;
-    f->waiting_tail = x;
-    f->nwaiting++;
+    fifo_push(&f->waiting, x);
     return 0;
-}
-
-/* The first waiting transfer off its list (NULL: none). */
-static xfer_t *pop_waiting(fetch_t *f)
-{
-    xfer_t *x = f->waiting_head;
-    if (x) {
-        f->waiting_head = x->next_free;
-        if (!f->waiting_head)
-            f->waiting_tail = NULL;
-        x->next_free = NULL;
-        f->nwaiting--;
-    }
-    return x;
 }
 
 /* Waiting transfers started while fewer than max_running run (one that
  * cannot start ends as if it had failed to: its result says so). */
 static void start_waiting(fetch_t *f)
 {
-    while (f->active < f->max_running && f->waiting_head) {
-        xfer_t *x = pop_waiting(f);
+    while (f->active < f->max_running && f->waiting.head) {
+        xfer_t *x = fifo_pop(&f->waiting);
         char *url = x->next_url;
         x->next_url = NULL;
         if (fetch_start_xfer(f, x, url) < 0)
@@ -613,7 +620,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
 
 size_t fetch_active(const fetch_t *f)
 {
-    return f->active + f->ndone + f->ndeferred + f->nwaiting;
+    return f->active + f->done.n + f->ndeferred + f->waiting.n;
 }
 
 size_t fetch_in_flight(const fetch_t *f)
@@ -623,7 +630,7 @@ size_t fetch_in_flight(const fetch_t *f)
 
 size_t fetch_waiting(const fetch_t *f)
 {
-    return f->nwaiting;
+    return f->waiting.n;
 }
 
 void fetch_perform(fetch_t *f)
@@ -639,24 +646,10 @@ void fetch_wait(fetch_t *f, const netloop_watch_t *watch, int ms)
     netloop_wait(f->loop, watch, f->deferred && ms > 0 ? deferred_wait(f, ms) : ms);
 }
 
-/* The next finished transfer off the done list, or NULL. */
-static xfer_t *pop_done(fetch_t *f)
-{
-    xfer_t *x = f->done_head;
-    if (x) {
-        f->done_head = x->next_free;
-        if (!f->done_head)
-            f->done_tail = NULL;
-        x->next_free = NULL;
-        f->ndone--;
-    }
-    return x;
-}
-
 int fetch_cancel(fetch_t *f, frontier_item_t *item)
 {
     memset(item, 0, sizeof *item);
-    xfer_t *x = pop_done(f);
+    xfer_t *x = fifo_pop(&f->done);
     if (x) { /* finished, its result not taken: its page's item back */
         if (x->res.kind == FETCH_PAGE) {
             *item = x->res.page.item;
@@ -673,7 +666,7 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
         put_xfer(f, x);
         return 1;
     }
-    if ((x = pop_waiting(f))) { /* not started: a page's item back */
+    if ((x = fifo_pop(&f->waiting))) { /* not started: a page's item back */
         if (x->kind == XF_PAGE) {
             *item = x->item;
             memset(&x->item, 0, sizeof x->item);
@@ -696,15 +689,15 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
 int fetch_unstart(fetch_t *f, frontier_item_t *item)
 {
     memset(item, 0, sizeof *item);
-    for (xfer_t **p = &f->waiting_head, *prev = NULL; *p; prev = *p, p = &(*p)->next_free) {
+    for (xfer_t **p = &f->waiting.head, *prev = NULL; *p; prev = *p, p = &(*p)->next_free) {
         xfer_t *x = *p;
         if (x->kind != XF_PAGE)
             continue;
         *p = x->next_free;
-        if (f->waiting_tail == x)
-            f->waiting_tail = prev;
+        if (f->waiting.tail == x)
+            f->waiting.tail = prev;
         x->next_free = NULL;
-        f->nwaiting--;
+        f->waiting.n--;
         *item = x->item;
         memset(&x->item, 0, sizeof x->item);
         put_xfer(f, x);
@@ -718,10 +711,10 @@ void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void 
     for (const xfer_t *x = f->running; x; x = x->next)
         if (x->kind == XF_PAGE && x->item.url)
             fn(&x->item, ud);
-    for (const xfer_t *x = f->waiting_head; x; x = x->next_free)
+    for (const xfer_t *x = f->waiting.head; x; x = x->next_free)
         if (x->kind == XF_PAGE && x->item.url)
             fn(&x->item, ud);
-    for (const xfer_t *x = f->done_head; x; x = x->next_free)
+    for (const xfer_t *x = f->done.head; x; x = x->next_free)
         if (x->res.kind == FETCH_PAGE && x->res.page.item.url)
             fn(&x->res.page.item, ud);
 }
@@ -747,13 +740,7 @@ static void finished(fetch_t *f, xfer_t *x, CURLcode res)
     if (fetch_result_make(f, x, res))
         return; /* a robots.txt redirect, followed */
     drop_parse_state(x);
-    x->next_free = NULL;
-    if (f->done_tail)
-        f->done_tail->next_free = x;
-    else
-        f->done_head = x;
-    f->done_tail = x;
-    f->ndone++;
+    fifo_push(&f->done, x);
 }
 
 int fetch_next(fetch_t *f, fetch_result_t *r)
@@ -762,7 +749,7 @@ int fetch_next(fetch_t *f, fetch_result_t *r)
         put_xfer(f, f->held);
         f->held = NULL;
     }
-    xfer_t *x = pop_done(f);
+    xfer_t *x = fifo_pop(&f->done);
     if (!x)
         return 0;
     *r = x->res;

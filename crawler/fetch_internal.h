@@ -61,6 +61,12 @@ typedef struct xfer {
     char errbuf[CURL_ERROR_SIZE];
 } xfer_t;
 
+/* A list of transfers in order (linked through next_free). */
+typedef struct xfer_fifo {
+    xfer_t *head, *tail;
+    size_t n;
+} xfer_fifo_t;
+
 struct fetch {
     const crawl_config_t *cfg;
     CURLSH *share;
@@ -69,16 +75,14 @@ struct fetch {
     netloop_t *loop;   /* the multi handles and their epoll loop */
     uint64_t prune_at; /* when a transfer next prunes the DNS cache (dns_timeout) */
     xfer_t *free_xfers;
-    xfer_t *running;               /* transfers in the multi handle */
-    size_t active;                 /* how many */
-    xfer_t *done_head, *done_tail; /* finished, result made, not yet taken (FIFO) */
-    size_t ndone;
+    xfer_t *running;  /* transfers in the multi handle */
+    size_t active;    /* how many */
+    xfer_fifo_t done; /* finished, result made, not yet taken */
     xfer_t *deferred; /* robots.txt hops waiting the delay before they start */
     size_t ndeferred;
-    size_t max_running;                  /* transfers in the loop at most (the thread's slots) */
-    xfer_t *waiting_head, *waiting_tail; /* started past max_running: waiting their turn (FIFO) */
-    size_t nwaiting;
-    xfer_t *held; /* the transfer of the last result */
+    size_t max_running;  /* transfers in the loop at most (the thread's slots) */
+    xfer_fifo_t waiting; /* started past max_running: waiting their turn */
+    xfer_t *held;        /* the transfer of the last result */
 };
 
 /* Appends n bytes to b (NUL-terminated): 0, or -1 out of memory. */
