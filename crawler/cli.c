@@ -529,24 +529,25 @@ redisContext *cli_redis_connect(const char *cmd, const rconn_t *r)
     return c;
 }
 
-unsigned cli_default_shards(const rconn_t *r, int max_pages)
+unsigned cli_default_shards(const rconn_t *r)
 {
-    return r && rconn_is_cluster(r) && !max_pages ? CLI_CLUSTER_SHARDS : 1;
+    return r && rconn_is_cluster(r) ? CLI_CLUSTER_SHARDS : 1;
 }
 
 int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r, const char *crawl,
-                     unsigned asked, int max_pages, unsigned *out)
+                     unsigned asked, unsigned *out, int *quota)
 {
-    *out = asked;
-    if (asked)
-        return 0;
-    int code = frontier_crawl_shards(rc, crawl, out);
+    unsigned have = 0;
+    int code = frontier_crawl_shards_quota(rc, crawl, &have, quota);
     if (code < 0) {
         fprintf(stderr, "crawler %s: reading the crawl's shard count: %s\n", cmd,
                 crawl_strerror(code));
         return code;
     }
-    if (!*out)
-        *out = cli_default_shards(r, max_pages);
+    if (!have) /* a new crawl */
+        *quota = 0;
+    else if (!*quota)
+        *quota = -1; /* it exists, without a page limit kept over shards */
+    *out = asked ? asked : have ? have : cli_default_shards(r);
     return 0;
 }

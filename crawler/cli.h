@@ -279,14 +279,14 @@ rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, const char 
 struct redisContext *cli_redis_connect(const char *cmd, const rconn_t *r);
 
 /* The shards of a crawl created without --shards: CLI_CLUSTER_SHARDS on a
- * Redis Cluster (spread over its masters) unless a crawl-wide page limit is
- * asked for (it holds on one shard only: frontier/SHARDING.md), else 1. */
+ * Redis Cluster (spread over its masters), else 1. */
 #define CLI_CLUSTER_SHARDS 32
-unsigned cli_default_shards(const rconn_t *r, int max_pages);
+unsigned cli_default_shards(const rconn_t *r);
 /* The shard count for opening crawl on rc: `asked` if not 0, else the
- * crawl's own, else cli_default_shards.  0, or the error (printed as
- * "crawler CMD: ..."). */
+ * crawl's own, else cli_default_shards; *quota: 1 if the crawl keeps a
+ * page limit over its shards (frontier/quota.c), -1 if it exists without,
+ * 0 if it is new.  0, or the error (printed as "crawler CMD: ..."). */
 int cli_crawl_shards(const char *cmd, struct redisContext *rc, const rconn_t *r, const char *crawl,
-                     unsigned asked, int max_pages, unsigned *out);
+                     unsigned asked, unsigned *out, int *quota);
 
 #endif

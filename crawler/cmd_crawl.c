@@ -97,14 +97,12 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     frontier_t *f = NULL;
     bloom_t *b = NULL;
     unsigned shards;
-    if ((rcode = cli_crawl_shards("crawl", rc, r, cfg->crawl, cfg->shards, cfg->max_pages != 0,
-                                  &shards)) < 0)
+    int quota = 0;
+    if ((rcode = cli_crawl_shards("crawl", rc, r, cfg->crawl, cfg->shards, &shards, &quota)) < 0)
         goto out;
-    if (shards > 1 && cfg->max_pages) { /* frontier/SHARDING.md */
-        fprintf(stderr,
-                "crawler crawl: --max-pages needs a crawl of one shard; crawl '%s' has %u "
-                "(--max-pages-per-host works on any)\n",
-                cfg->crawl, shards);
+    if (shards > 1 && cfg->max_pages && quota < 0) { /* frontier/quota.c */
+        fprintf(stderr, "crawler crawl: " FRONTIER_NO_QUOTA_TEXT "\n", cfg->crawl,
+                (unsigned long)shards);
         rcode = CRAWL_ENOROOM; /* exit 2 */
         goto out;
     }
@@ -124,6 +122,9 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     frontier_config_defaults(&fc);
     fc.crawl = cfg->crawl;
     fc.shards = shards;
+    /* a new crawl of several shards with a page limit keeps it in allotments
+     * from its creation (frontier/quota.c), its seeds counted in it */
+    fc.max_pages = shards > 1 ? cfg->max_pages : 0;
     fc.router = rconn_router(r);
     fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
     fc.bloom_fp_rate = cfg->bloom_fp_rate;

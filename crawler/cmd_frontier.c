@@ -99,6 +99,7 @@ static void close_redis(rconn_t *r, redisContext *rc)
 typedef struct seed_opts {
     int force;
     unsigned shards;
+    uint64_t max_pages;
     bloom_params_t bp;
     common_t co;
 } seed_opts_t;
@@ -116,6 +117,11 @@ static const cli_opt_t SEED_OPTS[] = {
                  "split a new crawl into N shards (README: Redis Cluster); the crawl keeps "
                  "the count it was created with"),
      .dflt_doc = "the crawl's; a new one: 32 on a Redis Cluster, else 1"},
+    {CLI_OPT_U64(seed_opts_t, "max-pages", "N", max_pages, 1, UINT64_MAX - 1, 0,
+                 "the crawl's page limit for every worker (as `limits --max-pages`): URLs "
+                 "admitted in total, these seeds included; a new crawl of several shards needs "
+                 "it at creation"),
+     .dflt_doc = "none set"},
     COMMON_OPTS(seed_opts_t, FRONTIER_DEFAULT_CRAWL, NULL)};
 static const cli_cmd_t SEED = {
     .name = "seed",
@@ -134,7 +140,7 @@ static const cli_cmd_t SEED = {
  * file is opened and its first batch read before Redis is touched: a file
  * that cannot be read is a usage error and leaves no key behind. */
 static int seed_run(const common_t *co, const char *file, int force, unsigned shards,
-                    const bloom_params_t *bp0)
+                    uint64_t max_pages, const bloom_params_t *bp0)
 {
     char err[512] = "";
     seeds_t *seeds = seeds_open(file, 0, err, sizeof err);
@@ -149,9 +155,17 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
     cfg.crawl = co->crawl;
     char name[FR_KEY_MAX] = "";
     int berr = 0;
-    int go = r != NULL;
-    if (go && cli_crawl_shards("seed", rc, r, co->crawl, shards, 0, &shards) < 0)
+    int go = r != NULL, quota = 0;
+    if (go && cli_crawl_shards("seed", rc, r, co->crawl, shards, &shards, &quota) < 0)
         go = 0;
+    if (go && shards > 1 && max_pages && quota < 0) { /* frontier/quota.c */
+        fprintf(stderr, "crawler seed: " FRONTIER_NO_QUOTA_TEXT "\n", co->crawl,
+                (unsigned long)shards);
+        seeds_close(seeds);
+        close_redis(r, rc);
+        return CLI_EXIT_USAGE;
+    }
+    cfg.max_pages = max_pages;
     /* --bloom-capacity is the crawl's: each shard's filter holds its part */
     bloom_params_t bpv = *bp0, *bp = &bpv;
     if (shards > 1)
@@ -175,6 +189,13 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
                   : CRAWL_EBLOOM;
     if (rcode == 0)
         rcode = seeds_add(seeds, f, force, &res, err, sizeof err);
+    if (rcode == 0 && max_pages) { /* the crawl's, for every worker */
+        frontier_control_change_t ch = {0};
+        ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
+        ch.value[FRONTIER_LIMIT_MAX_PAGES] = max_pages;
+        rcode = frontier_control_routed(rc, rconn_router(r), co->crawl, &ch, NULL, NULL, NULL, err,
+                                        sizeof err);
+    }
     if (f && rcode < 0)
         fprintf(stderr, "crawler seed: %s\n", err);
     if (rcode == CRAWL_EFULL) /* refused: the visited set would be full */
@@ -202,7 +223,7 @@ int cmd_seed(int argc, char **argv)
         cli_see_help("seed");
         return CLI_EXIT_USAGE;
     }
-    return seed_run(&o.co, argv[first], o.force, o.shards, &o.bp);
+    return seed_run(&o.co, argv[first], o.force, o.shards, o.max_pages, &o.bp);
 }
 
 /* ---- stats --------------------------------------------------------------- */

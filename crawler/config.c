@@ -98,7 +98,7 @@ static const cli_opt_t OPTS[] = {
     {U32("shards", "N", shards, 1, FRONTIER_MAX_SHARDS, 0,
          "split a new crawl into N shards (a host's URLs in one; a Redis Cluster spreads them over "
          "its masters); a crawl keeps the count it was created with"),
-     .dflt_doc = "the crawl's; a new one: 32 on a Redis Cluster (1 with --max-pages), else 1"},
+     .dflt_doc = "the crawl's; a new one: 32 on a Redis Cluster, else 1"},
     {U64("max-pages", "N", max_pages, 1, UINT64_MAX, CONFIG_DEFAULT_MAX_PAGES,
          "URLs admitted in total, all workers"),
      .dflt_doc = "unlimited"},

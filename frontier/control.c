@@ -156,11 +156,10 @@ int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt
     }
     fr_library(f.fn);
     unsigned n = 1;
-    int rc_ = fr_crawl_shards(rc, crawl, &n);
-    if (rc_ == 0 && n > 1 && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0) {
-        snprintf(errbuf, errlen,
-                 "a crawl-wide page limit (max-pages) needs a crawl of one shard; '%s' has %u",
-                 crawl, n);
+    int quota = 0;
+    int rc_ = fr_crawl_shards(rc, crawl, &n, &quota);
+    if (rc_ == 0 && n > 1 && !quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0) {
+        snprintf(errbuf, errlen, FRONTIER_NO_QUOTA_TEXT, crawl, (unsigned long)n);
         return CRAWL_EINVAL;
     }
     /* every shard's copy written, in one round trip on one server (one a

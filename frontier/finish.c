@@ -16,7 +16,12 @@
  * grouped by shard, each page keeps the links of its own shard, and the
  * others go first, as offers to their shards (the seed function's links
  * mode); the groups' calls follow on the same connection, or, when the calls
- * go to several servers, only once every offer has answered.
+ * go to several servers, only once every offer has answered.  A crawl that
+ * keeps its page limit in allotments (quota.c) offers every link, its own
+ * shard's too, and its pages' calls wait for the offers: the links refused
+ * for want of allotment are offered again after a grant (shards_quota,
+ * blocking: about once a grant's worth of admissions a shard), before any
+ * page is acknowledged.
  */
 #include "frontier_internal.h"
 
@@ -135,7 +140,10 @@ static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
  * FR_FINISH_GROUP.  KEYS: ready, then the Bloom blocks of the link sections.
  *   ARGV[1]       P             the key prefix
  *   ARGV[2]       npages
- *   ARGV[3]       max_pages     URLs admitted in all (0: no limit)
+ *   ARGV[3]       max_pages     URLs admitted in all (0: no limit); on a crawl
+ *                               that keeps it in allotments, "max_pages:allotment"
+ *                               (quota.c: fr_page_limit; its pages carry no links
+ *                               to admit then: all go as offers)
  *   ARGV[4]       max_pages_per_host
  *   ARGV[5]       per_host      for waking the hosts
  *   ARGV[6]       delay_ms      the crawl's delay and ...
@@ -182,7 +190,7 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
     }
     fa_cstr(a, f->prefix);
     fa_u64(a, n);
-    fa_u64(a, f->cfg.max_pages);
+    fr_page_limit(f, a);
     fa_u64(a, f->cfg.max_pages_per_host);
     fa_u64(a, f->cfg.per_host);
     fa_u64(a, f->cfg.delay_ms);
@@ -319,11 +327,13 @@ struct fr_shards_pending {
     fr_offer_t *offers; /* [nof + n]: the offers' then the pages' */
     size_t *ob, *oat;
     size_t *at, nc; /* group c: pages[at[c]..at[c+1]) */
-    int deferred;   /* the calls go to several servers, or offers go to a Redis Cluster:
-                       the pages' calls are sent only once every offer has answered
-                       (and was read: offers_read) */
+    int deferred;   /* the calls go to several servers, or offers go to a Redis Cluster,
+                       or the crawl keeps its page limit in allotments (quota.c): the
+                       pages' calls are sent only once every offer has answered (and
+                       was read: offers_read) */
     int offers_read;
     int rc;
+    fr_refused_t q; /* links the offers refused for want of allotment (quota.c) */
 };
 
 static void shards_free(struct fr_shards_pending *s)
@@ -351,6 +361,7 @@ static void shards_free(struct fr_shards_pending *s)
     free(s->own_new);
     free(s->other_new);
     free(s->fseen);
+    fr_refused_free(&s->q);
     free(s);
 }
 
@@ -430,8 +441,10 @@ static int shards_split(frontier_t *f, struct fr_shards_pending *s)
         int skip_all = pg->link_depth > f->cfg.max_depth; /* all skipped by the page's call */
         for (size_t j = 0; rc == 0 && j < pg->nlinks; j++) {
             unsigned ls;
+            /* a quota crawl's page admits none of its links itself: its own
+             * shard's go as an offer too, which can be refused and made again */
             if (skip_all || !pg->links[j] || fr_shard_find(f->nshards, pg->links[j], &ls) < 0 ||
-                ls == ps[i])
+                (ls == ps[i] && !f->quota))
                 s->own[used + s->pages[x].nlinks++] = pg->links[j];
             else
                 rc = bucket_add(s, ls, pg, i, pg->links[j]);
@@ -467,7 +480,7 @@ static int shards_send(frontier_t *f, struct fr_shards_pending *s)
     /* On a Redis Cluster an offer can fail alone (MOVED, ASK, TRYAGAIN while
      * its slot moves) and Redis would still run the pages' calls pipelined
      * behind it: there the pages wait for the offers' replies too. */
-    s->deferred = f->cfg.router && s->nof;
+    s->deferred = (f->cfg.router || f->quota) && s->nof;
     for (size_t i = 0; i < s->nb && !s->deferred; i++) /* several servers? */
         s->deferred = f->shard[s->b[i].shard].rc != f->shard[s->shard[0]].rc;
     for (size_t x = 1; x < s->n && s->nof && !s->deferred; x++)
@@ -526,6 +539,8 @@ static int shards_second(frontier_t *f, struct fr_shards_pending *s, int wait)
             rc = prc; /* an offer that failed: the pages are not acknowledged */
     }
     s->offers_read = 1;
+    if (rc >= 0 && s->q.n) /* a quota crawl: links refused for want of allotment */
+        rc = fr_quota_offer_again(f, &s->q, s->other_new);
     for (size_t c = 0; rc >= 0 && c < s->nc; c++) {
         fr_call_t *call = &s->calls[s->nof + c];
         fr_use(f, call->shard);
@@ -564,26 +579,38 @@ static int shards_start(frontier_t *f, const frontier_done_t *pages, size_t n,
 }
 
 /* Reads offer call k's reply: its links' codes, each new one counted to
- * its page. */
+ * its page, each refused for want of allotment (a quota crawl) kept for
+ * fr_quota_offer_again. */
 static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, const redisReply *r)
 {
     const fr_bucket_t *b = &s->b[s->ob[k]];
     const fr_offer_t *o = &s->offers[k];
+    uint64_t base;
+    int refused;
     if (r->type == REDIS_REPLY_ERROR)
         return fr_reply_error(r);
     fr_use(f, b->shard);
-    if (r->type != REDIS_REPLY_STRING ||
-        fr_offer_done(f, o, b->links + s->oat[k], r->str, r->len) < 0)
+    long len = fr_offer_codes(r, o->nsent, &refused, &base);
+    if (len < 0 || fr_offer_done(f, o, b->links + s->oat[k], r->str, (size_t)len) < 0)
         return CRAWL_EREPLY;
-    int woke = 0;
-    for (size_t j = 0; j < o->nsent; j++)
+    int woke = 0, rc = 0;
+    for (size_t j = 0; rc == 0 && j < o->nsent; j++) {
+        size_t l = s->oat[k] + o->v[j].idx; /* its index in the bucket */
         if (r->str[j] == 'n') {
-            s->other_new[b->page[s->oat[k] + o->v[j].idx]]++;
+            s->other_new[b->page[l]]++;
             woke = 1;
+        } else if (r->str[j] == 'q' && refused) {
+            fr_refused_link_t rl = {.link = b->links[l],
+                                    .tag = b->page[l],
+                                    .shard = b->shard,
+                                    .depth = b->depth,
+                                    .hops = b->hops};
+            rc = fr_refused_add(f, &s->q, &rl, base);
         }
+    }
     if (woke)
         fr_wake(f, b->shard);
-    return 0;
+    return rc;
 }
 
 static int shards_end(frontier_t *f, frontier_pending_t *p)

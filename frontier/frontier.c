@@ -40,6 +40,8 @@
  *   P control       hash   what an operator set for the whole crawl (control.c):
  *                          paused, drain (ms), and overrides of the workers'
  *                          per_host delay max_delay max_pages max_pages_per_host
+ *   P shards, P quota  (shard 0) the crawl's shard count; a page limit's
+ *                          allotments over its shards (quota.c)
  *   P seen:meta, P seen:b:<i>   the Bloom filter (bloom/); frontier_open
  *                          opens it when the caller gives none
  *   P sitemaps, P robots:<origin>, P robots-lock:<origin>
@@ -58,9 +60,7 @@
  */
 #include "frontier_internal.h"
 
-#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
-#include <libpsl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,9 +68,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
-
-#include "parser.h"
 
 /* ---- handle -------------------------------------------------------------- */
 
@@ -227,14 +224,17 @@ static int open_bloom(frontier_t *f, unsigned s, bloom_cache_t *cache, char *err
 
 /* Reads the crawl's shard count (P shards in shard 0) into *have (0: none
  * stored yet), with SET NX first when set: one round trip. */
-static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *have, char *errbuf,
-                        size_t errlen)
+static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *have, int *quota,
+                        char *errbuf, size_t errlen)
 {
     char key[FR_KEY_MAX];
     if (fr_key_build(f->prefix, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
         return CRAWL_EINVAL;
+    /* a crawl of several shards created with a page limit keeps it in
+     * allotments (quota.c): "Sq", fixed with the count */
     if (set)
-        redisAppendCommand(f->rc, "SET %s %u NX", key, want);
+        redisAppendCommand(f->rc, "SET %s %u%s NX", key, want,
+                           want > 1 && f->cfg.max_pages ? "q" : "");
     redisAppendCommand(f->rc, "GET %s", key);
     f->round_trips++;
     redisReply *r1 = NULL, *r2 = NULL;
@@ -242,16 +242,17 @@ static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *ha
     if ((set && redisGetReply(f->rc, (void **)&r1) != REDIS_OK) ||
         redisGetReply(f->rc, (void **)&r2) != REDIS_OK)
         rc = CRAWL_EREDIS;
-    char *end = NULL;
+    unsigned n = 0;
     *have = 0;
+    *quota = 0;
     if (rc == 0 && r1 && r1->type == REDIS_REPLY_ERROR)
         rc = fr_reply_error(r1);
     else if (rc == 0 && r2->type == REDIS_REPLY_ERROR)
         rc = fr_reply_error(r2);
     else if (rc == 0 && r2->type != REDIS_REPLY_NIL &&
-             (r2->type != REDIS_REPLY_STRING || (*have = strtoul(r2->str, &end, 10)) == 0 || *end ||
-              *have > FRONTIER_MAX_SHARDS))
+             (r2->type != REDIS_REPLY_STRING || fr_parse_shards(r2->str, r2->len, &n, quota) < 0))
         rc = CRAWL_EREPLY;
+    *have = n;
     if (r1)
         freeReplyObject(r1);
     if (r2)
@@ -264,19 +265,16 @@ static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *ha
     return rc;
 }
 
-static int shards_refuse(frontier_t *f, unsigned long have, unsigned want, char *errbuf,
-                         size_t errlen)
+static int shards_refuse(frontier_t *f, unsigned long have, int quota, int exists, unsigned want,
+                         char *errbuf, size_t errlen)
 {
     if (f->cfg.shards && have != want) {
         snprintf(errbuf, errlen, "crawl '%s' has %lu shard%s, not the %u asked for (--shards)",
                  f->crawl, have, have == 1 ? "" : "s", want);
         return CRAWL_EINVAL;
     }
-    if (have > 1 && f->cfg.max_pages) {
-        snprintf(errbuf, errlen,
-                 "a crawl-wide page limit (--max-pages) needs a crawl of one shard; crawl '%s' has "
-                 "%lu (--max-pages-per-host works on any)",
-                 f->crawl, have);
+    if (exists && have > 1 && !quota && f->cfg.max_pages) {
+        snprintf(errbuf, errlen, FRONTIER_NO_QUOTA_TEXT, f->crawl, have);
         return CRAWL_EINVAL;
     }
     return 0;
@@ -289,18 +287,23 @@ static int open_shards(frontier_t *f, char *errbuf, size_t errlen)
 {
     unsigned want = f->cfg.shards ? f->cfg.shards : 1;
     unsigned long have;
+    int quota;
     if (want > FRONTIER_MAX_SHARDS) {
         snprintf(errbuf, errlen, "--shards %u: at most %d", want, FRONTIER_MAX_SHARDS);
         return CRAWL_EINVAL;
     }
-    int rc = shards_count(f, 0, want, &have, errbuf, errlen);
+    int rc = shards_count(f, 0, want, &have, &quota, errbuf, errlen);
     if (rc < 0)
         return rc;
-    if (have == 0)
+    int exists = have != 0;
+    if (!exists) { /* a new crawl: what fix_shards will write */
         have = want;
-    if ((rc = shards_refuse(f, have, want, errbuf, errlen)) < 0)
+        quota = want > 1 && f->cfg.max_pages;
+    }
+    if ((rc = shards_refuse(f, have, quota, exists, want, errbuf, errlen)) < 0)
         return rc;
     f->nshards = (unsigned)have;
+    f->quota = quota;
     f->shard = calloc(f->nshards, sizeof *f->shard);
     if (!f->shard) {
         snprintf(errbuf, errlen, "out of memory");
@@ -368,12 +371,17 @@ static int route_shards(frontier_t *f, char *errbuf, size_t errlen)
 static int fix_shards(frontier_t *f, char *errbuf, size_t errlen)
 {
     unsigned long have;
-    int rc = shards_count(f, 1, f->nshards, &have, errbuf, errlen);
+    int quota;
+    int rc = shards_count(f, 1, f->nshards, &have, &quota, errbuf, errlen);
     if (rc == 0 && have != f->nshards) {
         snprintf(errbuf, errlen, "crawl '%s' has %lu shards, not %u (another opener set it)",
                  f->crawl, have, f->nshards);
         rc = CRAWL_EINVAL;
+    } else if (rc == 0 && f->quota && !quota) { /* made meanwhile by another, without a limit */
+        snprintf(errbuf, errlen, FRONTIER_NO_QUOTA_TEXT, f->crawl, have);
+        rc = CRAWL_EINVAL;
     }
+    f->quota = quota; /* (made meanwhile with one: kept, whatever this handle's) */
     return rc;
 }
 
@@ -426,31 +434,6 @@ void fr_wait_on(frontier_t *f, const fr_call_t *c)
 {
     struct redisContext *rc = c && c->shard < f->nshards ? f->shard[c->shard].rc : NULL;
     f->wait_fd = rc ? rc->fd : -1;
-}
-
-unsigned fr_shard_of(unsigned n, const char *origin)
-{
-    unsigned s = 0;
-    return fr_shard_find(n, origin, &s) < 0 ? 0 : s;
-}
-
-int fr_shard_find(unsigned n, const char *origin, unsigned *out)
-{
-    *out = 0;
-    if (n <= 1)
-        return 0;
-    char h[FR_ORIGIN_MAX];
-    int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
-    if (len <= 0)
-        return -1;
-    struct in_addr a4;
-    const char *dom = NULL;
-    if (!strchr(h, ':') && !strchr(h, '[') && inet_pton(AF_INET, h, &a4) != 1 && psl_builtin())
-        dom = psl_registrable_domain(psl_builtin(), h);
-    if (!dom)
-        dom = h;
-    *out = (unsigned)(XXH64(dom, strlen(dom), 0) % n);
-    return 0;
 }
 
 unsigned fr_item_shard(const frontier_t *f, const frontier_item_t *it)

@@ -52,6 +52,12 @@ struct redisContext;
 #define FRONTIER_DEFAULT_BACKOFF_MAX_MS 300000
 #define FRONTIER_MAX_CRAWL_NAME 64
 #define FRONTIER_MAX_SHARDS 1024 /* shards of one crawl (frontier_config_t.shards; keys.h) */
+/* What frontier_open says to a page limit on a crawl of several shards
+ * created without one (printf: the crawl's name, its shard count as unsigned long) */
+#define FRONTIER_NO_QUOTA_TEXT                                                                     \
+    "crawl '%s' has %lu shards and was created without a page limit: a crawl of several "          \
+    "shards takes --max-pages only if created with one (the --max-pages of the `crawl` or "        \
+    "`seed` that created it; or --shards 1)"
 
 /* Error codes this module returns (errors.h, the project's one error
  * space; crawl_strerror() gives the text):
@@ -110,7 +116,9 @@ typedef struct frontier_config {
     uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
     uint32_t max_depth;          /* links deeper than this are not queued; UINT32_MAX: no limit */
-    uint64_t max_pages;          /* URLs admitted in total; 0: no limit */
+    uint64_t max_pages;          /* URLs admitted in total; 0: no limit.  A new crawl of
+                                    several shards opened with one keeps it in allotments
+                                    (quota.c); one created without refuses it */
     uint64_t max_pages_per_host; /* URLs admitted per host; 0: no limit */
     uint32_t max_tries;          /* fetch attempts before dead-lettering; 0: default */
     uint32_t backoff_ms;         /* first retry delay, doubled each try, with jitter */
@@ -154,6 +162,10 @@ unsigned frontier_shards(const frontier_t *f);
 /* The shard count crawl has in Redis (0 when it has none yet: a new crawl),
  * one GET on rc: 0, or CRAWL_EREDIS / CRAWL_EREPLY / CRAWL_EWRONGTYPE. */
 int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n);
+/* ... and whether it keeps a crawl-wide page limit over its shards
+ * (frontier/quota.c; *quota 0 or 1). */
+int frontier_crawl_shards_quota(struct redisContext *rc, const char *crawl, unsigned *n,
+                                int *quota);
 /* Frees the handle, and the Bloom filter handle if frontier_open opened it;
  * does not hand back leases (call frontier_release first).  Accepts NULL. */
 void frontier_close(frontier_t *f);

@@ -28,6 +28,7 @@ enum {
     FR_ROBOTS_LOOK,
     FR_ROBOTS_STORE,
     FR_CONTROL, /* `crawler pause|resume|drain|limits` (control.c) */
+    FR_GRANT,   /* a crawl-wide max_pages over shards: allotments (quota.c) */
     FR_SCRIPT_COUNT
 };
 
@@ -79,7 +80,8 @@ typedef struct fr_shard {
      * the event numbers of that answer's receipt and of the sending of the
      * latest call that answered DONE with the same counter */
     uint64_t done_enq, done_got, done_sent;
-    int done; /* 0: its last answer was not DONE; 1: DONE once; 2: DONE twice, same counter */
+    int done;       /* 0: its last answer was not DONE; 1: DONE once; 2: DONE twice, same counter */
+    uint64_t allot; /* quota: the allotment shard 0 granted it, as this handle last saw */
 } fr_shard_t;
 
 struct frontier {
@@ -95,6 +97,7 @@ struct frontier {
     char ready0[FR_KEY_MAX];
     unsigned cur;
     unsigned nshards;  /* >= 1, fixed when the crawl was created (P shards of shard 0) */
+    int quota;         /* the crawl's page limit is kept in allotments (quota.c), fixed likewise */
     fr_shard_t *shard; /* [nshards] */
     /* A Redis Cluster (cfg.router): the connections the handle opened to
      * the masters of shards that rc's server does not own, closed with it. */
@@ -141,9 +144,14 @@ int fr_shard_find(unsigned n, const char *origin, unsigned *s);
 unsigned fr_item_shard(const frontier_t *f, const frontier_item_t *it);
 
 /* The crawl's shard count as stored (P shards of shard 0; 1 when there is
- * none), one GET on rc: 0, CRAWL_EREDIS, CRAWL_EREPLY or the error reply's
- * code. */
-int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n);
+ * none) and (quota, may be NULL) whether it keeps a page limit in
+ * allotments, one GET on rc: 0, CRAWL_EREDIS, CRAWL_EREPLY or the error
+ * reply's code. */
+int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n, int *quota);
+/* P shards' value (len bytes): "S", or "Sq" for a crawl of S > 1 shards
+ * created with a page limit (quota.c).  0 with *n and *quota, or -1. */
+int fr_parse_shards(const char *s, size_t len, unsigned *n, int *quota);
+
 /* The connection of each of the crawl's n shards into conn[0..n): rc for
  * all without a router (or one shard), else rc for shard 0's server and a
  * new one to each other master, also listed in own[0..*nown) (the caller
@@ -186,6 +194,48 @@ void fa_fcall(fr_args_t *a, size_t numkeys);
  * an error reply).  CRAWL_EREDIS if the connection failed (no reply kept),
  * CRAWL_ENOMEM if a builder ran out of memory (nothing sent). */
 int fr_run(frontier_t *f, int script, fr_args_t *calls, size_t n, struct redisReply **rep);
+
+/* quota.c: a crawl-wide page limit over shards.  The page limit argument
+ * of an offering call in the current shard: max_pages, or on a quota crawl
+ * "max_pages:allotment" (offer.lua: page_limit_arg) ... */
+void fr_page_limit(frontier_t *f, fr_args_t *a);
+/* ... an offering call's reply (a string): the length of its codes (nsent)
+ * and, when some were 'q' (past the allotment), *refused 1 and the shard's
+ * enqueued counter that follows them in *base (else both 0); -1 if it is
+ * not such a reply ... */
+long fr_offer_codes(const struct redisReply *r, size_t nsent, int *refused, uint64_t *base);
+/* ... and one grant, in one round trip on shard 0: for each i < n, shard
+ * shard[i], want[i] links refused for want of allotment, base[i] its
+ * enqueued counter then.  Each shard's allotment (fr_shard_t.allot) is
+ * raised to what shard 0 granted it (room in shard s: allot > its base);
+ * *more set to 1 if some shard has room.  0 or the failure.  Blocking: the
+ * caller has no other call in flight on shard 0's connection. */
+int fr_quota_grant(frontier_t *f, size_t n, const unsigned *shard, const uint64_t *want,
+                   const uint64_t *base, int *more);
+/* A page's link an offer refused for want of allotment: the link
+ * (borrowed), the caller's tag (a page's index), its shard, depth and hops. */
+typedef struct fr_refused_link {
+    const char *link;
+    size_t tag;
+    unsigned shard;
+    uint32_t depth, hops;
+} fr_refused_link_t;
+/* The links refused, to be offered again (fr_quota_offer_again), and each
+ * shard's enqueued counter as its last refusal said. */
+typedef struct fr_refused {
+    fr_refused_link_t *v;
+    size_t n, cap;
+    uint64_t *base; /* [nshards], made at the first add */
+} fr_refused_t;
+/* Adds link l (its shard's counter then: base): 0 or CRAWL_ENOMEM. */
+int fr_refused_add(frontier_t *f, fr_refused_t *q, const fr_refused_link_t *l, uint64_t base);
+void fr_refused_free(fr_refused_t *q);
+/* Offers q's links again, in their shards (links mode, as a finish's
+ * offers), while shard 0 grants their shards more (one grant a round for
+ * every shard in q); each one admitted counts new[its tag]++; what no grant
+ * makes room for is over the limit.  q is empty after.  0 or the failure.
+ * Blocking, on connections with nothing else in flight. */
+int fr_quota_offer_again(frontier_t *f, fr_refused_t *q, size_t *new);
 /* Sends one prepared FCALL now (appended and written out), so that Redis
  * runs it while the caller prepares the next one; fr_collect then reads the
  * replies of the calls sent so far.  CRAWL_ENOMEM (nothing sent) or

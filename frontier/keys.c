@@ -3,15 +3,21 @@
  *
  * DESIGN: keys.def is expanded once into a table of {suffix, type, family};
  * every builder checks the crawl name and lengths and writes
- * prefix + suffix [+ member].  No Redis access, no state: thread-safe.
+ * prefix + suffix [+ member].  A URL's shard, whose prefix its keys take
+ * (fr_shard_find: its registered domain's hash), is computed here too.  No
+ * Redis access, no state: thread-safe.
  */
 #include "keys.h"
 
+#include <arpa/inet.h>
+#include <libpsl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "frontier_internal.h"
+#include "parser.h"
 
 static const struct {
     const char *suffix, *type;
@@ -152,4 +158,29 @@ const char *fa_key(fr_args_t *a, const char *prefix, fr_key_id_t id, const char 
     a->len[a->n - 1] = (size_t)n; /* the argument is the key, without its NUL */
     fr_key_build(prefix, id, member, mlen, p, (size_t)n + 1);
     return p;
+}
+
+unsigned fr_shard_of(unsigned n, const char *origin)
+{
+    unsigned s = 0;
+    return fr_shard_find(n, origin, &s) < 0 ? 0 : s;
+}
+
+int fr_shard_find(unsigned n, const char *origin, unsigned *out)
+{
+    *out = 0;
+    if (n <= 1)
+        return 0;
+    char h[FR_ORIGIN_MAX];
+    int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
+    if (len <= 0)
+        return -1;
+    struct in_addr a4;
+    const char *dom = NULL;
+    if (!strchr(h, ':') && !strchr(h, '[') && inet_pton(AF_INET, h, &a4) != 1 && psl_builtin())
+        dom = psl_registrable_domain(psl_builtin(), h);
+    if (!dom)
+        dom = h;
+    *out = (unsigned)(XXH64(dom, strlen(dom), 0) % n);
+    return 0;
 }

@@ -36,6 +36,7 @@ static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_ROBOTS_LOOK] = "robots_look",
     [FR_ROBOTS_STORE] = "robots_store",
     [FR_CONTROL] = "control",
+    [FR_GRANT] = "grant",
 };
 
 const char *fr_script_name(int id)

@@ -45,14 +45,18 @@ static void seed_hosts(const char *const *urls, size_t n, fr_args_t *a)
  *   ARGV[2]  force               "1": queue the URLs even if already seen; "l":
  *                                links of a page of another shard (fr_offer_call:
  *                                counted as new/seen/skipped links, not seeds)
- *   ARGV[3]  max_pages           URLs admitted in all (0: no limit)
+ *   ARGV[3]  max_pages           URLs admitted in all (0: no limit); on a crawl
+ *                                that keeps it in allotments, "max_pages:allotment"
+ *                                (quota.c: fr_page_limit)
  *   ARGV[4]  max_pages_per_host
  *   ARGV[5]  per_host            for waking the hosts (UINT32_MAX, see below)
  *   ARGV[6]  k                   Bloom bits a URL; < 0: the module's layout
  *   ARGV[7]  nhosts              then nhosts hosts to add to the seed hosts
  *                                (seed_hosts; none for FRONTIER_SEED_NO_HOSTS)
  *   next     the link section    fr_offer_section (offer.c), depth 0
- * Reply: the URLs' codes (fr_offer_done). */
+ * Reply: the URLs' codes (fr_offer_done), then, when some were 'q' (past
+ * the shard's allotment), ':' and the shard's enqueued counter
+ * (fr_offer_codes). */
 static int build_offer(frontier_t *f, const char *const *urls, size_t n, int flags,
                        const char *mode, uint32_t depth, uint32_t hops, fr_offer_t *o, fr_args_t *a)
 {
@@ -66,7 +70,7 @@ static int build_offer(frontier_t *f, const char *const *urls, size_t n, int fla
         return rc;
     fa_cstr(a, f->prefix);
     fa_cstr(a, mode ? mode : force ? "1" : "0");
-    fa_u64(a, f->cfg.max_pages);
+    fr_page_limit(f, a);
     fa_u64(a, f->cfg.max_pages_per_host);
     /* wake hosts whatever this handle's per_host: a claim re-checks room, so
      * a seeding process with another config never parks a host */
@@ -92,9 +96,19 @@ int fr_offer_call(frontier_t *f, const char *const *links, size_t n, uint32_t de
     return build_offer(f, links, n, FRONTIER_SEED_NO_HOSTS, "l", depth, hops, o, a);
 }
 
+/* The seeds one batch refused for want of allotment (quota.c), to be
+ * offered again after a grant: pointers into the caller's URLs. */
+typedef struct seed_refused {
+    const char **url; /* room for every seed of the shard */
+    size_t n;
+    uint64_t base; /* the shard's enqueued counter, as the last refusal said */
+} seed_refused_t;
+
 /* One round trip: up to FR_SEED_PIPELINE scripts of FR_SEED_CHUNK seeds,
- * each sent as soon as it is built (Redis runs it while the next is built). */
-static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added)
+ * each sent as soon as it is built (Redis runs it while the next is built);
+ * the seeds past the shard's allotment added to q (NULL: not a quota crawl). */
+static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flags, size_t *added,
+                      seed_refused_t *q)
 {
     fr_args_t calls[FR_SEED_PIPELINE];
     fr_offer_t offers[FR_SEED_PIPELINE];
@@ -116,10 +130,16 @@ static int seed_batch(frontier_t *f, const char *const *urls, size_t n, int flag
     if (rc == 0)
         rc = crc;
     for (size_t i = 0; crc == 0 && i < sent; i++) {
-        long nnew =
-            rep[i]->type == REDIS_REPLY_STRING
-                ? fr_offer_done(f, &offers[i], urls + i * FR_SEED_CHUNK, rep[i]->str, rep[i]->len)
-                : -1;
+        uint64_t base;
+        int refused;
+        const char *const *mine = urls + i * FR_SEED_CHUNK;
+        long len = fr_offer_codes(rep[i], offers[i].nsent, &refused, &base);
+        long nnew = len >= 0 ? fr_offer_done(f, &offers[i], mine, rep[i]->str, (size_t)len) : -1;
+        for (size_t j = 0; nnew >= 0 && refused && q && j < offers[i].nsent; j++)
+            if (rep[i]->str[j] == 'q')
+                q->url[q->n++] = mine[offers[i].v[j].idx];
+        if (nnew >= 0 && refused && q && base > q->base)
+            q->base = base;
         if (nnew < 0)
             rc = rc ? rc : fr_reply_error(rep[i]);
         else
@@ -260,9 +280,36 @@ static int seed_shard(frontier_t *f, const char *const *urls, size_t n, int flag
         return CRAWL_ENOMEM;
     const char *const *in = grouped ? grouped : urls;
     const size_t per_trip = (size_t)FR_SEED_CHUNK * FR_SEED_PIPELINE;
+    seed_refused_t q = {0}, *qp = NULL;
+    const char **again = NULL;
+    if (f->quota && n &&
+        (!(q.url = malloc(n * sizeof *q.url)) || !(again = malloc(n * sizeof *again)))) {
+        free(q.url);
+        free(grouped);
+        return CRAWL_ENOMEM;
+    }
+    if (f->quota)
+        qp = &q;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i += per_trip)
-        rc = seed_batch(f, in + i, n - i < per_trip ? n - i : per_trip, flags, added);
+        rc = seed_batch(f, in + i, n - i < per_trip ? n - i : per_trip, flags, added, qp);
+    /* the seeds past the shard's allotment, offered again while shard 0
+     * grants more; those it cannot are over the page limit, as on one shard */
+    while (rc == 0 && q.n) {
+        unsigned s = f->cur;
+        uint64_t want = q.n;
+        int more;
+        rc = fr_quota_grant(f, 1, &s, &want, &q.base, &more);
+        if (rc < 0 || !more)
+            break;
+        size_t m = q.n;
+        memcpy(again, q.url, m * sizeof *again);
+        q.n = 0;
+        for (size_t i = 0; rc == 0 && i < m; i += per_trip)
+            rc = seed_batch(f, again + i, m - i < per_trip ? m - i : per_trip, flags, added, qp);
+    }
+    free(again);
+    free(q.url);
     free(grouped);
     return rc < 0 ? rc : 0;
 }

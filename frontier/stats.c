@@ -21,10 +21,28 @@
 
 /* The crawl's stored shard count in *n, 0 when none is stored; 0 or an
  * error (a stored value out of 1..FRONTIER_MAX_SHARDS: CRAWL_EREPLY). */
-static int read_shards(struct redisContext *rc, const char *crawl, unsigned *n)
+int fr_parse_shards(const char *s, size_t len, unsigned *n, int *quota)
+{
+    unsigned long v = 0;
+    size_t i = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9' && v <= FRONTIER_MAX_SHARDS; i++)
+        v = v * 10 + (unsigned long)(s[i] - '0');
+    int q = i + 1 == len && s[i] == 'q';
+    if (i == 0 || (i != len && !q) || v == 0 || v > FRONTIER_MAX_SHARDS || (q && v == 1))
+        return -1;
+    *n = (unsigned)v;
+    *quota = q;
+    return 0;
+}
+
+static int read_shards(struct redisContext *rc, const char *crawl, unsigned *n, int *quota)
 {
     char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
+    int dummy;
+    if (!quota)
+        quota = &dummy;
     *n = 0;
+    *quota = 0;
     if (fr_prefix(crawl, p, sizeof p) < 0 ||
         fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
         return CRAWL_EINVAL;
@@ -33,12 +51,8 @@ static int read_shards(struct redisContext *rc, const char *crawl, unsigned *n)
         return CRAWL_EREDIS;
     int rc_ = 0;
     if (r->type == REDIS_REPLY_STRING) {
-        char *end;
-        unsigned long v = strtoul(r->str, &end, 10);
-        if (v == 0 || *end || v > FRONTIER_MAX_SHARDS)
+        if (fr_parse_shards(r->str, r->len, n, quota) < 0)
             rc_ = CRAWL_EREPLY;
-        else
-            *n = (unsigned)v;
     } else if (r->type == REDIS_REPLY_ERROR)
         rc_ = fr_reply_error(r);
     else if (r->type != REDIS_REPLY_NIL)
@@ -47,9 +61,9 @@ static int read_shards(struct redisContext *rc, const char *crawl, unsigned *n)
     return rc_;
 }
 
-int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
+int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n, int *quota)
 {
-    int rc_ = read_shards(rc, crawl, n);
+    int rc_ = read_shards(rc, crawl, n, quota);
     if (*n == 0)
         *n = 1; /* none stored: a crawl of one shard */
     return rc_;
@@ -61,7 +75,14 @@ int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *
     if (!n)
         n = &dummy;
     *n = 0;
-    return rc ? read_shards(rc, crawl, n) : CRAWL_EINVAL;
+    return rc ? read_shards(rc, crawl, n, NULL) : CRAWL_EINVAL;
+}
+
+int frontier_crawl_shards_quota(struct redisContext *rc, const char *crawl, unsigned *n, int *quota)
+{
+    *n = 0;
+    *quota = 0;
+    return rc ? read_shards(rc, crawl, n, quota) : CRAWL_EINVAL;
 }
 
 static int get_now(const redisReply *t, uint64_t *now)
@@ -313,7 +334,7 @@ int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, 
     if (!rc || !out || fr_prefix(crawl, p, sizeof p) < 0)
         return CRAWL_EINVAL;
     memset(out, 0, sizeof *out);
-    int rc_ = fr_crawl_shards(rc, crawl, &n);
+    int rc_ = fr_crawl_shards(rc, crawl, &n, NULL);
     if (rc_ < 0)
         return rc_;
     out->shards = n;

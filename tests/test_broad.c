@@ -513,3 +513,46 @@ Test(broad, a_crawl_of_eight_shards_fetches_each_page_once_and_resets_clean, .ti
     redisFree(c);
     broad_stop(&b);
 }
+
+/* --max-pages over a crawl of 8 shards (frontier/quota.c), 3 processes:
+ * at most 100 pages fetched in all (the server's log), each once, and no
+ * fewer than the grants' slack can leave stranded in shards that found no
+ * more links (a grant adds at most 100 / (4 x 8) = 3 beyond what was
+ * asked); the crawl's counters admitted exactly what was fetched. */
+Test(broad, a_page_limit_over_eight_shards_holds_across_three_processes, .timeout = 120)
+{
+    broad_t b;
+    broad_start(&b, &POLITE);
+    char *extra[] = {"--shards",  "8", "--max-pages",   "100", "--delay", "0", "--per-host", "4",
+                     "--threads", "2", "--concurrency", "64",  NULL};
+    pid_t pid[3];
+    spawn_crawlers(&b, 3, extra, pid);
+    wait_crawlers(&b, 3, pid, 90000);
+    fx_http_req_t *log;
+    size_t n = fx_http_log(b.s.h, &log), pages = 0;
+    unsigned(*hits)[MAX_PAGES] = calloc(b.s.hosts, sizeof *hits);
+    cr_assert_not_null(hits);
+    for (size_t k = 0; k < n; k++) {
+        unsigned h, i;
+        if (page_of(&b.s, &log[k], &h, &i) == 0) {
+            pages++;
+            cr_expect_eq(++hits[h][i], 1, "/h%u/p/%u requested twice", h, i);
+        }
+    }
+    free(hits);
+    free(log);
+    fprintf(stderr, "broad: %zu pages fetched under --max-pages 100 over 8 shards\n", pages);
+    cr_expect_leq(pages, 100, "%zu pages fetched past --max-pages 100", pages);
+    cr_expect_geq(pages, 100 - 8 * 3, "%zu pages: more left stranded than the grants' slack",
+                  pages);
+    char out[600], errf[600],
+        *argv[] = {CRAWLER_BIN, "stats", "--redis", (char *)fx_redis_url(b.r), "--json", NULL};
+    snprintf(out, sizeof out, "%s/stats.json", b.dir);
+    snprintf(errf, sizeof errf, "%s/stats.err", b.dir);
+    cr_assert_eq(fx_run(argv, out, errf, 30000), 0);
+    char *js = fx_read_file(out, NULL);
+    cr_assert_not_null(js);
+    cr_expect_eq(json_u64(js, "\"enqueued\": "), pages, "admitted vs fetched: %s", js);
+    free(js);
+    broad_stop(&b);
+}

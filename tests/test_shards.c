@@ -266,20 +266,21 @@ Test(shards, the_count_is_fixed_when_the_crawl_is_created)
     cr_expect_null(b, "a second count taken");
     cr_expect(strstr(err, "has 4 shards, not the 8 asked for"), "said '%s'", err);
     frontier_close(b);
-    /* a crawl-wide page limit cannot hold over shards (SHARDING.md): refused */
+    /* a crawl-wide page limit over shards is kept in allotments, which a crawl
+     * takes only from its creation (quota.c): refused on this one */
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
     cfg.crawl = CRAWL;
     cfg.max_pages = 10;
     b = frontier_open(c, &cfg, NULL, err, sizeof err);
     cr_expect_null(b);
-    cr_expect(strstr(err, "needs a crawl of one shard"), "said '%s'", err);
+    cr_expect(strstr(err, "created without a page limit"), "said '%s'", err);
     frontier_close(b);
     frontier_control_change_t ch = {0};
     ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
     ch.value[FRONTIER_LIMIT_MAX_PAGES] = 5;
     cr_expect_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err), CRAWL_EINVAL);
-    cr_expect(strstr(err, "needs a crawl of one shard"), "said '%s'", err);
+    cr_expect(strstr(err, "created without a page limit"), "said '%s'", err);
     /* a pause is written to every shard's copy */
     memset(&ch, 0, sizeof ch);
     ch.pause = 1;

@@ -154,7 +154,8 @@ local function unlease_hosts(hosts, dec, per_host, delay, maxd)
 end
 
 local function finish(KEYS, ARGV)
-  local np, maxp, maxh = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local np, maxh = tonumber(ARGV[2]), tonumber(ARGV[4])
+  local maxp, credit = page_limit_arg(ARGV[3])
   local per_host, delay, maxd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
   local k, w0 = tonumber(ARGV[8]), ARGV[9]
   local nforeign, nh = tonumber(ARGV[NFOREIGN]), tonumber(ARGV[HOSTS])
@@ -173,6 +174,8 @@ local function finish(KEYS, ARGV)
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
   per_host, delay = limit('per_host', per_host), limit('delay', delay)
   maxd = limit('max_delay', maxd)
+  local quota
+  maxp, quota = allotment(maxp, credit)
   local held, lost = take_leases(toks, np, w0, nforeign)
   local hosts, dec, ok = {}, {}, {}
   for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do
@@ -187,7 +190,8 @@ local function finish(KEYS, ARGV)
   local st, codes = offer_begin(), {}
   for pg = 1, np do
     if ARGV[at[pg] + PG_SPAN] ~= '0' then
-      codes[#codes + 1] = offer_links(st, KEYS, ARGV, at[pg] + PG_ARGS, k, false, maxp, maxh)
+      codes[#codes + 1] = offer_links(st, KEYS, ARGV, at[pg] + PG_ARGS, k, false, maxp, maxh,
+                                      quota)
     end
   end
   for x, f in ipairs(SUMS) do

@@ -4,7 +4,7 @@
 -- layout is written down in frontier/offer.c, above fr_offer_section().
 
 local function offer_begin()
-  return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0,
+  return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0, quota = 0,
           admitted = num(redis.call('HGET', K.STATS, 'enqueued'))}
 end
 local function enqueue(st, e, h) -- h: the entry's origin, sent with it
@@ -56,27 +56,55 @@ local function need_module(KEYS, k)
   if k < 0 and KEYS[2] then redis.call('CRAWLER.BFADD', KEYS[2], '1', '') end
 end
 
--- 1 if a link of origin h is over a page limit (max_pages: in all,
--- max_pages_per_host: for h); h's admitted count is read once per call.
-local function over_limit(st, h, maxp, maxh)
+-- Why a link of origin h may not be admitted: 'l' over a page limit
+-- (max_pages: in all, max_pages_per_host: for h), 'q' past this shard's
+-- allotment of a crawl-wide max_pages (quota: see allotment), nil: it may;
+-- h's admitted count is read once per call.
+local function over_limit(st, h, maxp, maxh, quota)
   local ha = st.hadm[h]
   if ha == nil then ha = admitted(h); st.hadm[h] = ha end
-  return (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh)
+  if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then return 'l' end
+  if quota and st.admitted >= quota then return 'q' end
+  return nil
+end
+
+-- A call's page limit argument: "N" (max_pages), or on a crawl of several
+-- shards "N:G" (quota.lua): N the worker's max_pages, G the allotment shard
+-- 0 last granted this shard, as the worker knows it.  Returns N, G (nil: one shard).
+local function page_limit_arg(a)
+  local n, g = string.match(a, '^(%d+):(%d+)$')
+  if n then return tonumber(n), tonumber(g) end
+  return tonumber(a), nil
+end
+
+-- On a crawl of several shards with a page limit in force (maxp > 0, the
+-- control's beating the worker's), this shard admits while its `enqueued`
+-- is below the allotment shard 0 granted it (quota.lua), first raised to
+-- credit G (a grant the worker relays: taken once, never lowered).  Returns
+-- the limits to check: 0 for maxp (the crawl-wide one is shard 0's to
+-- hold) and the allotment; without a page limit, nil.  Writes: call after
+-- the call's checks.
+local function allotment(maxp, credit)
+  if credit == nil or maxp == 0 then return maxp, nil end
+  local g = num(redis.call('HGET', K.STATS, 'granted'))
+  if credit > g then g = credit; redis.call('HSET', K.STATS, 'granted', g) end
+  return 0, g
 end
 
 -- Offers the links of the link section at ARGV[i] (its layout: above
 -- fr_offer_section in frontier/offer.c); k < 0 is the module's layout.
 -- Queues (enqueue) the new ones, force: every one.  Returns one code a link,
--- 'n' new, 's' seen, 'l' over a page limit (its bits left unset), and the
--- index after the section.  Without a page limit the bits of a run are set
--- in as few calls as the setter takes (BITFIELD: 1024 bits); with one, each
--- link's limits are checked before its bits are set.
-local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
+-- 'n' new, 's' seen, 'l' over a page limit, 'q' past the shard's allotment
+-- (quota: allotment; the bits of both left unset, so the link can be offered
+-- again), and the index after the section.  Without a page limit the bits
+-- of a run are set in as few calls as the setter takes (BITFIELD: 1024
+-- bits); with one, each link's limits are checked before its bits are set.
+local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
   -- per: links a setter call (nil: the whole run; not math.huge, which a
   -- Lua 5.1 for loop turns into NaN)
   local set, w, tail, per, ks = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k)), nil
   if k < 0 then k = -k; set, w, tail, per, ks = set_module, 2, 1, nil, str(k) end
-  local limits = maxp > 0 or maxh > 0
+  local limits = maxp > 0 or maxh > 0 or quota ~= nil
   if limits then per = 1 end
   local codes, nc = CODES, 0
   local nruns = tonumber(ARGV[i]); i = i + 1
@@ -88,11 +116,13 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh)
     for m = 0, n - 1, step do
       local cnt, b = n - m, i + m * w
       if cnt > step then cnt = step end
-      local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh)
+      local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh, quota)
       local fresh = not over and set(key, ARGV, b, w, k, cnt, offs, m, n, ks)
       for c = 1, cnt do -- link c: its entry at ARGV[b], its origin at ARGV[b + 1]
         nc = nc + 1
-        if over then
+        if over == 'q' then
+          codes[nc] = 'q'; st.quota = st.quota + 1
+        elseif over then
           codes[nc] = 'l'; st.skipped = st.skipped + 1
         elseif force or byte(fresh, c) == 49 then
           local h = ARGV[b + 1]

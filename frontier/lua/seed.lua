@@ -9,7 +9,8 @@ local SEED_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'S
 local function seed(KEYS, ARGV)
   -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as links
   local force, links = ARGV[2] == '1', ARGV[2] == 'l'
-  local maxp, maxh = tonumber(ARGV[3]), tonumber(ARGV[4])
+  local maxp, credit = page_limit_arg(ARGV[3])
+  local maxh = tonumber(ARGV[4])
   local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
   local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, then the link section
   local nh = tonumber(ARGV[NHOSTS])
@@ -21,8 +22,10 @@ local function seed(KEYS, ARGV)
   read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
   per_host = limit('per_host', per_host)
+  local quota
+  maxp, quota = allotment(maxp, credit)
   local st = offer_begin()
-  local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh)
+  local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh, quota)
   offer_flush(st, per_host)
   if nh > 0 then redis.call('SADD', K.SEEDHOSTS, unpack(ARGV, NHOSTS + 1, NHOSTS + nh)) end
   if links then
@@ -30,6 +33,8 @@ local function seed(KEYS, ARGV)
   else
     count('seeds', st.new)
   end
+  -- links past the allotment: the shard's enqueued counter follows, for the grant (quota.lua)
+  if st.quota > 0 then return codes .. ':' .. string.format('%d', st.admitted) end
   return codes
 end
 
