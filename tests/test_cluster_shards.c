@@ -29,6 +29,7 @@ typedef struct env {
     site_t s;
     char *dir, seeds[512];
     const char *crawl;
+    const char *max_pages; /* --max-pages of the crawlers, NULL: none */
 } env_t;
 
 static void env_start(env_t *e, int masters, int replicas, unsigned pages, unsigned delay_ms)
@@ -71,7 +72,11 @@ static pid_t spawn_crawl(env_t *e, const char *url, int i)
                     "--delay",   "0",         "--crawl",  (char *)e->crawl,
                     "--out",     out,         "--quiet",  "--per-host",
                     "2",         "--threads", "2",        "--redis-retry-max",
-                    "60000",     NULL};
+                    "60000",     NULL,        NULL,       NULL};
+    if (e->max_pages) { /* the two places left at the end */
+        argv[21] = "--max-pages";
+        argv[22] = (char *)e->max_pages;
+    }
     pid_t pid = fx_spawn(argv, NULL, log);
     cr_assert(pid > 0);
     return pid;
@@ -184,6 +189,43 @@ Test(cluster_shards, sixteen_shards_on_three_masters_fetch_each_page_once, .time
     free(text);
     for (int m = 0; m < 3; m++)
         cr_expect_eq(crawl_keys_on(&e, m), 0, "keys left on master %d after reset", m);
+    env_stop(&e);
+}
+
+/* --max-pages 100 over 16 shards on 3 masters (frontier/quota.c), two
+ * crawlers on two masters: at most 100 pages fetched (the server's log),
+ * each once, no fewer than the grants' slack can leave stranded (100 /
+ * (4 x 16): 1 a grant), and the crawl's counters admitted as many. */
+Test(cluster_shards, a_page_limit_over_sixteen_shards_holds_on_three_masters, .timeout = 300)
+{
+    env_t e;
+    env_start(&e, 3, 0, 12, 0);
+    e.max_pages = "100";
+    pid_t pid[2] = {spawn_crawl(&e, fx_cluster_url(e.cl, 0), 0),
+                    spawn_crawl(&e, fx_cluster_url(e.cl, 1), 1)};
+    for (int i = 0; i < 2; i++)
+        wait_crawl(&e, pid[i], i, 180000, NULL);
+    fx_http_req_t *log;
+    size_t n = fx_http_log(e.s.h, &log), pages = 0;
+    unsigned char seen[24][MAX_PAGES] = {{0}};
+    for (size_t k = 0; k < n; k++) {
+        unsigned h, i;
+        if (page_of(&e.s, &log[k], &h, &i) == 0) {
+            pages++;
+            cr_expect_eq(++seen[h][i], 1, "/h%u/p/%u fetched twice", h, i);
+        }
+    }
+    free(log);
+    cr_log_info("%zu pages fetched under --max-pages 100 over 16 shards", pages);
+    cr_expect_leq(pages, 100, "%zu pages fetched past --max-pages 100", pages);
+    cr_expect_geq(pages, 100 - 16, "%zu pages: more left stranded than the grants' slack", pages);
+    char *text = NULL;
+    char *stats[] = {"stats", "--json", NULL};
+    cr_expect_eq(run_cmd(&e, fx_cluster_url(e.cl, 2), stats, &text), 0);
+    char want[64];
+    snprintf(want, sizeof want, "\"enqueued\": %zu,", pages);
+    cr_expect(text && strstr(text, want), "stats: %s, expected %s", text ? text : "(none)", want);
+    free(text);
     env_stop(&e);
 }
 
