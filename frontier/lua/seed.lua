@@ -22,6 +22,10 @@ local function seed(KEYS, ARGV)
   read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
   per_host = limit('per_host', per_host)
+  -- the allotment's credit is written first: a Redis that lost the crawler
+  -- module must fail the call before it (types.lua's rule), as offer_links' first
+  -- CRAWLER.BFADD would
+  if credit then need_module(KEYS, k) end
   local quota
   maxp, quota = allotment(maxp, credit)
   local st = offer_begin()
