@@ -158,7 +158,8 @@ int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt
     unsigned n = 1;
     int quota = 0;
     int rc_ = fr_crawl_shards(rc, crawl, &n, &quota);
-    if (rc_ == 0 && n > 1 && !quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0) {
+    if (rc_ == 0 && n > 1 && !quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0 &&
+        ch->value[FRONTIER_LIMIT_MAX_PAGES] > 0) { /* (lifting one, "unlimited", is harmless) */
         snprintf(errbuf, errlen, FRONTIER_NO_QUOTA_TEXT, crawl, (unsigned long)n);
         return CRAWL_EINVAL;
     }
@@ -213,4 +214,27 @@ int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt
                  : rc->err     ? rc->errstr
                                : "");
     return rc_;
+}
+
+int fr_control_before(frontier_t *f, frontier_control_t *c, char *errbuf, size_t errlen)
+{
+    /* routed: another opener may have fixed the count meanwhile */
+    return frontier_control_routed(f->shard[0].rc, f->cfg.router, f->crawl, NULL, c, NULL, NULL,
+                                   errbuf, errlen);
+}
+
+int fr_control_spread(frontier_t *f, const frontier_control_t *c, char *errbuf, size_t errlen)
+{
+    frontier_control_change_t ch = {0};
+    int any = c->paused;
+    ch.pause = c->paused ? 1 : 0;
+    for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++)
+        if (c->set[l]) {
+            ch.limit[l] = 1;
+            ch.value[l] = c->value[l];
+            any = 1;
+        }
+    return any ? frontier_control_routed(f->shard[0].rc, f->cfg.router, f->crawl, &ch, NULL, NULL,
+                                         NULL, errbuf, errlen)
+               : 0;
 }

@@ -233,8 +233,7 @@ static int shards_count(frontier_t *f, int set, unsigned want, unsigned long *ha
     /* a crawl of several shards created with a page limit keeps it in
      * allotments (quota.c): "Sq", fixed with the count */
     if (set)
-        redisAppendCommand(f->rc, "SET %s %u%s NX", key, want,
-                           want > 1 && f->cfg.max_pages ? "q" : "");
+        redisAppendCommand(f->rc, "SET %s %u%s NX", key, want, want > 1 && f->quota ? "q" : "");
     redisAppendCommand(f->rc, "GET %s", key);
     f->round_trips++;
     redisReply *r1 = NULL, *r2 = NULL;
@@ -304,6 +303,7 @@ static int open_shards(frontier_t *f, char *errbuf, size_t errlen)
         return rc;
     f->nshards = (unsigned)have;
     f->quota = quota;
+    f->created = !exists;
     f->shard = calloc(f->nshards, sizeof *f->shard);
     if (!f->shard) {
         snprintf(errbuf, errlen, "out of memory");
@@ -372,7 +372,13 @@ static int fix_shards(frontier_t *f, char *errbuf, size_t errlen)
 {
     unsigned long have;
     int quota;
-    int rc = shards_count(f, 1, f->nshards, &have, &quota, errbuf, errlen);
+    frontier_control_t c0 = {0};
+    int rc = f->created && f->nshards > 1 ? fr_control_before(f, &c0, errbuf, errlen) : 0;
+    if (rc < 0)
+        return rc;
+    if (c0.set[FRONTIER_LIMIT_MAX_PAGES] && c0.value[FRONTIER_LIMIT_MAX_PAGES] > 0)
+        f->quota = 1; /* a limit set before the crawl (`limits --force`) is the crawl's */
+    rc = shards_count(f, 1, f->nshards, &have, &quota, errbuf, errlen);
     if (rc == 0 && have != f->nshards) {
         snprintf(errbuf, errlen, "crawl '%s' has %lu shards, not %u (another opener set it)",
                  f->crawl, have, f->nshards);
@@ -382,6 +388,8 @@ static int fix_shards(frontier_t *f, char *errbuf, size_t errlen)
         rc = CRAWL_EINVAL;
     }
     f->quota = quota; /* (made meanwhile with one: kept, whatever this handle's) */
+    if (rc == 0 && f->created && f->nshards > 1)
+        rc = fr_control_spread(f, &c0, errbuf, errlen);
     return rc;
 }
 

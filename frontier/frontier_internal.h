@@ -98,6 +98,7 @@ struct frontier {
     unsigned cur;
     unsigned nshards;  /* >= 1, fixed when the crawl was created (P shards of shard 0) */
     int quota;         /* the crawl's page limit is kept in allotments (quota.c), fixed likewise */
+    int created;       /* no shard count was stored at open: this handle may create the crawl */
     fr_shard_t *shard; /* [nshards] */
     /* A Redis Cluster (cfg.router): the connections the handle opened to
      * the masters of shards that rc's server does not own, closed with it. */
@@ -148,6 +149,13 @@ unsigned fr_item_shard(const frontier_t *f, const frontier_item_t *it);
  * allotments, one GET on rc: 0, CRAWL_EREDIS, CRAWL_EREPLY or the error
  * reply's code. */
 int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n, int *quota);
+/* control.c: a crawl of several shards being created takes what its
+ * control hash held before it existed (`crawler limits|pause --force`,
+ * written to shard 0 only, the count unknown then): read here, before the
+ * count is written (a page limit there makes it a quota crawl) ... */
+int fr_control_before(frontier_t *f, frontier_control_t *c, char *errbuf, size_t errlen);
+/* ... and written to every shard once it is (nothing set: no call). */
+int fr_control_spread(frontier_t *f, const frontier_control_t *c, char *errbuf, size_t errlen);
 /* P shards' value (len bytes): "S", or "Sq" for a crawl of S > 1 shards
  * created with a page limit (quota.c).  0 with *n and *quota, or -1. */
 int fr_parse_shards(const char *s, size_t len, unsigned *n, int *quota);

@@ -232,6 +232,92 @@ Test(quota, a_grant_never_relayed_comes_back_with_the_next_one)
     env_stop(&e);
 }
 
+/* A shard at its allotment still answers "seen" for a link it has: a seen
+ * link needs no allotment, so re-offering what a crawl knows costs the
+ * limit nothing and new links elsewhere get all that is left. */
+Test(quota, seen_links_at_a_full_allotment_take_none_of_the_limit)
+{
+    env_t e;
+    env_start(&e, 100);
+    cr_assert_eq(seed(&e, e.f, e.dom[0], 0, 30), 30);
+    /* 30 + a slack of 100 / 16: its allotment full */
+    cr_assert_eq(seed(&e, e.f, e.dom[0], 30, 6), 6);
+    /* another worker (a Bloom cache of its own: the offers reach Redis) */
+    frontier_t *g = open_quota(e.c, 100, "w2");
+    cr_expect_eq(seed(&e, g, e.dom[0], 0, 30), 0, "seen seeds admitted again");
+    frontier_close(g);
+    cr_expect_eq(seed(&e, e.f, e.dom[1], 0, 64), 64, "the seen ones took some of the limit");
+    cr_expect_eq(enqueued(&e), 100);
+    env_stop(&e);
+}
+
+/* A limit lifted (`crawler limits --max-pages unlimited`) and set again: what
+ * the shards admitted meanwhile went through allotments too (granted without
+ * bound, 256 beyond what was asked), so it counts, and the limit set again
+ * is not passed.  What those grants left unused in a shard stays its own:
+ * here the 256 beyond the 20 the first shard asked, so the other shard gets
+ * nothing of the 10 left. */
+Test(quota, admissions_while_the_limit_is_lifted_count_when_it_is_set_again)
+{
+    env_t e;
+    env_start(&e, 10);
+    cr_assert_eq(seed(&e, e.f, e.dom[0], 0, 10), 10);
+    set_limit(&e, 0); /* unlimited */
+    cr_expect_eq(seed(&e, e.f, e.dom[0], 10, 20), 20, "the limit lifted, all admitted");
+    set_limit(&e, 40);
+    size_t other = seed(&e, e.f, e.dom[1], 0, 30);
+    cr_expect_eq(other, 0, "%zu admitted: the 20 admitted unlimited, or the grant, not counted",
+                 other);
+    cr_expect_eq(enqueued(&e), 30);
+    env_stop(&e);
+}
+
+/* Lowered mid-crawl, the limit holds for the allotments still to be
+ * granted; what a shard was granted before stays its own (it cannot be taken
+ * back), so the crawl passes a lowered limit by at most that. */
+Test(quota, a_lowered_limit_holds_past_what_was_already_granted)
+{
+    env_t e;
+    env_start(&e, 1000);
+    cr_assert_eq(seed(&e, e.f, e.dom[0], 0, 30), 30); /* granted 30 + 1000 / 16 = 92 */
+    set_limit(&e, 50);
+    size_t more = seed(&e, e.f, e.dom[0], 30, 100);
+    cr_expect_eq(more, 92 - 30, "%zu more admitted in the shard holding 92", more);
+    cr_expect_eq(seed(&e, e.f, e.dom[1], 0, 20), 0, "another shard was granted past 50");
+    env_stop(&e);
+}
+
+/* A page limit set before the crawl exists (`crawler limits --force`, which
+ * can only write shard 0: the count is not known yet) is the crawl's when a
+ * crawl of several shards is created: it keeps it in allotments, and every
+ * shard's control holds it. */
+Test(quota, a_limit_set_before_the_crawl_makes_it_a_quota_crawl)
+{
+    fx_redis_t *r = side_redis();
+    redisContext *c = fx_redis_connect(r);
+    frontier_control_change_t ch = {0};
+    char err[512] = "";
+    ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
+    ch.value[FRONTIER_LIMIT_MAX_PAGES] = 10;
+    cr_assert_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err), 0, "%s", err);
+    env_t e = {.r = r, .c = c};
+    e.f = open_quota(c, 0, "w1"); /* no page limit of its own */
+    redisReply *rep = redisCommand(c, "GET crawler:{" CRAWL "}:shards");
+    cr_assert(rep && rep->type == REDIS_REPLY_STRING);
+    cr_expect_str_eq(rep->str, "4q");
+    freeReplyObject(rep);
+    for (int s = 1; s < SHARDS; s++) {
+        rep = redisCommand(c, "HGET crawler:{" CRAWL "/%d}:control max_pages", s);
+        cr_assert(rep);
+        cr_expect(rep->type == REDIS_REPLY_STRING && !strcmp(rep->str, "10"),
+                  "shard %d's control lacks the limit", s);
+        freeReplyObject(rep);
+    }
+    size_t got = seed(&e, e.f, "quota0.com", 0, 30) + seed(&e, e.f, "quota1.com", 0, 30);
+    cr_expect_eq(got, 10, "%zu admitted under a limit of 10", got);
+    env_stop(&e);
+}
+
 /* A crawl of several shards created without a page limit cannot take one
  * later (its workers admit a page's own links in the page's call): refused
  * at open and by the control, with the way out named. */

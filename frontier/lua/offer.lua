@@ -77,18 +77,39 @@ local function page_limit_arg(a)
   return tonumber(a), nil
 end
 
--- On a crawl of several shards with a page limit in force (maxp > 0, the
--- control's beating the worker's), this shard admits while its `enqueued`
--- is below the allotment shard 0 granted it (quota.lua), first raised to
--- credit G (a grant the worker relays: taken once, never lowered).  Returns
--- the limits to check: 0 for maxp (the crawl-wide one is shard 0's to
--- hold) and the allotment; without a page limit, nil.  Writes: call after
--- the call's checks.
+-- On a crawl that keeps its page limit in allotments (credit given), this
+-- shard admits while its `enqueued` is below the allotment shard 0 granted
+-- it (quota.lua), first raised to credit G (a grant the worker relays: taken
+-- once, never lowered); every admission goes through an allotment, with or
+-- without a limit in force (shard 0 grants without bound then), so shard 0's
+-- total is what the crawl admitted.  Returns the limits to check: 0 for maxp
+-- (the crawl-wide one is shard 0's to hold) and the allotment; on any other
+-- crawl maxp and nil.  Writes: call after the call's checks.
 local function allotment(maxp, credit)
-  if credit == nil or maxp == 0 then return maxp, nil end
+  if credit == nil then return maxp, nil end
   local g = num(redis.call('HGET', K.STATS, 'granted'))
   if credit > g then g = credit; redis.call('HSET', K.STATS, 'granted', g) end
   return 0, g
+end
+
+-- true if every bit of a link is set already (it is seen), read only: a
+-- link past the allotment that is seen needs none.  The link's arguments
+-- start at ARGV[b] (entry, origin, then its k offsets: BITFIELD layout), or
+-- its offsets are the k little-endian uint32 of link m in offs (the module's).
+local function is_seen(key, ARGV, b, k, offs, m)
+  local cmd = {}
+  for j = 1, k do
+    local o = ARGV[b + 1 + j]
+    if offs then
+      local p = 4 * (k * m + j - 1) + 1
+      local b1, b2, b3, b4 = byte(offs, p, p + 3)
+      o = b1 + 256 * (b2 + 256 * (b3 + 256 * b4))
+    end
+    cmd[3 * j - 2], cmd[3 * j - 1], cmd[3 * j] = 'GET', 'u1', o
+  end
+  local bits = redis.call('BITFIELD', key, unpack(cmd))
+  for j = 1, k do if bits[j] == 0 then return false end end
+  return true
 end
 
 -- Offers the links of the link section at ARGV[i] (its layout: above
@@ -117,11 +138,16 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
       local cnt, b = n - m, i + m * w
       if cnt > step then cnt = step end
       local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh, quota)
+      if over == 'q' and is_seen(key, ARGV, b, k, set == set_module and offs, m) then
+        over = 's' -- seen: no allotment needed (its bits are all set: nothing to add)
+      end
       local fresh = not over and set(key, ARGV, b, w, k, cnt, offs, m, n, ks)
       for c = 1, cnt do -- link c: its entry at ARGV[b], its origin at ARGV[b + 1]
         nc = nc + 1
         if over == 'q' then
           codes[nc] = 'q'; st.quota = st.quota + 1
+        elseif over == 's' then
+          codes[nc] = 's'; st.seen = st.seen + 1
         elseif over then
           codes[nc] = 'l'; st.skipped = st.skipped + 1
         elseif force or byte(fresh, c) == 49 then

@@ -29,7 +29,9 @@ local function grant(_, ARGV)
     -- count as if granted: the limit is on what the crawl admitted in all
     if g < base then total = total + base - g; g = base end
     local rem = maxp - total
-    if maxp > 0 and want > 0 and rem > 0 then
+    if want > 0 and maxp == 0 then -- no limit in force: granted all the same, to be counted
+      g = g + want + QUOTA_CHUNK; total = total + want + QUOTA_CHUNK
+    elseif want > 0 and rem > 0 then
       local k = want + math.min(QUOTA_CHUNK, math.floor(rem / (4 * nshards)))
       if k > rem then k = rem end
       g = g + k; total = total + k
