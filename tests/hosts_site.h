@@ -53,6 +53,24 @@ static inline int page_of(const site_t *s, const fx_http_req_t *q, unsigned *h, 
                                                                                               : -1;
 }
 
+/* The page requests in the log, each page asserted to be requested at
+ * most once (a crawl under a page limit fetches a part of the site). */
+static inline size_t count_pages_once(const site_t *s, const fx_http_req_t *log, size_t n)
+{
+    unsigned(*hits)[MAX_PAGES] = calloc(s->hosts, sizeof *hits);
+    cr_assert_not_null(hits);
+    size_t pages = 0;
+    for (size_t k = 0; k < n; k++) {
+        unsigned h, i;
+        if (page_of(s, &log[k], &h, &i) == 0) {
+            pages++;
+            cr_expect_eq(++hits[h][i], 1, "/h%u/p/%u requested twice", h, i);
+        }
+    }
+    free(hits);
+    return pages;
+}
+
 /* Every page was requested exactly once, on its own host; nothing else
  * but robots.txt was asked for. */
 static inline void expect_each_page_once(const site_t *s, const fx_http_req_t *log, size_t n)

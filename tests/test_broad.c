@@ -529,17 +529,7 @@ Test(broad, a_page_limit_over_eight_shards_holds_across_three_processes, .timeou
     spawn_crawlers(&b, 3, extra, pid);
     wait_crawlers(&b, 3, pid, 90000);
     fx_http_req_t *log;
-    size_t n = fx_http_log(b.s.h, &log), pages = 0;
-    unsigned(*hits)[MAX_PAGES] = calloc(b.s.hosts, sizeof *hits);
-    cr_assert_not_null(hits);
-    for (size_t k = 0; k < n; k++) {
-        unsigned h, i;
-        if (page_of(&b.s, &log[k], &h, &i) == 0) {
-            pages++;
-            cr_expect_eq(++hits[h][i], 1, "/h%u/p/%u requested twice", h, i);
-        }
-    }
-    free(hits);
+    size_t n = fx_http_log(b.s.h, &log), pages = count_pages_once(&b.s, log, n);
     free(log);
     fprintf(stderr, "broad: %zu pages fetched under --max-pages 100 over 8 shards\n", pages);
     cr_expect_leq(pages, 100, "%zu pages fetched past --max-pages 100", pages);

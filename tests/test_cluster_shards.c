@@ -206,15 +206,7 @@ Test(cluster_shards, a_page_limit_over_sixteen_shards_holds_on_three_masters, .t
     for (int i = 0; i < 2; i++)
         wait_crawl(&e, pid[i], i, 180000, NULL);
     fx_http_req_t *log;
-    size_t n = fx_http_log(e.s.h, &log), pages = 0;
-    unsigned char seen[24][MAX_PAGES] = {{0}};
-    for (size_t k = 0; k < n; k++) {
-        unsigned h, i;
-        if (page_of(&e.s, &log[k], &h, &i) == 0) {
-            pages++;
-            cr_expect_eq(++seen[h][i], 1, "/h%u/p/%u fetched twice", h, i);
-        }
-    }
+    size_t n = fx_http_log(e.s.h, &log), pages = count_pages_once(&e.s, log, n);
     free(log);
     cr_log_info("%zu pages fetched under --max-pages 100 over 16 shards", pages);
     cr_expect_leq(pages, 100, "%zu pages fetched past --max-pages 100", pages);
