@@ -37,6 +37,7 @@
 
 static uint64_t default_threads(void);
 static int check_user_agent(const char *cmd, const char *opt, const char *v);
+static int check_range(const char *cmd, const char *opt, const char *v);
 static const char *const SCOPES[] = {
     [SCOPE_HOST] = "host", [SCOPE_DOMAIN] = "domain", [SCOPE_ANY] = "any", NULL};
 
@@ -123,6 +124,11 @@ static const cli_opt_t OPTS[] = {
     {FLAG("follow-nofollow", follow_nofollow, "also follow rel=nofollow links")},
     {FLAG("insecure", insecure, "do not verify TLS certificates")},
     {FLAG("allow-private", allow_private, "allow non-seed hosts on loopback/private addresses")},
+    {LIST("allow-private-range", "CIDR", allow_range,
+          "allow non-seed hosts in this private range only, e.g. 127.16.0.0/12 (repeatable)"),
+     .check = check_range},
+    {STR("ca-file", "FILE", ca_file, NULL,
+         "PEM file of the CA certificates to trust (instead of the system's)")},
     {U64("bloom-capacity", "N", bloom_capacity, 1, BLOOM_MAX_CAPACITY, BLOOM_DEFAULT_CAPACITY,
          "visited-set size when the crawl creates it, at most 1e10; exit 2 if the filter does not "
          "fit in Redis' free memory (maxmemory), or once this many URLs were added (the filter "
@@ -175,6 +181,15 @@ static int check_user_agent(const char *cmd, const char *opt, const char *v)
     }
     robots_free(probe);
     return 0;
+}
+
+static int check_range(const char *cmd, const char *opt, const char *v)
+{
+    char err[256];
+    if (scope_check_range(v, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "crawler %s: bad value for %s: %s\n", cmd, opt, err);
+    return -1;
 }
 
 void config_defaults(crawl_config_t *c)
@@ -362,5 +377,7 @@ scope_config_t config_scope(const crawl_config_t *c)
                             .include = c->include,
                             .n_include = c->n_include,
                             .exclude = c->exclude,
-                            .n_exclude = c->n_exclude};
+                            .n_exclude = c->n_exclude,
+                            .allow_range = c->allow_range,
+                            .n_allow_range = c->n_allow_range};
 }

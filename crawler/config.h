@@ -102,6 +102,9 @@ typedef struct crawl_config {
     int follow_nofollow;         /* --follow-nofollow */
     int insecure;                /* --insecure: do not verify TLS */
     int allow_private;           /* --allow-private: allow private/loopback hosts */
+    const char *allow_range[CONFIG_MAX_PATTERNS]; /* --allow-private-range CIDR: these only */
+    size_t n_allow_range;
+    const char *ca_file; /* --ca-file: PEM CA bundle to trust; NULL: the system's */
     /* bloom */
     uint64_t bloom_capacity; /* --bloom-capacity, items */
     double bloom_fp_rate;    /* --bloom-fp-rate */

@@ -18,8 +18,9 @@
  *     XML type, the sitemap parser) as it arrives; links are normalized by
  *     the parser, de-duplicated, filtered by the scope and kept.
  *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
- *     loopback/private/link-local/multicast addresses (scope_private_address)
- *     unless the host is a seed host or --allow-private is given.
+ *     loopback/private/link-local/multicast addresses (scope_guard_refuses)
+ *     unless the host is a seed host, the address is in an
+ *     --allow-private-range, or --allow-private is given.
  *   - libcurl never follows a redirect, so the guard knows each hop's host
  *     (fetch_result.c: robots.txt hop by hop, a page redirect as a link).
  *   - A robots.txt body is kept up to FETCH_ROBOTS_MAX_BYTES.
@@ -96,7 +97,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
 {
     (void)purpose;
     xfer_t *x = clientp;
-    if (!x->f->cfg->allow_private && !x->seed_host && scope_private_address(&a->addr)) {
+    if (!x->f->cfg->allow_private && !x->seed_host && scope_guard_refuses(x->f->scope, &a->addr)) {
         x->blocked = 1;
         return CURL_SOCKET_BAD;
     }
@@ -483,6 +484,8 @@ static void set_options(fetch_t *f, xfer_t *x, const char *url)
         curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_size);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
+    if (c->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, x);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

@@ -11,11 +11,13 @@
  * decisions for a link: deny-domain, exclude, include (if any given),
  * allow-domain, then the mode; a robots.txt redirect, the host rules only
  * (scope_allows_host).  The private-address guard's classifier is here too,
- * as a pure function the fetcher calls from its socket callback.
+ * as a pure function, and its allow-list of ranges (--allow-private-range)
+ * that the fetcher asks from its socket callback (scope_guard_refuses).
  */
 #include "scope.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <libpsl.h>
@@ -40,8 +42,17 @@ struct relist {
     size_t n;
 };
 
+/* A CIDR range of allow_range: the address in network order, its prefix. */
+typedef struct range {
+    int family; /* AF_INET or AF_INET6 */
+    uint8_t addr[16];
+    unsigned bits;
+} range_t;
+
 struct scope {
     scope_mode_t mode;
+    range_t *ranges; /* allow_range, parsed */
+    size_t n_ranges;
     struct strlist allow, deny; /* --allow-domain, --deny-domain */
     struct relist include, exclude;
     char **hosts; /* sorted seed hosts */
@@ -73,6 +84,85 @@ int scope_private_address(const struct sockaddr *sa)
         zero &= b[i] == 0;
     return (zero && (b[15] == 0 || b[15] == 1)) || (b[0] & 0xfe) == 0xfc ||
            (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || b[0] == 0xff;
+}
+
+/* Parses "ADDR[/N]" into r: 0, or -1 with why in err. */
+static int parse_range(const char *cidr, range_t *r, char *err, size_t errlen)
+{
+    char addr[INET6_ADDRSTRLEN + 1];
+    const char *slash = strchr(cidr, '/');
+    size_t alen = slash ? (size_t)(slash - cidr) : strlen(cidr);
+    memset(r, 0, sizeof *r);
+    if (alen == 0 || alen >= sizeof addr)
+        goto bad;
+    memcpy(addr, cidr, alen);
+    addr[alen] = '\0';
+    if (inet_pton(AF_INET, addr, r->addr) == 1)
+        r->family = AF_INET;
+    else if (inet_pton(AF_INET6, addr, r->addr) == 1)
+        r->family = AF_INET6;
+    else
+        goto bad;
+    unsigned max = r->family == AF_INET ? 32 : 128;
+    r->bits = max;
+    if (slash) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(slash + 1, &end, 10);
+        if (errno || *end || end == slash + 1 || slash[1] == '-' || slash[1] == '+' || n > max)
+            goto bad;
+        r->bits = (unsigned)n;
+    }
+    return 0;
+bad:
+    snprintf(err, errlen,
+             "bad address range '%s': expected an IPv4 or IPv6 address, optionally /BITS "
+             "(e.g. 127.16.0.0/12)",
+             cidr);
+    return -1;
+}
+
+int scope_check_range(const char *cidr, char *err, size_t errlen)
+{
+    range_t r;
+    return cidr ? parse_range(cidr, &r, err, errlen) : -1;
+}
+
+/* 1 if the first bits of a and b (network order) are the same. */
+static int prefix_eq(const uint8_t *a, const uint8_t *b, unsigned bits)
+{
+    unsigned whole = bits / 8, rest = bits % 8;
+    if (memcmp(a, b, whole))
+        return 0;
+    if (!rest)
+        return 1;
+    uint8_t mask = (uint8_t)(0xff << (8 - rest));
+    return (a[whole] & mask) == (b[whole] & mask);
+}
+
+static int in_range(const range_t *r, const struct sockaddr *sa)
+{
+    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    const uint8_t *a;
+    if (sa->sa_family == AF_INET)
+        a = (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+    else if (sa->sa_family == AF_INET6)
+        a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+    else
+        return 0;
+    if (sa->sa_family == AF_INET6 && r->family == AF_INET && !memcmp(a, v4mapped, 12))
+        return prefix_eq(a + 12, r->addr, r->bits); /* ::ffff:a.b.c.d is a.b.c.d */
+    return (sa->sa_family == r->family) && prefix_eq(a, r->addr, r->bits);
+}
+
+int scope_guard_refuses(const scope_t *s, const struct sockaddr *sa)
+{
+    if (!scope_private_address(sa))
+        return 0;
+    for (size_t i = 0; i < s->n_ranges; i++)
+        if (in_range(&s->ranges[i], sa))
+            return 0;
+    return 1;
 }
 
 int scope_registrable_domain(const char *host, char *buf, size_t buflen)
@@ -139,6 +229,16 @@ scope_t *scope_new(const scope_config_t *cfg, char *err, size_t errlen)
         scope_free(s);
         return NULL;
     }
+    if (cfg->n_allow_range && !(s->ranges = calloc(cfg->n_allow_range, sizeof *s->ranges))) {
+        snprintf(err, errlen, "out of memory");
+        scope_free(s);
+        return NULL;
+    }
+    for (; s->n_ranges < cfg->n_allow_range; s->n_ranges++)
+        if (parse_range(cfg->allow_range[s->n_ranges], &s->ranges[s->n_ranges], err, errlen) < 0) {
+            scope_free(s);
+            return NULL;
+        }
     return s;
 }
 
@@ -166,6 +266,7 @@ void scope_free(scope_t *s)
     free_regexes(&s->exclude);
     free_list(s->hosts, s->n_hosts);
     free_list(s->domains, s->n_domains);
+    free(s->ranges);
     free(s);
 }
 

@@ -34,14 +34,17 @@ typedef struct scope_config {
     size_t n_include;                /* entries of include */
     const char *const *exclude;      /* POSIX extended regexes; a URL matching one is dropped */
     size_t n_exclude;                /* entries of exclude */
+    const char *const *allow_range;  /* CIDR ranges ("127.16.0.0/12", "::1/128") the
+                                        private-address guard lets through */
+    size_t n_allow_range;            /* entries of allow_range */
 } scope_config_t;
 
 typedef struct scope scope_t;
 
 /* A scope for cfg, with an empty seed-host set.  Domains are matched
  * case-insensitively; regexes against the whole normalized URL.  Returns
- * NULL with a message in err (errlen bytes, may be 0) on a bad regex or out
- * of memory. */
+ * NULL with a message in err (errlen bytes, may be 0) on a bad regex, a bad
+ * range or out of memory. */
 scope_t *scope_new(const scope_config_t *cfg, char *err, size_t errlen);
 /* Frees s.  Accepts NULL. */
 void scope_free(scope_t *s);
@@ -65,6 +68,16 @@ int scope_is_seed_host(const scope_t *s, const char *host);
  * ::, ::1, fc00::/7, fe80::/10, ff00::/8 and v4-mapped forms of the IPv4
  * ones; any other family.  Thread-safe. */
 int scope_private_address(const struct sockaddr *sa);
+
+/* 1 if the guard refuses a connection to sa for a host that is not a seed
+ * host: a private address (scope_private_address) outside every
+ * allow_range of the scope.  Thread-safe for one scope's readers. */
+int scope_guard_refuses(const scope_t *s, const struct sockaddr *sa);
+
+/* Checks a CIDR range as allow_range takes it ("A.B.C.D/N", N 0..32, or an
+ * IPv6 address "/N", N 0..128; the address alone is a /32 or /128).  0, or
+ * -1 with the reason in err (errlen bytes, may be 0).  Thread-safe. */
+int scope_check_range(const char *cidr, char *err, size_t errlen);
 
 /* The registrable domain of host per the Public Suffix List (libpsl), e.g.
  * "www.example.co.uk" -> "example.co.uk"; the host itself for IP addresses

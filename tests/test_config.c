@@ -355,6 +355,9 @@ Test(config, bad_values_are_refused_with_a_message_naming_the_option)
          "crawler crawl: bad value for --redis: bad Redis seed 'redis://127.0.0.1:1,127.0.0.1:x': "
          "expected redis://[:password@]host:port[,host:port...][/db], host:port[,host:port...] "
          "or unix:///path[?db=N] (one password and db for all)\n"},
+        {"--allow-private-range", "127.0.0.1/40",
+         "crawler crawl: bad value for --allow-private-range: bad address range '127.0.0.1/40': "
+         "expected an IPv4 or IPv6 address, optionally /BITS (e.g. 127.16.0.0/12)\n"},
         {"--config", "/nonexistent/crawl.conf",
          "crawler crawl: cannot read config file /nonexistent/crawl.conf: No such file or "
          "directory\n"},
@@ -657,8 +660,10 @@ static const char *sample(const cli_opt_t *o, char *buf, size_t len, const char 
     case CLI_TYPE_CONFIG:
         return conf;
     case CLI_TYPE_STRING:
-    case CLI_TYPE_LIST: /* --redis is checked for a URL's form */
-        return o->check == cli_check_redis_url ? "redis://127.0.0.1:1" : "sample-1";
+    case CLI_TYPE_LIST: /* --redis is checked for a URL's form, a range for a range's */
+        return o->check == cli_check_redis_url           ? "redis://127.0.0.1:1"
+               : !strcmp(o->name, "allow-private-range") ? "127.16.0.0/12"
+                                                         : "sample-1";
     default:
         return NULL;
     }

@@ -164,6 +164,19 @@ Test(guard, robots_redirect_to_a_private_non_seed_host_is_refused)
         {{"--threads", "1", "--allow-domain", "127.0.0.2", NULL}, 0, 1},
         {{"--threads", "1", "--allow-domain", "127.0.0.2", "--allow-private", NULL}, 1, 0},
         {{"--threads", "1", "--allow-private", NULL}, 0, 1}, /* the scope alone refuses it */
+        /* an allowed range lets that address through, and only it */
+        {{"--threads", "1", "--allow-domain", "127.0.0.2", "--allow-private-range", "127.0.0.2",
+          NULL},
+         1,
+         0},
+        {{"--threads", "1", "--allow-domain", "127.0.0.2", "--allow-private-range", "127.0.0.0/30",
+          NULL},
+         1,
+         0},
+        {{"--threads", "1", "--allow-domain", "127.0.0.2", "--allow-private-range", "127.0.0.3/32",
+          NULL},
+         0,
+         1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char what[128] = "";
@@ -414,6 +427,57 @@ Test(guard, hop_count_travels_in_the_queue_entry)
 }
 
 /* ---- the guard's address classifier --------------------------------------------- */
+
+/* An allowed range opens the guard for its addresses only (v4-mapped IPv6
+ * forms too); public addresses were never refused; a bad range is named. */
+Test(guard, allowed_ranges_open_the_guard_for_their_addresses_only)
+{
+    static const char *const ranges[] = {"127.16.0.0/12", "::1", "10.1.2.0/24"};
+    static const struct {
+        const char *addr;
+        int refused;
+    } cases[] = {
+        {"127.16.0.1", 0},
+        {"127.31.255.255", 0},
+        {"127.32.0.1", 1},
+        {"127.0.0.1", 1},
+        {"::1", 0},
+        {"fe80::1", 1},
+        {"10.1.2.200", 0},
+        {"10.1.3.1", 1},
+        {"::ffff:127.20.0.9", 0},
+        {"::ffff:127.0.0.1", 1},
+        {"8.8.8.8", 0},
+        {"192.168.0.1", 1},
+    };
+    scope_config_t cfg = {.allow_range = ranges, .n_allow_range = 3};
+    char err[256] = "";
+    scope_t *sc = scope_new(&cfg, err, sizeof err);
+    cr_assert_not_null(sc, "scope_new: %s", err);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sockaddr_storage ss = {0};
+        if (strchr(cases[i].addr, ':')) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            a->sin6_family = AF_INET6;
+            cr_assert_eq(inet_pton(AF_INET6, cases[i].addr, &a->sin6_addr), 1, "%s", cases[i].addr);
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            a->sin_family = AF_INET;
+            cr_assert_eq(inet_pton(AF_INET, cases[i].addr, &a->sin_addr), 1, "%s", cases[i].addr);
+        }
+        int got = scope_guard_refuses(sc, (struct sockaddr *)&ss);
+        cr_expect_eq(got, cases[i].refused, "%s: refused %d, want %d", cases[i].addr, got,
+                     cases[i].refused);
+    }
+    scope_free(sc);
+    static const char *const bad[] = {"",         "127.0.0.1/33", "::1/129",       "127.0.0.1/",
+                                      "10.0.0/8", "127.0.0.1/-1", "example.com/8", "1.2.3.4/8x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        cr_expect_eq(scope_check_range(bad[i], err, sizeof err), -1, "'%s' accepted", bad[i]);
+        cr_expect(strstr(err, "bad address range"), "'%s': no message: '%s'", bad[i], err);
+    }
+}
 
 Test(guard, private_address_classifier_by_address)
 {

@@ -285,6 +285,8 @@ static pid_t tls_server(env_t *e, int *port)
                    "1",
                    "-subj",
                    "/CN=127.0.0.1",
+                   "-addext",
+                   "subjectAltName=IP:127.0.0.1",
                    NULL};
     int rc = fx_run(req, NULL, NULL, 60000);
     cr_assert_eq(rc, 0, "openssl req (the openssl program is needed) exited %d", rc);
@@ -342,6 +344,40 @@ Test(validate, self_signed_seed_is_recorded_as_tls_with_curls_text_and_not_retri
         lines += *p == '\n';
     cr_expect_eq(lines, 1, "%zu records for one seed: %s", lines, rec);
     cr_expect_eq(stat_of(&e, "tls", "retried"), 0, "a certificate error was retried");
+    free(rec);
+    free(err);
+    env_stop(&e);
+}
+
+/* --ca-file names the PEM file of the CAs to trust: the same self-signed
+ * server, its certificate given, is fetched (200), not a tls error. */
+Test(validate, ca_file_makes_a_self_signed_seed_trusted)
+{
+    env_t e;
+    env_start(&e);
+    int port;
+    pid_t srv = tls_server(&e, &port);
+    char seeds[256];
+    snprintf(seeds, sizeof seeds, "https://127.0.0.1:%d/\n", port);
+    cr_assert_eq(fx_write_file(in_dir(&e, "seeds.txt"), seeds), 0);
+    char seeds_path[600], out[600], crt[600];
+    snprintf(seeds_path, sizeof seeds_path, "%s", e.path);
+    snprintf(out, sizeof out, "%s/out.jsonl", e.dir);
+    snprintf(crt, sizeof crt, "%s/crt.pem", e.dir);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(e.r),
+                    "--crawl",   "ca",    "--seeds", seeds_path,
+                    "--out",     out,     "--delay", "0",
+                    "--ca-file", crt,     "--quiet", "--ignore-robots",
+                    NULL};
+    int rc = fx_run(argv, NULL, e.log, 120000);
+    kill(srv, SIGTERM);
+    fx_wait(srv, 5000);
+    char *err = log_text(&e);
+    cr_expect_eq(rc, 0, "crawl exited %d: %s", rc, err);
+    char *rec = fx_read_file(out, NULL);
+    cr_assert_not_null(rec, "no --out file");
+    cr_expect(strstr(rec, "\"status\":200"), "the trusted server was not fetched: %s", rec);
+    cr_expect(!strstr(rec, "\"error_kind\":\"tls\""), "recorded as tls: %s", rec);
     free(rec);
     free(err);
     env_stop(&e);
