@@ -63,9 +63,10 @@ static void ctl_stop(ctl_t *t)
 }
 
 /* Starts worker i: a crawler process with one thread of conc transfers,
- * per_host and delay as its own flags, plus extra (NULL-ended, may be NULL). */
+ * per_host and delay as its own flags, plus flag (one more option without a
+ * value, or NULL). */
 static void ctl_spawn(ctl_t *t, int i, const char *conc, const char *per_host, const char *delay,
-                      char *const extra[])
+                      const char *flag)
 {
     snprintf(t->out[i], sizeof t->out[i], "%s/out%d.jsonl", t->e.dir, i);
     snprintf(t->log[i], sizeof t->log[i], "%s/log%d", t->e.dir, i);
@@ -86,10 +87,8 @@ static void ctl_spawn(ctl_t *t, int i, const char *conc, const char *per_host, c
                       "3000",
                       "--out",
                       t->out[i]};
-    int n = 17;
-    for (int k = 0; extra && extra[k] && n < 30; k++)
-        argv[n++] = extra[k];
-    argv[n] = NULL;
+    argv[17] = (char *)flag; /* (NULL: the end) */
+    argv[18] = NULL;
     t->pid[i] = fx_spawn(argv, NULL, t->log[i]);
     cr_assert(t->pid[i] > 0, "%s", fx_error());
 }
@@ -268,9 +267,8 @@ Test(control_crawl, drain_makes_running_workers_exit_0_and_a_later_worker_finish
 {
     ctl_t t;
     ctl_start(&t, 240, 40);
-    char *wait_flag[] = {"--wait", NULL};
     for (int i = 0; i < WORKERS; i++)
-        ctl_spawn(&t, i, "2", "4", "0", i == 0 ? wait_flag : NULL);
+        ctl_spawn(&t, i, "2", "4", "0", i == 0 ? "--wait" : NULL);
     tree_wait_requests(t.e.h, 20, 30000);
     cr_assert_eq(ctl_cmd(&t, "drain", NULL), 0, "crawler drain failed");
     for (int i = 0; i < WORKERS; i++)
