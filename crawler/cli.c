@@ -510,11 +510,13 @@ long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, v
     return bad;
 }
 
-rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, const char *data_dir,
-                        const char *route)
+rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, rconn_embed_t embed,
+                        const char *data_dir, const char *route)
 {
     char err[512];
-    rconn_t *r = rconn_open(redis, data_dir, route, err, sizeof err);
+    rconn_specs_t s = *redis;
+    s.embed = embed;
+    rconn_t *r = rconn_open(&s, data_dir, route, err, sizeof err);
     if (!r)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     return r;

@@ -270,11 +270,12 @@ typedef int (*cli_url_fn)(void *ud, const char *url, const char *line, unsigned 
 long cli_read_urls(FILE *in, const char *fname, size_t max_len, cli_url_fn fn, void *ud);
 
 /* Opens the crawl's Redis: --redis URLs, else $REDIS_URL, else the embedded
- * server in data_dir; on a Redis Cluster, connections go to the owner of
- * route's hash slot (rconn_open).  NULL after printing the reason as
+ * server in data_dir (embed: whether the one a running crawler keeps there
+ * is used: rconn_embed_t); on a Redis Cluster, connections go to the owner
+ * of route's hash slot (rconn_open).  NULL after printing the reason as
  * "crawler CMD: ...". */
-rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, const char *data_dir,
-                        const char *route);
+rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, rconn_embed_t embed,
+                        const char *data_dir, const char *route);
 /* A connection for this thread; NULL after printing the reason. */
 struct redisContext *cli_redis_connect(const char *cmd, const rconn_t *r);
 

@@ -335,7 +335,7 @@ int cmd_bloom(int argc, char **argv)
         return usage_error("bad crawl name '%s'", o.crawl);
     if (!o.crawl)
         snprintf(name, sizeof name, "%s", o.name);
-    rconn_t *r = cli_redis_open("bloom", &o.redis, o.data_dir, name);
+    rconn_t *r = cli_redis_open("bloom", &o.redis, RCONN_EMBED_JOIN, o.data_dir, name);
     if (!r)
         return CLI_EXIT_ERROR;
     const char *lb = strchr(name, '{'), *rb = lb ? strchr(lb + 1, '}') : NULL;

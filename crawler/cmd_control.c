@@ -187,12 +187,8 @@ static int control_redis(const char *cmd, const control_opts_t *o, rconn_specs_t
     *s = (rconn_specs_t){.url = {env}, .n = 1};
     if (env && *env)
         return 0;
-    char sock[PATH_MAX + 16], dir[PATH_MAX];
-    struct stat st;
-    snprintf(sock, sizeof sock, "%s/redis.sock", o->data_dir);
     s->url[0] = buf;
-    if (realpath(o->data_dir, dir) && stat(sock, &st) == 0 && S_ISSOCK(st.st_mode) &&
-        (size_t)snprintf(buf, len, "unix://%s/redis.sock", dir) < len)
+    if (rconn_embedded_running(o->data_dir, buf, len))
         return 0;
     fprintf(stderr,
             "crawler %s: no Redis named (--redis URL or $REDIS_URL), and no worker runs its "
@@ -246,7 +242,7 @@ static int apply(const char *cmd, const control_opts_t *o, const frontier_contro
         return CLI_EXIT_USAGE;
     if (frontier_bloom_name(o->crawl, route, sizeof route) < 0)
         return CLI_EXIT_USAGE;
-    rconn_t *r = cli_redis_open(cmd, &redis, o->data_dir, route);
+    rconn_t *r = cli_redis_open(cmd, &redis, RCONN_EMBED_JOIN_ONLY, o->data_dir, route);
     redisContext *rc = r ? cli_redis_connect(cmd, r) : NULL;
     frontier_control_t c;
     uint32_t live = 0;

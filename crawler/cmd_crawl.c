@@ -183,7 +183,7 @@ int cmd_crawl(int argc, char **argv)
     status = CLI_EXIT_ERROR;
     char route[FRONTIER_MAX_BLOOM_NAME];
     if (frontier_bloom_name(cfg.crawl, route, sizeof route) < 0 ||
-        !(r = cli_redis_open("crawl", &cfg.redis, cfg.data_dir, route)))
+        !(r = cli_redis_open("crawl", &cfg.redis, RCONN_EMBED_OWN, cfg.data_dir, route)))
         goto out;
     if (!cfg.quiet)
         fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));

@@ -72,7 +72,7 @@ static rconn_t *open_redis_as(const char *cmd, const common_t *co, redisContext 
     if (frontier_bloom_name(co->crawl ? co->crawl : FRONTIER_DEFAULT_CRAWL, route, sizeof route) <
         0)
         return NULL;
-    rconn_t *r = cli_redis_open(cmd, &co->redis, co->data_dir, route);
+    rconn_t *r = cli_redis_open(cmd, &co->redis, RCONN_EMBED_JOIN, co->data_dir, route);
     if (r)
         *rc = cli_redis_connect(cmd, r);
     if (r && !*rc && !may_wait) {
@@ -767,7 +767,7 @@ int cmd_reset(int argc, char **argv)
     char route[FRONTIER_MAX_BLOOM_NAME], err[512] = "";
     rconn_t *r = frontier_bloom_name(o.co.crawl, route, sizeof route) < 0
                      ? NULL
-                     : cli_redis_open("reset", &o.co.redis, o.co.data_dir, route);
+                     : cli_redis_open("reset", &o.co.redis, RCONN_EMBED_JOIN, o.co.data_dir, route);
     if (!r)
         return CLI_EXIT_ERROR;
     reset_run_t run = {.crawl = o.co.crawl, .cluster = rconn_is_cluster(r)};

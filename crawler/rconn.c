@@ -8,7 +8,9 @@
  * when the path fits in sun_path, else on a free loopback port, with
  * append-only persistence in the same directory.  An exclusive flock on
  * <data_dir>/crawler.lock keeps two processes from starting two servers on
- * one directory; a shared crawl uses --redis instead.  The server loads the
+ * one directory; the other commands (stats, seed, pause, ...) join the
+ * running server at the URL its owner writes to <data_dir>/redis.url
+ * (rconn_embed_t); a crawl of several processes uses --redis instead.  The server loads the
  * crawler module (bloom/redis_module.c: the frontier sets Bloom bits about
  * 2-3x faster with it) from the first of these that is there: beside the
  * program as installed (<dir of /proc/self/exe>/CRAWLER_REDIS_MODULE_REL,
@@ -56,8 +58,9 @@ struct rconn {
     pthread_mutex_t mu; /* guards cl (rconn_connect runs on every thread) */
     int slot;           /* the route key's hash slot */
     rconn_target_t t;
-    pid_t child; /* embedded redis-server, 0 if none */
-    int lock_fd; /* flock on the data dir, -1 if none */
+    pid_t child;    /* embedded redis-server, 0 if none */
+    int lock_fd;    /* flock on the data dir, -1 if none */
+    char *url_path; /* the embedded server's DIR/redis.url, removed at close */
     char desc[PATH_MAX + 96];
     frontier_router_t router; /* a Redis Cluster: router_owners, router_connect */
 };
@@ -532,9 +535,102 @@ static int wait_ready(rconn_t *r, char *err, size_t errlen)
     return -1;
 }
 
-static int open_embedded(rconn_t *r, const char *data_dir, char *err, size_t errlen)
+/* The file where a running embedded server's URL is written. */
+static int url_file(const char *dir, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s/redis.url", dir);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* Writes the server's URL to DIR/redis.url (a new file renamed over the
+ * old: a reader sees the whole line or none). */
+static void write_url(const char *dir, const rconn_target_t *t)
+{
+    char path[PATH_MAX + 16], tmp[PATH_MAX + 32], url[PATH_MAX + 32];
+    if (url_file(dir, path, sizeof path) < 0 ||
+        snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return;
+    if (t->unix_path)
+        snprintf(url, sizeof url, "unix://%s\n", t->unix_path);
+    else
+        snprintf(url, sizeof url, "redis://127.0.0.1:%d\n", t->port);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    int ok = fputs(url, f) >= 0;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* 1 if the directory's lock is held by another process (a crawler runs
+ * there), 0 if not (nothing is locked by this call), -1 if it cannot be
+ * told (no such directory). */
+static int dir_in_use(const char *dir)
+{
+    char lock[PATH_MAX + 16];
+    snprintf(lock, sizeof lock, "%s/crawler.lock", dir);
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+    close(fd); /* (a shared lock taken here is dropped with the descriptor) */
+    return busy;
+}
+
+int rconn_embedded_running(const char *data_dir, char *buf, size_t buflen)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], err[256];
+    if (!data_dir || !realpath(data_dir, dir) || dir_in_use(dir) != 1 ||
+        url_file(dir, path, sizeof path) < 0)
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int got = fgets(buf, (int)buflen, f) != NULL;
+    fclose(f);
+    size_t n = got ? strlen(buf) : 0;
+    if (!n || buf[n - 1] != '\n')
+        return 0;
+    buf[n - 1] = '\0';
+    rconn_target_t t;
+    if (rconn_parse_url(buf, &t, err, sizeof err) < 0)
+        return 0;
+    redisContext *c = connect_target(&t, err, sizeof err);
+    rconn_target_clear(&t);
+    redisReply *rep = c ? redisCommand(c, "PING") : NULL;
+    int ok = rep && rep->type == REDIS_REPLY_STATUS;
+    if (rep)
+        freeReplyObject(rep);
+    if (c)
+        redisFree(c);
+    return ok;
+}
+
+/* Uses the embedded server another crawler process runs in data_dir: 0,
+ * or -1 with err when none runs there. */
+static int join_embedded(rconn_t *r, const char *data_dir, char *err, size_t errlen)
+{
+    char url[PATH_MAX + 32];
+    if (!rconn_embedded_running(data_dir, url, sizeof url)) {
+        snprintf(err, errlen, "no crawler process runs its embedded Redis in %s", data_dir);
+        return -1;
+    }
+    if (rconn_parse_url(url, &r->t, err, errlen) < 0)
+        return -1;
+    snprintf(r->desc, sizeof r->desc, "the embedded redis-server of the crawler running in %s",
+             data_dir);
+    return 0;
+}
+
+static int open_embedded(rconn_t *r, const char *data_dir, rconn_embed_t embed, char *err,
+                         size_t errlen)
 {
     char dir[PATH_MAX];
+    if (embed == RCONN_EMBED_JOIN_ONLY)
+        return join_embedded(r, data_dir, err, errlen);
+    if (embed == RCONN_EMBED_JOIN && join_embedded(r, data_dir, err, errlen) == 0)
+        return 0;
     if (mkdir_p(data_dir) < 0 || !realpath(data_dir, dir)) {
         snprintf(err, errlen, "cannot create data directory %s: %s", data_dir, strerror(errno));
         return -1;
@@ -571,6 +667,10 @@ static int open_embedded(rconn_t *r, const char *data_dir, char *err, size_t err
     if (wait_ready(r, err, errlen) < 0)
         return -1;
     snprintf(r->desc, sizeof r->desc, "embedded redis-server (pid %d) in %s", (int)r->child, dir);
+    write_url(dir, &r->t); /* for the commands that join it (rconn_embedded_running) */
+    char path[PATH_MAX + 16];
+    if (url_file(dir, path, sizeof path) == 0)
+        r->url_path = strdup(path);
     return 0;
 }
 
@@ -673,7 +773,8 @@ rconn_t *rconn_open(const rconn_specs_t *specs, const char *data_dir, const char
         }
         return r;
     }
-    if (open_embedded(r, data_dir ? data_dir : RCONN_DEFAULT_DATA_DIR, err, errlen) < 0)
+    if (open_embedded(r, data_dir ? data_dir : RCONN_DEFAULT_DATA_DIR,
+                      specs ? specs->embed : RCONN_EMBED_OWN, err, errlen) < 0)
         goto fail;
     return r;
 fail:
@@ -703,6 +804,9 @@ void rconn_close(rconn_t *r)
         if (r->t.unix_path)
             unlink(r->t.unix_path);
     }
+    if (r->url_path)
+        unlink(r->url_path); /* before the lock goes: a joiner never reads a stale one */
+    free(r->url_path);
     if (r->lock_fd >= 0)
         close(r->lock_fd);
     cluster_close(r->cl);

@@ -59,14 +59,33 @@ typedef struct rconn rconn_t;
 
 #define RCONN_MAX_SPECS 16 /* Redis URLs one server may be named by (--redis, repeated) */
 
+/* What rconn_open does when it is to use the embedded server (no URL, no
+ * $REDIS_URL) and another crawler process runs that server in data_dir:
+ * refuse (a crawl: one worker per data directory), or use the running
+ * server (commands that read or change a crawl: stats, seed, bloom, ...),
+ * starting one only if none runs (JOIN), or never (JOIN_ONLY: control
+ * commands act on a running crawl; no data directory is made). */
+typedef enum rconn_embed {
+    RCONN_EMBED_OWN = 0,
+    RCONN_EMBED_JOIN,
+    RCONN_EMBED_JOIN_ONLY,
+} rconn_embed_t;
+
 /* The Redis a command names: URLs in order, each of the forms above, the
  * pointers borrowed.  Several (or one naming several nodes) are the nodes of
  * one Redis Cluster, a password or db given by several agreeing; none:
- * $REDIS_URL, else an embedded redis-server. */
+ * $REDIS_URL, else an embedded redis-server, as embed says. */
 typedef struct rconn_specs {
     const char *url[RCONN_MAX_SPECS];
     size_t n;
+    rconn_embed_t embed;
 } rconn_specs_t;
+
+/* The URL of the embedded server a running crawler process keeps in
+ * data_dir (it writes it to DIR/redis.url once its server answers): 1 and
+ * the URL in buf, or 0 if no process holds the directory or its server does
+ * not answer a PING. */
+int rconn_embedded_running(const char *data_dir, char *buf, size_t buflen);
 
 /* specs: the Redis's URLs (NULL or none: $REDIS_URL, or with neither, an
  * embedded redis-server in data_dir (NULL: RCONN_DEFAULT_DATA_DIR)).  route:

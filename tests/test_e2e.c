@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "test_metrics_util.h"
 
 static char *seeds_file(const char *dir, const char *content)
 {
@@ -207,6 +208,76 @@ Test(e2e, a_control_command_reaches_the_embedded_redis_of_a_running_worker)
     cr_expect(x && x->type == REDIS_REPLY_STRING && !strcmp(x->str, "1"),
               "the running worker's Redis does not hold the pause");
     freeReplyObject(x);
+    embedded_stop(&e);
+}
+
+/* Runs `crawler ARGS... --data-dir DATA` without $REDIS_URL, its stdout
+ * in out (caller frees); returns its exit status. */
+static int run_joined(const embedded_t *e, char *const args[], char **out)
+{
+    char *argv[16] = {CRAWLER_BIN}, path[600];
+    int n = 1;
+    for (int k = 0; args[k] && n < 13; k++)
+        argv[n++] = args[k];
+    argv[n++] = "--data-dir";
+    argv[n++] = (char *)e->data;
+    argv[n] = NULL;
+    snprintf(path, sizeof path, "%s/joined.out", e->dir);
+    unsetenv("REDIS_URL");
+    int rc = fx_run(argv, path, e->log, 30000);
+    *out = fx_read_file(path, NULL);
+    return rc;
+}
+
+/* The commands that read a crawl (stats, its --json, --watch and --serve,
+ * bloom info, limits without a value) reach the embedded Redis of the
+ * worker running in --data-dir, as the control commands do, instead of
+ * refusing the directory its lock keeps. */
+Test(e2e, read_only_commands_reach_the_embedded_redis_of_a_running_worker)
+{
+    embedded_t e;
+    embedded_start(&e);
+    static const struct {
+        const char *args[6];
+        const char *shows; /* in its stdout */
+    } cases[] = {
+        {{"stats", NULL}, "fetched"},
+        {{"stats", "--json", NULL}, "\"fetched\": 3"},
+        {{"stats", "--watch", "1", "--count", "2", NULL}, "fetched"},
+        {{"bloom", "info", "--crawl", "default", NULL}, "bits (m)"},
+        {{"limits", NULL}, "per-host"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = NULL;
+        int rc = run_joined(&e, (char *const *)cases[i].args, &out);
+        cr_expect_eq(rc, 0, "%s %s: exit %d", cases[i].args[0],
+                     cases[i].args[1] ? cases[i].args[1] : "", rc);
+        cr_expect(out && strstr(out, cases[i].shows), "%s %s: no '%s' in: %s", cases[i].args[0],
+                  cases[i].args[1] ? cases[i].args[1] : "", cases[i].shows, out ? out : "(none)");
+        free(out);
+    }
+    int port = fx_free_port();
+    char addr[64], url[96];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    snprintf(url, sizeof url, "http://%s/metrics", addr);
+    char *serve[] = {CRAWLER_BIN, "stats", "--serve", addr, "--data-dir", e.data, NULL};
+    unsetenv("REDIS_URL");
+    pid_t srv = fx_spawn(serve, NULL, e.log);
+    cr_assert(srv > 0, "cannot start stats --serve");
+    long st = 0;
+    char *body = NULL;
+    for (int i = 0; i < 200 && st != 200; i++) {
+        free(body);
+        body = http_get(url, &st, NULL);
+        if (st != 200)
+            usleep(50 * 1000);
+    }
+    cr_expect_eq(st, 200, "stats --serve answered %ld", st);
+    cr_expect(body && strstr(body, "crawler_crawl_fetched"), "no fetched series: %s",
+              body ? body : "");
+    free(body);
+    kill(srv, SIGTERM);
+    cr_expect_eq(fx_wait(srv, 30000), 0, "stats --serve did not exit 0 on SIGTERM");
     embedded_stop(&e);
 }
 
