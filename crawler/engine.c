@@ -288,6 +288,7 @@ static void start_page(worker_t *w, frontier_item_t *item)
 static void route(worker_t *w, frontier_item_t *item, robotsgate_verdict_t v)
 {
     page_t p;
+    robotsgate_cause_t cause;
     switch (v) {
     case ROBOTSGATE_ALLOW:
         start_page(w, item);
@@ -296,8 +297,9 @@ static void route(worker_t *w, frontier_item_t *item, robotsgate_verdict_t v)
         finish_unfetched(w, item, ROBOTSGATE_DENY_KIND, ROBOTSGATE_DENY_TEXT);
         atomic_fetch_add(&w->e->errors, 1);
         break;
-    case ROBOTSGATE_RETRY:
-        page_init(&p, item, 0, ROBOTSGATE_RETRY_KIND, ROBOTSGATE_RETRY_TEXT);
+    case ROBOTSGATE_RETRY: /* with the cause its robots.txt's fetch met (dns, 5xx, ...) */
+        robotsgate_cause(w->gate, item->url, &cause);
+        page_init(&p, item, (int)cause.status, cause.kind, cause.text);
         retry(w, &p, 0); /* the frontier's backoff */
         break;
     case ROBOTSGATE_WAIT:
@@ -352,6 +354,8 @@ static void on_result(worker_t *w, fetch_result_t *r)
                                .complete = r->complete,
                                .blocked = r->blocked,
                                .tls_refused = r->tls_refused,
+                               .error_kind = r->error_kind,
+                               .error_text = r->error_text,
                                .body = r->body,
                                .len = r->body_len};
         engine_note(w, robotsgate_fetched(w->gate, &b));

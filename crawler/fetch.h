@@ -57,13 +57,15 @@ typedef struct fetch_result {
     const page_exchange_t *exchange;
     /* FETCH_ROBOTS; origin and body valid until the next fetch_next() or
      * fetch_free() */
-    const char *origin; /* "scheme://host[:port]" */
-    long status;        /* HTTP status of the last response, 0: none */
-    int complete;       /* the body was read to its end, or to FETCH_ROBOTS_MAX_BYTES */
-    int blocked;        /* the private-address guard refused the address */
-    int tls_refused;    /* failed for good in TLS (a certificate that does not
-                           verify): a page fetch of the origin will fail so too */
-    const char *body;   /* NUL-terminated */
+    const char *origin;     /* "scheme://host[:port]" */
+    long status;            /* HTTP status of the last response, 0: none */
+    int complete;           /* the body was read to its end, or to FETCH_ROBOTS_MAX_BYTES */
+    int blocked;            /* the private-address guard refused the address */
+    int tls_refused;        /* failed for good in TLS (a certificate that does not
+                               verify): a page fetch of the origin will fail so too */
+    const char *error_kind; /* the transport error's kind ("dns", ...), NULL: none */
+    const char *error_text; /* its text (curl's), NULL: none */
+    const char *body;       /* NUL-terminated */
     size_t body_len;
 } fetch_result_t;
 

@@ -184,6 +184,10 @@ static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     r->blocked = x->blocked;
     r->tls_refused =
         res != CURLE_OK && !strcmp(outcome_error_kind(res), "tls") && !outcome_retryable(res);
+    if (res != CURLE_OK && !r->complete && !x->blocked) { /* the robots gate says why */
+        r->error_kind = outcome_error_kind(res);
+        r->error_text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(res);
+    }
     r->body = x->body.p ? x->body.p : "";
     r->body_len = x->body.len;
 }

@@ -165,14 +165,19 @@ static int shared_unlock(robotsgate_t *g, const char *origin)
     return rc == CRAWL_EREDIS ? rc : 0;
 }
 
-/* Rules from a stored value ("R" + serialized, or "U"), or NULL (corrupt,
- * or out of memory); *unavailable set for "U". */
-static robots_t *rules_of_value(const char *val, size_t len, uint8_t *unavailable)
+/* Rules from a stored value ("R" + serialized, or "U" + the cause, if
+ * known, as rentry_t.why has it), or NULL (corrupt, or out of memory);
+ * e->unavailable and e->why set for "U". */
+static robots_t *rules_of_value(rentry_t *e, const char *val, size_t len)
 {
     int err = 0;
-    *unavailable = 0;
-    if (len == 1 && val[0] == 'U') {
-        *unavailable = 1;
+    e->unavailable = 0;
+    free(e->why);
+    e->why = NULL;
+    if (len >= 1 && val[0] == 'U') {
+        e->unavailable = 1;
+        if (len > 1 && !memchr(val + 1, '\0', len - 1))
+            e->why = strndup(val + 1, len - 1);
         return robots_disallow_all();
     }
     return len >= 1 && val[0] == 'R' ? robots_deserialize(val + 1, len - 1, &err) : NULL;
@@ -185,11 +190,13 @@ static char *value_of(const rentry_t *e, size_t *vlen)
     size_t len = 0;
     if (!e->unavailable && robots_serialize(e->rules, &ser, &len) < 0)
         return NULL;
-    *vlen = e->unavailable ? 1 : len + 1;
+    if (e->unavailable) /* "U" and the cause, for the other workers' records */
+        len = e->why ? strlen(e->why) : 0;
+    *vlen = len + 1;
     if ((val = malloc(*vlen))) {
         val[0] = e->unavailable ? 'U' : 'R';
-        if (!e->unavailable)
-            memcpy(val + 1, ser, len);
+        if (len)
+            memcpy(val + 1, e->unavailable ? e->why : ser, len);
     }
     free(ser);
     return val;
@@ -304,7 +311,7 @@ static int hand_back(robotsgate_t *g, rentry_t *e, uint32_t from)
 void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc)
 {
     if (l->err == 0 && l->found == FRONTIER_ROBOTS_STORED) {
-        e->rules = rules_of_value(l->val, l->len, &e->unavailable);
+        e->rules = rules_of_value(e, l->val, l->len);
         free(l->val);
         l->val = NULL;
         if (e->rules) { /* another worker fetched it just now, maybe: with a
@@ -511,10 +518,32 @@ static int seed_sitemaps(robotsgate_t *g, const robots_t *r)
 }
 
 /* The rules a robots.txt transfer gave. */
+/* Why b's robots.txt is unavailable, as rentry_t.why keeps it (NULL: out
+ * of memory). */
+static char *cause_of(const robotsgate_body_t *b)
+{
+    char why[ROBOTSGATE_CAUSE_TEXT + 64];
+    if (b->error_kind)
+        snprintf(why, sizeof why, "%s\t%ld\trobots.txt: %s", b->error_kind, b->status,
+                 b->error_text ? b->error_text : b->error_kind);
+    else if (b->status == 429 || b->status >= 500)
+        snprintf(why, sizeof why, "%s\t%ld\trobots.txt answered HTTP %ld",
+                 b->status == 429 ? "http-429" : "http-5xx", b->status, b->status);
+    else
+        snprintf(why, sizeof why, "%s\t%ld\trobots.txt was cut short (HTTP %ld)",
+                 ROBOTSGATE_RETRY_KIND, b->status, b->status);
+    for (char *p = why; *p; p++) /* one line: the text goes into records */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    return strdup(why);
+}
+
 static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
 {
     robots_free(e->rules);
     e->rules = NULL;
+    free(e->why);
+    e->why = NULL;
     if (b->complete && b->status >= 200 && b->status < 300) {
         int err = 0;
         e->rules = robots_parse(b->body, b->len, g->cfg->user_agent, &err);
@@ -530,6 +559,7 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
         e->rules = robots_allow_all();
     } else {
         e->unavailable = 1;
+        e->why = cause_of(b);
         e->rules = robots_disallow_all();
     }
     if (!e->rules) { /* out of memory parsing: be conservative, retry later */
@@ -564,6 +594,29 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     }
     settle(g, e);
     return rc;
+}
+
+void robotsgate_cause(const robotsgate_t *g, const char *url, robotsgate_cause_t *c)
+{
+    char origin[4096];
+    const rentry_t *e =
+        parser_url_origin(url, origin, sizeof origin) >= 0 ? rg_find(g, origin) : NULL;
+    const char *why = e && e->unavailable ? e->why : NULL;
+    const char *t1 = why ? strchr(why, '\t') : NULL, *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+    c->kind = ROBOTSGATE_RETRY_KIND;
+    c->status = 0;
+    snprintf(c->text, sizeof c->text, "%s", ROBOTSGATE_RETRY_TEXT);
+    if (!t2 || t1 == why)
+        return;
+    /* the kind is one of a known few: the static string of the same name */
+    static const char *const kinds[] = {
+        "dns",     "connect",  "timeout",  "tls",       "protocol",           "redirects",
+        "network", "http-5xx", "http-429", "too-large", ROBOTSGATE_RETRY_KIND};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strlen(kinds[i]) == (size_t)(t1 - why) && !strncmp(why, kinds[i], (size_t)(t1 - why)))
+            c->kind = kinds[i];
+    c->status = strtol(t1 + 1, NULL, 10);
+    snprintf(c->text, sizeof c->text, "%s", t2 + 1);
 }
 
 void robotsgate_release_held(robotsgate_t *g)

@@ -32,6 +32,8 @@
 /* The outcome a denied or retried URL is finished or retried with. */
 #define ROBOTSGATE_DENY_KIND "robots"
 #define ROBOTSGATE_DENY_TEXT "disallowed by robots.txt"
+/* (a retried URL whose robots.txt's failure is known carries that cause
+ * instead: robotsgate_cause) */
 #define ROBOTSGATE_RETRY_KIND "robots-unavailable"
 #define ROBOTSGATE_RETRY_TEXT "robots.txt answered 5xx or was unreachable; retrying later"
 
@@ -44,14 +46,25 @@ typedef enum robotsgate_verdict {
 
 /* A fetched robots.txt, as the transfer ended. */
 typedef struct robotsgate_body {
-    const char *origin; /* "scheme://host[:port]" the fetch was asked for */
-    long status;        /* HTTP status of the last response, 0: none */
-    int complete;       /* read to its end (or to the size cap) */
-    int blocked;        /* the private-address guard refused the host */
-    int tls_refused;    /* TLS failed for good (fetch_result_t.tls_refused) */
+    const char *origin;     /* "scheme://host[:port]" the fetch was asked for */
+    long status;            /* HTTP status of the last response, 0: none */
+    int complete;           /* read to its end (or to the size cap) */
+    int blocked;            /* the private-address guard refused the host */
+    int tls_refused;        /* TLS failed for good (fetch_result_t.tls_refused) */
+    const char *error_kind; /* the transfer's error ("dns", "timeout", ...), or NULL */
+    const char *error_text; /* its text (curl's), or NULL */
     const char *body;
     size_t len;
 } robotsgate_body_t;
+
+/* Why a URL's robots.txt is unavailable: what its record and retry say. */
+#define ROBOTSGATE_CAUSE_TEXT 320
+typedef struct robotsgate_cause {
+    const char *kind; /* "dns", "connect", "tls", "timeout", "http-5xx", "http-429", ...;
+                         ROBOTSGATE_RETRY_KIND when the cause is not known (static) */
+    long status;      /* robots.txt's HTTP status (5xx, 429), 0: none */
+    char text[ROBOTSGATE_CAUSE_TEXT]; /* "robots.txt: <the fetch's error>" */
+} robotsgate_cause_t;
 
 typedef struct robotsgate robotsgate_t;
 
@@ -113,6 +126,12 @@ int robotsgate_poll(robotsgate_t *g);
  * whose time has come go to the ready queue.  No Redis: call it every loop
  * turn, Redis reachable or not (robotsgate_poll calls it too). */
 void robotsgate_release_held(robotsgate_t *g);
+
+/* Why url got ROBOTSGATE_RETRY: the failure of its origin's robots.txt
+ * fetch, by whichever worker made it (the cause is shared with the rules),
+ * into *c; ROBOTSGATE_RETRY_KIND and _TEXT when it is not known (an entry
+ * an older build stored, or one evicted since).  No Redis call. */
+void robotsgate_cause(const robotsgate_t *g, const char *url, robotsgate_cause_t *c);
 
 /* A parked URL whose rules are known now: 1 with *item (the caller's) and
  * *verdict (never ROBOTSGATE_WAIT), or 0. */

@@ -40,7 +40,8 @@ typedef struct rentry {
     uint32_t nparked, parked_cap;
     uint32_t hash, hnext; /* origin's hash; the next slot of its bucket (free: of the free list) */
     link_t link[2];       /* L_USE: LRU or pending list; L_EXP: its expiry list */
-    uint8_t unavailable;  /* 5xx/unreachable: disallow all for now */
+    uint8_t unavailable;  /* 5xx/unreachable: disallow all for now ... */
+    char *why;            /* ... and why, "KIND\tSTATUS\tTEXT" (NULL: not known) */
     uint8_t remote;       /* another worker is fetching it */
     uint64_t hold_until;  /* held: rules known, parked URLs wait until then (0: not held) */
 } rentry_t;

@@ -526,8 +526,10 @@ Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
     cr_expect_eq(fx_http_hits(s.h, "/"), 0, "page fetched although robots.txt answered 503");
     cr_expect_geq(fx_http_hits(s.h, "/robots.txt"), 1);
     char *out = fx_read_file(s.out, NULL);
-    cr_expect(out && strstr(out, "\"error_kind\":\"robots-unavailable\""),
-              "no dead-letter record:\n%s", out ? out : "");
+    /* the record says why: robots.txt's own status and kind */
+    cr_expect(out && strstr(out, "\"status\":503") && strstr(out, "\"error_kind\":\"http-5xx\"") &&
+                  strstr(out, "\"error_text\":\"robots.txt answered HTTP 503\""),
+              "no dead-letter record with the cause:\n%s", out ? out : "");
     free(out);
     redisContext *c = fx_redis_connect(s.r);
     cr_assert_not_null(c);

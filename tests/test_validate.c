@@ -383,6 +383,49 @@ Test(validate, ca_file_makes_a_self_signed_seed_trusted)
     env_stop(&e);
 }
 
+/* A seed whose host does not resolve is recorded with the real cause,
+ * "dns" and the resolver's text, whether or not robots.txt is asked first
+ * (its fetch meets the same failure; the record says it came from there).
+ * The crawler runs in a network namespace of its own with no interface
+ * up (unshare --net, as root), its embedded Redis on a unix socket: the
+ * name fails at once and no query leaves the machine. */
+Test(validate, an_unresolvable_seed_is_recorded_as_dns_with_or_without_robots)
+{
+    env_t e;
+    env_start(&e);
+    cr_assert_eq(fx_write_file(in_dir(&e, "seeds.txt"), "http://nowhere.example.test/\n"), 0);
+    static const struct {
+        const char *flag, *text;
+    } cases[] = {{"--respect-robots", "robots.txt: "}, {"--ignore-robots", ""}};
+    for (size_t i = 0; i < 2; i++) {
+        char seeds[600], out[600], data[600];
+        snprintf(seeds, sizeof seeds, "%s/seeds.txt", e.dir);
+        snprintf(out, sizeof out, "%s/out%zu.jsonl", e.dir, i);
+        snprintf(data, sizeof data, "%s/data%zu", e.dir, i);
+        char *argv[] = {"unshare",     "--net",
+                        CRAWLER_BIN,   "crawl",
+                        "--data-dir",  data,
+                        "--seeds",     seeds,
+                        "--out",       out,
+                        "--max-tries", "1",
+                        "--quiet",     (char *)cases[i].flag,
+                        NULL};
+        if (!strcmp(cases[i].flag, "--respect-robots"))
+            argv[13] = NULL; /* robots.txt asked first: the default */
+        int rc = fx_run_without("REDIS_URL", argv, 120000);
+        cr_assert_eq(rc, 0, "[%s] unshare --net crawler crawl exited %d (unshare needs root)",
+                     cases[i].flag, rc);
+        char *rec = fx_read_file(out, NULL), want[128];
+        cr_assert_not_null(rec, "[%s] no --out file", cases[i].flag);
+        cr_expect(strstr(rec, "\"error_kind\":\"dns\""), "[%s] not recorded as dns: %s",
+                  cases[i].flag, rec);
+        snprintf(want, sizeof want, "\"error_text\":\"%sCould not resolve host", cases[i].text);
+        cr_expect(strstr(rec, want), "[%s] no '%s' in: %s", cases[i].flag, want, rec);
+        free(rec);
+    }
+    env_stop(&e);
+}
+
 /* ---- Retry-After ----------------------------------------------------------------- */
 
 /* The delay of the first entry of P delayed, from Redis' own clock (ms),

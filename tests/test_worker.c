@@ -247,6 +247,12 @@ Test(robotsgate, unavailable_robots_means_retry_for_every_worker)
     cr_expect_eq(check(a.g, "http://a.example/y"), ROBOTSGATE_RETRY);
     cr_expect_eq(check(b.g, "http://a.example/z"), ROBOTSGATE_RETRY);
     cr_expect_null(robotsgate_next_fetch(b.g));
+    /* the cause travels with the rules: b's record says what a met */
+    robotsgate_cause_t c;
+    robotsgate_cause(b.g, "http://a.example/z", &c);
+    cr_expect_str_eq(c.kind, "http-5xx");
+    cr_expect_eq(c.status, 503);
+    cr_expect_str_eq(c.text, "robots.txt answered HTTP 503");
     two_close(r, &a, &b);
 }
 
