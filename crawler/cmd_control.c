@@ -203,7 +203,7 @@ static int control_redis(const char *cmd, const control_opts_t *o, rconn_specs_t
 static int crawl_exists(const char *cmd, redisContext *rc, const rconn_t *r, const char *crawl)
 {
     frontier_stats_t s;
-    if (frontier_stats_routed(rc, rconn_router(r), crawl, &s) < 0) {
+    if (frontier_stats_routed(rc, r, crawl, &s) < 0) {
         fprintf(stderr, "crawler %s: cannot read the crawl's counters: %s\n", cmd,
                 rc->err ? rc->errstr : "unexpected reply");
         return -1;
@@ -252,9 +252,8 @@ static int apply(const char *cmd, const control_opts_t *o, const frontier_contro
         rconn_close(r);
         return no;
     }
-    int rcode = rc ? frontier_control_routed(rc, rconn_router(r), o->crawl, ch, &c, NULL, &live,
-                                             err, sizeof err)
-                   : -1;
+    int rcode =
+        rc ? frontier_control_routed(rc, r, o->crawl, ch, &c, NULL, &live, err, sizeof err) : -1;
     if (rc && rcode < 0)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     if (rcode == 0)

@@ -125,7 +125,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     /* a new crawl of several shards with a page limit keeps it in allotments
      * from its creation (frontier/quota.c), its seeds counted in it */
     fc.max_pages = shards > 1 ? cfg->max_pages : 0;
-    fc.router = rconn_router(r);
+    fc.redis = r;
     fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
     fc.bloom_fp_rate = cfg->bloom_fp_rate;
     fc.bloom_cache_bytes = SIZE_MAX;
@@ -141,8 +141,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
                                           "makes it faster: see README)");
     seeds_result_t res;
-    if (seeds && ((rcode = seeds_check_room(seeds, rc, rconn_router(r), cfg->crawl, b, err,
-                                            sizeof err)) < 0 ||
+    if (seeds && ((rcode = seeds_check_room(seeds, rc, r, cfg->crawl, b, err, sizeof err)) < 0 ||
                   (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0)) {
         fprintf(stderr, "crawler crawl: %s\n", err);
         goto out;

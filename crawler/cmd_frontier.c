@@ -171,7 +171,7 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
     if (shards > 1)
         bpv.capacity = (bpv.capacity + shards - 1) / shards;
     cfg.shards = shards;
-    cfg.router = rconn_router(r);
+    cfg.redis = r;
     cfg.bloom_capacity = bp0->capacity; /* the other shards' filters, if created */
     cfg.bloom_fp_rate = bp0->fp_rate;
     cfg.bloom_cache_bytes = SIZE_MAX;
@@ -185,16 +185,14 @@ static int seed_run(const common_t *co, const char *file, int force, unsigned sh
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
-    int rcode = f ? seeds_check_room(seeds, rc, rconn_router(r), co->crawl, b, err, sizeof err)
-                  : CRAWL_EBLOOM;
+    int rcode = f ? seeds_check_room(seeds, rc, r, co->crawl, b, err, sizeof err) : CRAWL_EBLOOM;
     if (rcode == 0)
         rcode = seeds_add(seeds, f, force, &res, err, sizeof err);
     if (rcode == 0 && max_pages) { /* the crawl's, for every worker */
         frontier_control_change_t ch = {0};
         ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
         ch.value[FRONTIER_LIMIT_MAX_PAGES] = max_pages;
-        rcode = frontier_control_routed(rc, rconn_router(r), co->crawl, &ch, NULL, NULL, NULL, err,
-                                        sizeof err);
+        rcode = frontier_control_routed(rc, r, co->crawl, &ch, NULL, NULL, NULL, err, sizeof err);
     }
     if (f && rcode < 0)
         fprintf(stderr, "crawler seed: %s\n", err);
@@ -466,7 +464,7 @@ static int read_stats(redisContext *rc, const rconn_t *r, const char *crawl, fro
 {
     *w = NULL;
     *nw = 0;
-    int err = frontier_stats_routed(rc, rconn_router(r), crawl, s); /* every shard's master */
+    int err = frontier_stats_routed(rc, r, crawl, s); /* every shard's master */
     if (err == 0)
         err = frontier_workers(rc, crawl, w, nw);
     if (err == 0)

@@ -158,7 +158,7 @@ void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;
     fc->shards = c->shards;
-    fc->router = rconn_router(e->redis); /* a Redis Cluster: the shards' masters */
+    fc->redis = e->redis; /* a Redis Cluster: the shards' masters */
     fc->wake = e->wake;
     fc->max_pages_per_host = c->max_pages_per_host;
     fc->max_tries = c->max_tries;
@@ -613,7 +613,7 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
 {
     frontier_stats_t fs = {0};
     int down = atomic_load(&e->redis_down);
-    if (!rc || rc->err || frontier_stats_routed(rc, rconn_router(e->redis), e->cfg->crawl, &fs) < 0)
+    if (!rc || rc->err || frontier_stats_routed(rc, e->redis, e->cfg->crawl, &fs) < 0)
         memset(&fs, 0, sizeof fs);
     double secs = (double)(clock_now_ms() - t0) / 1000.0;
     uint64_t pages = atomic_load(&e->pages);

@@ -268,7 +268,7 @@ static void check_fill(worker_t *w, uint64_t added)
 void engine_check_full(worker_t *w)
 {
     frontier_stats_t st;
-    int rc = frontier_stats_routed(w->rc, rconn_router(w->e->redis), w->e->cfg->crawl, &st);
+    int rc = frontier_stats_routed(w->rc, w->e->redis, w->e->cfg->crawl, &st);
     if (rc < 0)
         engine_note(w, rc != CRAWL_EREPLY ? rc : 0);
     else

@@ -159,11 +159,11 @@ int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *e
     return rc;
 }
 
-int seeds_check_room(seeds_t *s, struct redisContext *rc, const frontier_router_t *rt,
-                     const char *crawl, const bloom_t *b, char *err, size_t errlen)
+int seeds_check_room(seeds_t *s, struct redisContext *rc, const struct rconn *r, const char *crawl,
+                     const bloom_t *b, char *err, size_t errlen)
 {
     frontier_stats_t st;
-    int code = frontier_stats_routed(rc, rt, crawl, &st);
+    int code = frontier_stats_routed(rc, r, crawl, &st);
     if (code < 0) {
         snprintf(err, errlen, "reading the crawl's counters: %s", crawl_strerror(code));
         return code;

@@ -44,8 +44,8 @@ int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *e
  * URLs could take the filter past its capacity (nothing of that batch is
  * sent; batches before it stay seeded).  A filter without a recorded
  * capacity sets no limit.  0, or the code of frontier_stats. */
-int seeds_check_room(seeds_t *s, struct redisContext *rc, const frontier_router_t *rt,
-                     const char *crawl, const bloom_t *b, char *err, size_t errlen);
+int seeds_check_room(seeds_t *s, struct redisContext *rc, const struct rconn *r, const char *crawl,
+                     const bloom_t *b, char *err, size_t errlen);
 /* Closes the file (not stdin) and frees s.  Accepts NULL. */
 void seeds_close(seeds_t *s);
 

@@ -134,7 +134,7 @@ int frontier_control(struct redisContext *rc, const char *crawl,
     return frontier_control_routed(rc, NULL, crawl, ch, out, now_ms, live, errbuf, errlen);
 }
 
-int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+int frontier_control_routed(struct redisContext *rc, const rconn_t *redis, const char *crawl,
                             const frontier_control_change_t *ch, frontier_control_t *out,
                             uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen)
 {
@@ -166,12 +166,12 @@ int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt
     /* every shard's copy written, in one round trip on one server (one a
      * shard over several); shard 0's answers */
     fr_args_t *a = rc_ == 0 ? calloc(n, sizeof *a) : NULL;
-    redisReply **r = a ? calloc(n, sizeof *r) : NULL;
-    struct redisContext **conn = r ? calloc(2 * (size_t)n, sizeof *conn) : NULL;
+    redisReply **rep = a ? calloc(n, sizeof *rep) : NULL;
+    struct redisContext **conn = rep ? calloc(2 * (size_t)n, sizeof *conn) : NULL;
     size_t nown = 0;
     if (rc_ == 0 && !conn)
         rc_ = CRAWL_ENOMEM;
-    if (rc_ == 0 && (rc_ = fr_shard_conns(rc, rt, crawl, n, conn, conn + n, &nown)) < 0)
+    if (rc_ == 0 && (rc_ = fr_shard_conns(rc, redis, crawl, n, conn, conn + n, &nown)) < 0)
         snprintf(errbuf, errlen, "the Redis Cluster's masters of the crawl's shards");
     for (unsigned s = 0; rc_ == 0 && s < n; s++) {
         char p[FR_PREFIX_MAX], ready[FR_KEY_MAX];
@@ -183,26 +183,26 @@ int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt
             snprintf(errbuf, errlen, "a limit out of range");
     }
     if (rc_ == 0 && !nown)
-        rc_ = fr_run(&f, FR_CONTROL, a, n, r);
+        rc_ = fr_run(&f, FR_CONTROL, a, n, rep);
     for (unsigned s = 0; rc_ == 0 && nown && s < n; s++) {
         f.rc = conn[s];
-        rc_ = fr_run(&f, FR_CONTROL, &a[s], 1, &r[s]);
+        rc_ = fr_run(&f, FR_CONTROL, &a[s], 1, &rep[s]);
     }
     f.rc = rc;
     for (unsigned s = 0; rc_ == 0 && s < n; s++)
-        if (r[s]->type == REDIS_REPLY_ERROR) {
-            rc_ = fr_reply_error(r[s]);
+        if (rep[s]->type == REDIS_REPLY_ERROR) {
+            rc_ = fr_reply_error(rep[s]);
             break;
         }
     if (rc_ == 0)
-        rc_ = read_reply(r[0], out, now_ms, live);
-    for (unsigned s = 0; r && s < n; s++)
-        if (r[s])
-            freeReplyObject(r[s]);
+        rc_ = read_reply(rep[0], out, now_ms, live);
+    for (unsigned s = 0; rep && s < n; s++)
+        if (rep[s])
+            freeReplyObject(rep[s]);
     for (unsigned s = 0; a && s < n; s++)
         fa_free(&a[s]);
     free(a);
-    free(r);
+    free(rep);
     for (size_t i = 0; i < nown; i++)
         redisFree(conn[n + i]);
     free(conn);
@@ -219,7 +219,7 @@ int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt
 int fr_control_before(frontier_t *f, frontier_control_t *c, char *errbuf, size_t errlen)
 {
     /* routed: another opener may have fixed the count meanwhile */
-    return frontier_control_routed(f->shard[0].rc, f->cfg.router, f->crawl, NULL, c, NULL, NULL,
+    return frontier_control_routed(f->shard[0].rc, f->cfg.redis, f->crawl, NULL, c, NULL, NULL,
                                    errbuf, errlen);
 }
 
@@ -234,7 +234,7 @@ int fr_control_spread(frontier_t *f, const frontier_control_t *c, char *errbuf, 
             ch.value[l] = c->value[l];
             any = 1;
         }
-    return any ? frontier_control_routed(f->shard[0].rc, f->cfg.router, f->crawl, &ch, NULL, NULL,
+    return any ? frontier_control_routed(f->shard[0].rc, f->cfg.redis, f->crawl, &ch, NULL, NULL,
                                          NULL, errbuf, errlen)
                : 0;
 }

@@ -480,7 +480,7 @@ static int shards_send(frontier_t *f, struct fr_shards_pending *s)
     /* On a Redis Cluster an offer can fail alone (MOVED, ASK, TRYAGAIN while
      * its slot moves) and Redis would still run the pages' calls pipelined
      * behind it: there the pages wait for the offers' replies too. */
-    s->deferred = (f->cfg.router || f->quota) && s->nof;
+    s->deferred = ((f->cfg.redis && rconn_is_cluster(f->cfg.redis)) || f->quota) && s->nof;
     for (size_t i = 0; i < s->nb && !s->deferred; i++) /* several servers? */
         s->deferred = f->shard[s->b[i].shard].rc != f->shard[s->shard[0]].rc;
     for (size_t x = 1; x < s->n && s->nof && !s->deferred; x++)

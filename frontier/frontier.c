@@ -318,27 +318,24 @@ static int open_shards(frontier_t *f, char *errbuf, size_t errlen)
     return 0;
 }
 
-/* A Redis Cluster (cfg.router): each shard's connection, one to each
+/* A Redis Cluster (cfg.redis): each shard's connection, one to each
  * master that owns a shard (rc is shard 0's: its route), from one look at
  * the map.  Then every server's check (Redis 7, the crawler module: used
  * only if every master has it). */
 static int route_shards(frontier_t *f, char *errbuf, size_t errlen)
 {
-    const frontier_router_t *rt = f->cfg.router;
     unsigned n = f->nshards;
-    if (!rt || n == 1)
+    if (!f->cfg.redis || !rconn_is_cluster(f->cfg.redis) || n == 1)
         return 0;
-    const char **keys = calloc(n, sizeof *keys);
-    char(*addr)[FRONTIER_ADDR_MAX] = calloc(n, sizeof *addr);
+    int *slots = calloc(n, sizeof *slots);
+    char(*addr)[RCONN_NAME_MAX] = calloc(n, sizeof *addr);
     f->own = calloc(n, sizeof *f->own);
-    int rc = keys && addr && f->own ? 0 : CRAWL_ENOMEM;
+    int rc = slots && addr && f->own ? 0 : CRAWL_ENOMEM;
     for (unsigned s = 0; rc == 0 && s < n; s++)
-        keys[s] = f->shard[s].ready_key;
-    if (rc == 0 && rt->owners(rt->ud, keys, n, addr) < 0) {
+        rc = fr_shard_slot(f->crawl, s, &slots[s]);
+    if (rc == 0 && (rc = rconn_owners(f->cfg.redis, slots, n, addr, errbuf, errlen)) < 0)
         snprintf(errbuf, errlen, "the Redis Cluster's map: a shard of crawl '%s' has no master now",
                  f->crawl);
-        rc = CRAWL_EREDIS;
-    }
     for (unsigned s = 1; rc == 0 && s < n; s++) {
         unsigned t = 0; /* a shard before it on the same master: its connection */
         while (t < s && strcmp(addr[t], addr[s]))
@@ -347,9 +344,10 @@ static int route_shards(frontier_t *f, char *errbuf, size_t errlen)
             f->shard[s].rc = f->shard[t].rc;
             continue;
         }
-        if (!(f->shard[s].rc = rt->connect(rt->ud, keys[s]))) {
-            snprintf(errbuf, errlen, "connecting to %s (shard %u of crawl '%s')", addr[s], s,
-                     f->crawl);
+        char e2[256];
+        if (!(f->shard[s].rc = rconn_connect_slot(f->cfg.redis, slots[s], e2, sizeof e2))) {
+            snprintf(errbuf, errlen, "connecting to %s (shard %u of crawl '%s'): %s", addr[s], s,
+                     f->crawl, e2);
             rc = CRAWL_EREDIS;
             break;
         }
@@ -360,7 +358,7 @@ static int route_shards(frontier_t *f, char *errbuf, size_t errlen)
         f->bits_module &= bits;
         fr_use(f, 0);
     }
-    free(keys);
+    free(slots);
     free(addr);
     return rc;
 }

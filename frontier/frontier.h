@@ -41,6 +41,7 @@
 #include "bloom.h"
 
 struct redisContext;
+struct rconn;
 
 #define FRONTIER_DEFAULT_CRAWL "default"
 #define FRONTIER_DEFAULT_PER_HOST 1
@@ -76,20 +77,6 @@ struct redisContext;
  * (frontier_finish, frontier_retry or frontier_release of it), so its server
  * sees two requests at least d apart however long a claimed URL waits
  * before its request goes out.  d = 0: up to per_host in flight, no spacing. */
-/* Where the shards of a crawl are served, for a Redis Cluster: each shard's
- * keys share its hash tag, so one master holds a shard.  owners writes, for
- * each of keys[0..n), a name of the server that owns its hash slot into
- * addr[i] (the same name for the same server; FRONTIER_ADDR_MAX bytes
- * each), from one look at the cluster's map: 0 or CRAWL_EREDIS.  connect
- * opens a new connection to the owner of key's slot (the handle frees it
- * with redisFree), NULL if there is none now.  Both thread-safe; ud is
- * theirs.  A plain Redis needs none: every shard is on the handle's rc. */
-#define FRONTIER_ADDR_MAX 320
-typedef struct frontier_router {
-    int (*owners)(void *ud, const char *const *keys, size_t n, char (*addr)[FRONTIER_ADDR_MAX]);
-    struct redisContext *(*connect)(void *ud, const char *key);
-    void *ud;
-} frontier_router_t;
 
 /* Which shards got work lately, shared by the handles of one process on
  * one crawl (like bloom_shared_cache): a finish that queued links in a
@@ -102,16 +89,16 @@ frontier_wake_t *frontier_wake_new(void);
 void frontier_wake_free(frontier_wake_t *w);
 
 typedef struct frontier_config {
-    const char *crawl;               /* crawl name (copied); NULL: "default" */
-    const char *worker_id;           /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
-    const frontier_router_t *router; /* a Redis Cluster: where each shard is (borrowed: it
-                                        outlives the handle); NULL: all on rc */
-    frontier_wake_t *wake;           /* a crawl of several shards: the process's (borrowed) */
-    unsigned shards;                 /* the crawl's shards (frontier/SHARDING.md), fixed when it
-                                        is created: 0 joins the count the crawl has (1 for a new
-                                        one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
-                                        naming both counts if the crawl has another */
-    uint32_t per_host;               /* max URLs in flight per host of delay 0; 0: default */
+    const char *crawl;           /* crawl name (copied); NULL: "default" */
+    const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
+    const struct rconn *redis;   /* a Redis Cluster: where each shard is (borrowed: it outlives
+                                    the handle; rconn.h); NULL: every shard on rc */
+    frontier_wake_t *wake;       /* a crawl of several shards: the process's (borrowed) */
+    unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
+                                    is created: 0 joins the count the crawl has (1 for a new
+                                    one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
+                                    naming both counts if the crawl has another */
+    uint32_t per_host;           /* max URLs in flight per host of delay 0; 0: default */
     uint32_t delay_ms;           /* min ms from the end of one fetch of a host to the next claim */
     uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
@@ -177,7 +164,7 @@ bloom_t *frontier_bloom(const frontier_t *f);
 
 /* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
  * (keys.def), a key in the crawl's hash slot (a Redis Cluster connection is
- * routed by it: crawler/rconn.h).  0, or CRAWL_EINVAL for a NULL or bad
+ * routed by it: rconn/rconn.h).  0, or CRAWL_EINVAL for a NULL or bad
  * crawl name or a buffer too short (FRONTIER_MAX_BLOOM_NAME bytes always
  * fit).  Thread-safe. */
 #define FRONTIER_MAX_BLOOM_NAME (FRONTIER_MAX_CRAWL_NAME + 48)
@@ -602,9 +589,9 @@ typedef struct frontier_control_change {
 int frontier_control(struct redisContext *rc, const char *crawl,
                      const frontier_control_change_t *ch, frontier_control_t *out, uint64_t *now_ms,
                      uint32_t *live, char *errbuf, size_t errlen);
-/* frontier_control with every shard's copy written on its master (rt: as
+/* frontier_control with every shard's copy written on its master (r: as
  * frontier_stats_routed). */
-int frontier_control_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+int frontier_control_routed(struct redisContext *rc, const struct rconn *r, const char *crawl,
                             const frontier_control_change_t *ch, frontier_control_t *out,
                             uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen);
 
@@ -649,10 +636,10 @@ typedef struct frontier_stats {
  * every shard; control writes every shard's copy). */
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out);
 /* frontier_stats of a crawl whose shards a Redis Cluster spreads over its
- * masters: rc is shard 0's server, rt says where the others are (a
+ * masters: rc is shard 0's server, r says where the others are (a
  * connection opened to each other master for the reading, closed after);
- * rt NULL: frontier_stats. */
-int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+ * r NULL, or not a cluster: frontier_stats. */
+int frontier_stats_routed(struct redisContext *rc, const struct rconn *r, const char *crawl,
                           frontier_stats_t *out);
 /* Deletes every key of one crawl (and nothing else): SCAN MATCH on the
  * crawl's exact key prefix (glob characters escaped), then on its shards'

@@ -11,6 +11,7 @@
 
 #include "frontier.h"
 #include "keys.h"
+#include "rconn.h"
 
 struct redisReply;
 struct redisContext;
@@ -100,7 +101,7 @@ struct frontier {
     int quota;         /* the crawl's page limit is kept in allotments (quota.c), fixed likewise */
     int created;       /* no shard count was stored at open: this handle may create the crawl */
     fr_shard_t *shard; /* [nshards] */
-    /* A Redis Cluster (cfg.router): the connections the handle opened to
+    /* A Redis Cluster (cfg.redis): the connections the handle opened to
      * the masters of shards that rc's server does not own, closed with it. */
     struct redisContext **own;
     size_t nown;
@@ -161,11 +162,14 @@ int fr_control_spread(frontier_t *f, const frontier_control_t *c, char *errbuf, 
 int fr_parse_shards(const char *s, size_t len, unsigned *n, int *quota);
 
 /* The connection of each of the crawl's n shards into conn[0..n): rc for
- * all without a router (or one shard), else rc for shard 0's server and a
+ * all on a plain Redis (r NULL or not a cluster, or one shard), else rc for
+ * shard 0's server and a
  * new one to each other master, also listed in own[0..*nown) (the caller
  * frees them; own has room for n).  0, CRAWL_EREDIS, CRAWL_ENOMEM. */
-int fr_shard_conns(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
-                   unsigned n, struct redisContext **conn, struct redisContext **own, size_t *nown);
+int fr_shard_conns(struct redisContext *rc, const rconn_t *r, const char *crawl, unsigned n,
+                   struct redisContext **conn, struct redisContext **own, size_t *nown);
+/* The hash slot of shard s of crawl (its keys' hash tag): 0 or CRAWL_EINVAL. */
+int fr_shard_slot(const char *crawl, unsigned s, int *slot);
 
 /* Arguments of one Redis command, binary-safe.  Strings pushed with
  * fa_str are borrowed (must outlive the call); numbers are formatted into

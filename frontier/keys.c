@@ -112,6 +112,15 @@ int fr_prefix_shard(const char *crawl, unsigned s, char *buf, size_t buflen)
     return 0;
 }
 
+int fr_shard_slot(const char *crawl, unsigned s, int *slot)
+{
+    char p[FR_PREFIX_MAX];
+    if (fr_prefix_shard(crawl, s, p, sizeof p) < 0)
+        return CRAWL_EINVAL;
+    *slot = rconn_key_slot(p, strlen(p)); /* the prefix holds the shard's hash tag */
+    return 0;
+}
+
 /* The length of key id with a member of mlen bytes, or -1 if the id or the
  * member/family combination is wrong (a family needs a member, a single key
  * none) or the key would be longer than INT32_MAX. */

@@ -279,40 +279,34 @@ static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
     return 0;
 }
 
-int fr_shard_conns(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
-                   unsigned n, struct redisContext **conn, struct redisContext **own, size_t *nown)
+int fr_shard_conns(struct redisContext *rc, const rconn_t *r, const char *crawl, unsigned n,
+                   struct redisContext **conn, struct redisContext **own, size_t *nown)
 {
     *nown = 0;
     for (unsigned s = 0; s < n; s++)
         conn[s] = rc;
-    if (!rt || n == 1)
+    if (!r || !rconn_is_cluster(r) || n == 1)
         return 0;
-    char(*keys)[FR_KEY_MAX] = calloc(n, sizeof *keys);
-    const char **kp = calloc(n, sizeof *kp);
-    char(*addr)[FRONTIER_ADDR_MAX] = calloc(n, sizeof *addr);
-    int rc_ = keys && kp && addr ? 0 : CRAWL_ENOMEM;
-    for (unsigned s = 0; rc_ == 0 && s < n; s++) {
-        char p[FR_PREFIX_MAX];
-        if (fr_prefix_shard(crawl, s, p, sizeof p) < 0 ||
-            fr_key_build(p, FR_K_READY, NULL, 0, keys[s], sizeof keys[s]) < 0)
-            rc_ = CRAWL_EINVAL;
-        kp[s] = keys[s];
-    }
-    if (rc_ == 0 && rt->owners(rt->ud, kp, n, addr) < 0)
-        rc_ = CRAWL_EREDIS;
+    int *slots = calloc(n, sizeof *slots);
+    char(*addr)[RCONN_NAME_MAX] = calloc(n, sizeof *addr);
+    char err[256];
+    int rc_ = slots && addr ? 0 : CRAWL_ENOMEM;
+    for (unsigned s = 0; rc_ == 0 && s < n; s++)
+        rc_ = fr_shard_slot(crawl, s, &slots[s]);
+    if (rc_ == 0)
+        rc_ = rconn_owners(r, slots, n, addr, err, sizeof err);
     for (unsigned s = 1; rc_ == 0 && s < n; s++) {
         unsigned t = 0;
         while (t < s && strcmp(addr[t], addr[s]))
             t++;
         if (t < s)
             conn[s] = conn[t];
-        else if ((conn[s] = rt->connect(rt->ud, kp[s])))
+        else if ((conn[s] = rconn_connect_slot(r, slots[s], err, sizeof err)))
             own[(*nown)++] = conn[s];
         else
             rc_ = CRAWL_EREDIS;
     }
-    free(keys);
-    free(kp);
+    free(slots);
     free(addr);
     return rc_;
 }
@@ -326,7 +320,7 @@ int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t 
 static int stats_read(struct redisContext **conn, const char *crawl, unsigned n,
                       frontier_stats_t *out);
 
-int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, const char *crawl,
+int frontier_stats_routed(struct redisContext *rc, const rconn_t *r, const char *crawl,
                           frontier_stats_t *out)
 {
     char p[FR_PREFIX_MAX];
@@ -342,7 +336,7 @@ int frontier_stats_routed(struct redisContext *rc, const frontier_router_t *rt, 
     size_t nown = 0;
     if (!conn)
         return CRAWL_ENOMEM;
-    rc_ = fr_shard_conns(rc, rt, crawl, n, conn, conn + n, &nown);
+    rc_ = fr_shard_conns(rc, r, crawl, n, conn, conn + n, &nown);
     if (rc_ == 0)
         rc_ = stats_read(conn, crawl, n, out);
     for (size_t i = 0; i < nown; i++)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster.h"
+#include "rconn.h"
 #include "cluster_env.h"
 #include "fixtures.h"
 #include "tree_site.h"
@@ -39,7 +39,7 @@ static int crawl_slot(const char *crawl)
 {
     char tag[80];
     int n = snprintf(tag, sizeof tag, "{%s}", crawl);
-    return cluster_slot(tag, (size_t)n);
+    return rconn_key_slot(tag, (size_t)n);
 }
 
 static void env_start(env_t *e, int masters, int replicas, const char *crawl, unsigned delay_ms)

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster.h"
+#include "rconn.h"
 #include "cluster_env.h"
 #include "fixtures.h"
 #include "hosts_site.h"
@@ -272,7 +272,7 @@ static int pick_crawl(fx_cluster_t *cl, int m, int n, char *name, size_t len)
             char tag[64];
             int tl = sh ? snprintf(tag, sizeof tag, "{%s/%d}", name, sh)
                         : snprintf(tag, sizeof tag, "{%s}", name);
-            int slot = cluster_slot(tag, (size_t)tl);
+            int slot = rconn_key_slot(tag, (size_t)tl);
             if (slot >= first && slot < first + n)
                 return slot;
         }

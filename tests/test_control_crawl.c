@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cluster.h"
+#include "rconn.h"
 #include "cluster_env.h"
 #include "crawl_env.h"
 #include "fixtures.h"
@@ -424,7 +424,7 @@ Test(control_crawl, on_a_redis_cluster_pause_and_limits_reach_the_crawls_slot, .
     tree.pages = 100;
     tree.delay_ms = 5;
     fx_http_set_handler(e.h, tree_site_route, &tree);
-    int slot = cluster_slot("{" CL_CRAWL "}", strlen("{" CL_CRAWL "}"));
+    int slot = rconn_key_slot("{" CL_CRAWL "}", strlen("{" CL_CRAWL "}"));
     int owner = fx_cluster_owner(cl, 0, slot);
     cr_assert_geq(owner, 0, "%s", fx_error());
     const char *url = fx_cluster_url(cl, (owner + 1) % 3);

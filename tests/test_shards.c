@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster_env.h"
+#include "rconn.h"
 #include "side.h"
 
 #define CRAWL "sh"
@@ -353,36 +355,43 @@ Test(shards, a_hosts_robots_txt_is_stored_and_found_in_its_shard)
 
 /* ---- a worker killed between its page's links and its page ------------ */
 
-/* Two redis-servers standing for two masters of a cluster: shard 0 of a
- * crawl of 2 shards on srv[0], shard 1 on srv[1] (the router a Redis
- * Cluster's client gives, frontier_router_t). */
+/* A local Redis Cluster for the two-shard tests: with 2 masters, shard 0
+ * of crawl CRAWL (slot 12452) is on master 1 and shard 1 (slot 7113) on
+ * master 0; with 1 master, both on it.  r routes to them as the crawler
+ * does. */
 typedef struct two_masters {
-    fx_redis_t *srv[2];
+    fx_cluster_t *cl;
+    rconn_t *r;
 } two_masters_t;
 
-static int key_shard(const char *key)
+static void two_start(two_masters_t *t, int masters)
 {
-    return strstr(key, "{" CRAWL "/1}") != NULL;
+    t->cl = fx_cluster_start(masters, 0, 2000);
+    cr_assert_not_null(t->cl, "cannot start a local Redis Cluster: %s", fx_error());
+    char err[512] = "", route[FRONTIER_MAX_BLOOM_NAME];
+    cr_assert_eq(frontier_bloom_name(CRAWL, route, sizeof route), 0);
+    t->r = rconn_open_url(fx_cluster_url(t->cl, 0), NULL, route, err, sizeof err);
+    cr_assert_not_null(t->r, "rconn_open: %s", err);
+    cr_assert(masters == 1 ||
+                  (fx_cluster_owner(t->cl, 0, 12452) == 1 && fx_cluster_owner(t->cl, 0, 7113) == 0),
+              "the shards are not on the two masters");
 }
 
-static int two_owners(void *ud, const char *const *keys, size_t n, char (*addr)[FRONTIER_ADDR_MAX])
+static void two_stop(two_masters_t *t)
 {
-    two_masters_t *t = ud;
-    for (size_t i = 0; i < n; i++)
-        snprintf(addr[i], FRONTIER_ADDR_MAX, "%s", fx_redis_url(t->srv[key_shard(keys[i])]));
-    return 0;
+    rconn_close(t->r);
+    fx_cluster_stop(t->cl);
 }
 
-static redisContext *two_connect(void *ud, const char *key)
+/* The node that serves shard s. */
+static int node_of(const two_masters_t *t, unsigned s)
 {
-    two_masters_t *t = ud;
-    return fx_redis_connect(t->srv[key_shard(key)]);
+    return fx_cluster_nnodes(t->cl) == 1 ? 0 : s == 0 ? 1 : 0;
 }
 
-/* A handle on the 2-shard crawl over t's servers, leases of 400 ms, on the
+/* A handle on the 2-shard crawl over t's masters, leases of 400 ms, on the
  * new connection *c to shard 0's (the caller frees it after the handle). */
-static frontier_t *open_two(two_masters_t *t, const frontier_router_t *rt, const char *worker,
-                            redisContext **c)
+static frontier_t *open_two(two_masters_t *t, const char *worker, redisContext **c)
 {
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
@@ -392,11 +401,11 @@ static frontier_t *open_two(two_masters_t *t, const frontier_router_t *rt, const
     cfg.shards = 2;
     cfg.lease_ms = 400;
     cfg.worker_id = worker;
-    cfg.router = rt;
+    cfg.redis = t->r;
     cfg.bloom_capacity = 100000;
     cfg.bloom_fp_rate = 1e-6;
     char err[512] = "";
-    *c = fx_redis_connect(t->srv[0]);
+    *c = rconn_connect(t->r, err, sizeof err);
     frontier_t *f = *c ? frontier_open(*c, &cfg, NULL, err, sizeof err) : NULL;
     if (!f)
         fprintf(stderr, "frontier_open: %s\n", err);
@@ -425,9 +434,9 @@ static void seed_page_with_link(frontier_t *f, unsigned own, char u[64], char l[
 }
 
 /* One shard's stats field on its server. */
-static long long shard_stat(fx_redis_t *srv, unsigned s, const char *field)
+static long long shard_stat(const two_masters_t *t, unsigned s, const char *field)
 {
-    redisContext *c = fx_redis_connect(srv);
+    redisContext *c = fx_cluster_connect(t->cl, node_of(t, s));
     redisReply *r = s ? redisCommand(c, "HGET crawler:{" CRAWL "/%u}:stats %s", s, field)
                       : redisCommand(c, "HGET crawler:{" CRAWL "}:stats %s", field);
     long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
@@ -438,11 +447,10 @@ static long long shard_stat(fx_redis_t *srv, unsigned s, const char *field)
 
 /* The worker of the child: claims page u, says so ('c'), waits for 'g',
  * says 'f' and finishes u with its one link l, then 'e'.  Never returns. */
-static void doomed_worker(two_masters_t *t, const frontier_router_t *rt, const char *u,
-                          const char *l, int out, int in)
+static void doomed_worker(two_masters_t *t, const char *u, const char *l, int out, int in)
 {
     redisContext *c = NULL;
-    frontier_t *f = open_two(t, rt, "doomed", &c);
+    frontier_t *f = open_two(t, "doomed", &c);
     frontier_item_t it = {0};
     size_t n = 0;
     frontier_state_t st;
@@ -502,10 +510,10 @@ static void drain(frontier_t *f, const char *u, const char *l, int *nu, int *nl)
  * once, u at most once more, nothing left. */
 static void killed_between(unsigned own, unsigned stopped)
 {
-    two_masters_t t = {{side_redis(), side_redis()}};
-    frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
+    two_masters_t t;
+    two_start(&t, 2);
     redisContext *ca = NULL;
-    frontier_t *a = open_two(&t, &rt, "live", &ca);
+    frontier_t *a = open_two(&t, "live", &ca);
     cr_assert_not_null(a);
     char u[64], l[64];
     seed_page_with_link(a, own, u, l);
@@ -516,21 +524,19 @@ static void killed_between(unsigned own, unsigned stopped)
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0)
-        doomed_worker(&t, &rt, u, l, up[1], down[0]);
+        doomed_worker(&t, u, l, up[1], down[0]);
     char ch = 0;
     cr_assert(read(up[0], &ch, 1) == 1 && ch == 'c', "the child did not claim %s", u);
-    pid_t srv = fx_redis_pid(t.srv[stopped]);
+    pid_t srv = fx_cluster_pid(t.cl, node_of(&t, stopped));
     kill(srv, SIGSTOP);
     ch = 'g';
     int said = write(down[1], &ch, 1) == 1 && read(up[0], &ch, 1) == 1 && ch == 'f';
     /* 40 looks, 10 ms apart, at the server that answers */
-    fx_redis_t *live = t.srv[1 - stopped];
     int leased = 0, queued = 0;
     for (int i = 0; said && i < 40; i++) {
         if (stopped != own)
-            leased +=
-                shard_stat(live, own, "inflight") == 1 && shard_stat(live, own, "fetched") == 0;
-        else if (shard_stat(live, 1 - own, "queued") == 1)
+            leased += shard_stat(&t, own, "inflight") == 1 && shard_stat(&t, own, "fetched") == 0;
+        else if (shard_stat(&t, 1 - own, "queued") == 1)
             queued = 1;
         usleep(10000);
     }
@@ -552,7 +558,7 @@ static void killed_between(unsigned own, unsigned stopped)
     if (stopped != own)
         cr_expect_eq(nu, 1, "the page, never acknowledged, not fetched again");
     frontier_stats_t s;
-    cr_assert_eq(frontier_stats_routed(ca, &rt, CRAWL, &s), 0);
+    cr_assert_eq(frontier_stats_routed(ca, t.r, CRAWL, &s), 0);
     cr_expect_eq(s.enqueued, 2u, "the page and its link, each admitted once");
     cr_expect_eq(s.queued + s.in_flight + s.delayed + s.dead, 0u);
     /* the page finished once: by the child (its call ran when its server
@@ -561,8 +567,7 @@ static void killed_between(unsigned own, unsigned stopped)
                  (unsigned long long)s.fetched, nu);
     frontier_close(a);
     redisFree(ca);
-    fx_redis_stop(t.srv[0]);
-    fx_redis_stop(t.srv[1]);
+    two_stop(&t);
 }
 
 Test(shards, killed_while_its_links_offer_waits_the_page_stays_leased_and_no_link_is_lost)
@@ -606,7 +611,7 @@ static int finish_polled(frontier_t *f, const char *u, const char *l, frontier_i
 /* A second finish of it (the offer's server accepts again), then the
  * crawl drained: the link fetched once, the page never again. */
 static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, frontier_item_t *it,
-                                   redisContext *c, const frontier_router_t *rt)
+                                   redisContext *c, const rconn_t *r)
 {
     const char *lp[] = {l};
     frontier_done_t pg = {
@@ -618,7 +623,7 @@ static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, 
     cr_expect_eq(nl, 1, "the link fetched %d times", nl);
     cr_expect_eq(nu, 0, "the page fetched %d more times", nu);
     frontier_stats_t s;
-    cr_assert_eq(frontier_stats_routed(c, rt, CRAWL, &s), 0);
+    cr_assert_eq(frontier_stats_routed(c, r, CRAWL, &s), 0);
     cr_expect_eq(s.enqueued, 2u);
     cr_expect_eq(s.fetched, 2u);
     cr_expect_eq(s.queued + s.in_flight + s.delayed + s.dead, 0u);
@@ -631,15 +636,15 @@ static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, 
  * leaves the page leased to a live worker for ever. */
 Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_page_leased)
 {
-    two_masters_t t = {{side_redis(), side_redis()}};
-    frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
+    two_masters_t t;
+    two_start(&t, 2);
     redisContext *c = NULL;
-    frontier_t *f = open_two(&t, &rt, "w", &c);
+    frontier_t *f = open_two(&t, "w", &c);
     cr_assert_not_null(f);
     char u[64], l[64];
     seed_page_with_link(f, 0, u, l);
 
-    redisContext *c1 = fx_redis_connect(t.srv[1]);
+    redisContext *c1 = fx_cluster_connect(t.cl, node_of(&t, 1));
     redisReply *r = redisCommand(c1, "CONFIG GET maxmemory");
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
     char was[32];
@@ -652,16 +657,15 @@ Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_p
     int rc = finish_polled(f, u, l, &it);
     cr_expect(crawl_transient(rc), "the finish said %d (%s), not a transient failure", rc,
               crawl_strerror(rc));
-    cr_expect_eq(shard_stat(t.srv[0], 0, "inflight"), 1, "the page not leased any more");
-    cr_expect_eq(shard_stat(t.srv[0], 0, "fetched"), 0, "the page acknowledged");
+    cr_expect_eq(shard_stat(&t, 0, "inflight"), 1, "the page not leased any more");
+    cr_expect_eq(shard_stat(&t, 0, "fetched"), 0, "the page acknowledged");
 
     freeReplyObject(redisCommand(c1, "CONFIG SET maxmemory %s", was));
     redisFree(c1);
-    finish_again_and_drain(f, u, l, &it, c, &rt);
+    finish_again_and_drain(f, u, l, &it, c, t.r);
     frontier_close(f);
     redisFree(c);
-    fx_redis_stop(t.srv[0]);
-    fx_redis_stop(t.srv[1]);
+    two_stop(&t);
 }
 
 /* Both shards on one master of a cluster.  An offer can then fail alone
@@ -671,11 +675,10 @@ Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_p
  * acknowledged without its link.  The page must stay leased. */
 Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
 {
-    fx_redis_t *srv = side_redis();
-    two_masters_t t = {{srv, srv}};
-    frontier_router_t rt = {.owners = two_owners, .connect = two_connect, .ud = &t};
+    two_masters_t t;
+    two_start(&t, 1);
     redisContext *c = NULL;
-    frontier_t *f = open_two(&t, &rt, "w", &c);
+    frontier_t *f = open_two(&t, "w", &c);
     cr_assert_not_null(f);
     char u[64], l[64];
     seed_page_with_link(f, 0, u, l);
@@ -699,11 +702,11 @@ Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "AUTH default: %s", r ? r->str : "?");
     freeReplyObject(r);
     cr_expect_lt(rc, 0, "the finish said it worked");
-    cr_expect_eq(shard_stat(srv, 0, "inflight"), 1, "the page not leased any more");
-    cr_expect_eq(shard_stat(srv, 0, "fetched"), 0, "the page acknowledged without its link");
+    cr_expect_eq(shard_stat(&t, 0, "inflight"), 1, "the page not leased any more");
+    cr_expect_eq(shard_stat(&t, 0, "fetched"), 0, "the page acknowledged without its link");
 
-    finish_again_and_drain(f, u, l, &it, c, &rt);
+    finish_again_and_drain(f, u, l, &it, c, t.r);
     frontier_close(f);
     redisFree(c);
-    fx_redis_stop(srv);
+    two_stop(&t);
 }

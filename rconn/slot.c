@@ -1,5 +1,5 @@
 /*
- * slot.c -- the hash slot of a key, and what an error reply asks for.
+ * slot.c -- the hash slot of a key.
  *
  * DESIGN: pure functions, no state.  The slot is CRC16-XMODEM (polynomial
  * 0x1021, initial value 0, no reflection: the CRC16 of the Redis Cluster
@@ -9,19 +9,9 @@
  * "{}" and "foo{}{bar}" hash whole, "foo{{bar}}zap" hashes "{bar".  The
  * table is the 256 CRC16 values of the single bytes, shifted in a byte at a
  * time.
- *
- * Error replies a cluster node sends instead of running a call:
- *     MOVED <slot> <host>:<port>     ASK <slot> <host>:<port>
- *     TRYAGAIN ...                   CLUSTERDOWN ...
- * (host may be an IPv6 address: the port follows the last ':'; an empty
- * host, which Redis sends when it does not know its own address, is kept
- * empty and left to the caller.)
  */
-#include "cluster_internal.h"
+#include "rconn_internal.h"
 
-#include <errno.h>
-#include <hiredis/hiredis.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* clang-format off */
@@ -69,7 +59,7 @@ static uint16_t crc16(const char *buf, size_t len)
     return crc;
 }
 
-int cluster_slot(const char *key, size_t len)
+int rconn_key_slot(const char *key, size_t len)
 {
     if (!key)
         return 0;
@@ -78,75 +68,7 @@ int cluster_slot(const char *key, size_t len)
         size_t rest = len - (size_t)(open - key) - 1;
         const char *close = memchr(open + 1, '}', rest);
         if (close && close > open + 1)
-            return crc16(open + 1, (size_t)(close - open - 1)) & (CLUSTER_NSLOTS - 1);
+            return crc16(open + 1, (size_t)(close - open - 1)) & (RCONN_NSLOTS - 1);
     }
-    return crc16(key, len) & (CLUSTER_NSLOTS - 1);
-}
-
-/* "<slot> <host>:<port>" after "MOVED " or "ASK ". */
-static int parse_redirect(const char *s, cluster_redirect_t *rd)
-{
-    char *end;
-    errno = 0;
-    long slot = strtol(s, &end, 10);
-    if (errno || end == s || *end != ' ' || slot < 0 || slot >= CLUSTER_NSLOTS)
-        return -1;
-    const char *addr = end + 1;
-    const char *colon = strrchr(addr, ':');
-    if (!colon || (size_t)(colon - addr) >= sizeof rd->host)
-        return -1;
-    errno = 0;
-    long port = strtol(colon + 1, &end, 10);
-    if (errno || end == colon + 1 || (*end && *end != ' ' && *end != '\r') || port < 1 ||
-        port > 65535)
-        return -1;
-    const char *h = addr;
-    size_t hlen = (size_t)(colon - addr);
-    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') { /* [::1]:port */
-        h++;
-        hlen -= 2;
-    }
-    memcpy(rd->host, h, hlen);
-    rd->host[hlen] = '\0';
-    rd->slot = (int)slot;
-    rd->port = (int)port;
-    return 0;
-}
-
-static int starts(const char *s, size_t len, const char *word)
-{
-    size_t n = strlen(word);
-    return len >= n && memcmp(s, word, n) == 0 && (len == n || s[n] == ' ');
-}
-
-cluster_kind_t cluster_classify(const redisReply *reply, cluster_redirect_t *rd)
-{
-    rd->kind = CLUSTER_REPLY_OK;
-    rd->slot = -1;
-    rd->host[0] = '\0';
-    rd->port = 0;
-    if (!reply || reply->type != REDIS_REPLY_ERROR)
-        return rd->kind;
-    const char *s = reply->str ? reply->str : "";
-    size_t len = reply->str ? reply->len : 0;
-    if (starts(s, len, "MOVED") || starts(s, len, "ASK")) {
-        int moved = s[0] == 'M';
-        size_t skip = moved ? 6 : 4;
-        if (len > skip && parse_redirect(s + skip, rd) == 0)
-            rd->kind = moved ? CLUSTER_REPLY_MOVED : CLUSTER_REPLY_ASK;
-        else
-            rd->kind = CLUSTER_REPLY_ERROR;
-    } else if (starts(s, len, "TRYAGAIN")) {
-        rd->kind = CLUSTER_REPLY_TRYAGAIN;
-    } else if (starts(s, len, "CLUSTERDOWN")) {
-        rd->kind = CLUSTER_REPLY_CLUSTERDOWN;
-    } else {
-        rd->kind = CLUSTER_REPLY_ERROR;
-    }
-    if (rd->kind != CLUSTER_REPLY_MOVED && rd->kind != CLUSTER_REPLY_ASK) {
-        rd->slot = -1;
-        rd->host[0] = '\0';
-        rd->port = 0;
-    }
-    return rd->kind;
+    return crc16(key, len) & (RCONN_NSLOTS - 1);
 }

@@ -17,13 +17,14 @@
  * reached it as.  Replies are hostile input: every element's type and range
  * is checked; a map with no slot at all counts as no answer.
  */
-#include "cluster_internal.h"
+#include "rconn_internal.h"
 
 #include <hiredis/hiredis.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void cl_map_clear(cl_map_t *m)
+void rc_map_clear(rc_map_t *m)
 {
     free(m->r);
     memset(m, 0, sizeof *m);
@@ -61,21 +62,21 @@ static const redisReply *field(const redisReply *flat, const char *name)
     return NULL;
 }
 
-static int add_range(cl_map_t *m, long start, long end, const char *host, long port)
+static int add_range(rc_map_t *m, long start, long end, const char *host, long port)
 {
     size_t hlen = strlen(host);
-    if (start < 0 || end < start || end >= CLUSTER_NSLOTS || port < 1 || port > 65535 ||
-        hlen >= CLUSTER_MAX_HOST)
+    if (start < 0 || end < start || end >= RCONN_NSLOTS || port < 1 || port > 65535 ||
+        hlen >= RC_MAX_HOST)
         return CRAWL_EREPLY;
     if (m->n == m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 16;
-        cl_range_t *r = realloc(m->r, cap * sizeof *r);
+        rc_range_t *r = realloc(m->r, cap * sizeof *r);
         if (!r)
             return CRAWL_ENOMEM;
         m->r = r;
         m->cap = cap;
     }
-    cl_range_t *r = &m->r[m->n++];
+    rc_range_t *r = &m->r[m->n++];
     r->start = (int)start;
     r->end = (int)end;
     memcpy(r->host, host, hlen + 1);
@@ -107,7 +108,7 @@ static const redisReply *shard_master(const redisReply *nodes)
     return best;
 }
 
-static int parse_shards(const redisReply *r, const char *qhost, cl_map_t *m)
+static int parse_shards(const redisReply *r, const char *qhost, rc_map_t *m)
 {
     if (r->type != REDIS_REPLY_ARRAY)
         return CRAWL_EREPLY;
@@ -132,7 +133,7 @@ static int parse_shards(const redisReply *r, const char *qhost, cl_map_t *m)
     return 0;
 }
 
-static int parse_slots(const redisReply *r, const char *qhost, cl_map_t *m)
+static int parse_slots(const redisReply *r, const char *qhost, rc_map_t *m)
 {
     if (r->type != REDIS_REPLY_ARRAY)
         return CRAWL_EREPLY;
@@ -171,8 +172,8 @@ static int info_plain(redisContext *ctx)
 }
 
 /* CLUSTER <sub> parsed by parse, or 1 when it was refused as unknown. */
-static int ask(redisContext *ctx, const char *sub, const char *qhost, cl_map_t *m,
-               int (*parse)(const redisReply *, const char *, cl_map_t *))
+static int ask(redisContext *ctx, const char *sub, const char *qhost, rc_map_t *m,
+               int (*parse)(const redisReply *, const char *, rc_map_t *))
 {
     redisReply *r = redisCommand(ctx, "CLUSTER %s", sub);
     if (!r)
@@ -188,7 +189,7 @@ static int ask(redisContext *ctx, const char *sub, const char *qhost, cl_map_t *
     return rc;
 }
 
-int cl_fetch_map(redisContext *ctx, const char *host, cl_map_t *m)
+int rc_fetch_map(redisContext *ctx, const char *host, rc_map_t *m)
 {
     m->plain = 0;
     m->n = 0;
