@@ -1,5 +1,6 @@
 /*
- * errors.c -- crawl_strerror: one text per code of errors.h.
+ * errors.c -- crawl_strerror: one text per code of errors.h; the words of
+ * the page error kinds.
  */
 #include "errors.h"
 
@@ -54,4 +55,34 @@ int crawl_retry_reply(const char *str)
      * left: the frontier's scripts check every key's type before their first
      * write (frontier/lua/types.lua), so it stopped before writing */
     return !strncmp(str, "ERR ", 4) && strstr(str, "non local key in a cluster node") != NULL;
+}
+
+static const char *const kinds[CRAWL_KIND_COUNT] = {
+    [CRAWL_KIND_DNS] = "dns",
+    [CRAWL_KIND_CONNECT] = "connect",
+    [CRAWL_KIND_TIMEOUT] = "timeout",
+    [CRAWL_KIND_TLS] = "tls",
+    [CRAWL_KIND_TOO_LARGE] = "too-large",
+    [CRAWL_KIND_PROTOCOL] = "protocol",
+    [CRAWL_KIND_REDIRECTS] = "redirects",
+    [CRAWL_KIND_NETWORK] = "network",
+    [CRAWL_KIND_BLOCKED] = "blocked",
+    [CRAWL_KIND_HTTP_429] = "http-429",
+    [CRAWL_KIND_HTTP_5XX] = "http-5xx",
+    [CRAWL_KIND_ROBOTS] = "robots",
+    [CRAWL_KIND_ROBOTS_UNAVAILABLE] = "robots-unavailable",
+    [CRAWL_KIND_INTERNAL] = "internal",
+};
+
+const char *crawl_kind_name(crawl_kind_t k)
+{
+    return k >= 0 && k < CRAWL_KIND_COUNT ? kinds[k] : NULL;
+}
+
+int crawl_kind_find(const char *name)
+{
+    for (int k = 0; name && k < CRAWL_KIND_COUNT; k++)
+        if (!strcmp(kinds[k], name))
+            return k;
+    return -1;
 }

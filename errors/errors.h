@@ -58,4 +58,31 @@ int crawl_transient(int err);
  * NULL.  Pure. */
 int crawl_retry_reply(const char *str);
 
+/* What went wrong with a page, as its record says ("error_kind" of a JSON
+ * line), the crawl's stats count it (P errors) and the metrics label it:
+ * one vocabulary, written here once.  crawl_kind_name() gives the word. */
+typedef enum crawl_kind {
+    CRAWL_KIND_DNS,                /* the host's name did not resolve */
+    CRAWL_KIND_CONNECT,            /* no TCP connection */
+    CRAWL_KIND_TIMEOUT,            /* --timeout, or --low-speed-limit */
+    CRAWL_KIND_TLS,                /* a TLS handshake or a certificate failed */
+    CRAWL_KIND_TOO_LARGE,          /* the body passed --max-size */
+    CRAWL_KIND_PROTOCOL,           /* a scheme or protocol not served */
+    CRAWL_KIND_REDIRECTS,          /* more redirects in a row than --max-redirects */
+    CRAWL_KIND_NETWORK,            /* any other transport failure */
+    CRAWL_KIND_BLOCKED,            /* the private-address guard refused the address */
+    CRAWL_KIND_HTTP_429,           /* Too Many Requests, retried */
+    CRAWL_KIND_HTTP_5XX,           /* a server error, retried */
+    CRAWL_KIND_ROBOTS,             /* disallowed by robots.txt */
+    CRAWL_KIND_ROBOTS_UNAVAILABLE, /* robots.txt could not be read, cause unknown */
+    CRAWL_KIND_INTERNAL,           /* the crawler could not start the transfer */
+    CRAWL_KIND_COUNT
+} crawl_kind_t;
+
+/* The word of kind k ("dns", "http-5xx", "robots-unavailable", ...), a
+ * static string; NULL out of range.  Pure. */
+const char *crawl_kind_name(crawl_kind_t k);
+/* The kind whose word is name, or -1 (NULL, or a word of no kind).  Pure. */
+int crawl_kind_find(const char *name);
+
 #endif

@@ -17,10 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "finisher.h"
 #include "frontier_env.h"
-#include "output.h"
+#include "jsonl.h"
 #include "rconn.h"
 #include "robotsgate.h"
 #include "scope.h"
@@ -345,7 +346,7 @@ Test(async, the_seed_hosts_are_read_without_waiting_and_again_after_a_lost_conne
 static crawl_config_t crawl_cfg(void)
 {
     crawl_config_t cfg;
-    config_defaults(&cfg);
+    cli_crawl_defaults(&cfg);
     cfg.crawl = CRAWL;
     cfg.delay_ms = 0;
     cfg.max_delay_ms = 0;

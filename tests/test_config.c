@@ -28,7 +28,7 @@ typedef struct run {
     int argc;
     crawl_config_t cfg;
     int rc;
-    char *out, *err; /* what config_parse printed */
+    char *out, *err; /* what cli_crawl_parse printed */
 } run_t;
 
 /* Parses args (NULL-terminated) into r->cfg, from the defaults. */
@@ -40,11 +40,11 @@ static int parse_args(run_t *r, const char *const *args)
         cr_assert(r->argc < MAXARGS);
         r->argv[r->argc++] = strdup(args[i]);
     }
-    config_defaults(&r->cfg);
+    cli_crawl_defaults(&r->cfg);
     cap_t o, e;
     cap_start(&o, 1);
     cap_start(&e, 2);
-    r->rc = config_parse(&r->cfg, r->argc, r->argv);
+    r->rc = cli_crawl_parse(&r->cfg, r->argc, r->argv);
     r->err = cap_end(&e);
     r->out = cap_end(&o);
     return r->rc;
@@ -57,7 +57,7 @@ static int parse1(run_t *r, const char *a, const char *b)
 
 static void run_free(run_t *r)
 {
-    config_free(&r->cfg);
+    cli_crawl_free(&r->cfg);
     for (int i = 0; i < r->argc; i++)
         free(r->argv[i]);
     free(r->out);
@@ -87,7 +87,7 @@ static uint64_t field_u64(const crawl_config_t *c, const cli_opt_t *o)
 Test(config, defaults_equal_the_named_macros)
 {
     crawl_config_t c;
-    config_defaults(&c);
+    cli_crawl_defaults(&c);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t threads = cores > 0 && cores < 256 ? (uint64_t)cores : CONFIG_DEFAULT_THREADS_UNKNOWN;
     const struct {
@@ -151,7 +151,7 @@ Test(config, defaults_equal_the_named_macros)
  * value the option could be given: then it cannot disagree with a macro. */
 Test(config, a_default_written_as_text_is_never_a_settable_value)
 {
-    const cli_cmd_t *cmd = config_cmd();
+    const cli_cmd_t *cmd = &cli_table_crawl;
     for (size_t i = 0; i < cmd->nopts; i++) {
         const cli_opt_t *o = &cmd->opts[i];
         if (!o->dflt_doc)
@@ -206,7 +206,7 @@ static const struct {
 
 Test(config, every_bound_is_accepted_and_the_next_value_refused)
 {
-    const cli_cmd_t *cmd = config_cmd();
+    const cli_cmd_t *cmd = &cli_table_crawl;
     for (size_t i = 0; i < NRANGES; i++) {
         const cli_opt_t *o = cli_find(cmd, RANGES[i].name);
         cr_assert_not_null(o, "--%s is not in the table", RANGES[i].name);
@@ -462,7 +462,7 @@ Test(config, config_file_values_apply_with_comments_and_both_spellings)
     cr_expect_str_eq(r.cfg.user_agent, "Bot/1 (+http://x)");
     cr_expect(r.cfg.n_include == 2 && !strcmp(r.cfg.include[1], "b"));
     cr_expect_eq(r.cfg.scope, SCOPE_ANY);
-    cr_expect_not_null(r.cfg.storage, "file strings are kept until config_free");
+    cr_expect_not_null(r.cfg.storage, "file strings are kept until cli_crawl_free");
     run_free(&r);
     conf_free(&cf);
 }
@@ -559,7 +559,7 @@ static char *crawl_help(void)
 {
     cap_t o;
     cap_start(&o, 1);
-    config_usage(stdout);
+    cli_crawl_usage(stdout);
     return cap_end(&o);
 }
 
@@ -583,7 +583,7 @@ static const char *help_line(const char *help, const cli_opt_t *o, char *line, s
 Test(config, help_lists_every_table_entry_with_its_default)
 {
     char *help = crawl_help();
-    const cli_cmd_t *cmd = config_cmd();
+    const cli_cmd_t *cmd = &cli_table_crawl;
     for (size_t i = 0; i < cmd->nopts; i++) {
         const cli_opt_t *o = &cmd->opts[i];
         char line[512], buf[64], want[128];
@@ -600,9 +600,9 @@ Test(config, help_lists_every_table_entry_with_its_default)
         cr_expect(n >= w && !strcmp(line + n - w, want), "--%s: want '%s' at the end of: %s",
                   o->name, want, line);
     }
-    /* the defaults printed are the values config_defaults sets */
+    /* the defaults printed are the values cli_crawl_defaults sets */
     crawl_config_t c;
-    config_defaults(&c);
+    cli_crawl_defaults(&c);
     for (size_t i = 0; i < cmd->nopts; i++) {
         const cli_opt_t *o = &cmd->opts[i];
         char buf[64], got[64] = "";
@@ -624,7 +624,8 @@ Test(config, help_lists_every_table_entry_with_its_default)
             snprintf(got, sizeof got, "%s", *(const int *)(const void *)p ? "on" : "off");
         else
             continue;
-        cr_expect_str_eq(got, d, "--%s: --help says %s, config_defaults sets %s", o->name, d, got);
+        cr_expect_str_eq(got, d, "--%s: --help says %s, cli_crawl_defaults sets %s", o->name, d,
+                         got);
     }
     /* a few spelled out */
     static const char *const shown[] = {
@@ -674,7 +675,7 @@ Test(config, every_option_in_the_table_appears_in_help_and_parses)
     conf_t cf = {0};
     conf_write(&cf, "# nothing\n");
     char *help = crawl_help();
-    const cli_cmd_t *cmd = config_cmd();
+    const cli_cmd_t *cmd = &cli_table_crawl;
     for (size_t i = 0; i < cmd->nopts; i++) {
         const cli_opt_t *o = &cmd->opts[i];
         char opt[64], buf[64], line[512];
@@ -684,12 +685,12 @@ Test(config, every_option_in_the_table_appears_in_help_and_parses)
         int rc = parse1(&r, opt, sample(o, buf, sizeof buf, cf.path));
         cr_expect_eq(rc, o->type == CLI_TYPE_HELP ? 1 : 0, "%s: %d %s", opt, rc, r.err);
         if (o->type == CLI_TYPE_HELP)
-            cr_expect_str_eq(r.out, help, "--help prints config_usage");
+            cr_expect_str_eq(r.out, help, "--help prints cli_crawl_usage");
         run_free(&r);
     }
     run_t r;
     cr_expect_eq(parse1(&r, "-h", NULL), 1);
-    cr_expect_str_eq(r.out, help, "-h prints config_usage");
+    cr_expect_str_eq(r.out, help, "-h prints cli_crawl_usage");
     run_free(&r);
     free(help);
     conf_free(&cf);

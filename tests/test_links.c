@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "config.h"
 #include "crawl_env.h"
 #include "fetch.h" /* FETCH_DEFAULT_MAX_LINKS_PER_PAGE */
@@ -136,23 +137,23 @@ Test(links, only_hyperlink_relations_of_link_are_followed)
 Test(links, cap_is_an_option_with_a_default_of_at_least_50000)
 {
     crawl_config_t cfg;
-    config_defaults(&cfg);
+    cli_crawl_defaults(&cfg);
     char *argv0[] = {"crawl", NULL};
-    cr_assert_eq(config_parse(&cfg, 1, argv0), 0);
+    cr_assert_eq(cli_crawl_parse(&cfg, 1, argv0), 0);
     cr_expect_eq(cfg.max_links_per_page, FETCH_DEFAULT_MAX_LINKS_PER_PAGE);
     cr_expect_geq(cfg.max_links_per_page, 50000, "a real API index page has 26,087 links");
-    config_free(&cfg);
+    cli_crawl_free(&cfg);
 
     char *argv1[] = {"crawl", "--max-links-per-page", "7", NULL};
-    config_defaults(&cfg);
-    cr_assert_eq(config_parse(&cfg, 3, argv1), 0);
+    cli_crawl_defaults(&cfg);
+    cr_assert_eq(cli_crawl_parse(&cfg, 3, argv1), 0);
     cr_expect_eq(cfg.max_links_per_page, 7);
-    config_free(&cfg);
+    cli_crawl_free(&cfg);
 
     char *argv2[] = {"crawl", "--max-links-per-page", "0", NULL};
-    config_defaults(&cfg);
-    cr_expect_eq(config_parse(&cfg, 3, argv2), -1, "0 links per page is refused");
-    config_free(&cfg);
+    cli_crawl_defaults(&cfg);
+    cr_expect_eq(cli_crawl_parse(&cfg, 3, argv2), -1, "0 links per page is refused");
+    cli_crawl_free(&cfg);
 }
 
 /* Seed page: links to /p0../p9 (each twice, in order) and one off-site. */

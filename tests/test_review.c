@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "cli.h"
 #include "config.h"
 #include "fixtures.h"
 #include "gate_env.h"
@@ -88,7 +89,7 @@ Test(review, a_url_of_a_held_origin_parks_on_it_instead_of_dropping_it)
     cr_assert_not_null(r, "%s", fx_error());
     for (int prefetch = 0; prefetch < 2; prefetch++) {
         crawl_config_t cfg;
-        config_defaults(&cfg);
+        cli_crawl_defaults(&cfg);
         cfg.crawl = CRAWL;
         cfg.delay_ms = 300;
         wk_t a;
@@ -142,7 +143,7 @@ Test(review, a_thread_that_may_hold_more_urls_than_the_cache_parks_every_one, .t
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "%s", fx_error());
     crawl_config_t cfg;
-    config_defaults(&cfg);
+    cli_crawl_defaults(&cfg);
     cfg.crawl = CRAWL;
     cfg.concurrency = 80000;
     cfg.threads = 2;
@@ -186,7 +187,7 @@ Test(review, urls_claimed_before_a_crawl_delay_was_known_go_back_but_one)
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "%s", fx_error());
     crawl_config_t cfg;
-    config_defaults(&cfg);
+    cli_crawl_defaults(&cfg);
     cfg.crawl = CRAWL;
     cfg.delay_ms = 0;
     cfg.max_delay_ms = 5000;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "cli.h"
 #include "config.h"
 #include "fixtures.h"
 #include "gate_env.h"
@@ -38,7 +39,7 @@ static void wk_open(wk_t *w, fx_redis_t *r, const crawl_config_t *cfg)
 
 static void test_config(crawl_config_t *cfg)
 {
-    config_defaults(cfg);
+    cli_crawl_defaults(cfg);
     cfg->crawl = CRAWL;
     cfg->delay_ms = 0;
     cfg->max_delay_ms = 0; /* parked URLs go at once after their robots.txt (no hold) */

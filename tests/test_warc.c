@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #include "fixtures.h"
-#include "output.h"
+#include "jsonl.h"
 #include "output_check.h"
 #include "warc.h"
 

@@ -13,13 +13,14 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "cli.h"
 #include "config.h"
 #include "fetch.h"
 #include "finisher.h"
 #include "fixtures.h"
 #include "gate_env.h"
 #include "frontier.h"
-#include "output.h"
+#include "jsonl.h"
 #include "rconn.h"
 #include "robotsgate.h"
 #include "scope.h"
@@ -39,7 +40,7 @@ static void wk_open(wk_t *w, fx_redis_t *r, const crawl_config_t *cfg)
 
 static void test_config(crawl_config_t *cfg)
 {
-    config_defaults(cfg);
+    cli_crawl_defaults(cfg);
     cfg->crawl = "worker-test";
     cfg->delay_ms = 0;
 }

@@ -1,0 +1,225 @@
+/*
+ * cmd_crawl.c -- `crawler crawl`: options, Redis (shared or embedded), the
+ * crawl's frontier (which opens its Bloom filter), seeding, outputs, then the
+ * engine.
+ *
+ * DESIGN: keeps no state of its own: the options (config.c), the Redis
+ * connection (rconn.c), the seeds file and the outputs live for the call;
+ * every Redis key is reached through the frontier.  Order: options, then
+ * everything that can be checked without Redis (the scope's regexes, the
+ * seeds file and its first batch, the outputs opened: CLI_EXIT_USAGE, and
+ * nothing was written to Redis; --metrics first: its address checked and
+ * bound), then Redis, seeding, engine_run.  Each
+ * step's failure is printed once, here or by the step (its message), and
+ * maps to the exit status (CLI_EXIT_*).
+ */
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
+#include "cli.h"
+#include "config.h"
+#include "engine.h"
+#include "keys.h" /* FR_KEY_MAX */
+#include "metrics.h"
+#include "metrics_http.h"
+#include "jsonl.h"
+#include "scope.h"
+#include "seeds.h"
+#include "warc.h"
+
+/* What can be checked before Redis: the scope (its --include/--exclude
+ * regexes compile), the seeds file (seeds_open reads its first batch) and
+ * the outputs (opened for appending; the WARC gets its warcinfo record, so
+ * a full disk shows here).  0, or -1 after printing the reason. */
+static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, warc_t **warc)
+{
+    char err[512];
+    scope_config_t sc = config_scope(cfg);
+    scope_t *probe = scope_new(&sc, err, sizeof err);
+    if (!probe) {
+        fprintf(stderr, "crawler crawl: --include/--exclude: %s\n", err);
+        return -1;
+    }
+    scope_free(probe);
+    if (cfg->seeds && !(*seeds = seeds_open(cfg->seeds, cfg->max_url_length, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --seeds: %s\n", err);
+        return -1;
+    }
+    if (cfg->out && !(*out = out_open(cfg->out, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg->out, err);
+        return -1;
+    }
+    if (cfg->warc && !(*warc = warc_open(cfg->warc, "crawler/" CRAWLER_VERSION, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg->warc, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* --metrics: the address checked, the process's registry and its server,
+ * listening before anything else is done (a port in use is a usage error,
+ * like a bad address).  0, or -1 after printing the reason. */
+static int metrics_start(const crawl_config_t *cfg, metrics_t **m, metrics_server_t **srv)
+{
+    char err[512];
+    if (!cfg->metrics)
+        return 0;
+    if (metrics_check_addr("crawl", "--metrics", cfg->metrics) < 0)
+        return -1;
+    if (!(*m = metrics_open(cfg->threads))) {
+        fprintf(stderr, "crawler crawl: --metrics: out of memory\n");
+        return -1;
+    }
+    if (!(*srv = metrics_server_start(cfg->metrics, metrics_render_fn, *m, err, sizeof err))) {
+        fprintf(stderr, "crawler crawl: --metrics: %s\n", err);
+        return -1;
+    }
+    if (!cfg->quiet)
+        fprintf(stderr, "crawler: metrics at http://%s/metrics\n", cfg->metrics);
+    return 0;
+}
+
+/* Opens the crawl's filter (joins it, or creates it with
+ * --bloom-capacity/--bloom-fp-rate: refused with CRAWL_ENOROOM if it does
+ * not fit in Redis), then its frontier, and seeds it from seeds (may be
+ * NULL).  0, or a CRAWL_E* code after printing the reason. */
+static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, long *rejected)
+{
+    redisContext *rc = cli_redis_connect("crawl", r);
+    if (!rc)
+        return CRAWL_EREDIS;
+    int rcode = CRAWL_EBLOOM;
+    char err[512] = "bad crawl name", name[FR_KEY_MAX] = "";
+    frontier_t *f = NULL;
+    bloom_t *b = NULL;
+    unsigned shards;
+    int quota = 0;
+    if ((rcode = cli_crawl_shards("crawl", rc, r, cfg->crawl, cfg->shards, &shards, &quota)) < 0)
+        goto out;
+    if (shards > 1 && cfg->max_pages && quota < 0) { /* frontier/quota.c */
+        fprintf(stderr, "crawler crawl: " FRONTIER_NO_QUOTA_TEXT "\n", cfg->crawl,
+                (unsigned long)shards);
+        rcode = CRAWL_ENOROOM; /* exit 2 */
+        goto out;
+    }
+    /* --bloom-capacity is the crawl's: each shard's filter holds its part */
+    bloom_params_t bp = {.capacity = (cfg->bloom_capacity + shards - 1) / shards,
+                         .fp_rate = cfg->bloom_fp_rate,
+                         .cache_bytes = SIZE_MAX}; /* seeding: every URL goes to Redis anyway */
+    rcode = CRAWL_EBLOOM;
+    b = frontier_bloom_name(cfg->crawl, name, sizeof name) < 0
+            ? NULL
+            : bloom_join(rc, name, &bp, &rcode, err, sizeof err);
+    if (!b) {
+        fprintf(stderr, "crawler crawl: %s\n", err); /* it names the filter */
+        goto out;
+    }
+    frontier_config_t fc;
+    frontier_config_defaults(&fc);
+    fc.crawl = cfg->crawl;
+    fc.shards = shards;
+    /* a new crawl of several shards with a page limit keeps it in allotments
+     * from its creation (frontier/quota.c), its seeds counted in it */
+    fc.max_pages = shards > 1 ? cfg->max_pages : 0;
+    fc.redis = r;
+    fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
+    fc.bloom_fp_rate = cfg->bloom_fp_rate;
+    fc.bloom_cache_bytes = SIZE_MAX;
+    f = frontier_open(rc, &fc, b, err, sizeof err);
+    if (!f) {
+        rcode = CRAWL_EBLOOM;
+        fprintf(stderr, "crawler crawl: frontier: %s\n", err);
+        goto out;
+    }
+    if (!cfg->quiet)
+        fprintf(stderr, "crawler: Bloom bits set by %s\n",
+                frontier_bits_module(f) ? "the crawler module (CRAWLER.BFADD)"
+                                        : "BITFIELD (redis-server --loadmodule crawler_redis.so "
+                                          "makes it faster: see README)");
+    seeds_result_t res;
+    if (seeds && ((rcode = seeds_check_room(seeds, rc, r, cfg->crawl, b, err, sizeof err)) < 0 ||
+                  (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0)) {
+        fprintf(stderr, "crawler crawl: %s\n", err);
+        goto out;
+    }
+    if (seeds) {
+        if (!cfg->quiet)
+            fprintf(stderr, "crawler: %zu seeds queued, %zu already seen, %ld invalid lines\n",
+                    res.added, res.valid - res.added, res.rejected);
+        *rejected = res.rejected;
+    }
+    rcode = 0;
+out:
+    frontier_close(f);
+    bloom_close(b);
+    redisFree(rc);
+    return rcode;
+}
+
+int cmd_crawl(int argc, char **argv)
+{
+    crawl_config_t cfg;
+    cli_crawl_defaults(&cfg);
+    int p = cli_crawl_parse(&cfg, argc, argv);
+    if (p != 0) {
+        cli_crawl_free(&cfg);
+        return p > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    int status = CLI_EXIT_USAGE;
+    long rejected = 0;
+    seeds_t *seeds = NULL;
+    out_t *out = NULL;
+    warc_t *warc = NULL;
+    rconn_t *r = NULL;
+    metrics_t *m = NULL;
+    metrics_server_t *msrv = NULL;
+    if (metrics_start(&cfg, &m, &msrv) < 0 || validate(&cfg, &seeds, &out, &warc) < 0)
+        goto out; /* the reason is printed; Redis was not touched */
+    status = CLI_EXIT_ERROR;
+    char route[FRONTIER_MAX_BLOOM_NAME];
+    if (frontier_bloom_name(cfg.crawl, route, sizeof route) < 0 ||
+        !(r = cli_redis_open("crawl", &cfg.redis, RCONN_EMBED_OWN, cfg.data_dir, route)))
+        goto out;
+    if (!cfg.quiet)
+        fprintf(stderr, "crawler: crawl '%s' on %s\n", cfg.crawl, rconn_describe(r));
+    int sc = seed(&cfg, r, seeds, &rejected);
+    seeds_close(seeds);
+    seeds = NULL;
+    if (sc < 0) { /* the reason is printed */
+        /* the filter asked for does not fit in Redis, or seeding would fill it */
+        if (sc == CRAWL_ENOROOM || sc == CRAWL_EFULL)
+            status = CLI_EXIT_USAGE;
+        goto out;
+    }
+    engine_totals_t t;
+    int rc = engine_run(&cfg, r, out, warc, m, &t);
+    if (!cfg.quiet)
+        fprintf(stderr,
+                "crawler: %llu pages, %llu bytes, %llu errors, %llu retried, %llu handed back\n",
+                (unsigned long long)t.pages, (unsigned long long)t.bytes,
+                (unsigned long long)t.errors, (unsigned long long)t.retried,
+                (unsigned long long)t.released);
+    status = rc == CRAWL_EFULL ? CLI_EXIT_USAGE /* the visited set is full: said by the engine */
+             : rc < 0          ? CLI_EXIT_ERROR
+             : rejected        ? CLI_EXIT_INVALID
+                               : CLI_EXIT_OK;
+out:
+    metrics_server_stop(msrv); /* before the outputs and the registry go */
+    metrics_close(m);
+    seeds_close(seeds);
+    if (out) {
+        int oc = out_close(out);
+        if (oc < 0) {
+            fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, crawl_strerror(oc));
+            status = CLI_EXIT_ERROR;
+        }
+    }
+    warc_close(warc);
+    rconn_close(r);
+    cli_crawl_free(&cfg);
+    return status;
+}

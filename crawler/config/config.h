@@ -1,0 +1,132 @@
+/*
+ * config.h -- the settings of a crawl process: every option of `crawler
+ * crawl`, with its unit and default, and what they imply for the threads.
+ * The command line and a --config file fill it (crawler/cli/crawl_options.c:
+ * cli_crawl_parse); the worker and its parts read it, never write it.
+ *
+ * The defaults below are the only place they are written: the option
+ * table names them, and cli_crawl_defaults() and --help read that table.  The
+ * options that take the frontier's, parser's or Bloom filter's defaults
+ * name those modules' macros (FRONTIER_DEFAULT_*, PARSER_DEFAULT_*,
+ * BLOOM_DEFAULT_*, RCONN_DEFAULT_DATA_DIR).
+ */
+#ifndef CRAWLER_CONFIG_H
+#define CRAWLER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rconn.h"
+#include "scope.h"
+
+#define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
+#define CONFIG_DEFAULT_CONCURRENCY 1000  /* transfers in flight, the whole process */
+#define CONFIG_MAX_CONCURRENCY 100000
+#define CONFIG_RESERVE_DIV 4            /* a thread holds 1/4 of its slots more URLs ... */
+#define CONFIG_RESERVE_MAX 64           /* ... (claimed, waiting a turn), up to this many */
+#define CONFIG_DEFAULT_CLAIM_BATCH 512  /* most URLs per claim round trip */
+#define CONFIG_DEFAULT_TIMEOUT_MS 30000 /* whole transfer */
+#define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
+#define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
+#define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
+#define CONFIG_DEFAULT_MAX_DEPTH UINT32_MAX /* none */
+#define CONFIG_DEFAULT_MAX_REDIRECTS 10     /* redirects in a row followed */
+#define CONFIG_DEFAULT_MAX_PAGES 0          /* none */
+#define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0 /* none */
+#define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
+#define CONFIG_DEFAULT_SCOPE SCOPE_HOST
+#define CONFIG_DEFAULT_GRACE_MS 5000             /* finish in-flight work after SIGTERM */
+#define CONFIG_DEFAULT_REDIS_RETRY_MAX_MS 300000 /* reconnect tries, 5 min in all */
+#define CONFIG_REDIS_RETRY_STEP_MAX_MS 30000     /* the longest wait between two tries */
+#define CONFIG_MAX_PATTERNS 32                   /* --include/--exclude/--allow/--deny each */
+/* a Retry-After waits at most 10 min (--max-retry-after) */
+#define CONFIG_DEFAULT_MAX_RETRY_AFTER_MS 600000
+
+typedef enum config_scope {
+    SCOPE_HOST = 0,   /* only the seeds' hosts */
+    SCOPE_DOMAIN = 1, /* the seeds' registrable-ish domains (host and its subdomains) */
+    SCOPE_ANY = 2,    /* anything http(s) */
+} config_scope_t;
+
+typedef struct crawl_config {
+    /* where */
+    rconn_specs_t redis; /* --redis, repeatable (a cluster's nodes); none: $REDIS_URL or embedded */
+    const char *data_dir; /* --data-dir for the embedded server (RCONN_DEFAULT_DATA_DIR) */
+    const char *crawl;    /* --crawl NAME */
+    const char *seeds;    /* --seeds FILE or NULL */
+    int force_seeds;      /* --force: re-queue seeds already seen */
+    /* engine */
+    uint32_t threads;     /* --threads, fetcher threads (default: online cores) */
+    uint32_t concurrency; /* --concurrency, transfers in flight in all (split over threads) */
+    uint32_t claim_batch; /* --claim-batch, most URLs per claim (the free slots, up to it) */
+    int wait;             /* --wait: keep running for new seeds when done */
+    uint32_t grace_ms;    /* --grace, ms to finish in-flight work on SIGTERM */
+    /* politeness (frontier) */
+    uint32_t per_host;           /* --per-host */
+    uint32_t delay_ms;           /* --delay, ms */
+    uint32_t max_delay_ms;       /* --max-delay, ms cap on Crawl-delay */
+    uint32_t lease_ms;           /* --lease, ms */
+    uint32_t redis_retry_max_ms; /* --redis-retry-max: total ms of reconnect tries, 0: none */
+    uint32_t max_tries;          /* --max-tries */
+    uint32_t backoff_ms;         /* --retry-backoff, ms before the first retry */
+    /* --max-retry-after, ms: cap on a response's Retry-After (0: ignored) */
+    uint32_t max_retry_after_ms;
+    /* robots */
+    const char *user_agent; /* --user-agent */
+    int ignore_robots;      /* --ignore-robots */
+    int sitemaps;           /* --sitemaps: seed Sitemap: URLs */
+    /* scope and limits */
+    config_scope_t scope;                          /* --scope host|domain|any */
+    const char *allow_domain[CONFIG_MAX_PATTERNS]; /* --allow-domain (repeatable) */
+    size_t n_allow_domain;
+    const char *deny_domain[CONFIG_MAX_PATTERNS]; /* --deny-domain (repeatable) */
+    size_t n_deny_domain;
+    const char *include[CONFIG_MAX_PATTERNS]; /* --include REGEX (repeatable) */
+    size_t n_include;
+    const char *exclude[CONFIG_MAX_PATTERNS]; /* --exclude REGEX (repeatable) */
+    size_t n_exclude;
+    uint32_t max_depth;          /* --max-depth; UINT32_MAX: none */
+    uint32_t max_redirects;      /* --max-redirects: redirects in a row followed; 0: none */
+    uint32_t shards;             /* --shards: the crawl's shards if it is created; 0: the crawl's */
+    uint64_t max_pages;          /* --max-pages; 0: none */
+    uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
+    uint32_t max_url_length;     /* --max-url-length, bytes */
+    uint32_t max_links_per_page; /* --max-links-per-page: links followed per page */
+    uint64_t max_size;           /* --max-size, bytes of body (decoded) */
+    uint32_t timeout_ms;         /* --timeout, ms */
+    uint32_t connect_timeout_ms; /* --connect-timeout, ms */
+    uint32_t low_speed_bps;      /* --low-speed-limit, bytes/s */
+    uint32_t low_speed_s;        /* --low-speed-time, s */
+    int follow_nofollow;         /* --follow-nofollow */
+    int insecure;                /* --insecure: do not verify TLS */
+    int allow_private;           /* --allow-private: allow private/loopback hosts */
+    const char *allow_range[CONFIG_MAX_PATTERNS]; /* --allow-private-range CIDR: these only */
+    size_t n_allow_range;
+    const char *ca_file; /* --ca-file: PEM CA bundle to trust; NULL: the system's */
+    /* bloom */
+    uint64_t bloom_capacity; /* --bloom-capacity, items */
+    double bloom_fp_rate;    /* --bloom-fp-rate */
+    /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
+    const char *metrics;
+    /* output */
+    const char *out;  /* --out FILE or "-" */
+    const char *warc; /* --warc FILE */
+    int quiet;        /* --quiet: no progress line */
+    void *storage;    /* strings read from --config (cli_crawl_free) */
+} crawl_config_t;
+
+/* The scope's part of the options, for scope_new (which copies what it
+ * keeps); the pointers point into cfg. */
+scope_config_t config_scope(const crawl_config_t *cfg);
+/* Thread idx's share of --concurrency (of threads threads): the budget
+ * split as evenly as it goes, at least 1. */
+uint32_t config_thread_slots(uint32_t concurrency, uint32_t threads, uint32_t idx);
+/* The URLs a thread of `slots` slots may hold at once: its slots and a
+ * reserve of slots / CONFIG_RESERVE_DIV (at least 1, at most
+ * CONFIG_RESERVE_MAX) claimed URLs that wait for a transfer to end, so that
+ * a slot that frees starts its next URL at once, not a claim's round trip
+ * later. */
+uint32_t config_thread_held(uint32_t slots);
+#endif

@@ -1,0 +1,538 @@
+/*
+ * finisher.c -- a worker thread's finished pages (finisher.h).
+ *
+ * DESIGN: a finisher_t owns a second redisContext with its own frontier_t
+ * (whose Bloom handle uses the shared local cache of finisher_common_t), under
+ * the claiming handle's worker id, so that it finishes that handle's
+ * leases.  It keeps two batches of entries: `queued`, the pages added since
+ * the last send, and `fin`, the batch in flight -- sent with one pipelined
+ * frontier_finish_start, its replies read by frontier_finish_end once they
+ * have arrived (its socket is polled with the transfers).  One batch is in
+ * flight at a time: pages finished meanwhile make the next one, so batches
+ * grow while Redis is busy.  Retries wait in `retries` for the next flush.
+ * Output before acknowledgement: a flush first writes the JSON lines of the
+ * queued pages and dead letters and flushes the writer (one write(2) for
+ * them all), and sends nothing if that failed; a WARC exchange is written
+ * (write(2), unbuffered) as soon as its page is added.  Retries go through
+ * the claiming handle (retry_fr), synchronously: the finishing connection
+ * may have a batch in flight -- or, deferred (finisher_defer_retries: the
+ * engine's), handed out as calls built on retry_fr (finisher_next_retry),
+ * which the caller sends on a connection of its own without waiting and
+ * whose outcomes it reports in order (finisher_retried); until then they
+ * stay in `retries` (its first nsent), counted as held.  A call that fails
+ * for a transient cause (crawl_transient: Redis lost, or at its maxmemory)
+ * leaves its pages (batch) or retries where they were, recorded, for the
+ * send after finisher_reconnect (a deferred retry: its caller sends it
+ * again).
+ * Redis keys: those of frontier_finish, frontier_retry and frontier_release
+ * (the crawl's leases, queues, Bloom filter, counters: see frontier.h),
+ * nothing directly.
+ * Invariants: fin_pending != NULL iff a batch is in flight, and then nfin
+ * > 0 and fin_pages[i] points into fin[i] for i < nfin; no other command is
+ * sent on the finishing connection while a batch is in flight; every entry
+ * of `fin` is recorded; an entry's record is written at most once.
+ */
+#include "finisher.h"
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "metrics.h"
+#include "jsonl.h"
+#include "warc.h"
+
+struct finisher_common {
+    struct out *out;
+    struct warc *warc;
+    bloom_cache_t *seen_cache;          /* shared by every finishing handle */
+    atomic_int out_failed, warc_failed; /* first write error reported once */
+};
+
+typedef struct entry {
+    page_t p;
+    uint32_t retry_after_ms; /* retries only */
+    int recorded;            /* its JSON line is written (or it needs none) */
+    size_t nnew;             /* in a batch in flight: its links that were new (--metrics) */
+} entry_t;
+
+typedef struct entries {
+    entry_t *v;
+    size_t n, cap;
+} entries_t;
+
+struct finisher {
+    finisher_common_t *c;
+    const crawl_config_t *cfg;
+    frontier_config_t fc; /* the finishing handle's settings (worker id copied) */
+    char *worker_id;
+    const rconn_t *redis;
+    frontier_t *retry_fr; /* borrowed: the claiming handle */
+    redisContext *rc;
+    frontier_t *fr;
+    entries_t queued;           /* added, not yet sent */
+    entries_t fin;              /* the batch in flight (or being completed) */
+    entries_t retries;          /* retries and dead letters: [0, nsent) sent (deferred),
+                                   [nsent, nsent + nready) recorded, to hand out */
+    size_t nsent, nready;       /* (finisher_defer_retries only) */
+    int defer;                  /* retries handed out as calls (finisher_next_retry) */
+    frontier_done_t *fin_pages; /* fin as frontier_finish_start wants it */
+    size_t fin_pages_cap;
+    frontier_pending_t *fin_pending;
+    int failed; /* CRAWL_EWRITE once the WARC file failed: nothing is sent */
+};
+
+static int entries_push(entries_t *es, const entry_t *e)
+{
+    if (es->n == es->cap) {
+        size_t cap = es->cap ? es->cap * 2 : 64;
+        entry_t *n = realloc(es->v, cap * sizeof *n);
+        if (!n)
+            return CRAWL_ENOMEM;
+        es->v = n;
+        es->cap = cap;
+    }
+    es->v[es->n++] = *e;
+    return 0;
+}
+
+/* Frees the pages of es[from..) and drops them. */
+static void entries_cut(entries_t *es, size_t from)
+{
+    for (size_t i = from; i < es->n; i++)
+        page_clear(&es->v[i].p);
+    if (from < es->n)
+        es->n = from;
+}
+
+finisher_common_t *finisher_common_new(struct out *out, struct warc *warc)
+{
+    finisher_common_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->out = out;
+    c->warc = warc;
+    if (!(c->seen_cache = bloom_shared_cache_new(0))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void finisher_common_free(finisher_common_t *c)
+{
+    if (!c)
+        return;
+    bloom_shared_cache_free(c->seen_cache);
+    free(c);
+}
+
+int finisher_common_records(const finisher_common_t *c)
+{
+    return c->warc != NULL;
+}
+
+finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const rconn_t *redis,
+                         const frontier_config_t *fc, frontier_t *retry_fr, char *err,
+                         size_t errlen)
+{
+    finisher_t *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    f->c = c;
+    f->cfg = cfg;
+    f->redis = redis;
+    f->retry_fr = retry_fr;
+    /* the frontier joins the crawl's filter, with the local cache all
+     * workers share (what one learnt answers for all) */
+    f->fc = *fc;
+    f->fc.bloom_shared_cache = c->seen_cache;
+    if (!(f->worker_id = strdup(fc->worker_id ? fc->worker_id : ""))) {
+        snprintf(err, errlen, "out of memory");
+        finisher_free(f);
+        return NULL;
+    }
+    f->fc.worker_id = fc->worker_id ? f->worker_id : NULL;
+    if (!(f->rc = rconn_connect(redis, err, errlen)) ||
+        !(f->fr = frontier_open(f->rc, &f->fc, NULL, err, errlen))) {
+        finisher_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Appends p's JSON line to the writer's buffer (finisher_flush writes it). */
+static int write_record(finisher_t *f, const page_t *p)
+{
+    out_t *out = f->c->out;
+    if (!out)
+        return 0;
+    out_record_t r = {.url = p->item.url,
+                      .status = p->status,
+                      .content_type = p->ctype,
+                      .depth = p->item.depth,
+                      .bytes = p->bytes,
+                      .links_found = (uint32_t)p->nlinks,
+                      .links_over_cap = p->links_over_cap,
+                      .fetch_ms = p->fetch_ms,
+                      .error_kind = p->error_kind,
+                      .error_text = p->error_text,
+                      .location = p->location,
+                      .canonical = p->canonical,
+                      .timestamp_ms = (int64_t)clock_wall_ms()};
+    int rc = out_write(out, &r);
+    if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->out_failed, 1))
+        fprintf(stderr, "crawler: --out: %s\n", out_error(out));
+    return rc;
+}
+
+static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
+{
+    warc_t *warc = f->c->warc;
+    if (!warc || !ex)
+        return 0;
+    warc_exchange_t wx = {.target_uri = p->item.url,
+                          .ip = ex->ip,
+                          .request = ex->request,
+                          .request_len = ex->request_len,
+                          .response_head = ex->response_head,
+                          .response_head_len = ex->response_head_len,
+                          .body = ex->body,
+                          .body_len = ex->body_len,
+                          .body_decoded = 1,
+                          .truncated = ex->truncated,
+                          .fetch_time_ms = ex->time_ms};
+    int rc = warc_write_exchange(warc, &wx);
+    if (rc < 0 && !atomic_exchange(&f->c->warc_failed, 1))
+        fprintf(stderr, "crawler: --warc: %s\n", warc_error(warc));
+    return rc < 0 ? CRAWL_EWRITE : 0;
+}
+
+int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex)
+{
+    /* a WARC that failed: the page is kept, never sent (finisher_release
+     * hands it back), and the worker stops */
+    int wrc = write_warc(f, p, ex);
+    if (wrc < 0)
+        f->failed = wrc;
+    int rc = entries_push(&f->queued, &(entry_t){.p = *p});
+    if (rc < 0)
+        page_clear(p);
+    memset(p, 0, sizeof *p);
+    return wrc < 0 ? wrc : rc;
+}
+
+int finisher_retry(finisher_t *f, page_t *p, uint32_t retry_after_ms, int *dead)
+{
+    *dead = p->item.tries + 1 >= f->cfg->max_tries;
+    int rc = entries_push(
+        &f->retries, &(entry_t){.p = *p, .retry_after_ms = retry_after_ms, .recorded = !*dead});
+    if (rc < 0)
+        page_clear(p);
+    memset(p, 0, sizeof *p);
+    return rc;
+}
+
+/* Writes the JSON lines not yet written of es, then (flush) pushes the
+ * writer's buffer to the file. */
+static int record_all(finisher_t *f, entries_t *es, int flush)
+{
+    int rc = 0;
+    for (size_t i = 0; i < es->n && rc == 0; i++)
+        if (!es->v[i].recorded && (rc = write_record(f, &es->v[i].p)) == 0) {
+            es->v[i].recorded = 1;
+            metrics_page(es->v[i].p.status, es->v[i].p.error_kind);
+        }
+    if (rc == 0 && flush && f->c->out && (rc = out_flush(f->c->out)) < 0 &&
+        !atomic_exchange(&f->c->out_failed, 1))
+        fprintf(stderr, "crawler: --out: %s\n", out_error(f->c->out));
+    return rc;
+}
+
+/* Sends the queued retries in order; on a lost connection the rest stay.
+ * Deferred: they are ready to hand out now (their records are on file). */
+static int send_retries(finisher_t *f)
+{
+    if (f->defer) {
+        f->nready = f->retries.n - f->nsent;
+        return 0;
+    }
+    size_t i = 0;
+    int rc = 0;
+    for (; i < f->retries.n; i++) {
+        const page_t *p = &f->retries.v[i].p;
+        frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
+        rc = frontier_retry(f->retry_fr, &p->item, &o, f->retries.v[i].retry_after_ms);
+        if (crawl_transient(rc)) /* kept for the next try */
+            break;
+        page_clear(&f->retries.v[i].p);
+        if (rc == CRAWL_ELEASE) /* lease lost: another worker owns the URL now */
+            rc = 0;
+        if (rc < 0) {
+            i++;
+            break;
+        }
+    }
+    if (i > 0) { /* (v is NULL while nothing was ever queued) */
+        memmove(f->retries.v, f->retries.v + i, (f->retries.n - i) * sizeof *f->retries.v);
+        f->retries.n -= i;
+    }
+    return rc;
+}
+
+/* --metrics: the links of a batch the frontier answered. */
+static void count_links(const entries_t *es)
+{
+    uint64_t found = 0, nnew = 0, over = 0;
+    for (size_t i = 0; i < es->n; i++) {
+        found += es->v[i].p.nlinks;
+        nnew += es->v[i].nnew;
+        over += es->v[i].p.links_over_cap;
+    }
+    metrics_links(nnew, found > nnew ? found - nnew : 0, over);
+}
+
+/* The batch in flight has answered (rc: what frontier_finish_end or _start
+ * returned).  A lost connection puts its pages back in front of the queued
+ * ones (recorded: they are sent again after a reconnect); otherwise they are
+ * freed.  Returns the error, if any. */
+static int batch_finished(finisher_t *f, int rc, size_t *pages)
+{
+    if (crawl_transient(rc) && f->fin.n) {
+        size_t n = f->fin.n;
+        entries_t *q = &f->queued;
+        if (q->n + n > q->cap) {
+            entry_t *v = realloc(q->v, (q->n + n) * sizeof *v);
+            if (!v) {
+                entries_cut(&f->fin, 0); /* their leases expire: refetched */
+                return rc;
+            }
+            q->v = v;
+            q->cap = q->n + n;
+        }
+        memmove(q->v + n, q->v, q->n * sizeof *q->v);
+        memcpy(q->v, f->fin.v, n * sizeof *q->v);
+        q->n += n;
+        f->fin.n = 0;
+        return rc;
+    }
+    *pages += f->fin.n;
+    if ((rc == 0 || rc == CRAWL_ELEASE) && metrics_enabled())
+        count_links(&f->fin);
+    entries_cut(&f->fin, 0);
+    return rc == CRAWL_ELEASE ? 0 : rc;
+}
+
+int finisher_complete(finisher_t *f, int block, size_t *pages)
+{
+    *pages = 0;
+    if (!f->fin_pending)
+        return 0;
+    if (!block && frontier_finish_ready(f->fr, f->fin_pending) == 0)
+        return 0; /* not there yet (a failure: _end says it) */
+    int rc = frontier_finish_end(f->fr, f->fin_pending);
+    f->fin_pending = NULL;
+    if (!crawl_transient(rc))
+        metrics_redis_answered(METRICS_CALL_FINISH);
+    return batch_finished(f, rc, pages);
+}
+
+/* queued becomes the batch in flight (the buffers swap). */
+static int swap_batches(finisher_t *f)
+{
+    if (f->fin_pages_cap < f->queued.n) {
+        frontier_done_t *np = realloc(f->fin_pages, f->queued.n * sizeof *np);
+        if (!np)
+            return CRAWL_ENOMEM;
+        f->fin_pages = np;
+        f->fin_pages_cap = f->queued.n;
+    }
+    entries_t t = f->fin;
+    f->fin = f->queued;
+    f->queued = t;
+    f->queued.n = 0;
+    for (size_t i = 0; i < f->fin.n; i++) {
+        entry_t *d = &f->fin.v[i];
+        f->fin_pages[i] = (frontier_done_t){
+            .item = &d->p.item,
+            .outcome = {.status = d->p.status, .error = d->p.error_kind, .bytes = d->p.bytes},
+            .links = (const char *const *)d->p.links,
+            .nlinks = d->p.nlinks,
+            .link_depth = d->p.link_depth,
+            .link_hops = d->p.link_hops,
+            .links_over_cap = d->p.links_over_cap,
+            .nnew = &d->nnew};
+        d->nnew = 0;
+    }
+    return 0;
+}
+
+int finisher_flush(finisher_t *f, int wait, size_t *pages)
+{
+    size_t n = 0;
+    int first = finisher_complete(f, 1, pages), rc;
+    if (crawl_transient(first))
+        return first;
+    if (f->failed) /* an output failed: nothing more is marked done */
+        return f->failed;
+    if (!f->queued.n && f->retries.n == f->nsent + f->nready) /* nothing new */
+        return first;
+    /* the records first: nothing is marked done before its line is on file */
+    if ((rc = record_all(f, &f->retries, 0)) < 0 || (rc = record_all(f, &f->queued, 1)) < 0 ||
+        (rc = send_retries(f)) < 0)
+        return first < 0 ? first : rc;
+    if (!f->queued.n)
+        return first;
+    if ((rc = swap_batches(f)) < 0)
+        return first < 0 ? first : rc;
+    rc = frontier_finish_start(f->fr, f->fin_pages, f->fin.n, &f->fin_pending);
+    if (rc == 0)
+        metrics_redis_sent(METRICS_CALL_FINISH);
+    if (rc < 0)
+        rc = batch_finished(f, rc, &n);
+    else if (wait)
+        rc = finisher_complete(f, 1, &n);
+    *pages += n;
+    return first < 0 ? first : rc;
+}
+
+void finisher_defer_retries(finisher_t *f)
+{
+    f->defer = 1;
+}
+
+int finisher_next_retry(finisher_t *f, frontier_call_t **call)
+{
+    *call = NULL;
+    if (!f->nready || f->failed)
+        return 0;
+    const page_t *p = &f->retries.v[f->nsent].p;
+    frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
+    int rc =
+        frontier_retry_call(f->retry_fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
+    if (rc < 0)
+        return rc; /* kept: handed out by a later call */
+    f->nsent++;
+    f->nready--;
+    return 1;
+}
+
+int finisher_retried(finisher_t *f, int rc)
+{
+    if (!f->nsent)
+        return 0;
+    page_clear(&f->retries.v[0].p);
+    memmove(f->retries.v, f->retries.v + 1, (f->retries.n - 1) * sizeof *f->retries.v);
+    f->retries.n--;
+    f->nsent--;
+    return rc == CRAWL_ELEASE ? 0 : rc;
+}
+
+int finisher_reconnect(finisher_t *f, frontier_t *retry_fr, char *err, size_t errlen)
+{
+    size_t n = 0;
+    if (f->fin_pending) { /* its replies cannot come: the pages go back in the queue */
+        frontier_finish_end(f->fr, f->fin_pending);
+        f->fin_pending = NULL;
+        batch_finished(f, CRAWL_EREDIS, &n);
+    }
+    redisContext *rc = rconn_connect(f->redis, err, errlen);
+    frontier_t *fr = rc ? frontier_open(rc, &f->fc, NULL, err, errlen) : NULL;
+    if (!fr) {
+        if (rc)
+            redisFree(rc);
+        return CRAWL_EREDIS;
+    }
+    frontier_close(f->fr);
+    if (f->rc)
+        redisFree(f->rc);
+    f->rc = rc;
+    f->fr = fr;
+    f->retry_fr = retry_fr;
+    return 0;
+}
+
+/* Hands es's pages back (one round trip) and drops them. */
+static int release_entries(finisher_t *f, entries_t *es, size_t *n)
+{
+    int rc = 0;
+    if (!es->n)
+        return 0;
+    frontier_item_t *items = malloc(es->n * sizeof *items);
+    if (!items)
+        rc = CRAWL_ENOMEM;
+    else {
+        for (size_t i = 0; i < es->n; i++)
+            items[i] = es->v[i].p.item;
+        rc = frontier_release(f->retry_fr, items, es->n);
+        if (rc == 0 || rc == CRAWL_ELEASE)
+            *n += es->n;
+        free(items);
+    }
+    entries_cut(es, 0);
+    return rc == CRAWL_ELEASE ? 0 : rc;
+}
+
+int finisher_release(finisher_t *f, size_t *n)
+{
+    size_t ignored;
+    *n = 0;
+    if (f->fin_pending) /* already sent: let Redis answer it */
+        finisher_complete(f, 1, &ignored);
+    int rc = release_entries(f, &f->fin, n);
+    int r2 = release_entries(f, &f->queued, n);
+    int r3 = release_entries(f, &f->retries, n);
+    f->nsent = f->nready = 0;
+    return rc < 0 ? rc : r2 < 0 ? r2 : r3;
+}
+
+void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *, void *), void *ud)
+{
+    const entries_t *all[] = {&f->queued, &f->fin, &f->retries};
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < all[k]->n; i++)
+            fn(&all[k]->v[i].p.item, ud);
+}
+
+const char *finisher_last_error(const finisher_t *f)
+{
+    const char *e = frontier_last_error(f->fr);
+    return e && *e ? e : frontier_last_error(f->retry_fr);
+}
+
+size_t finisher_queued(const finisher_t *f)
+{
+    return f->queued.n + f->retries.n - f->nsent;
+}
+
+int finisher_fd(const finisher_t *f)
+{
+    return f->fin_pending ? frontier_fd(f->fr) : -1;
+}
+
+void finisher_free(finisher_t *f)
+{
+    if (!f)
+        return;
+    size_t n;
+    finisher_complete(f, 1, &n);
+    entries_cut(&f->fin, 0);
+    entries_cut(&f->queued, 0);
+    entries_cut(&f->retries, 0);
+    f->nsent = f->nready = 0;
+    frontier_close(f->fr);
+    if (f->rc)
+        redisFree(f->rc);
+    free(f->queued.v);
+    free(f->fin.v);
+    free(f->retries.v);
+    free(f->fin_pages);
+    free(f->worker_id);
+    free(f);
+}
