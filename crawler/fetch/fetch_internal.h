@@ -1,7 +1,8 @@
 /*
- * fetch_internal.h -- what fetch.c and fetch_result.c share: a transfer
- * (xfer_t), the fetch_t, and the calls between the two files.  Not for
- * other modules (fetch.h is the interface).
+ * fetch_internal.h -- what the files of fetch/ share: a transfer (xfer_t,
+ * transfer.c), the making of its result (fetch_result.c), and the pool's
+ * body (fetch_t, fetch.c).  Not for other modules (fetch.h is the
+ * interface).
  */
 #ifndef CRAWLER_FETCH_INTERNAL_H
 #define CRAWLER_FETCH_INTERNAL_H
@@ -22,9 +23,17 @@ typedef struct buf {
 
 typedef enum xfer_kind { XF_PAGE, XF_ROBOTS } xfer_kind_t;
 
+/* What a transfer reads of its thread's (the pool's, never written). */
+typedef struct xfer_env {
+    const crawl_config_t *cfg;
+    CURLSH *share;        /* DNS cache and TLS sessions, shared by the threads */
+    const scope_t *scope; /* links and robots.txt redirects; seed hosts for the guard */
+    int record;           /* keep heads and bodies for WARC */
+} xfer_env_t;
+
 typedef struct xfer {
     xfer_kind_t kind;
-    fetch_t *f;
+    const xfer_env_t *env;
     CURL *h;
     unsigned shard; /* running: its multi handle in the loop */
     struct xfer *next_free;
@@ -68,10 +77,7 @@ typedef struct xfer_fifo {
 } xfer_fifo_t;
 
 struct fetch {
-    const crawl_config_t *cfg;
-    CURLSH *share;
-    const scope_t *scope;
-    int record;        /* keep heads and bodies for WARC */
+    xfer_env_t env;    /* what its transfers read */
     netloop_t *loop;   /* the multi handles and their epoll loop */
     uint64_t prune_at; /* when a transfer next prunes the DNS cache (dns_timeout) */
     xfer_t *free_xfers;
@@ -85,21 +91,33 @@ struct fetch {
     xfer_t *held;        /* the transfer of the last result */
 };
 
-/* Appends n bytes to b (NUL-terminated): 0, or -1 out of memory. */
-int fetch_buf_add(buf_t *b, const void *data, size_t n);
-/* A link of x's page: de-duplicated, scope-filtered, kept (copied). */
-void fetch_add_link(xfer_t *x, const char *url, size_t len);
-/* Forgets the headers of the response before (a new one begins). */
-void fetch_reset_headers(xfer_t *x);
+/* ---- transfer.c: one transfer ---- */
+/* A new transfer reading env (borrowed), its easy handle made; NULL on out
+ * of memory.  xfer_free accepts NULL. */
+xfer_t *xfer_new(const xfer_env_t *env);
+void xfer_free(xfer_t *x);
+/* Back to empty for reuse (the easy handle and buffers kept). */
+void xfer_clear(xfer_t *x);
+/* The parser, sitemap parser and link set of a finished transfer (its
+ * result made): freed now, not when the pooled transfer is reused. */
+void xfer_drop_parse_state(xfer_t *x);
 /* The host the guard judges for x: url's, and whether it is a seed host. */
-void fetch_aim(xfer_t *x, const char *url);
-/* Adds x to the loop and the running list: 0, or CRAWL_EREDIS if refused. */
-int fetch_start_xfer(fetch_t *f, xfer_t *x, const char *url);
-/* Starts x on url at_ms (clock_now_ms) or later (fetch_perform starts it):
- * 0, or CRAWL_ENOMEM. */
-int fetch_defer_xfer(fetch_t *f, xfer_t *x, const char *url, uint64_t at_ms);
-/* x finished with res (out of the loop and the running list): 1 if it
- * started again (a robots.txt redirect followed), else 0 with x->res made. */
-int fetch_result_make(fetch_t *f, xfer_t *x, CURLcode res);
+void xfer_aim(xfer_t *x, const char *url);
+/* Forgets the headers of the response before (a new one begins). */
+void xfer_reset_headers(xfer_t *x);
+/* Sets x's options and callbacks to fetch url (libcurl copies it), with
+ * this DNS cache timeout (fetch.c prunes the cache once a second). */
+void xfer_setup(xfer_t *x, const char *url, long dns_timeout);
+/* A link of x's page: de-duplicated, scope-filtered, kept (copied). */
+void xfer_add_link(xfer_t *x, const char *url, size_t len);
+/* Appends n bytes to b (NUL-terminated): 0, or -1 out of memory. */
+int xfer_buf_add(buf_t *b, const void *data, size_t n);
+
+/* ---- fetch_result.c: what a finished transfer gives ---- */
+/* x ended with res: its result made into x->res (a page's item taken). */
+void fetch_result_make(xfer_t *x, CURLcode res);
+/* x, a robots.txt, ended with res: the URL of its redirect's next hop if it
+ * is to be followed (caller frees), else NULL. */
+char *fetch_robots_hop(xfer_t *x, CURLcode res);
 
 #endif

@@ -2,10 +2,12 @@
  * fetch_result.c -- what a finished transfer gives (fetch.h's results):
  * the page with its status, error kind and text, links, canonical and
  * Location, and whether a failure is worth a retry; or a robots.txt body,
- * its redirects followed hop by hop (robots_follow: the scope's host rules,
- * then the private-address guard, per hop).  A page redirect is a link of
- * its page (redirect_link: one level deeper, its hops capped by
- * --max-redirects).  Redis keys: none.
+ * and whether its redirect is to be followed (fetch_robots_hop: the scope's
+ * host rules and a hop count; fetch.c follows it, and the private-address
+ * guard judges each hop).  A page redirect is a link of its page
+ * (redirect_link: one level deeper, its hops capped by --max-redirects).
+ * Reads a finished transfer, changes nothing but its result.  Redis keys:
+ * none.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,18 +51,18 @@ static int redirect_link(xfer_t *x, int *too_many)
 {
     char *target = NULL;
     if (!x->location ||
-        parser_url_normalize(x->item.url, x->location, x->f->cfg->max_url_length, &target) < 0)
+        parser_url_normalize(x->item.url, x->location, x->env->cfg->max_url_length, &target) < 0)
         return 0;
-    *too_many = x->item.hops >= x->f->cfg->max_redirects;
+    *too_many = x->item.hops >= x->env->cfg->max_redirects;
     if (!*too_many)
-        fetch_add_link(x, target, strlen(target));
+        xfer_add_link(x, target, strlen(target));
     free(target);
     return 1;
 }
 
 static const page_exchange_t *exchange_of(xfer_t *x)
 {
-    if (!x->f->record || !x->resphead.len)
+    if (!x->env->record || !x->resphead.len)
         return NULL;
     x->ex =
         (page_exchange_t){.request = x->reqhead.p,
@@ -82,7 +84,7 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
     uint32_t hops = x->item.hops;
     char text[96];
     snprintf(text, sizeof text, "more than %u redirects in a row (--max-redirects)",
-             x->f->cfg->max_redirects);
+             x->env->cfg->max_redirects);
     if (x->parser)
         parser_finish(x->parser);
     if (x->sitemap)
@@ -133,21 +135,7 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     }
 }
 
-/* Two URLs of one origin (the frontier's politeness unit). */
-static int same_origin(const char *a, const char *b)
-{
-    char oa[512], ob[512];
-    return parser_url_origin(a, oa, sizeof oa) >= 0 && parser_url_origin(b, ob, sizeof ob) >= 0 &&
-           !strcmp(oa, ob);
-}
-
-/* Follows a robots.txt redirect by hand, so that the guard judges each hop's
- * own host.  1 if x restarted on the target; 0 (the 3xx is the result) if
- * not a redirect, no URL, FETCH_ROBOTS_MAX_REDIRECTS hops done, or a host
- * out of scope.  The gate reads a 3xx as RFC 9309 "unavailable", like a 4xx:
- * allow all (Google: 404 after 5 hops); a guard refusal ends "blocked",
- * also allow all, not cached.  The seed's pages still pass guard and scope. */
-static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
+char *fetch_robots_hop(xfer_t *x, CURLcode res)
 {
     long code = 0;
     char *cur = NULL, *target = NULL, host[256];
@@ -155,27 +143,14 @@ static int robots_follow(fetch_t *f, xfer_t *x, CURLcode res)
     curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &cur);
     if (res != CURLE_OK || code < 300 || code >= 400 || !x->location || !cur ||
         x->hops >= FETCH_ROBOTS_MAX_REDIRECTS)
-        return 0;
-    if (parser_url_normalize(cur, x->location, f->cfg->max_url_length, &target) < 0)
-        return 0;
-    int ok = parser_url_host(target, host, sizeof host) >= 0 && scope_allows_host(f->scope, host);
-    if (ok) {
-        x->hops++;
-        fetch_reset_headers(x);
-        x->body.len = 0;
-        x->bytes = 0;
-        x->blocked = 0;
-        x->errbuf[0] = '\0';
-        fetch_aim(x, target);
-        /* a hop to the same origin is a second request to that host: with a
-         * delay, it waits the delay (as every request to a host does) */
-        if (f->cfg->delay_ms && same_origin(cur, target))
-            ok = fetch_defer_xfer(f, x, target, clock_now_ms() + f->cfg->delay_ms + 1) == 0;
-        else
-            ok = fetch_start_xfer(f, x, target) == 0; /* libcurl copies the URL */
+        return NULL;
+    if (parser_url_normalize(cur, x->location, x->env->cfg->max_url_length, &target) < 0)
+        return NULL;
+    if (parser_url_host(target, host, sizeof host) < 0 || !scope_allows_host(x->env->scope, host)) {
+        free(target);
+        return NULL;
     }
-    free(target);
-    return ok;
+    return target;
 }
 
 static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
@@ -197,14 +172,11 @@ static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     r->body_len = x->body.len;
 }
 
-int fetch_result_make(fetch_t *f, xfer_t *x, CURLcode res)
+void fetch_result_make(xfer_t *x, CURLcode res)
 {
-    if (x->kind == XF_ROBOTS && robots_follow(f, x, res))
-        return 1;
     memset(&x->res, 0, sizeof x->res);
     if (x->kind == XF_ROBOTS)
         robots_result(x, res, &x->res);
     else
         page_result(x, res, &x->res);
-    return 0;
 }
