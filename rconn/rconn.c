@@ -121,9 +121,7 @@ void rconn_close(rconn_t *r)
     free(r);
 }
 
-/* The server of slot now: into *a (a copy), after a fresh look at the map
- * on a cluster.  0, or CRAWL_EREDIS with err. */
-static int route(const rconn_t *r, int slot, rc_addr_t *a, char *err, size_t errlen)
+int rc_route(const rconn_t *r, int slot, rc_addr_t *a, char *err, size_t errlen)
 {
     if (!r->topo)
         return rc_addr_copy(a, &r->plain);
@@ -137,12 +135,22 @@ static int route(const rconn_t *r, int slot, rc_addr_t *a, char *err, size_t err
     return rc;
 }
 
+redisContext *rc_connect_to(const rconn_t *r, const rc_addr_t *a, char *err, size_t errlen)
+{
+    return rc_connect(a, r->spec.password, r->cluster ? 0 : r->spec.db, err, errlen);
+}
+
+int rc_route_slot(const rconn_t *r)
+{
+    return r->route_slot;
+}
+
 redisContext *rconn_connect_slot(const rconn_t *r, int slot, char *err, size_t errlen)
 {
     rc_addr_t a;
-    if (route(r, slot, &a, err, errlen) < 0)
+    if (rc_route(r, slot, &a, err, errlen) < 0)
         return NULL;
-    redisContext *c = rc_connect(&a, r->spec.password, r->cluster ? 0 : r->spec.db, err, errlen);
+    redisContext *c = rc_connect_to(r, &a, err, errlen);
     rc_addr_clear(&a);
     return c;
 }

@@ -30,9 +30,11 @@
 #define RCONN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct redisContext;
+struct redisReply;
 
 #define RCONN_DEFAULT_DATA_DIR "./crawl-data"
 #define RCONN_CONNECT_TIMEOUT_MS 5000
@@ -126,5 +128,139 @@ int rconn_each_master(const rconn_t *r,
 const char *rconn_describe(const rconn_t *r);
 /* pid of the embedded server this process started, or 0. */
 pid_t rconn_embedded_pid(const rconn_t *r);
+
+/* ---- the arguments of one command -------------------------------------------
+ * Binary-safe; strings pushed with rconn_arg_str are borrowed (they must
+ * outlive the command), every other push is a copy in chunks owned by the
+ * builder that never move.  Out of memory sets oom and ignores the pushes
+ * after (the call then fails with CRAWL_ENOMEM when sent).  Not
+ * thread-safe. */
+typedef struct rconn_chunk rconn_chunk_t;
+typedef struct rconn_args {
+    const char **v;
+    size_t *len;
+    size_t n, cap;
+    rconn_chunk_t *chunks;
+    int oom;
+} rconn_args_t;
+
+void rconn_args_init(rconn_args_t *a);
+/* Frees what a holds; a is empty after.  Accepts NULL. */
+void rconn_args_free(rconn_args_t *a);
+void rconn_arg_str(rconn_args_t *a, const char *s, size_t len);
+void rconn_arg_cstr(rconn_args_t *a, const char *s);
+void rconn_arg_copy(rconn_args_t *a, const char *s, size_t len);
+void rconn_arg_dup(rconn_args_t *a, const char *s);
+void rconn_arg_u64(rconn_args_t *a, uint64_t v);
+void rconn_arg_dbl(rconn_args_t *a, double v);
+/* Sets argument i (pushed before) to the number v. */
+void rconn_arg_set_u64(rconn_args_t *a, size_t i, uint64_t v);
+/* Pushes an argument of len bytes that the caller fills in through the
+ * returned pointer; NULL when out of memory. */
+char *rconn_arg_alloc(rconn_args_t *a, size_t len);
+
+/* ---- one call -----------------------------------------------------------------
+ * One command for the master of a hash slot, and its reply once answered.
+ * The caller builds it (rconn_call_args), hands it to a link
+ * (rconn_link_send), reads it once done, and frees it; the link never frees
+ * a caller's call.  A call lost with its connection before its reply came
+ * is failed (CRAWL_EREDIS), unless it was made with RCONN_CALL_RESEND: then
+ * the link sends it again on its next connection, so such a call must be
+ * idempotent (keyed by a lease, a call id, or a pure read).  A call Redis
+ * answered without running it (OOM, MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
+ * LOADING, READONLY, MASTERDOWN: errors.h crawl_retry_reply, or "OOM") is
+ * always sent again: the link goes down with that answer as its error.
+ * Not thread-safe: a call belongs to its link's thread. */
+#define RCONN_CALL_RESEND 1u /* may run twice: sent again after a lost reply */
+
+typedef struct rconn_call rconn_call_t;
+/* A new call for slot's master (any slot on a plain Redis); NULL on out of
+ * memory. */
+rconn_call_t *rconn_call_new(int slot, unsigned flags);
+/* Its arguments, to be pushed before it is sent. */
+rconn_args_t *rconn_call_args(rconn_call_t *c);
+/* 1 once answered or failed, 0 while queued or in flight. */
+int rconn_call_done(const rconn_call_t *c);
+/* Once done: 0 (answered: rconn_call_reply), or CRAWL_EREDIS (lost with its
+ * connection), CRAWL_ENOMEM (its arguments); CRAWL_EINVAL while not done. */
+int rconn_call_status(const rconn_call_t *c);
+/* The reply of an answered call (owned by the call: valid until it is
+ * freed; it may be an error reply), else NULL. */
+struct redisReply *rconn_call_reply(const rconn_call_t *c);
+/* Takes the call off its link (a call in flight keeps its place, its reply
+ * dropped when it comes) and frees it.  Accepts NULL. */
+void rconn_call_free(rconn_call_t *c);
+
+/* ---- a link: one thread's connections, and the one owner of them -----------
+ * A link holds one connection to each server its calls go to (one on a
+ * plain Redis; the masters of their slots on a Redis Cluster, found from
+ * the map when a slot is first used after a connect).  It queues the calls
+ * handed to it, writes them in order (pipelined: any number in flight),
+ * gives each its reply as it comes (rconn_link_poll never waits;
+ * rconn_link_wait does), notices a loss (an I/O error, no reply within
+ * RCONN_COMMAND_TIMEOUT_MS, a reply saying a call did not run) and keeps
+ * the reason (rconn_link_error), and on a connect (rconn_link_connect,
+ * when the caller's reconnect policy says so) sends again what is safe:
+ * calls never written, calls Redis did not run, and RCONN_CALL_RESEND calls
+ * whose replies were lost, in their first order.  With a Functions library
+ * set (rconn_link_set_library) it loads it on every new connection and
+ * sends again a call answered "Function not found" after loading it.
+ * Not thread-safe: a link belongs to one thread. */
+typedef struct rconn_link rconn_link_t;
+
+/* A link to r (borrowed: it outlives the link), down until the first
+ * rconn_link_connect.  NULL on out of memory. */
+rconn_link_t *rconn_link_new(const rconn_t *r);
+/* Closes its connections; every call still on it is failed (CRAWL_EREDIS)
+ * and left to its owner.  Accepts NULL. */
+void rconn_link_free(rconn_link_t *l);
+/* The library text (copied) loaded on every connection from now on (at
+ * once on the open ones: 0, or the failure with rconn_link_error). */
+int rconn_link_set_library(rconn_link_t *l, const char *text);
+/* One try to be up: connects to the server of the route slot (rconn_open's)
+ * and, later, to each other server its calls need.  With hold, the calls
+ * kept from before stay unsent until rconn_link_resume (the caller first
+ * sends what must go before them: a check, a reconcile); new calls go out
+ * at once.  0, or CRAWL_EREDIS (still down; why: rconn_link_error). */
+int rconn_link_connect(rconn_link_t *l, int hold);
+/* Sends the calls a held connect kept. */
+void rconn_link_resume(rconn_link_t *l);
+/* The caller takes the link down (why: its error): as a loss. */
+void rconn_link_drop(rconn_link_t *l, const char *why);
+/* 1 while up. */
+int rconn_link_up(const rconn_link_t *l);
+/* Why the link last went down or failed to connect, in Redis's or the
+ * network's words ("" if never). */
+const char *rconn_link_error(const rconn_link_t *l);
+/* Hands c over (its arguments built): queued, and written at once when the
+ * link is up.  0, or CRAWL_EINVAL (c on a link already).  A failure of the
+ * link shows as its calls' status and as rconn_link_poll's answer. */
+int rconn_link_send(rconn_link_t *l, rconn_call_t *c);
+/* Between cork and uncork (they nest), the calls handed over are queued,
+ * not written; the last uncork writes them, one write a server: a
+ * pipeline that costs one round trip. */
+void rconn_link_cork(rconn_link_t *l);
+void rconn_link_uncork(rconn_link_t *l);
+/* Takes what the connections hold without waiting: writes queued calls,
+ * reads every reply there, completes their calls.  0, or CRAWL_EREDIS when
+ * the link went down (now or before). */
+int rconn_link_poll(rconn_link_t *l);
+/* Waits until c (on l) is done, reading and completing the calls before it
+ * meanwhile.  0 (c done: its status says how), or CRAWL_EREDIS (the link is
+ * down: c failed, or is kept for the next connect). */
+int rconn_link_wait(rconn_link_t *l, rconn_call_t *c);
+/* The sockets with calls awaiting replies (to wait for with epoll), into
+ * fds[0..max); returns how many. */
+size_t rconn_link_fds(const rconn_link_t *l, int *fds, size_t max);
+/* Calls queued, held or in flight (the link's own included). */
+size_t rconn_link_pending(const rconn_link_t *l);
+/* Writes done so far, a write to one server each: the round trips. */
+uint64_t rconn_link_round_trips(const rconn_link_t *l);
+/* The connection to slot's server, for blocking use by the caller (a
+ * module with its own commands, e.g. opening a Bloom filter), once every
+ * call in flight on it has its reply; valid until the next call on l.
+ * NULL when the link is down or the server cannot be reached (it is then
+ * down, why: rconn_link_error). */
+struct redisContext *rconn_link_context(rconn_link_t *l, int slot);
 
 #endif

@@ -127,6 +127,45 @@ void rc_embedded_close(rc_embedded_t *e);
 /* The pid of a server this process started, 0 if it joined one. */
 pid_t rc_embedded_pid(const rc_embedded_t *e);
 
+/* ---- call.c, link.c: calls and the connection owner ----------------------- */
+
+enum { RC_CALL_NEW, RC_CALL_QUEUED, RC_CALL_SENT, RC_CALL_DONE, RC_CALL_FAILED };
+/* A call of the link's own: a FUNCTION LOAD it sent, or the place in a FIFO
+ * of a call its owner freed while it was in flight (its reply dropped). */
+enum { RC_OWN_LOAD = 1, RC_OWN_PLACE = 2 };
+
+struct rconn_call {
+    rconn_args_t a;
+    int slot;       /* the hash slot whose master it goes to */
+    unsigned flags; /* RCONN_CALL_* */
+    int state;      /* RC_CALL_* */
+    int status;     /* RC_CALL_FAILED: why (CRAWL_EREDIS, CRAWL_ENOMEM) */
+    struct redisReply *r;
+    /* on a link: */
+    rconn_link_t *link;
+    struct rconn_call *next, *prev; /* its place in the link's queue or a server's FIFO */
+    int srv;                        /* RC_CALL_SENT: the server it was written to */
+    uint64_t seq;                   /* the order it was handed to the link (kept on a resend) */
+    uint64_t sent_ms;               /* RC_CALL_SENT: when (monotonic) */
+    int unrun;                      /* Redis answered that it did not run it */
+    int held;                       /* RC_CALL_QUEUED: in the link's held list, not its queue */
+    int own;                        /* the link's own: RC_OWN_LOAD or RC_OWN_PLACE */
+};
+
+/* Takes c off its link (a sent call's place kept for its reply). */
+void rc_call_unlink(rconn_call_t *c);
+/* Sets c's reply (taken over) and makes it done; NULL: back to new. */
+void rc_call_set_reply(rconn_call_t *c, struct redisReply *r);
+/* link.c: forgets c (called by rc_call_unlink). */
+void rc_link_forget(rconn_link_t *l, rconn_call_t *c);
+/* rconn.c: the server of slot now, into *a (a copy), after a fresh look at
+ * the map on a cluster; 0, or CRAWL_EREDIS with err. */
+int rc_route(const rconn_t *r, int slot, rc_addr_t *a, char *err, size_t errlen);
+/* rconn.c: a new connection to a, with r's password and db. */
+struct redisContext *rc_connect_to(const rconn_t *r, const rc_addr_t *a, char *err, size_t errlen);
+/* rconn.c: the route key's slot. */
+int rc_route_slot(const rconn_t *r);
+
 /* ---- rconn.c -------------------------------------------------------------- */
 
 struct rconn {
