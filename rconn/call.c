@@ -9,8 +9,8 @@
  * a lost connection, when the caller said it may run twice; or when Redis
  * answered that it did not run it).  A call belongs to its creator; while
  * it is on a link, the link keeps its place in its lists (call->next,
- * ->prev) and its state; rconn_call_free takes it off first.  Redis keys:
- * none.
+ * ->prev) and its state, and freeing it is the link's business
+ * (link.c: rconn_call_free takes it off first).  Redis keys: none.
  */
 #include "rconn_internal.h"
 
@@ -176,13 +176,6 @@ redisReply *rconn_call_reply(const rconn_call_t *c)
     return c->state == RC_CALL_DONE ? c->r : NULL;
 }
 
-void rc_call_unlink(rconn_call_t *c)
-{
-    if (c->link)
-        rc_link_forget(c->link, c);
-    c->link = NULL;
-}
-
 void rc_call_set_reply(rconn_call_t *c, redisReply *r)
 {
     if (c->r)
@@ -190,15 +183,4 @@ void rc_call_set_reply(rconn_call_t *c, redisReply *r)
     c->r = r;
     c->state = r ? RC_CALL_DONE : RC_CALL_NEW;
     c->status = 0;
-}
-
-void rconn_call_free(rconn_call_t *c)
-{
-    if (!c)
-        return;
-    rc_call_unlink(c);
-    if (c->r)
-        freeReplyObject(c->r);
-    rconn_args_free(&c->a);
-    free(c);
 }

@@ -147,7 +147,8 @@ static void settle_own(rconn_call_t *c)
     rconn_call_free(c);
 }
 
-void rc_link_forget(rconn_link_t *l, rconn_call_t *c)
+/* Takes c off l (a sent call's place kept for its reply). */
+static void forget(rconn_link_t *l, rconn_call_t *c)
 {
     if (c->state == RC_CALL_QUEUED) {
         list_remove(c->held ? &l->held : &l->queue, c);
@@ -182,6 +183,18 @@ void rc_link_forget(rconn_link_t *l, rconn_call_t *c)
     }
     c->link = NULL;
     c->state = RC_CALL_NEW;
+}
+
+void rconn_call_free(rconn_call_t *c)
+{
+    if (!c)
+        return;
+    if (c->link)
+        forget(c->link, c);
+    if (c->r)
+        freeReplyObject(c->r);
+    rconn_args_free(&c->a);
+    free(c);
 }
 
 /* ---- servers ---------------------------------------------------------------- */

@@ -152,12 +152,8 @@ struct rconn_call {
     int own;                        /* the link's own: RC_OWN_LOAD or RC_OWN_PLACE */
 };
 
-/* Takes c off its link (a sent call's place kept for its reply). */
-void rc_call_unlink(rconn_call_t *c);
 /* Sets c's reply (taken over) and makes it done; NULL: back to new. */
 void rc_call_set_reply(rconn_call_t *c, struct redisReply *r);
-/* link.c: forgets c (called by rc_call_unlink). */
-void rc_link_forget(rconn_link_t *l, rconn_call_t *c);
 /* rconn.c: the server of slot now, into *a (a copy), after a fresh look at
  * the map on a cluster; 0, or CRAWL_EREDIS with err. */
 int rc_route(const rconn_t *r, int slot, rc_addr_t *a, char *err, size_t errlen);
