@@ -1,16 +1,16 @@
 /*
- * claim.c -- claiming URLs (frontier.h: frontier_claim, and its two halves
- * frontier_claim_start / _ready / _end for a caller that works while Redis
- * runs the claim).
+ * claim.c -- claiming URLs (frontier.h: frontier_claim, and the call
+ * frontier_claim_start for a caller that works while Redis runs the claim).
  *
  * DESIGN.  One FCALL of claim.lua (the layout above build_claim) moves up
  * to FR_MAX_CLAIM entries from the ready hosts' queues into the worker's
  * lease hash, renews its lease and reclaims expired workers' URLs; the
  * reply is read into frontier_item_t's whose lease token is
- * "ORIGIN\tSEQ@WID" (fr_lease_split).  Keys: those of claim.lua (frontier.c
- * lists the crawl's keys).  A call in flight (frontier_claim_call_t) holds
- * its arguments until its reply is read, so a NOSCRIPT answer (the library
- * lost) can load the library and send it again.  A paused crawl, or a
+ * "ORIGIN\tSEQ@WID" (fr_lease_split).  Keys: those of claim.lua (keys.def
+ * lists the crawl's keys).  A claim is one FCALL per shard asked (up to
+ * FR_CLAIM_FANOUT, in one round trip); it may not run twice (it would lease
+ * twice), so a connection lost before its replies fails it, and
+ * frontier_reconcile hands back what it leased.  A paused crawl, or a
  * drain that came after this worker registered (control.c), makes the
  * claim renew the lease and take nothing, whatever is ready.
  */
@@ -22,6 +22,16 @@
 #include <string.h>
 #include <time.h>
 /* ---- claim --------------------------------------------------------------- */
+
+void frontier_item_clear(frontier_item_t *it)
+{
+    if (!it)
+        return;
+    free(it->url);
+    free(it->lease);
+    memset(it, 0, sizeof *it);
+}
+
 
 /* Fills one item from an entry (entry.c's layouts), the origin of the queue
  * it came from and its lease number: its URL is the entry's rebuilt under
@@ -88,7 +98,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
     return 0;
 }
 
-/* The claim call (frontier/lua/claim.lua), KEYS: ready.
+/* The claim call (frontier/lua/claim.lua) to shard s, KEYS: ready.
  *   ARGV[1]  P             the crawl's key prefix (keys.h)
  *   ARGV[2]  worker        the claiming worker's id
  *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)
@@ -107,37 +117,40 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  * when URLs were claimed: nruns, the entries (entry.c), then nruns
  * pairs (origin, count): the origins of the entries, run by run.  The i-th
  * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
-static void build_claim(const frontier_t *f, size_t max, fr_args_t *a)
+static void build_claim(const frontier_t *f, unsigned s, size_t max, rconn_args_t *a)
 {
-    fa_fcall(a, 1);
-    fa_cstr(a, f->ready_key);
-    fa_cstr(a, f->prefix);
-    fa_cstr(a, f->worker);
-    fa_u64(a, max);
-    fa_u64(a, f->cfg.per_host);
-    fa_u64(a, f->cfg.delay_ms);
-    fa_u64(a, f->cfg.max_delay_ms);
-    fa_u64(a, f->cfg.lease_ms);
+    rconn_arg_cstr(a, f->shard[s].ready_key);
+    rconn_arg_cstr(a, f->shard[s].prefix);
+    rconn_arg_cstr(a, f->worker);
+    rconn_arg_u64(a, max);
+    rconn_arg_u64(a, f->cfg.per_host);
+    rconn_arg_u64(a, f->cfg.delay_ms);
+    rconn_arg_u64(a, f->cfg.max_delay_ms);
+    rconn_arg_u64(a, f->cfg.lease_ms);
 }
 
 #define FR_CLAIM_FANOUT 8   /* shards one claim asks at most (pipelined) */
 #define FR_DONE_REST_MS 250 /* a shard that answered done is not asked again for this long */
 
-/* A claim sent, its replies not read yet: one call a shard asked. */
-struct frontier_claim_call {
-    size_t n;                     /* shards asked */
-    fr_call_t c[FR_CLAIM_FANOUT]; /* [n] */
+/* A claim in flight: one command a shard asked, its findings once read. */
+typedef struct claim_st {
+    size_t n;                    /* shards asked: the call's commands 0..n */
     unsigned shard[FR_CLAIM_FANOUT];
     size_t max[FR_CLAIM_FANOUT]; /* URLs asked of each */
+    size_t room;                 /* URLs asked in all */
     uint64_t sent;               /* the event number of the sending (f->events) */
     uint32_t wait_ms;            /* n 0 (every shard resting): the shortest rest left */
-};
+    frontier_item_t *items;      /* [room]: what was claimed, once read ... */
+    size_t got;                  /* ... how many ... */
+    frontier_state_t state;      /* ... the state ... */
+    uint32_t wait;               /* ... and the wait hint */
+} claim_st_t;
 
 #define mono_ms fr_mono_ms
 
 /* Picks the shards a claim of max URLs asks: up to FR_CLAIM_FANOUT of them
  * from the handle's ring on, those not resting, max split among them. */
-static void pick_shards(frontier_t *f, size_t max, frontier_claim_call_t *c)
+static void pick_shards(frontier_t *f, size_t max, claim_st_t *c)
 {
     uint64_t now = mono_ms(), rest = UINT64_MAX;
     size_t want = max < FR_CLAIM_FANOUT ? max : FR_CLAIM_FANOUT;
@@ -156,40 +169,50 @@ static void pick_shards(frontier_t *f, size_t max, frontier_claim_call_t *c)
     c->wait_ms = c->n ? 0 : (uint32_t)(rest > 1000 ? 1000 : rest ? rest : 1);
 }
 
-int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out)
+void fr_claim_free(void *st)
+{
+    claim_st_t *c = st;
+    if (!c)
+        return;
+    for (size_t i = 0; c->items && i < c->got; i++)
+        frontier_item_clear(&c->items[i]);
+    free(c->items);
+    free(c);
+}
+
+int frontier_claim_start(frontier_t *f, size_t max, frontier_call_t **out)
 {
     if (out)
         *out = NULL;
     if (!f || !out || max == 0)
         return CRAWL_EINVAL;
-    frontier_claim_call_t *c = calloc(1, sizeof *c);
-    if (!c)
+    if (max > FR_MAX_CLAIM)
+        max = FR_MAX_CLAIM;
+    claim_st_t *st = calloc(1, sizeof *st);
+    frontier_call_t *c = st ? fr_call_new(FR_CALL_CLAIM, st) : NULL;
+    if (!c) {
+        free(st);
         return CRAWL_ENOMEM;
-    pick_shards(f, max > FR_MAX_CLAIM ? FR_MAX_CLAIM : max, c);
-    unsigned cur = f->cur;
-    int rc = 0;
-    size_t sent = 0;
-    for (; rc == 0 && sent < c->n; sent++) {
-        fr_use(f, c->shard[sent]);
-        fa_init(&c->c[sent].a);
-        build_claim(f, c->max[sent], &c->c[sent].a);
-        rc = fr_call_send(f, FR_CLAIM, &c->c[sent]);
     }
-    fr_use(f, cur);
-    fr_wait_on(f, sent ? &c->c[0] : NULL);
-    c->sent = ++f->events;
+    pick_shards(f, max, st);
+    st->room = max;
+    int rc = 0;
+    rconn_link_cork(f->link); /* every shard's call in one round trip */
+    for (size_t i = 0; rc == 0 && i < st->n; i++) {
+        rconn_call_t *cmd = fr_fcall(f, st->shard[i], FR_CLAIM, 1, 0);
+        if (cmd)
+            build_claim(f, st->shard[i], st->max[i], rconn_call_args(cmd));
+        rc = cmd ? fr_call_add(f, c, cmd) : CRAWL_ENOMEM;
+    }
+    rconn_link_uncork(f->link);
+    st->sent = ++f->events;
     if (rc < 0) {
-        c->n = sent;
-        frontier_claim_drop(c);
+        fr_call_drop(c);
+        fr_claim_free(st);
         return rc;
     }
     *out = c;
     return 0;
-}
-
-int frontier_claim_ready(frontier_t *f, frontier_claim_call_t *c)
-{
-    return f && c ? fr_calls_ready(f, c->c, c->n) : CRAWL_EINVAL;
 }
 
 /* Notes shard s's answer (SHARDING.md, "End of the crawl"): a done answer
@@ -247,92 +270,88 @@ static int all_done(const frontier_t *f)
     return last_first < first_second;
 }
 
-int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t *items, size_t *n,
-                       frontier_state_t *state, uint32_t *wait_ms)
+/* Reads every shard's answer into st (the call's commands all answered). */
+static int read_claim(frontier_t *f, frontier_call_t *c, claim_st_t *st)
 {
-    if (n)
-        *n = 0;
-    if (!f || !c || !items || !n || !state) {
-        frontier_claim_drop(c);
-        return CRAWL_EINVAL;
-    }
-    int rc = fr_calls_wait(f, c->c, c->n);
     uint64_t got = ++f->events;
-    int control = 0, any_wait = c->n == 0;
-    uint32_t wait = c->n ? 1000 : c->wait_ms;
+    int control = 0, any_wait = st->n == 0, rc = 0;
+    uint32_t wait = st->n ? 1000 : st->wait_ms;
     frontier_state_t one = FRONTIER_WAIT;
     uint32_t one_wait = 0;
-    for (size_t i = 0; rc == 0 && i < c->n; i++) {
+    if (!(st->items = calloc(st->room ? st->room : 1, sizeof *st->items)))
+        return CRAWL_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < st->n; i++) {
         redisReply *r = NULL;
         size_t m = 0;
-        frontier_state_t st = FRONTIER_WAIT;
+        frontier_state_t s1 = FRONTIER_WAIT;
         uint32_t w = 0;
         uint64_t enq = 0;
-        rc = fr_call_reply(f, &c->c[i], &r);
-        if (rc < 0)
+        if ((rc = fr_answered(f, c->cmd[i], &r)) < 0)
             break;
         rc = r->type == REDIS_REPLY_ERROR
                  ? fr_reply_error(r)
-                 : parse_claim(f, r, c->max[i], items + *n, &m, &st, &w, &enq);
-        freeReplyObject(r);
+                 : parse_claim(f, r, st->max[i], st->items + st->got, &m, &s1, &w, &enq);
         if (rc < 0)
             break;
         for (size_t j = 0; j < m; j++)
-            items[*n + j].shard = c->shard[i];
-        *n += m;
-        one = st;
+            st->items[st->got + j].shard = st->shard[i];
+        st->got += m;
+        one = s1;
         one_wait = w;
         if (f->nshards > 1)
-            note_answer(f, c->shard[i], st, w, enq, c->sent, got);
-        if (st == FRONTIER_DRAIN || (st == FRONTIER_PAUSED && control != FRONTIER_DRAIN))
-            control = st;
-        if (st == FRONTIER_WAIT) {
+            note_answer(f, st->shard[i], s1, w, enq, st->sent, got);
+        if (s1 == FRONTIER_DRAIN || (s1 == FRONTIER_PAUSED && control != FRONTIER_DRAIN))
+            control = s1;
+        if (s1 == FRONTIER_WAIT) {
             any_wait = 1;
             wait = w < wait ? w : wait;
         }
     }
-    if (rc < 0) { /* the items of this call are not handed out: their leases lapse */
-        for (size_t j = 0; j < *n; j++)
-            frontier_item_clear(&items[j]);
-        *n = 0;
-    } else if (*n) {
-        *state = FRONTIER_READY;
+    if (rc < 0) /* the items of this call are not handed out: their leases lapse */
+        return rc;
+    if (st->got) {
+        st->state = FRONTIER_READY;
+        wait = 0;
     } else if (f->nshards == 1) {
-        *state = one; /* one shard: its answer is the crawl's (the claim is atomic) */
+        st->state = one; /* one shard: its answer is the crawl's (the claim is atomic) */
         wait = one_wait;
     } else if (control) {
-        *state = (frontier_state_t)control;
+        st->state = (frontier_state_t)control;
     } else if (!any_wait && all_done(f)) {
-        *state = FRONTIER_DONE;
+        st->state = FRONTIER_DONE;
         wait = 0;
     } else { /* ask again at once if a shard is not resting, else when the first wakes */
-        *state = FRONTIER_WAIT;
+        st->state = FRONTIER_WAIT;
         wait = rest_left(f);
     }
-    if (wait_ms && rc == 0)
-        *wait_ms = *n ? 0 : wait;
-    frontier_claim_drop(c);
-    return rc;
+    st->wait = wait;
+    return 0;
 }
 
-void frontier_claim_drop(frontier_claim_call_t *c)
+int fr_claim_step(frontier_t *f, frontier_call_t *c, int wait)
 {
-    if (!c)
-        return;
-    for (size_t i = 0; i < c->n; i++)
-        fr_call_clear(&c->c[i]);
-    free(c);
+    int rc = fr_call_settle(f, c, 0, wait);
+    if (rc == 0)
+        return 0;
+    return fr_call_finish(c, rc < 0 ? rc : read_claim(f, c, c->st));
 }
 
-int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
-                   frontier_state_t *state, uint32_t *wait_ms)
+int frontier_claim_found(frontier_t *f, frontier_call_t *c, frontier_item_t *items, size_t *n,
+                         frontier_state_t *state, uint32_t *wait_ms)
 {
-    if (!f || !items || !n || !state || max == 0)
+    (void)f;
+    claim_st_t *st = fr_call_state(c, FR_CALL_CLAIM);
+    if (n)
+        *n = 0;
+    if (!st || !items || !n || !state)
         return CRAWL_EINVAL;
-    *n = 0;
-    frontier_claim_call_t *c = NULL;
-    int rc = frontier_claim_start(f, max, &c);
-    /* On ENOMEM the URLs stay leased to us and come back when this worker's
-     * lease expires (it stops claiming: the caller is out of memory). */
-    return rc < 0 ? rc : frontier_claim_end(f, c, items, n, state, wait_ms);
+    if (!c->done || c->rc < 0)
+        return c->done ? c->rc : CRAWL_EINVAL;
+    memcpy(items, st->items, st->got * sizeof *items);
+    *n = st->got;
+    st->got = 0; /* the caller's now */
+    *state = st->state;
+    if (wait_ms)
+        *wait_ms = st->wait;
+    return 0;
 }

@@ -79,20 +79,20 @@ static uint64_t limit_max(int l)
  * Reply: {now_ms, the hash after the call (HGETALL's field/value list),
  * workers whose lease is live}.  No pair: a reading, nothing written. */
 static int build_control(const char *prefix, const char *ready, const frontier_control_change_t *ch,
-                         fr_args_t *a)
+                         rconn_args_t *a)
 {
-    fa_fcall(a, 1);
-    fa_dup(a, ready); /* copies: the caller builds one call a shard in one buffer */
-    fa_dup(a, prefix);
+    rconn_arg_u64(a, 1); /* numkeys (fr_raw_fcall puts FCALL and the name before) */
+    rconn_arg_dup(a, ready); /* copies: the caller builds one call a shard in one buffer */
+    rconn_arg_dup(a, prefix);
     if (!ch)
         return 0;
     if (ch->pause) {
-        fa_cstr(a, "paused");
-        fa_cstr(a, ch->pause > 0 ? "1" : "");
+        rconn_arg_cstr(a, "paused");
+        rconn_arg_cstr(a, ch->pause > 0 ? "1" : "");
     }
     if (ch->drain) {
-        fa_cstr(a, "drain");
-        fa_cstr(a, "now");
+        rconn_arg_cstr(a, "drain");
+        rconn_arg_cstr(a, "now");
     }
     for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++) {
         if (!ch->limit[l])
@@ -100,11 +100,11 @@ static int build_control(const char *prefix, const char *ready, const frontier_c
         if (ch->limit[l] > 0 &&
             (ch->value[l] > limit_max(l) || (l == FRONTIER_LIMIT_PER_HOST && ch->value[l] == 0)))
             return CRAWL_EINVAL;
-        fa_cstr(a, fields[l]);
+        rconn_arg_cstr(a, fields[l]);
         if (ch->limit[l] > 0)
-            fa_u64(a, ch->value[l]);
+            rconn_arg_u64(a, ch->value[l]);
         else
-            fa_cstr(a, "");
+            rconn_arg_cstr(a, "");
     }
     return 0;
 }
@@ -134,93 +134,96 @@ int frontier_control(struct redisContext *rc, const char *crawl,
     return frontier_control_routed(rc, NULL, crawl, ch, out, now_ms, live, errbuf, errlen);
 }
 
+/* The control call on each of the crawl's n shards, conn[s] shard s's
+ * server (one call a shard, each a round trip: control is an operator's
+ * command); shard 0's answer read into out, now_ms and live.  On a
+ * failure, errbuf says why. */
+static int control_on(struct redisContext **conn, unsigned n, const char *crawl,
+                      const frontier_control_change_t *ch, frontier_control_t *out,
+                      uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen)
+{
+    int rc = 0;
+    char why[FR_ERROR_MAX] = "";
+    for (unsigned s = 0; rc == 0 && s < n; s++) {
+        char p[FR_PREFIX_MAX], ready[FR_KEY_MAX];
+        rconn_args_t a;
+        redisReply *r = NULL;
+        rconn_args_init(&a);
+        fr_prefix_shard(crawl, s, p, sizeof p);
+        fr_key_build(p, FR_K_READY, NULL, 0, ready, sizeof ready);
+        if ((rc = build_control(p, ready, ch, &a)) < 0) {
+            snprintf(errbuf, errlen, "a limit out of range");
+            rconn_args_free(&a);
+            return rc;
+        }
+        rc = fr_raw_fcall(conn[s], FR_CONTROL, &a, &r);
+        if (rc == 0 && r->type == REDIS_REPLY_ERROR) {
+            rc = fr_reply_error(r);
+            fr_lua_error(r->str, why, sizeof why);
+        } else if (rc == 0 && s == 0) {
+            rc = read_reply(r, out, now_ms, live);
+        } else if (rc < 0) {
+            snprintf(why, sizeof why, "%s", conn[s]->err ? conn[s]->errstr : "");
+        }
+        if (r)
+            freeReplyObject(r);
+        rconn_args_free(&a);
+    }
+    if (rc < 0)
+        snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc), *why ? ": " : "", why);
+    return rc;
+}
+
 int frontier_control_routed(struct redisContext *rc, const rconn_t *redis, const char *crawl,
                             const frontier_control_change_t *ch, frontier_control_t *out,
                             uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen)
 {
-    char dummy[8];
+    char dummy[8], p[FR_PREFIX_MAX];
     if (!errbuf || !errlen) {
         errbuf = dummy;
         errlen = sizeof dummy;
     }
     *errbuf = '\0';
-    frontier_t f; /* a bare handle: what fr_run needs */
-    memset(&f, 0, sizeof f);
-    f.rc = rc;
-    f.prefix = f.prefix0;
-    f.ready_key = f.ready0;
-    if (!rc || fr_prefix(crawl, f.prefix0, sizeof f.prefix0) < 0 ||
-        fr_key(&f, FR_K_READY, f.ready0, sizeof f.ready0) < 0) {
+    if (!rc || !crawl || fr_prefix(crawl, p, sizeof p) < 0) {
         snprintf(errbuf, errlen, "bad crawl name");
         return CRAWL_EINVAL;
     }
-    fr_library(f.fn);
     unsigned n = 1;
     int quota = 0;
     int rc_ = fr_crawl_shards(rc, crawl, &n, &quota);
-    if (rc_ == 0 && n > 1 && !quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0 &&
+    if (rc_ < 0) {
+        snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc_), rc->err ? ": " : "",
+                 rc->err ? rc->errstr : "");
+        return rc_;
+    }
+    if (n > 1 && !quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0 &&
         ch->value[FRONTIER_LIMIT_MAX_PAGES] > 0) { /* (lifting one, "unlimited", is harmless) */
         snprintf(errbuf, errlen, FRONTIER_NO_QUOTA_TEXT, crawl, (unsigned long)n);
         return CRAWL_EINVAL;
     }
-    /* every shard's copy written, in one round trip on one server (one a
-     * shard over several); shard 0's answers */
-    fr_args_t *a = rc_ == 0 ? calloc(n, sizeof *a) : NULL;
-    redisReply **rep = a ? calloc(n, sizeof *rep) : NULL;
-    struct redisContext **conn = rep ? calloc(2 * (size_t)n, sizeof *conn) : NULL;
+    /* every shard's copy written, on its server; shard 0's answers */
+    struct redisContext **conn = calloc(2 * (size_t)n, sizeof *conn);
     size_t nown = 0;
-    if (rc_ == 0 && !conn)
+    if (!conn)
         rc_ = CRAWL_ENOMEM;
     if (rc_ == 0 && (rc_ = fr_shard_conns(rc, redis, crawl, n, conn, conn + n, &nown)) < 0)
         snprintf(errbuf, errlen, "the Redis Cluster's masters of the crawl's shards");
-    for (unsigned s = 0; rc_ == 0 && s < n; s++) {
-        char p[FR_PREFIX_MAX], ready[FR_KEY_MAX];
-        fa_init(&a[s]);
-        fr_prefix_shard(crawl, s, p, sizeof p);
-        fr_key_build(p, FR_K_READY, NULL, 0, ready, sizeof ready);
-        rc_ = build_control(p, ready, ch, &a[s]);
-        if (rc_ < 0)
-            snprintf(errbuf, errlen, "a limit out of range");
-    }
-    if (rc_ == 0 && !nown)
-        rc_ = fr_run(&f, FR_CONTROL, a, n, rep);
-    for (unsigned s = 0; rc_ == 0 && nown && s < n; s++) {
-        f.rc = conn[s];
-        rc_ = fr_run(&f, FR_CONTROL, &a[s], 1, &rep[s]);
-    }
-    f.rc = rc;
-    for (unsigned s = 0; rc_ == 0 && s < n; s++)
-        if (rep[s]->type == REDIS_REPLY_ERROR) {
-            rc_ = fr_reply_error(rep[s]);
-            break;
-        }
     if (rc_ == 0)
-        rc_ = read_reply(rep[0], out, now_ms, live);
-    for (unsigned s = 0; rep && s < n; s++)
-        if (rep[s])
-            freeReplyObject(rep[s]);
-    for (unsigned s = 0; a && s < n; s++)
-        fa_free(&a[s]);
-    free(a);
-    free(rep);
+        rc_ = control_on(conn, n, crawl, ch, out, now_ms, live, errbuf, errlen);
     for (size_t i = 0; i < nown; i++)
         redisFree(conn[n + i]);
     free(conn);
-    if (rc_ == CRAWL_EINVAL)
-        return rc_;
-    if (rc_ < 0)
-        snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc_), *f.last_error ? ": " : "",
-                 *f.last_error ? f.last_error
-                 : rc->err     ? rc->errstr
-                               : "");
     return rc_;
 }
 
 int fr_control_before(frontier_t *f, frontier_control_t *c, char *errbuf, size_t errlen)
 {
-    /* routed: another opener may have fixed the count meanwhile */
-    return frontier_control_routed(f->shard[0].rc, f->cfg.redis, f->crawl, NULL, c, NULL, NULL,
-                                   errbuf, errlen);
+    struct redisContext *c0 = fr_context(f, 0);
+    if (!c0) {
+        snprintf(errbuf, errlen, "%s", rconn_link_error(f->link));
+        return CRAWL_EREDIS;
+    }
+    return control_on(&c0, 1, f->crawl, NULL, c, NULL, NULL, errbuf, errlen);
 }
 
 int fr_control_spread(frontier_t *f, const frontier_control_t *c, char *errbuf, size_t errlen)
@@ -234,7 +237,17 @@ int fr_control_spread(frontier_t *f, const frontier_control_t *c, char *errbuf, 
             ch.value[l] = c->value[l];
             any = 1;
         }
-    return any ? frontier_control_routed(f->shard[0].rc, f->cfg.redis, f->crawl, &ch, NULL, NULL,
-                                         NULL, errbuf, errlen)
-               : 0;
+    if (!any)
+        return 0;
+    struct redisContext **conn = calloc(f->nshards, sizeof *conn);
+    int rc = conn ? 0 : CRAWL_ENOMEM;
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++)
+        if (!(conn[s] = fr_context(f, s))) {
+            snprintf(errbuf, errlen, "%s", rconn_link_error(f->link));
+            rc = CRAWL_EREDIS;
+        }
+    if (rc == 0)
+        rc = control_on(conn, f->nshards, f->crawl, &ch, NULL, NULL, NULL, errbuf, errlen);
+    free(conn);
+    return rc;
 }

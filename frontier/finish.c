@@ -1,6 +1,6 @@
 /*
- * finish.c -- fetched pages finished (frontier_finish and its two halves);
- * a page to be fetched again is retry.c's.
+ * finish.c -- fetched pages finished (frontier_finish and its call
+ * frontier_finish_start); a page to be fetched again is retry.c's.
  *
  * DESIGN: finishing n pages is one pipelined round trip of calls of up to
  * 128 pages and 2,048 links (plan_groups: a call's fixed cost, about 200k
@@ -12,21 +12,27 @@
  * script (frontier/lua/finish.lua) takes back out the outcome of a page
  * whose lease it does not find, so the common case (one worker, no lease
  * lost) reads nothing per page.  The links go as link sections (offer.c).
- * A crawl of several shards (SHARDING.md, "Finish"; shards_*): the pages are
+ * A crawl of several shards (docs/sharding.md, "Finish"): the pages are
  * grouped by shard, each page keeps the links of its own shard, and the
  * others go first, as offers to their shards (the seed function's links
- * mode); the groups' calls follow on the same connection, or, when the calls
- * go to several servers, only once every offer has answered.  A crawl that
- * keeps its page limit in allotments (quota.c) offers every link, its own
- * shard's too, and its pages' calls wait for the offers: the links refused
- * for want of allotment are offered again after a grant (shards_quota,
- * blocking: about once a grant's worth of admissions a shard), before any
- * page is acknowledged.
+ * mode); the groups' calls follow on the same connection, or, on a Redis
+ * Cluster, only once every offer has answered (an offer redirected alone
+ * would leave its pages acknowledged before their links are in).  A crawl
+ * that keeps its page limit in allotments (quota.c) offers every link, its
+ * own shard's too, and its pages' calls wait for the offers: the links
+ * refused for want of allotment are offered again after a grant
+ * (fr_quota_offer_again, blocking: about once a grant's worth of admissions
+ * a shard), before any page is acknowledged.
+ * A lost connection: every command of a finish may run twice, so the link
+ * sends again what lost its reply, and the call goes on after the
+ * reconnect.  A group run twice finds its leases gone the second time and
+ * changes nothing (finish.lua); an offer run twice answers its first run's
+ * codes (its call id: seed.lua).  A page's nnew may then count short (the
+ * second run's codes are 'x'); Redis's counters never count twice.
  */
 #include "frontier_internal.h"
 
 #include <hiredis/hiredis.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,21 +44,25 @@ static int resets_host(const frontier_outcome_t *o)
 }
 
 /* Every page's outcome, as the script reads one back when the page's lease
- * is not found: "R STATUS BYTES ELEN ERROR\n" a page (R: 1 if it resets its
- * host's failure count; ELEN: the bytes of ERROR, so any kind reads back
+ * is not found: "R STATUS BYTES SEEN SKIPPED CAPPED ELEN ERROR\n" a page (R:
+ * 1 if it resets its host's failure count; SEEN, SKIPPED, CAPPED: what it
+ * added to those sums; ELEN: the bytes of ERROR, so any kind reads back
  * whole). */
-static void page_outcomes(const frontier_done_t *p, size_t n, fr_args_t *a)
+static void page_outcomes(const frontier_done_t *p, size_t n, const fr_offer_t *o_,
+                          const size_t *fseen, rconn_args_t *a)
 {
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
-        len += 3 * 21 + 4 + (p[i].outcome.error ? strlen(p[i].outcome.error) : 0);
-    char *s = fa_alloc(a, len), *o = s;
+        len += 6 * 21 + 7 + (p[i].outcome.error ? strlen(p[i].outcome.error) : 0);
+    char *s = rconn_arg_alloc(a, len), *o = s;
     for (size_t i = 0; s && i < n; i++) {
         const frontier_outcome_t *oc = &p[i].outcome;
         const char *e = oc->error ? oc->error : "";
         size_t el = strlen(e);
-        o += snprintf(o, 3 * 21 + 3, "%d %d %llu %zu ", resets_host(oc),
-                      oc->status > 0 ? oc->status : 0, (unsigned long long)oc->bytes, el);
+        o += snprintf(o, 6 * 21 + 7, "%d %d %llu %zu %zu %d %zu ", resets_host(oc),
+                      oc->status > 0 ? oc->status : 0, (unsigned long long)oc->bytes,
+                      o_[i].cached + (fseen ? fseen[i] : 0), o_[i].skipped,
+                      p[i].links_over_cap > 0, el);
         memcpy(o, e, el);
         o += el;
         *o++ = '\n';
@@ -64,7 +74,7 @@ static void page_outcomes(const frontier_done_t *p, size_t n, fr_args_t *a)
 /* The group's counters, as finish.lua's SUMS lists them, summed over pages
  * p[0..n) as if every lease held. */
 static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
-                        const size_t *fseen, fr_args_t *a)
+                        const size_t *fseen, rconn_args_t *a)
 {
     uint64_t c[11] = {n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
@@ -80,13 +90,13 @@ static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
         c[10] += p[i].links_over_cap > 0;
     }
     for (int x = 0; x < 11; x++)
-        fa_u64(a, c[x]);
+        rconn_arg_u64(a, c[x]);
 }
 
 /* The group's hosts, from its pages' leases (the origins the claim stored):
  * nhosts, then per host its origin, its pages and whether one resets its
  * failure count ("1" or "0"). */
-static void finish_hosts(const frontier_done_t *p, size_t n, fr_args_t *a)
+static void finish_hosts(const frontier_done_t *p, size_t n, rconn_args_t *a)
 {
     size_t nh = 0, hidx[FR_FINISH_GROUP], hcnt[FR_FINISH_GROUP], ol[FR_FINISH_GROUP];
     int hok[FR_FINISH_GROUP];
@@ -104,16 +114,16 @@ static void finish_hosts(const frontier_done_t *p, size_t n, fr_args_t *a)
         hcnt[h]++;
         hok[h] |= resets_host(&p[i].outcome);
     }
-    fa_u64(a, nh);
+    rconn_arg_u64(a, nh);
     for (size_t h = 0; h < nh; h++) {
-        fa_str(a, p[hidx[h]].item->lease, ol[hidx[h]]);
-        fa_u64(a, hcnt[h]);
-        fa_cstr(a, hok[h] ? "1" : "0");
+        rconn_arg_str(a, p[hidx[h]].item->lease, ol[hidx[h]]);
+        rconn_arg_u64(a, hcnt[h]);
+        rconn_arg_cstr(a, hok[h] ? "1" : "0");
     }
 }
 
 /* The group's error kinds: nkinds, then per kind the kind and its pages. */
-static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
+static void finish_kinds(const frontier_done_t *p, size_t n, rconn_args_t *a)
 {
     size_t nk = 0, kidx[FR_FINISH_GROUP], kcnt[FR_FINISH_GROUP];
     for (size_t i = 0; i < n; i++) {
@@ -129,10 +139,10 @@ static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
         }
         kcnt[k]++;
     }
-    fa_u64(a, nk);
+    rconn_arg_u64(a, nk);
     for (size_t k = 0; k < nk; k++) {
-        fa_cstr(a, p[kidx[k]].outcome.error);
-        fa_u64(a, kcnt[k]);
+        rconn_arg_cstr(a, p[kidx[k]].outcome.error);
+        rconn_arg_u64(a, kcnt[k]);
     }
 }
 
@@ -166,18 +176,21 @@ static void finish_kinds(const frontier_done_t *p, size_t n, fr_args_t *a)
  *     span        arguments of its link section, "0" for none
  *     section     fr_offer_section (offer.c)
  * Reply: {lost, codes}: lost = pages whose lease was not found (expired and
- * reclaimed, or the same lease twice), codes = every page's link codes, one
- * after the other (fr_offer_done; page i has o[i].nsent of them). */
-static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_offer_t *o,
-                        const size_t *fseen, fr_args_t *a)
+ * reclaimed, the same lease twice, or this call run again after its reply
+ * was lost), codes = every page's link codes, one after the other
+ * (fr_offer_done; page i has o[i].nsent of them): a page whose lease was
+ * not found has its links neither offered nor counted, 'x' each (another
+ * worker fetches it again, or this call's first run offered them). */
+static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, size_t n,
+                        fr_offer_t *o, const size_t *fseen, rconn_args_t *a)
 {
     fr_blocks_t bl = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = fr_offer_prepare(f, p[i].links, p[i].nlinks, 1, p[i].link_depth > f->cfg.max_depth,
-                              &bl, &o[i]);
+        rc = fr_offer_prepare(f, s, p[i].links, p[i].nlinks, 1,
+                              p[i].link_depth > f->cfg.max_depth, &bl, &o[i]);
     if (rc == 0)
-        rc = fr_offer_keys(f, &bl, a);
+        rc = fr_offer_keys(f, s, &bl, a);
     free(bl.v);
     if (rc < 0)
         return rc;
@@ -188,28 +201,28 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
         fr_lease_split(p[i].item->lease, &w, &fl, NULL);
         nforeign += strcmp(w, w0) != 0;
     }
-    fa_cstr(a, f->prefix);
-    fa_u64(a, n);
-    fr_page_limit(f, a);
-    fa_u64(a, f->cfg.max_pages_per_host);
-    fa_u64(a, f->cfg.per_host);
-    fa_u64(a, f->cfg.delay_ms);
-    fa_u64(a, f->cfg.max_delay_ms);
+    rconn_arg_cstr(a, f->shard[s].prefix);
+    rconn_arg_u64(a, n);
+    fr_page_limit(f, s, a);
+    rconn_arg_u64(a, f->cfg.max_pages_per_host);
+    rconn_arg_u64(a, f->cfg.per_host);
+    rconn_arg_u64(a, f->cfg.delay_ms);
+    rconn_arg_u64(a, f->cfg.max_delay_ms);
     fr_offer_k(f, o, n, a);
-    fa_cstr(a, w0);
-    fa_u64(a, nforeign);
+    rconn_arg_cstr(a, w0);
+    rconn_arg_u64(a, nforeign);
     finish_sums(p, n, o, fseen, a);
-    page_outcomes(p, n, a);
+    page_outcomes(p, n, o, fseen, a);
     finish_hosts(p, n, a);
     finish_kinds(p, n, a);
     for (size_t i = 0; i < n; i++) {
         fr_lease_split(p[i].item->lease, &w, &fl, NULL);
-        fa_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));
+        rconn_arg_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));
         if (o[i].nsent == 0) {
-            fa_u64(a, 0);
+            rconn_arg_u64(a, 0);
             continue;
         }
-        fa_u64(a, fr_offer_span(f, &o[i]));
+        rconn_arg_u64(a, fr_offer_span(f, &o[i]));
         fr_offer_section(f, &o[i], p[i].links, p[i].link_depth, p[i].link_hops, a);
     }
     return 0;
@@ -217,8 +230,8 @@ static int build_finish(frontier_t *f, const frontier_done_t *p, size_t n, fr_of
 
 /* Reads the reply of one finish call (build_finish) into the pages' nnew;
  * CRAWL_ELEASE if a lease was lost. */
-static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const fr_offer_t *o,
-                       const redisReply *r)
+static int read_finish(frontier_t *f, unsigned s, const frontier_done_t *p, size_t n,
+                       const fr_offer_t *o, const redisReply *r)
 {
     uint64_t lost;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost) ||
@@ -228,7 +241,7 @@ static int read_finish(frontier_t *f, const frontier_done_t *p, size_t n, const 
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         long nnew = at + o[i].nsent <= codes->len
-                        ? fr_offer_done(f, &o[i], p[i].links, codes->str + at, o[i].nsent)
+                        ? fr_offer_done(f, s, &o[i], p[i].links, codes->str + at, o[i].nsent)
                         : -1;
         if (nnew < 0)
             return CRAWL_EREPLY;
@@ -265,39 +278,6 @@ static size_t plan_groups(const frontier_done_t *pages, size_t n, const unsigned
     return nc;
 }
 
-struct frontier_pending {
-    const frontier_done_t *pages;
-    size_t n, nc, sent;
-    size_t *at; /* [nc + 1]: group c is pages[at[c]..at[c+1]) */
-    fr_args_t *calls;
-    fr_offer_t *offers;
-    redisReply **rep;
-    int rc;
-    struct fr_shards_pending *sh; /* a crawl of several shards: its calls (shards_start) */
-};
-
-static void shards_free(struct fr_shards_pending *s);
-
-static void pending_free(frontier_pending_t *p)
-{
-    shards_free(p->sh);
-    for (size_t c = 0; c < p->nc; c++) {
-        if (p->rep && p->rep[c])
-            freeReplyObject(p->rep[c]);
-        if (p->calls)
-            fa_free(&p->calls[c]);
-    }
-    for (size_t i = 0; p->offers && i < p->n; i++)
-        fr_offer_free(&p->offers[i]);
-    free(p->calls);
-    free(p->at);
-    free(p->offers);
-    free(p->rep);
-    free(p);
-}
-
-/* ---- a crawl of several shards (SHARDING.md, "Finish") ------------------ */
-
 /* The links of a batch's pages that belong to one other shard, at one depth
  * and hop count: offered there, before the pages' own calls. */
 typedef struct fr_bucket {
@@ -308,7 +288,11 @@ typedef struct fr_bucket {
     size_t n, cap;
 } fr_bucket_t;
 
-struct fr_shards_pending {
+/* A finish in flight.  The caller's pages are put in shard order, each
+ * with the links of its own shard; the links of other shards go to buckets
+ * (one a shard, depth and hop count), offered in calls of FR_SEED_CHUNK
+ * links.  c->cmd: the offers first (nof), then the groups' calls as sent. */
+typedef struct finish_st {
     const frontier_done_t *caller; /* the caller's pages [n] */
     size_t n;
     frontier_done_t *pages; /* [n] the caller's pages in shard order, each with its own links */
@@ -320,40 +304,34 @@ struct fr_shards_pending {
     size_t *fseen;          /* [n] pages[i]: links of other shards counted as seen */
     fr_bucket_t *b;
     size_t nb, bcap;
-    /* the calls, in the order sent: the offers to other shards (offer i:
-     * bucket ob[i] from its link oat[i]), then the groups of pages */
-    fr_call_t *calls;
-    size_t nof, ncalls, sent;
+    size_t nof;         /* offers: c->cmd[0..nof) */
     fr_offer_t *offers; /* [nof + n]: the offers' then the pages' */
-    size_t *ob, *oat;
-    size_t *at, nc; /* group c: pages[at[c]..at[c+1]) */
-    int deferred;   /* the calls go to several servers, or offers go to a Redis Cluster,
-                       or the crawl keeps its page limit in allotments (quota.c): the
-                       pages' calls are sent only once every offer has answered (and
-                       was read: offers_read) */
-    int offers_read;
-    int rc;
+    size_t *ob, *oat;   /* offer k: bucket ob[k], from its link oat[k] */
+    size_t *at, nc;     /* group g: pages[at[g]..at[g+1]) */
+    rconn_call_t **group; /* [nc] the groups' calls, built; sent in c->cmd[nof..] */
+    int deferred;  /* the groups wait for the offers' answers (a Redis Cluster, or a
+                      quota crawl) */
+    int phase;     /* 0: the offers in flight (deferred), 1: the groups in flight */
     fr_refused_t q; /* links the offers refused for want of allotment (quota.c) */
-};
+    int err;        /* a failure while sending: the outcome, once what went out is read */
+} finish_st_t;
 
-static void shards_free(struct fr_shards_pending *s)
+void fr_finish_free(void *p)
 {
+    finish_st_t *s = p;
     if (!s)
         return;
-    for (size_t i = 0; s->calls && i < s->ncalls; i++)
-        fr_call_clear(&s->calls[i]);
-    for (size_t i = 0; s->offers && i < s->nof + s->n; i++)
-        fr_offer_free(&s->offers[i]);
     for (size_t i = 0; i < s->nb; i++) {
         free(s->b[i].links);
         free(s->b[i].page);
     }
+    for (size_t i = 0; s->offers && i < s->nof + s->n; i++)
+        fr_offer_free(&s->offers[i]);
+    for (size_t g = 0; s->group && g < s->nc; g++)
+        rconn_call_free(s->group[g]); /* (NULL once handed to the call) */
+    fr_refused_free(&s->q);
+    free(s->group);
     free(s->b);
-    free(s->calls);
-    free(s->offers);
-    free(s->ob);
-    free(s->oat);
-    free(s->at);
     free(s->pages);
     free(s->orig);
     free(s->shard);
@@ -361,12 +339,15 @@ static void shards_free(struct fr_shards_pending *s)
     free(s->own_new);
     free(s->other_new);
     free(s->fseen);
-    fr_refused_free(&s->q);
+    free(s->offers);
+    free(s->ob);
+    free(s->oat);
+    free(s->at);
     free(s);
 }
 
 /* Adds link (of caller page pg, depth/hops) to the bucket of its shard. */
-static int bucket_add(struct fr_shards_pending *s, unsigned shard, const frontier_done_t *pg,
+static int bucket_add(finish_st_t *s, unsigned shard, const frontier_done_t *pg,
                       size_t page, const char *link)
 {
     size_t i = 0;
@@ -402,9 +383,9 @@ static int bucket_add(struct fr_shards_pending *s, unsigned shard, const frontie
     return 0;
 }
 
-/* Splits the caller's pages: each page's own links stay with it (the pages
+/* Splits the caller's pages (finish_split): each page's own links stay with it (the pages
  * put in shard order), the others go to their shard's bucket. */
-static int shards_split(frontier_t *f, struct fr_shards_pending *s)
+static int finish_split(frontier_t *f, finish_st_t *s)
 {
     size_t n = s->n, nl = 0;
     for (size_t i = 0; i < n; i++)
@@ -455,133 +436,10 @@ static int shards_split(frontier_t *f, struct fr_shards_pending *s)
     return rc;
 }
 
-/* Builds and sends the calls: the offers to other shards first, then each
- * group of pages in its shard.  On one connection Redis runs them in that
- * order, so a page is acknowledged only after its links are in their
- * shards; a connection lost in between runs a prefix of them. */
-static int shards_send(frontier_t *f, struct fr_shards_pending *s)
-{
-    for (size_t i = 0; i < s->nb; i++)
-        s->nof += (s->b[i].n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK;
-    s->nc = s->n ? plan_groups(s->pages, s->n, s->shard, &s->at) : 0;
-    if (s->n && !s->nc)
-        return CRAWL_ENOMEM;
-    s->calls = calloc(s->nof + s->nc + 1, sizeof *s->calls);
-    s->offers = calloc(s->nof + s->n + 1, sizeof *s->offers);
-    s->ob = calloc(s->nof + 1, sizeof *s->ob);
-    s->oat = calloc(s->nof + 1, sizeof *s->oat);
-    if (!s->calls || !s->offers || !s->ob || !s->oat)
-        return CRAWL_ENOMEM;
-    s->ncalls = s->nof + s->nc;
-    for (size_t i = 0; i < s->ncalls; i++)
-        fa_init(&s->calls[i].a);
-    size_t k = 0;
-    int rc = 0;
-    /* On a Redis Cluster an offer can fail alone (MOVED, ASK, TRYAGAIN while
-     * its slot moves) and Redis would still run the pages' calls pipelined
-     * behind it: there the pages wait for the offers' replies too. */
-    s->deferred = ((f->cfg.redis && rconn_is_cluster(f->cfg.redis)) || f->quota) && s->nof;
-    for (size_t i = 0; i < s->nb && !s->deferred; i++) /* several servers? */
-        s->deferred = f->shard[s->b[i].shard].rc != f->shard[s->shard[0]].rc;
-    for (size_t x = 1; x < s->n && s->nof && !s->deferred; x++)
-        s->deferred = f->shard[s->shard[x]].rc != f->shard[s->shard[0]].rc;
-    for (size_t i = 0; rc == 0 && i < s->nb; i++) {
-        const fr_bucket_t *b = &s->b[i];
-        for (size_t at = 0; rc == 0 && at < b->n; at += FR_SEED_CHUNK, k++) {
-            size_t m = b->n - at < FR_SEED_CHUNK ? b->n - at : FR_SEED_CHUNK;
-            s->ob[k] = i;
-            s->oat[k] = at;
-            fr_use(f, b->shard);
-            rc = fr_offer_call(f, b->links + at, m, b->depth, b->hops, &s->offers[k],
-                               &s->calls[k].a);
-            s->fseen[0] += s->offers[k].cached; /* the batch's seen_links: counted once */
-            if (rc == 0)
-                rc = fr_call_send(f, FR_SEED, &s->calls[k]);
-            s->sent += rc == 0;
-        }
-    }
-    for (size_t c = 0; rc == 0 && c < s->nc; c++) {
-        size_t at = s->at[c], m = s->at[c + 1] - at;
-        fr_use(f, s->shard[at]);
-        rc = build_finish(f, s->pages + at, m, s->offers + s->nof + at, s->fseen + at,
-                          &s->calls[s->nof + c].a);
-        s->calls[s->nof + c].shard = s->shard[at];
-        if (rc == 0 && !s->deferred)
-            rc = fr_call_send(f, FR_FINISH, &s->calls[s->nof + c]);
-        s->sent += rc == 0 && !s->deferred;
-    }
-    if (s->sent)
-        fr_wait_on(f, &s->calls[0]);
-    return rc;
-}
-
-static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, const redisReply *r);
-
-/* Deferred pages' calls (several servers): every offer's reply read, then
- * the pages' calls sent.  0, or the failure (the pages stay leased). */
-static int shards_second(frontier_t *f, struct fr_shards_pending *s, int wait)
-{
-    if (!s->deferred || s->offers_read)
-        return 1;
-    int rc = wait ? fr_calls_wait(f, s->calls, s->sent) : fr_calls_ready(f, s->calls, s->sent);
-    if (rc < 0)
-        s->rc = rc; /* _end answers it */
-    if (rc <= 0 && !wait)
-        return rc;
-    for (size_t k = 0; rc >= 0 && k < s->nof; k++) {
-        redisReply *r = NULL;
-        int prc = fr_call_reply(f, &s->calls[k], &r);
-        if (prc == 0)
-            prc = read_offer(f, s, k, r);
-        if (r)
-            freeReplyObject(r);
-        if (prc < 0)
-            rc = prc; /* an offer that failed: the pages are not acknowledged */
-    }
-    s->offers_read = 1;
-    if (rc >= 0 && s->q.n) /* a quota crawl: links refused for want of allotment */
-        rc = fr_quota_offer_again(f, &s->q, s->other_new);
-    for (size_t c = 0; rc >= 0 && c < s->nc; c++) {
-        fr_call_t *call = &s->calls[s->nof + c];
-        fr_use(f, call->shard);
-        rc = fr_call_send(f, FR_FINISH, call);
-        s->sent += rc == 0;
-    }
-    if (rc >= 0 && s->nc)
-        fr_wait_on(f, &s->calls[s->nof]);
-    if (rc < 0 && s->rc == 0)
-        s->rc = rc; /* none or some of the pages' calls sent: _end reads those, answers rc */
-    return rc < 0 ? rc : 0;
-}
-
-static int shards_start(frontier_t *f, const frontier_done_t *pages, size_t n,
-                        frontier_pending_t **out)
-{
-    frontier_pending_t *p = calloc(1, sizeof *p);
-    struct fr_shards_pending *s = p ? calloc(1, sizeof *s) : NULL;
-    if (!s) {
-        free(p);
-        return CRAWL_ENOMEM;
-    }
-    p->sh = s;
-    s->caller = pages;
-    s->n = n;
-    int rc = shards_split(f, s);
-    if (rc == 0)
-        rc = shards_send(f, s);
-    s->rc = rc;
-    if (rc < 0 && (s->sent == 0 || rc == CRAWL_EREDIS)) {
-        pending_free(p); /* nothing to read back */
-        return rc;
-    }
-    *out = p;
-    return 0;
-}
-
 /* Reads offer call k's reply: its links' codes, each new one counted to
  * its page, each refused for want of allotment (a quota crawl) kept for
  * fr_quota_offer_again. */
-static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, const redisReply *r)
+static int read_offer(frontier_t *f, finish_st_t *s, size_t k, const redisReply *r)
 {
     const fr_bucket_t *b = &s->b[s->ob[k]];
     const fr_offer_t *o = &s->offers[k];
@@ -589,9 +447,8 @@ static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, cons
     int refused;
     if (r->type == REDIS_REPLY_ERROR)
         return fr_reply_error(r);
-    fr_use(f, b->shard);
     long len = fr_offer_codes(r, o->nsent, &refused, &base);
-    if (len < 0 || fr_offer_done(f, o, b->links + s->oat[k], r->str, (size_t)len) < 0)
+    if (len < 0 || fr_offer_done(f, b->shard, o, b->links + s->oat[k], r->str, (size_t)len) < 0)
         return CRAWL_EREPLY;
     int woke = 0, rc = 0;
     for (size_t j = 0; rc == 0 && j < o->nsent; j++) {
@@ -613,36 +470,103 @@ static int read_offer(frontier_t *f, struct fr_shards_pending *s, size_t k, cons
     return rc;
 }
 
-static int shards_end(frontier_t *f, frontier_pending_t *p)
+/* Builds the calls: the offers to other shards (sent), then each group of
+ * pages in its shard (sent unless deferred).  On one connection Redis runs
+ * them in that order, so a page is acknowledged only after its links are in
+ * their shards. */
+static int finish_send(frontier_t *f, frontier_call_t *c, finish_st_t *s)
 {
-    struct fr_shards_pending *s = p->sh;
-    int rc = s->rc;
-    if (rc == 0 && s->deferred && !s->offers_read) {
-        int src = shards_second(f, s, 1);
-        if (src < 0)
-            rc = src;
+    for (size_t i = 0; i < s->nb; i++)
+        s->nof += (s->b[i].n + FR_SEED_CHUNK - 1) / FR_SEED_CHUNK;
+    s->nc = s->n ? plan_groups(s->pages, s->n, s->shard, &s->at) : 0;
+    if (s->n && !s->nc)
+        return CRAWL_ENOMEM;
+    s->offers = calloc(s->nof + s->n + 1, sizeof *s->offers);
+    s->ob = calloc(s->nof + 1, sizeof *s->ob);
+    s->oat = calloc(s->nof + 1, sizeof *s->oat);
+    s->group = calloc(s->nc + 1, sizeof *s->group);
+    if (!s->offers || !s->ob || !s->oat || !s->group)
+        return CRAWL_ENOMEM;
+    s->deferred = s->nof && (f->cluster || f->quota);
+    int rc = 0;
+    size_t k = 0;
+    rconn_link_cork(f->link); /* one round trip */
+    for (size_t i = 0; rc == 0 && i < s->nb; i++) {
+        const fr_bucket_t *b = &s->b[i];
+        for (size_t at = 0; rc == 0 && at < b->n; at += FR_SEED_CHUNK, k++) {
+            size_t m = b->n - at < FR_SEED_CHUNK ? b->n - at : FR_SEED_CHUNK;
+            rconn_call_t *cmd = NULL;
+            s->ob[k] = i;
+            s->oat[k] = at;
+            rc = fr_offer_call(f, b->shard, b->links + at, m, b->depth, b->hops, &s->offers[k],
+                               &cmd);
+            s->fseen[0] += s->offers[k].cached; /* the batch's seen_links: counted once */
+            if (rc == 0)
+                rc = fr_call_add(f, c, cmd);
+        }
     }
-    /* calls already sent ran: read their replies even after a failed build
-     * (the offers' are taken already when the pages' calls waited for them) */
-    size_t from = s->offers_read ? s->nof : 0;
-    int wrc = s->sent > from ? fr_calls_wait(f, s->calls + from, s->sent - from) : 0;
-    if (rc == 0 || wrc < 0)
-        rc = wrc;
-    for (size_t c = from; wrc == 0 && c < s->sent; c++) {
-        redisReply *r = NULL;
-        int prc = fr_call_reply(f, &s->calls[c], &r);
-        if (prc == 0 && c < s->nof)
-            prc = read_offer(f, s, c, r);
-        else if (prc == 0) {
-            size_t g = c - s->nof, at = s->at[g], m = s->at[g + 1] - at;
-            fr_use(f, s->shard[at]);
+    for (size_t g = 0; rc == 0 && g < s->nc; g++) {
+        size_t at = s->at[g], m = s->at[g + 1] - at;
+        unsigned sh = s->shard[at];
+        rconn_call_t *cmd = fr_fcall(f, sh, FR_FINISH, 1, RCONN_CALL_RESEND);
+        rc = cmd ? build_finish(f, sh, s->pages + at, m, s->offers + s->nof + at, s->fseen + at,
+                                rconn_call_args(cmd))
+                 : CRAWL_ENOMEM;
+        if (rc < 0)
+            rconn_call_free(cmd);
+        else if (s->deferred)
+            s->group[g] = cmd;
+        else
+            rc = fr_call_add(f, c, cmd);
+    }
+    rconn_link_uncork(f->link);
+    s->phase = !s->deferred;
+    return rc;
+}
+
+/* The offers answered (a deferred finish): their codes read, the links
+ * refused for want of allotment offered again (blocking), then the groups
+ * sent.  0, or the failure (the pages stay leased, their calls unsent). */
+static int finish_groups(frontier_t *f, frontier_call_t *c, finish_st_t *s)
+{
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < s->nof; k++) {
+        redisReply *r;
+        rc = fr_answered(f, c->cmd[k], &r);
+        rc = rc < 0 ? rc : read_offer(f, s, k, r); /* one failed: no page acknowledged */
+    }
+    if (rc == 0 && s->q.n) /* a quota crawl: links refused for want of allotment */
+        rc = fr_quota_offer_again(f, &s->q, s->other_new);
+    rconn_link_cork(f->link);
+    for (size_t g = 0; rc == 0 && g < s->nc; g++) {
+        rconn_call_t *cmd = s->group[g];
+        s->group[g] = NULL;
+        rc = fr_call_add(f, c, cmd);
+    }
+    rconn_link_uncork(f->link);
+    s->phase = 1;
+    return rc;
+}
+
+/* Every command answered: the offers' codes (unless read before the
+ * groups were sent) and the groups' replies read, the pages' nnew written.
+ * The outcome: a failure, else a script's error, else CRAWL_ELEASE if a
+ * lease was lost, else 0. */
+static int finish_read(frontier_t *f, frontier_call_t *c, finish_st_t *s)
+{
+    int rc = 0;
+    for (size_t k = s->deferred ? s->nof : 0; k < c->n; k++) {
+        redisReply *r;
+        int prc = fr_answered(f, c->cmd[k], &r);
+        if (prc > 0 && k < s->nof) {
+            prc = read_offer(f, s, k, r);
+        } else if (prc > 0) {
+            size_t g = k - s->nof, at = s->at[g], m = s->at[g + 1] - at;
             prc = r->type == REDIS_REPLY_ERROR
                       ? fr_reply_error(r)
-                      : read_finish(f, s->pages + at, m, s->offers + s->nof + at, r);
+                      : read_finish(f, s->shard[at], s->pages + at, m, s->offers + s->nof + at, r);
             fr_wake(f, s->shard[at]); /* its hosts have room again, its links are queued */
         }
-        if (r)
-            freeReplyObject(r);
         if (prc == CRAWL_EREDIS) {
             rc = prc;
             break;
@@ -655,13 +579,27 @@ static int shards_end(frontier_t *f, frontier_pending_t *p)
         if (s->caller[i].nnew)
             *s->caller[i].nnew = s->own_new[x] + s->other_new[i];
     }
-    fr_use(f, 0);
-    pending_free(p);
-    return rc;
+    return s->err && rc != CRAWL_EREDIS ? s->err : rc;
+}
+
+int fr_finish_step(frontier_t *f, frontier_call_t *c, int wait)
+{
+    finish_st_t *s = c->st;
+    for (;;) {
+        int rc = fr_call_settle(f, c, 0, wait);
+        if (rc == 0)
+            return 0;
+        if (rc < 0)
+            return fr_call_finish(c, rc);
+        if (s->phase == 1)
+            return fr_call_finish(c, finish_read(f, c, s));
+        if ((rc = finish_groups(f, c, s)) < 0)
+            return fr_call_finish(c, rc);
+    }
 }
 
 int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
-                          frontier_pending_t **out)
+                          frontier_call_t **out)
 {
     if (out)
         *out = NULL;
@@ -674,88 +612,31 @@ int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
             (pages[i].nlinks && !pages[i].links))
             return CRAWL_EINVAL;
     }
-    if (f->nshards > 1)
-        return shards_start(f, pages, n, out);
-    frontier_pending_t *p = calloc(1, sizeof *p);
-    if (!p)
+    finish_st_t *s = calloc(1, sizeof *s);
+    frontier_call_t *c = s ? fr_call_new(FR_CALL_FINISH, s) : NULL;
+    if (!c) {
+        free(s);
         return CRAWL_ENOMEM;
-    p->pages = pages;
-    p->n = n;
-    p->nc = n ? plan_groups(pages, n, NULL, &p->at) : 0;
-    p->calls = calloc(p->nc ? p->nc : 1, sizeof *p->calls);
-    p->offers = calloc(n ? n : 1, sizeof *p->offers);
-    p->rep = calloc(p->nc ? p->nc : 1, sizeof *p->rep);
-    int rc = p->calls && p->offers && p->rep && (n == 0 || p->nc) ? 0 : CRAWL_ENOMEM;
-    for (size_t c = 0; rc == 0 && c < p->nc; c++) {
-        size_t at = p->at[c], m = p->at[c + 1] - at;
-        rc = build_finish(f, pages + at, m, p->offers + at, NULL, &p->calls[c]);
-        if (rc == 0)
-            rc = fr_send(f, FR_FINISH, &p->calls[c]);
-        p->sent += rc == 0;
     }
-    p->rc = rc;
-    if (rc < 0 && (p->sent == 0 || rc == CRAWL_EREDIS)) {
-        pending_free(p); /* nothing to read back */
+    s->caller = pages;
+    s->n = n;
+    int rc = finish_split(f, s);
+    if (rc == 0)
+        rc = finish_send(f, c, s);
+    if (rc < 0 && c->n) {
+        /* some commands went out and run: read (waiting for them), the
+         * outcome this failure; the pages of the rest stay leased */
+        s->err = rc;
+        s->phase = 1;
+        s->deferred = 0;
+        if (fr_call_wait(f, c, 0) == 0)
+            rc = finish_read(f, c, s);
+    }
+    if (rc < 0) {
+        fr_call_drop(c);
+        fr_finish_free(s);
         return rc;
     }
-    *out = p;
+    *out = c;
     return 0;
-}
-
-int frontier_finish_end(frontier_t *f, frontier_pending_t *p)
-{
-    if (!p)
-        return 0;
-    if (!f) {
-        pending_free(p);
-        return CRAWL_EINVAL;
-    }
-    if (p->sh)
-        return shards_end(f, p);
-    int rc = p->rc;
-    /* calls already sent ran: read their replies even after a failed build */
-    if (p->sent) {
-        int crc = fr_collect(f, FR_FINISH, p->calls, p->sent, p->rep);
-        if (rc == 0 || crc < 0)
-            rc = crc;
-    }
-    for (size_t c = 0; rc >= 0 && c < p->sent; c++) {
-        size_t at = p->at[c], m = p->at[c + 1] - at;
-        const redisReply *r = p->rep[c];
-        int prc = r->type == REDIS_REPLY_ERROR
-                      ? fr_reply_error(r)
-                      : read_finish(f, p->pages + at, m, p->offers + at, r);
-        if (prc < 0 && (rc == 0 || rc == CRAWL_ELEASE))
-            rc = prc; /* a script error outranks a lost lease */
-    }
-    pending_free(p);
-    return rc;
-}
-
-int frontier_finish_ready(frontier_t *f, frontier_pending_t *p)
-{
-    if (!f || !p)
-        return CRAWL_EINVAL;
-    if (!p->sh) { /* one shard: once the first bytes are there (the rest follow) */
-        struct pollfd pfd = {.fd = f->rc->fd, .events = POLLIN};
-        return poll(&pfd, 1, 0) > 0;
-    }
-    struct fr_shards_pending *s = p->sh;
-    if (s->rc < 0)
-        return 1; /* _end answers it */
-    int rc = shards_second(f, s, 0);
-    if (rc <= 0)
-        return rc;
-    return fr_calls_ready(f, s->calls + s->nof * s->offers_read, s->sent - s->nof * s->offers_read);
-}
-
-int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
-{
-    if (!f || (!pages && n))
-        return CRAWL_EINVAL;
-    if (n == 0)
-        return 0;
-    frontier_pending_t *p = NULL;
-    int rc = frontier_finish_start(f, pages, n, &p);
-    return rc < 0 ? rc : frontier_finish_end(f, p);
 }

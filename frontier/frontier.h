@@ -18,7 +18,10 @@
  * of the queue it came from.  A URL without an origin is not queued.
  *
  * Handles are NOT thread-safe: one per thread, each on the thread's own
- * redisContext (borrowed, not owned) and with its own worker id.
+ * link (rconn.h: rconn_link_t, borrowed: the thread's connections and their
+ * one owner) and with its own worker id.  Every operation is a call on the
+ * link (frontier_call_t below); the blocking functions are a call waited
+ * for.
  *
  * Errors: 0 or a negative CRAWL_E* code; crawl_strerror() for text.
  *
@@ -39,9 +42,9 @@
 #include <stdint.h>
 
 #include "bloom.h"
+#include "rconn.h"
 
 struct redisContext;
-struct rconn;
 
 #define FRONTIER_DEFAULT_CRAWL "default"
 #define FRONTIER_DEFAULT_PER_HOST 1
@@ -91,8 +94,6 @@ void frontier_wake_free(frontier_wake_t *w);
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
-    const struct rconn *redis;   /* a Redis Cluster: where each shard is (borrowed: it outlives
-                                    the handle; rconn.h); NULL: every shard on rc */
     frontier_wake_t *wake;       /* a crawl of several shards: the process's (borrowed) */
     unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
                                     is created: 0 joins the count the crawl has (1 for a new
@@ -130,10 +131,12 @@ void frontier_config_defaults(frontier_config_t *cfg);
 
 typedef struct frontier frontier_t;
 
-/* Opens the frontier of cfg->crawl on rc (borrowed: the caller keeps it open
- * until frontier_close and closes it afterwards).  The visited set is bloom
- * if given (borrowed; opened on the same rc, on frontier_bloom_name's
- * filter); with bloom NULL the handle opens the crawl's filter itself and
+/* Opens the frontier of cfg->crawl on link (borrowed: the caller keeps it
+ * until frontier_close and frees it afterwards; it must be connected: the
+ * handle sets its Functions library, rconn_link_set_library).  The visited
+ * set is bloom if given (borrowed; its filter frontier_bloom_name's, on the
+ * caller's own connection); with bloom NULL the handle opens the crawl's
+ * filter itself (on the link's connection to each shard's server) and
  * closes it in frontier_close: it joins the filter as it was created (by
  * whoever seeded first, whatever its geometry), or, if there is none and
  * cfg->bloom_capacity or bloom_fp_rate is set, creates it with them (an
@@ -142,7 +145,7 @@ typedef struct frontier frontier_t;
  * cfg->bloom_cache_bytes.  Then registers the worker.  cfg is copied (its
  * strings too).  NULL on failure, with a message in errbuf (always
  * NUL-terminated if errlen > 0; may be NULL); nothing stays registered. */
-frontier_t *frontier_open(struct redisContext *rc, const frontier_config_t *cfg, bloom_t *bloom,
+frontier_t *frontier_open(rconn_link_t *link, const frontier_config_t *cfg, bloom_t *bloom,
                           char *errbuf, size_t errlen);
 /* The crawl's shard count (frontier_config_t.shards), 1 and up. */
 unsigned frontier_shards(const frontier_t *f);
@@ -157,9 +160,12 @@ int frontier_crawl_shards_quota(struct redisContext *rc, const char *crawl, unsi
  * does not hand back leases (call frontier_release first).  Accepts NULL. */
 void frontier_close(frontier_t *f);
 
-/* The visited set the handle uses: the bloom given to frontier_open, or the
- * one it opened (owned by the handle: valid until frontier_close, never to
- * be closed by the caller).  Same thread rules as the handle. */
+/* The visited set the handle uses (shard 0's on a crawl of several): the
+ * bloom given to frontier_open, or the one it opened (owned by the handle:
+ * valid until frontier_close, never to be closed by the caller; its
+ * geometry, capacity and local cache are the caller's to read, but not its
+ * Redis commands: its connection was the link's, for the opening only).
+ * Same thread rules as the handle. */
 bloom_t *frontier_bloom(const frontier_t *f);
 
 /* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
@@ -207,31 +213,6 @@ typedef enum frontier_state {
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms);
 
-/* frontier_claim in two halves, so that the caller serves its transfers
- * while Redis runs the claim.  _start sends the call (0 and *out, or an
- * error with nothing sent).  Until _end or _drop, no other command may be
- * sent on the handle's connection: give the claims a handle and connection
- * of their own, opened with the same worker_id (frontier_config_t), so the
- * other handles finish, retry and release what it claimed.  _ready reads
- * what the connection holds without ever waiting: 1 once the whole reply is
- * there, 0 not yet, or CRAWL_EREDIS (the connection failed: _drop the call).
- * _end reads the reply (waiting for the rest if _ready did not say 1), fills
- * items (room for the max given to _start, capped at 1,000),
- * returns what frontier_claim would and frees the call, whatever the
- * outcome.  _drop frees a call without reading it (the connection is to be
- * closed); what Redis leased for it comes back when the worker's lease
- * expires, or with frontier_reconcile on the next connection.  Thread:
- * one call, like its handle, belongs to one thread.  frontier_claim is
- * _start then _end. */
-typedef struct frontier_claim_call frontier_claim_call_t;
-int frontier_claim_start(frontier_t *f, size_t max, frontier_claim_call_t **out);
-int frontier_claim_ready(frontier_t *f, frontier_claim_call_t *c);
-int frontier_claim_end(frontier_t *f, frontier_claim_call_t *c, frontier_item_t *items, size_t *n,
-                       frontier_state_t *state, uint32_t *wait_ms);
-/* Accepts NULL. */
-void frontier_claim_drop(frontier_claim_call_t *c);
-/* The file descriptor of the handle's connection (to wait for a reply). */
-int frontier_fd(const frontier_t *f);
 
 /* What became of one fetched URL. */
 typedef struct frontier_outcome {
@@ -273,26 +254,6 @@ typedef struct frontier_done {
  * (counted in skipped_links). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 
-/* frontier_finish in two halves, so that the caller works while Redis runs
- * the calls: _start checks and sends them (0 and *out, or an error with
- * nothing left to read: *out NULL); _end reads the replies, fills nnew and
- * returns what frontier_finish would (it also frees *out).  pages and the
- * strings they point to must stay valid until _end.  Between the two, no
- * other command may be sent on the handle's connection (give the finishing
- * its own connection and handle: the lease names the worker, so a handle
- * may finish the items another handle claimed), and _end must come before
- * the connection is used again.  Redis runs the calls whether or not the
- * caller waits for them: a process that dies in between leaves each page
- * either finished or still leased, as with frontier_finish. */
-typedef struct frontier_pending frontier_pending_t;
-int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
-                          frontier_pending_t **out);
-int frontier_finish_end(frontier_t *f, frontier_pending_t *pending);
-/* Never waits: 1 when frontier_finish_end would not wait for Redis, 0 not
- * yet, or a failure (_end then answers it).  A crawl whose shards are on
- * several servers sends the pages' own calls from here once their links'
- * offers have answered (frontier_fd names the connection to wait on). */
-int frontier_finish_ready(frontier_t *f, frontier_pending_t *pending);
 
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
  * delayed set with exponential backoff and jitter, at least retry_after_ms
@@ -348,14 +309,12 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
  * The robots.txt cache and its fetch lock (per origin), the Sitemap: URLs
  * found, the seeds' hosts.  One plain Redis command each (one round trip;
  * frontier_robots_look and frontier_robots_store: one function call) on
- * the handle's connection: like every call on a handle, not thread-safe, and
- * never between frontier_finish_start and frontier_finish_end on the same
- * connection.  origin is the origin of a URL as the crawler computes it
- * (binary-safe, copied into the command; NULL or "" is CRAWL_EINVAL).
+ * the handle's link.  origin is the origin of a URL as the crawler computes
+ * it (binary-safe, copied into the command; NULL or "" is CRAWL_EINVAL).
  * Errors: CRAWL_EINVAL (bad argument, nothing sent), CRAWL_ENOMEM
- * (nothing sent), CRAWL_EREDIS (connection lost: the redisContext is then
- * unusable), CRAWL_EREPLY (Redis answered an error, e.g. a key of another
- * type).  Redis is unchanged by a failed call. */
+ * (nothing sent), CRAWL_EREDIS (the link lost), CRAWL_EREPLY (Redis
+ * answered an error, e.g. a key of another type).  Redis is unchanged by a
+ * failed call. */
 
 /* Reads the robots.txt value stored for origin by frontier_robots_put (by
  * any worker of the crawl; the crawler stores "R" + robots_serialize output,
@@ -412,23 +371,6 @@ typedef struct frontier_robots_look {
  * it).  Returns 0, the first origin's err, or CRAWL_EREDIS / CRAWL_ENOMEM
  * (then every err is set and nothing is known; locks may have been taken). */
 int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms);
-/* frontier_robots_look in halves, so that the caller works while Redis
- * runs it (as frontier_claim_start and the rest): _start checks and sends
- * the calls (0 and *out; *out NULL when n is 0; or an error with nothing
- * sent); looks[] must stay valid until _end, and no other command may be
- * sent on the handle's connection meanwhile.  _ready reads what the
- * connection holds without waiting: 1 once every reply is there (or the
- * sending failed: _end says how), 0 not yet, CRAWL_EREDIS.  _end reads what
- * is left (waiting for it), fills looks[] and returns what
- * frontier_robots_look would; it frees the call.  _drop frees a call unread
- * (its connection is to be closed; the locks it took lapse after lock_ms).
- * Accepts NULL. */
-typedef struct frontier_robots_call frontier_robots_call_t;
-int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, size_t n,
-                               uint32_t lock_ms, frontier_robots_call_t **out);
-int frontier_robots_look_ready(frontier_t *f, frontier_robots_call_t *c);
-int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c);
-void frontier_robots_look_drop(frontier_robots_call_t *c);
 
 /* What a worker's robots.txt fetch gave, for frontier_robots_store. */
 typedef struct frontier_robots_result {
@@ -459,41 +401,6 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n);
  * 0).  On error *hosts is NULL and *n 0. */
 int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n);
 
-/* ---- calls built now, sent when their connection is free (async.c) ------
- * For a caller that queues calls on a connection of its own and never waits
- * for Redis.  _call builds one (every argument copied: it may outlive the
- * handle that built it, and be sent on another handle of the same crawl,
- * e.g. after a reconnect): 0 and *out, or CRAWL_EINVAL / CRAWL_ENOMEM (*out
- * NULL).  frontier_call_send writes it out on f's connection (dropping the
- * reply of an earlier send, if any): 0, CRAWL_ENOMEM or CRAWL_EREDIS; until
- * its reply is read, nothing else may be sent on that connection.
- * frontier_call_ready takes what the connection holds without ever
- * waiting: 1 once the whole reply is there, 0 not yet, CRAWL_EREDIS.  The
- * _end of its kind reads the outcome (waiting for the rest if _ready did
- * not say 1; loading the library and sending the call again if Redis lost
- * it); the call stays the caller's: it may be sent again (e.g. after a
- * transient outcome, crawl_transient, or a connection lost before its
- * reply: each kind may run twice) or freed with frontier_call_drop
- * (accepts NULL).  Thread: like its handle, one thread. */
-typedef struct frontier_call frontier_call_t;
-int frontier_call_send(frontier_t *f, frontier_call_t *c);
-int frontier_call_ready(frontier_t *f, frontier_call_t *c);
-void frontier_call_drop(frontier_call_t *c);
-/* frontier_robots_store as a call; _end returns what it would. */
-int frontier_robots_store_call(frontier_t *f, const frontier_robots_result_t *r,
-                               frontier_call_t **out);
-int frontier_robots_store_end(frontier_t *f, frontier_call_t *c);
-/* frontier_retry as a call (its delay's jitter drawn when built); _end
- * returns what it would (CRAWL_ELEASE also when the call ran twice). */
-int frontier_retry_call(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
-                        uint32_t retry_after_ms, frontier_call_t **out);
-int frontier_retry_end(frontier_t *f, frontier_call_t *c);
-/* frontier_seed_hosts as a call; _end fills *hosts and *n as it does. */
-int frontier_seed_hosts_call(frontier_t *f, frontier_call_t **out);
-int frontier_seed_hosts_end(frontier_t *f, frontier_call_t *c, char ***hosts, size_t *n);
-
-/* The handle's worker id (valid until frontier_close). */
-const char *frontier_worker_id(const frontier_t *f);
 
 /* Per-worker numbers for the heartbeat record. */
 typedef struct frontier_worker_stats {
@@ -501,11 +408,6 @@ typedef struct frontier_worker_stats {
     double pages_per_s; /* recent rate */
     uint32_t in_flight; /* URLs it holds now */
 } frontier_worker_stats_t;
-
-/* Renews this worker's lease and heartbeat record, and returns the URLs of
- * workers whose lease expired to the frontier (*reclaimed, may be NULL).
- * Call every lease_ms/3 or more often. */
-int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
 
 /* What a heartbeat found, besides renewing the lease. */
 typedef struct frontier_beat {
@@ -518,16 +420,94 @@ typedef struct frontier_beat {
                                  the crawl is paused; else FRONTIER_READY */
 } frontier_beat_t;
 
-/* frontier_heartbeat in halves, like frontier_claim_start and the rest (the
- * same rules: no other command on the handle's connection between _start
- * and _end or _drop; _ready never waits; _end frees the call whatever the
- * outcome; _drop accepts NULL).  _end fills *out (may be NULL). */
-typedef struct frontier_beat_call frontier_beat_call_t;
+/* ---- calls in flight (calls.c; each kind in its file) -----------------------
+ * Every operation a worker runs without waiting is a frontier_call_t: the
+ * _start of its kind (claim, heartbeat, finish, retry, release, robots.txt
+ * look and store, seed hosts) checks its arguments and hands its commands
+ * to the handle's link at once (rconn.h); any number of calls may be in
+ * flight on one link, in any mix.  The link's owner polls the link when its
+ * sockets wake it (rconn_link_poll); frontier_call_ready then says, without
+ * ever waiting, whether a call is done, and sends its next step when its
+ * kind has one (on a crawl of several shards, a finish's pages go after
+ * their links' offers); frontier_call_end waits for the rest.  Once done,
+ * frontier_call_result is the outcome, and the reader of the kind (below)
+ * its findings.
+ * A lost connection: the commands that may run twice are sent again by the
+ * link on its next connect, and their call goes on; those are the ones
+ * each keyed so that a second run changes nothing: a finish (its pages'
+ * leases: a page whose lease is gone is not counted again and its links
+ * are not offered again), its offers to other shards (a call id: the
+ * second run answers the first's codes), a retry and a release (their
+ * leases), a heartbeat (a renewal), a robots.txt store (a SET), the seed
+ * hosts (a read).  The others (a claim, a robots.txt look: each would take
+ * something twice) are done with CRAWL_EREDIS; what a lost claim leased is
+ * handed back by frontier_reconcile.
+ * Thread: a call belongs to its handle's thread. */
+typedef struct frontier_call frontier_call_t;
+
+/* 1 if c is done (frontier_call_result says how), 0 if not yet.  Never
+ * waits: reads what the link's last poll took in. */
+int frontier_call_ready(frontier_t *f, frontier_call_t *c);
+/* Waits until c is done; returns its outcome (frontier_call_result).
+ * CRAWL_EREDIS when the link went down: a call that may run twice is then
+ * kept on the link, and _end may be called again after a reconnect. */
+int frontier_call_end(frontier_t *f, frontier_call_t *c);
+/* The outcome of a done call: 0 or a CRAWL_E* code, as the blocking
+ * function of its kind returns it. */
+int frontier_call_result(const frontier_call_t *c);
+/* Frees c (a command in flight has its reply dropped when it comes).
+ * Accepts NULL. */
+void frontier_call_free(frontier_call_t *c);
+/* Its kind's name ("claim", "finish", ...), for messages. */
+const char *frontier_call_kind(const frontier_call_t *c);
+
+/* The kinds.  Each _start returns 0 and *out, or an error with nothing
+ * sent (*out NULL).  What a kind's arguments point to must stay valid until
+ * its call is done (a finish's pages, a look's looks), unless said. */
+/* frontier_claim: up to max URLs.  Its findings: frontier_claim_found. */
+int frontier_claim_start(frontier_t *f, size_t max, frontier_call_t **out);
+/* The URLs a done claim leased, into items (room for the max given to
+ * _start, at most 1,000; caller clears each), the frontier's state and the
+ * wait hint, as frontier_claim gives them.  Once: a second call finds none.
+ * Returns the call's outcome. */
+int frontier_claim_found(frontier_t *f, frontier_call_t *c, frontier_item_t *items, size_t *n,
+                         frontier_state_t *state, uint32_t *wait_ms);
+/* frontier_heartbeat (ws copied); its findings: frontier_heartbeat_found. */
 int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
-                             frontier_beat_call_t **out);
-int frontier_heartbeat_ready(frontier_t *f, frontier_beat_call_t *c);
-int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat_t *out);
-void frontier_heartbeat_drop(frontier_beat_call_t *c);
+                             frontier_call_t **out);
+/* What a done heartbeat found, into *out; returns the call's outcome. */
+int frontier_heartbeat_found(const frontier_call_t *c, frontier_beat_t *out);
+/* frontier_finish: the pages' nnew are written when it is done. */
+int frontier_finish_start(frontier_t *f, const frontier_done_t *pages, size_t n,
+                          frontier_call_t **out);
+/* frontier_retry (every argument copied; its delay's jitter drawn now). */
+int frontier_retry_start(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
+                         uint32_t retry_after_ms, frontier_call_t **out);
+/* frontier_release (the items' leases copied). */
+int frontier_release_start(frontier_t *f, const frontier_item_t *items, size_t n,
+                           frontier_call_t **out);
+/* frontier_robots_look: looks[] filled when it is done. */
+int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, size_t n,
+                               uint32_t lock_ms, frontier_call_t **out);
+/* frontier_robots_store (r copied). */
+int frontier_robots_store_start(frontier_t *f, const frontier_robots_result_t *r,
+                                frontier_call_t **out);
+/* frontier_seed_hosts; its findings: frontier_seed_hosts_found. */
+int frontier_seed_hosts_start(frontier_t *f, frontier_call_t **out);
+/* The hosts a done call read, as frontier_seed_hosts gives them (caller
+ * frees); returns the call's outcome. */
+int frontier_seed_hosts_found(frontier_call_t *c, char ***hosts, size_t *n);
+
+/* The handle's worker id (valid until frontier_close). */
+const char *frontier_worker_id(const frontier_t *f);
+
+
+/* Renews this worker's lease and heartbeat record, and returns the URLs of
+ * workers whose lease expired to the frontier (*reclaimed, may be NULL).
+ * Call every lease_ms/3 or more often. */
+int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
+
+
 
 #define FRONTIER_STATS_MAX_KINDS 16
 #define FRONTIER_MAX_KIND_LEN 32

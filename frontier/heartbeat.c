@@ -1,7 +1,7 @@
 /*
  * heartbeat.c -- a worker's heartbeat (frontier.h: frontier_heartbeat, and
- * its halves frontier_heartbeat_start / _ready / _end / _drop for a caller
- * that works while Redis runs it).
+ * the call frontier_heartbeat_start for a caller that works while Redis
+ * runs it).
  *
  * DESIGN.  One FCALL of heartbeat.lua (the layout above build_heartbeat)
  * renews the worker's lease and its record (P worker:<wid>), reclaims the
@@ -10,8 +10,10 @@
  * exists (P seen:meta: a FLUSHALL, or a Redis restarted without its data,
  * lost the crawl) and how many URLs were added to it (the counters seeds +
  * new_links: how full the visited set is), and whether the crawl is paused
- * or this worker is to drain (the control hash, control.c).  Keys: those of
- * heartbeat.lua.
+ * or this worker is to drain (the control hash, control.c).  One command a
+ * shard, in one round trip; each may run twice (a renewal; the URLs of
+ * expired workers are reclaimed once), so the link sends them again after
+ * a lost connection.  Keys: those of heartbeat.lua.
  */
 #include "frontier_internal.h"
 
@@ -34,21 +36,21 @@
  * filter's meta hash exists else 0, seeds, new_links (the counters),
  * control (4: this worker registered before the crawl's drain, 3: the
  * crawl is paused, 0: neither)}. */
-static void build_heartbeat(const frontier_t *f, const frontier_worker_stats_t *ws, fr_args_t *a)
+static void build_heartbeat(const frontier_t *f, unsigned s, const frontier_worker_stats_t *ws,
+                            rconn_args_t *a)
 {
-    fa_fcall(a, 1);
-    fa_cstr(a, f->ready_key);
-    fa_cstr(a, f->prefix);
-    fa_cstr(a, f->worker);
-    fa_u64(a, f->cfg.lease_ms);
-    fa_u64(a, f->cfg.per_host);
-    fa_cstr(a, f->host);
-    fa_u64(a, (uint64_t)f->pid);
-    fa_u64(a, ws->pages);
-    fa_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
-    fa_u64(a, ws->in_flight);
-    fa_u64(a, f->cfg.delay_ms);
-    fa_u64(a, f->cfg.max_delay_ms);
+    rconn_arg_cstr(a, f->shard[s].ready_key);
+    rconn_arg_cstr(a, f->shard[s].prefix);
+    rconn_arg_cstr(a, f->worker);
+    rconn_arg_u64(a, f->cfg.lease_ms);
+    rconn_arg_u64(a, f->cfg.per_host);
+    rconn_arg_cstr(a, f->host);
+    rconn_arg_u64(a, (uint64_t)f->pid);
+    rconn_arg_u64(a, ws->pages);
+    rconn_arg_dbl(a, ws->pages_per_s >= 0 && ws->pages_per_s < 1e12 ? ws->pages_per_s : 0);
+    rconn_arg_u64(a, ws->in_flight);
+    rconn_arg_u64(a, f->cfg.delay_ms);
+    rconn_arg_u64(a, f->cfg.max_delay_ms);
 }
 
 static int parse_beat(const redisReply *r, frontier_beat_t *out)
@@ -70,69 +72,50 @@ static int parse_beat(const redisReply *r, frontier_beat_t *out)
     return 0;
 }
 
-/* A heartbeat sent to every shard, in order, on the handle's connection. */
-struct frontier_beat_call {
-    size_t n;
-    fr_call_t c[]; /* [n]: shard i's */
-};
-
 int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
-                             frontier_beat_call_t **out)
+                             frontier_call_t **out)
 {
     if (out)
         *out = NULL;
     if (!f || !out)
         return CRAWL_EINVAL;
     frontier_worker_stats_t zero = {0};
-    frontier_beat_call_t *c = calloc(1, sizeof *c + f->nshards * sizeof c->c[0]);
-    if (!c)
+    frontier_beat_t *found = calloc(1, sizeof *found);
+    frontier_call_t *c = found ? fr_call_new(FR_CALL_HEARTBEAT, found) : NULL;
+    if (!c) {
+        free(found);
         return CRAWL_ENOMEM;
-    int rc = 0;
-    unsigned cur = f->cur;
-    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
-        fr_use(f, s);
-        fa_init(&c->c[s].a);
-        build_heartbeat(f, ws ? ws : &zero, &c->c[s].a);
-        rc = fr_call_send(f, FR_HEARTBEAT, &c->c[s]);
-        c->n = s + 1;
     }
-    fr_use(f, cur);
-    fr_wait_on(f, &c->c[0]);
+    int rc = 0;
+    rconn_link_cork(f->link); /* every shard's, in one round trip */
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        rconn_call_t *cmd = fr_fcall(f, s, FR_HEARTBEAT, 1, RCONN_CALL_RESEND);
+        if (cmd)
+            build_heartbeat(f, s, ws ? ws : &zero, rconn_call_args(cmd));
+        rc = cmd ? fr_call_add(f, c, cmd) : CRAWL_ENOMEM;
+    }
+    rconn_link_uncork(f->link);
     if (rc < 0) {
-        frontier_heartbeat_drop(c);
+        fr_call_drop(c);
+        free(found);
         return rc;
     }
     *out = c;
     return 0;
 }
 
-int frontier_heartbeat_ready(frontier_t *f, frontier_beat_call_t *c)
-{
-    return f && c ? fr_calls_ready(f, c->c, c->n) : CRAWL_EINVAL;
-}
 
-int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat_t *out)
+/* The shards' answers summed into *out: the crawl exists if every shard's
+ * filter does; a drain or pause of any shard's control copy is the
+ * worker's. */
+static int read_beat(frontier_t *f, frontier_call_t *c, frontier_beat_t *out)
 {
-    frontier_beat_t ignored;
-    if (!out)
-        out = &ignored;
     *out = (frontier_beat_t){.crawl_exists = 1};
-    if (!f || !c) {
-        frontier_heartbeat_drop(c);
-        return CRAWL_EINVAL;
-    }
-    /* the shards' answers summed; the crawl exists if every shard's filter
-     * does; a drain or pause of any shard's control copy is the worker's */
-    int rc = fr_calls_wait(f, c->c, c->n);
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < c->n; i++) {
         redisReply *r = NULL;
         frontier_beat_t b = {0};
-        rc = fr_call_reply(f, &c->c[i], &r);
-        if (rc == 0) {
-            rc = parse_beat(r, &b);
-            freeReplyObject(r);
-        }
-        if (rc < 0)
+        if ((rc = fr_answered(f, c->cmd[i], &r)) < 0 || (rc = parse_beat(r, &b)) < 0)
             break;
         out->reclaimed += b.reclaimed;
         out->crawl_exists &= b.crawl_exists;
@@ -142,27 +125,22 @@ int frontier_heartbeat_end(frontier_t *f, frontier_beat_call_t *c, frontier_beat
             (b.control == FRONTIER_PAUSED && out->control != FRONTIER_DRAIN))
             out->control = b.control;
     }
-    frontier_heartbeat_drop(c);
     return rc;
 }
 
-void frontier_heartbeat_drop(frontier_beat_call_t *c)
+int fr_heartbeat_step(frontier_t *f, frontier_call_t *c, int wait)
 {
-    if (!c)
-        return;
-    for (size_t i = 0; i < c->n; i++)
-        fr_call_clear(&c->c[i]);
-    free(c);
-}
-
-int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed)
-{
-    frontier_beat_call_t *c = NULL;
-    frontier_beat_t b;
-    int rc = f ? frontier_heartbeat_start(f, ws, &c) : CRAWL_EINVAL;
+    int rc = fr_call_settle(f, c, 0, wait);
     if (rc == 0)
-        rc = frontier_heartbeat_end(f, c, &b);
-    if (rc == 0 && reclaimed)
-        *reclaimed = b.reclaimed;
-    return rc;
+        return 0;
+    return fr_call_finish(c, rc < 0 ? rc : read_beat(f, c, c->st));
+}
+
+int frontier_heartbeat_found(const frontier_call_t *c, frontier_beat_t *out)
+{
+    if (!fr_call_state(c, FR_CALL_HEARTBEAT) || !c->done)
+        return CRAWL_EINVAL;
+    if (out)
+        *out = c->rc == 0 ? *(const frontier_beat_t *)c->st : (frontier_beat_t){.crawl_exists = 1};
+    return c->rc;
 }

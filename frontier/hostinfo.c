@@ -10,16 +10,14 @@
  *                                   robots.txt (SET NX PX: lapses by itself)
  *   P sitemaps              set     Sitemap: URLs seen in robots.txt files
  *   P seedhosts             set     hosts of the seeds
- * The crawler's robots.txt gate uses two functions of the library, each one
- * atomic step: frontier_robots_look (robots_look.lua: for a batch of origins,
- * each one's stored value, else its fetch lock taken if free, else "held")
- * and frontier_robots_store (robots_store.lua: the value, the host's delay,
- * the Sitemap: URLs, then the unlock); since the rules are stored in the
- * same step that drops the lock, a lock won means they are missing, and no
- * caller looks again after locking.  Both check their keys' types before
- * the first write (types.lua).  The other functions are one plain command
- * each (one atomic step of its own): frontier_robots_get/_put/_lock are not
- * used by the crawler any more, but keep working.  All are built with the
+ *   P hdelay                hash    origin -> its own delay (frontier_set_host_delay)
+ * The crawler's robots.txt gate uses the two functions of robots.c (the
+ * look and the store, each one atomic step).  Here: one plain command each
+ * (one atomic step of its own) on the link, in the origin's shard (the
+ * crawl-wide sets in shard 0); frontier_robots_get/_put/_lock are not used
+ * by the crawler any more, but keep working.  A command that may run twice
+ * (all but the lock's SET NX, which would answer "held" to its own lock) is
+ * sent again by the link after a lost reply.  All are built with the
  * frontier's argument builder, so keys and values are binary-safe and no
  * format string ever sees them.  A key of another type fails the call
  * naming it (frontier_last_error): the SETs take GET, so that they refuse
@@ -32,46 +30,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sends the command built in a (its key is argument 1, of type want) and
- * frees a: 0 and *out (caller frees with freeReplyObject; never an error
- * reply), or the failure: CRAWL_EREPLY for an error reply (for a key of
- * another type the command changed nothing, and frontier_last_error names
- * the key and its type). */
-static int run(frontier_t *f, fr_args_t *a, const char *want, redisReply **out)
+/* The shard of member's key (an origin's; NULL: a crawl-wide key, shard 0's). */
+static unsigned key_shard(const frontier_t *f, const char *member)
 {
-    *out = NULL;
-    if (a->oom) {
-        fa_free(a);
-        return CRAWL_ENOMEM;
-    }
-    redisReply *r = redisCommandArgv(f->rc, (int)a->n, a->v, a->len);
-    f->round_trips++;
-    if (!r) {
-        fa_free(a);
-        return CRAWL_EREDIS;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        int e = fr_reply_error(r);
-        snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
-        freeReplyObject(r);
-        if (e == CRAWL_EWRONGTYPE)
-            fr_wrong_type(f->rc, a->v[1], a->len[1], want, f->last_error, sizeof f->last_error);
-        fa_free(a);
-        return e == CRAWL_EREDIS || e == CRAWL_ENOROOM ? e : CRAWL_EREPLY;
-    }
-    fa_free(a);
-    *out = r;
-    return 0;
+    return member ? fr_shard_of(f->nshards, member) : 0;
 }
 
-/* Starts command cmd on origin's key of family id. */
-static void origin_cmd(fr_args_t *a, const frontier_t *f, const char *cmd, fr_key_id_t id,
-                       const char *origin)
+/* A command cmd on key id of member (key_shard); NULL when out of memory. */
+static rconn_call_t *key_cmd(frontier_t *f, const char *cmd, fr_key_id_t id, const char *member,
+                             unsigned flags)
 {
-    fr_use((frontier_t *)f, fr_shard_of(f->nshards, origin));
-    fa_init(a);
-    fa_cstr(a, cmd);
-    fa_key(a, f->prefix, id, origin, strlen(origin));
+    unsigned s = key_shard(f, member);
+    rconn_call_t *c = fr_cmd(f, s, flags);
+    if (c) {
+        rconn_args_t *a = rconn_call_args(c);
+        rconn_arg_cstr(a, cmd);
+        fr_key_arg(a, f->shard[s].prefix, id, member, member ? strlen(member) : 0);
+    }
+    return c;
+}
+
+/* Sends c (its key is argument 1, of type want) and waits for it: 0 and
+ * *r (c's), never an error reply; or the failure: an error reply is
+ * CRAWL_EREPLY (for a key of another type the command changed nothing, and
+ * frontier_last_error names the key and its type), unless Redis refused it
+ * for now (CRAWL_EREDIS, CRAWL_ENOROOM). */
+static int run(frontier_t *f, unsigned s, rconn_call_t *c, const char *want, redisReply **r)
+{
+    *r = NULL;
+    if (!c)
+        return CRAWL_ENOMEM;
+    fr_send(f, c);
+    int rc = fr_wait(f, c, r);
+    if (rc < 0 || (*r)->type != REDIS_REPLY_ERROR)
+        return rc;
+    int e = fr_reply_error(*r);
+    snprintf(f->last_error, sizeof f->last_error, "%s", (*r)->str ? (*r)->str : "");
+    const rconn_args_t *a = rconn_call_args(c);
+    if (e == CRAWL_EWRONGTYPE)
+        fr_wrong_type(f, s, a->v[1], a->len[1], want, f->last_error, sizeof f->last_error);
+    *r = NULL;
+    return e == CRAWL_EREDIS || e == CRAWL_ENOROOM ? e : CRAWL_EREPLY;
+}
+
+/* run, then frees c: 0 if the reply's type is one of ok_a/ok_b, else
+ * CRAWL_EREPLY (or run's failure). */
+static int run_expect(frontier_t *f, unsigned s, rconn_call_t *c, const char *want, int ok_a,
+                      int ok_b)
+{
+    redisReply *r;
+    int rc = run(f, s, c, want, &r);
+    if (rc == 0 && r->type != ok_a && r->type != ok_b)
+        rc = CRAWL_EREPLY;
+    rconn_call_free(c);
+    return rc;
 }
 
 int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *len)
@@ -82,13 +94,10 @@ int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *l
         *len = 0;
     if (!f || !origin || !*origin || !val)
         return CRAWL_EINVAL;
-    fr_args_t a;
-    origin_cmd(&a, f, "GET", FR_K_ROBOTS, origin);
+    rconn_call_t *c = key_cmd(f, "GET", FR_K_ROBOTS, origin, RCONN_CALL_RESEND);
     redisReply *r;
-    int rc = run(f, &a, "string", &r);
-    if (rc < 0)
-        return rc;
-    if (r->type == REDIS_REPLY_STRING) {
+    int rc = run(f, key_shard(f, origin), c, "string", &r);
+    if (rc == 0 && r->type == REDIS_REPLY_STRING) {
         char *v = malloc(r->len + 1);
         if (v) {
             memcpy(v, r->str, r->len);
@@ -99,10 +108,10 @@ int frontier_robots_get(frontier_t *f, const char *origin, char **val, size_t *l
         } else {
             rc = CRAWL_ENOMEM;
         }
-    } else if (r->type != REDIS_REPLY_NIL) {
+    } else if (rc == 0 && r->type != REDIS_REPLY_NIL) {
         rc = CRAWL_EREPLY;
     }
-    freeReplyObject(r);
+    rconn_call_free(c);
     return rc;
 }
 
@@ -111,19 +120,15 @@ int frontier_robots_put(frontier_t *f, const char *origin, const char *val, size
 {
     if (!f || !origin || !*origin || (!val && len) || ttl_s == 0)
         return CRAWL_EINVAL;
-    fr_args_t a;
-    origin_cmd(&a, f, "SET", FR_K_ROBOTS, origin);
-    fa_str(&a, val ? val : "", len);
-    fa_cstr(&a, "EX");
-    fa_u64(&a, ttl_s);
-    fa_cstr(&a, "GET"); /* a key of another type: an error, and nothing set */
-    redisReply *r;
-    int rc = run(f, &a, "string", &r);
-    if (rc == 0 && r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)
-        rc = CRAWL_EREPLY;
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    rconn_call_t *c = key_cmd(f, "SET", FR_K_ROBOTS, origin, RCONN_CALL_RESEND);
+    if (c) {
+        rconn_args_t *a = rconn_call_args(c);
+        rconn_arg_str(a, val ? val : "", len);
+        rconn_arg_cstr(a, "EX");
+        rconn_arg_u64(a, ttl_s);
+        rconn_arg_cstr(a, "GET"); /* a key of another type: an error, and nothing set */
+    }
+    return run_expect(f, key_shard(f, origin), c, "string", REDIS_REPLY_STRING, REDIS_REPLY_NIL);
 }
 
 int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int *won)
@@ -132,24 +137,24 @@ int frontier_robots_lock(frontier_t *f, const char *origin, uint32_t ttl_ms, int
         *won = 0;
     if (!f || !origin || !*origin || ttl_ms == 0 || !won)
         return CRAWL_EINVAL;
-    fr_args_t a;
-    origin_cmd(&a, f, "SET", FR_K_ROBOTS_LOCK, origin);
-    fa_cstr(&a, "1");
-    fa_cstr(&a, "NX");
-    fa_cstr(&a, "PX");
-    fa_u64(&a, ttl_ms);
-    /* GET: a lock of another type is an error (SET NX alone would answer
-     * "held" forever, since no TTL lapses it); nil: it was free, now ours */
-    fa_cstr(&a, "GET");
+    rconn_call_t *c = key_cmd(f, "SET", FR_K_ROBOTS_LOCK, origin, 0);
+    if (c) {
+        rconn_args_t *a = rconn_call_args(c);
+        rconn_arg_cstr(a, "1");
+        rconn_arg_cstr(a, "NX");
+        rconn_arg_cstr(a, "PX");
+        rconn_arg_u64(a, ttl_ms);
+        /* GET: a lock of another type is an error (SET NX alone would answer
+         * "held" forever, since no TTL lapses it); nil: it was free, now ours */
+        rconn_arg_cstr(a, "GET");
+    }
     redisReply *r;
-    int rc = run(f, &a, "string", &r);
-    if (rc < 0)
-        return rc;
-    if (r->type == REDIS_REPLY_NIL)
+    int rc = run(f, key_shard(f, origin), c, "string", &r);
+    if (rc == 0 && r->type == REDIS_REPLY_NIL)
         *won = 1;
-    else if (r->type != REDIS_REPLY_STRING)
+    else if (rc == 0 && r->type != REDIS_REPLY_STRING)
         rc = CRAWL_EREPLY;
-    freeReplyObject(r);
+    rconn_call_free(c);
     return rc;
 }
 
@@ -157,15 +162,8 @@ int frontier_robots_unlock(frontier_t *f, const char *origin)
 {
     if (!f || !origin || !*origin)
         return CRAWL_EINVAL;
-    fr_args_t a;
-    origin_cmd(&a, f, "DEL", FR_K_ROBOTS_LOCK, origin);
-    redisReply *r;
-    int rc = run(f, &a, "string", &r);
-    if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
-        rc = CRAWL_EREPLY;
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    rconn_call_t *c = key_cmd(f, "DEL", FR_K_ROBOTS_LOCK, origin, RCONN_CALL_RESEND);
+    return run_expect(f, key_shard(f, origin), c, "string", REDIS_REPLY_INTEGER, REDIS_REPLY_INTEGER);
 }
 
 int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
@@ -177,20 +175,28 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
             return CRAWL_EINVAL;
     if (n == 0)
         return 0;
-    fr_args_t a;
-    fa_init(&a);
-    fr_use(f, 0); /* crawl-wide */
-    fa_cstr(&a, "SADD");
-    fa_key(&a, f->prefix, FR_K_SITEMAPS, NULL, 0);
-    for (size_t i = 0; i < n; i++)
-        fa_cstr(&a, urls[i]);
-    redisReply *r;
-    int rc = run(f, &a, "set", &r);
-    if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
-        rc = CRAWL_EREPLY;
-    if (r)
-        freeReplyObject(r);
-    return rc;
+    rconn_call_t *c = key_cmd(f, "SADD", FR_K_SITEMAPS, NULL, RCONN_CALL_RESEND);
+    for (size_t i = 0; c && i < n; i++)
+        rconn_arg_dup(rconn_call_args(c), urls[i]);
+    return run_expect(f, 0, c, "set", REDIS_REPLY_INTEGER, REDIS_REPLY_INTEGER);
+}
+
+int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms)
+{
+    if (!f || !origin || !*origin)
+        return CRAWL_EINVAL;
+    if (delay_ms > f->cfg.max_delay_ms)
+        delay_ms = f->cfg.max_delay_ms;
+    unsigned s = fr_shard_of(f->nshards, origin); /* (P hdelay: the origin's shard's) */
+    rconn_call_t *c = fr_cmd(f, s, RCONN_CALL_RESEND);
+    if (c) {
+        rconn_args_t *a = rconn_call_args(c);
+        rconn_arg_cstr(a, "HSET");
+        fr_key_arg(a, f->shard[s].prefix, FR_K_HDELAY, NULL, 0);
+        rconn_arg_dup(a, origin);
+        rconn_arg_u64(a, delay_ms);
+    }
+    return run_expect(f, s, c, "hash", REDIS_REPLY_INTEGER, REDIS_REPLY_INTEGER);
 }
 
 /* Copies the string members of an SMEMBERS reply: 0 or CRAWL_ENOMEM /
@@ -227,448 +233,79 @@ static int copy_members(const redisReply *r, char ***out, size_t *n)
     return 0;
 }
 
-int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)
+/* The seed hosts read: its findings, once the call is done. */
+typedef struct seed_hosts_st {
+    char **hosts;
+    size_t n;
+} seed_hosts_st_t;
+
+void fr_seed_hosts_free(void *p)
 {
-    if (hosts)
-        *hosts = NULL;
-    if (n)
-        *n = 0;
-    if (!f || !hosts || !n)
-        return CRAWL_EINVAL;
-    fr_args_t a;
-    fa_init(&a);
-    fr_use(f, 0); /* crawl-wide: shard 0's */
-    fa_cstr(&a, "SMEMBERS");
-    fa_key(&a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
-    redisReply *r;
-    int rc = run(f, &a, "set", &r);
-    if (rc < 0)
-        return rc;
-    rc = copy_members(r, hosts, n);
-    freeReplyObject(r);
-    return rc;
+    seed_hosts_st_t *st = p;
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n; i++)
+        free(st->hosts[i]);
+    free(st->hosts);
+    free(st);
 }
 
-int frontier_seed_hosts_call(frontier_t *f, frontier_call_t **out)
+int fr_seed_hosts_step(frontier_t *f, frontier_call_t *c, int wait)
+{
+    int rc = fr_call_settle(f, c, 0, wait);
+    if (rc == 0)
+        return 0;
+    redisReply *r = NULL;
+    if (rc > 0 && (rc = fr_answered(f, c->cmd[0], &r)) > 0) {
+        if (r->type == REDIS_REPLY_ERROR) { /* as run() says it */
+            int wrong = fr_reply_error(r) == CRAWL_EWRONGTYPE;
+            snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
+            const rconn_args_t *a = rconn_call_args(c->cmd[0]);
+            if (wrong)
+                fr_wrong_type(f, 0, a->v[1], a->len[1], "set", f->last_error,
+                              sizeof f->last_error);
+            rc = CRAWL_EREPLY;
+        } else {
+            seed_hosts_st_t *st = c->st;
+            rc = copy_members(r, &st->hosts, &st->n);
+        }
+    }
+    return fr_call_finish(c, rc < 0 ? rc : 0);
+}
+
+int frontier_seed_hosts_start(frontier_t *f, frontier_call_t **out)
 {
     if (out)
         *out = NULL;
     if (!f || !out)
         return CRAWL_EINVAL;
-    frontier_call_t *c = fr_async_new(FR_CALL_SEED_HOSTS, -1);
-    if (!c)
-        return CRAWL_ENOMEM;
-    fr_use(f, 0); /* crawl-wide: shard 0's */
-    c->c.shard = 0;
-    fa_cstr(&c->c.a, "SMEMBERS"); /* (static) */
-    fa_key(&c->c.a, f->prefix, FR_K_SEEDHOSTS, NULL, 0);
-    if (c->c.a.oom) {
-        frontier_call_drop(c);
-        return CRAWL_ENOMEM;
+    seed_hosts_st_t *st = calloc(1, sizeof *st);
+    frontier_call_t *c = st ? fr_call_new(FR_CALL_SEED_HOSTS, st) : NULL;
+    rconn_call_t *cmd = c ? key_cmd(f, "SMEMBERS", FR_K_SEEDHOSTS, NULL, RCONN_CALL_RESEND) : NULL;
+    int rc = cmd ? fr_call_add(f, c, cmd) : CRAWL_ENOMEM;
+    if (rc < 0) {
+        fr_call_drop(c);
+        fr_seed_hosts_free(st);
+        return rc;
     }
     *out = c;
     return 0;
 }
 
-int frontier_seed_hosts_end(frontier_t *f, frontier_call_t *c, char ***hosts, size_t *n)
+int frontier_seed_hosts_found(frontier_call_t *c, char ***hosts, size_t *n)
 {
     if (hosts)
         *hosts = NULL;
     if (n)
         *n = 0;
-    if (!hosts || !n)
-        return CRAWL_EINVAL;
-    redisReply *r = NULL;
-    int rc = fr_async_reply(f, c, FR_CALL_SEED_HOSTS, &r);
-    if (rc < 0)
-        return rc;
-    if (r->type == REDIS_REPLY_ERROR) { /* as run() says it */
-        int wrong = fr_reply_error(r) == CRAWL_EWRONGTYPE;
-        snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
-        if (wrong)
-            fr_wrong_type(f->rc, c->c.a.v[1], c->c.a.len[1], "set", f->last_error,
-                          sizeof f->last_error);
-        rc = CRAWL_EREPLY;
-    } else {
-        rc = copy_members(r, hosts, n);
-    }
-    freeReplyObject(r);
-    return rc;
-}
-
-/* ---- the robots.txt functions (robots_look.lua, robots_store.lua) ------------ */
-
-/* The robots_look call (frontier/lua/robots_look.lua), KEYS: ready.
- *   ARGV[1]  P        the key prefix
- *   ARGV[2]  lock_ms  the fetch lock's lifetime (SET NX PX)
- *   ARGV[3..]         the origins, at most FR_ROBOTS_LOOK_MAX
- * Reply: one element per origin, in order: its stored value (a string), or 1
- * (the lock was free and is the caller's now), or 0 (someone holds it). */
-static void build_look(frontier_t *f, const frontier_robots_look_t *o, size_t n, uint32_t lock_ms,
-                       fr_args_t *a)
-{
-    fr_use(f, fr_shard_of(f->nshards, o[0].origin)); /* sharded: one origin a call */
-    fa_init(a);
-    fa_fcall(a, 1);
-    fa_cstr(a, f->ready_key);
-    fa_cstr(a, f->prefix);
-    fa_u64(a, lock_ms);
-    for (size_t i = 0; i < n; i++)
-        fa_cstr(a, o[i].origin);
-}
-
-/* Reads one origin's element of a robots_look reply into o. */
-static int read_look(const redisReply *e, frontier_robots_look_t *o)
-{
-    if (e->type == REDIS_REPLY_STRING) {
-        if (!(o->val = malloc(e->len + 1)))
-            return CRAWL_ENOMEM;
-        memcpy(o->val, e->str, e->len);
-        o->val[e->len] = '\0';
-        o->len = e->len;
-        o->found = FRONTIER_ROBOTS_STORED;
-        return 0;
-    }
-    if (e->type != REDIS_REPLY_INTEGER)
-        return CRAWL_EREPLY;
-    o->found = e->integer == 1 ? FRONTIER_ROBOTS_WON : FRONTIER_ROBOTS_HELD;
-    return 0;
-}
-
-/* Reads the reply of the call that carried o[0..n): 0, or the reply's error
- * (o untouched: HELD with err set by the caller). */
-static int read_looks(const redisReply *r, frontier_robots_look_t *o, size_t n)
-{
-    if (r->type == REDIS_REPLY_ERROR)
-        return fr_reply_error(r);
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != n)
-        return CRAWL_EREPLY;
-    for (size_t i = 0; i < n; i++)
-        o[i].err = read_look(r->element[i], &o[i]);
-    return 0;
-}
-
-static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
-                     uint32_t lock_ms);
-
-/* Reads the replies rep[0..ncalls) of the calls that carried o[0..n), `per`
- * origins each.  A call of several origins that Redis refused (a key of
- * another type: nothing written) runs again as one call per origin
- * (pipelined), so that only the bad origin fails; a refused single-origin
- * call leaves its error in err.  0, or CRAWL_EREDIS / CRAWL_ENOMEM. */
-static int read_calls(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
-                      uint32_t lock_ms, redisReply **rep, size_t ncalls)
-{
-    int rc = 0;
-    for (size_t c = 0; rc == 0 && c < ncalls; c++) {
-        size_t at = c * per, k = c + 1 < ncalls ? per : n - at;
-        int err = read_looks(rep[c], o + at, k);
-        if (err < 0 && k > 1)
-            rc = run_looks(f, o + at, k, 1, lock_ms);
-        for (size_t i = 0; err < 0 && k == 1 && i < k; i++)
-            o[at + i].err = err;
-    }
-    return rc;
-}
-
-/* The calls of a look: o[0..n) in calls of `per` origins. */
-struct frontier_robots_call {
-    frontier_robots_look_t *o;
-    size_t n, per, ncalls;
-    size_t got; /* replies taken by frontier_robots_look_ready: rep[0..got) */
-    uint32_t lock_ms;
-    int rc; /* a send that failed (CRAWL_EREDIS: answered by _end) */
-    fr_args_t *calls;
-    unsigned *shard; /* [ncalls]: each call's shard (a crawl of several: one origin a call) */
-    redisReply **rep;
-};
-
-void frontier_robots_look_drop(frontier_robots_call_t *c)
-{
-    if (!c)
-        return;
-    for (size_t i = 0; i < c->ncalls; i++) {
-        if (c->rep && c->rep[i])
-            freeReplyObject(c->rep[i]);
-        if (c->calls)
-            fa_free(&c->calls[i]);
-    }
-    free(c->calls);
-    free(c->shard);
-    free(c->rep);
-    free(c);
-}
-
-/* The calls for o[0..n), built (and sent: send); NULL when out of memory. */
-static frontier_robots_call_t *new_call(frontier_t *f, frontier_robots_look_t *o, size_t n,
-                                        size_t per, uint32_t lock_ms, int send)
-{
-    frontier_robots_call_t *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    if (f->nshards > 1) /* each origin's keys are in its shard */
-        per = 1;
-    *c = (frontier_robots_call_t){
-        .o = o, .n = n, .per = per, .ncalls = (n + per - 1) / per, .lock_ms = lock_ms};
-    c->calls = calloc(c->ncalls, sizeof *c->calls);
-    c->shard = calloc(c->ncalls, sizeof *c->shard);
-    c->rep = calloc(c->ncalls, sizeof *c->rep);
-    if (!c->calls || !c->shard || !c->rep) {
-        frontier_robots_look_drop(c);
-        return NULL;
-    }
-    int oom = 0;
-    for (size_t i = 0; i < c->ncalls; i++) {
-        build_look(f, o + i * per, i + 1 < c->ncalls ? per : n - i * per, lock_ms, &c->calls[i]);
-        c->shard[i] = f->cur;
-        oom |= c->calls[i].oom;
-    }
-    if (oom && send) { /* before any is sent: then only a lost connection fails a send */
-        frontier_robots_look_drop(c);
-        return NULL;
-    }
-    for (size_t i = 0; send && c->rc == 0 && i < c->ncalls; i++) {
-        fr_use(f, c->shard[i]); /* its shard's connection */
-        c->rc = fr_send(f, FR_ROBOTS_LOOK, &c->calls[i]);
-    }
-    if (send && c->ncalls) {
-        fr_use(f, c->shard[0]);
-        f->wait_fd = f->rc->fd;
-    }
-    return c;
-}
-
-/* Runs c's calls and waits for their replies: pipelined on one connection,
- * else one call a round trip, each on its shard's connection. */
-static int run_calls(frontier_t *f, frontier_robots_call_t *c)
-{
-    if (!f->nown)
-        return fr_run(f, FR_ROBOTS_LOOK, c->calls, c->ncalls, c->rep);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < c->ncalls; i++) {
-        fr_use(f, c->shard[i]);
-        rc = fr_run(f, FR_ROBOTS_LOOK, &c->calls[i], 1, &c->rep[i]);
-    }
-    return rc;
-}
-
-/* Runs the looks of o[0..n) in calls of `per` origins, pipelined and waited
- * for: 0, or CRAWL_EREDIS / CRAWL_ENOMEM (nothing read). */
-static int run_looks(frontier_t *f, frontier_robots_look_t *o, size_t n, size_t per,
-                     uint32_t lock_ms)
-{
-    frontier_robots_call_t *c = new_call(f, o, n, per, lock_ms, 0);
-    if (!c)
-        return CRAWL_ENOMEM;
-    int rc = run_calls(f, c);
-    if (rc == 0)
-        rc = read_calls(f, o, n, c->per, lock_ms, c->rep, c->ncalls);
-    frontier_robots_look_drop(c);
-    return rc;
-}
-
-static int check_looks(const frontier_t *f, frontier_robots_look_t *looks, size_t n,
-                       uint32_t lock_ms)
-{
-    if (!f || (n && !looks) || lock_ms == 0)
-        return CRAWL_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!looks[i].origin || !*looks[i].origin)
-            return CRAWL_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        looks[i] =
-            (frontier_robots_look_t){.origin = looks[i].origin, .found = FRONTIER_ROBOTS_HELD};
-    return 0;
-}
-
-/* The result of a look whose calls gave rc: after a failure nothing is
- * known (every origin HELD, with err rc).  Returns the first origin's err. */
-static int look_result(frontier_robots_look_t *looks, size_t n, int rc)
-{
-    int first = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (rc < 0) {
-            free(looks[i].val);
-            looks[i] = (frontier_robots_look_t){
-                .origin = looks[i].origin, .found = FRONTIER_ROBOTS_HELD, .err = rc};
-        }
-        if (!first && looks[i].err < 0)
-            first = looks[i].err;
-    }
-    return first;
-}
-
-int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms)
-{
-    int rc = check_looks(f, looks, n, lock_ms);
-    if (rc < 0 || n == 0)
-        return rc;
-    return look_result(looks, n, run_looks(f, looks, n, FR_ROBOTS_LOOK_MAX, lock_ms));
-}
-
-int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, size_t n,
-                               uint32_t lock_ms, frontier_robots_call_t **out)
-{
-    if (out)
-        *out = NULL;
-    int rc = out ? check_looks(f, looks, n, lock_ms) : CRAWL_EINVAL;
-    if (rc < 0 || n == 0)
-        return rc;
-    frontier_robots_call_t *c = new_call(f, looks, n, FR_ROBOTS_LOOK_MAX, lock_ms, 1);
-    if (!c)
-        return CRAWL_ENOMEM;
-    *out = c; /* a send that failed (connection lost) is answered by _end */
-    return 0;
-}
-
-int frontier_robots_look_ready(frontier_t *f, frontier_robots_call_t *c)
-{
-    if (!f || !c)
+    seed_hosts_st_t *st = fr_call_state(c, FR_CALL_SEED_HOSTS);
+    if (!st || !hosts || !n || !c->done)
         return CRAWL_EINVAL;
     if (c->rc < 0)
-        return 1; /* _end answers it */
-    while (c->got < c->ncalls) {
-        fr_use(f, c->shard[c->got]);
-        f->wait_fd = f->rc->fd;
-        int r = fr_try_reply(f, &c->rep[c->got]);
-        if (r <= 0)
-            return r;
-        c->got++;
-    }
-    f->wait_fd = -1;
-    return 1;
-}
-
-int frontier_robots_look_end(frontier_t *f, frontier_robots_call_t *c)
-{
-    if (!f || !c) {
-        frontier_robots_look_drop(c);
-        return CRAWL_EINVAL;
-    }
-    int rc = c->rc;
-    f->round_trips += rc == 0 && c->got < c->ncalls; /* the rest, waited for: one round trip */
-    for (; rc == 0 && c->got < c->ncalls; c->got++) {
-        void *r = NULL;
-        fr_use(f, c->shard[c->got]);
-        if (redisGetReply(f->rc, &r) != REDIS_OK || !r)
-            rc = CRAWL_EREDIS;
-        c->rep[c->got] = r;
-    }
-    f->wait_fd = -1;
-    int lost = 0; /* a reply said the library is gone */
-    for (size_t i = 0; rc == 0 && i < c->got; i++)
-        lost |= fr_is_noscript(c->rep[i]);
-    if (rc == 0 && lost) { /* load it and send them all again */
-        for (size_t i = 0; i < c->ncalls; i++) {
-            if (c->rep[i])
-                freeReplyObject(c->rep[i]);
-            c->rep[i] = NULL;
-        }
-        for (size_t i = 0; rc == 0 && i < c->ncalls; i++) { /* on each server */
-            fr_use(f, c->shard[i]);
-            rc = fr_load(f);
-        }
-        if (rc == 0)
-            rc = run_calls(f, c);
-    }
-    if (rc == 0)
-        rc = read_calls(f, c->o, c->n, c->per, c->lock_ms, c->rep, c->ncalls);
-    rc = look_result(c->o, c->n, rc);
-    frontier_robots_look_drop(c);
-    return rc;
-}
-
-/* The robots_store call (frontier/lua/robots_store.lua), KEYS: ready.
- *   ARGV[1]  P         the key prefix
- *   ARGV[2]  origin
- *   ARGV[3]  value     stored at robots:<origin> for ARGV[4] s; '': nothing stored
- *   ARGV[4]  ttl_s
- *   ARGV[5]  delay_ms  set in hdelay (capped at max_delay_ms); 0: not set
- *   ARGV[6..]          Sitemap: URLs, added to sitemaps
- * Then robots-lock:<origin> is deleted.  Reply: 0. */
-static void build_store(const frontier_t *f, const frontier_robots_result_t *r, fr_args_t *a)
-{
-    uint32_t delay = r->delay_ms > f->cfg.max_delay_ms ? f->cfg.max_delay_ms : r->delay_ms;
-    /* every argument copied: a call (frontier_robots_store_call) outlives r
-     * and may outlive f */
-    fa_fcall(a, 1);
-    fa_dup(a, f->ready_key);
-    fa_dup(a, f->prefix);
-    fa_dup(a, r->origin);
-    fa_copy(a, r->val ? r->val : "", r->val ? r->len : 0);
-    fa_u64(a, r->ttl_s);
-    fa_u64(a, delay);
-    for (size_t i = 0; i < r->nsitemaps; i++)
-        fa_dup(a, r->sitemaps[i]);
-}
-
-static int check_store(const frontier_t *f, const frontier_robots_result_t *r)
-{
-    if (!f || !r || !r->origin || !*r->origin || (r->val && (!r->len || !r->ttl_s)) ||
-        (r->nsitemaps && !r->sitemaps))
-        return CRAWL_EINVAL;
-    for (size_t i = 0; i < r->nsitemaps; i++)
-        if (!r->sitemaps[i])
-            return CRAWL_EINVAL;
+        return c->rc;
+    *hosts = st->hosts;
+    *n = st->n;
+    st->hosts = NULL; /* the caller's now */
+    st->n = 0;
     return 0;
-}
-
-/* The outcome of a robots_store reply. */
-static int read_store(const redisReply *rep)
-{
-    if (rep->type == REDIS_REPLY_ERROR)
-        return fr_reply_error(rep);
-    return rep->type == REDIS_REPLY_INTEGER ? 0 : CRAWL_EREPLY;
-}
-
-int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
-{
-    int rc = check_store(f, r);
-    if (rc < 0)
-        return rc;
-    fr_args_t a;
-    fa_init(&a);
-    fr_use(f, fr_shard_of(f->nshards, r->origin));
-    build_store(f, r, &a);
-    redisReply *rep = NULL;
-    rc = fr_run(f, FR_ROBOTS_STORE, &a, 1, &rep);
-    fa_free(&a);
-    if (rc < 0)
-        return rc;
-    rc = read_store(rep);
-    freeReplyObject(rep);
-    return rc;
-}
-
-int frontier_robots_store_call(frontier_t *f, const frontier_robots_result_t *r,
-                               frontier_call_t **out)
-{
-    if (out)
-        *out = NULL;
-    int rc = out ? check_store(f, r) : CRAWL_EINVAL;
-    if (rc < 0)
-        return rc;
-    frontier_call_t *c = fr_async_new(FR_CALL_STORE, FR_ROBOTS_STORE);
-    if (!c)
-        return CRAWL_ENOMEM;
-    fr_use(f, fr_shard_of(f->nshards, r->origin));
-    c->c.shard = f->cur;
-    build_store(f, r, &c->c.a);
-    if (c->c.a.oom) {
-        frontier_call_drop(c);
-        return CRAWL_ENOMEM;
-    }
-    *out = c;
-    return 0;
-}
-
-int frontier_robots_store_end(frontier_t *f, frontier_call_t *c)
-{
-    redisReply *r = NULL;
-    int rc = fr_async_reply(f, c, FR_CALL_STORE, &r);
-    if (rc < 0)
-        return rc;
-    rc = read_store(r);
-    freeReplyObject(r);
-    return rc;
 }

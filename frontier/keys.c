@@ -148,12 +148,7 @@ int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t 
     return (int)n;
 }
 
-int fr_key(const frontier_t *f, fr_key_id_t id, char *buf, size_t buflen)
-{
-    return f ? fr_key_build(f->prefix, id, NULL, 0, buf, buflen) : CRAWL_EINVAL;
-}
-
-const char *fa_key(fr_args_t *a, const char *prefix, fr_key_id_t id, const char *member,
+const char *fr_key_arg(rconn_args_t *a, const char *prefix, fr_key_id_t id, const char *member,
                    size_t mlen)
 {
     long n = key_len(prefix, id, member, mlen);
@@ -161,7 +156,7 @@ const char *fa_key(fr_args_t *a, const char *prefix, fr_key_id_t id, const char 
         a->oom = 1;
         return NULL;
     }
-    char *p = fa_alloc(a, (size_t)n + 1);
+    char *p = rconn_arg_alloc(a, (size_t)n + 1);
     if (!p)
         return NULL;
     a->len[a->n - 1] = (size_t)n; /* the argument is the key, without its NUL */

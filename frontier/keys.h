@@ -83,16 +83,14 @@ int fr_prefix_shard(const char *crawl, unsigned s, char *buf, size_t buflen);
 int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t mlen, char *buf,
                  size_t buflen);
 
-/* fr_key_build for a single key of the handle's crawl. */
-int fr_key(const frontier_t *f, fr_key_id_t id, char *buf, size_t buflen);
-
-/* Appends key id (built as fr_key_build does, member may be NULL for a single
- * key) as one argument of the command being built in a (frontier_internal.h),
- * copied into the builder's chunks.  Returns the key (valid until fa_free), or
- * NULL: out of memory (a->oom set, as every fa_* call does) or a bad id/member
- * combination (a->oom set too, so that the command is never sent). */
-struct fr_args;
-const char *fa_key(struct fr_args *a, const char *prefix, fr_key_id_t id, const char *member,
-                   size_t mlen);
+/* Appends key id (built as fr_key_build does, member may be NULL for a
+ * single key) as one argument of the command being built in a (rconn.h),
+ * copied into the builder's chunks.  Returns the key (valid until the
+ * builder is freed), or NULL: out of memory (a->oom set, as every rconn_arg_*
+ * call does) or a bad id/member combination (a->oom set too, so that the
+ * command is never sent). */
+struct rconn_args;
+const char *fr_key_arg(struct rconn_args *a, const char *prefix, fr_key_id_t id,
+                       const char *member, size_t mlen);
 
 #endif

@@ -28,6 +28,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <hiredis/hiredis.h>
 #include <string.h>
 
 #include "parser.h"
@@ -127,11 +128,11 @@ static int add_origin(fr_offer_t *o, const char *url, fr_link_t *k)
 /* Probes link l (len bytes) of a page of n into k: its block (added to
  * bl) and its bit offsets (into o->bits, made for n links at the first).
  * 0, CRAWL_ENOMEM, CRAWL_EBLOOM. */
-static int probe(frontier_t *f, fr_offer_t *o, const char *l, size_t len, size_t n, fr_blocks_t *bl,
+static int probe(bloom_t *bf, fr_offer_t *o, const char *l, size_t len, size_t n, fr_blocks_t *bl,
                  fr_link_t *k)
 {
     bloom_probe_t pr;
-    bloom_probe(f->bloom, l, len, &pr);
+    bloom_probe(bf, l, len, &pr);
     if (pr.k == 0 || pr.k > BLOOM_MAX_K || (o->k && pr.k != o->k))
         return CRAWL_EBLOOM;
     if (!o->bits) {
@@ -163,9 +164,10 @@ static const char *link_key(const char *l, size_t len, size_t *klen, char **tmp,
     return *tmp;
 }
 
-int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_cache, int skip_all,
-                     fr_blocks_t *bl, fr_offer_t *o)
+int fr_offer_prepare(frontier_t *f, unsigned s, const char *const *links, size_t n, int use_cache,
+                     int skip_all, fr_blocks_t *bl, fr_offer_t *o)
 {
+    bloom_t *bf = f->shard[s].bloom;
     memset(o, 0, sizeof *o);
     if (n == 0)
         return 0;
@@ -196,7 +198,7 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
             o->skipped++;
             continue;
         }
-        if (use_cache && bloom_cache_contains(f->bloom, key, kl)) {
+        if (use_cache && bloom_cache_contains(bf, key, kl)) {
             free(tmp);
             o->cached++;
             continue;
@@ -208,7 +210,7 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
             o->skipped++;
             continue;
         }
-        int rc = orc < 0 ? orc : probe(f, o, key, kl, n, bl, k);
+        int rc = orc < 0 ? orc : probe(bf, o, key, kl, n, bl, k);
         free(tmp);
         if (rc < 0) {
             fr_offer_free(o);
@@ -220,21 +222,21 @@ int fr_offer_prepare(frontier_t *f, const char *const *links, size_t n, int use_
     return group_by_block(o);
 }
 
-int fr_offer_keys(frontier_t *f, const fr_blocks_t *bl, fr_args_t *a)
+int fr_offer_keys(frontier_t *f, unsigned s, const fr_blocks_t *bl, rconn_args_t *a)
 {
-    fa_fcall(a, 1 + bl->n);
-    fa_cstr(a, f->ready_key);
+    rconn_arg_set_u64(a, 2, 1 + bl->n); /* FCALL fn numkeys (fr_fcall) */
+    rconn_arg_cstr(a, f->shard[s].ready_key);
     for (size_t i = 0; i < bl->n; i++) {
         char key[256];
-        int len = bloom_block_key(f->bloom, bl->v[i], key, sizeof key);
+        int len = bloom_block_key(f->shard[s].bloom, bl->v[i], key, sizeof key);
         if (len <= 0 || (size_t)len >= sizeof key)
             return CRAWL_EBLOOM;
-        fa_copy(a, key, (size_t)len);
+        rconn_arg_copy(a, key, (size_t)len);
     }
     return 0;
 }
 
-void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a)
+void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a)
 {
     uint32_t k = 1;
     for (size_t i = 0; i < n; i++)
@@ -244,7 +246,7 @@ void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, fr_args_t *a
         }
     char b[16];
     int len = snprintf(b, sizeof b, "%s%u", f->bits_module ? "-" : "", k);
-    fa_copy(a, b, (size_t)len);
+    rconn_arg_copy(a, b, (size_t)len);
 }
 
 static size_t count_runs(const fr_offer_t *o)
@@ -264,10 +266,10 @@ size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o)
 }
 
 /* The offsets of links [from, from + cnt) as CRAWLER.BFADD takes them. */
-static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t *a)
+static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, rconn_args_t *a)
 {
     uint32_t k = o->k;
-    unsigned char *p = (unsigned char *)fa_alloc(a, cnt * k * 4);
+    unsigned char *p = (unsigned char *)rconn_arg_alloc(a, cnt * k * 4);
     for (size_t i = from; p && i < from + cnt; i++)
         for (uint32_t j = 0; j < k; j++, p += 4) {
             uint32_t b = o->bits[o->v[i].bat + j];
@@ -294,10 +296,10 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, fr_args_t 
  *                            little-endian uint32 (CRAWLER.BFADD's input)
  * The call says which layout by the sign of its k argument (fr_offer_k). */
 void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *const *links,
-                      uint32_t depth, uint32_t hops, fr_args_t *a)
+                      uint32_t depth, uint32_t hops, rconn_args_t *a)
 {
     int mod = f->bits_module;
-    fa_u64(a, count_runs(o));
+    rconn_arg_u64(a, count_runs(o));
     char dbuf[40];
     size_t dl = fr_entry_head(depth, 0, hops, dbuf, sizeof dbuf);
     size_t run = 0, cnt = 0; /* the current block run: links [run, run + cnt) */
@@ -307,29 +309,29 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
             cnt = 1;
             while (i + cnt < o->nsent && o->v[i + cnt].block == o->v[i].block)
                 cnt++;
-            fa_u64(a, 2 + o->v[i].block);
-            fa_u64(a, cnt);
+            rconn_arg_u64(a, 2 + o->v[i].block);
+            rconn_arg_u64(a, cnt);
         }
         const char *url = links[o->v[i].idx], *og = o->orig + o->v[i].oat;
         size_t ul = strlen(url), skip = fr_entry_rest(url, ul, og, o->v[i].olen);
-        char *e = fa_alloc(a, dl + ul - skip);
+        char *e = rconn_arg_alloc(a, dl + ul - skip);
         if (e) {
             memcpy(e, dbuf, dl);
             memcpy(e + dl, url + skip, ul - skip);
         }
-        fa_str(a, og, o->v[i].olen);
+        rconn_arg_str(a, og, o->v[i].olen);
         if (mod) {
             if (i + 1 == run + cnt)
                 run_offsets(o, run, cnt, a);
             continue;
         }
         for (uint32_t j = 0; j < o->k; j++)
-            fa_u64(a, o->bits[o->v[i].bat + j]);
+            rconn_arg_u64(a, o->bits[o->v[i].bat + j]);
     }
 }
 
-long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links, const char *codes,
-                   size_t len)
+long fr_offer_done(frontier_t *f, unsigned s, const fr_offer_t *o, const char *const *links,
+                   const char *codes, size_t len)
 {
     if (!codes || len != o->nsent)
         return -1;
@@ -349,7 +351,7 @@ long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links,
             noted[nn++] = key;
         }
         if (nn == 64 || (i + 1 == o->nsent && nn)) {
-            bloom_cache_note(f->bloom, noted, NULL, nn);
+            bloom_cache_note(f->shard[s].bloom, noted, NULL, nn);
             while (nt)
                 free(tmp[--nt]);
             nn = 0;
@@ -358,4 +360,136 @@ long fr_offer_done(frontier_t *f, const fr_offer_t *o, const char *const *links,
     while (nt)
         free(tmp[--nt]);
     return nnew;
+}
+
+/* ---- the offering call (the seed function, frontier/lua/seed.lua) ------------ */
+
+/* The hosts of urls[0..n) (parser_url_host) that are URLs: nhosts, then
+ * the hosts, one after another unless it repeats the one before (the seeds
+ * come grouped by origin). */
+void fr_seed_hosts_args(const char *const *urls, size_t n, rconn_args_t *a)
+{
+    size_t at = a->n, nh = 0;
+    char last[FR_ORIGIN_MAX] = "", h[FR_ORIGIN_MAX];
+    rconn_arg_u64(a, 0); /* nhosts, set below */
+    for (size_t i = 0; i < n; i++) {
+        int len =
+            urls[i] && !strpbrk(urls[i], " \t\n") ? parser_url_host(urls[i], h, sizeof h) : -1;
+        if (len <= 0 || strcmp(h, last) == 0)
+            continue;
+        rconn_arg_copy(a, h, (size_t)len);
+        memcpy(last, h, (size_t)len + 1);
+        nh++;
+    }
+    rconn_arg_set_u64(a, at, nh);
+}
+
+void fr_page_limit(frontier_t *f, unsigned s, rconn_args_t *a)
+{
+    if (!f->quota) {
+        rconn_arg_u64(a, f->cfg.max_pages);
+        return;
+    }
+    char buf[48];
+    int n = snprintf(buf, sizeof buf, "%llu:%llu", (unsigned long long)f->cfg.max_pages,
+                     (unsigned long long)f->shard[s].allot);
+    rconn_arg_copy(a, buf, (size_t)n);
+}
+
+long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *base)
+{
+    *refused = 0;
+    *base = 0;
+    if (!r || r->type != REDIS_REPLY_STRING || r->len < nsent)
+        return -1;
+    if (r->len == nsent)
+        return (long)nsent;
+    const char *p = r->str + nsent, *end = r->str + r->len;
+    if (*p++ != ':' || p == end)
+        return -1;
+    uint64_t v = 0;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    *refused = 1;
+    *base = v;
+    return (long)nsent;
+}
+
+/* The seed call (frontier/lua/seed.lua) for urls[0..n), n <= FR_SEED_CHUNK.
+ * KEYS: ready, then the Bloom blocks of the link section.
+ *   ARGV[1]  P                   the key prefix
+ *   ARGV[2]  mode                "1": queue the URLs even if already seen; "0":
+ *                                seeds; "l": links of a page of another shard
+ *                                (counted as new/seen/skipped links, not seeds);
+ *                                "l:TTL:ID": the same, a call that may run twice
+ *                                (fr_offer_call: its codes kept TTL ms under
+ *                                P offered:ID, which a second run answers)
+ *   ARGV[3]  max_pages           URLs admitted in all (0: no limit); on a crawl
+ *                                that keeps it in allotments, "max_pages:allotment"
+ *                                (fr_page_limit)
+ *   ARGV[4]  max_pages_per_host
+ *   ARGV[5]  per_host            for waking the hosts (UINT32_MAX, see below)
+ *   ARGV[6]  k                   Bloom bits a URL; < 0: the module's layout
+ *   ARGV[7]  nhosts              then nhosts hosts to add to the seed hosts
+ *                                (fr_seed_hosts_args; none for FRONTIER_SEED_NO_HOSTS)
+ *   next     the link section    fr_offer_section, at depth/hops
+ * Reply: the URLs' codes (fr_offer_done), then, when some were 'q' (past
+ * the shard's allotment), ':' and the shard's enqueued counter
+ * (fr_offer_codes). */
+int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
+                   const char *mode, uint32_t depth, uint32_t hops, fr_offer_t *o,
+                   rconn_call_t **out)
+{
+    *out = NULL;
+    int force = flags & FRONTIER_SEED_FORCE;
+    rconn_call_t *c = fr_fcall(f, s, FR_SEED, 1, mode ? RCONN_CALL_RESEND : 0);
+    if (!c)
+        return CRAWL_ENOMEM;
+    rconn_args_t *a = rconn_call_args(c);
+    fr_blocks_t bl = {0};
+    int rc = fr_offer_prepare(f, s, urls, n, !force, 0, &bl, o);
+    if (rc == 0)
+        rc = fr_offer_keys(f, s, &bl, a);
+    free(bl.v);
+    if (rc < 0) {
+        rconn_call_free(c);
+        fr_offer_free(o);
+        return rc;
+    }
+    rconn_arg_cstr(a, f->shard[s].prefix);
+    rconn_arg_dup(a, mode ? mode : force ? "1" : "0");
+    fr_page_limit(f, s, a);
+    rconn_arg_u64(a, f->cfg.max_pages_per_host);
+    /* wake hosts whatever this handle's per_host: a claim re-checks room, so
+     * a seeding process with another config never parks a host */
+    rconn_arg_u64(a, UINT32_MAX);
+    fr_offer_k(f, o, 1, a);
+    if (flags & FRONTIER_SEED_NO_HOSTS)
+        rconn_arg_u64(a, 0);
+    else
+        fr_seed_hosts_args(urls, n, a);
+    fr_offer_section(f, o, urls, depth, hops, a);
+    *out = c;
+    return 0;
+}
+
+int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n, uint32_t depth,
+                  uint32_t hops, fr_offer_t *o, rconn_call_t **out)
+{
+    /* the id: this worker's, and a number that starts at random at open (a
+     * worker id a restarted process reuses names other calls) */
+    size_t ml = strlen(f->worker) + 48;
+    char *mode = malloc(ml);
+    if (!mode) {
+        *out = NULL;
+        return CRAWL_ENOMEM;
+    }
+    snprintf(mode, ml, "l:%u:%s/%llu", f->cfg.lease_ms, f->worker,
+             (unsigned long long)++f->offer_seq);
+    int rc = fr_offer_build(f, s, links, n, FRONTIER_SEED_NO_HOSTS, mode, depth, hops, o, out);
+    free(mode);
+    return rc;
 }

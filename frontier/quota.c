@@ -35,40 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void fr_page_limit(frontier_t *f, fr_args_t *a)
-{
-    if (!f->quota) {
-        fa_u64(a, f->cfg.max_pages);
-        return;
-    }
-    char buf[48];
-    int n = snprintf(buf, sizeof buf, "%llu:%llu", (unsigned long long)f->cfg.max_pages,
-                     (unsigned long long)f->shard[f->cur].allot);
-    fa_copy(a, buf, (size_t)n);
-}
-
-long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *base)
-{
-    *refused = 0;
-    *base = 0;
-    if (!r || r->type != REDIS_REPLY_STRING || r->len < nsent)
-        return -1;
-    if (r->len == nsent)
-        return (long)nsent;
-    const char *p = r->str + nsent, *end = r->str + r->len;
-    if (*p++ != ':' || p == end)
-        return -1;
-    uint64_t v = 0;
-    for (; p < end; p++) {
-        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    *refused = 1;
-    *base = v;
-    return (long)nsent;
-}
-
 /* The grant call (frontier/lua/quota.lua), on shard 0.  KEYS[1]: shard 0's
  * ready key (its slot, for a Redis Cluster; quota.lua builds P quota and P
  * control from the prefix).
@@ -79,17 +45,16 @@ long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *b
  *            its enqueued counter then
  * Reply: one integer a shard, its allotment in all. */
 static void build_grant(frontier_t *f, size_t n, const unsigned *shard, const uint64_t *want,
-                        const uint64_t *base, fr_args_t *a)
+                        const uint64_t *base, rconn_args_t *a)
 {
-    fa_fcall(a, 1);
-    fa_cstr(a, f->shard[0].ready_key);
-    fa_cstr(a, f->shard[0].prefix);
-    fa_u64(a, f->cfg.max_pages);
-    fa_u64(a, f->nshards);
+    rconn_arg_cstr(a, f->shard[0].ready_key);
+    rconn_arg_cstr(a, f->shard[0].prefix);
+    rconn_arg_u64(a, f->cfg.max_pages);
+    rconn_arg_u64(a, f->nshards);
     for (size_t i = 0; i < n; i++) {
-        fa_u64(a, shard[i]);
-        fa_u64(a, want[i]);
-        fa_u64(a, base[i]);
+        rconn_arg_u64(a, shard[i]);
+        rconn_arg_u64(a, want[i]);
+        rconn_arg_u64(a, base[i]);
     }
 }
 
@@ -99,13 +64,15 @@ int fr_quota_grant(frontier_t *f, size_t n, const unsigned *shard, const uint64_
     *more = 0;
     if (n == 0)
         return 0;
-    unsigned was = f->cur;
-    fr_use(f, 0);
-    fr_args_t a;
-    fa_init(&a);
-    build_grant(f, n, shard, want, base, &a);
+    /* not sent again after a lost reply: what shard 0 granted stays in
+     * P quota, and the next grant for those shards hands it over */
+    rconn_call_t *c = fr_fcall(f, 0, FR_GRANT, 1, 0);
+    if (!c)
+        return CRAWL_ENOMEM;
+    build_grant(f, n, shard, want, base, rconn_call_args(c));
     redisReply *r = NULL;
-    int rc = fr_run(f, FR_GRANT, &a, 1, &r);
+    fr_send(f, c);
+    int rc = fr_wait(f, c, &r);
     if (rc == 0 && r->type == REDIS_REPLY_ERROR)
         rc = fr_reply_error(r);
     else if (rc == 0 && (r->type != REDIS_REPLY_ARRAY || r->elements != n))
@@ -122,10 +89,7 @@ int fr_quota_grant(frontier_t *f, size_t n, const unsigned *shard, const uint64_
         if (g > base[i])
             *more = 1; /* room in that shard now */
     }
-    if (r)
-        freeReplyObject(r);
-    fa_free(&a);
-    fr_use(f, was);
+    rconn_call_free(c);
     return rc;
 }
 
@@ -161,19 +125,19 @@ static int offer_one(frontier_t *f, unsigned s, const fr_refused_link_t *rl, con
                      size_t n, fr_refused_t *next, size_t *new)
 {
     fr_offer_t o = {0};
-    fr_args_t a;
+    rconn_call_t *c = NULL;
     redisReply *r = NULL;
-    fa_init(&a);
-    fr_use(f, s);
-    int rc = fr_offer_call(f, links, n, rl[0].depth, rl[0].hops, &o, &a);
-    if (rc == 0)
-        rc = fr_run(f, FR_SEED, &a, 1, &r);
+    int rc = fr_offer_call(f, s, links, n, rl[0].depth, rl[0].hops, &o, &c);
+    if (rc == 0) {
+        fr_send(f, c);
+        rc = fr_wait(f, c, &r);
+    }
     uint64_t base = 0;
     int refused = 0, woke = 0;
     long len = rc == 0 ? fr_offer_codes(r, o.nsent, &refused, &base) : -1;
     if (rc == 0 && r->type == REDIS_REPLY_ERROR)
         rc = fr_reply_error(r);
-    else if (rc == 0 && (len < 0 || fr_offer_done(f, &o, links, r->str, (size_t)len) < 0))
+    else if (rc == 0 && (len < 0 || fr_offer_done(f, s, &o, links, r->str, (size_t)len) < 0))
         rc = CRAWL_EREPLY;
     for (size_t j = 0; rc == 0 && j < o.nsent; j++) {
         const fr_refused_link_t *l = &rl[o.v[j].idx];
@@ -186,9 +150,7 @@ static int offer_one(frontier_t *f, unsigned s, const fr_refused_link_t *rl, con
     }
     if (woke)
         fr_wake(f, s);
-    if (r)
-        freeReplyObject(r);
-    fa_free(&a);
+    rconn_call_free(c);
     fr_offer_free(&o);
     return rc;
 }
@@ -227,7 +189,6 @@ int fr_quota_offer_again(frontier_t *f, fr_refused_t *q, size_t *new)
     unsigned *sh = calloc(f->nshards, sizeof *sh);
     uint64_t *want = calloc(f->nshards, sizeof *want), *base = calloc(f->nshards, sizeof *base);
     int rc = sh && want && base ? 0 : CRAWL_ENOMEM;
-    unsigned was = f->cur;
     while (rc == 0 && q->n) {
         size_t ns = 0;
         memset(want, 0, f->nshards * sizeof *want);
@@ -249,6 +210,5 @@ int fr_quota_offer_again(frontier_t *f, fr_refused_t *q, size_t *new)
     }
     free(sh), free(want), free(base);
     fr_refused_free(q); /* what is left is over the limit */
-    fr_use(f, was);
     return rc;
 }

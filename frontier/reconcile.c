@@ -13,14 +13,14 @@
  * sends nothing else on its leases in between (the caller's contract), and a
  * lease another worker reclaimed meanwhile is simply not released twice
  * (release.lua skips a field that is gone).
- * Redis keys: P lease:<wid> (read), then those of frontier_release.
+ * Redis keys: P lease:<wid> of every shard (read), then those of
+ * frontier_release.
  */
+#include "frontier_internal.h"
+
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "frontier_internal.h"
-#include "keys.h"
 
 /* 1 if field (len bytes) is the lease field of one of items[0..n). */
 static int held(const frontier_item_t *items, size_t n, const char *field, size_t len)
@@ -35,72 +35,6 @@ static int held(const frontier_item_t *items, size_t n, const char *field, size_
     return 0;
 }
 
-/* The worker's lease fields (HKEYS), as the reply. */
-static int lease_fields(frontier_t *f, redisReply **out)
-{
-    fr_args_t a;
-    fa_init(&a);
-    fa_cstr(&a, "HKEYS");
-    fa_key(&a, f->prefix, FR_K_LEASE, f->worker, strlen(f->worker));
-    *out = NULL;
-    if (a.oom) {
-        fa_free(&a);
-        return CRAWL_ENOMEM;
-    }
-    redisReply *r = redisCommandArgv(f->rc, (int)a.n, a.v, a.len);
-    f->round_trips++;
-    fa_free(&a);
-    if (!r)
-        return CRAWL_EREDIS;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(r);
-        return CRAWL_EREPLY;
-    }
-    *out = r;
-    return 0;
-}
-
-/* The reconcile of the current shard's lease hash (one per shard). */
-static int reconcile_shard(frontier_t *f, const frontier_item_t *items, size_t n, size_t *released)
-{
-    redisReply *r;
-    int rc = lease_fields(f, &r);
-    if (rc < 0)
-        return rc;
-    frontier_item_t *orphans = calloc(r->elements ? r->elements : 1, sizeof *orphans);
-    size_t k = 0, wl = strlen(f->worker);
-    if (!orphans)
-        rc = CRAWL_ENOMEM;
-    for (size_t i = 0; orphans && i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_STRING || held(items, n, e->str, e->len))
-            continue;
-        /* a lease token of our own: "ORIGIN\tSEQ@WID" */
-        char *tok = malloc(e->len + 1 + wl + 1);
-        if (!tok) {
-            rc = CRAWL_ENOMEM;
-            break;
-        }
-        memcpy(tok, e->str, e->len);
-        tok[e->len] = '@';
-        memcpy(tok + e->len + 1, f->worker, wl + 1);
-        orphans[k].shard = f->cur;
-        orphans[k++].lease = tok;
-    }
-    freeReplyObject(r);
-    if (rc == 0 && k) {
-        rc = frontier_release(f, orphans, k);
-        if (rc == CRAWL_ELEASE) /* reclaimed by another worker meanwhile */
-            rc = 0;
-        if (rc == 0)
-            *released += k;
-    }
-    for (size_t i = 0; i < k; i++)
-        free(orphans[i].lease);
-    free(orphans);
-    return rc;
-}
-
 int frontier_reconcile(frontier_t *f, const frontier_item_t *items, size_t n, size_t *released)
 {
     size_t dummy;
@@ -109,12 +43,62 @@ int frontier_reconcile(frontier_t *f, const frontier_item_t *items, size_t n, si
     *released = 0;
     if (!f || (!items && n))
         return CRAWL_EINVAL;
-    int rc = 0;
-    unsigned cur = f->cur;
+    /* every shard's lease fields (HKEYS: a read), in one round trip */
+    rconn_call_t **c = calloc(f->nshards, sizeof *c);
+    int rc = c ? 0 : CRAWL_ENOMEM;
     for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
-        fr_use(f, s);
-        rc = reconcile_shard(f, items, n, released);
+        if (!(c[s] = fr_cmd(f, s, RCONN_CALL_RESEND))) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        rconn_args_t *a = rconn_call_args(c[s]);
+        rconn_arg_cstr(a, "HKEYS");
+        fr_key_arg(a, f->shard[s].prefix, FR_K_LEASE, f->worker, strlen(f->worker));
     }
-    fr_use(f, cur);
+    if (rc == 0)
+        rc = fr_run(f, c, f->nshards);
+    size_t total = 0, k = 0, wl = strlen(f->worker);
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        redisReply *r = rconn_call_reply(c[s]);
+        if (r->type != REDIS_REPLY_ARRAY)
+            rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r) : CRAWL_EREPLY;
+        else
+            total += r->elements;
+    }
+    frontier_item_t *orphans = rc == 0 ? calloc(total ? total : 1, sizeof *orphans) : NULL;
+    if (rc == 0 && !orphans)
+        rc = CRAWL_ENOMEM;
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        const redisReply *r = rconn_call_reply(c[s]);
+        for (size_t i = 0; rc == 0 && i < r->elements; i++) {
+            const redisReply *e = r->element[i];
+            if (e->type != REDIS_REPLY_STRING || held(items, n, e->str, e->len))
+                continue;
+            /* a lease token of our own: "ORIGIN\tSEQ@WID" */
+            char *tok = malloc(e->len + 1 + wl + 1);
+            if (!tok) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            memcpy(tok, e->str, e->len);
+            tok[e->len] = '@';
+            memcpy(tok + e->len + 1, f->worker, wl + 1);
+            orphans[k].shard = s;
+            orphans[k++].lease = tok;
+        }
+    }
+    for (unsigned s = 0; c && s < f->nshards; s++)
+        rconn_call_free(c[s]);
+    free(c);
+    if (rc == 0 && k) {
+        rc = frontier_release(f, orphans, k);
+        if (rc == CRAWL_ELEASE) /* reclaimed by another worker meanwhile */
+            rc = 0;
+        if (rc == 0)
+            *released = k;
+    }
+    for (size_t i = 0; i < k; i++)
+        free(orphans[i].lease);
+    free(orphans);
     return rc;
 }

@@ -19,72 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The crawl's stored shard count in *n, 0 when none is stored; 0 or an
- * error (a stored value out of 1..FRONTIER_MAX_SHARDS: CRAWL_EREPLY). */
-int fr_parse_shards(const char *s, size_t len, unsigned *n, int *quota)
-{
-    unsigned long v = 0;
-    size_t i = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9' && v <= FRONTIER_MAX_SHARDS; i++)
-        v = v * 10 + (unsigned long)(s[i] - '0');
-    int q = i + 1 == len && s[i] == 'q';
-    if (i == 0 || (i != len && !q) || v == 0 || v > FRONTIER_MAX_SHARDS || (q && v == 1))
-        return -1;
-    *n = (unsigned)v;
-    *quota = q;
-    return 0;
-}
-
-static int read_shards(struct redisContext *rc, const char *crawl, unsigned *n, int *quota)
-{
-    char p[FR_PREFIX_MAX], key[FR_KEY_MAX];
-    int dummy;
-    if (!quota)
-        quota = &dummy;
-    *n = 0;
-    *quota = 0;
-    if (fr_prefix(crawl, p, sizeof p) < 0 ||
-        fr_key_build(p, FR_K_SHARDS, NULL, 0, key, sizeof key) < 0)
-        return CRAWL_EINVAL;
-    redisReply *r = redisCommand(rc, "GET %s", key);
-    if (!r)
-        return CRAWL_EREDIS;
-    int rc_ = 0;
-    if (r->type == REDIS_REPLY_STRING) {
-        if (fr_parse_shards(r->str, r->len, n, quota) < 0)
-            rc_ = CRAWL_EREPLY;
-    } else if (r->type == REDIS_REPLY_ERROR)
-        rc_ = fr_reply_error(r);
-    else if (r->type != REDIS_REPLY_NIL)
-        rc_ = CRAWL_EREPLY;
-    freeReplyObject(r);
-    return rc_;
-}
-
-int fr_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n, int *quota)
-{
-    int rc_ = read_shards(rc, crawl, n, quota);
-    if (*n == 0)
-        *n = 1; /* none stored: a crawl of one shard */
-    return rc_;
-}
-
-int frontier_crawl_shards(struct redisContext *rc, const char *crawl, unsigned *n)
-{
-    unsigned dummy;
-    if (!n)
-        n = &dummy;
-    *n = 0;
-    return rc ? read_shards(rc, crawl, n, NULL) : CRAWL_EINVAL;
-}
-
-int frontier_crawl_shards_quota(struct redisContext *rc, const char *crawl, unsigned *n, int *quota)
-{
-    *n = 0;
-    *quota = 0;
-    return rc ? read_shards(rc, crawl, n, quota) : CRAWL_EINVAL;
-}
-
 static int get_now(const redisReply *t, uint64_t *now)
 {
     uint64_t s, us;
@@ -279,38 +213,6 @@ static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
     return 0;
 }
 
-int fr_shard_conns(struct redisContext *rc, const rconn_t *r, const char *crawl, unsigned n,
-                   struct redisContext **conn, struct redisContext **own, size_t *nown)
-{
-    *nown = 0;
-    for (unsigned s = 0; s < n; s++)
-        conn[s] = rc;
-    if (!r || !rconn_is_cluster(r) || n == 1)
-        return 0;
-    int *slots = calloc(n, sizeof *slots);
-    char(*addr)[RCONN_NAME_MAX] = calloc(n, sizeof *addr);
-    char err[256];
-    int rc_ = slots && addr ? 0 : CRAWL_ENOMEM;
-    for (unsigned s = 0; rc_ == 0 && s < n; s++)
-        rc_ = fr_shard_slot(crawl, s, &slots[s]);
-    if (rc_ == 0)
-        rc_ = rconn_owners(r, slots, n, addr, err, sizeof err);
-    for (unsigned s = 1; rc_ == 0 && s < n; s++) {
-        unsigned t = 0;
-        while (t < s && strcmp(addr[t], addr[s]))
-            t++;
-        if (t < s)
-            conn[s] = conn[t];
-        else if ((conn[s] = rconn_connect_slot(r, slots[s], err, sizeof err)))
-            own[(*nown)++] = conn[s];
-        else
-            rc_ = CRAWL_EREDIS;
-    }
-    free(slots);
-    free(addr);
-    return rc_;
-}
-
 int frontier_stats(struct redisContext *rc, const char *crawl, frontier_stats_t *out)
 {
     return frontier_stats_routed(rc, NULL, crawl, out);
@@ -411,19 +313,19 @@ static void fill_worker(frontier_worker_info_t *w, const redisReply *h, uint64_t
  * nothing. */
 static int send_worker_reads(struct redisContext *rc, const char *p, const redisReply *z, size_t n)
 {
-    fr_args_t k;
-    fa_init(&k);
+    rconn_args_t k;
+    rconn_args_init(&k);
     for (size_t i = 0; i < n; i++) {
         const redisReply *id = z->element[2 * i];
-        fa_key(&k, p, FR_K_WORKER, id->str, id->len);
-        fa_key(&k, p, FR_K_LEASE, id->str, id->len);
+        fr_key_arg(&k, p, FR_K_WORKER, id->str, id->len);
+        fr_key_arg(&k, p, FR_K_LEASE, id->str, id->len);
     }
     int rc_ = k.oom ? CRAWL_ENOMEM : 0;
     for (size_t i = 0; rc_ == 0 && i < n; i++)
         if (redisAppendCommand(rc, "HGETALL %b", k.v[2 * i], k.len[2 * i]) != REDIS_OK ||
             redisAppendCommand(rc, "HLEN %b", k.v[2 * i + 1], k.len[2 * i + 1]) != REDIS_OK)
             rc_ = CRAWL_EREDIS;
-    fa_free(&k);
+    rconn_args_free(&k);
     return rc_;
 }
 

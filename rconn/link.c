@@ -628,6 +628,11 @@ int rconn_link_up(const rconn_link_t *l)
     return l->up;
 }
 
+int rconn_link_is_cluster(const rconn_link_t *l)
+{
+    return rconn_is_cluster(l->r);
+}
+
 const char *rconn_link_error(const rconn_link_t *l)
 {
     return l->err;

@@ -229,6 +229,8 @@ void rconn_link_resume(rconn_link_t *l);
 void rconn_link_drop(rconn_link_t *l, const char *why);
 /* 1 while up. */
 int rconn_link_up(const rconn_link_t *l);
+/* 1 when the link's Redis is a Redis Cluster (rconn_is_cluster). */
+int rconn_link_is_cluster(const rconn_link_t *l);
 /* Why the link last went down or failed to connect, in Redis's or the
  * network's words ("" if never). */
 const char *rconn_link_error(const rconn_link_t *l);

@@ -151,17 +151,17 @@ Test(keys, fa_key_appends_one_argument_without_its_nul)
 {
     char p[FR_PREFIX_MAX];
     fr_prefix("t", p, sizeof p);
-    fr_args_t a;
-    fa_init(&a);
-    fa_cstr(&a, "GET");
-    const char *k = fa_key(&a, p, FR_K_ROBOTS, "http://x", 8);
+    rconn_args_t a;
+    rconn_args_init(&a);
+    rconn_arg_cstr(&a, "GET");
+    const char *k = fr_key_arg(&a, p, FR_K_ROBOTS, "http://x", 8);
     cr_assert_not_null(k);
     cr_assert_eq(a.n, 2);
     cr_expect_eq(a.len[1], strlen("crawler:{t}:robots:http://x"));
     cr_expect_str_eq(a.v[1], "crawler:{t}:robots:http://x");
-    cr_expect_null(fa_key(&a, p, FR_K_QUEUE, NULL, 0), "a family needs its member");
+    cr_expect_null(fr_key_arg(&a, p, FR_K_QUEUE, NULL, 0), "a family needs its member");
     cr_expect(a.oom, "a bad key marks the command unsendable");
-    fa_free(&a);
+    rconn_args_free(&a);
 }
 
 /* ---- Redis --------------------------------------------------------------- */

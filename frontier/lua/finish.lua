@@ -8,13 +8,18 @@
 -- lease held.  When the script takes every lease (the common case: one
 -- HMGET and one HDEL for the group, nothing read per page), it applies them
 -- as they are; a page whose lease it does not find (expired and reclaimed,
--- or the same lease twice) is taken back out of them, from its outcome and
--- its lease field.
+-- the same lease twice, or this call run a second time after its reply was
+-- lost: the worker sends it again) is taken back out of them, from its
+-- outcome and its lease field, and its links are not offered (code 'x'
+-- each): whoever holds its lease now fetches it again and offers them, or
+-- the first run did.  So a call may run twice and counts, queues and
+-- acknowledges once.
 
 -- The sums, in the order of ARGV[SUM..].
 local SUMS = {'fetched', 'bytes', 'status_2xx', 'status_3xx', 'status_4xx', 'status_5xx',
               'status_other', 'errors', 'seen_links', 'skipped_links', 'capped_pages'}
 local SUM_FETCHED, SUM_BYTES, SUM_2XX, SUM_OTHER, SUM_ERRORS = 1, 2, 3, 7, 8
+local SUM_SEEN, SUM_SKIPPED, SUM_CAPPED = 9, 10, 11
 -- ARGV: the sums from SUM, the outcomes, then the hosts from HOSTS
 local NFOREIGN, SUM = 10, 11
 local OUTCOMES = SUM + #SUMS
@@ -96,12 +101,14 @@ end
 -- numbers: dec[origin] (their lease field names it) drops, corr[x] is what
 -- to subtract from SUMS[x], corr.kinds[kind] from an error kind; and the
 -- hosts a held page of which resets the failure count.  The outcomes are
--- page after page "R STATUS BYTES ELEN ERROR\n" (R: '1' if it resets).
+-- page after page "R STATUS BYTES SEEN SKIPPED CAPPED ELEN ERROR\n" (R: '1'
+-- if it resets; SEEN, SKIPPED, CAPPED: what the page added to those sums).
 local function take_back(outcomes, held, fields, dec)
   local corr, ok, seen, pos = {kinds = {}}, {}, {}, 1
   for x = 1, #SUMS do corr[x] = 0 end
   for pg = 1, #held do
-    local r, status, bytes, elen, at = string.match(outcomes, '^(%d) (%d+) (%d+) (%d+) ()', pos)
+    local r, status, bytes, seen_, skipped, capped, elen, at =
+      string.match(outcomes, '^(%d) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) ()', pos)
     local err = sub(outcomes, at, at + elen - 1)
     local h = unstore(fields[pg])
     pos = at + elen + 1
@@ -112,6 +119,9 @@ local function take_back(outcomes, held, fields, dec)
       if dec[h] then dec[h] = dec[h] - 1 end
       corr[SUM_FETCHED] = corr[SUM_FETCHED] + 1
       corr[SUM_BYTES] = corr[SUM_BYTES] + tonumber(bytes)
+      corr[SUM_SEEN] = corr[SUM_SEEN] + tonumber(seen_)
+      corr[SUM_SKIPPED] = corr[SUM_SKIPPED] + tonumber(skipped)
+      corr[SUM_CAPPED] = corr[SUM_CAPPED] + tonumber(capped)
       local class = nil
       if status >= 200 and status < 600 then
         class = SUM_2XX + math.floor(status / 100) - 2
@@ -189,9 +199,12 @@ local function finish(KEYS, ARGV)
   if #ok > 0 then redis.call('HDEL', K.HFAIL, unpack(ok)) end
   local st, codes = offer_begin(), {}
   for pg = 1, np do
-    if ARGV[at[pg] + PG_SPAN] ~= '0' then
+    if ARGV[at[pg] + PG_SPAN] == '0' then -- no links
+    elseif held[pg] then
       codes[#codes + 1] = offer_links(st, KEYS, ARGV, at[pg] + PG_ARGS, k, false, maxp, maxh,
                                       quota)
+    else
+      codes[#codes + 1] = string.rep('x', section_links(ARGV, at[pg] + PG_ARGS, k))
     end
   end
   for x, f in ipairs(SUMS) do

@@ -165,6 +165,21 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
   return table.concat(codes, '', 1, nc), i
 end
 
+-- The number of links of the link section at ARGV[i] (k < 0: the module's
+-- layout), read without offering them.
+local function section_links(ARGV, i, k)
+  local w, tail = 2 + k, 0
+  if k < 0 then w, tail = 2, 1 end
+  local nruns, n = tonumber(ARGV[i]), 0
+  i = i + 1
+  for _ = 1, nruns do
+    local c = tonumber(ARGV[i + 1])
+    n = n + c
+    i = i + 2 + c * w + tail
+  end
+  return n
+end
+
 -- Appends the new entries to their hosts' queues (queue.lua: q_append)
 -- and their counts to the hosts' admitted counts: one HMGET and one HSET of
 -- P hosts a thousand hosts.

@@ -7,8 +7,12 @@ local SEED_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'S
                    'CONTROL'}
 
 local function seed(KEYS, ARGV)
-  -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as links
-  local force, links = ARGV[2] == '1', ARGV[2] == 'l'
+  -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as
+  -- links; 'l:TTL:ID': the same, a call that may run twice (the worker sends it
+  -- again after a lost reply): its codes are kept TTL ms under offered:ID, and a
+  -- second run answers them without offering again
+  local ttl, id = string.match(ARGV[2], '^l:(%d+):(.+)$')
+  local force, links = ARGV[2] == '1', ARGV[2] == 'l' or id ~= nil
   local maxp, credit = page_limit_arg(ARGV[3])
   local maxh = tonumber(ARGV[4])
   local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -17,6 +21,12 @@ local function seed(KEYS, ARGV)
   -- (types.lua) every key checked before the first Bloom bit is set: a seed
   -- recorded as seen and then not queued would never be crawled
   need_keys(SEED_KEYS)
+  local done = id and K.OFFERED .. id
+  if done then
+    need(done, 'string')
+    local before = redis.call('GET', done)
+    if before then return before end
+  end
   need_blocks(KEYS)
   need_section(ARGV, NHOSTS + 1 + nh, k)
   read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
@@ -38,7 +48,8 @@ local function seed(KEYS, ARGV)
     count('seeds', st.new)
   end
   -- links past the allotment: the shard's enqueued counter follows, for the grant (quota.lua)
-  if st.quota > 0 then return codes .. ':' .. string.format('%d', st.admitted) end
+  if st.quota > 0 then codes = codes .. ':' .. string.format('%d', st.admitted) end
+  if done then redis.call('SET', done, codes, 'PX', ttl) end
   return codes
 end
 
