@@ -45,6 +45,7 @@
 
 #include "bloom.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 
 #define BATCH 1000       /* URLs per claim */
@@ -174,7 +175,7 @@ static int ctx_attach(ctx_t *x, redisContext *c, uint64_t capacity)
     cfg.per_host = 1000000;
     cfg.delay_ms = 0;
     cfg.bitfield_only = bitfield_only;
-    x->f = frontier_open(c, &cfg, x->b, err, sizeof err);
+    x->f = fr_open(c, &cfg, x->b, err, sizeof err);
     if (!x->f)
         fprintf(stderr, "frontier_open: %s\n", err);
     return x->f ? 0 : -1;
@@ -188,7 +189,7 @@ static int ctx_open(ctx_t *x, redisContext *c, uint64_t capacity)
 
 static void ctx_close(ctx_t *x)
 {
-    frontier_close(x->f);
+    fr_close(x->f);
     bloom_close(x->b);
 }
 

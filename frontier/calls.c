@@ -273,6 +273,8 @@ int fr_call_wait(frontier_t *f, frontier_call_t *c, size_t from)
         int rc = rconn_link_wait(f->link, c->cmd[i]);
         if (rc < 0)
             return rc;
+        if (!rconn_call_done(c->cmd[i])) /* held by a connect for its resume */
+            return CRAWL_EREDIS;
         if ((rc = rconn_call_status(c->cmd[i])) < 0)
             return rc;
     }

@@ -147,6 +147,12 @@ typedef struct frontier frontier_t;
  * NUL-terminated if errlen > 0; may be NULL); nothing stays registered. */
 frontier_t *frontier_open(rconn_link_t *link, const frontier_config_t *cfg, bloom_t *bloom,
                           char *errbuf, size_t errlen);
+/* 1 if the crawl is still in Redis (every shard's Bloom filter: its meta
+ * hash), 0 if it is gone (FLUSHALL, `crawler reset`, a Redis restarted
+ * without its data), or a failure: one EXISTS a shard, in one round trip
+ * on the link, writing nothing (a worker checks it on a reconnect before
+ * anything else).  */
+int frontier_crawl_exists(frontier_t *f);
 /* The crawl's shard count (frontier_config_t.shards), 1 and up. */
 unsigned frontier_shards(const frontier_t *f);
 /* The shard count crawl has in Redis (0 when it has none yet: a new crawl),
@@ -244,9 +250,12 @@ typedef struct frontier_done {
  * out in one pipelined round trip.  CRAWL_EINVAL (a bad item) changes
  * nothing; after another error some groups may be finished (the text of a
  * script's error: frontier_last_error).  CRAWL_ELEASE if a lease had
- * expired and been handed to another worker (that page is then not counted,
- * its links are still offered).  Links deeper than max_depth are never
- * offered; links over a page limit are not added to the Bloom filter (so a
+ * expired and been handed to another worker (that page is then neither
+ * counted nor are its links offered: whoever holds its lease now fetches
+ * it again and offers them).  A call run twice (sent again after its reply
+ * was lost) finds its leases gone the second time and changes nothing.
+ * Links deeper than max_depth are never offered; links over a page limit
+ * are not added to the Bloom filter (so a
  * later run with higher limits finds them again).  Links the local Bloom
  * cache knows are skipped before the script.  The item may be claimed by
  * another handle (the lease names its worker).  A link holding a space, tab

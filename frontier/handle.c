@@ -420,6 +420,38 @@ static int fix_shards(frontier_t *f, char *errbuf, size_t errlen)
     return rc;
 }
 
+int frontier_crawl_exists(frontier_t *f)
+{
+    if (!f)
+        return CRAWL_EINVAL;
+    rconn_call_t **c = calloc(f->nshards, sizeof *c);
+    int rc = c ? 0 : CRAWL_ENOMEM, exists = 1;
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        char name[FR_KEY_MAX + 8];
+        int n = fr_key_build(f->shard[s].prefix, FR_K_SEEN, NULL, 0, name, sizeof name - 5);
+        if (n < 0 || !(c[s] = fr_cmd(f, s, RCONN_CALL_RESEND))) {
+            rc = n < 0 ? CRAWL_EINVAL : CRAWL_ENOMEM;
+            break;
+        }
+        strcat(name, ":meta"); /* bloom.h: the filter's geometry, "<name>:meta" */
+        rconn_arg_cstr(rconn_call_args(c[s]), "EXISTS");
+        rconn_arg_dup(rconn_call_args(c[s]), name);
+    }
+    if (rc == 0)
+        rc = fr_run(f, c, f->nshards);
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        const redisReply *r = rconn_call_reply(c[s]);
+        if (r->type != REDIS_REPLY_INTEGER)
+            rc = r->type == REDIS_REPLY_ERROR ? fr_reply_error(r) : CRAWL_EREPLY;
+        else if (r->integer == 0)
+            exists = 0;
+    }
+    for (unsigned s = 0; c && s < f->nshards; s++)
+        rconn_call_free(c[s]);
+    free(c);
+    return rc < 0 ? rc : exists;
+}
+
 unsigned frontier_shards(const frontier_t *f)
 {
     return f ? f->nshards : 0;

@@ -53,9 +53,11 @@ static rconn_call_t *key_cmd(frontier_t *f, const char *cmd, fr_key_id_t id, con
 /* Sends c (its key is argument 1, of type want) and waits for it: 0 and
  * *r (c's), never an error reply; or the failure: an error reply is
  * CRAWL_EREPLY (for a key of another type the command changed nothing, and
- * frontier_last_error names the key and its type), unless Redis refused it
- * for now (CRAWL_EREDIS, CRAWL_ENOROOM). */
-static int run(frontier_t *f, unsigned s, rconn_call_t *c, const char *want, redisReply **r)
+ * frontier_last_error names the key and its type; with exact,
+ * CRAWL_EWRONGTYPE then), unless Redis refused it for now (CRAWL_EREDIS,
+ * CRAWL_ENOROOM). */
+static int run_exact(frontier_t *f, unsigned s, rconn_call_t *c, const char *want, int exact,
+                     redisReply **r)
 {
     *r = NULL;
     if (!c)
@@ -70,7 +72,14 @@ static int run(frontier_t *f, unsigned s, rconn_call_t *c, const char *want, red
     if (e == CRAWL_EWRONGTYPE)
         fr_wrong_type(f, s, a->v[1], a->len[1], want, f->last_error, sizeof f->last_error);
     *r = NULL;
-    return e == CRAWL_EREDIS || e == CRAWL_ENOROOM ? e : CRAWL_EREPLY;
+    return e == CRAWL_EREDIS || e == CRAWL_ENOROOM || (exact && e == CRAWL_EWRONGTYPE)
+               ? e
+               : CRAWL_EREPLY;
+}
+
+static int run(frontier_t *f, unsigned s, rconn_call_t *c, const char *want, redisReply **r)
+{
+    return run_exact(f, s, c, want, 0, r);
 }
 
 /* run, then frees c: 0 if the reply's type is one of ok_a/ok_b, else
@@ -196,7 +205,12 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
         rconn_arg_dup(a, origin);
         rconn_arg_u64(a, delay_ms);
     }
-    return run_expect(f, s, c, "hash", REDIS_REPLY_INTEGER, REDIS_REPLY_INTEGER);
+    redisReply *r;
+    int rc = run_exact(f, s, c, "hash", 1, &r); /* (a key of another type: its own code) */
+    if (rc == 0 && r->type != REDIS_REPLY_INTEGER)
+        rc = CRAWL_EREPLY;
+    rconn_call_free(c);
+    return rc;
 }
 
 /* Copies the string members of an SMEMBERS reply: 0 or CRAWL_ENOMEM /

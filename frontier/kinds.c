@@ -47,12 +47,8 @@ int frontier_call_end(frontier_t *f, frontier_call_t *c)
 {
     if (!f || !c)
         return CRAWL_EINVAL;
-    while (!c->done) {
-        if (step(f, c, 1) == 1)
-            break;
-        if (!rconn_link_up(f->link) && fr_call_kept(c))
-            return CRAWL_EREDIS; /* kept for the next connect */
-    }
+    if (!c->done && step(f, c, 1) != 1)
+        return CRAWL_EREDIS; /* (a step that waits ends its call, unless the link kept it) */
     return c->rc;
 }
 
@@ -143,14 +139,16 @@ int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n)
     if (n == 0)
         return 0;
     frontier_call_t *c = NULL;
-    return run(f, frontier_finish_start(f, pages, n, &c), c);
+    int rc = frontier_finish_start(f, pages, n, &c);
+    return run(f, rc, c);
 }
 
 int frontier_retry(frontier_t *f, const frontier_item_t *item, const frontier_outcome_t *o,
                    uint32_t retry_after_ms)
 {
     frontier_call_t *c = NULL;
-    return run(f, frontier_retry_start(f, item, o, retry_after_ms, &c), c);
+    int rc = frontier_retry_start(f, item, o, retry_after_ms, &c);
+    return run(f, rc, c);
 }
 
 int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
@@ -158,7 +156,8 @@ int frontier_release(frontier_t *f, const frontier_item_t *items, size_t n)
     frontier_call_t *c = NULL;
     if (f && n == 0)
         return 0;
-    return run(f, frontier_release_start(f, items, n, &c), c);
+    int rc = frontier_release_start(f, items, n, &c);
+    return run(f, rc, c);
 }
 
 int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n, uint32_t lock_ms)
@@ -173,7 +172,8 @@ int frontier_robots_look(frontier_t *f, frontier_robots_look_t *looks, size_t n,
 int frontier_robots_store(frontier_t *f, const frontier_robots_result_t *r)
 {
     frontier_call_t *c = NULL;
-    return run(f, frontier_robots_store_start(f, r, &c), c);
+    int rc = frontier_robots_store_start(f, r, &c);
+    return run(f, rc, c);
 }
 
 int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n)

@@ -15,6 +15,7 @@
 
 #include "bloom.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 #include "side.h"
 
@@ -59,7 +60,7 @@ static inline frontier_config_t test_config(void)
 static inline frontier_t *open_frontier(redisContext *c, bloom_t *b, const frontier_config_t *cfg)
 {
     char err[256] = "";
-    frontier_t *f = frontier_open(c, cfg, b, err, sizeof err);
+    frontier_t *f = fr_open(c, cfg, b, err, sizeof err);
     if (!f)
         fprintf(stderr, "frontier_open: %s\n", err);
     return f;
@@ -93,7 +94,7 @@ static inline void env_stop(env_t *e)
 {
     if (e->f)
         side_check(e->c, e->f, e->per_host);
-    frontier_close(e->f);
+    fr_close(e->f);
     bloom_close(e->b);
     if (e->c)
         redisFree(e->c);

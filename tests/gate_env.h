@@ -15,6 +15,7 @@
 #include "config.h"
 #include "errors.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 #include "robotsgate.h"
 #include "scope.h"
@@ -49,7 +50,7 @@ static inline void wk_open_with(wk_t *w, fx_redis_t *r, const crawl_config_t *cf
         dflt.crawl = cfg->crawl;
         fc = &dflt;
     }
-    w->f = frontier_open(w->rc, fc, w->b, err, sizeof err);
+    w->f = fr_open(w->rc, fc, w->b, err, sizeof err);
     cr_assert_not_null(w->f, "frontier: %s", err);
     scope_config_t sc = config_scope(cfg);
     w->scope = scope_new(&sc, err, sizeof err);
@@ -62,7 +63,7 @@ static inline void wk_close(wk_t *w)
 {
     robotsgate_free(w->g);
     scope_free(w->scope);
-    frontier_close(w->f);
+    fr_close(w->f);
     bloom_close(w->b);
     redisFree(w->rc);
 }

@@ -14,6 +14,7 @@
 
 #include "bloom.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 #include "frontier_internal.h" /* side_check: the check function's name, the key prefix */
 
@@ -42,7 +43,7 @@ static inline void side_open(side_t *s, fx_redis_t *r, const char *crawl, const 
     cfg.delay_ms = 0;
     cfg.per_host = per_host;
     cfg.worker_id = worker_id;
-    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
+    s->f = fr_open(s->c, &cfg, s->b, err, sizeof err);
     cr_assert_not_null(s->f, "frontier_open: %s", err);
 }
 
@@ -56,7 +57,7 @@ static inline fx_redis_t *side_redis(void)
 
 static inline void side_close(side_t *s)
 {
-    frontier_close(s->f);
+    fr_close(s->f);
     bloom_close(s->b);
     redisFree(s->c);
 }
@@ -121,7 +122,7 @@ static inline void side_check(redisContext *c, const frontier_t *f, uint32_t per
     snprintf(ph, sizeof ph, "%u", per_host);
     snprintf(dl, sizeof dl, "%u", f->cfg.delay_ms);
     snprintf(md, sizeof md, "%u", f->cfg.max_delay_ms);
-    const char *argv[] = {"FCALL", f->fn[FR_CHECK], "1", f->ready_key, f->prefix, ph, dl, md};
+    const char *argv[] = {"FCALL", f->fn[FR_CHECK], "1", f->shard[0].ready_key, f->shard[0].prefix, ph, dl, md};
     redisReply *r = redisCommandArgv(c, 8, argv, NULL);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY, "the invariant checker failed: %s",
               r ? r->str : c->errstr);

@@ -1,13 +1,13 @@
 /* Calls that go out without waiting for Redis (frontier.h:
- * frontier_call_t, and the parts that hand them out: the robots.txt gate's
- * stores, the finisher's retries; the engine sends them on a side
- * connection, crawler/engine_side.c), against a real redis-server: a call's
- * reply is taken without ever waiting (checked with the server stopped by
- * SIGSTOP: a wait would hang the test), a library lost before the call ran
- * is loaded again and the call sent again, and a call whose connection was
- * lost before its reply is sent again on a new connection with nothing lost
- * (a store stored, a retry retried once).  The parts, deferred, send
- * nothing themselves (counted with INFO commandstats). */
+ * frontier_call_t on a handle's link, rconn.h), and the parts that hand
+ * them out (the robots.txt gate's stores and polls, the finisher's
+ * retries; the engine takes their answers, crawler/worker/sidecalls.c),
+ * against a real redis-server: a call's reply is taken without ever
+ * waiting (checked with the server stopped by SIGSTOP: a wait would hang
+ * the test), a library lost before the call ran is loaded again and the
+ * call sent again, and a call whose reply was lost with the link (it ran)
+ * is sent again on the reconnect and changes nothing twice (a store stored,
+ * a retry retried once).  Then the engine across a Redis restart. */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -28,21 +28,19 @@
 
 #define RULES "User-agent: *\nDisallow: /private/\n"
 
-/* A second connection and handle under e's worker id (the engine's side
- * connection). */
-static frontier_t *side_handle(env_t *e, redisContext **c)
+/* A second handle under e's worker id, on a link of its own. */
+static frontier_t *side_handle(env_t *e)
 {
-    *c = fx_redis_connect(e->r);
-    cr_assert_not_null(*c, "%s", fx_error());
     frontier_config_t cfg = test_config();
     cfg.worker_id = frontier_worker_id(e->f);
-    return open_frontier(*c, e->b, &cfg);
+    return open_frontier(e->c, e->b, &cfg);
 }
 
-static void close_side(frontier_t *f, redisContext *c)
+/* c's answer taken if it is there: f's link polled, never waiting. */
+static int ready(frontier_t *f, frontier_call_t *c)
 {
-    frontier_close(f); /* (before its connection: it says bye on it) */
-    redisFree(c);
+    rconn_link_poll(fr_link_of(f));
+    return frontier_call_ready(f, c);
 }
 
 /* Polls the call until its reply is all there: at most 5,000 looks 1 ms
@@ -50,7 +48,7 @@ static void close_side(frontier_t *f, redisContext *c)
 static int ready_within(frontier_t *f, frontier_call_t *c)
 {
     for (int i = 0; i < 5000; i++) {
-        int r = frontier_call_ready(f, c);
+        int r = ready(f, c);
         if (r != 0)
             return r;
         usleep(1000);
@@ -64,10 +62,16 @@ static int ready_within(frontier_t *f, frontier_call_t *c)
 static void no_reply_while_stopped(pid_t pid, frontier_t *f, frontier_call_t *c)
 {
     for (int i = 0; i < 20; i++)
-        cr_assert_eq(frontier_call_ready(f, c), 0, "look %d saw a reply", i);
+        cr_assert_eq(ready(f, c), 0, "look %d saw a reply", i);
     cr_assert_eq(kill(pid, SIGCONT), 0);
     cr_assert_eq(ready_within(f, c), 1, "the reply never came");
 }
+
+/* c ran and its reply is lost: the server answered (it is in the socket,
+ * unread: 200 ms is a bound on the test, the check is the server's count
+ * of FCALLs), then the link is dropped; the call is kept (it may run
+ * twice) and goes out again on the reconnect. */
+static void lose_reply(env_t *e, frontier_t *f, frontier_call_t *c, long long fcalls_before);
 
 static void function_flush(redisContext *c)
 {
@@ -85,6 +89,26 @@ static long long fcalls(redisContext *c)
     long long n = p ? strtoll(p + 20, NULL, 10) : 0;
     freeReplyObject(r);
     return n;
+}
+
+static void lose_reply(env_t *e, frontier_t *f, frontier_call_t *c, long long fcalls_before)
+{
+    for (int i = 0; i < 2000 && fcalls(e->c) == fcalls_before; i++)
+        usleep(1000);
+    cr_assert_gt(fcalls(e->c), fcalls_before, "the call never ran");
+    rconn_link_t *l = fr_link_of(f);
+    rconn_link_drop(l, "test: the reply lost");
+    cr_assert_eq(frontier_call_ready(f, c), 0, "a call that may run twice was failed");
+    cr_assert_eq(frontier_call_end(f, c), CRAWL_EREDIS, "the link is down");
+    cr_assert_eq(rconn_link_connect(l, 0), 0, "%s", rconn_link_error(l));
+}
+
+/* Waits for c, frees it, returns its outcome. */
+static int end_call(frontier_t *f, frontier_call_t *c)
+{
+    int rc = frontier_call_end(f, c);
+    frontier_call_free(c);
+    return rc;
 }
 
 /* ---- the robots.txt store ---------------------------------------------------- */
@@ -110,13 +134,14 @@ static void expect_stored(env_t *e, const char *origin, const char *want)
     free(l.val);
 }
 
-static frontier_call_t *store_call(env_t *e, const char *origin)
+/* A store of origin's rules sent on f. */
+static frontier_call_t *store_call(frontier_t *f, const char *origin)
 {
     const char *maps[] = {"http://a.test/sitemap.xml"};
     frontier_robots_result_t res = {
         .origin = origin, .val = "Rrules", .len = 6, .ttl_s = 60, .sitemaps = maps, .nsitemaps = 1};
     frontier_call_t *c = NULL;
-    cr_assert_eq(frontier_robots_store_call(e->f, &res, &c), 0);
+    cr_assert_eq(frontier_robots_store_start(f, &res, &c), 0);
     cr_assert_not_null(c);
     return c; /* res and maps gone: the call holds copies */
 }
@@ -127,21 +152,18 @@ Test(async, a_robots_store_reply_is_taken_without_waiting)
     env_t e;
     env_start(&e, &cfg);
     win_lock(&e, "http://a.test");
-    frontier_call_t *c = store_call(&e, "http://a.test");
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
+    frontier_t *f2 = side_handle(&e);
     pid_t pid = fx_redis_pid(e.r);
     cr_assert_eq(kill(pid, SIGSTOP), 0);
-    cr_assert_eq(frontier_call_send(f2, c), 0); /* written to the socket */
+    frontier_call_t *c = store_call(f2, "http://a.test"); /* written to the socket */
     no_reply_while_stopped(pid, f2, c);
-    cr_assert_eq(frontier_robots_store_end(f2, c), 0);
-    frontier_call_drop(c);
+    cr_assert_eq(end_call(f2, c), 0);
     expect_stored(&e, "http://a.test", "Rrules");
     redisReply *r =
         redisCommand(e.c, "SISMEMBER crawler:{" CRAWL "}:sitemaps %s", "http://a.test/sitemap.xml");
     cr_expect(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "the sitemap not stored");
     freeReplyObject(r);
-    close_side(f2, c2);
+    fr_close(f2);
     env_stop(&e);
 }
 
@@ -151,48 +173,38 @@ Test(async, a_robots_store_whose_library_was_lost_is_sent_again)
     env_t e;
     env_start(&e, &cfg);
     win_lock(&e, "http://a.test");
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
-    frontier_call_t *c = store_call(&e, "http://a.test");
-    function_flush(e.c); /* after the call was made, before it runs */
-    cr_assert_eq(frontier_call_send(f2, c), 0);
-    cr_assert_eq(ready_within(f2, c), 1); /* the NOSCRIPT error reply */
-    cr_assert_eq(frontier_robots_store_end(f2, c), 0, "%s", frontier_last_error(f2));
-    frontier_call_drop(c);
+    frontier_t *f2 = side_handle(&e);
+    function_flush(e.c); /* before the call runs */
+    frontier_call_t *c = store_call(f2, "http://a.test");
+    cr_assert_eq(ready_within(f2, c), 1); /* after the NOSCRIPT error reply: the real one */
+    cr_assert_eq(end_call(f2, c), 0, "%s", frontier_last_error(f2));
     expect_stored(&e, "http://a.test", "Rrules");
-    close_side(f2, c2);
+    fr_close(f2);
     env_stop(&e);
 }
 
-/* The engine's side connection lost with a store in flight, after it ran:
- * the store goes out again on the next connection and runs again (it is
- * idempotent); one not sent yet goes out there too. */
-Test(async, a_robots_store_whose_connection_was_lost_is_sent_again_on_the_next)
+/* A store that ran, its reply lost with the link: it goes out again on
+ * the reconnect and runs again (it is idempotent), the store behind it
+ * too. */
+Test(async, a_robots_store_whose_reply_was_lost_is_sent_again_on_the_reconnect)
 {
     frontier_config_t cfg = test_config();
     env_t e;
     env_start(&e, &cfg);
     win_lock(&e, "http://a.test");
     win_lock(&e, "http://b.test");
-    frontier_call_t *ran = store_call(&e, "http://a.test");
-    frontier_call_t *queued = store_call(&e, "http://b.test");
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
-    cr_assert_eq(frontier_call_send(f2, ran), 0);
-    cr_assert_eq(ready_within(f2, ran), 1); /* it ran; its reply is never read */
-    frontier_close(f2);                     /* the connection lost */
-    redisFree(c2);
-    f2 = side_handle(&e, &c2);
-    frontier_call_t *calls[] = {ran, queued};
-    for (int i = 0; i < 2; i++) { /* sent again: stored, the lock dropped */
-        cr_assert_eq(frontier_call_send(f2, calls[i]), 0, "call %d", i);
-        cr_assert_eq(ready_within(f2, calls[i]), 1, "call %d", i);
-        cr_assert_eq(frontier_robots_store_end(f2, calls[i]), 0, "call %d", i);
-        frontier_call_drop(calls[i]);
-    }
+    frontier_t *f2 = side_handle(&e);
+    long long before = fcalls(e.c);
+    frontier_call_t *ran = store_call(f2, "http://a.test");
+    frontier_call_t *next = store_call(f2, "http://b.test");
+    lose_reply(&e, f2, ran, before);
+    cr_assert_eq(ready_within(f2, ran), 1);
+    cr_assert_eq(ready_within(f2, next), 1);
+    cr_assert_eq(end_call(f2, ran), 0);
+    cr_assert_eq(end_call(f2, next), 0);
     expect_stored(&e, "http://a.test", "Rrules");
     expect_stored(&e, "http://b.test", "Rrules");
-    close_side(f2, c2);
+    fr_close(f2);
     env_stop(&e);
 }
 
@@ -208,11 +220,12 @@ static void seed_one(env_t *e, frontier_item_t *it)
     cr_assert_eq(n, 1);
 }
 
-static frontier_call_t *retry_call(env_t *e, frontier_item_t *it)
+/* A retry of it sent on f (it may be cleared after: the call holds copies). */
+static frontier_call_t *retry_call(frontier_t *f, frontier_item_t *it)
 {
     frontier_outcome_t o = {.status = 503, .error = "http-5xx"};
     frontier_call_t *c = NULL;
-    cr_assert_eq(frontier_retry_call(e->f, it, &o, 0, &c), 0);
+    cr_assert_eq(frontier_retry_start(f, it, &o, 0, &c), 0);
     cr_assert_not_null(c);
     return c;
 }
@@ -235,18 +248,15 @@ Test(async, a_retry_reply_is_taken_without_waiting)
     env_start(&e, &cfg);
     frontier_item_t it;
     seed_one(&e, &it);
-    frontier_call_t *c = retry_call(&e, &it);
-    frontier_item_clear(&it); /* the call holds copies */
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
+    frontier_t *f2 = side_handle(&e);
     pid_t pid = fx_redis_pid(e.r);
     cr_assert_eq(kill(pid, SIGSTOP), 0);
-    cr_assert_eq(frontier_call_send(f2, c), 0);
+    frontier_call_t *c = retry_call(f2, &it);
+    frontier_item_clear(&it);
     no_reply_while_stopped(pid, f2, c);
-    cr_assert_eq(frontier_retry_end(f2, c), 0);
-    frontier_call_drop(c);
+    cr_assert_eq(end_call(f2, c), 0);
     expect_retried_once(&e);
-    close_side(f2, c2);
+    fr_close(f2);
     env_stop(&e);
 }
 
@@ -257,42 +267,34 @@ Test(async, a_retry_whose_library_was_lost_is_sent_again)
     env_start(&e, &cfg);
     frontier_item_t it;
     seed_one(&e, &it);
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
-    frontier_call_t *c = retry_call(&e, &it);
-    frontier_item_clear(&it);
+    frontier_t *f2 = side_handle(&e);
     function_flush(e.c);
-    cr_assert_eq(frontier_call_send(f2, c), 0);
-    cr_assert_eq(ready_within(f2, c), 1); /* the NOSCRIPT error reply */
-    cr_assert_eq(frontier_retry_end(f2, c), 0, "%s", frontier_last_error(f2));
-    frontier_call_drop(c);
+    frontier_call_t *c = retry_call(f2, &it);
+    frontier_item_clear(&it);
+    cr_assert_eq(ready_within(f2, c), 1);
+    cr_assert_eq(end_call(f2, c), 0, "%s", frontier_last_error(f2));
     expect_retried_once(&e);
-    close_side(f2, c2);
+    fr_close(f2);
     env_stop(&e);
 }
 
-/* A retry that ran, its reply lost with its connection, sent again on the
- * next: it finds its lease gone (CRAWL_ELEASE) and does nothing twice. */
-Test(async, a_retry_sent_again_after_its_connection_was_lost_runs_once)
+/* A retry that ran, its reply lost with the link, sent again on the
+ * reconnect: it finds its lease gone (CRAWL_ELEASE) and does nothing twice. */
+Test(async, a_retry_sent_again_after_its_reply_was_lost_runs_once)
 {
     frontier_config_t cfg = test_config();
     env_t e;
     env_start(&e, &cfg);
     frontier_item_t it;
     seed_one(&e, &it);
-    frontier_call_t *c = retry_call(&e, &it);
+    frontier_t *f2 = side_handle(&e);
+    long long before = fcalls(e.c);
+    frontier_call_t *c = retry_call(f2, &it);
     frontier_item_clear(&it);
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
-    cr_assert_eq(frontier_call_send(f2, c), 0);
-    cr_assert_eq(ready_within(f2, c), 1); /* it ran; the reply is never read */
-    close_side(f2, c2);
-    f2 = side_handle(&e, &c2);
-    cr_assert_eq(frontier_call_send(f2, c), 0);
-    cr_assert_eq(frontier_retry_end(f2, c), CRAWL_ELEASE, "the second run did not see the first");
-    frontier_call_drop(c);
+    lose_reply(&e, f2, c, before);
+    cr_assert_eq(end_call(f2, c), CRAWL_ELEASE, "the second run did not see the first");
     expect_retried_once(&e);
-    close_side(f2, c2);
+    fr_close(f2);
     env_stop(&e);
 }
 
@@ -302,7 +304,8 @@ static void expect_hosts(frontier_t *f, frontier_call_t *c)
 {
     char **hosts = NULL;
     size_t n = 0;
-    cr_assert_eq(frontier_seed_hosts_end(f, c, &hosts, &n), 0);
+    cr_assert_eq(frontier_call_end(f, c), 0);
+    cr_assert_eq(frontier_seed_hosts_found(c, &hosts, &n), 0);
     cr_expect_eq(n, 2, "%zu seed hosts", n);
     int a = 0, b = 0;
     for (size_t i = 0; i < n; i++) {
@@ -314,30 +317,31 @@ static void expect_hosts(frontier_t *f, frontier_call_t *c)
     cr_expect(a && b, "the seeds' hosts are a.test and b.test");
 }
 
-Test(async, the_seed_hosts_are_read_without_waiting_and_again_after_a_lost_connection)
+Test(async, the_seed_hosts_are_read_without_waiting_and_again_after_a_lost_link)
 {
     frontier_config_t cfg = test_config();
     env_t e;
     env_start(&e, &cfg);
     const char *urls[] = {"http://a.test/1", "http://b.test/2"};
     cr_assert_eq(seed_urls(e.f, urls, 2, 0), 2);
-    frontier_call_t *c = NULL;
-    cr_assert_eq(frontier_seed_hosts_call(e.f, &c), 0);
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2);
+    frontier_t *f2 = side_handle(&e);
     pid_t pid = fx_redis_pid(e.r);
     cr_assert_eq(kill(pid, SIGSTOP), 0);
-    cr_assert_eq(frontier_call_send(f2, c), 0);
+    frontier_call_t *c = NULL;
+    cr_assert_eq(frontier_seed_hosts_start(f2, &c), 0);
     no_reply_while_stopped(pid, f2, c);
     expect_hosts(f2, c);
-    cr_assert_eq(frontier_call_send(f2, c), 0); /* lost before its reply: */
-    close_side(f2, c2);
-    f2 = side_handle(&e, &c2);
-    cr_assert_eq(frontier_call_send(f2, c), 0); /* sent again on the next */
+    frontier_call_free(c);
+    cr_assert_eq(kill(pid, SIGSTOP), 0); /* lost before its reply: */
+    cr_assert_eq(frontier_seed_hosts_start(f2, &c), 0);
+    rconn_link_drop(fr_link_of(f2), "test: lost");
+    cr_assert_eq(kill(pid, SIGCONT), 0);
+    cr_assert_eq(rconn_link_connect(fr_link_of(f2), 0), 0); /* sent again on the reconnect */
     expect_hosts(f2, c);
-    cr_expect_eq(frontier_robots_store_end(f2, c), CRAWL_EINVAL, "read as another kind");
-    frontier_call_drop(c);
-    close_side(f2, c2);
+    cr_expect_eq(frontier_claim_found(f2, c, NULL, &(size_t){0}, &(frontier_state_t){0}, NULL),
+                 CRAWL_EINVAL, "read as another kind");
+    frontier_call_free(c);
+    fr_close(f2);
     env_stop(&e);
 }
 
@@ -351,15 +355,6 @@ static crawl_config_t crawl_cfg(void)
     cfg.delay_ms = 0;
     cfg.max_delay_ms = 0;
     return cfg;
-}
-
-/* Sends c on a side handle, takes its reply without waiting. */
-static frontier_t *send_on_side(env_t *e, redisContext **c2, frontier_call_t *c)
-{
-    frontier_t *f2 = side_handle(e, c2);
-    cr_assert_eq(frontier_call_send(f2, c), 0);
-    cr_assert_eq(ready_within(f2, c), 1, "the reply never came");
-    return f2;
 }
 
 /* A gate on e's crawl (its own handle f), its scope in *scope. */
@@ -397,23 +392,25 @@ static void park_a(robotsgate_t *g)
 }
 
 /* The gate, deferred, applies a fetched robots.txt to its URLs at once and
- * hands the store out, sending nothing itself; the store sent by the
- * caller stores the rules for every worker and drops the fetch lock. */
-Test(async, the_gate_hands_a_robots_store_out_and_sends_nothing_itself)
+ * hands the store out without waiting for it (Redis stopped: a wait would
+ * hang the test); the store's answer, taken by the caller, leaves the rules
+ * stored for every worker and the fetch lock dropped. */
+Test(async, the_gate_hands_a_robots_store_out_and_does_not_wait_for_it)
 {
     frontier_config_t fcfg = test_config();
     env_t e;
     env_start(&e, &fcfg);
     crawl_config_t cfg = crawl_cfg();
     scope_t *scope;
-    robotsgate_t *g = gate_on(e.f, &cfg, &scope);
+    frontier_t *f2 = side_handle(&e); /* the gate's thread's handle */
+    robotsgate_t *g = gate_on(f2, &cfg, &scope);
     robotsgate_defer_stores(g);
     park_a(g);
     frontier_item_t it;
     robotsgate_verdict_t v;
-    long long before = fcalls(e.c);
+    pid_t pid = fx_redis_pid(e.r);
+    cr_assert_eq(kill(pid, SIGSTOP), 0);
     cr_assert_eq(fetched_a(g, RULES), 0);
-    cr_expect_eq(fcalls(e.c), before, "the gate sent its store itself");
     cr_assert_eq(robotsgate_next_ready(g, &it, &v), 1, "the parked URL waits for the store");
     cr_expect_eq(v, ROBOTSGATE_ALLOW);
     frontier_item_clear(&it);
@@ -422,20 +419,17 @@ Test(async, the_gate_hands_a_robots_store_out_and_sends_nothing_itself)
     cr_assert_eq(robotsgate_next_store(g, &c, &origin), 1, "no store handed out");
     cr_expect_str_eq(origin, "http://a.test");
     cr_expect_eq(robotsgate_next_store(g, &c, &(char *){NULL}), 0, "one store only");
-    redisContext *c2;
-    frontier_t *f2 = send_on_side(&e, &c2, c);
-    cr_assert_eq(frontier_robots_store_end(f2, c), 0);
-    cr_assert_eq(robotsgate_stored(g, origin, 0), 0);
-    frontier_call_drop(c);
+    no_reply_while_stopped(pid, f2, c);
+    cr_assert_eq(robotsgate_stored(g, origin, end_call(f2, c)), 0);
     free(origin);
     frontier_robots_look_t l = {.origin = "http://a.test"}; /* another worker's look */
     cr_assert_eq(frontier_robots_look(e.f, &l, 1, 60000), 0);
     cr_expect_eq(l.found, FRONTIER_ROBOTS_STORED, "the rules are not shared");
     cr_expect(l.val && l.val[0] == 'R', "stored %s", l.val ? l.val : "NULL");
     free(l.val);
-    close_side(f2, c2);
     robotsgate_free(g);
     scope_free(scope);
+    fr_close(f2);
     env_stop(&e);
 }
 
@@ -467,9 +461,9 @@ Test(async, a_robots_store_with_a_crawl_delay_the_claims_do_not_know_is_waited_f
     env_stop(&e);
 }
 
-/* The finisher, deferred, writes a retry's record and hands the retry out
- * on its flush, sending nothing itself; the retry stays held (for the
- * reconcile) until its outcome comes back. */
+/* The finisher, deferred, writes a retry's record on its flush and sends
+ * nothing then; the retry goes out when handed out, and stays held (for
+ * the reconcile) until its outcome comes back. */
 static void count_item(const frontier_item_t *it, void *ud)
 {
     (void)it;
@@ -482,15 +476,10 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     env_t e;
     env_start(&e, &fcfg);
     crawl_config_t cfg = crawl_cfg();
-    char err[256];
-    rconn_t *rconn = rconn_open_url(fx_redis_url(e.r), NULL, NULL, err, sizeof err);
-    cr_assert_not_null(rconn, "%s", err);
     finisher_common_t *common = finisher_common_new(NULL, NULL);
     cr_assert_not_null(common);
-    frontier_config_t fc = test_config();
-    fc.worker_id = frontier_worker_id(e.f);
-    finisher_t *fin = finisher_new(common, &cfg, rconn, &fc, e.f, err, sizeof err);
-    cr_assert_not_null(fin, "%s", err);
+    finisher_t *fin = finisher_new(common, &cfg, e.f);
+    cr_assert_not_null(fin);
     finisher_defer_retries(fin);
     frontier_item_t it;
     seed_one(&e, &it);
@@ -502,7 +491,7 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     long long before = fcalls(e.c);
     size_t pages = 0, held = 0;
     cr_assert_eq(finisher_flush(fin, 0, &pages), 0);
-    cr_expect_eq(fcalls(e.c), before, "the finisher sent its retry itself");
+    cr_expect_eq(fcalls(e.c), before, "the finisher sent its retry on its flush");
     frontier_call_t *c = NULL;
     cr_assert_eq(finisher_next_retry(fin, &c), 1, "no retry handed out");
     frontier_call_t *none = NULL;
@@ -510,26 +499,21 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     cr_expect_eq(finisher_queued(fin), 0, "a retry handed out still counts as queued");
     finisher_each_item(fin, count_item, &held);
     cr_expect_eq(held, 1, "the retry in flight is not held");
-    redisContext *c2;
-    frontier_t *f2 = send_on_side(&e, &c2, c);
-    cr_assert_eq(finisher_retried(fin, frontier_retry_end(f2, c)), 0);
-    frontier_call_drop(c);
+    cr_assert_eq(ready_within(e.f, c), 1, "the reply never came");
+    cr_assert_eq(finisher_retried(fin, end_call(e.f, c)), 0);
     held = 0;
     finisher_each_item(fin, count_item, &held);
     cr_expect_eq(held, 0, "the retry is still held after its outcome");
     expect_retried_once(&e);
-    close_side(f2, c2);
     finisher_free(fin);
     finisher_common_free(common);
-    rconn_close(rconn);
     env_stop(&e);
 }
 
 /* Worker A fetches a.test's robots.txt; worker B, whose URL of a.test waits
  * on A's fetch, polls for the rules without waiting (Redis stopped: no
  * reply taken), the poll sent by its caller (deferred: robotsgate_poll
- * sends nothing); a poll dropped with its connection leaves the origin
- * polled again. */
+ * sends nothing); a poll dropped unread leaves the origin polled again. */
 Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
 {
     frontier_config_t fcfg = test_config();
@@ -537,8 +521,7 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     env_start(&e, &fcfg);
     crawl_config_t cfg = crawl_cfg();
     scope_t *sa, *sb;
-    redisContext *cb;
-    frontier_t *fb = side_handle(&e, &cb); /* worker B's main handle */
+    frontier_t *fb = side_handle(&e); /* worker B's handle */
     robotsgate_t *ga = gate_on(e.f, &cfg, &sa), *gb = gate_on(fb, &cfg, &sb);
     robotsgate_defer_polls(gb);
     frontier_item_t ia = {.url = strdup("http://a.test/1"), .lease = strdup("no-lease")};
@@ -552,31 +535,31 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     long long before = fcalls(e.c);
     cr_assert_eq(robotsgate_poll(gb), 0);
     cr_expect_eq(fcalls(e.c), before, "robotsgate_poll looked in Redis itself");
-    redisContext *c2;
-    frontier_t *f2 = side_handle(&e, &c2); /* B's side connection */
     robotsgate_look_t *lk = NULL;
-    cr_assert_eq(robotsgate_poll_start(gb, f2, &lk), 0);
+    cr_assert_eq(robotsgate_poll_start(gb, fb, &lk), 0);
     cr_assert_not_null(lk, "no poll due");
-    robotsgate_poll_drop(lk); /* the connection lost, its reply unread */
-    close_side(f2, c2);
+    robotsgate_poll_drop(lk); /* its reply unread */
     cr_assert_eq(robotsgate_polling(gb), 1, "the origin is not polled any more");
     const char *o = robotsgate_next_fetch(ga);
     cr_assert(o && !strcmp(o, "http://a.test"));
     cr_assert_eq(fetched_a(ga, RULES), 0); /* A stores the rules (not deferred) */
-    f2 = side_handle(&e, &c2);
     usleep((ROBOTSGATE_POLL_MS + 10) * 1000); /* the next poll is due */
     pid_t pid = fx_redis_pid(e.r);
     cr_assert_eq(kill(pid, SIGSTOP), 0);
-    cr_assert_eq(robotsgate_poll_start(gb, f2, &lk), 0);
+    cr_assert_eq(robotsgate_poll_start(gb, fb, &lk), 0);
     cr_assert_not_null(lk, "no poll due after the dropped one");
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 20; i++) {
+        rconn_link_poll(fr_link_of(fb));
         cr_assert_eq(robotsgate_prefetch_ready(lk), 0, "look %d saw a reply", i);
+    }
     cr_assert_eq(kill(pid, SIGCONT), 0);
-    int ready = 0;
-    for (int i = 0; i < 5000 && !ready; i++) /* a bound on the test, not a verdict */
-        if (!(ready = robotsgate_prefetch_ready(lk)))
+    int got = 0;
+    for (int i = 0; i < 5000 && !got; i++) { /* a bound on the test, not a verdict */
+        rconn_link_poll(fr_link_of(fb));
+        if (!(got = robotsgate_prefetch_ready(lk)))
             usleep(1000);
-    cr_assert_eq(ready, 1, "the poll's reply never came");
+    }
+    cr_assert_eq(got, 1, "the poll's reply never came");
     cr_assert_eq(robotsgate_prefetch_end(gb, lk), 0);
     cr_assert_eq(robotsgate_next_ready(gb, &ib, &v), 1, "B's URL still waits");
     cr_expect_eq(v, ROBOTSGATE_ALLOW);
@@ -584,13 +567,11 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     frontier_item_clear(&ib);
     while (robotsgate_next_ready(ga, &ia, &v))
         frontier_item_clear(&ia);
-    close_side(f2, c2);
     robotsgate_free(ga);
     robotsgate_free(gb);
     scope_free(sa);
     scope_free(sb);
-    frontier_close(fb);
-    redisFree(cb);
+    fr_close(fb);
     env_stop(&e);
 }
 

@@ -17,6 +17,7 @@
 #include "bloom.h"
 #include "bloom_check.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 
 #define MAXMEM (20ULL << 20) /* every server here: --maxmemory 20mb */
@@ -179,9 +180,9 @@ Test(bloom_memory, frontier_open_reports_the_bytes_not_an_unexpected_reply)
     fc.crawl = "mem";
     fc.bloom_capacity = 10000000; /* 24 MB at the default rate */
     char err[512] = "";
-    frontier_t *f = frontier_open(c, &fc, NULL, err, sizeof err);
+    frontier_t *f = fr_open(c, &fc, NULL, err, sizeof err);
     cr_expect_null(f, "a 24 MB filter was created under maxmemory 20mb");
-    frontier_close(f);
+    fr_close(f);
     cr_expect(strstr(err, "bytes) free under maxmemory") && !strstr(err, "unexpected"),
               "message: %s", err);
     expect_nothing_left(c, "frontier_open");

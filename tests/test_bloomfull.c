@@ -16,6 +16,7 @@
 #include "bloom.h"
 #include "crawl_env.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 #include "side.h"
 #include "tree_site.h"
@@ -220,7 +221,7 @@ static void assert_nothing_leased(crawl_env_t *t)
     fc.bloom_fp_rate = 0;
     fc.bloom_cache_bytes = SIZE_MAX;
     char err[512];
-    frontier_t *f = frontier_open(c, &fc, NULL, err, sizeof err);
+    frontier_t *f = fr_open(c, &fc, NULL, err, sizeof err);
     cr_assert_not_null(f, "%s", err);
     frontier_stats_t st;
     cr_assert_eq(frontier_stats(c, "default", &st), 0);
@@ -234,7 +235,7 @@ static void assert_nothing_leased(crawl_env_t *t)
         cr_expect_eq(w[i].leased, 0, "worker %s holds %u leases", w[i].id, w[i].leased);
     free(w);
     side_check(c, f, 0);
-    frontier_close(f);
+    fr_close(f);
     redisFree(c);
 }
 

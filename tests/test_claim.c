@@ -1,6 +1,7 @@
-/* Claims and robots.txt looks in two halves (frontier_claim_start / _ready
- * / _end / _drop, frontier_robots_look_start and the rest)
- * against a real redis-server: the reply is taken without ever waiting
+/* Claims, robots.txt looks and heartbeats as calls (frontier_claim_start,
+ * frontier_call_ready / _end / _free, frontier_claim_found, ...) on a
+ * handle's link, against a real redis-server: the reply is taken without
+ * ever waiting
  * (checked with the server stopped by SIGSTOP: a wait would hang the test),
  * the claim's own handle leases under the main handle's worker id (the
  * main handle finishes and releases what it claimed), a library lost
@@ -26,19 +27,44 @@ static frontier_t *claim_handle(env_t *e, redisContext **c)
     return open_frontier(*c, e->b, &cfg);
 }
 
-/* A call's _ready, whatever the call. */
+/* A call's reply taken if it is there: the link polled, never waiting. */
 typedef int (*ready_fn)(frontier_t *f, void *call);
-static int claim_ready(frontier_t *f, void *c)
+static int call_ready(frontier_t *f, void *c)
 {
-    return frontier_claim_ready(f, c);
+    rconn_link_poll(fr_link_of(f));
+    return frontier_call_ready(f, c);
 }
-static int look_ready(frontier_t *f, void *c)
+#define claim_ready call_ready
+#define look_ready call_ready
+#define beat_ready call_ready
+
+/* A claim's end: waited for, its URLs read, the call freed. */
+static int claim_end(frontier_t *f, frontier_call_t *c, frontier_item_t *it, size_t *n,
+                     frontier_state_t *st, uint32_t *wait_ms)
 {
-    return frontier_robots_look_ready(f, c);
+    int rc = frontier_call_end(f, c);
+    if (rc == 0)
+        rc = frontier_claim_found(f, c, it, n, st, wait_ms);
+    frontier_call_free(c);
+    return rc;
 }
-static int beat_ready(frontier_t *f, void *c)
+
+/* A look's or store's end: waited for, the call freed. */
+static int call_end(frontier_t *f, frontier_call_t *c)
 {
-    return frontier_heartbeat_ready(f, c);
+    int rc = frontier_call_end(f, c);
+    frontier_call_free(c);
+    return rc;
+}
+
+/* A heartbeat's end: waited for, its findings read, the call freed. */
+static int beat_end(frontier_t *f, frontier_call_t *c, frontier_beat_t *b)
+{
+    int rc = frontier_call_end(f, c);
+    if (rc == 0)
+        rc = frontier_heartbeat_found(c, b);
+    frontier_call_free(c);
+    return rc;
 }
 
 /* Polls the call until its reply is all there: at most 5,000 looks 1 ms
@@ -73,7 +99,7 @@ static void hand_back_and_stop(env_t *e, frontier_t *f2, redisContext *c2, front
     cr_assert_eq(frontier_release(e->f, it, n), 0);
     for (size_t i = 0; i < n; i++)
         frontier_item_clear(&it[i]);
-    frontier_close(f2);
+    fr_close(f2);
     redisFree(c2);
     env_stop(e);
 }
@@ -94,16 +120,16 @@ Test(claim, the_reply_is_taken_without_waiting_and_the_main_handle_finishes_it)
     frontier_t *f2 = claim_handle(&e, &c2);
     pid_t pid = fx_redis_pid(e.r);
     cr_assert_eq(kill(pid, SIGSTOP), 0);
-    frontier_claim_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 10, &call), 0); /* written to the socket */
     cr_assert_not_null(call);
     no_reply_while_stopped(pid, f2, claim_ready, call);
-    cr_assert_eq(frontier_claim_ready(f2, call), 1, "a second look still says ready");
+    cr_assert_eq(call_ready(f2, call), 1, "a second look still says ready");
     frontier_item_t it[10];
     size_t n = 0;
     frontier_state_t st;
     uint32_t wait_ms = 0;
-    cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, &wait_ms), 0);
+    cr_assert_eq(claim_end(f2, call, it, &n, &st, &wait_ms), 0);
     cr_assert_eq(st, FRONTIER_READY);
     cr_assert_eq(n, 3);
     /* leased under the main handle's worker: it finishes one, releases two */
@@ -117,7 +143,7 @@ Test(claim, the_reply_is_taken_without_waiting_and_the_main_handle_finishes_it)
     cr_assert_eq(s.released, 2);
     cr_assert_eq(s.in_flight, 0);
     cr_assert_eq(s.queued, 2);
-    frontier_close(f2);
+    fr_close(f2);
     redisFree(c2);
     env_stop(&e);
 }
@@ -133,13 +159,13 @@ Test(claim, a_library_lost_before_the_claim_ran_is_loaded_and_the_claim_sent_aga
     redisReply *r = redisCommand(e.c, "FUNCTION FLUSH");
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "FUNCTION FLUSH failed");
     freeReplyObject(r);
-    frontier_claim_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 10, &call), 0);
     cr_assert_eq(ready_within(f2, claim_ready, call), 1); /* the NOSCRIPT error reply */
     frontier_item_t it[10];
     size_t n = 0;
     frontier_state_t st;
-    cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, NULL), 0);
+    cr_assert_eq(claim_end(f2, call, it, &n, &st, NULL), 0);
     cr_assert_eq(n, 3, "claimed %zu after loading the library again", n);
     hand_back_and_stop(&e, f2, c2, it, n);
 }
@@ -152,12 +178,12 @@ Test(claim, a_call_ended_before_its_reply_came_waits_for_it)
     seed_three(&e);
     redisContext *c2;
     frontier_t *f2 = claim_handle(&e, &c2);
-    frontier_claim_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 2, &call), 0);
     frontier_item_t it[2];
     size_t n = 0;
     frontier_state_t st;
-    cr_assert_eq(frontier_claim_end(f2, call, it, &n, &st, NULL), 0); /* no _ready first */
+    cr_assert_eq(claim_end(f2, call, it, &n, &st, NULL), 0); /* no _ready first */
     cr_assert_eq(n, 2, "the max given to _start bounds the claim");
     hand_back_and_stop(&e, f2, c2, it, n);
 }
@@ -170,11 +196,11 @@ Test(claim, a_call_dropped_with_its_connection_is_handed_back_by_the_reconcile)
     seed_three(&e);
     redisContext *c2;
     frontier_t *f2 = claim_handle(&e, &c2);
-    frontier_claim_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(frontier_claim_start(f2, 10, &call), 0);
     cr_assert_eq(ready_within(f2, claim_ready, call), 1);
-    frontier_claim_drop(call); /* as a worker losing the connection: never read */
-    frontier_close(f2);
+    frontier_call_free(call); /* as a worker losing the connection: never read */
+    fr_close(f2);
     redisFree(c2);
     frontier_stats_t s;
     cr_assert_eq(frontier_stats(e.c, CRAWL, &s), 0);
@@ -207,19 +233,19 @@ Test(claim, a_robots_look_in_halves_finds_stored_won_and_held_without_waiting)
     pid_t pid = fx_redis_pid(e.r);
     frontier_robots_look_t l[3] = {
         {.origin = "http://a.test"}, {.origin = "http://b.test"}, {.origin = "http://c.test"}};
-    frontier_robots_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(kill(pid, SIGSTOP), 0);
     cr_assert_eq(frontier_robots_look_start(f2, l, 3, 60000, &call), 0);
     cr_assert_not_null(call);
     no_reply_while_stopped(pid, f2, look_ready, call);
-    cr_assert_eq(frontier_robots_look_end(f2, call), 0);
+    cr_assert_eq(call_end(f2, call), 0);
     cr_assert_eq(l[0].found, FRONTIER_ROBOTS_STORED);
     cr_assert_eq(l[0].len, 6);
     cr_assert_str_eq(l[0].val, "Rrules");
     cr_assert_eq(l[1].found, FRONTIER_ROBOTS_WON);
     cr_assert_eq(l[2].found, FRONTIER_ROBOTS_HELD);
     free(l[0].val);
-    frontier_close(f2);
+    fr_close(f2);
     redisFree(c2);
     env_stop(&e);
 }
@@ -235,13 +261,13 @@ Test(claim, a_robots_look_whose_library_was_lost_is_sent_again)
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "FUNCTION FLUSH failed");
     freeReplyObject(r);
     frontier_robots_look_t l[1] = {{.origin = "http://a.test"}};
-    frontier_robots_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(frontier_robots_look_start(f2, l, 1, 60000, &call), 0);
     cr_assert_eq(ready_within(f2, look_ready, call), 1); /* the NOSCRIPT error reply */
-    cr_assert_eq(frontier_robots_look_end(f2, call), 0);
+    cr_assert_eq(call_end(f2, call), 0);
     cr_assert_eq(l[0].found, FRONTIER_ROBOTS_WON, "the look ran after loading the library");
     cr_assert_eq(frontier_robots_unlock(e.f, "http://a.test"), 0);
-    frontier_close(f2);
+    fr_close(f2);
     redisFree(c2);
     env_stop(&e);
 }
@@ -258,12 +284,12 @@ Test(claim, a_heartbeat_in_halves_reports_the_filter_and_its_fill)
     frontier_t *f2 = claim_handle(&e, &c2);
     pid_t pid = fx_redis_pid(e.r);
     frontier_worker_stats_t ws = {.pages = 7, .pages_per_s = 1.5, .in_flight = 2};
-    frontier_beat_call_t *call = NULL;
+    frontier_call_t *call = NULL;
     cr_assert_eq(kill(pid, SIGSTOP), 0);
     cr_assert_eq(frontier_heartbeat_start(f2, &ws, &call), 0);
     no_reply_while_stopped(pid, f2, beat_ready, call);
     frontier_beat_t b = {0};
-    cr_assert_eq(frontier_heartbeat_end(f2, call, &b), 0);
+    cr_assert_eq(beat_end(f2, call, &b), 0);
     cr_assert_eq(b.crawl_exists, 1);
     cr_assert_eq(b.bloom_added, 3, "3 seeds added, got %llu", (unsigned long long)b.bloom_added);
     cr_assert_eq(b.reclaimed, 0);
@@ -273,11 +299,11 @@ Test(claim, a_heartbeat_in_halves_reports_the_filter_and_its_fill)
     cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "DEL %s:meta", key);
     freeReplyObject(r);
     cr_assert_eq(frontier_heartbeat_start(f2, &ws, &call), 0);
-    cr_assert_eq(frontier_heartbeat_end(f2, call, &b), 0); /* without _ready: waits */
+    cr_assert_eq(beat_end(f2, call, &b), 0); /* without _ready: waits */
     cr_assert_eq(b.crawl_exists, 0, "the heartbeat did not see the filter gone");
-    frontier_close(f2);
+    fr_close(f2);
     redisFree(c2);
-    frontier_close(e.f); /* no invariant check: the filter is gone */
+    fr_close(e.f); /* no invariant check: the filter is gone */
     e.f = NULL;
     env_stop(&e);
 }

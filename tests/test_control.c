@@ -79,9 +79,11 @@ Test(control, a_claim_after_pause_takes_nothing_renews_the_lease_and_resume_clai
     cr_expect_gt(lease_of(s.c, "w1"), l0, "the paused claim did not renew the lease");
     cr_expect_eq(qlen(s.c, "http://a.test") + qlen(s.c, "http://b.test"), 3);
     frontier_beat_t b;
-    frontier_beat_call_t *bc = NULL;
+    frontier_call_t *bc = NULL;
     cr_assert_eq(frontier_heartbeat_start(s.f, NULL, &bc), 0);
-    cr_assert_eq(frontier_heartbeat_end(s.f, bc, &b), 0);
+    cr_assert_eq(frontier_call_end(s.f, bc), 0);
+    cr_assert_eq(frontier_heartbeat_found(bc, &b), 0);
+    frontier_call_free(bc);
     cr_expect_eq(b.control, FRONTIER_PAUSED, "the heartbeat does not say paused");
     frontier_stats_t st;
     cr_assert_eq(frontier_stats(s.c, CRAWL, &st), 0);
@@ -125,12 +127,16 @@ Test(control, drain_stops_the_workers_registered_before_it_and_spares_later_ones
     cr_expect_eq(claim(a.f, 8, &n), FRONTIER_DRAIN, "the worker registered before is not told");
     cr_expect_eq(n, 0);
     frontier_beat_t beat;
-    frontier_beat_call_t *bc = NULL;
+    frontier_call_t *bc = NULL;
     cr_assert_eq(frontier_heartbeat_start(a.f, NULL, &bc), 0);
-    cr_assert_eq(frontier_heartbeat_end(a.f, bc, &beat), 0);
+    cr_assert_eq(frontier_call_end(a.f, bc), 0);
+    cr_assert_eq(frontier_heartbeat_found(bc, &beat), 0);
+    frontier_call_free(bc);
     cr_expect_eq(beat.control, FRONTIER_DRAIN, "its heartbeat does not say drain");
     cr_assert_eq(frontier_heartbeat_start(b.f, NULL, &bc), 0);
-    cr_assert_eq(frontier_heartbeat_end(b.f, bc, &beat), 0);
+    cr_assert_eq(frontier_call_end(b.f, bc), 0);
+    cr_assert_eq(frontier_heartbeat_found(bc, &beat), 0);
+    frontier_call_free(bc);
     cr_expect_eq(beat.control, FRONTIER_READY, "the later worker's heartbeat says %d",
                  beat.control);
     cr_expect_eq(claim(b.f, 8, &n), FRONTIER_READY, "the worker registered after is stopped");

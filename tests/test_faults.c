@@ -21,6 +21,7 @@
 
 #include "crawl_env.h"
 #include "fixtures.h"
+#include "fr_link.h"
 #include "frontier.h"
 #include "side.h"
 #include "tree_site.h"
@@ -96,7 +97,7 @@ static void assert_crawl_over(faults_t *t)
     fc.bloom_fp_rate = 0;
     fc.bloom_cache_bytes = SIZE_MAX;
     char err[512];
-    frontier_t *f = frontier_open(c, &fc, NULL, err, sizeof err);
+    frontier_t *f = fr_open(c, &fc, NULL, err, sizeof err);
     cr_assert_not_null(f, "%s", err);
     frontier_stats_t st;
     cr_assert_eq(frontier_stats(c, "default", &st), 0);
@@ -105,7 +106,7 @@ static void assert_crawl_over(faults_t *t)
     cr_expect_eq(st.delayed, 0, "%llu still delayed", (unsigned long long)st.delayed);
     cr_expect_geq(st.fetched, PAGES, "%llu fetched of %d", (unsigned long long)st.fetched, PAGES);
     side_check(c, f, 0);
-    frontier_close(f);
+    fr_close(f);
     redisFree(c);
     for (int i = 0; i < PAGES; i++) {
         char path[32];

@@ -1,8 +1,7 @@
-/* frontier_finish_start / frontier_finish_end against a real redis-server:
- * the crawler finishes pages on a second connection while the first one
- * goes on claiming, so these check that a finish split in two halves does
- * exactly what frontier_finish does, and that the handle finishing need not
- * be the one that claimed (same worker id, another connection). */
+/* frontier_finish_start (a call in flight, frontier_call_end) against a
+ * real redis-server: a finish in flight while the claims go on does exactly
+ * what frontier_finish does, and the handle finishing need not be the one
+ * that claimed (same worker id, another link). */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -59,7 +58,7 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
                                      .link_depth = items[i].depth + 1,
                                      .nnew = &nnew[i]};
     }
-    frontier_pending_t *p = NULL;
+    frontier_call_t *p = NULL;
     int rc = frontier_finish_start(b.f, pages, n, &p);
     cr_assert_eq(rc, 0, "frontier_finish_start: %s", crawl_strerror(rc));
     cr_assert_not_null(p);
@@ -69,8 +68,9 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
     size_t m = side_claim(a.f, more, 20);
     cr_assert_geq(m, 10, "claimed %zu more", m);
 
-    rc = frontier_finish_end(b.f, p);
-    cr_assert_eq(rc, 0, "frontier_finish_end: %s", crawl_strerror(rc));
+    rc = frontier_call_end(b.f, p);
+    frontier_call_free(p);
+    cr_assert_eq(rc, 0, "the finish: %s", crawl_strerror(rc));
     for (size_t i = 0; i < n; i++)
         cr_expect_eq(nnew[i], 1, "page %zu: %zu new links", i, nnew[i]);
     cr_expect_eq(stat_of(a.c, "fetched"), 10);
@@ -80,7 +80,8 @@ Test(finish, split_finish_on_a_second_connection_runs_while_the_first_claims)
     /* the same pages again: their leases are gone, nothing changes */
     rc = frontier_finish_start(b.f, pages, n, &p);
     cr_assert_eq(rc, 0);
-    rc = frontier_finish_end(b.f, p);
+    rc = frontier_call_end(b.f, p);
+    frontier_call_free(p);
     cr_expect_eq(rc, CRAWL_ELEASE, "second finish: %s", crawl_strerror(rc));
     cr_expect_eq(stat_of(a.c, "fetched"), 10);
     cr_expect_eq(stat_of(a.c, "enqueued"), 30);
@@ -102,12 +103,12 @@ Test(finish, start_refuses_bad_pages_before_sending_anything)
     side_open(&a, r, CRAWL, NULL, 1000);
     frontier_item_t bogus = {.url = "http://h.test/", .lease = "no-such-lease"};
     frontier_done_t d = {.item = &bogus, .outcome = {.status = 200}};
-    frontier_pending_t *p = (frontier_pending_t *)&d; /* must be reset to NULL */
+    frontier_call_t *p = (frontier_call_t *)&d; /* must be reset to NULL */
     cr_expect_eq(frontier_finish_start(a.f, &d, 1, &p), CRAWL_EINVAL);
     cr_expect_null(p);
     cr_expect_eq(frontier_finish_start(a.f, NULL, 1, &p), CRAWL_EINVAL);
-    cr_expect_eq(frontier_finish_end(a.f, NULL), 0);
-    /* nothing was left unread on the connection */
+    cr_expect_eq(frontier_call_end(a.f, NULL), CRAWL_EINVAL);
+    cr_expect_eq(rconn_link_pending(fr_link_of(a.f)), 0, "something was sent");
     redisReply *rep = redisCommand(a.c, "PING");
     cr_assert(rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0);
     freeReplyObject(rep);

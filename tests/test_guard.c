@@ -405,7 +405,7 @@ Test(guard, hop_count_travels_in_the_queue_entry)
     cr_assert_eq(frontier_finish(a.f, &d, 1), 0);
     frontier_item_clear(&it[0]);
     side_check(a.c, a.f, 1000);
-    redisReply *q = fx_redis_queue(a.c, a.f->prefix, "http://hops.test");
+    redisReply *q = fx_redis_queue(a.c, a.f->shard[0].prefix, "http://hops.test");
     cr_assert(q && q->type == REDIS_REPLY_ARRAY && q->elements == 1);
     cr_expect_str_eq(q->element[0]->str, "1:0:7/next");
     freeReplyObject(q);
@@ -416,7 +416,7 @@ Test(guard, hop_count_travels_in_the_queue_entry)
     frontier_outcome_t o = {.status = 503, .error = "http-5xx"};
     cr_assert_eq(frontier_retry(a.f, &it[0], &o, 0), 0);
     side_check(a.c, a.f, 1000);
-    redisReply *z = redisCommand(a.c, "ZRANGE %sdelayed 0 -1", a.f->prefix);
+    redisReply *z = redisCommand(a.c, "ZRANGE %sdelayed 0 -1", a.f->shard[0].prefix);
     cr_assert(z && z->type == REDIS_REPLY_ARRAY && z->elements == 1);
     cr_expect_str_eq(z->element[0]->str, "http://hops.test\t1:1:7/next",
                      "the retry lost the hop count");

@@ -390,7 +390,7 @@ static frontier_t *open_own(redisContext *c, uint64_t cap, double fp, size_t cac
     cfg.bloom_fp_rate = fp;
     cfg.bloom_cache_bytes = cache_bytes;
     cfg.bloom_shared_cache = shared;
-    return frontier_open(c, &cfg, NULL, err, errlen);
+    return fr_open(c, &cfg, NULL, err, errlen);
 }
 
 Test(keys, open_without_bloom_creates_the_filter_then_joins_it_as_created)
@@ -428,9 +428,9 @@ Test(keys, open_without_bloom_creates_the_filter_then_joins_it_as_created)
     cr_expect_eq(added, 2);
     cr_assert_eq(frontier_seed(j, seeds, 2, 0, &added), 0);
     cr_expect_eq(added, 0, "the joined filter is the same one");
-    frontier_close(j);
-    frontier_close(g2);
-    frontier_close(f);
+    fr_close(j);
+    fr_close(g2);
+    fr_close(f);
     redisFree(c);
     fx_redis_stop(r);
 }
@@ -442,7 +442,7 @@ Test(keys, open_with_a_borrowed_bloom_hands_it_back_untouched)
     side_open(&s, r, CRAWL, NULL, 1);
     cr_expect_eq(frontier_bloom(s.f), s.b, "the caller's filter");
     cr_expect_null(frontier_bloom(NULL));
-    frontier_close(s.f);
+    fr_close(s.f);
     s.f = NULL;
     cr_expect_str_eq(bloom_name(s.b), "crawler:{" CRAWL "}:seen", "still open after close");
     side_close(&s);
@@ -485,10 +485,10 @@ Test(keys, open_without_bloom_uses_the_cache_it_is_told)
                  "a private cache does not");
     cr_expect_eq(bloom_cache_contains(frontier_bloom(none), nl, strlen(nl)), 0,
                  "no cache: nothing remembered");
-    frontier_close(none);
-    frontier_close(priv);
-    frontier_close(b);
-    frontier_close(a);
+    fr_close(none);
+    fr_close(priv);
+    fr_close(b);
+    fr_close(a);
     bloom_shared_cache_free(shared);
     redisFree(c);
     fx_redis_stop(r);

@@ -422,9 +422,9 @@ Test(keytypes, open_refuses_a_key_of_the_wrong_type_before_writing_anything)
         cfg.worker_id = "w2";
         cfg.bloom_capacity = 1000;
         char err[512] = "", want[512];
-        frontier_t *f = frontier_open(c, &cfg, NULL, err, sizeof err);
+        frontier_t *f = fr_open(c, &cfg, NULL, err, sizeof err);
         cr_expect_null(f, "%s as a %s: frontier_open worked", keys[i], got);
-        frontier_close(f);
+        fr_close(f);
         if (i == n - 1) /* bloom_open's words */
             snprintf(want, sizeof want, "'%s' is a %s", keys[i], got);
         else
@@ -438,9 +438,9 @@ Test(keytypes, open_refuses_a_key_of_the_wrong_type_before_writing_anything)
         free(before.buf);
         free(after.buf);
         cmd_ok(c, "DEL %s", keys[i]);
-        f = frontier_open(c, &cfg, NULL, err, sizeof err);
+        f = fr_open(c, &cfg, NULL, err, sizeof err);
         cr_expect_not_null(f, "%s deleted: frontier_open: %s", keys[i], err);
-        frontier_close(f);
+        fr_close(f);
     }
     redisFree(c);
     fx_redis_stop(r);

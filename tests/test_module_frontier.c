@@ -35,7 +35,7 @@ static void open_crawl(side_t *s, fx_redis_t *r, const char *crawl, frontier_con
     cr_assert_not_null(s->b, "bloom_open %s: %s", name, err);
     cfg.crawl = crawl;
     cfg.bitfield_only = bitfield_only;
-    s->f = frontier_open(s->c, &cfg, s->b, err, sizeof err);
+    s->f = fr_open(s->c, &cfg, s->b, err, sizeof err);
     cr_assert_not_null(s->f, "frontier_open %s: %s", crawl, err);
 }
 
@@ -186,11 +186,11 @@ Test(module, bitfield_and_module_crawls_write_byte_identical_filters)
     char err[256] = "";
     cfg.crawl = "eqbf";
     cfg.bitfield_only = 1;
-    bf2.f = frontier_open(bf.c, &cfg, bf.b, err, sizeof err);
+    bf2.f = fr_open(bf.c, &cfg, bf.b, err, sizeof err);
     cr_assert_not_null(bf2.f, "%s", err);
     cfg.crawl = "eqmod";
     cfg.bitfield_only = 0;
-    mod2.f = frontier_open(mod.c, &cfg, mod.b, err, sizeof err);
+    mod2.f = fr_open(mod.c, &cfg, mod.b, err, sizeof err);
     cr_assert_not_null(mod2.f, "%s", err);
     cr_assert_eq(frontier_bits_module(mod2.f), 1);
     size_t new_bf = finish_two_workers(bf.f, bf2.f);
@@ -246,8 +246,8 @@ Test(module, bitfield_and_module_crawls_write_byte_identical_filters)
 
     free(flag);
     bloom_close(ub);
-    frontier_close(bf2.f);
-    frontier_close(mod2.f);
+    fr_close(bf2.f);
+    fr_close(mod2.f);
     side_check(bf.c, bf.f, 1000);
     side_check(mod.c, mod.f, 1000);
     side_close(&bf);
@@ -666,6 +666,9 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
     pid_t pid = start_plain_on(port, dir);
     cr_assert_eq(redisReconnect(s.c), REDIS_OK, "reconnect: %s", s.c->errstr);
     cr_assert_not(module_listed(s.c));
+    rconn_link_t *l = fr_link_of(s.f); /* the handle's link, as a worker's lifeline does */
+    rconn_link_drop(l, "test: Redis restarted");
+    cr_assert_eq(rconn_link_connect(l, 0), 0, "%s", rconn_link_error(l));
 
     added = 99;
     int rc = frontier_seed(s.f, two, 1, 0, &added);
@@ -689,7 +692,7 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
     cr_assert_not_null(t.b, "%s", err);
     frontier_config_t cfg = crawl_config();
     cfg.crawl = "lost";
-    t.f = frontier_open(s.c, &cfg, t.b, err, sizeof err);
+    t.f = fr_open(s.c, &cfg, t.b, err, sizeof err);
     cr_assert_not_null(t.f, "%s", err);
     cr_expect_eq(frontier_bits_module(t.f), 0);
     side_seed_all(t.f, two, 1);
@@ -714,7 +717,7 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
     cr_expect_eq(st.fetched, 1);
     cr_expect_eq(st.queued, 2, "the page's links");
     frontier_item_clear(&it);
-    frontier_close(t.f);
+    fr_close(t.f);
     bloom_close(t.b);
 
     side_check(s.c, s.f, 1000);

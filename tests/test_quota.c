@@ -39,7 +39,7 @@ static frontier_t *open_quota(redisContext *c, uint64_t max_pages, const char *w
     cfg.bloom_capacity = 100000;
     cfg.bloom_fp_rate = 1e-6;
     char err[512] = "";
-    frontier_t *f = frontier_open(c, &cfg, NULL, err, sizeof err);
+    frontier_t *f = fr_open(c, &cfg, NULL, err, sizeof err);
     cr_assert_not_null(f, "frontier_open: %s", err);
     return f;
 }
@@ -69,7 +69,7 @@ static void env_start(env_t *e, uint64_t max_pages)
 
 static void env_stop(env_t *e)
 {
-    frontier_close(e->f);
+    fr_close(e->f);
     redisFree(e->c);
     fx_redis_stop(e->r);
 }
@@ -143,7 +143,7 @@ Test(quota, one_shard_asking_admits_exactly_the_limit_and_others_none_past_it)
     /* a second worker without a page limit of its own obeys the crawl's */
     frontier_t *g = open_quota(e.c, 0, "w2");
     cr_expect_eq(seed(&e, g, e.dom[1], 20, 5), 0, "a worker of its own without a limit");
-    frontier_close(g);
+    fr_close(g);
     env_stop(&e);
 }
 
@@ -245,7 +245,7 @@ Test(quota, seen_links_at_a_full_allotment_take_none_of_the_limit)
     /* another worker (a Bloom cache of its own: the offers reach Redis) */
     frontier_t *g = open_quota(e.c, 100, "w2");
     cr_expect_eq(seed(&e, g, e.dom[0], 0, 30), 0, "seen seeds admitted again");
-    frontier_close(g);
+    fr_close(g);
     cr_expect_eq(seed(&e, e.f, e.dom[1], 0, 64), 64, "the seen ones took some of the limit");
     cr_expect_eq(enqueued(&e), 100);
     env_stop(&e);
@@ -331,17 +331,17 @@ Test(quota, a_crawl_created_without_a_limit_refuses_one_later)
     cfg.crawl = CRAWL;
     cfg.max_pages = 5;
     char err[512] = "";
-    frontier_t *g = frontier_open(c, &cfg, NULL, err, sizeof err);
+    frontier_t *g = fr_open(c, &cfg, NULL, err, sizeof err);
     cr_expect_null(g);
     cr_expect(strstr(err, "created without a page limit") && strstr(err, "--shards 1"), "said %s",
               err);
-    frontier_close(g);
+    fr_close(g);
     frontier_control_change_t ch = {0};
     ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
     ch.value[FRONTIER_LIMIT_MAX_PAGES] = 5;
     cr_expect_eq(frontier_control(c, CRAWL, &ch, NULL, NULL, NULL, err, sizeof err), CRAWL_EINVAL);
     cr_expect(strstr(err, "created without a page limit"), "said %s", err);
-    frontier_close(f);
+    fr_close(f);
     redisFree(c);
     fx_redis_stop(r);
 }

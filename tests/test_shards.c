@@ -35,7 +35,7 @@ static frontier_t *open_sharded(redisContext *c, unsigned shards, const char *wo
     cfg.worker_id = worker;
     cfg.bloom_capacity = 100000;
     cfg.bloom_fp_rate = 1e-6;
-    return frontier_open(c, &cfg, NULL, err, errlen);
+    return fr_open(c, &cfg, NULL, err, errlen);
 }
 
 static void url_of(int h, int k, char *buf, size_t len)
@@ -180,8 +180,8 @@ Test(shards, every_url_once_across_four_shards_and_the_end_found_over_all)
     cr_expect_eq(s.hosts, (uint64_t)HOSTS);
     cr_expect_eq(s.workers, 2u);
 
-    frontier_close(a);
-    frontier_close(b);
+    fr_close(a);
+    fr_close(b);
     uint64_t deleted = 0;
     cr_assert_eq(frontier_reset(c, CRAWL, &deleted), 0);
     cr_expect_gt(deleted, 4u);
@@ -250,8 +250,8 @@ Test(shards, no_end_while_a_page_is_in_flight_in_one_shard)
     cr_expect_str_eq(it[0].url, u1);
     cr_expect_eq(it[0].depth, 1u);
     frontier_item_clear(&it[0]);
-    frontier_close(a);
-    frontier_close(b);
+    fr_close(a);
+    fr_close(b);
     redisFree(c);
     redisFree(c2);
     fx_redis_stop(r);
@@ -267,17 +267,17 @@ Test(shards, the_count_is_fixed_when_the_crawl_is_created)
     frontier_t *b = open_sharded(c, 8, "wb", err, sizeof err);
     cr_expect_null(b, "a second count taken");
     cr_expect(strstr(err, "has 4 shards, not the 8 asked for"), "said '%s'", err);
-    frontier_close(b);
+    fr_close(b);
     /* a crawl-wide page limit over shards is kept in allotments, which a crawl
      * takes only from its creation (quota.c): refused on this one */
     frontier_config_t cfg;
     frontier_config_defaults(&cfg);
     cfg.crawl = CRAWL;
     cfg.max_pages = 10;
-    b = frontier_open(c, &cfg, NULL, err, sizeof err);
+    b = fr_open(c, &cfg, NULL, err, sizeof err);
     cr_expect_null(b);
     cr_expect(strstr(err, "created without a page limit"), "said '%s'", err);
-    frontier_close(b);
+    fr_close(b);
     frontier_control_change_t ch = {0};
     ch.limit[FRONTIER_LIMIT_MAX_PAGES] = 1;
     ch.value[FRONTIER_LIMIT_MAX_PAGES] = 5;
@@ -294,17 +294,17 @@ Test(shards, the_count_is_fixed_when_the_crawl_is_created)
         cr_expect(h->type == REDIS_REPLY_STRING && !strcmp(h->str, "1"), "shard %d not paused", s);
         freeReplyObject(h);
     }
-    frontier_close(a);
+    fr_close(a);
     /* a crawl of one shard keeps today's layout: no key of a shard 1.. */
     a = NULL;
     frontier_config_defaults(&cfg);
     cfg.crawl = "one";
     cfg.bloom_capacity = 1000;
-    a = frontier_open(c, &cfg, NULL, err, sizeof err);
+    a = fr_open(c, &cfg, NULL, err, sizeof err);
     cr_assert_not_null(a, "%s", err);
     cr_expect_eq(frontier_shards(a), 1u);
     cr_expect_eq(count_keys(c, "crawler:{one/*"), 0);
-    frontier_close(a);
+    fr_close(a);
     redisFree(c);
     fx_redis_stop(r);
 }
@@ -346,8 +346,8 @@ Test(shards, a_hosts_robots_txt_is_stored_and_found_in_its_shard)
         cr_expect_eq(e->integer, 1, "%s's robots.txt not in shard %u", o[h], s);
         freeReplyObject(e);
     }
-    frontier_close(a);
-    frontier_close(b);
+    fr_close(a);
+    fr_close(b);
     redisFree(c);
     redisFree(c2);
     fx_redis_stop(r);
@@ -401,12 +401,11 @@ static frontier_t *open_two(two_masters_t *t, const char *worker, redisContext *
     cfg.shards = 2;
     cfg.lease_ms = 400;
     cfg.worker_id = worker;
-    cfg.redis = t->r;
     cfg.bloom_capacity = 100000;
     cfg.bloom_fp_rate = 1e-6;
     char err[512] = "";
     *c = rconn_connect(t->r, err, sizeof err);
-    frontier_t *f = *c ? frontier_open(*c, &cfg, NULL, err, sizeof err) : NULL;
+    frontier_t *f = *c ? fr_open_on(t->r, &cfg, NULL, err, sizeof err) : NULL;
     if (!f)
         fprintf(stderr, "frontier_open: %s\n", err);
     return f;
@@ -565,7 +564,7 @@ static void killed_between(unsigned own, unsigned stopped)
      * came back) or by the live worker (nu 1); and the link */
     cr_expect_eq(s.fetched, 2u, "fetched %llu (the page %d more times)",
                  (unsigned long long)s.fetched, nu);
-    frontier_close(a);
+    fr_close(a);
     redisFree(ca);
     two_stop(&t);
 }
@@ -584,40 +583,10 @@ Test(shards, killed_after_its_links_were_queued_the_page_is_fetched_at_most_once
 
 /* ---- an offer refused: its page is not acknowledged -------------------- */
 
-/* Claims page u on f, finishes it with its link l the engine's way
- * (start, ready looked at without waiting, end), and returns what the end
- * said; the item is kept for a second finish. */
-static int finish_polled(frontier_t *f, const char *u, const char *l, frontier_item_t *it)
+/* The crawl drained: the link fetched once, the page never again. */
+static void drain_and_check(frontier_t *f, const char *u, const char *l, redisContext *c,
+                            const rconn_t *r)
 {
-    frontier_state_t st = FRONTIER_WAIT;
-    size_t n = 0;
-    for (int i = 0; i < 400 && !n; i++)
-        if (!(n = claim(f, it, 1, &st)))
-            usleep(5000);
-    cr_assert_eq(n, 1u, "page %s never claimed", u);
-    cr_assert_str_eq(it->url, u);
-    const char *lp[] = {l};
-    frontier_done_t pg = {
-        .item = it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
-    frontier_pending_t *p = NULL;
-    cr_assert_eq(frontier_finish_start(f, &pg, 1, &p), 0, "%s", frontier_last_error(f));
-    int ready = 0;
-    for (int i = 0; i < 2000 && !(ready = frontier_finish_ready(f, p)); i++)
-        usleep(1000);
-    cr_assert_neq(ready, 0, "the finish never answered");
-    return frontier_finish_end(f, p);
-}
-
-/* A second finish of it (the offer's server accepts again), then the
- * crawl drained: the link fetched once, the page never again. */
-static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, frontier_item_t *it,
-                                   redisContext *c, const rconn_t *r)
-{
-    const char *lp[] = {l};
-    frontier_done_t pg = {
-        .item = it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
-    cr_assert_eq(frontier_finish(f, &pg, 1), 0, "%s", frontier_last_error(f));
-    frontier_item_clear(it);
     int nu = 0, nl = 0;
     drain(f, u, l, &nu, &nl);
     cr_expect_eq(nl, 1, "the link fetched %d times", nl);
@@ -629,12 +598,26 @@ static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, 
     cr_expect_eq(s.queued + s.in_flight + s.delayed + s.dead, 0u);
 }
 
+/* A second finish of it (the offer's server accepts again), then the
+ * crawl drained. */
+static void finish_again_and_drain(frontier_t *f, const char *u, const char *l, frontier_item_t *it,
+                                   redisContext *c, const rconn_t *r)
+{
+    const char *lp[] = {l};
+    frontier_done_t pg = {
+        .item = it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
+    cr_assert_eq(frontier_finish(f, &pg, 1), 0, "%s", frontier_last_error(f));
+    frontier_item_clear(it);
+    drain_and_check(f, u, l, c, r);
+}
+
 /* Two masters: the link's one at its maxmemory refuses the offer (OOM,
  * before it runs).  Finished as the engine does (the replies looked at
- * without waiting), the page's call must not be sent and the finish must
- * say so, transiently, so that the batch is sent again: not a success that
- * leaves the page leased to a live worker for ever. */
-Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_page_leased)
+ * without waiting), the page's call is not sent: the refusal takes the
+ * link down, the finish stays in flight (its offer kept, to be sent again)
+ * and the page stays leased, not acknowledged; once the master has room
+ * and the link is back, the finish goes on and ends, the link queued once. */
+Test(shards, an_offer_refused_on_another_master_keeps_the_finish_in_flight_and_the_page_leased)
 {
     two_masters_t t;
     two_start(&t, 2);
@@ -654,16 +637,37 @@ Test(shards, an_offer_refused_on_another_master_fails_the_finish_and_keeps_the_p
     freeReplyObject(redisCommand(c1, "CONFIG SET maxmemory 1"));
 
     frontier_item_t it = {0};
-    int rc = finish_polled(f, u, l, &it);
-    cr_expect(crawl_transient(rc), "the finish said %d (%s), not a transient failure", rc,
-              crawl_strerror(rc));
+    frontier_state_t st = FRONTIER_WAIT;
+    for (int i = 0; i < 400 && !claim(f, &it, 1, &st); i++)
+        usleep(5000);
+    cr_assert_not_null(it.url, "page %s never claimed", u);
+    const char *lp[] = {l};
+    frontier_done_t pg = {
+        .item = &it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
+    frontier_call_t *call = NULL;
+    cr_assert_eq(frontier_finish_start(f, &pg, 1, &call), 0, "%s", frontier_last_error(f));
+    rconn_link_t *link = fr_link_of(f);
+    int down = 0;
+    for (int i = 0; i < 2000 && !down; i++) /* a bound on the test, not a verdict */
+        if (!(down = rconn_link_poll(link) < 0))
+            usleep(1000);
+    cr_assert(down, "the refusal did not take the link down");
+    cr_expect(strstr(rconn_link_error(link), "OOM"), "the link's error: %s",
+              rconn_link_error(link));
+    cr_expect_eq(frontier_call_ready(f, call), 0, "the finish ended with its offer refused");
+    cr_expect_eq(frontier_call_end(f, call), CRAWL_EREDIS, "the link is down");
     cr_expect_eq(shard_stat(&t, 0, "inflight"), 1, "the page not leased any more");
     cr_expect_eq(shard_stat(&t, 0, "fetched"), 0, "the page acknowledged");
 
     freeReplyObject(redisCommand(c1, "CONFIG SET maxmemory %s", was));
     redisFree(c1);
-    finish_again_and_drain(f, u, l, &it, c, t.r);
-    frontier_close(f);
+    cr_assert_eq(rconn_link_connect(link, 0), 0, "%s", rconn_link_error(link));
+    cr_assert_eq(frontier_call_end(f, call), 0, "the finish after the reconnect: %s",
+                 frontier_last_error(f));
+    frontier_call_free(call);
+    frontier_item_clear(&it);
+    drain_and_check(f, u, l, c, t.r);
+    fr_close(f);
     redisFree(c);
     two_stop(&t);
 }
@@ -691,14 +695,19 @@ Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
     for (int i = 0; i < 400 && !claim(f, &it, 1, &st); i++)
         usleep(5000);
     cr_assert_not_null(it.url, "page %s never claimed", u);
-    r = redisCommand(c, "AUTH half pw");
+    /* the handle's own connection (its link's, idle now) as the half user */
+    redisContext *lc = rconn_link_context(fr_link_of(f), f->shard[0].slot);
+    cr_assert_not_null(lc);
+    r = redisCommand(lc, "AUTH half pw");
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "AUTH: %s", r ? r->str : "?");
     freeReplyObject(r);
     const char *lp[] = {l};
     frontier_done_t pg = {
         .item = &it, .outcome = {.status = 200}, .links = lp, .nlinks = 1, .link_depth = 1};
     int rc = frontier_finish(f, &pg, 1);
-    r = redisCommand(c, "AUTH default any");
+    lc = rconn_link_context(fr_link_of(f), f->shard[0].slot);
+    cr_assert_not_null(lc);
+    r = redisCommand(lc, "AUTH default any");
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "AUTH default: %s", r ? r->str : "?");
     freeReplyObject(r);
     cr_expect_lt(rc, 0, "the finish said it worked");
@@ -706,7 +715,7 @@ Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
     cr_expect_eq(shard_stat(&t, 0, "fetched"), 0, "the page acknowledged without its link");
 
     finish_again_and_drain(f, u, l, &it, c, t.r);
-    frontier_close(f);
+    fr_close(f);
     redisFree(c);
     two_stop(&t);
 }

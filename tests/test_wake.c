@@ -270,7 +270,7 @@ static frontier_t *open_quick_retries(redisContext *c)
     cfg.bloom_capacity = 10000;
     cfg.bloom_fp_rate = 1e-6;
     char err[256] = "";
-    frontier_t *f = frontier_open(c, &cfg, NULL, err, sizeof err);
+    frontier_t *f = fr_open(c, &cfg, NULL, err, sizeof err);
     cr_assert_not_null(f, "frontier_open: %s", err);
     return f;
 }
@@ -315,7 +315,7 @@ Test(wake, a_host_in_fresh_and_in_ready_at_once_is_claimed_up_to_per_host)
     finish1(f, &it[0]);
     side_check(c, f, 1);
     expect_done(f);
-    frontier_close(f);
+    fr_close(f);
     redisFree(c);
     fx_redis_stop(r);
 }
@@ -342,7 +342,7 @@ Test(wake, a_fresh_host_with_its_next_claim_ahead_waits_in_ready)
     cr_expect_eq(atoll(z->str), at);
     freeReplyObject(z);
     side_check(c, f, 1);
-    frontier_close(f);
+    fr_close(f);
     redisFree(c);
     fx_redis_stop(r);
 }

@@ -141,7 +141,7 @@ static pid_t spawn_worker(const wopts_t *o)
     bloom_t *b = c ? open_bloom(c, 0) : NULL;
     frontier_t *f = b ? open_frontier(c, b, &o->cfg) : NULL;
     int rc = f ? worker_loop(c, f, o) : 6;
-    frontier_close(f);
+    fr_close(f);
     bloom_close(b);
     if (c)
         redisFree(c);

@@ -527,6 +527,19 @@ redisContext *cli_redis_connect(const char *cmd, const rconn_t *r)
     return c;
 }
 
+rconn_link_t *cli_link(const char *cmd, const rconn_t *r)
+{
+    rconn_link_t *l = rconn_link_new(r);
+    if (!l)
+        fprintf(stderr, "crawler %s: out of memory\n", cmd);
+    else if (rconn_link_connect(l, 0) < 0) {
+        fprintf(stderr, "crawler %s: %s\n", cmd, rconn_link_error(l));
+        rconn_link_free(l);
+        l = NULL;
+    }
+    return l;
+}
+
 unsigned cli_default_shards(const rconn_t *r)
 {
     return r && rconn_is_cluster(r) ? CLI_CLUSTER_SHARDS : 1;

@@ -299,6 +299,10 @@ rconn_t *cli_redis_open(const char *cmd, const rconn_specs_t *redis, rconn_embed
                         const char *data_dir, const char *route);
 /* A connection for this thread; NULL after printing the reason. */
 struct redisContext *cli_redis_connect(const char *cmd, const rconn_t *r);
+/* A link to r (rconn.h), connected, for a frontier handle; NULL after
+ * printing why (as cli_redis_connect).  The caller frees it with
+ * rconn_link_free after the handle. */
+rconn_link_t *cli_link(const char *cmd, const rconn_t *r);
 
 /* The shards of a crawl created without --shards: CLI_CLUSTER_SHARDS on a
  * Redis Cluster (spread over its masters), else 1. */

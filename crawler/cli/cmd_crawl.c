@@ -96,6 +96,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     char err[512] = "bad crawl name", name[FR_KEY_MAX] = "";
     frontier_t *f = NULL;
     bloom_t *b = NULL;
+    rconn_link_t *link = NULL;
     unsigned shards;
     int quota = 0;
     if ((rcode = cli_crawl_shards("crawl", rc, r, cfg->crawl, cfg->shards, &shards, &quota)) < 0)
@@ -125,11 +126,14 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     /* a new crawl of several shards with a page limit keeps it in allotments
      * from its creation (frontier/quota.c), its seeds counted in it */
     fc.max_pages = shards > 1 ? cfg->max_pages : 0;
-    fc.redis = r;
     fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
     fc.bloom_fp_rate = cfg->bloom_fp_rate;
     fc.bloom_cache_bytes = SIZE_MAX;
-    f = frontier_open(rc, &fc, b, err, sizeof err);
+    if (!(link = cli_link("crawl", r))) {
+        rcode = CRAWL_EREDIS;
+        goto out;
+    }
+    f = frontier_open(link, &fc, b, err, sizeof err);
     if (!f) {
         rcode = CRAWL_EBLOOM;
         fprintf(stderr, "crawler crawl: frontier: %s\n", err);
@@ -155,6 +159,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
     rcode = 0;
 out:
     frontier_close(f);
+    rconn_link_free(link);
     bloom_close(b);
     redisFree(rc);
     return rcode;

@@ -103,7 +103,6 @@ static int seed_run(const cli_common_t *co, const char *file, int force, unsigne
     if (shards > 1)
         bpv.capacity = (bpv.capacity + shards - 1) / shards;
     cfg.shards = shards;
-    cfg.redis = r;
     cfg.bloom_capacity = bp0->capacity; /* the other shards' filters, if created */
     cfg.bloom_fp_rate = bp0->fp_rate;
     cfg.bloom_cache_bytes = SIZE_MAX;
@@ -112,8 +111,9 @@ static int seed_run(const cli_common_t *co, const char *file, int force, unsigne
                      : NULL;
     if (go && !b)
         fprintf(stderr, "crawler seed: %s\n", err); /* it names the filter */
-    frontier_t *f = b ? frontier_open(rc, &cfg, b, err, sizeof err) : NULL;
-    if (b && !f)
+    rconn_link_t *link = b ? cli_link("seed", r) : NULL;
+    frontier_t *f = link ? frontier_open(link, &cfg, b, err, sizeof err) : NULL;
+    if (link && !f)
         fprintf(stderr, "crawler seed: %s\n", err);
     int status = berr == CRAWL_ENOROOM ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
     seeds_result_t res;
@@ -137,6 +137,7 @@ static int seed_run(const cli_common_t *co, const char *file, int force, unsigne
     }
     seeds_close(seeds);
     frontier_close(f);
+    rconn_link_free(link);
     bloom_close(b);
     cli_close_crawl(r, rc);
     return status;

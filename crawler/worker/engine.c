@@ -2,55 +2,53 @@
  * engine.c -- the fetcher threads: their loop, and the calling thread's
  * signals and progress line.
  *
- * DESIGN: each worker thread owns a redisContext for robots.txt looks and
- * unlocks, hand-backs and its start and end (with its frontier_t, which
- * opens the crawl's Bloom filter; the worker id its leases are under), one
- * for its claims and heartbeats (engine_claim.c: sent without waiting, the
- * reply taken when it is all there), one for its side calls (engine_side.c:
- * robots.txt stores and polls, retries, the seed-host refresh, likewise
- * without waiting), a scope, its share of --concurrency (worker.slots: its
+ * DESIGN: each worker thread owns one Redis link (rconn.h: its connections,
+ * the one owner of them) and one frontier handle on it (the worker id its
+ * leases are under; the crawl's Bloom filters, with the process's shared
+ * local cache), a scope, its share of --concurrency (worker.slots: its
  * transfers in flight at most) and the URLs it may hold at once
  * (worker.hold: transfers, URLs parked on robots.txt, and a reserve of
  * claimed URLs waiting in fetch for a transfer to end, so that a slot that
- * frees starts its next URL in the same wake-up, not a claim's round trip
- * later; handed back at a stop), and three parts, each with its own
- * state, which only this file drives (they never call one another):
- *   fetch      the transfers (fetch.c): curl multi handle in an epoll loop,
- *              page and robots.txt transfers; finished ones come back as
- *              results;
- *   robotsgate the robots.txt rules (robotsgate.c): allow / deny / retry /
- *              wait for each claimed URL; asks for robots.txt fetches and
- *              gives parked URLs back when their rules are known;
- *   finisher   the finished pages (finisher.c): batched finish calls on a
- *              second connection, retries, the JSON-lines and WARC records.
- * The engine routes between them: a claimed URL goes to the gate, then to
- * fetch, the finisher (denied) or a retry; a page result to the finisher or
- * a retry; a robots.txt result to the gate.  DNS answers are shared between
- * threads through one CURLSH whose lock callbacks use engine.share_locks
- * (one mutex per curl lock data type; no other lock is ever held with them).
+ * frees starts its next URL in the same wake-up; handed back at a stop).
+ * Its parts, each with its own state, which only this file drives (they
+ * never call one another back):
+ *   fetch      the transfers (fetch/): curl multi handle in an epoll loop;
+ *              finished ones come back as results;
+ *   robotsgate the robots.txt rules: allow / deny / retry / wait for each
+ *              claimed URL; asks for robots.txt fetches, gives parked URLs
+ *              back when their rules are known;
+ *   finisher   the finished pages: their records, then batched finish
+ *              calls, and retries;
+ *   claimer    claims and heartbeats (claimer.c), and sidecalls the stores,
+ *              retries, seed-host refreshes and polls (sidecalls.c): users
+ *              of the link that say what their calls got;
+ *   lifeline   the link lost and got back, the crawl gone, the visited set
+ *              full (lifeline.c: the reconnect policy, in one place).
+ * Every call of every part is sent at once and pipelined on the link;
+ * none waits for Redis in the loop.  The engine routes between them: a
+ * claimed URL goes to the gate, then to fetch, the finisher (denied) or a
+ * retry; a page result to the finisher or a retry; a robots.txt result to
+ * the gate.  DNS answers and TLS sessions are shared between threads
+ * through one CURLSH whose lock callbacks use engine.share_locks.
  * One loop turn:
- *   heartbeat (renews leases, reclaims dead workers' URLs) when due ->
- *   the claim in flight taken if its reply is there, each URL through the
- *   gate, transfers started; the next claim sent if there is room -> the
+ *   the link polled (what Redis answered taken in) -> the side calls' and
+ *   the claimer's answers taken, the next heartbeat or claim sent -> the
  *   sockets that are ready served (fetch_wait: one epoll_wait over curl's
- *   sockets and the Redis connections a reply is awaited on, then
- *   curl_multi_socket_action for each ready one: a turn costs what is
- *   ready, not what is running) -> results routed -> when the previous
- *   finish batch has answered: its output records, then the pages finished
- *   since go out as the next batch, without waiting for Redis.
- * Errors: the parts return them (engine_note); a lost Redis connection takes
- * the thread offline until it reconnects (engine_redis.c: the transfers go
- * on, finished pages wait in the finisher, nothing is claimed), any other
- * error, or Redis away for longer than --redis-retry-max, stops the thread
+ *   sockets and the link's, then curl_multi_socket_action for each ready
+ *   one) -> results routed -> when the previous finish batch has answered:
+ *   the pages finished since go out as the next one.
+ * Errors: the parts return them (engine_note); a lost link takes the
+ * thread offline until it is back (lifeline.c: the transfers go on,
+ * finished pages wait in the finisher, nothing is claimed), any other
+ * error, or Redis away past --redis-retry-max, stops the thread
  * (worker.err) and engine_run() then fails.  A failed output (CRAWL_EWRITE)
  * sends nothing more: the thread hands its URLs back, the unrecorded pages
  * among them.  Shutdown: engine.stop 1 = stop claiming, finish what runs
  * (cfg->grace_ms); 2 = hand everything back to the frontier at once and
  * exit; `crawler drain` (engine_drain) is a first SIGTERM to every process
- * registered before it.  The counters in engine_t are written here only.  The thread that
- * called engine_run() waits for signals (blocked in the workers) and draws
- * the progress line.  Redis is reached only through the frontier (the seed
- * hosts: frontier_seed_hosts).
+ * registered before it.  The counters in engine_t are written here only.
+ * The thread that called engine_run() waits for signals (blocked in the
+ * workers) and draws the progress line (on a connection of its own).
  */
 #include "engine.h"
 
@@ -69,21 +67,66 @@
 #include <unistd.h>
 
 #include "bloom.h"
+#include "claimer.h"
 #include "clock.h"
 #include "fetch.h"
 #include "finisher.h"
 #include "frontier.h"
-#include "metrics.h"
 #include "jsonl.h"
+#include "lifeline.h"
+#include "metrics.h"
 #include "robotsgate.h"
 #include "scope.h"
+#include "sidecalls.h"
 
 #define ENGINE_CONNECTS_PER_SLOT 4 /* connection cache: per slot of --concurrency ... */
 #define ENGINE_MIN_CONNECTS 2048   /* ... at least this a thread (a broad crawl's hosts) */
 #define ENGINE_FDS_PER_THREAD 16   /* Redis connections, epoll, resolver */
 #define ENGINE_FDS_PROCESS 64      /* outputs, the progress line's Redis, stdio */
+#define ENGINE_LINK_FDS 16         /* the link's sockets one wait watches at most */
 
-#include "engine_internal.h"
+typedef struct engine engine_t;
+
+typedef struct worker {
+    engine_t *e;
+    int idx;
+    uint32_t slots; /* its share of --concurrency: transfers in flight at most */
+    uint32_t hold;  /* URLs it may hold at once: slots and a reserve (config_thread_held) */
+    pthread_t thread;
+    rconn_link_t *link; /* the thread's Redis connections: every part's calls */
+    frontier_t *fr;
+    scope_t *scope;
+    fetch_t *fetch;
+    robotsgate_t *gate;
+    finisher_t *fin;
+    claimer_t *claimer;
+    sidecalls_t *side;
+    lifeline_t life;
+    frontier_state_t st; /* the frontier's, as the last claim found it */
+    uint64_t pages;      /* finished by this worker, for its heartbeat */
+    int err;             /* the first error (0: none): the thread stops */
+    uint64_t rng;        /* seeds the lifeline's jitter */
+} worker_t;
+
+struct engine {
+    const crawl_config_t *cfg;
+    const rconn_t *redis;
+    finisher_common_t *fin_common; /* the outputs */
+    bloom_cache_t *seen_cache;     /* the local Bloom cache every thread's handle shares */
+    frontier_wake_t *wake;         /* the shards that got work, for every handle's claims */
+    CURLSH *share;
+    size_t connects; /* connections each thread's cache keeps (running and idle) */
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    struct out *out;         /* borrowed, may be NULL: the events of Redis lost and back */
+    struct metrics *metrics; /* borrowed, may be NULL (no --metrics): the threads' slots */
+    atomic_int stop;
+    atomic_int running;
+    atomic_int redis_down; /* worker threads without Redis now */
+    atomic_uint_fast64_t pages, bytes, errors, retried, released;
+    worker_t *workers;
+    atomic_int full;   /* the visited set reached its capacity: the crawl stops (CRAWL_EFULL) */
+    atomic_int paused; /* the last claim found the crawl paused (`crawler pause`): said once */
+};
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ud)
 {
@@ -100,53 +143,54 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
     pthread_mutex_unlock(&e->share_locks[data]);
 }
 
-_Static_assert(RCONN_COMMAND_TIMEOUT_MS == 30000, "why_transient's text says 30 s");
-
-/* Why a transient failure happened, for the message. */
-static const char *why_transient(const worker_t *w, int rc)
+static int down(const worker_t *w)
 {
-    if (rc == CRAWL_ENOROOM)
-        return "Redis is at its maxmemory (OOM)";
-    if ((!w->rc || !w->rc->err) && rconn_is_cluster(w->e->redis))
-        return "the Redis Cluster redirected or refused a call (MOVED, ASK, TRYAGAIN, "
-               "CLUSTERDOWN: the crawl's slot moved, a failover), or the connection was lost";
-    if (!w->rc || !w->rc->err)
-        return "connection lost";
-    if (w->rc->err == REDIS_ERR_IO && strstr(w->rc->errstr, "temporarily unavailable"))
-        return "no reply within the command timeout (30 s): Redis hung or unreachable";
-    return w->rc->errstr;
+    return w->life.state != LIFELINE_UP;
 }
 
-/* The outcome of a part's call: a transient failure (Redis lost, or at its
- * maxmemory) takes the thread offline (if --redis-retry-max allows); any
- * other error stops it. */
-void engine_note(worker_t *w, int rc)
+/* The outcome of a part's call: a transient failure (the link lost, or
+ * Redis at its maxmemory) takes the thread offline (lifeline: if
+ * --redis-retry-max allows); any other error stops it. */
+static void engine_note(worker_t *w, int rc)
 {
-    if (crawl_transient(rc) && w->e->cfg->redis_retry_max_ms && !w->err) {
-        engine_go_down(w, why_transient(w, rc));
+    if (rc >= 0 || w->err)
+        return;
+    if (!crawl_transient(rc)) {
+        w->err = rc;
         return;
     }
-    if (rc < 0 && !w->err)
-        w->err = rc;
+    if (rconn_link_up(w->link)) /* (a part met it first: the link goes down with it) */
+        rconn_link_drop(w->link, rc == CRAWL_ENOROOM ? "Redis is at its maxmemory (OOM)"
+                                                     : crawl_strerror(rc));
+    const char *why = rconn_link_error(w->link);
+    if (lifeline_lost(&w->life, *why ? why : crawl_strerror(rc)) == LIFELINE_GAVE_UP)
+        w->err = CRAWL_EREDIS;
 }
 
-static int refresh_seed_hosts(worker_t *w)
+static void engine_drain(worker_t *w)
 {
-    char **hosts = NULL;
-    size_t n = 0;
-    int rc = frontier_seed_hosts(w->fr, &hosts, &n);
-    if (rc == CRAWL_EREDIS)
-        return rc;
-    if (rc == 0)
-        scope_set_seed_hosts(w->scope, (const char *const *)hosts, n);
-    for (size_t i = 0; i < n; i++)
-        free(hosts[i]);
-    free(hosts);
-    w->next_seed_refresh_ms = clock_now_ms() + ENGINE_SEED_REFRESH_MS;
-    return 0;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&w->e->stop, &none, 1))
+        fprintf(stderr, "\ncrawler: drained (crawler drain): finishing in-flight URLs, handing "
+                        "back the rest\n");
 }
 
-void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
+/* Says on stderr, once per change and per process (not only on the progress
+ * line, which a journal does not get), that the crawl is paused or resumed. */
+static void note_paused(worker_t *w, int paused)
+{
+    if (atomic_exchange(&w->e->paused, paused) == paused)
+        return;
+    if (paused)
+        fprintf(stderr,
+                "\ncrawler: crawl '%s' is paused (crawler pause): claiming nothing, "
+                "leases renewed; `crawler resume --crawl %s` lets it go on\n",
+                w->e->cfg->crawl, w->e->cfg->crawl);
+    else
+        fprintf(stderr, "\ncrawler: crawl '%s' resumed\n", w->e->cfg->crawl);
+}
+
+static void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
 {
     const crawl_config_t *c = e->cfg;
     frontier_config_defaults(fc);
@@ -158,11 +202,29 @@ void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;
     fc->shards = c->shards;
-    fc->redis = e->redis; /* a Redis Cluster: the shards' masters */
     fc->wake = e->wake;
     fc->max_pages_per_host = c->max_pages_per_host;
     fc->max_tries = c->max_tries;
     fc->backoff_ms = c->backoff_ms;
+    /* the frontier joins the crawl's filter as created (by whoever seeded
+     * first), else creates it; with the local cache every thread shares
+     * (what one learnt answers for all) */
+    fc->bloom_capacity = c->bloom_capacity;
+    fc->bloom_fp_rate = c->bloom_fp_rate;
+    fc->bloom_shared_cache = e->seen_cache;
+}
+
+static int refresh_seed_hosts(worker_t *w)
+{
+    char **hosts = NULL;
+    size_t n = 0;
+    int rc = frontier_seed_hosts(w->fr, &hosts, &n);
+    if (rc == 0)
+        scope_set_seed_hosts(w->scope, (const char *const *)hosts, n);
+    for (size_t i = 0; i < n; i++)
+        free(hosts[i]);
+    free(hosts);
+    return rc == CRAWL_EREDIS ? rc : 0;
 }
 
 static int worker_open(worker_t *w)
@@ -170,27 +232,18 @@ static int worker_open(worker_t *w)
     engine_t *e = w->e;
     const crawl_config_t *c = e->cfg;
     char err[512];
-    if (!(w->rc = rconn_connect(e->redis, err, sizeof err)))
-        goto fail;
     frontier_config_t fc;
     engine_frontier_config(e, &fc);
-    /* the frontier joins the crawl's filter as created (by whoever seeded
-     * first), else creates it; the claiming side offers few links
-     * (sitemaps): no local cache */
-    fc.bloom_capacity = c->bloom_capacity;
-    fc.bloom_fp_rate = c->bloom_fp_rate;
-    fc.bloom_cache_bytes = SIZE_MAX;
-    if (!(w->fr = frontier_open(w->rc, &fc, NULL, err, sizeof err)))
+    lifeline_init(&w->life, w->idx, c, e->out, &e->redis_down, w->rng);
+    if (!(w->link = rconn_link_new(e->redis))) {
+        snprintf(err, sizeof err, "out of memory");
         goto fail;
-    if (engine_claim_open(w, err, sizeof err) < 0)
+    }
+    if (rconn_link_connect(w->link, 0) < 0) {
+        snprintf(err, sizeof err, "redis: %s", rconn_link_error(w->link));
         goto fail;
-    /* the finisher joins the same filter, with the local cache all workers
-     * share (what one learnt answers for all) */
-    fc.bloom_capacity = 0;
-    fc.bloom_fp_rate = 0;
-    fc.bloom_cache_bytes = 0;
-    fc.worker_id = frontier_worker_id(w->fr); /* the finisher finishes this handle's leases */
-    if (!(w->fin = finisher_new(e->fin_common, c, e->redis, &fc, w->fr, err, sizeof err)))
+    }
+    if (!(w->fr = frontier_open(w->link, &fc, NULL, err, sizeof err)))
         goto fail;
     scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
@@ -198,14 +251,15 @@ static int worker_open(worker_t *w)
     if (!(w->fetch = fetch_new(c, w->slots, e->connects, e->share, w->scope,
                                finisher_common_records(e->fin_common), err, sizeof err)))
         goto fail;
-    if (!(w->gate = robotsgate_new(c, w->fr, w->scope))) {
+    if (!(w->gate = robotsgate_new(c, w->fr, w->scope)) ||
+        !(w->fin = finisher_new(e->fin_common, c, w->fr)) ||
+        !(w->claimer = claimer_new(c, w->fr, w->gate)) ||
+        !(w->side = sidecalls_new(w->fr, w->gate, w->fin, w->scope))) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    if (engine_side_open(w, err, sizeof err) < 0)
-        goto fail;
-    robotsgate_defer_stores(w->gate); /* the side calls send them, the polls and the retries */
-    robotsgate_defer_polls(w->gate);
+    robotsgate_defer_stores(w->gate); /* the side calls take their answers, the polls' */
+    robotsgate_defer_polls(w->gate);  /* and the retries' */
     finisher_defer_retries(w->fin);
     engine_note(w, refresh_seed_hosts(w));
     return 0;
@@ -216,22 +270,22 @@ fail:
 
 static void worker_close(worker_t *w)
 {
-    engine_side_close(w); /* (its calls hold no lease: the finisher and the gate hold them) */
+    /* the parts' calls off the link first, then the handle (its bye), then the link */
+    sidecalls_free(w->side);
+    claimer_free(w->claimer);
     finisher_free(w->fin);
     robotsgate_free(w->gate);
     fetch_free(w->fetch);
     scope_free(w->scope);
-    engine_claim_close(w);
     frontier_close(w->fr);
-    if (w->rc)
-        redisFree(w->rc);
+    rconn_link_free(w->link);
 }
 
 /* URLs this worker holds: transfers running or waiting their turn, URLs
- * parked on robots.txt and the slots of the claim in flight. */
-size_t engine_held(const worker_t *w)
+ * parked on robots.txt and the claimer's. */
+static size_t engine_held(const worker_t *w)
 {
-    return fetch_active(w->fetch) + robotsgate_parked(w->gate) + engine_claim_asked(w);
+    return fetch_active(w->fetch) + robotsgate_parked(w->gate) + claimer_held(w->claimer);
 }
 
 /* ---- routing between the parts ---------------------------------------------- */
@@ -244,7 +298,7 @@ static void finished(worker_t *w, int rc, size_t pages)
         w->pages += pages;
         atomic_fetch_add(&w->e->pages, pages);
         metrics_finished(pages);
-        w->claim_after_ms = 0;
+        claimer_poke(w->claimer);
     }
     if (rc < 0 && rc != CRAWL_EREDIS && rc != CRAWL_EWRITE)
         fprintf(stderr, "crawler: worker %d: finishing pages failed: %s%s%s\n", w->idx,
@@ -336,7 +390,9 @@ static void admit(worker_t *w, frontier_item_t *item)
     drain_gate(w);
 }
 
-void engine_admit(worker_t *w, frontier_item_t *items, size_t n)
+/* A claimed batch through the robots.txt gate to transfers; the items are
+ * cleared (the array is the caller's). */
+static void engine_admit(worker_t *w, frontier_item_t *items, size_t n)
 {
     if (n)
         engine_note(w, robotsgate_prefetch(w->gate, items, n));
@@ -419,107 +475,218 @@ static void hand_back_waiting(worker_t *w)
     free(items);
 }
 
-void engine_drain(worker_t *w)
-{
-    int none = 0;
-    if (atomic_compare_exchange_strong(&w->e->stop, &none, 1))
-        fprintf(stderr, "\ncrawler: drained (crawler drain): finishing in-flight URLs, handing "
-                        "back the rest\n");
-}
-
 static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
 {
     int stop = atomic_load(&w->e->stop);
     if (w->err || stop >= 2)
         return 1;
-    if (w->down) /* nothing can finish before Redis is back */
+    if (down(w)) /* nothing can finish before Redis is back */
         return stop == 1 && clock_now_ms() >= stop_at;
     if (stop == 1)
         return engine_held(w) == 0 || clock_now_ms() >= stop_at;
-    return st == FRONTIER_DONE && !w->e->cfg->wait && engine_held(w) == 0 &&
-           finisher_queued(w->fin) == 0 && finisher_fd(w->fin) < 0 && engine_side_busy(w) == 0;
+    return st == FRONTIER_DONE && !claimer_busy(w->claimer) && !w->e->cfg->wait &&
+           engine_held(w) == 0 && finisher_queued(w->fin) == 0 && !finisher_busy(w->fin) &&
+           sidecalls_busy(w->side) == 0;
 }
 
-static void on_reply(void *ud);
-
-/* Sleeps in the event loop (fetch_wait: epoll) until a socket is ready,
- * the next claim is due, or (URLs parked on another worker's robots.txt,
- * or held for a host's delay) the next look; never spins. */
-static void wait_for_work(worker_t *w)
+static claim_room_t room_of(const worker_t *w)
 {
-    /* room for a claim, none in flight (its reply wakes us: engine_claim_fd) */
-    int room = engine_held(w) < w->hold && !engine_claim_asked(w);
-    int fin_fd = finisher_fd(w->fin); /* a finish batch in flight: its reply wakes us too */
-    uint64_t t = clock_now_ms();
-    int ms;
-    if (w->down) { /* the next reconnect try, or a transfer, wakes us */
-        ms = w->next_try_ms > t ? (int)(w->next_try_ms - t) : 0;
-        fetch_wait(w->fetch, NULL, ms > 100 ? 100 : ms);
+    return (claim_room_t){.hold = w->hold,
+                          .held = fetch_active(w->fetch) + robotsgate_parked(w->gate),
+                          .active = fetch_in_flight(w->fetch),
+                          .slots = w->slots,
+                          .pages = w->pages};
+}
+
+/* What a heartbeat found: the crawl gone (the thread stops), the visited
+ * set full (the crawl stops as after a first SIGINT; engine_run returns
+ * CRAWL_EFULL), this worker to drain. */
+static void beat_found(worker_t *w, int rc, const frontier_beat_t *b)
+{
+    engine_note(w, rc);
+    if (rc < 0 || down(w) || w->err)
+        return;
+    if (lifeline_beat(&w->life, b) == LIFELINE_GONE) {
+        w->err = CRAWL_ENOTFOUND;
         return;
     }
-    if (finisher_queued(w->fin) && fin_fd < 0)
-        ms = 0; /* serve what is ready, then flush them */
-    else if (fetch_active(w->fetch))
-        ms = room ? 5 : 100;
-    else
-        ms = !room ? 100 : w->claim_after_ms > t ? (int)(w->claim_after_ms - t) : 0;
-    if (ms > 250)
-        ms = 250;
-    if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
-        ms = ROBOTSGATE_POLL_MS;
-    int fds[3] = {fin_fd, engine_claim_fd(w), engine_side_fd(w)}; /* replies awaited wake us */
-    netloop_watch_t watch = {.fds = fds, .nfds = 3, .ready = on_reply, .ud = w};
-    fetch_wait(w->fetch, &watch, ms);
+    int zero = 0;
+    if (lifeline_fill(&w->life, w->fr, b->bloom_added, &w->e->full))
+        atomic_compare_exchange_strong(&w->e->stop, &zero, 1);
+    if (b->control == FRONTIER_DRAIN)
+        engine_drain(w);
 }
 
-/* What needs Redis in one loop turn (skipped while it is unreachable). */
-static void talk_to_redis(worker_t *w, uint64_t now, int stop)
+/* The claimer's turn: what it got acted on; once more after URLs were
+ * admitted (the next claim sized by the room they left). */
+static void claim_turn(worker_t *w, uint64_t now, int claim)
 {
-    engine_side_turn(w, now); /* stores, retries, the seed-host refresh */
-    if (!w->down && !w->err)  /* a claim in flight is taken even when stopping */
-        w->st = engine_claim(w, now, w->st, !stop);
-    if (!w->down)
-        engine_note(w, robotsgate_poll(w->gate));
+    for (int again = 1; again;) {
+        claim_room_t room = room_of(w);
+        claim_got_t got;
+        claimer_turn(w->claimer, now, &room, !down(w) && !w->err, claim, &got);
+        again = got.items != NULL && !got.rc;
+        if (got.beat)
+            beat_found(w, got.beat_rc, &got.b);
+        if (got.items) {
+            engine_admit(w, got.items, got.n); /* their origins are known now: no Redis call */
+            free(got.items);
+        }
+        if (got.claimed) {
+            w->st = got.state;
+            if (got.state == FRONTIER_DRAIN) /* `crawler drain`: finish what runs, hand back */
+                engine_drain(w);
+            note_paused(w, got.state == FRONTIER_PAUSED);
+        }
+        engine_note(w, got.rc);
+    }
+}
+
+/* The side calls' turn; the URLs a robots.txt poll settled go on at once. */
+static void side_turn(worker_t *w, uint64_t now)
+{
+    engine_note(w, sidecalls_turn(w->side, now, !down(w) && !w->err));
+    drain_gate(w);
 }
 
 /* The finisher's turn: the batch in flight answered, the next one sent. */
 static void finish_turn(worker_t *w)
 {
     size_t n;
-    if (w->down || w->err == CRAWL_EWRITE)
+    if (down(w) || w->err == CRAWL_EWRITE)
         return;
     /* one finish batch in flight at a time; pages finished meanwhile
      * wait for the next one (bigger batches while Redis is busy) */
     int rc = finisher_complete(w->fin, 0, &n);
     finished(w, rc, n);
-    if (!w->down && finisher_fd(w->fin) < 0) {
+    if (!down(w) && !finisher_busy(w->fin)) {
         rc = finisher_flush(w->fin, 0, &n);
         finished(w, rc, n);
     }
 }
 
-/* The side calls' turn (engine_side.c); the URLs a robots.txt poll
- * settled go on at once. */
-static void side_turn(worker_t *w, uint64_t now)
+/* What Redis answered taken in: the link polled (a loss noted), then the
+ * parts' answers. */
+static void redis_turn(worker_t *w, uint64_t now, int stop)
 {
-    engine_side_turn(w, now);
-    drain_gate(w);
+    if (!down(w) && rconn_link_poll(w->link) < 0)
+        engine_note(w, CRAWL_EREDIS);
+    finish_turn(w);
+    side_turn(w, now);
+    if (!w->err) /* a claim in flight is taken even when stopping */
+        claim_turn(w, now, !stop);
+    if (!down(w))
+        engine_note(w, robotsgate_poll(w->gate));
+}
+
+typedef struct held_set {
+    frontier_item_t *v;
+    size_t n, cap;
+    int oom;
+} held_set_t;
+
+static void hold(const frontier_item_t *it, void *ud)
+{
+    held_set_t *h = ud;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 256;
+        frontier_item_t *v = realloc(h->v, cap * sizeof *v);
+        if (!v) {
+            h->oom = 1;
+            return;
+        }
+        h->v = v;
+        h->cap = cap;
+    }
+    h->v[h->n++] = (frontier_item_t){.lease = it->lease, .shard = it->shard}; /* borrowed */
+}
+
+/* While down, when a try is due: the lifeline's try, with the leases every
+ * part still holds (the reconcile leaves them alone). */
+static void reconnect(worker_t *w, uint64_t now)
+{
+    if (now < lifeline_next_try(&w->life))
+        return;
+    held_set_t h = {0};
+    fetch_each_item(w->fetch, hold, &h);
+    robotsgate_each_item(w->gate, hold, &h);
+    finisher_each_item(w->fin, hold, &h);
+    claimer_each_item(w->claimer, hold, &h);
+    claim_room_t room = room_of(w);
+    frontier_worker_stats_t ws = claimer_record(w->claimer, now, &room);
+    /* out of memory: no reconcile (the leases not held expire instead) */
+    lifeline_state_t st = h.oom ? lifeline_try(&w->life, w->link, w->fr, &ws, NULL, 0, now)
+                                : lifeline_try(&w->life, w->link, w->fr, &ws, h.v, h.n, now);
+    free(h.v);
+    if (st == LIFELINE_GONE)
+        w->err = CRAWL_ENOTFOUND;
+    else if (st == LIFELINE_GAVE_UP)
+        w->err = CRAWL_EREDIS;
+    else if (st == LIFELINE_UP)
+        claimer_poke(w->claimer);
+}
+
+static void on_reply(void *ud);
+
+/* Sleeps in the event loop (fetch_wait: epoll) until a socket is ready
+ * (curl's, or the link's with a call awaiting its answer), the next claim
+ * is due, or (URLs parked on another worker's robots.txt, or held for a
+ * host's delay) the next look; never spins. */
+static void wait_for_work(worker_t *w)
+{
+    /* room for a claim, none in flight (its reply wakes us through the link) */
+    int room = engine_held(w) < w->hold && !claimer_busy(w->claimer);
+    uint64_t t = clock_now_ms(), due = claimer_due(w->claimer);
+    int ms;
+    if (down(w)) { /* the next reconnect try, or a transfer, wakes us */
+        uint64_t next = lifeline_next_try(&w->life);
+        ms = next > t ? (int)(next - t) : 0;
+        fetch_wait(w->fetch, NULL, ms > 100 ? 100 : ms);
+        return;
+    }
+    if (finisher_queued(w->fin) && !finisher_busy(w->fin))
+        ms = 0; /* serve what is ready, then flush them */
+    else if (fetch_active(w->fetch))
+        ms = room ? 5 : 100;
+    else
+        ms = !room ? 100 : due > t ? (int)(due - t) : 0;
+    if (ms > 250)
+        ms = 250;
+    if (robotsgate_polling(w->gate) && ms > ROBOTSGATE_POLL_MS)
+        ms = ROBOTSGATE_POLL_MS;
+    int fds[ENGINE_LINK_FDS]; /* replies awaited wake us */
+    size_t nfds = rconn_link_fds(w->link, fds, ENGINE_LINK_FDS);
+    netloop_watch_t watch = {.fds = fds, .nfds = (int)nfds, .ready = on_reply, .ud = w};
+    fetch_wait(w->fetch, &watch, ms);
 }
 
 /* A reply the loop's wait found (netloop_watch_t.ready), taken before the
  * transfers of that wake-up are served: the finish batch's (its per-host
- * slots free again), then the claim's or its robots.txt look's (its URLs
- * started), so a reply never waits for a turn's worth of pages. */
+ * slots free again), the side calls', then the claim's or its robots.txt
+ * look's (its URLs started), so a reply never waits for a turn's worth of
+ * pages. */
 static void on_reply(void *ud)
 {
     worker_t *w = ud;
-    if (w->down || w->err)
+    if (down(w) || w->err)
         return;
-    finish_turn(w);
-    uint64_t now = clock_now_ms();
-    side_turn(w, now);
-    if (!w->down && !w->err)
-        w->st = engine_claim(w, now, w->st, !atomic_load(&w->e->stop));
+    redis_turn(w, clock_now_ms(), atomic_load(&w->e->stop));
+}
+
+/* The crawl looks over: one heartbeat, waited for, says whether its state
+ * is gone from Redis (not over then) or its visited set is full (a crawl
+ * that filled it in its last seconds still exits with CRAWL_EFULL). */
+static void final_check(worker_t *w)
+{
+    claim_room_t room = room_of(w);
+    frontier_worker_stats_t ws = claimer_record(w->claimer, clock_now_ms(), &room);
+    frontier_call_t *c = NULL;
+    frontier_beat_t b = {.crawl_exists = 1};
+    int rc = frontier_heartbeat_start(w->fr, &ws, &c);
+    if (rc == 0 && (rc = frontier_call_end(w->fr, c)) == 0)
+        rc = frontier_heartbeat_found(c, &b);
+    frontier_call_free(c);
+    beat_found(w, rc, &b);
 }
 
 /* The thread's end: what it finished goes out (unless an output failed or
@@ -529,14 +696,15 @@ static void wind_down(worker_t *w)
     size_t n = 0;
     if (w->err == CRAWL_ENOTFOUND)
         return; /* the crawl's state is gone: nothing to finish or hand back into */
-    if (!w->down && w->err != CRAWL_EWRITE) {
+    if (!down(w) && w->err != CRAWL_EWRITE) {
         int rc = finisher_flush(w->fin, 1, &n);
         finished(w, rc, n);
     }
-    engine_side_flush(w); /* the stores and retries made until now */
-    if (w->down)
+    if (!down(w))
+        engine_note(w, sidecalls_flush(w->side)); /* the stores and retries made until now */
+    if (down(w))
         return; /* nothing reaches Redis: the leases expire and the URLs come back */
-    size_t back = engine_claim_hand_back(w);
+    size_t back = claimer_hand_back(w->claimer);
     if (back)
         atomic_fetch_add(&w->e->released, back);
     release_all(w);
@@ -549,7 +717,7 @@ static void wind_down(worker_t *w)
                 w->idx);
     else if (w->err == CRAWL_EREDIS)
         fprintf(stderr, "crawler: worker %d stopped: lost its Redis connection (%s)\n", w->idx,
-                w->rc && w->rc->err ? w->rc->errstr : "error");
+                *rconn_link_error(w->link) ? rconn_link_error(w->link) : "error");
     else if (w->err) /* e.g. a key of the wrong type: the script's text names it */
         fprintf(stderr, "crawler: worker %d stopped: %s%s%s\n", w->idx, crawl_strerror(w->err),
                 *frontier_last_error(w->fr) ? ": " : "", frontier_last_error(w->fr));
@@ -565,29 +733,29 @@ static void run(worker_t *w)
         int stop = atomic_load(&w->e->stop);
         if (stop && stop_at == UINT64_MAX)
             stop_at = now + c->grace_ms;
-        if (stop && !w->down && fetch_waiting(w->fetch))
+        if (stop && !down(w) && fetch_waiting(w->fetch))
             hand_back_waiting(w);
-        if (w->down)
-            engine_reconnect(w, now);
-        if (!w->down)
-            talk_to_redis(w, now, stop);
+        if (w->life.state == LIFELINE_DOWN)
+            reconnect(w, now);
+        redis_turn(w, now, stop);
         drain_gate(w);
-        if (should_exit(w, w->st, stop_at))
+        frontier_state_t st = claimer_busy(w->claimer) && w->st == FRONTIER_DONE ? FRONTIER_WAIT
+                                                                                  : w->st;
+        if (should_exit(w, st, stop_at))
             break;
         fetch_perform(w->fetch);
         handle_completions(w);
         finish_turn(w);
-        side_turn(w, clock_now_ms()); /* the stores and retries just made go out */
+        side_turn(w, clock_now_ms()); /* the stores and retries just made taken in */
         metrics_gauges(fetch_in_flight(w->fetch),
-                       robotsgate_parked(w->gate) + w->claim_n + fetch_waiting(w->fetch));
+                       robotsgate_parked(w->gate) + claimer_held(w->claimer) +
+                           fetch_waiting(w->fetch));
         wait_for_work(w);
     }
-    if (w->down && !w->err) /* stopped by a signal while Redis was away */
+    if (down(w) && !w->err) /* stopped by a signal while Redis was away */
         w->err = CRAWL_EREDIS;
-    if (w->st == FRONTIER_DONE && !w->err && !w->down) /* over, or its state gone? */
-        engine_check_crawl(w);
-    if (w->st == FRONTIER_DONE && !w->err && !w->down) /* over, but past the capacity? */
-        engine_check_full(w);
+    if (w->st == FRONTIER_DONE && !w->err && !down(w)) /* over, or its state gone or full? */
+        final_check(w);
     wind_down(w);
 }
 
@@ -598,8 +766,8 @@ static void *worker_main(void *arg)
     int rc = worker_open(w);
     if (rc == 0)
         run(w);
-    else
-        engine_note(w, rc);
+    else if (!w->err)
+        w->err = rc;
     worker_close(w);
     metrics_thread_end();
     atomic_fetch_sub(&w->e->running, 1);
@@ -739,11 +907,13 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
     e.share = curl_share_init();
     e.workers = calloc(cfg->threads, sizeof *e.workers);
     e.fin_common = finisher_common_new(out, warc);
+    e.seen_cache = bloom_shared_cache_new(0);
     e.wake = frontier_wake_new();
-    if (!e.share || !e.workers || !e.fin_common || !e.wake) {
+    if (!e.share || !e.workers || !e.fin_common || !e.seen_cache || !e.wake) {
         free(e.workers);
         curl_share_cleanup(e.share);
         finisher_common_free(e.fin_common);
+        bloom_shared_cache_free(e.seen_cache);
         frontier_wake_free(e.wake);
         return CRAWL_ENOMEM;
     }
@@ -795,6 +965,7 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         pthread_mutex_destroy(&e.share_locks[i]);
     free(e.workers);
     finisher_common_free(e.fin_common);
+    bloom_shared_cache_free(e.seen_cache);
     frontier_wake_free(e.wake);
     return err;
 }

@@ -1,41 +1,33 @@
 /*
  * finisher.c -- a worker thread's finished pages (finisher.h).
  *
- * DESIGN: a finisher_t owns a second redisContext with its own frontier_t
- * (whose Bloom handle uses the shared local cache of finisher_common_t), under
- * the claiming handle's worker id, so that it finishes that handle's
- * leases.  It keeps two batches of entries: `queued`, the pages added since
- * the last send, and `fin`, the batch in flight -- sent with one pipelined
- * frontier_finish_start, its replies read by frontier_finish_end once they
- * have arrived (its socket is polled with the transfers).  One batch is in
- * flight at a time: pages finished meanwhile make the next one, so batches
- * grow while Redis is busy.  Retries wait in `retries` for the next flush.
+ * DESIGN: a finisher_t uses the thread's frontier handle (its link).  It
+ * keeps two batches of entries: `queued`, the pages added since the last
+ * send, and `fin`, the batch in flight -- one frontier_finish_start call,
+ * its answer taken once frontier_call_ready says it is all there (the
+ * thread's loop polls the link).  One batch is in flight at a time: pages
+ * finished meanwhile make the next one, so batches grow while Redis is
+ * busy.  Retries wait in `retries` for the next flush.
  * Output before acknowledgement: a flush first writes the JSON lines of the
  * queued pages and dead letters and flushes the writer (one write(2) for
  * them all), and sends nothing if that failed; a WARC exchange is written
- * (write(2), unbuffered) as soon as its page is added.  Retries go through
- * the claiming handle (retry_fr), synchronously: the finishing connection
- * may have a batch in flight -- or, deferred (finisher_defer_retries: the
- * engine's), handed out as calls built on retry_fr (finisher_next_retry),
- * which the caller sends on a connection of its own without waiting and
- * whose outcomes it reports in order (finisher_retried); until then they
- * stay in `retries` (its first nsent), counted as held.  A call that fails
- * for a transient cause (crawl_transient: Redis lost, or at its maxmemory)
- * leaves its pages (batch) or retries where they were, recorded, for the
- * send after finisher_reconnect (a deferred retry: its caller sends it
- * again).
+ * (write(2), unbuffered) as soon as its page is added.  Retries are one
+ * call each, waited for -- or, deferred (finisher_defer_retries: the
+ * engine's), handed out as calls already sent (finisher_next_retry), whose
+ * outcomes the caller reports in order (finisher_retried); until then they
+ * stay in `retries` (its first nsent), counted as held.  A lost link: a
+ * finish (and a retry) may run twice, so the link keeps it and sends it
+ * again after the reconnect; its pages stay in `fin` meanwhile (held: the
+ * reconcile leaves their leases alone) and are counted once it answers.
  * Redis keys: those of frontier_finish, frontier_retry and frontier_release
  * (the crawl's leases, queues, Bloom filter, counters: see frontier.h),
  * nothing directly.
- * Invariants: fin_pending != NULL iff a batch is in flight, and then nfin
- * > 0 and fin_pages[i] points into fin[i] for i < nfin; no other command is
- * sent on the finishing connection while a batch is in flight; every entry
- * of `fin` is recorded; an entry's record is written at most once.
+ * Invariants: fin_call != NULL iff a batch is in flight, and then fin.n > 0
+ * and fin_pages[i] points into fin.v[i]; every entry of `fin` is recorded;
+ * an entry's record is written at most once.
  */
 #include "finisher.h"
 
-#include <hiredis/hiredis.h>
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +41,6 @@
 struct finisher_common {
     struct out *out;
     struct warc *warc;
-    bloom_cache_t *seen_cache;          /* shared by every finishing handle */
     atomic_int out_failed, warc_failed; /* first write error reported once */
 };
 
@@ -68,12 +59,7 @@ typedef struct entries {
 struct finisher {
     finisher_common_t *c;
     const crawl_config_t *cfg;
-    frontier_config_t fc; /* the finishing handle's settings (worker id copied) */
-    char *worker_id;
-    const rconn_t *redis;
-    frontier_t *retry_fr; /* borrowed: the claiming handle */
-    redisContext *rc;
-    frontier_t *fr;
+    frontier_t *fr; /* borrowed: the thread's */
     entries_t queued;           /* added, not yet sent */
     entries_t fin;              /* the batch in flight (or being completed) */
     entries_t retries;          /* retries and dead letters: [0, nsent) sent (deferred),
@@ -82,7 +68,7 @@ struct finisher {
     int defer;                  /* retries handed out as calls (finisher_next_retry) */
     frontier_done_t *fin_pages; /* fin as frontier_finish_start wants it */
     size_t fin_pages_cap;
-    frontier_pending_t *fin_pending;
+    frontier_call_t *fin_call;
     int failed; /* CRAWL_EWRITE once the WARC file failed: nothing is sent */
 };
 
@@ -116,18 +102,11 @@ finisher_common_t *finisher_common_new(struct out *out, struct warc *warc)
         return NULL;
     c->out = out;
     c->warc = warc;
-    if (!(c->seen_cache = bloom_shared_cache_new(0))) {
-        free(c);
-        return NULL;
-    }
     return c;
 }
 
 void finisher_common_free(finisher_common_t *c)
 {
-    if (!c)
-        return;
-    bloom_shared_cache_free(c->seen_cache);
     free(c);
 }
 
@@ -136,34 +115,11 @@ int finisher_common_records(const finisher_common_t *c)
     return c->warc != NULL;
 }
 
-finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const rconn_t *redis,
-                         const frontier_config_t *fc, frontier_t *retry_fr, char *err,
-                         size_t errlen)
+finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, frontier_t *fr)
 {
     finisher_t *f = calloc(1, sizeof *f);
-    if (!f) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    f->c = c;
-    f->cfg = cfg;
-    f->redis = redis;
-    f->retry_fr = retry_fr;
-    /* the frontier joins the crawl's filter, with the local cache all
-     * workers share (what one learnt answers for all) */
-    f->fc = *fc;
-    f->fc.bloom_shared_cache = c->seen_cache;
-    if (!(f->worker_id = strdup(fc->worker_id ? fc->worker_id : ""))) {
-        snprintf(err, errlen, "out of memory");
-        finisher_free(f);
-        return NULL;
-    }
-    f->fc.worker_id = fc->worker_id ? f->worker_id : NULL;
-    if (!(f->rc = rconn_connect(redis, err, errlen)) ||
-        !(f->fr = frontier_open(f->rc, &f->fc, NULL, err, errlen))) {
-        finisher_free(f);
-        return NULL;
-    }
+    if (f)
+        *f = (finisher_t){.c = c, .cfg = cfg, .fr = fr};
     return f;
 }
 
@@ -268,7 +224,7 @@ static int send_retries(finisher_t *f)
     for (; i < f->retries.n; i++) {
         const page_t *p = &f->retries.v[i].p;
         frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
-        rc = frontier_retry(f->retry_fr, &p->item, &o, f->retries.v[i].retry_after_ms);
+        rc = frontier_retry(f->fr, &p->item, &o, f->retries.v[i].retry_after_ms);
         if (crawl_transient(rc)) /* kept for the next try */
             break;
         page_clear(&f->retries.v[i].p);
@@ -298,8 +254,7 @@ static void count_links(const entries_t *es)
     metrics_links(nnew, found > nnew ? found - nnew : 0, over);
 }
 
-/* The batch in flight has answered (rc: what frontier_finish_end or _start
- * returned).  A lost connection puts its pages back in front of the queued
+/* The batch in flight has answered (rc: its call's outcome, or _start's).  A lost connection puts its pages back in front of the queued
  * ones (recorded: they are sent again after a reconnect); otherwise they are
  * freed.  Returns the error, if any. */
 static int batch_finished(finisher_t *f, int rc, size_t *pages)
@@ -332,14 +287,16 @@ static int batch_finished(finisher_t *f, int rc, size_t *pages)
 int finisher_complete(finisher_t *f, int block, size_t *pages)
 {
     *pages = 0;
-    if (!f->fin_pending)
+    if (!f->fin_call)
         return 0;
-    if (!block && frontier_finish_ready(f->fr, f->fin_pending) == 0)
-        return 0; /* not there yet (a failure: _end says it) */
-    int rc = frontier_finish_end(f->fr, f->fin_pending);
-    f->fin_pending = NULL;
-    if (!crawl_transient(rc))
-        metrics_redis_answered(METRICS_CALL_FINISH);
+    if (!block && !frontier_call_ready(f->fr, f->fin_call))
+        return 0; /* not there yet */
+    int rc = frontier_call_end(f->fr, f->fin_call);
+    if (frontier_call_result(f->fin_call) == CRAWL_EINVAL)
+        return rc; /* kept on the link, which is down: it answers after the reconnect */
+    frontier_call_free(f->fin_call);
+    f->fin_call = NULL;
+    metrics_redis_answered(METRICS_CALL_FINISH);
     return batch_finished(f, rc, pages);
 }
 
@@ -391,7 +348,7 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages)
         return first;
     if ((rc = swap_batches(f)) < 0)
         return first < 0 ? first : rc;
-    rc = frontier_finish_start(f->fr, f->fin_pages, f->fin.n, &f->fin_pending);
+    rc = frontier_finish_start(f->fr, f->fin_pages, f->fin.n, &f->fin_call);
     if (rc == 0)
         metrics_redis_sent(METRICS_CALL_FINISH);
     if (rc < 0)
@@ -415,7 +372,7 @@ int finisher_next_retry(finisher_t *f, frontier_call_t **call)
     const page_t *p = &f->retries.v[f->nsent].p;
     frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
     int rc =
-        frontier_retry_call(f->retry_fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
+        frontier_retry_start(f->fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
     if (rc < 0)
         return rc; /* kept: handed out by a later call */
     f->nsent++;
@@ -434,30 +391,6 @@ int finisher_retried(finisher_t *f, int rc)
     return rc == CRAWL_ELEASE ? 0 : rc;
 }
 
-int finisher_reconnect(finisher_t *f, frontier_t *retry_fr, char *err, size_t errlen)
-{
-    size_t n = 0;
-    if (f->fin_pending) { /* its replies cannot come: the pages go back in the queue */
-        frontier_finish_end(f->fr, f->fin_pending);
-        f->fin_pending = NULL;
-        batch_finished(f, CRAWL_EREDIS, &n);
-    }
-    redisContext *rc = rconn_connect(f->redis, err, errlen);
-    frontier_t *fr = rc ? frontier_open(rc, &f->fc, NULL, err, errlen) : NULL;
-    if (!fr) {
-        if (rc)
-            redisFree(rc);
-        return CRAWL_EREDIS;
-    }
-    frontier_close(f->fr);
-    if (f->rc)
-        redisFree(f->rc);
-    f->rc = rc;
-    f->fr = fr;
-    f->retry_fr = retry_fr;
-    return 0;
-}
-
 /* Hands es's pages back (one round trip) and drops them. */
 static int release_entries(finisher_t *f, entries_t *es, size_t *n)
 {
@@ -470,7 +403,7 @@ static int release_entries(finisher_t *f, entries_t *es, size_t *n)
     else {
         for (size_t i = 0; i < es->n; i++)
             items[i] = es->v[i].p.item;
-        rc = frontier_release(f->retry_fr, items, es->n);
+        rc = frontier_release(f->fr, items, es->n);
         if (rc == 0 || rc == CRAWL_ELEASE)
             *n += es->n;
         free(items);
@@ -483,7 +416,7 @@ int finisher_release(finisher_t *f, size_t *n)
 {
     size_t ignored;
     *n = 0;
-    if (f->fin_pending) /* already sent: let Redis answer it */
+    if (f->fin_call) /* already sent: let Redis answer it */
         finisher_complete(f, 1, &ignored);
     int rc = release_entries(f, &f->fin, n);
     int r2 = release_entries(f, &f->queued, n);
@@ -502,8 +435,7 @@ void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *,
 
 const char *finisher_last_error(const finisher_t *f)
 {
-    const char *e = frontier_last_error(f->fr);
-    return e && *e ? e : frontier_last_error(f->retry_fr);
+    return frontier_last_error(f->fr);
 }
 
 size_t finisher_queued(const finisher_t *f)
@@ -511,9 +443,9 @@ size_t finisher_queued(const finisher_t *f)
     return f->queued.n + f->retries.n - f->nsent;
 }
 
-int finisher_fd(const finisher_t *f)
+int finisher_busy(const finisher_t *f)
 {
-    return f->fin_pending ? frontier_fd(f->fr) : -1;
+    return f->fin_call != NULL;
 }
 
 void finisher_free(finisher_t *f)
@@ -522,17 +454,14 @@ void finisher_free(finisher_t *f)
         return;
     size_t n;
     finisher_complete(f, 1, &n);
+    frontier_call_free(f->fin_call); /* (kept on a link that is down: dropped) */
     entries_cut(&f->fin, 0);
     entries_cut(&f->queued, 0);
     entries_cut(&f->retries, 0);
     f->nsent = f->nready = 0;
-    frontier_close(f->fr);
-    if (f->rc)
-        redisFree(f->rc);
     free(f->queued.v);
     free(f->fin.v);
     free(f->retries.v);
     free(f->fin_pages);
-    free(f->worker_id);
     free(f);
 }

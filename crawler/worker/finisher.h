@@ -1,9 +1,9 @@
 /*
  * finisher.h -- what happens to a worker thread's finished pages: their
- * output records (one JSON line per finished URL, output.c; one WARC
- * exchange per page read, warc.c), then batched frontier_finish calls on a
- * Redis connection of their own (pipelined, so the thread goes on fetching
- * while Redis runs them), and retries (frontier_retry).
+ * output records (one JSON line per finished URL, jsonl.c; one WARC
+ * exchange per page read, warc.c), then batched finish calls on the
+ * thread's frontier handle (sent without waiting, so the thread goes on
+ * fetching while Redis runs them), and retries (frontier_retry).
  *
  * Output before acknowledgement: a page's records are written and flushed
  * to the file (write(2); no fsync) before its finish or dead-letter call
@@ -12,21 +12,20 @@
  * times).  A failed write stops the sending: the pages stay leased (the
  * caller hands them back with finisher_release).
  *
- * Redis lost: a batch or retry whose call failed for a lost connection is
- * kept (its records are not written again) and sent after
- * finisher_reconnect; a batch that Redis had run already is then answered
- * as lost leases (CRAWL_ELEASE, benign), never acknowledged twice.
+ * Redis lost: a batch or retry in flight stays on the link (its records
+ * are not written again) and is sent again after the reconnect; one that
+ * Redis had run already finds its leases gone the second time (finish.lua,
+ * retry.lua): never acknowledged twice.
  *
  * A finisher_t belongs to one thread (not thread-safe).  The
  * finisher_common_t is shared by the finishers of all threads (thread-safe):
- * the borrowed output writers, the local Bloom cache all the finishing
- * handles share, and "report a write error once".
+ * the borrowed output writers and "report a write error once".
  *
  * Errors: 0 or a negative CRAWL_E* code.  CRAWL_ELEASE (a lease had
  * expired and been handed to another worker) is not an error and never
  * returned.  CRAWL_EWRITE: an output file failed (nothing was sent since).
- * CRAWL_EREDIS: the connection was lost; CRAWL_ENOROOM: Redis is at its
- * maxmemory; either way what was not answered is kept for the next try.
+ * CRAWL_EREDIS: the link is down; what was not answered is kept for the
+ * reconnect.
  */
 #ifndef CRAWLER_FINISHER_H
 #define CRAWLER_FINISHER_H
@@ -36,7 +35,6 @@
 #include "config.h"
 #include "frontier.h"
 #include "page.h"
-#include "rconn.h"
 
 struct out;
 struct warc;
@@ -52,15 +50,10 @@ void finisher_common_free(finisher_common_t *c);
 /* 1 if pages are recorded in a WARC file (their exchange is wanted). */
 int finisher_common_records(const finisher_common_t *c);
 
-/* Opens a finishing connection to redis and a frontier handle on it with
- * the settings of fc (copied), whose worker_id must be set: the claiming
- * handle's id, so that this handle finishes the leases that one took.
- * retry_fr (borrowed; the claiming handle, on the calling thread) carries
- * the retries, which cannot wait for a batch in flight.  cfg and c must
- * outlive the finisher.  NULL on failure, with a message in err. */
-finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, const rconn_t *redis,
-                         const frontier_config_t *fc, frontier_t *retry_fr, char *err,
-                         size_t errlen);
+/* A finisher on fr (borrowed: the thread's handle, under whose worker id
+ * its URLs were claimed).  cfg and c must outlive it.  NULL on out of
+ * memory. */
+finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, frontier_t *fr);
 /* Completes the batch in flight, if any (its pages not counted anywhere:
  * call finisher_flush(f, 1, ...) first), and frees the finisher; pages
  * still queued are dropped (their leases expire: call finisher_release
@@ -81,17 +74,17 @@ int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex);
  * CRAWL_ENOMEM: dropped (its lease expires). */
 int finisher_retry(finisher_t *f, page_t *p, uint32_t retry_after_ms, int *dead);
 
-/* Completes the batch in flight: if its reply has started to arrive, or
- * with block at once; reads the replies and writes the records.  *pages:
- * how many pages it finished (0 when no batch completed; a batch that
- * failed counts its pages too). */
+/* Completes the batch in flight: if it has answered, or with block waiting
+ * for it (CRAWL_EREDIS while the link is down: it stays in flight).
+ * *pages: how many pages it finished (0 when no batch completed; a batch
+ * that failed counts its pages too). */
 int finisher_complete(finisher_t *f, int block, size_t *pages);
 
 /* Completes the batch in flight (blocking); writes and flushes the records
  * of the pages and dead letters queued since; sends the queued retries
- * (through retry_fr, one call each), then the pages as the next batch
- * (frontier_finish_start); with wait, also completes that one.  *pages:
- * the pages of the batches completed. */
+ * (one call each, waited for, unless deferred), then the pages as the next
+ * batch (frontier_finish_start); with wait, also completes that one.
+ * *pages: the pages of the batches completed. */
 int finisher_flush(finisher_t *f, int wait, size_t *pages);
 
 /* From now on the retries are not sent by finisher_flush but handed out as
@@ -99,10 +92,10 @@ int finisher_flush(finisher_t *f, int wait, size_t *pages);
  * caller to send without waiting.  The retries handed out stay held
  * (finisher_queued, finisher_each_item) until finisher_retried. */
 void finisher_defer_retries(finisher_t *f);
-/* The next retry to send (after a finisher_flush): 1 and *call (built on
- * retry_fr; the caller's: it sends it, sends it again if its connection is
- * lost, and frees it), 0 when none is ready (or an output failed), or
- * CRAWL_ENOMEM (the retry stays, for a later call). */
+/* The next retry (after a finisher_flush), sent: 1 and *call (the
+ * caller's: it waits for its answer and frees it), 0 when none is ready
+ * (or an output failed), or CRAWL_ENOMEM (the retry stays, for a later
+ * call). */
 int finisher_next_retry(finisher_t *f, frontier_call_t **call);
 /* The outcome of the first retry handed out and not yet reported (the
  * calls' order): the retry is dropped; returns rc, CRAWL_ELEASE as 0.  A
@@ -110,30 +103,23 @@ int finisher_next_retry(finisher_t *f, frontier_call_t **call);
  * again. */
 int finisher_retried(finisher_t *f, int rc);
 
-/* After the Redis connection was lost: drops the batch in flight (kept for
- * the next send), opens a new finishing connection and handle (same worker
- * id) and takes retry_fr (borrowed) as the handle for retries.  On failure
- * (message in err) the finisher is as before, still without Redis. */
-int finisher_reconnect(finisher_t *f, frontier_t *retry_fr, char *err, size_t errlen);
-
 /* Hands every page and retry it holds back to the frontier, unfinished
- * (frontier_release through retry_fr; their records may be on file
- * already), and drops them.  *n: how many were handed back. */
+ * (frontier_release; their records may be on file already), and drops
+ * them.  *n: how many were handed back. */
 int finisher_release(finisher_t *f, size_t *n);
 
 /* Calls fn on the item of every page and retry the finisher holds (queued
  * or in flight): the leases this worker still needs. */
 void finisher_each_item(const finisher_t *f, void (*fn)(const frontier_item_t *, void *), void *ud);
 
-/* The text of the last script error of its handles (e.g. "KEY is a list,
+/* The text of the last script error of its handle (e.g. "KEY is a list,
  * expected a hash"), or "" (valid until the next call). */
 const char *finisher_last_error(const finisher_t *f);
 
 /* Pages and retries added and not yet sent (retries handed out by
  * finisher_next_retry count as sent). */
 size_t finisher_queued(const finisher_t *f);
-/* The finishing connection's socket while a batch is in flight (its reply
- * makes it readable), else -1. */
-int finisher_fd(const finisher_t *f);
+/* 1 while a batch is in flight. */
+int finisher_busy(const finisher_t *f);
 
 #endif

@@ -202,8 +202,8 @@ static char *value_of(const rentry_t *e, size_t *vlen)
     return val;
 }
 
-/* The store r as a call for the caller to send (robotsgate_next_store):
- * 0, or -1 (out of memory: nothing kept). */
+/* The store r, sent, as a call for the caller to take the answer of
+ * (robotsgate_next_store): 0, or -1 (out of memory: nothing sent). */
 static int defer_store(robotsgate_t *g, const frontier_robots_result_t *r)
 {
     if (g->nstores == g->stores_cap) { /* (emptied by robotsgate_next_store: it
@@ -216,7 +216,7 @@ static int defer_store(robotsgate_t *g, const frontier_robots_result_t *r)
         g->stores_cap = cap;
     }
     gate_store_t st = {.origin = strdup(r->origin)};
-    if (!st.origin || frontier_robots_store_call(g->fr, r, &st.c) < 0) {
+    if (!st.origin || frontier_robots_store_start(g->fr, r, &st.c) < 0) {
         free(st.origin);
         return -1;
     }
@@ -424,7 +424,7 @@ void robotsgate_free(robotsgate_t *g)
         frontier_item_clear(&g->ready[i].item);
     free(g->ready);
     for (size_t i = g->stores_head; i < g->nstores; i++) {
-        frontier_call_drop(g->stores[i].c);
+        frontier_call_free(g->stores[i].c);
         free(g->stores[i].origin);
     }
     free(g->stores);
@@ -704,9 +704,4 @@ void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_
             fn(&e->parked[j], ud);
     for (size_t i = g->ready_head; i < g->nready; i++)
         fn(&g->ready[i].item, ud);
-}
-
-void robotsgate_set_frontier(robotsgate_t *g, frontier_t *fr)
-{
-    g->fr = fr;
 }

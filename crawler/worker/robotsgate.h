@@ -84,17 +84,16 @@ void robotsgate_free(robotsgate_t *g);
  * trip each).  items are only read.  Errors as robotsgate_check's. */
 int robotsgate_prefetch(robotsgate_t *g, const frontier_item_t *items, size_t n);
 /* robotsgate_prefetch in halves, so that the thread serves its transfers
- * while Redis answers: _start sends the look on fr (borrowed: a handle
- * whose connection carries nothing else until _end or _drop, e.g. the
- * claims'; not the gate's own) and sets *out, or leaves *out NULL when no
- * origin is new to the thread (or memory is short: robotsgate_check looks
- * them up one by one).  Until the look ends, a URL of one of its origins
- * that reaches robotsgate_check is parked.  _ready: 1 once the replies are
- * all there, 0 not yet, CRAWL_EREDIS (never waits).  _end applies them
- * (waiting for what is missing) and frees the look; errors as
- * robotsgate_check's.  _drop frees a look unread (its connection is lost):
- * nothing is known of its origins, so they are fetched, as after a failed
- * look.  Accepts NULL. */
+ * while Redis answers: _start sends the look on fr (borrowed: the thread's
+ * handle) and sets *out, or leaves *out NULL when no origin is new to the
+ * thread (or memory is short: robotsgate_check looks them up one by one).
+ * Until the look ends, a URL of one of its origins that reaches
+ * robotsgate_check is parked.  _ready: 1 once it answered (or failed), 0
+ * not yet (never waits: the thread polls its link).  _end applies the
+ * answers (waiting for them) and frees the look; a look that failed (the
+ * link lost) leaves nothing known of its origins, so they are fetched;
+ * errors as robotsgate_check's.  _drop frees a look unread: as a failed
+ * one.  Accepts NULL. */
 typedef struct robotsgate_look robotsgate_look_t;
 int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_item_t *items,
                               size_t n, robotsgate_look_t **out);
@@ -162,12 +161,12 @@ void robotsgate_each_item(const robotsgate_t *g, void (*fn)(const frontier_item_
  * and before the URLs handed back after it reach their queue.  The rules
  * apply to this thread's URLs at once either way. */
 void robotsgate_defer_stores(robotsgate_t *g);
-/* The next store to send: 1 with *call and *origin (the caller's: it
- * sends the call, frees it with frontier_call_drop and origin with free(),
- * and reports the outcome with robotsgate_stored), or 0. */
+/* The next store, sent: 1 with *call and *origin (the caller's: it takes
+ * the call's answer, frees it with frontier_call_free and origin with
+ * free(), and reports the outcome with robotsgate_stored), or 0. */
 int robotsgate_next_store(robotsgate_t *g, frontier_call_t **call, char **origin);
-/* The outcome rc of origin's store (frontier_robots_store_end): a store
- * refused (nothing done) drops the fetch lock (one round trip).  Errors as
+/* The outcome rc of origin's store (its call's result): a store refused
+ * (nothing done) drops the fetch lock (one round trip).  Errors as
  * robotsgate_check's. */
 int robotsgate_stored(robotsgate_t *g, const char *origin, int rc);
 
@@ -177,18 +176,13 @@ int robotsgate_stored(robotsgate_t *g, const char *origin, int rc);
  * (robotsgate_prefetch_ready, _end), or with robotsgate_poll_drop. */
 void robotsgate_defer_polls(robotsgate_t *g);
 /* The poll of the origins other workers fetch, if one is due (every
- * ROBOTSGATE_POLL_MS while there are some), sent on fr (borrowed: its
- * connection carries nothing else until the poll ends): *out, or NULL when
- * none is due (or memory is short: next time).  Errors as robotsgate_check's
- * (nothing sent).  At most one at a time: the caller ends it before the
- * next. */
+ * ROBOTSGATE_POLL_MS while there are some), sent on fr (borrowed: the
+ * thread's handle): *out, or NULL when none is due (or memory is short:
+ * next time).  Errors as robotsgate_check's (nothing sent).  At most one at
+ * a time: the caller ends it before the next. */
 int robotsgate_poll_start(robotsgate_t *g, frontier_t *fr, robotsgate_look_t **out);
-/* Frees a poll unread (its connection is lost): its origins stay another
- * worker's, polled again.  Accepts NULL. */
+/* Frees a poll unread: its origins stay another worker's, polled again.
+ * Accepts NULL. */
 void robotsgate_poll_drop(robotsgate_look_t *lk);
-
-/* The frontier handle the gate uses from now on (borrowed), after the old
- * one's connection was lost and a new one opened. */
-void robotsgate_set_frontier(robotsgate_t *g, frontier_t *fr);
 
 #endif

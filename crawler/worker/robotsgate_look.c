@@ -22,7 +22,7 @@
  * and their looks l[], n of each, sent on fr. */
 struct robotsgate_look {
     frontier_t *fr;
-    frontier_robots_call_t *call;
+    frontier_call_t *call;
     size_t n;
     rentry_t **es;
     frontier_robots_look_t *l;
@@ -85,12 +85,13 @@ int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_it
 
 int robotsgate_prefetch_ready(robotsgate_look_t *lk)
 {
-    return frontier_robots_look_ready(lk->fr, lk->call);
+    return frontier_call_ready(lk->fr, lk->call);
 }
 
 int robotsgate_prefetch_end(robotsgate_t *g, robotsgate_look_t *lk)
 {
-    int err = frontier_robots_look_end(lk->fr, lk->call);
+    int err = frontier_call_end(lk->fr, lk->call); /* (failed: every origin HELD, its err) */
+    frontier_call_free(lk->call);
     return look_done(g, lk, err);
 }
 
@@ -98,7 +99,7 @@ void robotsgate_prefetch_drop(robotsgate_t *g, robotsgate_look_t *lk)
 {
     if (!lk)
         return;
-    frontier_robots_look_drop(lk->call);
+    frontier_call_free(lk->call);
     for (size_t i = 0; i < lk->n; i++) {
         free(lk->l[i].val);
         lk->l[i] = (frontier_robots_look_t){
@@ -156,6 +157,8 @@ void robotsgate_poll_drop(robotsgate_look_t *lk)
 {
     if (!lk)
         return;
-    frontier_robots_look_drop(lk->call); /* (no val kept: _end reads them) */
+    frontier_call_free(lk->call);
+    for (size_t i = 0; i < lk->n; i++) /* (an answer taken already: its values) */
+        free(lk->l[i].val);
     look_free(lk);
 }
