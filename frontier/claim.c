@@ -32,7 +32,6 @@ void frontier_item_clear(frontier_item_t *it)
     memset(it, 0, sizeof *it);
 }
 
-
 /* Fills one item from an entry (entry.c's layouts), the origin of the queue
  * it came from and its lease number: its URL is the entry's rebuilt under
  * that origin, its lease token "ORIGIN\tSEQ@WORKER" (fr_lease_split), the
@@ -134,7 +133,7 @@ static void build_claim(const frontier_t *f, unsigned s, size_t max, rconn_args_
 
 /* A claim in flight: one command a shard asked, its findings once read. */
 typedef struct claim_st {
-    size_t n;                    /* shards asked: the call's commands 0..n */
+    size_t n; /* shards asked: the call's commands 0..n */
     unsigned shard[FR_CLAIM_FANOUT];
     size_t max[FR_CLAIM_FANOUT]; /* URLs asked of each */
     size_t room;                 /* URLs asked in all */

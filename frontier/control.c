@@ -81,7 +81,7 @@ static uint64_t limit_max(int l)
 static int build_control(const char *prefix, const char *ready, const frontier_control_change_t *ch,
                          rconn_args_t *a)
 {
-    rconn_arg_u64(a, 1); /* numkeys (fr_raw_fcall puts FCALL and the name before) */
+    rconn_arg_u64(a, 1);     /* numkeys (fr_raw_fcall puts FCALL and the name before) */
     rconn_arg_dup(a, ready); /* copies: the caller builds one call a shard in one buffer */
     rconn_arg_dup(a, prefix);
     if (!ch)

@@ -61,8 +61,8 @@ static void page_outcomes(const frontier_done_t *p, size_t n, const fr_offer_t *
         size_t el = strlen(e);
         o += snprintf(o, 6 * 21 + 7, "%d %d %llu %zu %zu %d %zu ", resets_host(oc),
                       oc->status > 0 ? oc->status : 0, (unsigned long long)oc->bytes,
-                      o_[i].cached + (fseen ? fseen[i] : 0), o_[i].skipped,
-                      p[i].links_over_cap > 0, el);
+                      o_[i].cached + (fseen ? fseen[i] : 0), o_[i].skipped, p[i].links_over_cap > 0,
+                      el);
         memcpy(o, e, el);
         o += el;
         *o++ = '\n';
@@ -187,8 +187,8 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     fr_blocks_t bl = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = fr_offer_prepare(f, s, p[i].links, p[i].nlinks, 1,
-                              p[i].link_depth > f->cfg.max_depth, &bl, &o[i]);
+        rc = fr_offer_prepare(f, s, p[i].links, p[i].nlinks, 1, p[i].link_depth > f->cfg.max_depth,
+                              &bl, &o[i]);
     if (rc == 0)
         rc = fr_offer_keys(f, s, &bl, a);
     free(bl.v);
@@ -304,16 +304,16 @@ typedef struct finish_st {
     size_t *fseen;          /* [n] pages[i]: links of other shards counted as seen */
     fr_bucket_t *b;
     size_t nb, bcap;
-    size_t nof;         /* offers: c->cmd[0..nof) */
-    fr_offer_t *offers; /* [nof + n]: the offers' then the pages' */
-    size_t *ob, *oat;   /* offer k: bucket ob[k], from its link oat[k] */
-    size_t *at, nc;     /* group g: pages[at[g]..at[g+1]) */
+    size_t nof;           /* offers: c->cmd[0..nof) */
+    fr_offer_t *offers;   /* [nof + n]: the offers' then the pages' */
+    size_t *ob, *oat;     /* offer k: bucket ob[k], from its link oat[k] */
+    size_t *at, nc;       /* group g: pages[at[g]..at[g+1]) */
     rconn_call_t **group; /* [nc] the groups' calls, built; sent in c->cmd[nof..] */
-    int deferred;  /* the groups wait for the offers' answers (a Redis Cluster, or a
-                      quota crawl) */
-    int phase;     /* 0: the offers in flight (deferred), 1: the groups in flight */
-    fr_refused_t q; /* links the offers refused for want of allotment (quota.c) */
-    int err;        /* a failure while sending: the outcome, once what went out is read */
+    int deferred;         /* the groups wait for the offers' answers (a Redis Cluster, or a
+                             quota crawl) */
+    int phase;            /* 0: the offers in flight (deferred), 1: the groups in flight */
+    fr_refused_t q;       /* links the offers refused for want of allotment (quota.c) */
+    int err;              /* a failure while sending: the outcome, once what went out is read */
 } finish_st_t;
 
 void fr_finish_free(void *p)
@@ -347,8 +347,8 @@ void fr_finish_free(void *p)
 }
 
 /* Adds link (of caller page pg, depth/hops) to the bucket of its shard. */
-static int bucket_add(finish_st_t *s, unsigned shard, const frontier_done_t *pg,
-                      size_t page, const char *link)
+static int bucket_add(finish_st_t *s, unsigned shard, const frontier_done_t *pg, size_t page,
+                      const char *link)
 {
     size_t i = 0;
     while (i < s->nb && !(s->b[i].shard == shard && s->b[i].depth == pg->link_depth &&

@@ -219,7 +219,6 @@ typedef enum frontier_state {
 int frontier_claim(frontier_t *f, size_t max, frontier_item_t *items, size_t *n,
                    frontier_state_t *state, uint32_t *wait_ms);
 
-
 /* What became of one fetched URL. */
 typedef struct frontier_outcome {
     int status;        /* HTTP status, 0 if none */
@@ -262,7 +261,6 @@ typedef struct frontier_done {
  * or newline (normalized URLs never do) or without an origin is skipped
  * (counted in skipped_links). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
-
 
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
  * delayed set with exponential backoff and jitter, at least retry_after_ms
@@ -410,7 +408,6 @@ int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n);
  * 0).  On error *hosts is NULL and *n 0. */
 int frontier_seed_hosts(frontier_t *f, char ***hosts, size_t *n);
 
-
 /* Per-worker numbers for the heartbeat record. */
 typedef struct frontier_worker_stats {
     uint64_t pages;     /* finished by this worker */
@@ -510,13 +507,10 @@ int frontier_seed_hosts_found(frontier_call_t *c, char ***hosts, size_t *n);
 /* The handle's worker id (valid until frontier_close). */
 const char *frontier_worker_id(const frontier_t *f);
 
-
 /* Renews this worker's lease and heartbeat record, and returns the URLs of
  * workers whose lease expired to the frontier (*reclaimed, may be NULL).
  * Call every lease_ms/3 or more often. */
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
-
-
 
 #define FRONTIER_STATS_MAX_KINDS 16
 #define FRONTIER_MAX_KIND_LEN 32

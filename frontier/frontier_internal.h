@@ -384,8 +384,6 @@ void fr_refused_free(fr_refused_t *q);
  * Waits for its replies. */
 int fr_quota_offer_again(frontier_t *f, fr_refused_t *q, size_t *new);
 
-
-
 /* The queue entry's layout (entry.c's DESIGN): NUMS then REST. */
 typedef struct fr_entry {
     uint32_t depth, tries, hops;

@@ -175,7 +175,9 @@ static int check_keys(frontier_t *f, unsigned s, char *errbuf, size_t errlen)
     size_t n = 0;
     int rc = 0;
     for (int id = 0; rc == 0 && id < FR_K_COUNT + 2; id++) {
-        fr_key_id_t k = id < FR_K_COUNT ? (fr_key_id_t)id : id == FR_K_COUNT ? FR_K_LEASE : FR_K_WORKER;
+        fr_key_id_t k = id < FR_K_COUNT    ? (fr_key_id_t)id
+                        : id == FR_K_COUNT ? FR_K_LEASE
+                                           : FR_K_WORKER;
         if (id < FR_K_COUNT && (fr_key_is_family(k) || k == FR_K_SEEN))
             continue;
         if (!(c[n] = fr_cmd(f, s, RCONN_CALL_RESEND))) {
@@ -198,15 +200,16 @@ static int check_keys(frontier_t *f, unsigned s, char *errbuf, size_t errlen)
         if (r->type != REDIS_REPLY_STATUS) {
             rc = CRAWL_EREPLY;
         } else if (strcmp(r->str, "none") && strcmp(r->str, want[i])) {
-            snprintf(errbuf, errlen, "%.*s is a %s, expected a %s", (int)a->len[1], a->v[1],
-                     r->str, want[i]);
+            snprintf(errbuf, errlen, "%.*s is a %s, expected a %s", (int)a->len[1], a->v[1], r->str,
+                     want[i]);
             snprintf(f->last_error, sizeof f->last_error, "%s", errbuf);
             rc = CRAWL_EWRONGTYPE;
         }
     }
     if (rc == CRAWL_EREDIS || rc == CRAWL_EREPLY || rc == CRAWL_ENOMEM)
         snprintf(errbuf, errlen, "checking the crawl's keys: %s%s%s", crawl_strerror(rc),
-                 rc == CRAWL_EREDIS ? ": " : "", rc == CRAWL_EREDIS ? rconn_link_error(f->link) : "");
+                 rc == CRAWL_EREDIS ? ": " : "",
+                 rc == CRAWL_EREDIS ? rconn_link_error(f->link) : "");
     for (size_t i = 0; i < n; i++)
         rconn_call_free(c[i]);
     return rc;
@@ -529,8 +532,8 @@ frontier_t *frontier_open(rconn_link_t *link, const frontier_config_t *cfg, bloo
     if (identify(f, cfg, errbuf, errlen) < 0 || init_shard(f, 0) < 0)
         goto fail;
     if (!rconn_link_up(link)) {
-        snprintf(errbuf, errlen, "redis: %s", *rconn_link_error(link) ? rconn_link_error(link)
-                                                                     : "not connected");
+        snprintf(errbuf, errlen, "redis: %s",
+                 *rconn_link_error(link) ? rconn_link_error(link) : "not connected");
         goto fail;
     }
     /* shard 0's server and keys checked before anything is written (the
@@ -562,7 +565,9 @@ frontier_t *frontier_open(rconn_link_t *link, const frontier_config_t *cfg, bloo
     if (hrc < 0) {
         snprintf(errbuf, errlen, "registering the worker: %s%s%s", crawl_strerror(hrc),
                  *f->last_error || hrc == CRAWL_EREDIS ? ": " : "",
-                 *f->last_error ? f->last_error : hrc == CRAWL_EREDIS ? rconn_link_error(link) : "");
+                 *f->last_error        ? f->last_error
+                 : hrc == CRAWL_EREDIS ? rconn_link_error(link)
+                                       : "");
         goto fail;
     }
     return f;

@@ -104,7 +104,6 @@ int frontier_heartbeat_start(frontier_t *f, const frontier_worker_stats_t *ws,
     return 0;
 }
 
-
 /* The shards' answers summed into *out: the crawl exists if every shard's
  * filter does; a drain or pause of any shard's control copy is the
  * worker's. */

@@ -172,7 +172,8 @@ int frontier_robots_unlock(frontier_t *f, const char *origin)
     if (!f || !origin || !*origin)
         return CRAWL_EINVAL;
     rconn_call_t *c = key_cmd(f, "DEL", FR_K_ROBOTS_LOCK, origin, RCONN_CALL_RESEND);
-    return run_expect(f, key_shard(f, origin), c, "string", REDIS_REPLY_INTEGER, REDIS_REPLY_INTEGER);
+    return run_expect(f, key_shard(f, origin), c, "string", REDIS_REPLY_INTEGER,
+                      REDIS_REPLY_INTEGER);
 }
 
 int frontier_sitemaps_add(frontier_t *f, const char *const *urls, size_t n)
@@ -276,8 +277,7 @@ int fr_seed_hosts_step(frontier_t *f, frontier_call_t *c, int wait)
             snprintf(f->last_error, sizeof f->last_error, "%s", r->str ? r->str : "");
             const rconn_args_t *a = rconn_call_args(c->cmd[0]);
             if (wrong)
-                fr_wrong_type(f, 0, a->v[1], a->len[1], "set", f->last_error,
-                              sizeof f->last_error);
+                fr_wrong_type(f, 0, a->v[1], a->len[1], "set", f->last_error, sizeof f->last_error);
             rc = CRAWL_EREPLY;
         } else {
             seed_hosts_st_t *st = c->st;

@@ -149,7 +149,7 @@ int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t 
 }
 
 const char *fr_key_arg(rconn_args_t *a, const char *prefix, fr_key_id_t id, const char *member,
-                   size_t mlen)
+                       size_t mlen)
 {
     long n = key_len(prefix, id, member, mlen);
     if (n < 0) {

@@ -90,7 +90,7 @@ int fr_key_build(const char *prefix, fr_key_id_t id, const char *member, size_t 
  * call does) or a bad id/member combination (a->oom set too, so that the
  * command is never sent). */
 struct rconn_args;
-const char *fr_key_arg(struct rconn_args *a, const char *prefix, fr_key_id_t id,
-                       const char *member, size_t mlen);
+const char *fr_key_arg(struct rconn_args *a, const char *prefix, fr_key_id_t id, const char *member,
+                       size_t mlen);
 
 #endif

@@ -60,10 +60,14 @@ int frontier_call_result(const frontier_call_t *c)
 const char *frontier_call_kind(const frontier_call_t *c)
 {
     static const char *const names[] = {
-        [FR_CALL_CLAIM] = "claim",         [FR_CALL_HEARTBEAT] = "heartbeat",
-        [FR_CALL_FINISH] = "finish",       [FR_CALL_RETRY] = "retry",
-        [FR_CALL_RELEASE] = "release",     [FR_CALL_LOOK] = "robots.txt look",
-        [FR_CALL_STORE] = "robots.txt store", [FR_CALL_SEED_HOSTS] = "seed hosts",
+        [FR_CALL_CLAIM] = "claim",
+        [FR_CALL_HEARTBEAT] = "heartbeat",
+        [FR_CALL_FINISH] = "finish",
+        [FR_CALL_RETRY] = "retry",
+        [FR_CALL_RELEASE] = "release",
+        [FR_CALL_LOOK] = "robots.txt look",
+        [FR_CALL_STORE] = "robots.txt store",
+        [FR_CALL_SEED_HOSTS] = "seed hosts",
     };
     return c ? names[c->kind] : "";
 }

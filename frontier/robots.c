@@ -212,7 +212,7 @@ int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, siz
     }
     *st = (look_st_t){.o = looks, .n = n, .lock_ms = lock_ms};
     size_t per = f->nshards > 1 ? 1 : FR_ROBOTS_LOOK_MAX; /* each origin's keys in its shard */
-    rconn_link_cork(f->link); /* one round trip */
+    rconn_link_cork(f->link);                             /* one round trip */
     for (size_t at = 0; rc == 0 && at < n; at += per)
         rc = look_add(f, c, st, at, n - at < per ? n - at : per);
     rconn_link_uncork(f->link);

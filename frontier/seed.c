@@ -134,7 +134,8 @@ static int add_seed_hosts(frontier_t *f, const char *const *urls, size_t n)
         rconn_args_t h; /* nhosts, the hosts (fr_seed_hosts_args) */
         rconn_args_init(&h);
         fr_seed_hosts_args(urls + i, n - i < FR_SEED_CHUNK ? n - i : FR_SEED_CHUNK, &h);
-        rconn_call_t *cmd = h.n > 1 ? fr_cmd(f, 0, RCONN_CALL_RESEND) : NULL; /* SADD: twice is once */
+        rconn_call_t *cmd =
+            h.n > 1 ? fr_cmd(f, 0, RCONN_CALL_RESEND) : NULL; /* SADD: twice is once */
         rconn_args_t *a = cmd ? rconn_call_args(cmd) : NULL;
         if (a) {
             rconn_arg_cstr(a, "SADD");

@@ -122,7 +122,8 @@ static inline void side_check(redisContext *c, const frontier_t *f, uint32_t per
     snprintf(ph, sizeof ph, "%u", per_host);
     snprintf(dl, sizeof dl, "%u", f->cfg.delay_ms);
     snprintf(md, sizeof md, "%u", f->cfg.max_delay_ms);
-    const char *argv[] = {"FCALL", f->fn[FR_CHECK], "1", f->shard[0].ready_key, f->shard[0].prefix, ph, dl, md};
+    const char *argv[] = {
+        "FCALL", f->fn[FR_CHECK], "1", f->shard[0].ready_key, f->shard[0].prefix, ph, dl, md};
     redisReply *r = redisCommandArgv(c, 8, argv, NULL);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY, "the invariant checker failed: %s",
               r ? r->str : c->errstr);

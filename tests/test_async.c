@@ -542,7 +542,7 @@ Test(async, a_robots_poll_is_sent_by_the_caller_and_taken_without_waiting)
     cr_assert_eq(robotsgate_polling(gb), 1, "the origin is not polled any more");
     const char *o = robotsgate_next_fetch(ga);
     cr_assert(o && !strcmp(o, "http://a.test"));
-    cr_assert_eq(fetched_a(ga, RULES), 0); /* A stores the rules (not deferred) */
+    cr_assert_eq(fetched_a(ga, RULES), 0);    /* A stores the rules (not deferred) */
     usleep((ROBOTSGATE_POLL_MS + 10) * 1000); /* the next poll is due */
     pid_t pid = fx_redis_pid(e.r);
     cr_assert_eq(kill(pid, SIGSTOP), 0);

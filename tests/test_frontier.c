@@ -637,7 +637,8 @@ Test(frontier, reset_deletes_only_that_crawls_keys)
 /* The answers of the invariant checker (side_check's call) as one string. */
 static char *check_answers(env_t *e)
 {
-    const char *argv[] = {"FCALL", e->f->fn[FR_CHECK], "1", e->f->shard[0].ready_key, e->f->shard[0].prefix, "100"};
+    const char *argv[] = {
+        "FCALL", e->f->fn[FR_CHECK], "1", e->f->shard[0].ready_key, e->f->shard[0].prefix, "100"};
     redisReply *r = redisCommandArgv(e->c, 6, argv, NULL);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY, "check: %s", r ? r->str : e->c->errstr);
     size_t len = 1;

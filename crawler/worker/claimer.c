@@ -26,8 +26,8 @@
 
 #include "metrics.h"
 
-#define CLAIM_GAP_MS 5       /* a claim of a few free slots at most this often */
-#define IDLE_CLAIM_MIN_MS 50 /* a crawl over (--wait): first wait between claims ... */
+#define CLAIM_GAP_MS 5         /* a claim of a few free slots at most this often */
+#define IDLE_CLAIM_MIN_MS 50   /* a crawl over (--wait): first wait between claims ... */
 #define IDLE_CLAIM_MAX_MS 1000 /* ... doubled up to this */
 
 struct claimer {
@@ -79,8 +79,7 @@ frontier_worker_stats_t claimer_record(claimer_t *c, uint64_t now, const claim_r
     double secs = (double)(now - c->hb_pages_ms) / 1000.0;
     frontier_worker_stats_t ws = {
         .pages = room->pages,
-        .pages_per_s =
-            c->hb_pages_ms && secs > 0 ? (double)(room->pages - c->hb_pages) / secs : 0,
+        .pages_per_s = c->hb_pages_ms && secs > 0 ? (double)(room->pages - c->hb_pages) / secs : 0,
         .in_flight = (uint32_t)(room->held + claimer_held(c))};
     c->hb_pages = room->pages;
     c->hb_pages_ms = now;
@@ -121,8 +120,8 @@ static int send_claim(claimer_t *c, uint64_t now, const claim_room_t *room)
     if (left > c->cfg->claim_batch)
         left = c->cfg->claim_batch;
     if (left == 0 || now < c->claim_after_ms ||
-        (room->active * 2 >= room->slots && left * 4 < room->slots &&
-         left < c->cfg->claim_batch && now < c->last_claim_ms + CLAIM_GAP_MS))
+        (room->active * 2 >= room->slots && left * 4 < room->slots && left < c->cfg->claim_batch &&
+         now < c->last_claim_ms + CLAIM_GAP_MS))
         return 0;
     c->last_claim_ms = now;
     if (!(c->items = calloc(left, sizeof *c->items)))

@@ -739,17 +739,17 @@ static void run(worker_t *w)
             reconnect(w, now);
         redis_turn(w, now, stop);
         drain_gate(w);
-        frontier_state_t st = claimer_busy(w->claimer) && w->st == FRONTIER_DONE ? FRONTIER_WAIT
-                                                                                  : w->st;
+        frontier_state_t st =
+            claimer_busy(w->claimer) && w->st == FRONTIER_DONE ? FRONTIER_WAIT : w->st;
         if (should_exit(w, st, stop_at))
             break;
         fetch_perform(w->fetch);
         handle_completions(w);
         finish_turn(w);
         side_turn(w, clock_now_ms()); /* the stores and retries just made taken in */
-        metrics_gauges(fetch_in_flight(w->fetch),
-                       robotsgate_parked(w->gate) + claimer_held(w->claimer) +
-                           fetch_waiting(w->fetch));
+        metrics_gauges(fetch_in_flight(w->fetch), robotsgate_parked(w->gate) +
+                                                      claimer_held(w->claimer) +
+                                                      fetch_waiting(w->fetch));
         wait_for_work(w);
     }
     if (down(w) && !w->err) /* stopped by a signal while Redis was away */

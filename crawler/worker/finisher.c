@@ -59,7 +59,7 @@ typedef struct entries {
 struct finisher {
     finisher_common_t *c;
     const crawl_config_t *cfg;
-    frontier_t *fr; /* borrowed: the thread's */
+    frontier_t *fr;             /* borrowed: the thread's */
     entries_t queued;           /* added, not yet sent */
     entries_t fin;              /* the batch in flight (or being completed) */
     entries_t retries;          /* retries and dead letters: [0, nsent) sent (deferred),
@@ -254,9 +254,9 @@ static void count_links(const entries_t *es)
     metrics_links(nnew, found > nnew ? found - nnew : 0, over);
 }
 
-/* The batch in flight has answered (rc: its call's outcome, or _start's).  A lost connection puts its pages back in front of the queued
- * ones (recorded: they are sent again after a reconnect); otherwise they are
- * freed.  Returns the error, if any. */
+/* The batch in flight has answered (rc: its call's outcome, or _start's).  A lost connection puts
+ * its pages back in front of the queued ones (recorded: they are sent again after a reconnect);
+ * otherwise they are freed.  Returns the error, if any. */
 static int batch_finished(finisher_t *f, int rc, size_t *pages)
 {
     if (crawl_transient(rc) && f->fin.n) {
@@ -371,8 +371,7 @@ int finisher_next_retry(finisher_t *f, frontier_call_t **call)
         return 0;
     const page_t *p = &f->retries.v[f->nsent].p;
     frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
-    int rc =
-        frontier_retry_start(f->fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
+    int rc = frontier_retry_start(f->fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
     if (rc < 0)
         return rc; /* kept: handed out by a later call */
     f->nsent++;

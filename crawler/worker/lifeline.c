@@ -147,8 +147,7 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
                 l->idx, back);
     if (rc < 0) /* Redis answered with an error: the caller's note of it stops the thread */
         fprintf(stderr, "crawler: worker %d: after the reconnect: %s%s%s\n", l->idx,
-                crawl_strerror(rc), *frontier_last_error(fr) ? ": " : "",
-                frontier_last_error(fr));
+                crawl_strerror(rc), *frontier_last_error(fr) ? ": " : "", frontier_last_error(fr));
     return l->state;
 }
 

@@ -35,10 +35,10 @@ typedef enum lifeline_state {
 } lifeline_state_t;
 
 typedef struct lifeline {
-    int idx;                    /* the thread's number, for messages */
-    const crawl_config_t *cfg;  /* borrowed */
-    struct out *out;            /* borrowed, may be NULL: the event lines */
-    atomic_int *down_count;     /* borrowed: the process's threads without Redis */
+    int idx;                   /* the thread's number, for messages */
+    const crawl_config_t *cfg; /* borrowed */
+    struct out *out;           /* borrowed, may be NULL: the event lines */
+    atomic_int *down_count;    /* borrowed: the process's threads without Redis */
     lifeline_state_t state;
     uint64_t down_since_ms, next_try_ms;
     uint32_t backoff_ms; /* the wait before the next try, doubling */
