@@ -199,12 +199,13 @@ local function finish(KEYS, ARGV)
   if #ok > 0 then redis.call('HDEL', K.HFAIL, unpack(ok)) end
   local st, codes = offer_begin(), {}
   for pg = 1, np do
-    if ARGV[at[pg] + PG_SPAN] == '0' then -- no links
-    elseif held[pg] then
-      codes[#codes + 1] = offer_links(st, KEYS, ARGV, at[pg] + PG_ARGS, k, false, maxp, maxh,
-                                      quota)
-    else
-      codes[#codes + 1] = string.rep('x', section_links(ARGV, at[pg] + PG_ARGS, k))
+    if ARGV[at[pg] + PG_SPAN] ~= '0' then -- (no links: '0')
+      if held[pg] then
+        codes[#codes + 1] = offer_links(st, KEYS, ARGV, at[pg] + PG_ARGS, k, false, maxp, maxh,
+                                        quota)
+      else
+        codes[#codes + 1] = string.rep('x', section_links(ARGV, at[pg] + PG_ARGS, k))
+      end
     end
   end
   for x, f in ipairs(SUMS) do
