@@ -22,6 +22,23 @@ struct redisContext;
 const char *fx_error(void);
 void fx_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- a proxy that loses replies ----------------------------------------- */
+/* A TCP proxy on 127.0.0.1:<free port> in front of 127.0.0.1:target_port
+ * (a test's redis-server), copying bytes both ways until told otherwise. */
+typedef struct fx_proxy fx_proxy_t;
+fx_proxy_t *fx_proxy_start(int target_port);
+int fx_proxy_port(const fx_proxy_t *p);
+/* From now on what the server sends is dropped: the calls run, their
+ * replies never reach the clients ... */
+void fx_proxy_swallow(fx_proxy_t *p);
+/* ... (bytes dropped so far) ... */
+unsigned long long fx_proxy_swallowed(fx_proxy_t *p);
+/* ... until the cut: every client's connection closed (and its own to the
+ * server), swallowing off; new connections are copied again.  0, or -1
+ * (fx_error). */
+int fx_proxy_cut(fx_proxy_t *p);
+void fx_proxy_stop(fx_proxy_t *p);
+
 /* ---- redis-server ------------------------------------------------------- */
 typedef struct fx_redis fx_redis_t;
 /* Starts redis-server on 127.0.0.1:<free port>, no persistence, in a fresh
