@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# faults.sh -- the figures of the README's fault table for the Redis and
+# faults.sh -- the figures of docs/faults.md's table for the Redis and
 # worker faults, measured on real processes: a redis-server with append-only
 # persistence, a threaded Python HTTP server on 127.0.0.1 serving a generated
 # site (every page answers after DELAY_MS), and crawler processes.

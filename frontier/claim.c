@@ -214,7 +214,7 @@ int frontier_claim_start(frontier_t *f, size_t max, frontier_call_t **out)
     return 0;
 }
 
-/* Notes shard s's answer (SHARDING.md, "End of the crawl"): a done answer
+/* Notes shard s's answer (docs/sharding.md, "End of the crawl"): a done answer
  * rests the shard and starts or continues its run of done answers with one
  * enqueued counter; any other ends it. */
 static void note_answer(frontier_t *f, unsigned s, frontier_state_t st, uint32_t wait_ms,
@@ -255,7 +255,7 @@ static uint32_t rest_left(const frontier_t *f)
 
 /* 1 if the crawl is over in every shard: each answered done twice with
  * the same enqueued counter, and every second answer's call was sent after
- * every first answer was received (SHARDING.md says why that suffices). */
+ * every first answer was received (docs/sharding.md says why that suffices). */
 static int all_done(const frontier_t *f)
 {
     uint64_t last_first = 0, first_second = UINT64_MAX;

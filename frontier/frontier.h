@@ -6,7 +6,7 @@
  * die at any instruction without losing a URL.
  *
  * All keys live under the crawl's key prefix (keys.h spells it: the crawl
- * name inside a Redis Cluster hash tag); keys.def lists every key, the README
+ * name inside a Redis Cluster hash tag); keys.def lists every key, docs/keys.md
  * documents each.  Only frontier/ builds key names: other modules reach a
  * crawl's Redis state through the functions below.
  *
@@ -95,7 +95,7 @@ typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
     frontier_wake_t *wake;       /* a crawl of several shards: the process's (borrowed) */
-    unsigned shards;             /* the crawl's shards (frontier/SHARDING.md), fixed when it
+    unsigned shards;             /* the crawl's shards (docs/sharding.md), fixed when it
                                     is created: 0 joins the count the crawl has (1 for a new
                                     one); N asks for N (1..FRONTIER_MAX_SHARDS), an error
                                     naming both counts if the crawl has another */

@@ -9,7 +9,7 @@
  * where PREFIX is FR_PREFIX_OPEN NAME FR_PREFIX_CLOSE: the braces make NAME a
  * Redis Cluster hash tag, so all keys of a crawl live in one slot and a script
  * may touch any of them.  The suffixes, which keys are families, and their
- * types are listed once, in keys.def; the README's key table documents each.
+ * types are listed once, in keys.def; docs/keys.md documents each.
  *
  * Who uses this: frontier/'s own files (and the tests, to look at Redis).
  * Other modules never build a key name: they call the frontier's functions

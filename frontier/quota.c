@@ -1,11 +1,11 @@
 /*
  * quota.c -- a crawl-wide page limit (--max-pages) on a crawl of several
- * shards (frontier/SHARDING.md): no atomic step spans two shards, so shard
+ * shards (docs/sharding.md): no atomic step spans two shards, so shard
  * 0 hands each shard an allotment and each shard admits links while its
  * `enqueued` counter is below its allotment.
  *
  * DESIGN: a crawl of S > 1 shards created with a page limit says so in its
- * shard count ("Sq" in P shards: frontier.c, fixed with the count, so every
+ * shard count ("Sq" in P shards: handle.c, fixed with the count, so every
  * opener agrees); its handles then send every offering call's page limit as
  * "max_pages:allotment" (fr_page_limit; offer.lua: page_limit_arg,
  * allotment), the allotment being what this handle last saw shard 0 grant

@@ -4,7 +4,7 @@
  * stats` and `crawler reset` use it from anywhere.
  *
  * DESIGN: stats are one pipelined round trip of read-only commands over the
- * keys listed in frontier.c (TIME first, so "live" is judged by the server's
+ * keys docs/keys.md lists (TIME first, so "live" is judged by the server's
  * clock), the control hash (control.c) last; key names come from keys.h.
  * Reset walks SCAN MATCH over the crawl's key prefix followed by "*" (the
  * prefix's glob characters escaped) and UNLINKs each batch: every key of

@@ -420,7 +420,7 @@ Test(broad, a_stop_hands_back_the_urls_waiting_for_a_slot_unfetched, .timeout = 
     broad_stop(&b);
 }
 
-/* A crawl of 8 shards (frontier/SHARDING.md) on one Redis: 3 processes,
+/* A crawl of 8 shards (docs/sharding.md) on one Redis: 3 processes,
  * pages linking across hosts and so across shards.  Each page is fetched
  * once (the server's log), politeness holds as on one shard (a host never
  * spans two), the crawl ends in every process (the end found over all

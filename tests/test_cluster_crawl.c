@@ -144,7 +144,7 @@ static long long crawl_keys_on(env_t *e, int i)
 }
 
 /* Keys of the crawl on every node (all its shards: the crawler's default on
- * a cluster splits a crawl, README "Shards"). */
+ * a cluster splits a crawl, docs/sharding.md). */
 static long long all_crawl_keys(env_t *e)
 {
     char pat[128];

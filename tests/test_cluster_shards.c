@@ -1,5 +1,5 @@
 /*
- * test_cluster_shards.c -- a crawl of 16 shards (frontier/SHARDING.md) on
+ * test_cluster_shards.c -- a crawl of 16 shards (docs/sharding.md) on
  * a real local Redis Cluster (cluster_env.h), crawled by real crawler
  * processes pointed at different nodes, over a site of 24 loopback hosts
  * (hosts_site.h): a host's shard is its registered domain's, so the hosts

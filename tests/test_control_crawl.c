@@ -428,7 +428,7 @@ Test(control_crawl, on_a_redis_cluster_pause_and_limits_reach_the_crawls_slot, .
     int owner = fx_cluster_owner(cl, 0, slot);
     cr_assert_geq(owner, 0, "%s", fx_error());
     const char *url = fx_cluster_url(cl, (owner + 1) % 3);
-    /* one shard: a crawl-wide --max-pages holds on one only (frontier/SHARDING.md) */
+    /* one shard: a crawl-wide --max-pages holds on one only (docs/sharding.md) */
     char *seed[] = {CRAWLER_BIN, "seed",   e.seeds,    "--redis", (char *)url,
                     "--crawl",   CL_CRAWL, "--shards", "1",       NULL};
     cr_assert_eq(fx_run(seed, NULL, e.log, 30000), 0, "crawler seed failed on the cluster");

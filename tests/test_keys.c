@@ -24,7 +24,7 @@ Test(keys, prefix_spells_the_crawl_inside_a_hash_tag)
 {
     char p[FR_PREFIX_MAX];
     cr_assert_eq(fr_prefix("t", p, sizeof p), 0);
-    cr_expect_str_eq(p, "crawler:{t}:", "the README's prefix");
+    cr_expect_str_eq(p, "crawler:{t}:", "docs/keys.md's prefix");
     cr_assert_eq(fr_prefix(NULL, p, sizeof p), 0);
     cr_expect_str_eq(p, FR_PREFIX_OPEN FRONTIER_DEFAULT_CRAWL FR_PREFIX_CLOSE);
     cr_expect_str_eq(FRONTIER_KEY_PREFIX_HELP, "crawler:{NAME}:");

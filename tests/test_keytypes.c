@@ -1,6 +1,6 @@
 /*
  * test_keytypes.c -- a key of the wrong type under a crawl's prefix: every
- * key of keys.def (the README's key table) is turned into another type,
+ * key of keys.def (docs/keys.md) is turned into another type,
  * then each frontier operation that touches it runs.  Each must fail naming
  * the key and its type, change no key of the crawl (every key's DUMP before
  * and after), and work again once the key is put back.  Then the two cases

@@ -320,7 +320,7 @@ Test(module, a_module_crawl_sets_bits_with_crawler_bfadd_and_never_bitfield)
     fx_redis_stop(r);
 }
 
-/* README: module and BITFIELD processes can share one crawl.  Two handles
+/* docs/operating.md: module and BITFIELD processes can share one crawl.  Two handles
  * on one crawl, each with its own connection and Bloom cache, offer
  * overlapping URL sets: every URL is reported new exactly once. */
 Test(module, module_and_bitfield_handles_share_one_crawl)

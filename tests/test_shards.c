@@ -1,4 +1,4 @@
-/* A crawl split into shards (frontier/SHARDING.md) on one real
+/* A crawl split into shards (docs/sharding.md) on one real
  * redis-server: every URL claimed once while pages link across shards,
  * the end of the crawl found over every shard (never while a page is in
  * flight in one), stats summed, reset, the shard count fixed at creation;

@@ -143,7 +143,7 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
         fprintf(stderr, "crawler: Bloom bits set by %s\n",
                 frontier_bits_module(f) ? "the crawler module (CRAWLER.BFADD)"
                                         : "BITFIELD (redis-server --loadmodule crawler_redis.so "
-                                          "makes it faster: see README)");
+                                          "makes it faster: see docs/operating.md)");
     seeds_result_t res;
     if (seeds && ((rcode = seeds_check_room(seeds, rc, r, cfg->crawl, b, err, sizeof err)) < 0 ||
                   (rcode = seeds_add(seeds, f, cfg->force_seeds, &res, err, sizeof err)) < 0)) {

@@ -46,7 +46,7 @@ static const cli_opt_t SEED_OPTS[] = {
     {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
                     BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
     {CLI_OPT_U32(seed_opts_t, "shards", "N", shards, 1, FRONTIER_MAX_SHARDS, 0,
-                 "split a new crawl into N shards (README: Redis Cluster); the crawl keeps "
+                 "split a new crawl into N shards (docs/sharding.md); the crawl keeps "
                  "the count it was created with"),
      .dflt_doc = "the crawl's; a new one: 32 on a Redis Cluster, else 1"},
     {CLI_OPT_U64(seed_opts_t, "max-pages", "N", max_pages, 1, UINT64_MAX - 1, 0,

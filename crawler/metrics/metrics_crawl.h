@@ -3,7 +3,7 @@
  * crawl's state as Redis holds it (frontier_stats, frontier_workers, the
  * Bloom filter's fill), every series labelled crawl="NAME".
  *
- * Pure: it formats what the caller read (cmd_frontier.c reads it with the
+ * Pure: it formats what the caller read (cmd_stats.c reads it with the
  * code `crawler stats` prints from).  Thread-safe.
  */
 #ifndef CRAWLER_METRICS_CRAWL_H

@@ -1,5 +1,5 @@
 -- bye.lua -- unregisters a worker that holds no lease.
--- ARGV and reply: the layout above build_bye() in frontier/frontier.c.
+-- ARGV and reply: the layout above build_bye() in frontier/handle.c.
 
 local BYE_KEYS = {'WORKERS'}
 

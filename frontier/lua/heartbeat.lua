@@ -1,7 +1,7 @@
 -- heartbeat.lua -- renews a worker's lease and heartbeat record, reclaims
 -- the URLs of expired workers, and says whether the crawl's Bloom filter is
 -- still there and how many URLs were added to it.
--- ARGV and reply: the layout above build_heartbeat() in frontier/frontier.c.
+-- ARGV and reply: the layout above build_heartbeat() in frontier/heartbeat.c.
 
 local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
                         'STATS', 'CONTROL'}

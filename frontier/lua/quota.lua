@@ -1,5 +1,5 @@
 -- quota.lua -- a crawl-wide max_pages over the shards of a crawl
--- (SHARDING.md): shard 0 grants each shard an allotment, and a shard admits
+-- (docs/sharding.md): shard 0 grants each shard an allotment, and a shard admits
 -- links while its `enqueued` counter is below what it was granted
 -- (offer.lua: allotment).  P quota (shard 0): field s, the allotment shard s
 -- was granted in all; 'total', their sum.  A grant runs here, the credit in

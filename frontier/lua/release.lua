@@ -1,7 +1,7 @@
 -- release.lua -- hands leased URLs back to the front of their queues; a URL
 -- handed back may have reached its server, so its host is spaced as after a
 -- fetch (push_back).
--- ARGV and reply: the layout above build_release() in frontier/frontier.c.
+-- ARGV and reply: the layout above build_release() in frontier/retry.c.
 
 local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT', 'STATS',
                       'CONTROL'}
