@@ -13,9 +13,10 @@
  * line of one file.  Every state change of the frontier is one FCALL of this
  * library, hence atomic in Redis; the handle sets it on its link (handle.c),
  * which loads it on every connection and again whenever FCALL says the
- * function is missing (server restarted, FUNCTION FLUSH).  Why Functions rather than EVALSHA: with EVALSHA every call re-ran
- * the helper definitions (measured: 14 of the 28 us of an acknowledge on
- * this machine); a library defines them once.
+ * function is missing (server restarted, FUNCTION FLUSH).  Why Functions
+ * rather than EVALSHA: with EVALSHA every call re-ran the helper
+ * definitions (measured: 14 of the 28 us of an acknowledge on this
+ * machine); a library defines them once.
  */
 #include "frontier_internal.h"
 
