@@ -86,6 +86,10 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
  */
 int parser_url_key(const char *url, char **out);
 
+/* The value of hex digit c (either case) in a percent-escape, or -1 when c
+ * is not one.  Pure; thread-safe. */
+int parser_hex_digit(unsigned char c);
+
 /* Origin ("http://example.com:8080") and host ("example.com", "[::1]") of
  * url, written into buf with a NUL.  THE one definition of origin in the
  * project: "scheme://host[:port]" of parser_url_normalize(NULL, url) -- so

@@ -393,14 +393,6 @@ int parser_url_normalize(const char *base, const char *ref, size_t max_len, char
     return rc;
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = url_lower(c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 int parser_url_key(const char *url, char **out)
 {
     const char *auth, *p;
@@ -418,8 +410,8 @@ int parser_url_key(const char *url, char **out)
     n = (size_t)(p - url);
     for (; *p; p++) {
         int hi, lo;
-        if (*p == '%' && (hi = hexval((unsigned char)p[1])) >= 0 &&
-            (lo = hexval((unsigned char)p[2])) >= 0) {
+        if (*p == '%' && (hi = parser_hex_digit((unsigned char)p[1])) >= 0 &&
+            (lo = parser_hex_digit((unsigned char)p[2])) >= 0) {
             unsigned char v = (unsigned char)(hi * 16 + lo);
             if (url_is_unreserved(v)) {
                 o[n++] = (char)v;

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int hexval(unsigned char c)
+int parser_hex_digit(unsigned char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -58,7 +58,7 @@ static int v4_number(const char *s, size_t n, uint64_t *v)
         n--;
     }
     for (size_t i = 0; i < n; i++) {
-        int d = hexval((unsigned char)s[i]);
+        int d = parser_hex_digit((unsigned char)s[i]);
         if (d < 0 || (unsigned)d >= radix)
             return -1;
         *v = *v * radix + (unsigned)d;
@@ -194,8 +194,8 @@ static int v6_parse(const char *s, size_t n, uint16_t a[8])
             compress = ++pi;
             continue;
         }
-        while (len < 4 && p < n && hexval((unsigned char)s[p]) >= 0) {
-            v = v * 16 + (unsigned)hexval((unsigned char)s[p++]);
+        while (len < 4 && p < n && parser_hex_digit((unsigned char)s[p]) >= 0) {
+            v = v * 16 + (unsigned)parser_hex_digit((unsigned char)s[p++]);
             len++;
         }
         if (p < n && s[p] == '.') {
@@ -334,10 +334,10 @@ int url_host_parse(const char *h, size_t n, char *o, size_t cap)
         return CRAWL_ENOMEM;
     for (size_t i = 0; i < n; i++) { /* percent-decode */
         unsigned char c = (unsigned char)h[i];
-        if (c == '%' && i + 2 < n && hexval((unsigned char)h[i + 1]) >= 0 &&
-            hexval((unsigned char)h[i + 2]) >= 0) {
-            c = (unsigned char)(hexval((unsigned char)h[i + 1]) * 16 +
-                                hexval((unsigned char)h[i + 2]));
+        if (c == '%' && i + 2 < n && parser_hex_digit((unsigned char)h[i + 1]) >= 0 &&
+            parser_hex_digit((unsigned char)h[i + 2]) >= 0) {
+            c = (unsigned char)(parser_hex_digit((unsigned char)h[i + 1]) * 16 +
+                                parser_hex_digit((unsigned char)h[i + 2]));
             i += 2;
         }
         if (c == 0) {

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parser.h"
 #include "policy_internal.h"
 
 #define PATH_STACK_BUF 4096               /* normalized paths up to this size avoid malloc */
@@ -54,14 +55,6 @@ void *robots_grow(void *p, size_t *cap, size_t need, size_t elem)
     return np;
 }
 
-static int hexval(unsigned char c)
-{
-    if (is_digit(c))
-        return c - '0';
-    c = (unsigned char)lower(c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* ---- normalization ------------------------------------------------------ */
 
 size_t robots_norm(const char *in, size_t n, char *out)
@@ -71,7 +64,8 @@ size_t robots_norm(const char *in, size_t n, char *out)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)in[i];
         if (c == '%' && i + 2 < n) {
-            int h = hexval((unsigned char)in[i + 1]), l = hexval((unsigned char)in[i + 2]);
+            int h = parser_hex_digit((unsigned char)in[i + 1]),
+                l = parser_hex_digit((unsigned char)in[i + 2]);
             if (h >= 0 && l >= 0) {
                 unsigned char d = (unsigned char)(h * 16 + l);
                 if (is_unreserved(d)) {
