@@ -515,6 +515,44 @@ Test(crawler, redis_lost_longer_than_redis_retry_max_stops_the_workers_and_exits
     small_stop(&s);
 }
 
+/* A Redis that now asks for a password (CONFIG SET requirepass, the
+ * workers' connections killed): every reconnect is refused with NOAUTH,
+ * and the give-up says so, on stderr and in the redis-gave-up event, not a
+ * vague "connection lost". */
+Test(crawler, a_reconnect_refused_by_redis_says_why_when_it_gives_up, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    slow_links(&s, 2000);
+    char *argv[] = {CRAWLER_BIN, "crawl",      "--redis", (char *)fx_redis_url(s.r),
+                    "--seeds",   s.seeds,      "--delay", "0",
+                    "--quiet",   "--per-host", "8",       "--redis-retry-max",
+                    "1500",      "--out",      s.out,     NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    wait_slow_in_flight(&s);
+    redisContext *c = fx_redis_connect(s.r);
+    cr_assert_not_null(c);
+    freeReplyObject(redisCommand(c, "CONFIG SET requirepass sesame"));
+    freeReplyObject(redisCommand(c, "CLIENT KILL TYPE normal SKIPME yes"));
+    int rc = fx_wait(pid, 60000);
+    char *err = fx_read_file(s.log, NULL), *out = fx_read_file(s.out, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "giving up") && strstr(err, "NOAUTH"),
+              "the give-up does not say Redis's refusal: %.2000s", err ? err : "");
+    const char *ev = out ? strstr(out, "\"event\":\"redis-gave-up\"") : NULL;
+    const char *eol = ev ? strchr(ev, '\n') : NULL;
+    const char *why = ev ? strstr(ev, "NOAUTH") : NULL;
+    cr_expect(why && (!eol || why < eol), "the redis-gave-up event does not say why: %.2000s",
+              out ? out : "");
+    free(err);
+    free(out);
+    freeReplyObject(redisCommand(c, "AUTH sesame"));
+    freeReplyObject(redisCommand(c, "CONFIG SET requirepass \"\""));
+    redisFree(c);
+    small_stop(&s);
+}
+
 Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
 {
     small_t s;

@@ -85,15 +85,16 @@ uint64_t lifeline_next_try(const lifeline_t *l)
     return l->next_try_ms;
 }
 
-/* A failed try (why: the link's error): the next one after the backoff,
- * the last one at the deadline; past it, the thread gives up. */
-static lifeline_state_t try_failed(lifeline_t *l, uint64_t now)
+/* A failed try (why: the link's error, in Redis's or the network's words):
+ * the next one after the backoff, the last one at the deadline; past it,
+ * the thread gives up, saying the last error. */
+static lifeline_state_t try_failed(lifeline_t *l, uint64_t now, const char *why)
 {
     uint64_t deadline = l->down_since_ms + l->cfg->redis_retry_max_ms;
     if (now >= deadline) {
-        fprintf(stderr, "crawler: worker %d: Redis unreachable for %.1f s: giving up\n", l->idx,
-                (double)(now - l->down_since_ms) / 1000.0);
-        event(l, "redis-gave-up", now - l->down_since_ms, NULL);
+        fprintf(stderr, "crawler: worker %d: Redis unreachable for %.1f s: giving up (%s)\n",
+                l->idx, (double)(now - l->down_since_ms) / 1000.0, why);
+        event(l, "redis-gave-up", now - l->down_since_ms, why);
         atomic_fetch_sub(l->down_count, 1);
         return l->state = LIFELINE_GAVE_UP;
     }
@@ -123,7 +124,7 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
     if (l->state != LIFELINE_DOWN || now < l->next_try_ms)
         return l->state;
     if (rconn_link_connect(link, 1) < 0)
-        return try_failed(l, now); /* why: rconn_link_error */
+        return try_failed(l, now, rconn_link_error(link));
     int rc = frontier_crawl_exists(fr);
     if (rc == 0) { /* the kept calls would write into an empty Redis: never sent */
         rconn_link_drop(link, "the crawl's data is gone from Redis");
@@ -133,7 +134,7 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
     if (rc > 0 && (rc = frontier_heartbeat(fr, ws, NULL)) == 0)
         rc = frontier_reconcile(fr, held, nheld, &back);
     if (rc < 0 && !rconn_link_up(link))
-        return try_failed(l, now); /* lost again meanwhile */
+        return try_failed(l, now, rconn_link_error(link)); /* lost again meanwhile */
     rconn_link_resume(link);
     uint64_t down_ms = clock_now_ms() - l->down_since_ms;
     l->state = LIFELINE_UP;
