@@ -47,6 +47,9 @@ struct rc_embedded {
     int lock_fd;    /* flock on the data dir, -1 if none */
     char *url_path; /* DIR/redis.url, removed at close */
     char *sock;     /* the unix socket, removed at close */
+    char *dir;      /* the data directory (a server of our own: to start it again) */
+    rc_addr_t addr; /* where it listens (the same after a restart) */
+    unsigned restarts;
 };
 
 static int mkdir_p(const char *dir)
@@ -151,11 +154,11 @@ static pid_t spawn_redis(const char *dir, const rc_addr_t *a)
     _exit(127);
 }
 
-/* Waits (10 s at most) until the child answers a PING. */
-static int wait_ready(rc_embedded_t *e, const rc_addr_t *a, char *err, size_t errlen)
+/* Waits (limit_ms at most) until the child answers a PING. */
+static int wait_ready(rc_embedded_t *e, const rc_addr_t *a, int limit_ms, char *err, size_t errlen)
 {
     struct timespec step = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 500; i++) {
+    for (int i = 0; i < limit_ms / 20; i++) {
         int st;
         if (waitpid(e->child, &st, WNOHANG) == e->child) {
             e->child = 0;
@@ -173,7 +176,7 @@ static int wait_ready(rc_embedded_t *e, const rc_addr_t *a, char *err, size_t er
         }
         nanosleep(&step, NULL);
     }
-    snprintf(err, errlen, "embedded redis-server did not answer within 10 s");
+    snprintf(err, errlen, "embedded redis-server did not answer within %d s", limit_ms / 1000);
     return -1;
 }
 
@@ -303,11 +306,64 @@ static int start(rc_embedded_t *e, const char *data_dir, rc_addr_t *a, char *des
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
-    if (wait_ready(e, a, err, errlen) < 0)
+    if (wait_ready(e, a, 10000, err, errlen) < 0)
         return -1;
     snprintf(desc, desclen, "embedded redis-server (pid %d) in %s", (int)e->child, dir);
     write_url(e, dir, a); /* for the commands that join it (rconn_embedded_running) */
+    if (!(e->dir = strdup(dir)) || rc_addr_copy(&e->addr, a) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return 0;
+}
+
+/* How a child ended, from its wait status. */
+static void ended(int st, char *buf, size_t len)
+{
+    if (WIFSIGNALED(st))
+        snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(buf, len, "exited with status %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+int rc_embedded_watch(rc_embedded_t *e, char *desc, size_t desclen, char *msg, size_t msglen)
+{
+    int st;
+    if (!e || e->child <= 0 || waitpid(e->child, &st, WNOHANG) != e->child)
+        return 0;
+    char how[96], err[512] = "";
+    pid_t was = e->child;
+    e->child = 0;
+    ended(st, how, sizeof how);
+    if (e->sock)
+        unlink(e->sock); /* the dead server's */
+    struct stat sb;
+    if (!e->dir || stat(e->dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        snprintf(err, sizeof err, "its data directory %s: %s", e->dir ? e->dir : "?",
+                 strerror(errno));
+    else if ((e->child = spawn_redis(e->dir, &e->addr)) < 0) {
+        e->child = 0;
+        snprintf(err, sizeof err, "fork: %s", strerror(errno));
+    } else if (wait_ready(e, &e->addr, 60000, err, sizeof err) < 0) {
+        if (e->child > 0) {
+            kill(e->child, SIGKILL);
+            waitpid(e->child, &st, 0);
+            e->child = 0;
+        }
+    }
+    if (!e->child) {
+        snprintf(msg, msglen,
+                 "the embedded redis-server (pid %d) in %s %s, and starting it again failed: %s",
+                 (int)was, e->dir ? e->dir : "?", how, err);
+        return CRAWL_EREDIS;
+    }
+    e->restarts++;
+    snprintf(desc, desclen, "embedded redis-server (pid %d) in %s", (int)e->child, e->dir);
+    snprintf(msg, msglen,
+             "the embedded redis-server (pid %d) in %s %s; started it again (pid %d) from its "
+             "append-only file",
+             (int)was, e->dir, how, (int)e->child);
+    return 1;
 }
 
 rc_embedded_t *rc_embedded_open(const char *data_dir, rconn_embed_t embed, rc_addr_t *a, char *desc,
@@ -361,6 +417,8 @@ void rc_embedded_close(rc_embedded_t *e)
         close(e->lock_fd);
     free(e->sock);
     free(e->url_path);
+    free(e->dir);
+    rc_addr_clear(&e->addr);
     free(e);
 }
 

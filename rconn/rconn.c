@@ -258,6 +258,16 @@ const char *rconn_describe(const rconn_t *r)
     return r->desc;
 }
 
+int rconn_embedded_watch(rconn_t *r, char *msg, size_t msglen)
+{
+    if (!r || !r->embedded)
+        return 0;
+    pthread_mutex_lock(&r->mu); /* (desc: rconn_describe may read it elsewhere) */
+    int rc = rc_embedded_watch(r->embedded, r->desc, sizeof r->desc, msg, msglen);
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
 pid_t rconn_embedded_pid(const rconn_t *r)
 {
     return rc_embedded_pid(r->embedded);

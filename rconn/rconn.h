@@ -128,6 +128,15 @@ int rconn_each_master(const rconn_t *r,
 const char *rconn_describe(const rconn_t *r);
 /* pid of the embedded server this process started, or 0. */
 pid_t rconn_embedded_pid(const rconn_t *r);
+/* For the process that started the embedded server (its parent): if the
+ * server exited (killed, crashed), it is started again at once in its data
+ * directory, on the same socket or port, from its append-only file (up to
+ * a second of writes lost with appendfsync everysec: the crawl's
+ * reconnects reconcile them).  Never waits unless it restarts (60 s at
+ * most).  0 when it runs (or r has no server of its own), 1 when it was
+ * restarted, CRAWL_EREDIS when the restart failed; msg says how the server
+ * ended, its new pid or the restart's error.  Call it from one thread. */
+int rconn_embedded_watch(rconn_t *r, char *msg, size_t msglen);
 
 /* ---- the arguments of one command -------------------------------------------
  * Binary-safe; strings pushed with rconn_arg_str are borrowed (they must

@@ -126,6 +126,12 @@ rc_embedded_t *rc_embedded_open(const char *data_dir, rconn_embed_t embed, rc_ad
 void rc_embedded_close(rc_embedded_t *e);
 /* The pid of a server this process started, 0 if it joined one. */
 pid_t rc_embedded_pid(const rc_embedded_t *e);
+/* A server this process started that exited (reaped now, never waiting)
+ * is started again in its directory on its address, its append-only file
+ * read back (60 s at most): 1 with msg saying how it ended and its new pid
+ * (desc: its new description), 0 when it runs (or it is not ours), or
+ * CRAWL_EREDIS with msg naming it, how it ended and why the start failed. */
+int rc_embedded_watch(rc_embedded_t *e, char *desc, size_t desclen, char *msg, size_t msglen);
 
 /* ---- call.c, link.c: calls and the connection owner ----------------------- */
 

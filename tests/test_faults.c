@@ -455,3 +455,103 @@ Test(faults, redis_at_its_maxmemory_for_a_moment_is_waited_out, .timeout = 300)
     assert_crawl_over(&t);
     faults_stop(&t);
 }
+
+/* ---- the embedded redis-server dying under its crawler ------------------------ */
+
+/* The redis-server child of process pid (the embedded server), or 0. */
+static pid_t redis_child(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    char *kids = fx_read_file(path, NULL);
+    pid_t found = 0;
+    for (char *p = kids, *end; p && *p && !found; p = end) {
+        long k = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        char comm[64];
+        snprintf(comm, sizeof comm, "/proc/%ld/comm", k);
+        char *name = fx_read_file(comm, NULL);
+        if (name && !strncmp(name, "redis-server", 12))
+            found = (pid_t)k;
+        free(name);
+    }
+    free(kids);
+    return found;
+}
+
+/* One crawler of t's site in its own embedded Redis in DIR/data, writing
+ * t->out (argv in *argv; the data directory in data). */
+static pid_t spawn_embedded(faults_t *t, char data[512])
+{
+    snprintf(data, 512, "%s/data", t->dir);
+    char *argv[] = {CRAWLER_BIN, "crawl",     "--data-dir", data,   "--seeds", t->seeds,
+                    "--delay",   "0",         "--out",      t->out, "--quiet", "--per-host",
+                    "4",         "--threads", "2",          NULL};
+    pid_t pid = fx_spawn(argv, NULL, t->log);
+    cr_assert(pid > 0);
+    return pid;
+}
+
+/* The embedded redis-server SIGKILLed a third of the way in: the crawler
+ * (its parent) starts it again at once from its append-only file, says so
+ * (stderr, a redis-restarted event) and finishes the crawl with every page
+ * recorded, long before --redis-retry-max (5 minutes) would have run out. */
+Test(faults, the_embedded_redis_killed_mid_crawl_is_started_again_and_nothing_is_lost,
+     .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 20);
+    char data[512];
+    pid_t pid = spawn_embedded(&t, data);
+    wait_requests(&t, PAGES / 3, 120000);
+    pid_t rs = redis_child(pid);
+    cr_assert(rs > 0, "no redis-server child of the crawler");
+    cr_assert_eq(kill(rs, SIGKILL), 0);
+    int rc = fx_wait(pid, 240000); /* (a bound on the test, less than --redis-retry-max) */
+    char *err = fx_read_file(t.log, NULL), *out = fx_read_file(t.out, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %.3000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "was killed by signal 9") && strstr(err, "started it again"),
+              "the restart is not said: %.3000s", err ? err : "");
+    cr_expect(out && strstr(out, "\"event\":\"redis-restarted\""),
+              "no redis-restarted event in the output");
+    free(err);
+    free(out);
+    unsigned char seen[PAGES] = {0};
+    mark_recorded(&t, t.out, seen);
+    int first;
+    size_t missing = count_missing(seen, &first);
+    cr_expect_eq(missing, 0, "%zu pages without a record (first /p/%d)", missing, first);
+    faults_stop(&t);
+}
+
+/* The embedded redis-server killed, and its data directory gone: it cannot
+ * start again, so the crawler stops at once (exit 1), naming the server,
+ * how it ended and why the restart failed -- not after 5 minutes of
+ * reconnects with no word of its own server. */
+Test(faults, the_embedded_redis_that_cannot_start_again_stops_the_crawl_saying_why, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 20);
+    char data[512];
+    pid_t pid = spawn_embedded(&t, data);
+    wait_requests(&t, PAGES / 3, 120000);
+    pid_t rs = redis_child(pid);
+    cr_assert(rs > 0, "no redis-server child of the crawler");
+    char gone[600];
+    snprintf(gone, sizeof gone, "%s.gone", data);
+    cr_assert_eq(rename(data, gone), 0);
+    cr_assert_eq(kill(rs, SIGKILL), 0);
+    int rc = fx_wait(pid, 120000);
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 1, "crawler exited %d: %.3000s", rc, err ? err : "");
+    char pidtext[32];
+    snprintf(pidtext, sizeof pidtext, "(pid %d)", (int)rs);
+    cr_expect(err && strstr(err, "embedded redis-server") && strstr(err, pidtext) &&
+                  strstr(err, "was killed by signal 9") &&
+                  strstr(err, "starting it again failed") &&
+                  strstr(err, "No such file or directory"),
+              "the failure is not named: %.3000s", err ? err : "");
+    free(err);
+    faults_stop(&t);
+}

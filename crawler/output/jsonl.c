@@ -413,7 +413,10 @@ size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev)
     puts_lit(&e, "{\"event\":");
     put_str(&e, ev->event);
     puts_lit(&e, ",\"worker\":");
-    put_u64(&e, (uint64_t)ev->worker);
+    if (ev->worker < 0) /* the process's own (its embedded server) */
+        puts_lit(&e, "null");
+    else
+        put_u64(&e, (uint64_t)ev->worker);
     puts_lit(&e, ",\"down_ms\":");
     put_u64(&e, ev->down_ms);
     puts_lit(&e, ",\"error_text\":");

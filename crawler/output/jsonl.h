@@ -112,8 +112,9 @@ int out_write(out_t *o, const out_record_t *rec);
 
 /* One event line (see above).  Pointers borrowed for the call. */
 typedef struct out_event {
-    const char *event;      /* required: "redis-unreachable", "redis-back", ... */
-    int worker;             /* the worker thread's index */
+    const char *event;      /* required: "redis-unreachable", "redis-back", "redis-restarted",
+                               ... */
+    int worker;             /* the worker thread's index; < 0: the process's (null) */
     uint64_t down_ms;       /* how long Redis was unreachable (0: not yet known) */
     const char *error_text; /* NULL: none */
     int64_t timestamp_ms;   /* Unix epoch milliseconds; 0: now */

@@ -111,6 +111,9 @@ typedef struct worker {
 struct engine {
     const crawl_config_t *cfg;
     const rconn_t *redis;
+    rconn_t *owner;          /* the same, for the calling thread's watch of its embedded server */
+    unsigned redis_restarts; /* the embedded server started again (the calling thread's) */
+    atomic_int redis_failed; /* ... and could not be: the crawl stops (CRAWL_EREDIS) */
     finisher_common_t *fin_common; /* the outputs */
     bloom_cache_t *seen_cache;     /* the local Bloom cache every thread's handle shares */
     frontier_wake_t *wake;         /* the shards that got work, for every handle's claims */
@@ -793,21 +796,27 @@ static void progress(engine_t *e, redisContext *rc, const bloom_geometry_t *g, u
     if (bf.fill >= BLOOM_FILL_WARN)
         snprintf(warn, sizeof warn, "  VISITED SET %.0f%% FULL (fp %.2g)", bf.fill * 100,
                  bf.fp_rate);
+    char restarts[64] = "";
+    if (e->redis_restarts)
+        snprintf(restarts, sizeof restarts, "  redis restarted %u time%s", e->redis_restarts,
+                 e->redis_restarts == 1 ? "" : "s");
     if (down) {
         fprintf(stderr,
                 "\r%llu pages  %.1f pages/s  Redis unreachable (%d of %u threads waiting)  errors "
-                "%llu   %s",
+                "%llu%s   %s",
                 (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0, down,
-                e->cfg->threads, (unsigned long long)atomic_load(&e->errors), final ? "\n" : "");
+                e->cfg->threads, (unsigned long long)atomic_load(&e->errors), restarts,
+                final ? "\n" : "");
         return;
     }
     const char *ctl = atomic_load(&e->stop) ? "  STOPPING" : fs.control.paused ? "  PAUSED" : "";
     fprintf(stderr,
             "\r%llu pages  %.1f pages/s  queued %llu  in flight %llu  errors %llu  bloom fill "
-            "%.4f%%%s%s   %s",
+            "%.4f%%%s%s%s   %s",
             (unsigned long long)pages, secs > 0 ? (double)pages / secs : 0.0,
             (unsigned long long)fs.queued, (unsigned long long)fs.in_flight,
-            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, ctl, final ? "\n" : "");
+            (unsigned long long)atomic_load(&e->errors), fill * 100, warn, restarts, ctl,
+            final ? "\n" : "");
 }
 
 /* The progress line's connection, opened again once a second while lost. */
@@ -819,6 +828,29 @@ static redisContext *progress_conn(engine_t *e, redisContext *rc)
     if (rc)
         redisFree(rc);
     return rconn_connect(e->redis, err, sizeof err);
+}
+
+/* The embedded redis-server of this process (its child), if any: one that
+ * died is started again at once (the threads reconnect to it and reconcile
+ * what its append-only file lost); one that cannot be started again stops
+ * the crawl at once, naming the server, how it ended and why. */
+static void watch_embedded(engine_t *e)
+{
+    char msg[1024];
+    int rc = rconn_embedded_watch(e->owner, msg, sizeof msg);
+    if (rc == 0)
+        return;
+    fprintf(stderr, "\ncrawler: %s%s\n", msg, rc > 0 ? "" : "; stopping");
+    if (e->out)
+        out_event(e->out, &(out_event_t){.event = rc > 0 ? "redis-restarted" : "redis-failed",
+                                         .worker = -1,
+                                         .error_text = msg});
+    if (rc > 0) {
+        e->redis_restarts++;
+        return;
+    }
+    atomic_store(&e->redis_failed, 1);
+    atomic_store(&e->stop, 2); /* nothing reaches Redis: the leases expire, nothing is lost */
 }
 
 static void supervise(engine_t *e, int show)
@@ -849,6 +881,7 @@ static void supervise(engine_t *e, int show)
                     was == 0 ? "finishing in-flight URLs (again to hand them back now)"
                              : "handing in-flight URLs back");
         }
+        watch_embedded(e);
         if (show && clock_now_ms() >= next) {
             rc = progress_conn(e, rc);
             progress(e, rc, &geo, cap, t0, 0);
@@ -898,10 +931,10 @@ static size_t connection_budget(const crawl_config_t *cfg)
     return n ? (size_t)n : 1;
 }
 
-int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
+int engine_run(const crawl_config_t *cfg, rconn_t *redis, struct out *out, struct warc *warc,
                struct metrics *metrics, engine_totals_t *totals)
 {
-    engine_t e = {.cfg = cfg, .redis = redis, .out = out, .metrics = metrics};
+    engine_t e = {.cfg = cfg, .redis = redis, .owner = redis, .out = out, .metrics = metrics};
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();
@@ -951,6 +984,8 @@ int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out,
         if (!err && e.workers[i].err < 0)
             err = e.workers[i].err;
     }
+    if (atomic_load(&e.redis_failed)) /* its embedded server died and could not start again */
+        err = CRAWL_EREDIS;
     if (!err && atomic_load(&e.full)) /* stopped because the visited set is full */
         err = CRAWL_EFULL;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -35,8 +35,11 @@ typedef struct engine_totals {
  * Redis was lost, ...), the details printed on stderr by the thread;
  * CRAWL_ENOMEM when no thread could start.
  * out, warc and metrics (--metrics: each thread's counters go to its slot)
- * may be NULL; they are borrowed. */
-int engine_run(const crawl_config_t *cfg, const rconn_t *redis, struct out *out, struct warc *warc,
+ * may be NULL; they are borrowed.  The calling thread watches the embedded
+ * redis-server redis runs, if any (rconn_embedded_watch): one that dies is
+ * started again and the threads reconnect; one that cannot be started again
+ * stops the crawl (CRAWL_EREDIS). */
+int engine_run(const crawl_config_t *cfg, rconn_t *redis, struct out *out, struct warc *warc,
                struct metrics *metrics, engine_totals_t *totals);
 
 #endif
