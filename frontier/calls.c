@@ -117,6 +117,8 @@ int fr_reply_error(const redisReply *r)
         return CRAWL_EREPLY;
     if (!strncmp(r->str, "WRONGTYPE", 9))
         return CRAWL_EWRONGTYPE;
+    if (!strncmp(r->str, "CRAWLGONE ", 10)) /* (types.lua: need_crawl) nothing written */
+        return CRAWL_ENOTFOUND;
     if (!strncmp(r->str, "OOM ", 4)) /* refused before it ran: nothing written */
         return CRAWL_ENOROOM;
     if (crawl_retry_reply(r->str)) /* not run here: connect again, to the slot's owner */

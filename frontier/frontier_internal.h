@@ -162,6 +162,8 @@ int fr_answered(frontier_t *f, rconn_call_t *c, struct redisReply **r);
 struct redisContext *fr_context(frontier_t *f, unsigned s);
 /* The code of an error reply: CRAWL_EWRONGTYPE for a key of the wrong type
  * (the scripts' own check, frontier/lua/types.lua, or Redis's WRONGTYPE),
+ * CRAWL_ENOTFOUND for a call on a crawl that is gone (types.lua:
+ * need_crawl, nothing written),
  * CRAWL_ENOROOM for Redis's OOM refusal, CRAWL_EREDIS for a call a Redis
  * Cluster redirected or refused for now (errors.h crawl_retry_reply), else
  * CRAWL_EREPLY.  (The link answers the last two itself: a call that meets

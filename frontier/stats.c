@@ -398,7 +398,7 @@ int frontier_workers(struct redisContext *rc, const char *crawl, frontier_worker
 
 /* The crawl's key prefix and "*", the prefix's glob characters escaped;
  * shards: the prefix of its shards 1.. (the name, FR_SHARD_SEP and "*" in the hash tag). */
-static int reset_pattern(const char *crawl, int shards, char *buf, size_t buflen)
+static int reset_pattern(const char *crawl, int shards, const char *tail, char *buf, size_t buflen)
 {
     char p[FR_PREFIX_MAX + 2];
     if (!crawl || fr_prefix(crawl, p, sizeof p) < 0)
@@ -415,14 +415,15 @@ static int reset_pattern(const char *crawl, int shards, char *buf, size_t buflen
             buf[o++] = '\\';
         buf[o++] = *s;
     }
-    buf[o++] = '*';
     if (shards) {
         if (o + sizeof FR_PREFIX_CLOSE + 1 >= buflen)
             return CRAWL_EINVAL;
-        memcpy(buf + o, FR_PREFIX_CLOSE "*", sizeof FR_PREFIX_CLOSE + 1);
+        memcpy(buf + o, "*" FR_PREFIX_CLOSE, sizeof FR_PREFIX_CLOSE);
         o += sizeof FR_PREFIX_CLOSE;
     }
-    buf[o] = '\0';
+    if (o + strlen(tail) + 1 > buflen)
+        return CRAWL_EINVAL;
+    memcpy(buf + o, tail, strlen(tail) + 1);
     return 0;
 }
 
@@ -515,15 +516,22 @@ static int reset_match(struct redisContext *rc, const char *pat, uint64_t *delet
 
 int frontier_reset(struct redisContext *rc, const char *crawl, uint64_t *deleted)
 {
-    char pat[2 * FR_PREFIX_MAX + 8];
+    char pat[2 * FR_PREFIX_MAX + 32];
     uint64_t dummy = 0;
     if (!deleted)
         deleted = &dummy;
     *deleted = 0;
-    if (!rc || reset_pattern(crawl, 0, pat, sizeof pat) < 0)
+    if (!rc || reset_pattern(crawl, 0, "*", pat, sizeof pat) < 0)
         return CRAWL_EINVAL;
-    int rc_ = reset_match(rc, pat, deleted);
-    if (rc_ == 0 && reset_pattern(crawl, 1, pat, sizeof pat) == 0) /* its shards 1.. */
-        rc_ = reset_match(rc, pat, deleted);
+    /* the filters' meta hashes first: from then on every function of the
+     * crawl refuses to write (types.lua: need_crawl), so nothing a worker
+     * still sends re-creates a key behind the scans below */
+    int rc_ = 0;
+    for (int shards = 0; rc_ == 0 && shards < 2; shards++)
+        if ((rc_ = reset_pattern(crawl, shards, "seen:meta", pat, sizeof pat)) == 0)
+            rc_ = reset_match(rc, pat, deleted);
+    for (int shards = 0; rc_ == 0 && shards < 2; shards++) /* shard 0's keys, then 1.. */
+        if ((rc_ = reset_pattern(crawl, shards, "*", pat, sizeof pat)) == 0)
+            rc_ = reset_match(rc, pat, deleted);
     return rc_;
 }

@@ -418,6 +418,34 @@ Test(faults, redis_restarted_without_its_data_is_an_error_not_the_end_of_the_cra
     faults_stop(&t);
 }
 
+/* `crawler reset` while a crawler runs: the reset deletes the crawl's
+ * filter first, so every call the workers still send is refused without a
+ * write (a finish in flight would re-create the stats hash, and the next
+ * crawl of the name would start with wrong counters); the crawler stops
+ * saying the crawl's data is gone, and no key of the crawl is left. */
+Test(faults, a_reset_while_workers_run_leaves_no_key_of_the_crawl, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 0, 15);
+    pid_t pid = spawn_crawler(&t);
+    wait_requests(&t, PAGES / 3, 120000);
+    char *argv[] = {CRAWLER_BIN, "reset",   "--redis", (char *)fx_redis_url(t.r),
+                    "--crawl",   "default", "--yes",   NULL};
+    char rlog[600];
+    snprintf(rlog, sizeof rlog, "%s/reset.log", t.dir);
+    cr_assert_eq(fx_run(argv, NULL, rlog, 60000), 0, "crawler reset failed");
+    assert_stopped_for_lost_data(&t, pid);
+    redisContext *c = fx_redis_connect(t.r);
+    cr_assert_not_null(c);
+    redisReply *k = redisCommand(c, "KEYS crawler:{default}:*");
+    cr_assert(k && k->type == REDIS_REPLY_ARRAY);
+    cr_expect_eq(k->elements, 0, "%zu keys of the crawl left, the first %s", k->elements,
+                 k->elements ? k->element[0]->str : "");
+    freeReplyObject(k);
+    redisFree(c);
+    faults_stop(&t);
+}
+
 /* Redis refusing calls at its maxmemory (OOM) for a moment is waited out
  * like an outage: nothing is dropped, the crawl finishes. */
 Test(faults, redis_at_its_maxmemory_for_a_moment_is_waited_out, .timeout = 300)

@@ -670,19 +670,8 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
     rconn_link_drop(l, "test: Redis restarted");
     cr_assert_eq(rconn_link_connect(l, 0), 0, "%s", rconn_link_error(l));
 
-    added = 99;
-    int rc = frontier_seed(s.f, two, 1, 0, &added);
-    cr_expect_eq(rc, CRAWL_EREPLY, "seed: %s", crawl_strerror(rc));
-    cr_expect_eq(added, 0);
-    const char *why = frontier_last_error(s.f); /* Redis's error, at its .lua line */
-    cr_expect(strstr(why, "Unknown Redis command"), "last error: %s", why);
-    cr_expect(strstr(why, "@offer.lua:") && !strstr(why, "user_function"),
-              "the error does not name the Lua source line: %s", why);
-    frontier_stats_t st;
-    cr_assert_eq(frontier_stats(s.c, "lost", &st), 0);
-    cr_expect_eq(st.queued, 0, "the failed call queued something");
-
-    /* a new handle on the same connection: BITFIELD, and it works */
+    /* the crawl again on the new server (its filter: the crawl exists there), and a
+     * new handle on the same connection: BITFIELD, and it works */
     side_t t = {.c = s.c};
     char name[128], err[256] = "";
     int berr = 0;
@@ -695,6 +684,18 @@ Test(module, a_handle_whose_redis_lost_the_module_fails_with_ereply)
     t.f = fr_open(s.c, &cfg, t.b, err, sizeof err);
     cr_assert_not_null(t.f, "%s", err);
     cr_expect_eq(frontier_bits_module(t.f), 0);
+    added = 99;
+    int rc = frontier_seed(s.f, two, 1, 0, &added);
+    cr_expect_eq(rc, CRAWL_EREPLY, "seed: %s", crawl_strerror(rc));
+    cr_expect_eq(added, 0);
+    const char *why = frontier_last_error(s.f); /* Redis's error, at its .lua line */
+    cr_expect(strstr(why, "Unknown Redis command"), "last error: %s", why);
+    cr_expect(strstr(why, "@offer.lua:") && !strstr(why, "user_function"),
+              "the error does not name the Lua source line: %s", why);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(s.c, "lost", &st), 0);
+    cr_expect_eq(st.queued, 0, "the failed call queued something");
+
     side_seed_all(t.f, two, 1);
 
     frontier_item_t it;

@@ -462,8 +462,12 @@ Test(robotsgate, a_robots_key_of_the_wrong_type_fails_its_origin_only_naming_it)
         {NULL, "crawler:{" CRAWL "}:robots-lock:http://h1.example"},
     };
     for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
-        redisReply *rep = redisCommand(a.rc, "FLUSHALL");
+        /* a clean slate for the robots.txt keys (the crawl itself stays) */
+        redisReply *rep = redisCommand(a.rc, "KEYS crawler:{" CRAWL "}:robots*");
+        for (size_t i = 0; rep && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+            freeReplyObject(redisCommand(a.rc, "DEL %s", rep->element[i]->str));
         freeReplyObject(rep);
+        freeReplyObject(redisCommand(a.rc, "DEL crawler:{" CRAWL "}:hdelay"));
         const char *key = bad[c].key ? bad[c].key : bad[c].lock;
         rep = redisCommand(a.rc, "RPUSH %s junk", key);
         freeReplyObject(rep);

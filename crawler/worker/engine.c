@@ -158,6 +158,8 @@ static void engine_note(worker_t *w, int rc)
 {
     if (rc >= 0 || w->err)
         return;
+    if (rc == CRAWL_ENOTFOUND) /* a call refused: the crawl is gone from Redis */
+        lifeline_gone(&w->life);
     if (!crawl_transient(rc)) {
         w->err = rc;
         return;

@@ -104,8 +104,10 @@ static lifeline_state_t try_failed(lifeline_t *l, uint64_t now, const char *why)
     return l->state;
 }
 
-static lifeline_state_t crawl_gone(lifeline_t *l)
+lifeline_state_t lifeline_gone(lifeline_t *l)
 {
+    if (l->state == LIFELINE_GONE)
+        return l->state; /* (said once) */
     fprintf(stderr,
             "\ncrawler: worker %d: the crawl's data is gone from Redis (its Bloom filter no "
             "longer exists: FLUSHALL, `crawler reset`, or a Redis restarted without its data); "
@@ -128,7 +130,7 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
     int rc = frontier_crawl_exists(fr);
     if (rc == 0) { /* the kept calls would write into an empty Redis: never sent */
         rconn_link_drop(link, "the crawl's data is gone from Redis");
-        return crawl_gone(l);
+        return lifeline_gone(l);
     }
     size_t back = 0;
     if (rc > 0 && (rc = frontier_heartbeat(fr, ws, NULL)) == 0)
@@ -173,5 +175,5 @@ int lifeline_fill(lifeline_t *l, frontier_t *fr, uint64_t added, atomic_int *ful
 
 lifeline_state_t lifeline_beat(lifeline_t *l, const frontier_beat_t *b)
 {
-    return b->crawl_exists ? l->state : crawl_gone(l);
+    return b->crawl_exists ? l->state : lifeline_gone(l);
 }

@@ -64,6 +64,10 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
                               const frontier_worker_stats_t *ws, const frontier_item_t *held,
                               size_t nheld, uint64_t now);
 
+/* The crawl's state is gone from Redis (a heartbeat found its filter
+ * gone, or a call was refused for it: CRAWL_ENOTFOUND): said once (stderr,
+ * a crawl-gone event); returns LIFELINE_GONE. */
+lifeline_state_t lifeline_gone(lifeline_t *l);
 /* What a heartbeat found: LIFELINE_GONE (said) if the crawl's filter is
  * gone, else the state as it is (the fill: lifeline_fill). */
 lifeline_state_t lifeline_beat(lifeline_t *l, const frontier_beat_t *b);

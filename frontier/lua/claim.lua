@@ -172,6 +172,7 @@ local function claim(_, ARGV)
   local worker, max, lease = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[7])
   -- the checks (types.lua), before the first write: the first round's hosts
   -- are these, or these and hosts whose queues reclaim and promote checked
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(CLAIM_KEYS)
   need(K.LEASE .. worker, 'hash')
   need(K.WORKER .. worker, 'hash')

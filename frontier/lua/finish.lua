@@ -178,6 +178,7 @@ local function finish(KEYS, ARGV)
     i = i + PG_ARGS
     if span ~= '0' then i = i + tonumber(span) end
   end
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   finish_check(KEYS, ARGV, toks, at, np, w0, nforeign, nh, k)
   need_module(KEYS, k)
   read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV

@@ -10,6 +10,8 @@ local function heartbeat(_, ARGV)
   local w, lease = ARGV[2], tonumber(ARGV[3])
   local host, pid, pages, rate, in_flight = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
   local wk = K.WORKER .. w
+  -- a crawl gone (types.lua): nothing written, the worker told (0: its filter)
+  if not crawl_there() then return {0, 0, 0, 0, 0} end
   need_keys(HEARTBEAT_KEYS) -- (types.lua) before the first write
   need(wk, 'hash')
   read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
@@ -26,8 +28,7 @@ local function heartbeat(_, ARGV)
   -- is to drain (4) or the crawl is paused (3) (control_stop, after the
   -- record's started is set)
   local c = redis.call('HMGET', K.STATS, 'seeds', 'new_links')
-  return {n, redis.call('EXISTS', K.SEEN .. ':meta'), tonumber(c[1]) or 0, tonumber(c[2]) or 0,
-          control_stop(w)}
+  return {n, 1, tonumber(c[1]) or 0, tonumber(c[2]) or 0, control_stop(w)}
 end
 
 register('heartbeat', heartbeat)

@@ -12,6 +12,7 @@ local QUOTA_KEYS = {'QUOTA', 'CONTROL'}
 local QUOTA_CHUNK = 256 -- most a grant adds beyond what was asked, so a shard asks less often
 
 local function grant(_, ARGV)
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(QUOTA_KEYS) -- (types.lua) before the first write
   read_control() -- (base.lua) the crawl's override beats the worker's max_pages
   local maxp, nshards = limit('max_pages', tonumber(ARGV[2])), tonumber(ARGV[3])

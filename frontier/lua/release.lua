@@ -10,6 +10,7 @@ local function release(_, ARGV)
   local per_host, delay, maxd = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
   local FIRST = 5 -- ARGV[FIRST]: the first item's worker
   local lost, hs, es = 0, {}, {}
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(RELEASE_KEYS) -- (types.lua) before the first write
   for i = FIRST, #ARGV - 1, 2 do
     need(K.LEASE .. ARGV[i], 'hash')

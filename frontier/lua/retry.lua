@@ -27,6 +27,7 @@ local function retry(_, ARGV)
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
   local pdelay, maxd = tonumber(ARGV[14]), tonumber(ARGV[15]) -- the host's spacing (host_delay)
   local h = unstore(field)
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(RETRY_KEYS) -- (types.lua) before the first write
   need(lk, 'hash')
   need_queue(h)

@@ -10,6 +10,7 @@
 -- wins the lock knows they are missing.
 local function robots_look(_, ARGV)
   local ttl, FIRST = ARGV[2], 3
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   for i = FIRST, #ARGV do -- (types.lua) before the first write
     need(K.ROBOTS .. ARGV[i], 'string')
     need(K.ROBOTS_LOCK .. ARGV[i], 'string')

@@ -7,6 +7,7 @@
 local function robots_store(_, ARGV)
   local o, val, ttl, delay = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
   local FIRST = 6 -- ARGV[FIRST..]: the Sitemap: URLs
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   need(K.ROBOTS .. o, 'string') -- (types.lua) before the first write
   need(K.ROBOTS_LOCK .. o, 'string')
   if delay > 0 then need(K.HDELAY, 'hash') end

@@ -20,6 +20,7 @@ local function seed(KEYS, ARGV)
   local nh = tonumber(ARGV[NHOSTS])
   -- (types.lua) every key checked before the first Bloom bit is set: a seed
   -- recorded as seen and then not queued would never be crawled
+  need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(SEED_KEYS)
   local done = id and K.OFFERED .. id
   if done then

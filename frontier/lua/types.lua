@@ -24,6 +24,21 @@ local function need(key, t)
   if not is_type(key, t) then wrong_type(key, t) end
 end
 
+-- true while the crawl is in Redis: its shard's Bloom filter (the filter's
+-- meta hash, bloom/), which every crawl has from its creation and `crawler
+-- reset` deletes first.
+local function crawl_there() return redis.call('EXISTS', K.SEEN .. ':meta') == 1 end
+
+-- A call on a crawl that is gone (reset, FLUSHALL, a Redis restarted
+-- without its data) writes nothing, which would re-create keys of a crawl
+-- being deleted, and fails with
+--   CRAWLGONE <prefix>: the crawl's data is gone from Redis
+local function need_crawl()
+  if not crawl_there() then
+    error({err = 'CRAWLGONE ' .. P .. ": the crawl's data is gone from Redis"})
+  end
+end
+
 -- Starts a call's checks: the keys K[id] of ids, each of its keys.def type.
 local function need_keys(ids)
   QOK = {}
