@@ -527,7 +527,6 @@ frontier_t *frontier_open(rconn_link_t *link, const frontier_config_t *cfg, bloo
     normalize_config(&f->cfg);
     f->bits_module = !f->cfg.bitfield_only;
     f->cluster = rconn_link_is_cluster(link);
-    f->fn[0][0] = '\0';
     const char *lib = fr_library(f->fn);
     if (identify(f, cfg, errbuf, errlen) < 0 || init_shard(f, 0) < 0)
         goto fail;

@@ -274,16 +274,49 @@ Test(config, malformed_numbers_are_refused)
     }
 }
 
+/* Input that used to be taken without a word: a number with a space or a
+ * sign before it, an option spelled as a prefix of another (getopt_long
+ * takes it), an option of one value given twice (the last won), an empty
+ * value.  Each is refused with one message. */
+Test(config, prefixes_repeats_spaces_and_empty_values_are_refused)
+{
+    static const struct {
+        const char *args[6];
+        const char *err;
+    } cases[] = {
+        {{"--delay", " 5", NULL}, "bad value ' 5' for --delay"},
+        {{"--delay", "+5", NULL}, "bad value '+5' for --delay"},
+        {{"--time", "5", NULL}, "unknown option '--time' (did you mean --timeout?)"},
+        {{"--time=5", NULL}, "unknown option '--time'"},
+        {{"--scope", "host", "--scope", "any", NULL}, "--scope given twice"},
+        {{"--out", "a", "--out", "b", NULL}, "--out given twice"},
+        {{"--allow-domain", "", NULL}, "bad value '' for --allow-domain: empty"},
+        {{"--user-agent", "", NULL}, "bad value '' for --user-agent: empty"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_t r;
+        cr_expect_eq(parse_args(&r, cases[i].args), -1, "case %zu accepted", i);
+        cr_expect(strstr(r.err, cases[i].err), "case %zu: stderr '%s' lacks '%s'", i, r.err,
+                  cases[i].err);
+        run_free(&r);
+    }
+    run_t r; /* a list option may repeat, and a full name is taken */
+    const char *ok[] = {"--include", "a", "--include", "b", "--timeout", "5", NULL};
+    cr_expect_eq(parse_args(&r, ok), 0, "%s", r.err);
+    run_free(&r);
+}
+
 /* ---- values of every type ----------------------------------------------------- */
 
 Test(config, values_of_every_type_parse)
 {
     /* one argument each between '|' */
-    static const char line[] = "--redis|redis://h:1|--data-dir=/tmp/d|--crawl|c.1_x-y|--seeds|"
-                               "s.txt|--force|--wait|--user-agent|Bot/2 (+http://x)|--scope|"
-                               "domain|--include|a|--include|b|--exclude|c|--allow-domain|d.test|"
-                               "--deny-domain|e.test|--conc|5|--bloom-fp-rate|0.25|--max-pages|7|"
-                               "--quiet|--out|-";
+    static const char line[] =
+        "--redis|redis://h:1|--data-dir=/tmp/d|--crawl|c.1_x-y|--seeds|"
+        "s.txt|--force|--wait|--user-agent|Bot/2 (+http://x)|--scope|"
+        "domain|--include|a|--include|b|--exclude|c|--allow-domain|d.test|"
+        "--deny-domain|e.test|--concurrency|5|--bloom-fp-rate|0.25|--max-pages|7|"
+        "--quiet|--out|-";
     char buf[sizeof line], *save = NULL;
     const char *args[MAXARGS + 1];
     size_t n = 0;

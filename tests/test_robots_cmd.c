@@ -248,7 +248,7 @@ Test(robots_cmd, usage_and_input_errors)
     } cases[] = {
         {{file, NULL}, 2, "no PATH given"},
         {{NULL}, 2, "FILE or URL, and a PATH, are required"},
-        {{"--agent", "", file, "/", NULL}, 2, "no product token"},
+        {{"--agent", "", file, "/", NULL}, 2, "bad value '' for --agent: empty"},
         {{"--agent", "/1.0", file, "/", NULL}, 2, "no product token"},
         {{"/nonexistent/robots.txt", "/", NULL}, 1, "No such file"},
         {{"--bogus", file, "/", NULL}, 2, "bogus"},

@@ -182,6 +182,29 @@ Test(validate, seed_line_longer_than_max_url_length_is_reported_skipped_and_the_
     env_stop(&e);
 }
 
+/* A seeds file saved with a UTF-8 byte-order mark (as some editors do):
+ * its first line is a seed like the others, not a malformed URL. */
+Test(validate, a_byte_order_mark_before_the_first_seed_is_no_part_of_it)
+{
+    env_t e;
+    env_start(&e);
+    cr_assert_eq(fx_write_file(in_dir(&e, "seeds.txt"),
+                               "\xEF\xBB\xBFhttp://127.0.0.1:9/first\nhttp://127.0.0.1:9/second\n"),
+                 0);
+    char *argv[] = {CRAWLER_BIN, "seed", e.path,      "--redis", (char *)fx_redis_url(e.r),
+                    "--crawl",   "bom",  (char *)NULL};
+    int rc = run_bounded(argv, e.log, 20000);
+    char *err = log_text(&e);
+    cr_expect_eq(rc, 0, "exit %d (3: a line rejected): %s", rc, err);
+    redisReply *q = fx_redis_queue(e.c, "crawler:{bom}:", "http://127.0.0.1:9");
+    cr_assert(q && q->type == REDIS_REPLY_ARRAY);
+    cr_expect(q->elements == 2 && !strcmp(q->element[0]->str, "/first"),
+              "the first seed was not seeded (%zu queued)", q->elements);
+    freeReplyObject(q);
+    free(err);
+    env_stop(&e);
+}
+
 /* ---- validation before Redis ---------------------------------------------------- */
 
 typedef struct refusal {
@@ -202,6 +225,9 @@ static const refusal_t REFUSED[] = {
     {"--config /dev/zero", "--config", "/dev/zero", NULL, NULL, "not a config line"},
     {"bad regex after a good seeds file", "--seeds", "@seeds.txt", "--include", "*x",
      "bad regular expression"},
+    {"--out and --warc one file", "--out", "@both", "--warc", "@both", "name one file"},
+    {"--out and --warc one file by two paths", "--out", "@both", "--warc", "@./both",
+     "name one file"},
 };
 
 static char *arg_of(env_t *e, const char *v, char *buf, size_t len)
@@ -219,7 +245,7 @@ Test(validate, bad_options_exit_2_with_one_message_before_any_redis_key)
     cr_assert_eq(fx_write_file(in_dir(&e, "seeds.txt"), "http://127.0.0.1:9/\n"), 0);
     for (size_t i = 0; i < sizeof REFUSED / sizeof REFUSED[0]; i++) {
         const refusal_t *t = &REFUSED[i];
-        char v1[600], v2[600];
+        char v1[600], v2[600], v3[600];
         char *argv[16] = {
             CRAWLER_BIN, "crawl", "--redis",      (char *)fx_redis_url(e.r),        "--quiet",
             "--crawl",   "v",     (char *)t->opt, arg_of(&e, t->val, v1, sizeof v1)};
@@ -230,7 +256,7 @@ Test(validate, bad_options_exit_2_with_one_message_before_any_redis_key)
         }
         if (strcmp(t->opt, "--seeds") != 0) {
             argv[n++] = "--seeds";
-            argv[n++] = arg_of(&e, "@seeds.txt", v2, sizeof v2);
+            argv[n++] = arg_of(&e, "@seeds.txt", v3, sizeof v3);
         }
         argv[n] = NULL;
         int rc = run_bounded(argv, e.log, 20000);

@@ -27,10 +27,9 @@ int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo, uint64
 {
     char *end;
     errno = 0;
-    while (isspace((unsigned char)*s))
-        s++;
-    unsigned long long v = *s == '-' ? 0 : strtoull(s, &end, 10);
-    if (*s == '-' || *s == '\0' || errno || *end || v < lo || v > hi) {
+    /* digits only: strtoull would take " 5" or "+5" too */
+    unsigned long long v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+    if (!(*s >= '0' && *s <= '9') || errno || *end || v < lo || v > hi) {
         fprintf(stderr,
                 "crawler %s: bad value '%s' for %s: expected a whole number from %llu "
                 "to %llu\n",
@@ -56,7 +55,8 @@ int cli_double(const char *cmd, const char *opt, const char *s, double lo, doubl
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*s == '\0' || errno || *end || !isfinite(v) || v < lo || v > hi) {
+    if (*s == '\0' || isspace((unsigned char)*s) || errno || *end || !isfinite(v) || v < lo ||
+        v > hi) {
         fprintf(stderr, "crawler %s: bad value '%s' for %s: expected a number from %g to %g\n", cmd,
                 s, opt, lo, hi);
         return -1;
@@ -187,6 +187,12 @@ static int push(const cli_cmd_t *cmd, const cli_opt_t *o, const char *opt, void 
     return 0;
 }
 
+static int empty(const cli_cmd_t *cmd, const char *opt)
+{
+    fprintf(stderr, "crawler %s: bad value '' for %s: empty\n", cmd->name, opt);
+    return -1;
+}
+
 int cli_set(const cli_cmd_t *cmd, const cli_opt_t *o, void *dst, const char *v)
 {
     char opt[128];
@@ -209,6 +215,8 @@ int cli_set(const cli_cmd_t *cmd, const cli_opt_t *o, void *dst, const char *v)
     case CLI_TYPE_DOUBLE:
         return cli_double(cmd->name, opt, v, o->dlo, o->dhi, FIELD(dst, o->off, double));
     case CLI_TYPE_STRING:
+        if (!*v)
+            return empty(cmd, opt);
         if (o->check && o->check(cmd->name, opt, v) < 0)
             return -1;
         *FIELD(dst, o->off, const char *) = v;
@@ -216,7 +224,7 @@ int cli_set(const cli_cmd_t *cmd, const cli_opt_t *o, void *dst, const char *v)
     case CLI_TYPE_ENUM:
         return set_enum(cmd, o, opt, dst, v);
     case CLI_TYPE_LIST:
-        return push(cmd, o, opt, dst, v);
+        return *v ? push(cmd, o, opt, dst, v) : empty(cmd, opt);
     default:
         return 0;
     }
@@ -243,6 +251,31 @@ const cli_opt_t *cli_getopt_opt(const cli_cmd_t *cmd, int c)
         if (cmd->opts[i].type == CLI_TYPE_HELP)
             return &cmd->opts[i];
     return NULL;
+}
+
+int cli_check_given(const cli_cmd_t *cmd, const cli_opt_t *o, int argc, char **argv, int *seen)
+{
+    /* the argument that named it: the one before its value when the value
+     * was the next argument, else the last one read */
+    int at = optarg && optind >= 2 && optarg == argv[optind - 1] ? optind - 2 : optind - 1;
+    const char *tok = at >= 1 && at < argc && !strncmp(argv[at], "--", 2) ? argv[at] + 2 : NULL;
+    if (tok) {
+        size_t n = strcspn(tok, "=");
+        if (n != strlen(o->name) || strncmp(tok, o->name, n)) {
+            fprintf(stderr, "crawler %s: unknown option '--%.*s' (did you mean --%s?)\n", cmd->name,
+                    (int)n, tok, o->name);
+            cli_see_help(cmd->name);
+            return -1;
+        }
+    }
+    size_t k = (size_t)(o - cmd->opts);
+    int once = o->type == CLI_TYPE_U32 || o->type == CLI_TYPE_U64 || o->type == CLI_TYPE_DOUBLE ||
+               o->type == CLI_TYPE_STRING || o->type == CLI_TYPE_ENUM;
+    if (k < CLI_MAX_OPTS && once && seen[k]++) {
+        fprintf(stderr, "crawler %s: --%s given twice: it takes one value\n", cmd->name, o->name);
+        return -1;
+    }
+    return 0;
 }
 
 const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len)
@@ -321,7 +354,7 @@ int cli_parse(const cli_cmd_t *cmd, void *dst, int argc, char **argv, int *first
     struct option lo[CLI_MAX_OPTS + 1];
     cli_getopt_table(cmd, lo);
     optind = 0;
-    int c;
+    int c, seen[CLI_MAX_OPTS] = {0};
     while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
         const cli_opt_t *o = cli_getopt_opt(cmd, c);
         if (!o) {
@@ -330,6 +363,8 @@ int cli_parse(const cli_cmd_t *cmd, void *dst, int argc, char **argv, int *first
             cli_see_help(cmd->name);
             return -1;
         }
+        if (cli_check_given(cmd, o, argc, argv, seen) < 0)
+            return -1;
         if (o->type == CLI_TYPE_HELP) {
             cli_help(cmd, stdout);
             return 1;
@@ -478,6 +513,10 @@ int cli_urls_next(cli_urls_t *r, char **url)
                     r->fname, r->lineno, (unsigned long long)total, r->cap - 1, CLI_URL_LINE_SLACK);
             r->bad++;
             continue;
+        }
+        if (r->lineno == 1 && got >= 3 && !memcmp(r->buf, "\xEF\xBB\xBF", 3)) {
+            memmove(r->buf, r->buf + 3, got - 3 + 1); /* a UTF-8 byte-order mark: not the URL's */
+            got -= 3;
         }
         if (url_of_line(r, got, url))
             return 1;

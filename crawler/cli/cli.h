@@ -187,6 +187,13 @@ void cli_getopt_table(const cli_cmd_t *cmd, struct option lo[CLI_MAX_OPTS + 1]);
 /* The entry getopt_long's return value c stands for ('h': the HELP entry),
  * or NULL ('?', ':', anything else). */
 const cli_opt_t *cli_getopt_opt(const cli_cmd_t *cmd, int c);
+/* After getopt_long returned option o of cmd (argv: the command's): 0, or
+ * -1 after printing why (and a pointer to --help) when the option was
+ * spelled as a prefix of its name ("--time" for --timeout: getopt_long
+ * takes one; a script's typo must not be read as another option), or when
+ * an option of one value is given again (seen: the command's counts, zeroed
+ * by the caller before the first call; a list option may repeat). */
+int cli_check_given(const cli_cmd_t *cmd, const cli_opt_t *o, int argc, char **argv, int *seen);
 /* The default as --help shows it ("off", "32", "none", o->dflt_doc ...),
  * written into buf if it must be formatted; NULL for HELP. */
 const char *cli_default_text(const cli_opt_t *o, char *buf, size_t len);

@@ -14,10 +14,13 @@
  * maps to the exit status (CLI_EXIT_*).
  */
 #include <hiredis/hiredis.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bloom.h"
 #include "cli.h"
@@ -30,6 +33,26 @@
 #include "scope.h"
 #include "seeds.h"
 #include "warc.h"
+
+/* 1 if paths a and b name one file: the same inode when both exist, else
+ * the same path once their directories are resolved ("-", stdout, is no
+ * file). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!strcmp(a, "-") || !strcmp(b, "-"))
+        return 0;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char da[PATH_MAX], db[PATH_MAX], fa[PATH_MAX], fb[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    snprintf(da, sizeof da, "%s", a); /* (dirname and basename may write into theirs) */
+    snprintf(db, sizeof db, "%s", b);
+    snprintf(fa, sizeof fa, "%s", a);
+    snprintf(fb, sizeof fb, "%s", b);
+    if (!realpath(dirname(da), ra) || !realpath(dirname(db), rb))
+        return !strcmp(a, b);
+    return !strcmp(ra, rb) && !strcmp(basename(fa), basename(fb));
+}
 
 /* What can be checked before Redis: the scope (its --include/--exclude
  * regexes compile), the seeds file (seeds_open reads its first batch) and
@@ -47,6 +70,11 @@ static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, war
     scope_free(probe);
     if (cfg->seeds && !(*seeds = seeds_open(cfg->seeds, cfg->max_url_length, err, sizeof err))) {
         fprintf(stderr, "crawler crawl: --seeds: %s\n", err);
+        return -1;
+    }
+    if (cfg->out && cfg->warc && same_file(cfg->out, cfg->warc)) {
+        fprintf(stderr, "crawler crawl: --out %s and --warc %s name one file: give each its own\n",
+                cfg->out, cfg->warc);
         return -1;
     }
     if (cfg->out && !(*out = out_open(cfg->out, err, sizeof err))) {

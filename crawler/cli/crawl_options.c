@@ -301,7 +301,7 @@ int cli_crawl_parse(crawl_config_t *c, int argc, char **argv)
     cli_getopt_table(&cli_table_crawl, lo);
     /* pass 1: --config and --help; pass 2: everything else (command line wins:
      * a list that replaces starts again at its first value there) */
-    int seen[CLI_MAX_OPTS] = {0};
+    int seen[CLI_MAX_OPTS] = {0}, given[CLI_MAX_OPTS] = {0};
     for (int pass = 1; pass <= 2; pass++) {
         optind = 0;
         opterr = pass == 1;
@@ -316,6 +316,8 @@ int cli_crawl_parse(crawl_config_t *c, int argc, char **argv)
                 cli_crawl_usage(stdout);
                 return 1;
             }
+            if (pass == 2 && cli_check_given(&cli_table_crawl, o, argc, argv, given) < 0)
+                return -1;
             if (pass == 1 && o->type == CLI_TYPE_CONFIG && read_config_file(c, optarg) < 0)
                 return -1;
             size_t k = (size_t)(o - cli_table_crawl.opts);
