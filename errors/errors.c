@@ -28,6 +28,7 @@ static const char *const texts[] = {
     [-CRAWL_EFILE] = "cannot open or read a file",
     [-CRAWL_ENOROOM] = "not enough free memory in Redis (maxmemory) for it",
     [-CRAWL_EFULL] = "the visited set (Bloom filter) is full: its capacity is reached",
+    [-CRAWL_EINTR] = "interrupted by a signal",
 };
 
 const char *crawl_strerror(int err)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crawl_env.h"
@@ -550,6 +551,113 @@ Test(crawler, a_reconnect_refused_by_redis_says_why_when_it_gives_up, .timeout =
     freeReplyObject(redisCommand(c, "AUTH sesame"));
     freeReplyObject(redisCommand(c, "CONFIG SET requirepass \"\""));
     redisFree(c);
+    small_stop(&s);
+}
+
+/* SIGHUP (the terminal closed) stops the crawl as SIGTERM does: what runs
+ * is finished (within --grace), the rest handed back, exit 0. */
+Test(crawler, sighup_stops_the_crawl_as_sigterm_does, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    slow_links(&s, 300);
+    char *argv[] = {CRAWLER_BIN, "crawl",      "--redis", (char *)fx_redis_url(s.r),
+                    "--seeds",   s.seeds,      "--delay", "0",
+                    "--quiet",   "--per-host", "8",       NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    wait_slow_in_flight(&s);
+    kill(pid, SIGHUP);
+    int rc = fx_wait(pid, 60000);
+    char *err = fx_read_file(s.log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d after SIGHUP: %.2000s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "hung up (SIGHUP)"), "SIGHUP not said: %.2000s", err ? err : "");
+    free(err);
+    redisContext *c = fx_redis_connect(s.r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.in_flight, 0, "%llu left leased", (unsigned long long)st.in_flight);
+    redisFree(c);
+    small_stop(&s);
+}
+
+/* SIGTERM while `crawler seed` reads a large file: it stops between two
+ * batches and says how many seeds went in, exit 1; what it says is what
+ * Redis holds. */
+Test(crawler, a_seed_interrupted_says_how_many_seeds_went_in, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    FILE *f = fopen(s.seeds, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 400000; i++) /* many batches: the signal lands between two */
+        fprintf(f, "http://h%d.test/p%d\n", i % 5000, i);
+    cr_assert_eq(fclose(f), 0);
+    char *argv[] = {CRAWLER_BIN, "seed",    s.seeds, "--redis", (char *)fx_redis_url(s.r),
+                    "--crawl",   "seeding", NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    redisContext *c = fx_redis_connect(s.r);
+    cr_assert_not_null(c);
+    frontier_stats_t st = {0};
+    for (int i = 0; i < 20000 && st.seeds == 0; i++) { /* a bound, not a verdict */
+        frontier_stats(c, "seeding", &st);
+        usleep(1000);
+    }
+    cr_assert_gt(st.seeds, 0, "no seed went in");
+    kill(pid, SIGTERM);
+    int rc = fx_wait(pid, 60000);
+    char *err = fx_read_file(s.log, NULL);
+    cr_assert_eq(frontier_stats(c, "seeding", &st), 0);
+    cr_expect_eq(rc, 1, "seed exited %d: %.2000s", rc, err ? err : "");
+    char want[128];
+    snprintf(want, sizeof want, "interrupted by Terminated: %llu seeds queued",
+             (unsigned long long)st.seeds);
+    cr_expect(err && strstr(err, want), "no '%s' in: %.2000s", want, err ? err : "");
+    cr_expect_lt(st.seeds, 400000, "every seed went in: the signal came too late to show");
+    free(err);
+    redisFree(c);
+    small_stop(&s);
+}
+
+/* --out on a FIFO nobody reads yet: the crawler says what it waits for
+ * instead of blocking without a word in open(2); once a reader opens it,
+ * the crawl goes on and the records come through. */
+Test(crawler, an_output_fifo_without_a_reader_is_said_and_waited_for, .timeout = 120)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<p>one page</p>");
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/out.fifo", s.dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_redis_url(s.r),
+                    "--seeds",   s.seeds, "--out",   fifo,
+                    "--quiet",   NULL};
+    pid_t pid = fx_spawn(argv, NULL, s.log);
+    cr_assert(pid > 0);
+    char *err = NULL;
+    for (int i = 0; i < 20000; i++) { /* a bound, not a verdict */
+        free(err);
+        err = fx_read_file(s.log, NULL);
+        if (err && strstr(err, "no reader"))
+            break;
+        usleep(1000);
+    }
+    cr_expect(err && strstr(err, "is a FIFO with no reader: waiting for one"),
+              "the wait is not said: %.2000s", err ? err : "");
+    free(err);
+    FILE *r = fopen(fifo, "r"); /* a reader comes */
+    cr_assert_not_null(r);
+    char line[4096], *got = NULL;
+    while (fgets(line, sizeof line, r))
+        if (strstr(line, "\"url\":"))
+            got = line;
+    int rc = fx_wait(pid, 60000);
+    cr_expect_eq(rc, 0, "crawler exited %d", rc);
+    cr_expect_not_null(got, "no record came through the FIFO");
+    fclose(r);
     small_stop(&s);
 }
 

@@ -452,6 +452,11 @@ void cli_urls_free(cli_urls_t *r)
     free(r);
 }
 
+unsigned long cli_urls_line(const cli_urls_t *r)
+{
+    return r->lineno;
+}
+
 long cli_urls_rejected(const cli_urls_t *r)
 {
     return r->bad;

@@ -287,6 +287,8 @@ void cli_urls_free(cli_urls_t *r);
 int cli_urls_next(cli_urls_t *r, char **url);
 /* Lines rejected so far. */
 long cli_urls_rejected(const cli_urls_t *r);
+/* Lines read so far. */
+unsigned long cli_urls_line(const cli_urls_t *r);
 /* Why cli_urls_next returned CRAWL_EFILE ("" before); valid as long as r. */
 const char *cli_urls_error(const cli_urls_t *r);
 

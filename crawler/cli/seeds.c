@@ -19,6 +19,7 @@
 #include "seeds.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,16 +143,41 @@ static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
     return 0;
 }
 
+/* The signal that interrupted the seeding (0: none). */
+static volatile sig_atomic_t stopped_by;
+
+static void on_stop(int sig)
+{
+    stopped_by = sig;
+}
+
 int seeds_add(seeds_t *s, frontier_t *f, int force, seeds_result_t *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
     s->err = err;
     s->errlen = errlen;
+    /* a signal stops it between two batches: what went in is said */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_stop}, old[3];
+    sigemptyset(&sa.sa_mask);
+    stopped_by = 0;
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
     int rc = 0;
-    while (rc == 0 && (rc = flush(s, f, force, res)) == 0 && !s->done)
+    while (rc == 0 && (rc = flush(s, f, force, res)) == 0 && !s->done && !stopped_by)
         rc = fill(s);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    if (rc == 0 && stopped_by && !s->done)
+        rc = CRAWL_EINTR;
     res->rejected = cli_urls_rejected(s->lines);
-    if (rc == CRAWL_EFILE)
+    if (rc == CRAWL_EINTR)
+        snprintf(err, errlen,
+                 "interrupted by %s: %zu seeds queued from %s (%zu already seen), the lines "
+                 "after line %lu not read",
+                 strsignal(stopped_by), res->added, s->path, res->valid - res->added,
+                 cli_urls_line(s->lines));
+    else if (rc == CRAWL_EFILE)
         snprintf(err, errlen, "seeds file %s (the lines before it were seeded)",
                  cli_urls_error(s->lines));
     else if (rc < 0 && rc != CRAWL_EFULL) /* EFULL: flush wrote the message */

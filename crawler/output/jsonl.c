@@ -324,6 +324,26 @@ fail:
     return -1;
 }
 
+/* Opens path to append.  A FIFO with no reader yet would block open(2)
+ * without a word: it is said on stderr, then waited for. */
+static int open_output(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) { /* a reader is there: blocking writes from now on */
+            int fl = fcntl(fd, F_GETFL);
+            if (fl >= 0)
+                fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+            return fd;
+        }
+        if (errno != ENXIO)
+            return -1;
+        fprintf(stderr, "crawler: %s is a FIFO with no reader: waiting for one to open it\n", path);
+    }
+    return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
 out_t *out_open(const char *path, char *err, size_t errlen)
 {
     out_t *o = NULL;
@@ -345,8 +365,7 @@ out_t *out_open(const char *path, char *err, size_t errlen)
     }
     snprintf(o->path, sizeof o->path, "%s", strcmp(path, "-") ? path : "<stdout>");
     o->is_stdout = strcmp(path, "-") == 0;
-    o->fd =
-        o->is_stdout ? STDOUT_FILENO : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    o->fd = o->is_stdout ? STDOUT_FILENO : open_output(path);
     if (o->fd < 0) {
         if (err && errlen)
             snprintf(err, errlen, "%s: %s", path, strerror(errno));

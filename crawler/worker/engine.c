@@ -861,6 +861,7 @@ static void supervise(engine_t *e, int show)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP); /* a closed terminal: as SIGTERM */
     char err[256], bname[256];
     redisContext *rc = show ? rconn_connect(e->redis, err, sizeof err) : NULL;
     bloom_geometry_t geo = {0};
@@ -877,9 +878,12 @@ static void supervise(engine_t *e, int show)
     while (atomic_load(&e->running) > 0) {
         struct timespec ts = {0, 20 * 1000 * 1000}; /* the exit is seen within 20 ms */
         int sig = sigtimedwait(&set, NULL, &ts);
-        if (sig == SIGINT || sig == SIGTERM) {
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
             int was = atomic_fetch_add(&e->stop, 1);
-            fprintf(stderr, "\ncrawler: %s; %s\n", sig == SIGINT ? "interrupted" : "terminated",
+            fprintf(stderr, "\ncrawler: %s; %s\n",
+                    sig == SIGINT   ? "interrupted"
+                    : sig == SIGHUP ? "hung up (SIGHUP)"
+                                    : "terminated",
                     was == 0 ? "finishing in-flight URLs (again to hand them back now)"
                              : "handing in-flight URLs back");
         }
@@ -964,6 +968,7 @@ int engine_run(const crawl_config_t *cfg, rconn_t *redis, struct out *out, struc
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, &old);
     uint32_t started = 0;
     for (uint32_t i = 0; i < cfg->threads; i++) {
