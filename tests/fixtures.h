@@ -90,6 +90,7 @@ typedef struct fx_route {
     unsigned chunk_delay_ms;  /* wait between body chunks (slow response) */
     size_t repeat;            /* send the body this many times (0 or 1: once) */
     int hold;                 /* wait for fx_http_release (at most FX_HTTP_HOLD_MAX_MS) first */
+    int chunked;              /* no Content-Length: the body sent chunked */
 } fx_route_t;
 
 typedef struct fx_http fx_http_t;

@@ -220,7 +220,7 @@ static struct MHD_Response *build(const fx_route_t *r)
 {
     struct MHD_Response *resp;
     size_t repeat = r->repeat ? r->repeat : 1;
-    if (repeat == 1 && !r->chunk_delay_ms) {
+    if (repeat == 1 && !r->chunk_delay_ms && !r->chunked) {
         resp = MHD_create_response_from_buffer(r->body_len, (void *)(r->body ? r->body : ""),
                                                MHD_RESPMEM_MUST_COPY);
     } else {
@@ -231,8 +231,9 @@ static struct MHD_Response *build(const fx_route_t *r)
         s->body = dup_or_null(r->body ? r->body : " ", s->len);
         s->repeat = repeat;
         s->chunk_delay_ms = r->chunk_delay_ms;
-        resp = MHD_create_response_from_callback((uint64_t)s->len * repeat, 64 * 1024, stream_read,
-                                                 s, stream_free);
+        resp = MHD_create_response_from_callback(r->chunked ? MHD_SIZE_UNKNOWN
+                                                            : (uint64_t)s->len * repeat,
+                                                 64 * 1024, stream_read, s, stream_free);
     }
     if (!resp)
         return NULL;

@@ -663,8 +663,8 @@ Test(config, help_lists_every_table_entry_with_its_default)
     /* a few spelled out */
     static const char *const shown[] = {
         "--concurrency C              transfers in flight, all threads together [default: 1000]\n",
-        "--max-size BYTES             body size cap (decoded); the transfer is cut "
-        "[default: 10485760]\n",
+        "--max-size BYTES             body size cap (decoded): read up to it, then cut (sitemaps: "
+        "50 MB) [default: 10485760]\n",
         "--bloom-fp-rate P            visited-set false-positive rate at capacity "
         "[default: 0.0001]\n",
         "--scope host|domain|any      which links to follow (seeds' hosts / domains / all) "

@@ -307,6 +307,39 @@ Test(crawler, slow_and_oversized_responses_are_cut_off)
     small_stop(&s);
 }
 
+/* A body larger than --max-size is read up to the cap and cut, its links
+ * followed and its record too-large, whether its Content-Length announced
+ * the size (it was refused before its first byte) or it came chunked. */
+Test(crawler, a_body_past_max_size_is_cut_and_its_links_followed_with_or_without_its_length)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<a href=/told>t</a><a href=/chunked>c</a>");
+    static char body[2][4096];
+    for (int k = 0; k < 2; k++) { /* links first, then filler past the cap */
+        snprintf(body[k], sizeof body[k], "<a href=/%s-link>l</a><p>%0*d</p>",
+                 k ? "chunked" : "told", 3000, 0);
+        fx_http_page(&*s.h, k ? "/chunked-link" : "/told-link", "<p>leaf</p>");
+    }
+    fx_http_set(s.h, "/told", &(fx_route_t){.body = body[0], .repeat = 100});
+    fx_http_set(s.h, "/chunked", &(fx_route_t){.body = body[1], .repeat = 100, .chunked = 1});
+    char *extra[] = {"--max-size", "100000", NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0);
+    cr_expect_eq(fx_http_hits(s.h, "/told-link"), 1, "the announced body's link not followed");
+    cr_expect_eq(fx_http_hits(s.h, "/chunked-link"), 1, "the chunked body's link not followed");
+    char *out = fx_read_file(s.out, NULL);
+    cr_assert_not_null(out);
+    const char *want[] = {"/told\"", "/chunked\""};
+    for (int k = 0; k < 2; k++) {
+        const char *rec = strstr(out, want[k]);
+        const char *eol = rec ? strchr(rec, '\n') : NULL;
+        const char *kind = rec ? strstr(rec, "\"error_kind\":\"too-large\"") : NULL;
+        cr_expect(kind && (!eol || kind < eol), "%s: not recorded too-large:\n%s", want[k], out);
+    }
+    free(out);
+    small_stop(&s);
+}
+
 Test(crawler, bad_options_are_refused_with_usage_status)
 {
     const char *cases[][3] = {{"--threads", "0", NULL},         {"--scope", "planet", NULL},

@@ -112,7 +112,7 @@ static const cli_opt_t OPTS[] = {
          FETCH_DEFAULT_MAX_LINKS_PER_PAGE,
          "links followed per page or sitemap; more: not followed, counted in links_over_cap")},
     {U64("max-size", "BYTES", max_size, 1, UINT64_MAX, CONFIG_DEFAULT_MAX_SIZE,
-         "body size cap (decoded); the transfer is cut")},
+         "body size cap (decoded): read up to it, then cut (sitemaps: 50 MB)")},
     {U32("timeout", "MS", timeout_ms, 1, DAY_MS, CONFIG_DEFAULT_TIMEOUT_MS,
          "whole-transfer timeout")},
     {U32("connect-timeout", "MS", connect_timeout_ms, 1, DAY_MS, CONFIG_DEFAULT_CONNECT_TIMEOUT_MS,

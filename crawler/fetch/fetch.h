@@ -33,9 +33,12 @@
  * 50,000); more are not followed, and counted in page_t.links_over_cap */
 #define FETCH_DEFAULT_MAX_LINKS_PER_PAGE 50000
 #define FETCH_ROBOTS_MAX_BYTES (500u * 1024u) /* RFC 9309: parse at least 500 KiB */
-#define FETCH_ROBOTS_MAX_REDIRECTS 5          /* RFC 9309: follow at least five */
-#define FETCH_RECV_BUFFER 4096L               /* curl's receive buffer, per transfer */
-#define FETCH_DNS_TTL_S 60L                   /* a DNS answer is kept while used, and so long */
+#define FETCH_SITEMAP_MAX_BYTES                                                                    \
+    (50u << 20)                      /* sitemaps.org: 50 MB uncompressed; a sitemap's              \
+                                        cap whatever --max-size (if smaller) */
+#define FETCH_ROBOTS_MAX_REDIRECTS 5 /* RFC 9309: follow at least five */
+#define FETCH_RECV_BUFFER 4096L      /* curl's receive buffer, per transfer */
+#define FETCH_DNS_TTL_S 60L          /* a DNS answer is kept while used, and so long */
 
 typedef struct fetch fetch_t;
 

@@ -214,19 +214,27 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
         size_t room = FETCH_ROBOTS_MAX_BYTES - x->body.len;
         return xfer_buf_add(&x->body, data, len < room ? len : room) == 0 && len <= room ? len : 0;
     }
-    if (x->bytes > x->env->cfg->max_size) {
-        x->too_large = 1;
-        return 0;
-    }
     if (!x->parse_started)
         start_parser(x);
+    /* a body past the cap is read up to it (its links followed) and cut,
+     * whether its Content-Length said so first or not; a sitemap may be as
+     * large as its protocol allows */
+    uint64_t cap = x->env->cfg->max_size;
+    if (x->sitemap && cap < FETCH_SITEMAP_MAX_BYTES)
+        cap = FETCH_SITEMAP_MAX_BYTES;
+    size_t use = len;
+    if (x->bytes > cap) {
+        uint64_t before = x->bytes - len;
+        use = before < cap ? (size_t)(cap - before) : 0;
+        x->too_large = 1;
+    }
     if (x->parser)
-        parser_feed(x->parser, data, len);
+        parser_feed(x->parser, data, use);
     else if (x->sitemap)
-        sitemap_feed(x->sitemap, data, len);
+        sitemap_feed(x->sitemap, data, use);
     if (x->env->record)
-        xfer_buf_add(&x->body, data, len);
-    return len;
+        xfer_buf_add(&x->body, data, use);
+    return x->too_large ? 0 : len;
 }
 
 static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *ud)
@@ -333,8 +341,6 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_timeout_ms);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, (long)c->low_speed_bps);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->low_speed_s);
-    if (x->kind == XF_PAGE)
-        curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_size);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
     if (c->ca_file)
