@@ -578,6 +578,23 @@ int frontier_control_routed(struct redisContext *rc, const struct rconn *r, cons
                             const frontier_control_change_t *ch, frontier_control_t *out,
                             uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen);
 
+/* ---- the crawl's admission settings (settings.c) ---------------------------
+ * What the crawl admits (the caller's fields: the crawler's scope, limits
+ * and patterns), kept with the crawl in P settings (shard 0) so that every
+ * worker admits by the same rules.  frontier_settings writes the caller's
+ * fields[i] = values[i] if the crawl keeps none yet, in the one atomic call
+ * that reads them (two first workers racing agree on one), and gives each
+ * field's stored value in stored[i] (a copy the caller frees; NULL when
+ * the crawl keeps none for it: a crawl made before this build, or a field
+ * it did not know).  CRAWL_ENOTFOUND if the crawl is gone.  One round trip
+ * on the handle's link. */
+int frontier_settings(frontier_t *f, const char *const *fields, const char *const *values, size_t n,
+                      char **stored);
+/* The settings a crawl keeps, without a handle (stats, limits): *kv an
+ * array of *n strings, field, value, field, value, ... (caller frees each,
+ * then the array; NULL when none).  One HGETALL on rc (shard 0's server). */
+int frontier_read_settings(struct redisContext *rc, const char *crawl, char ***kv, size_t *n);
+
 /* Gauges (now): queued, delayed, in_flight, hosts (ever admitted a URL),
  * ready_hosts (with queued URLs and room for one more fetch), dead.
  * Counters (since the crawl began): enqueued (URLs admitted: seeds + new

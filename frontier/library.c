@@ -38,6 +38,7 @@ static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_ROBOTS_STORE] = "robots_store",
     [FR_CONTROL] = "control",
     [FR_GRANT] = "grant",
+    [FR_SETTINGS] = "settings",
 };
 
 const char *fr_script_name(int id)

@@ -694,6 +694,50 @@ Test(crawler, an_output_fifo_without_a_reader_is_said_and_waited_for, .timeout =
     small_stop(&s);
 }
 
+/* The settings that decide what a crawl admits are kept with the crawl by
+ * its first worker: a later worker that asks for another value is refused
+ * (exit 2, naming both), one that leaves the option out follows the
+ * crawl's; `crawler stats` and `crawler limits` show them. */
+Test(crawler, a_worker_that_admits_by_other_rules_is_refused_or_follows_the_crawls)
+{
+    small_t s;
+    small_start(&s, "/");
+    fx_http_page(s.h, "/", "<p>one page</p>");
+    char *first[] = {"--scope", "domain", "--max-depth", "3", NULL};
+    cr_assert_eq(small_crawl(&s, first), 0);
+    char *url = (char *)fx_redis_url(s.r);
+    char *other[] = {CRAWLER_BIN, "crawl",   "--redis", url,       "--seeds",
+                     s.seeds,     "--scope", "host",    "--quiet", NULL};
+    int rc = fx_run(other, NULL, s.log, 60000);
+    char *err = fx_read_file(s.log, NULL);
+    cr_expect_eq(rc, 2, "a worker asking --scope host exited %d: %s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "--scope domain") && strstr(err, "--scope host"),
+              "both values not named: %s", err ? err : "");
+    free(err);
+    char *follow[] = {CRAWLER_BIN, "crawl", "--redis", url, "--seeds", s.seeds, NULL};
+    rc = fx_run(follow, NULL, s.log, 60000);
+    err = fx_read_file(s.log, NULL);
+    cr_expect_eq(rc, 0, "a worker leaving --scope out exited %d: %s", rc, err ? err : "");
+    cr_expect(err && strstr(err, "following the crawl's --scope domain") &&
+                  strstr(err, "following the crawl's --max-depth 3"),
+              "the worker does not say it follows: %s", err ? err : "");
+    free(err);
+    char *stats[] = {CRAWLER_BIN, "stats", "--redis", url, NULL};
+    cr_assert_eq(fx_run(stats, s.log, NULL, 60000), 0); /* (its stdout) */
+    char *out = fx_read_file(s.log, NULL);
+    cr_expect(out && strstr(out, "settings (fixed when the crawl was created):") &&
+                  strstr(out, "--scope domain") && strstr(out, "--max-depth 3"),
+              "stats does not show the settings: %s", out ? out : "");
+    free(out);
+    char *limits[] = {CRAWLER_BIN, "limits", "--redis", url, NULL};
+    cr_assert_eq(fx_run(limits, s.log, NULL, 60000), 0);
+    out = fx_read_file(s.log, NULL);
+    cr_expect(out && strstr(out, "--scope domain"), "limits does not show them: %s",
+              out ? out : "");
+    free(out);
+    small_stop(&s);
+}
+
 Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
 {
     small_t s;

@@ -584,6 +584,49 @@ rconn_link_t *cli_link(const char *cmd, const rconn_t *r)
     return l;
 }
 
+void cli_json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(o, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(o, "\\u%04x", *p);
+        else
+            fputc(*p, o);
+    }
+    fputc('"', o);
+}
+
+void cli_settings_text(FILE *o, char *const *kv, size_t n)
+{
+    if (n < 2)
+        return;
+    fprintf(o, "  settings (fixed when the crawl was created):");
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        fprintf(o, "%s --%s ", i ? "," : "", kv[i]);
+        if (!*kv[i + 1])
+            fprintf(o, "(none)");
+        for (const char *p = kv[i + 1]; *p; p++)
+            fputc(*p == '\n' ? ',' : *p, o);
+    }
+    fputc('\n', o);
+}
+
+void cli_settings_json(FILE *o, char *const *kv, size_t n)
+{
+    if (n < 2)
+        return;
+    fprintf(o, ", \"settings\": {");
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        fprintf(o, "%s", i ? ", " : "");
+        cli_json_str(o, kv[i]);
+        fprintf(o, ": ");
+        cli_json_str(o, kv[i + 1]);
+    }
+    fprintf(o, "}");
+}
+
 unsigned cli_default_shards(const rconn_t *r)
 {
     return r && rconn_is_cluster(r) ? CLI_CLUSTER_SHARDS : 1;

@@ -312,6 +312,14 @@ struct redisContext *cli_redis_connect(const char *cmd, const rconn_t *r);
  * printing why (as cli_redis_connect).  The caller frees it with
  * rconn_link_free after the handle. */
 rconn_link_t *cli_link(const char *cmd, const rconn_t *r);
+/* s as a JSON string (quoted, escaped) to o. */
+void cli_json_str(FILE *o, const char *s);
+/* The crawl's admission settings (frontier_read_settings: kv[0..n), field,
+ * value, ...) for stats and limits: one text line ("  settings (fixed when
+ * the crawl was created): --scope host, ..."; a list's values joined with
+ * ','), or the JSON member ', "settings": {...}'; nothing when n is 0. */
+void cli_settings_text(FILE *o, char *const *kv, size_t n);
+void cli_settings_json(FILE *o, char *const *kv, size_t n);
 
 /* The shards of a crawl created without --shards: CLI_CLUSTER_SHARDS on a
  * Redis Cluster (spread over its masters), else 1. */

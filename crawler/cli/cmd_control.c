@@ -256,8 +256,16 @@ static int apply(const char *cmd, const control_opts_t *o, const frontier_contro
         rc ? frontier_control_routed(rc, r, o->crawl, ch, &c, NULL, &live, err, sizeof err) : -1;
     if (rc && rcode < 0)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
-    if (rcode == 0)
+    if (rcode == 0) {
         print_state(o->crawl, &c, live);
+        char **kv = NULL;
+        size_t nkv = 0;
+        frontier_read_settings(rc, o->crawl, &kv, &nkv); /* (none: an older build's crawl) */
+        cli_settings_text(stdout, kv, nkv);
+        for (size_t i = 0; i < nkv; i++)
+            free(kv[i]);
+        free(kv);
+    }
     if (rc)
         redisFree(rc);
     rconn_close(r);

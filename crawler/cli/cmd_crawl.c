@@ -111,11 +111,53 @@ static int metrics_start(const crawl_config_t *cfg, metrics_t **m, metrics_serve
     return 0;
 }
 
+/* The crawl's admission settings (config.h: config_admission_*): this
+ * worker's kept with the crawl if it is the first, else followed where
+ * this worker left an option at its default, or refused (CRAWL_EINVAL:
+ * exit 2) where it asked for another value.  0 or a CRAWL_E* code, after
+ * printing why. */
+static int fix_settings(crawl_config_t *cfg, frontier_t *f)
+{
+    const char *fields[CONFIG_ADMISSION_COUNT];
+    char *values[CONFIG_ADMISSION_COUNT] = {0}, *stored[CONFIG_ADMISSION_COUNT] = {0};
+    char err[768];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < CONFIG_ADMISSION_COUNT; i++) {
+        fields[i] = config_admission_name(i);
+        if (!(values[i] = malloc(CONFIG_ADMISSION_MAX)))
+            rc = CRAWL_ENOMEM;
+        else if (config_admission_text(cfg, i, values[i], CONFIG_ADMISSION_MAX) < 0)
+            rc = CRAWL_ETOOLONG;
+    }
+    if (rc == 0)
+        rc = frontier_settings(f, fields, (const char *const *)values, CONFIG_ADMISSION_COUNT,
+                               stored);
+    if (rc < 0)
+        fprintf(stderr, "crawler crawl: the crawl's settings: %s%s%s\n", crawl_strerror(rc),
+                *frontier_last_error(f) ? ": " : "", frontier_last_error(f));
+    for (size_t i = 0; rc == 0 && i < CONFIG_ADMISSION_COUNT; i++) {
+        int fr = config_admission_follow(cfg, i, stored[i], err, sizeof err);
+        if (fr < 0) {
+            fprintf(stderr, "crawler crawl: %s\n", err);
+            rc = CRAWL_EINVAL;
+        } else if (fr > 0 && !cfg->quiet) {
+            for (char *p = stored[i]; (p = strchr(p, '\n'));)
+                *p = ',';
+            fprintf(stderr, "crawler: following the crawl's --%s %s\n", fields[i], stored[i]);
+        }
+    }
+    for (size_t i = 0; i < CONFIG_ADMISSION_COUNT; i++) {
+        free(values[i]);
+        free(stored[i]);
+    }
+    return rc;
+}
+
 /* Opens the crawl's filter (joins it, or creates it with
  * --bloom-capacity/--bloom-fp-rate: refused with CRAWL_ENOROOM if it does
  * not fit in Redis), then its frontier, and seeds it from seeds (may be
  * NULL).  0, or a CRAWL_E* code after printing the reason. */
-static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, long *rejected)
+static int seed(crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, long *rejected)
 {
     redisContext *rc = cli_redis_connect("crawl", r);
     if (!rc)
@@ -167,6 +209,8 @@ static int seed(const crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, lon
         fprintf(stderr, "crawler crawl: frontier: %s\n", err);
         goto out;
     }
+    if ((rcode = fix_settings(cfg, f)) < 0)
+        goto out;
     if (!cfg->quiet)
         fprintf(stderr, "crawler: Bloom bits set by %s\n",
                 frontier_bits_module(f) ? "the crawler module (CRAWLER.BFADD)"
@@ -224,7 +268,7 @@ int cmd_crawl(int argc, char **argv)
     seeds = NULL;
     if (sc < 0) { /* the reason is printed */
         /* the filter asked for does not fit in Redis, or seeding would fill it */
-        if (sc == CRAWL_ENOROOM || sc == CRAWL_EFULL)
+        if (sc == CRAWL_ENOROOM || sc == CRAWL_EFULL || sc == CRAWL_EINVAL)
             status = CLI_EXIT_USAGE;
         goto out;
     }

@@ -29,19 +29,7 @@
 
 /* ---- stats --------------------------------------------------------------- */
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
-}
+#define json_str cli_json_str
 
 #define U(x) ((unsigned long long)(x))
 
@@ -152,7 +140,8 @@ static void text_control(FILE *o, const frontier_control_t *c)
 }
 
 static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
-                       const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv)
+                       const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv,
+                       char *const *kv, size_t nkv)
 {
     fprintf(o, "{\"crawl\": ");
     json_str(o, crawl);
@@ -180,6 +169,7 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "}");
     json_bloom(o, bv);
     json_control(o, &s->control);
+    cli_settings_json(o, kv, nkv);
     fprintf(o, ", \"live_workers\": %u, \"workers\": [", s->workers);
     for (size_t i = 0; i < nw; i++) {
         fprintf(o, "%s{\"id\": ", i ? ", " : "");
@@ -198,7 +188,8 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
 }
 
 static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
-                       const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv)
+                       const frontier_worker_info_t *w, size_t nw, const bloom_view_t *bv,
+                       char *const *kv, size_t nkv)
 {
     time_t t = (time_t)(s->now_ms / 1000);
     struct tm tm;
@@ -222,6 +213,7 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
             U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
     text_bloom(o, bv);
     text_control(o, &s->control);
+    cli_settings_text(o, kv, nkv);
     fprintf(o, "  errors %llu", U(s->errors));
     for (size_t i = 0; i < s->nkinds; i++)
         fprintf(o, "%s%s %llu", i ? ", " : ": ", s->kinds[i].kind, U(s->kinds[i].count));
@@ -293,11 +285,17 @@ static int print_stats(redisContext *rc, const rconn_t *r, const char *crawl, in
                 "crawler stats: crawl '%s' has no keys in this Redis (not started yet, reset, or "
                 "another --crawl name)\n",
                 crawl);
+    char **kv = NULL;
+    size_t nkv = 0;
+    frontier_read_settings(rc, crawl, &kv, &nkv); /* (none: a crawl from an older build) */
     if (json)
-        print_json(stdout, crawl, &s, w, nw, &bv);
+        print_json(stdout, crawl, &s, w, nw, &bv, kv, nkv);
     else
-        print_text(stdout, crawl, &s, w, nw, &bv);
+        print_text(stdout, crawl, &s, w, nw, &bv, kv, nkv);
     fflush(stdout);
+    for (size_t i = 0; i < nkv; i++)
+        free(kv[i]);
+    free(kv);
     free(w);
     return 0;
 }

@@ -260,6 +260,7 @@ static int config_line(crawl_config_t *c, const char *path, unsigned long lineno
         fprintf(stderr, "crawler crawl: %s:%lu: out of memory\n", path, lineno);
         return -1;
     }
+    config_admission_given(c, o->name);
     return cli_set(&cli_table_crawl, o, c, v);
 }
 
@@ -324,6 +325,8 @@ int cli_crawl_parse(crawl_config_t *c, int argc, char **argv)
             if (pass == 2 && o->type == CLI_TYPE_LIST && o->replaces && k < CLI_MAX_OPTS &&
                 !seen[k]++)
                 *(size_t *)(void *)((char *)c + o->aux) = 0;
+            if (pass == 2)
+                config_admission_given(c, o->name);
             if (pass == 2 && cli_set(&cli_table_crawl, o, c, optarg) < 0)
                 return -1;
         }
@@ -337,6 +340,8 @@ int cli_crawl_parse(crawl_config_t *c, int argc, char **argv)
 
 void cli_crawl_free(crawl_config_t *c)
 {
+    if (c)
+        config_admission_free(c);
     strlist_t *e = c ? c->storage : NULL;
     while (e) {
         strlist_t *n = e->next;

@@ -44,6 +44,14 @@
 /* a Retry-After waits at most 10 min (--max-retry-after) */
 #define CONFIG_DEFAULT_MAX_RETRY_AFTER_MS 600000
 
+/* The settings that decide what a crawl admits, kept with the crawl
+ * (admission.c): --scope, --max-depth, --max-pages, --max-pages-per-host,
+ * --follow-nofollow, --ignore-robots, --sitemaps, --allow-private,
+ * --allow-private-range, --allow-domain, --deny-domain, --include,
+ * --exclude. */
+#define CONFIG_ADMISSION_COUNT 13
+#define CONFIG_ADMISSION_MAX 16384 /* the text of one (a list: one value a line) */
+
 typedef enum config_scope {
     SCOPE_HOST = 0,   /* only the seeds' hosts */
     SCOPE_DOMAIN = 1, /* the seeds' registrable-ish domains (host and its subdomains) */
@@ -111,11 +119,33 @@ typedef struct crawl_config {
     /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
     const char *metrics;
     /* output */
-    const char *out;  /* --out FILE or "-" */
-    const char *warc; /* --warc FILE */
-    int quiet;        /* --quiet: no progress line */
-    void *storage;    /* strings read from --config (cli_crawl_free) */
+    const char *out;          /* --out FILE or "-" */
+    const char *warc;         /* --warc FILE */
+    int quiet;                /* --quiet: no progress line */
+    void *storage;            /* strings read from --config (cli_crawl_free) */
+    unsigned admission_given; /* bit i: admission setting i was given (command line or
+                                 config file: config_admission_given) */
+    char *admission[CONFIG_ADMISSION_COUNT]; /* lists followed from the crawl's settings
+                                                (config_admission_follow; freed by
+                                                config_admission_free) */
 } crawl_config_t;
+
+/* Notes that option name was given (an admission setting's: its bit). */
+void config_admission_given(crawl_config_t *c, const char *name);
+/* Setting i's option name ("scope", ...), or NULL past the last. */
+const char *config_admission_name(size_t i);
+/* Setting i of c as text ("host", "3", "1", a list's values one a line)
+ * into buf: its length, or -1 if it does not fit. */
+int config_admission_text(const crawl_config_t *c, size_t i, char *buf, size_t len);
+/* The crawl keeps stored for setting i (NULL: nothing stored, from a build
+ * before): 0 when c's value is the same (or nothing is stored), 1 when the
+ * option was not given (config_admission_given) and c takes the crawl's
+ * value, -1 when it was given another value (err names the setting and
+ * both values: the worker is to be refused). */
+int config_admission_follow(crawl_config_t *c, size_t i, const char *stored, char *err,
+                            size_t errlen);
+/* Frees the lists config_admission_follow copied. */
+void config_admission_free(crawl_config_t *c);
 
 /* The scope's part of the options, for scope_new (which copies what it
  * keeps); the pointers point into cfg. */
