@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "fixtures.h"
 
@@ -202,6 +203,99 @@ Test(validate, a_byte_order_mark_before_the_first_seed_is_no_part_of_it)
               "the first seed was not seeded (%zu queued)", q->elements);
     freeReplyObject(q);
     free(err);
+    env_stop(&e);
+}
+
+/* ---- a body that decodes to far more than it weighs ------------------------- */
+
+/* gzip of n MiB of zeros (a "bomb": ~1 KiB a MiB); its length in *len. */
+static unsigned char *gzip_zeros(size_t mib, size_t *len)
+{
+    z_stream z = {0};
+    cr_assert_eq(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = mib * 1100 + 4096;
+    unsigned char *out = malloc(cap), *zeros = calloc(1, 1 << 20);
+    cr_assert(out && zeros);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    for (size_t i = 0; i < mib; i++) {
+        z.next_in = zeros;
+        z.avail_in = 1 << 20;
+        cr_assert_eq(deflate(&z, i + 1 == mib ? Z_FINISH : Z_NO_FLUSH),
+                     i + 1 == mib ? Z_STREAM_END : Z_OK);
+    }
+    *len = cap - z.avail_out;
+    deflateEnd(&z);
+    free(zeros);
+    return out;
+}
+
+/* 40 hosts' pages each a gzip bomb (100 MiB of zeros in 100 KiB), crawled
+ * with --warc: the body is archived as it came (its weight, its
+ * Content-Encoding kept) and decoded only for the parser, so memory per
+ * transfer stays bounded: the crawler's peak RSS stays under the bound that
+ * 40 transfers of --max-size (10 MiB) of decoded body each would pass, and
+ * each page is recorded too-large, cut at the cap. */
+Test(validate, a_gzip_bomb_costs_its_weight_in_the_warc_and_in_memory, .timeout = 300)
+{
+    enum { N = 40 };
+    env_t e;
+    env_start(&e);
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "%s", fx_error());
+    size_t blen;
+    unsigned char *bomb = gzip_zeros(100, &blen);
+    char seeds[N * 48] = "", path[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "/bomb%d", i);
+        fx_http_set(h, path,
+                    &(fx_route_t){.body = (const char *)bomb,
+                                  .body_len = blen,
+                                  .headers = "Content-Encoding: gzip\n",
+                                  .chunk_delay_ms = 300}); /* all in flight at once */
+        size_t at = strlen(seeds);
+        snprintf(seeds + at, sizeof seeds - at, "%s%s\n", fx_http_base(h), path);
+    }
+    free(bomb);
+    cr_assert_eq(fx_write_file(in_dir(&e, "seeds.txt"), seeds), 0);
+    char warc[600], out[600];
+    snprintf(warc, sizeof warc, "%s/out.warc.gz", e.dir);
+    snprintf(out, sizeof out, "%s/out.jsonl", e.dir);
+    char *argv[] = {CRAWLER_BIN, "crawl",      "--redis", (char *)fx_redis_url(e.r),
+                    "--seeds",   e.path,       "--warc",  warc,
+                    "--out",     out,          "--quiet", "--delay",
+                    "0",         "--per-host", "64",      NULL};
+    long rss = 0;
+    int rc = run_rss(argv, e.log, 120000, &rss);
+    char *err = log_text(&e);
+    cr_expect_eq(rc, 0, "exit %d: %s", rc, err);
+    cr_expect_lt(rss, RSS_BOUND_KB, "peak RSS %ld KiB: the bodies were held decoded", rss);
+    free(err);
+    char *lines = fx_read_file(out, NULL);
+    size_t too_large = 0;
+    for (const char *p = lines; p && (p = strstr(p, "\"error_kind\":\"too-large\"")); p++)
+        too_large++;
+    cr_expect_eq(too_large, N, "%zu of %d bombs recorded too-large", too_large, N);
+    free(lines);
+    gzFile g = gzopen(warc, "rb"); /* every member, one after the other */
+    cr_assert_not_null(g);
+    size_t total = 0, cap = 64 << 20;
+    char *all = malloc(cap + 1);
+    cr_assert_not_null(all);
+    int n;
+    while (total < cap && (n = gzread(g, all + total, (unsigned)(cap - total))) > 0)
+        total += (size_t)n;
+    gzclose(g);
+    all[total] = '\0';
+    cr_expect_lt(total, (size_t)N * (blen + 4096) + (1 << 20),
+                 "the WARC holds %zu bytes: more than the bombs' weight", total);
+    size_t kept = 0;
+    for (const char *p = all;
+         (p = memmem(p, total - (size_t)(p - all), "Content-Encoding: gzip", 22)) != NULL; p++)
+        kept++;
+    cr_expect_geq(kept, N, "%zu responses keep their Content-Encoding", kept);
+    free(all);
+    fx_http_stop(h);
     env_stop(&e);
 }
 

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decode.h"
 #include "fetch.h"
 #include "netloop.h"
 #include "parser.h"
@@ -46,7 +47,13 @@ typedef struct xfer {
     unsigned hops;            /* XF_ROBOTS: redirects followed so far */
     int seed_host;            /* host is a seed host: the guard lets it through */
     int blocked;              /* the guard refused the address */
-    int too_large;            /* body passed --max-size */
+    int too_large;            /* body passed --max-size (decoded) */
+    int raw;                  /* XF_PAGE when recording: the body kept as received, decoded
+                                 here (dec) for the parser */
+    decode_kind_t cenc;       /* the response's Content-Encoding */
+    decoder_t *dec;           /* raw: its decoder, made at the first body byte */
+    int undecodable;          /* raw: a coding not undone here, or a corrupt stream */
+    int raw_cut;              /* raw: the body as received passed --max-size */
     int parse_started;
     parser_t *parser;
     sitemap_t *sitemap; /* --sitemaps and an XML body */

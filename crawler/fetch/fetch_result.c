@@ -72,7 +72,8 @@ static const page_exchange_t *exchange_of(xfer_t *x)
                           .body = x->body.p,
                           .body_len = x->body.len,
                           .ip = x->ip[0] ? x->ip : NULL,
-                          .truncated = x->too_large,
+                          .decoded = !x->raw,
+                          .truncated = x->too_large || x->raw_cut,
                           .time_ms = (int64_t)(clock_wall_ms() - (clock_now_ms() - x->t_start))};
     return &x->ex;
 }

@@ -42,10 +42,12 @@ typedef struct page_exchange {
     size_t request_len;
     const char *response_head; /* head of the last response */
     size_t response_head_len;
-    const char *body; /* body after content decoding */
+    const char *body; /* the body as received (content coding kept: --warc's transfers
+                         decode themselves), or after content decoding: decoded */
     size_t body_len;
+    int decoded;     /* 1: body is content-decoded (its Content-Encoding undone) */
     const char *ip;  /* peer address, NULL: unknown */
-    int truncated;   /* body cut at --max-size */
+    int truncated;   /* body cut (at --max-size, decoded or as received) */
     int64_t time_ms; /* Unix epoch ms when the request was sent */
 } page_exchange_t;
 

@@ -159,6 +159,7 @@ void xfer_reset_headers(xfer_t *x)
     x->ctype = x->location = x->xrobots = NULL;
     x->retry_after_ms = 0;
     x->resphead.len = 0;
+    x->cenc = DECODE_IDENTITY;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
@@ -181,6 +182,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
         x->xrobots = v;
     } else if ((v = outcome_header_value(data, len, "Retry-After"))) {
         x->retry_after_ms = outcome_retry_after_ms(v, x->env->cfg->max_retry_after_ms);
+        free(v);
+    } else if ((v = outcome_header_value(data, len, "Content-Encoding"))) {
+        x->cenc = decode_kind_of(v);
         free(v);
     }
     return len;
@@ -205,26 +209,25 @@ static void start_parser(xfer_t *x)
     x->parser = parser_new(&pc, x->item.url, x->ctype, x->xrobots, on_link, x);
 }
 
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
+/* The decoded body's cap: --max-size, or a sitemap's protocol limit if
+ * that is more. */
+static uint64_t body_cap(const xfer_t *x)
+{
+    uint64_t cap = x->env->cfg->max_size;
+    return x->sitemap && cap < FETCH_SITEMAP_MAX_BYTES ? FETCH_SITEMAP_MAX_BYTES : cap;
+}
+
+/* Decoded body bytes: to the parser (or sitemap parser) up to the cap, and
+ * to the record when the body is kept decoded.  Past the cap the body is
+ * cut (too_large), whether its Content-Length said so first or not: its
+ * links up to there are followed.  Returns 1 once cut (stop). */
+static int take_decoded(void *ud, const char *data, size_t len)
 {
     xfer_t *x = ud;
-    size_t len = size * n;
+    uint64_t cap = body_cap(x), before = x->bytes;
     x->bytes += len;
-    if (x->kind == XF_ROBOTS) {
-        size_t room = FETCH_ROBOTS_MAX_BYTES - x->body.len;
-        return xfer_buf_add(&x->body, data, len < room ? len : room) == 0 && len <= room ? len : 0;
-    }
-    if (!x->parse_started)
-        start_parser(x);
-    /* a body past the cap is read up to it (its links followed) and cut,
-     * whether its Content-Length said so first or not; a sitemap may be as
-     * large as its protocol allows */
-    uint64_t cap = x->env->cfg->max_size;
-    if (x->sitemap && cap < FETCH_SITEMAP_MAX_BYTES)
-        cap = FETCH_SITEMAP_MAX_BYTES;
     size_t use = len;
     if (x->bytes > cap) {
-        uint64_t before = x->bytes - len;
         use = before < cap ? (size_t)(cap - before) : 0;
         x->too_large = 1;
     }
@@ -232,9 +235,50 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
         parser_feed(x->parser, data, use);
     else if (x->sitemap)
         sitemap_feed(x->sitemap, data, use);
-    if (x->env->record)
+    if (x->env->record && !x->raw)
         xfer_buf_add(&x->body, data, use);
+    return x->too_large;
+}
+
+/* A body kept as received (--warc): recorded up to --max-size, decoded
+ * here for the parser, so a body that decodes to far more than it weighs
+ * costs its weight.  Returns curl's answer. */
+static size_t raw_body(xfer_t *x, const char *data, size_t len)
+{
+    uint64_t cap = x->env->cfg->max_size;
+    size_t keep = x->body.len >= cap        ? 0
+                  : cap - x->body.len < len ? (size_t)(cap - x->body.len)
+                                            : len;
+    if (keep < len)
+        x->raw_cut = 1;
+    xfer_buf_add(&x->body, data, keep);
+    if (!x->dec && !x->undecodable) {
+        if (x->cenc == DECODE_UNKNOWN || !(x->dec = decoder_new(x->cenc, take_decoded, x)))
+            x->undecodable = 1; /* recorded, not parsed */
+    }
+    if (x->dec && !x->undecodable && decoder_feed(x->dec, data, len) < 0)
+        x->undecodable = 1; /* a corrupt stream: what it gave so far was parsed */
+    if (x->undecodable)
+        x->bytes += len;
+    if (x->raw_cut && x->undecodable)
+        x->too_large = 1; /* past the cap, and nothing to parse: cut */
     return x->too_large ? 0 : len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    xfer_t *x = ud;
+    size_t len = size * n;
+    if (x->kind == XF_ROBOTS) {
+        x->bytes += len;
+        size_t room = FETCH_ROBOTS_MAX_BYTES - x->body.len;
+        return xfer_buf_add(&x->body, data, len < room ? len : room) == 0 && len <= room ? len : 0;
+    }
+    if (!x->parse_started)
+        start_parser(x);
+    if (x->raw)
+        return raw_body(x, data, len);
+    return take_decoded(x, data, len) ? 0 : len;
 }
 
 static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *ud)
@@ -257,6 +301,9 @@ void xfer_clear(xfer_t *x)
     free(x->next_url);
     x->origin = x->next_url = NULL;
     xfer_reset_headers(x);
+    decoder_free(x->dec);
+    x->dec = NULL;
+    x->undecodable = x->raw_cut = 0;
     parser_free(x->parser);
     x->parser = NULL;
     sitemap_free(x->sitemap);
@@ -330,7 +377,11 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* robots_follow, redirect_link */
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    /* a recorded page keeps its body as received, its coding undone here
+     * (raw_body); any other transfer lets libcurl undo it */
+    x->raw = x->env->record && x->kind == XF_PAGE;
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, x->raw ? DECODE_ACCEPT : "");
+    curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, x->raw ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE, FETCH_RECV_BUFFER);

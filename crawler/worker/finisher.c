@@ -161,7 +161,7 @@ static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
                           .response_head_len = ex->response_head_len,
                           .body = ex->body,
                           .body_len = ex->body_len,
-                          .body_decoded = 1,
+                          .body_decoded = ex->decoded,
                           .truncated = ex->truncated,
                           .fetch_time_ms = ex->time_ms};
     int rc = warc_write_exchange(warc, &wx);
