@@ -482,7 +482,7 @@ static void write_sample(const char *path)
     cr_assert_not_null(w, "%s", err);
     for (size_t i = 0; i < NSAMPLE; i++)
         cr_assert_eq(warc_write_exchange(w, &sample[i]), 0, "exchange %zu", i);
-    warc_close(w);
+    warc_close(w, NULL, 0);
 }
 
 Test(warc, records_read_back_field_by_field)
@@ -598,7 +598,7 @@ Test(warc, response_head_is_made_consistent_with_the_stored_body)
                              .body_decoded = c[i].decoded};
         cr_assert_eq(warc_write_exchange(w, &x), 0, "case %zu", i);
     }
-    warc_close(w);
+    warc_close(w, NULL, 0);
     wfile_t f = read_warc(path);
     cr_assert_eq(f.n, 1 + nc, "no request recorded: one record per exchange");
     for (size_t i = 0; i < nc; i++) {
@@ -643,8 +643,8 @@ Test(warc, rejects_header_injection_and_bad_exchanges)
     cr_expect_eq(warc_write_exchange(w, &x), CRAWL_EINVAL);
     cr_expect_eq(warc_write_exchange(w, NULL), CRAWL_EINVAL);
     cr_expect_eq(warc_write_exchange(NULL, &x), CRAWL_EINVAL);
-    warc_close(w);
-    warc_close(NULL);
+    warc_close(w, NULL, 0);
+    warc_close(NULL, NULL, 0);
     wfile_t f = read_warc(path);
     cr_expect_eq(f.n, 1, "only the warcinfo record may be in the file");
     free_warc(&f);
@@ -680,7 +680,7 @@ Test(warc, reopening_appends_a_new_warcinfo)
         warc_t *w = warc_open(path, "test-suite/1.0", err, sizeof err);
         cr_assert_not_null(w, "%s", err);
         cr_assert_eq(warc_write_exchange(w, &x), 0);
-        warc_close(w);
+        warc_close(w, NULL, 0);
     }
     wfile_t f = read_warc(path);
     cr_assert_eq(f.n, 6);
@@ -758,7 +758,7 @@ Test(warc, concurrent_writers_produce_whole_linked_records)
         pthread_join(th[t], NULL);
         cr_expect_eq(args[t].failures, 0);
     }
-    warc_close(w);
+    warc_close(w, NULL, 0);
     char *argv[] = {"/bin/gzip", "-t", path, NULL};
     cr_expect_eq(fx_run(argv, NULL, NULL, 60000), 0, "gzip -t rejects the file");
 

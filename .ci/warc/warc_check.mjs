@@ -8,7 +8,14 @@
 //     read, so they are recomputed here with node:crypto for the algorithm the
 //     header names (sha1, sha256, sha512, md5; base32 or hex value);
 //   - warcio's CDX indexer indexes every response, and each index entry's
-//     offset/length is one whole gzip member that parses alone as that record.
+//     offset/length is one whole gzip member that parses alone as that record;
+//   - the crawler's own index beside the file (FILE.cdxj), if there is one,
+//     has one line per response, sorted, each with the timestamp, URL,
+//     offset and length warcio's indexer gives that record, and the file's
+//     name.  (Not its key: the crawler's follows the Python surt library,
+//     pywb's, which warcio.js's differs from on a path's trailing '/' and on
+//     the order of query arguments; tests/test_rotate.c checks it against
+//     that library's own cases.)
 // Usage: node warc_check.mjs FILE.warc.gz [--responses N]  (N: at least this
 // many response records).  Exit 0 if all holds, else 1 with the failures.
 import { createHash } from "node:crypto";
@@ -114,8 +121,10 @@ async function payloads() {
 }
 
 // Pass 3: warcio's CDX index; each entry's member parses alone as its record.
+// Returns the response entries by offset.
 async function index(data) {
   let entries = 0;
+  const byOffset = new Map();
   const indexer = new CDXIndexer({ format: "cdxj" });
   for await (const cdx of indexer.iterIndex([{ filename: file, reader: createReadStream(file) }])) {
     entries++;
@@ -138,21 +147,53 @@ async function index(data) {
       fail(`${what}: the member holds ${rec ? rec.warcTargetURI : "no record"}`);
     else if (rec.warcPayloadDigest && cdx.digest && !rec.warcPayloadDigest.endsWith(cdx.digest))
       fail(`${what}: index digest ${cdx.digest}, record ${rec.warcPayloadDigest}`);
+    if (rec && rec.warcType === "response") byOffset.set(off, cdx);
   }
-  return entries;
+  return { entries, byOffset };
+}
+
+// Pass 4: the crawler's index, line by line against warcio's entries.
+function ownIndex(byOffset) {
+  let text;
+  try {
+    text = readFileSync(`${file}.cdxj`, "utf8");
+  } catch {
+    return -1; // none
+  }
+  const base = file.split("/").pop();
+  const lines = text.split("\n").filter((l) => l.length);
+  lines.forEach((line, i) => {
+    const what = `${file}.cdxj line ${i + 1}`;
+    if (i && lines[i - 1] > line) fail(`${what}: not sorted after the line before`);
+    const m = /^(\S+) (\d{14}) (\{.*\})$/.exec(line);
+    if (!m) return fail(`${what}: not 'KEY TIMESTAMP {JSON}': ${line}`);
+    const j = JSON.parse(m[3]);
+    const cdx = byOffset.get(Number(j.offset));
+    if (!cdx) return fail(`${what}: offset ${j.offset} is no response record's`);
+    const want = { ts: cdx.timestamp, url: cdx.url, length: String(cdx.length) };
+    const got = { ts: m[2], url: j.url, length: j.length };
+    for (const k of Object.keys(want))
+      if (String(want[k]) !== String(got[k])) fail(`${what}: ${k} ${got[k]}, warcio: ${want[k]}`);
+    if (j.filename !== base) fail(`${what}: filename ${j.filename}, the file is ${base}`);
+  });
+  if (lines.length !== byOffset.size)
+    fail(`${file}.cdxj: ${lines.length} lines for ${byOffset.size} responses`);
+  return lines.length;
 }
 
 try {
   const { nblocks, blockDigests } = await blocks();
   const { n, responses, checked } = await payloads();
-  const entries = await index(readFileSync(file));
+  const { entries, byOffset } = await index(readFileSync(file));
+  const own = ownIndex(byOffset);
   if (n !== nblocks) fail(`the two passes read ${nblocks} and ${n} records`);
   if (responses < minResponses) fail(`${responses} response records, expected at least ${minResponses}`);
   if (entries < responses) fail(`warcio indexed ${entries} entries for ${responses} responses`);
   if (checked < responses) fail(`${checked} payload digests for ${responses} responses`);
   console.log(`warc_check: ${file}: ${n} records parsed, ${responses} responses, ` +
     `${blockDigests} block digests and ${checked} payload digests checked, ` +
-    `warcio's CDX index: ${entries} entries, each a whole gzip member`);
+    `warcio's CDX index: ${entries} entries, each a whole gzip member` +
+    (own >= 0 ? `; the crawler's index: ${own} lines, each as warcio's` : ""));
 } catch (e) {
   fail(`warcio could not read ${file}: ${e && e.stack ? e.stack : e}`);
 }

@@ -85,6 +85,8 @@ static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, war
         fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg->warc, err);
         return -1;
     }
+    out_set_rotate(*out, cfg->out_rotate);
+    warc_set_rotate(*warc, cfg->out_rotate);
     return 0;
 }
 
@@ -295,7 +297,11 @@ out:
             status = CLI_EXIT_ERROR;
         }
     }
-    warc_close(warc);
+    char werr[512];
+    if (warc && warc_close(warc, werr, sizeof werr) < 0) {
+        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg.warc, werr);
+        status = CLI_EXIT_ERROR;
+    }
     rconn_close(r);
     cli_crawl_free(&cfg);
     return status;

@@ -136,7 +136,11 @@ static const cli_opt_t OPTS[] = {
     {DBL("bloom-fp-rate", "P", bloom_fp_rate, 1e-12, 0.5, BLOOM_DEFAULT_FP_RATE,
          "visited-set false-positive rate at capacity")},
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},
-    {STR("warc", "FILE", warc, NULL, "WARC/1.1 records (per-record gzip)")},
+    {STR("warc", "FILE", warc, NULL,
+         "WARC/1.1 records (per-record gzip), a CDXJ index beside each closed file")},
+    {U64("out-rotate", "BYTES", out_rotate, 0, UINT64_MAX, CONFIG_DEFAULT_OUT_ROTATE,
+         "close --out and --warc files past this size under a name unique to the process and "
+         "its sequence, and go on in a new one (0: never)")},
     {FLAG("quiet", quiet, "no progress line on stderr")},
     {STR("metrics", "ADDR:PORT", metrics, NULL,
          "serve this process's Prometheus metrics at http://ADDR:PORT/metrics"),

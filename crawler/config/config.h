@@ -28,13 +28,14 @@
 #define CONFIG_DEFAULT_CLAIM_BATCH 512  /* most URLs per claim round trip */
 #define CONFIG_DEFAULT_TIMEOUT_MS 30000 /* whole transfer */
 #define CONFIG_DEFAULT_CONNECT_TIMEOUT_MS 10000
-#define CONFIG_DEFAULT_LOW_SPEED_BPS 100    /* bytes/s ... */
-#define CONFIG_DEFAULT_LOW_SPEED_S 20       /* ... for this many seconds aborts */
-#define CONFIG_DEFAULT_MAX_SIZE (10u << 20) /* bytes of (decoded) body */
-#define CONFIG_DEFAULT_MAX_DEPTH UINT32_MAX /* none */
-#define CONFIG_DEFAULT_MAX_REDIRECTS 10     /* redirects in a row followed */
-#define CONFIG_DEFAULT_MAX_PAGES 0          /* none */
-#define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0 /* none */
+#define CONFIG_DEFAULT_LOW_SPEED_BPS 100       /* bytes/s ... */
+#define CONFIG_DEFAULT_LOW_SPEED_S 20          /* ... for this many seconds aborts */
+#define CONFIG_DEFAULT_MAX_SIZE (10u << 20)    /* bytes of (decoded) body */
+#define CONFIG_DEFAULT_OUT_ROTATE (1ull << 30) /* bytes of an output file */
+#define CONFIG_DEFAULT_MAX_DEPTH UINT32_MAX    /* none */
+#define CONFIG_DEFAULT_MAX_REDIRECTS 10        /* redirects in a row followed */
+#define CONFIG_DEFAULT_MAX_PAGES 0             /* none */
+#define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0    /* none */
 #define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
 #define CONFIG_DEFAULT_SCOPE SCOPE_HOST
 #define CONFIG_DEFAULT_GRACE_MS 5000             /* finish in-flight work after SIGTERM */
@@ -121,6 +122,7 @@ typedef struct crawl_config {
     /* output */
     const char *out;          /* --out FILE or "-" */
     const char *warc;         /* --warc FILE */
+    uint64_t out_rotate;      /* --out-rotate: bytes of a file; 0: never */
     int quiet;                /* --quiet: no progress line */
     void *storage;            /* strings read from --config (cli_crawl_free) */
     unsigned admission_given; /* bit i: admission setting i was given (command line or

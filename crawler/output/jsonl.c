@@ -21,6 +21,8 @@
  */
 #include "jsonl.h"
 
+#include "rotate.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -38,17 +40,18 @@
 struct out {
     int fd;
     bool is_stdout;
-    bool is_regular;      /* fd is a regular file: can be cut back on failure */
-    char path[256];       /* for messages (truncated) */
+    bool is_regular; /* fd is a regular file: can be cut back on failure */
+    char path[PATH_MAX];
     pthread_mutex_t lock; /* guards all below */
     pthread_cond_t wake;  /* flush thread sleeps here */
     pthread_t thread;
     bool stop;
     bool failed;
-    char errtext[320]; /* first write failure */
+    char errtext[2 * PATH_MAX + 64]; /* first write failure */
     char *buf;
     size_t len;
     uint64_t oldest_ms; /* monotonic time the oldest buffered line was added */
+    rotate_t rot;       /* --out-rotate (a regular file only) */
 };
 
 /* ---- formatting ------------------------------------------------------------ */
@@ -243,6 +246,23 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* After a write (lock held): a regular file past --out-rotate is closed
+ * under its unique name and a new one opened (rotate.h).  A failure enters
+ * the failed state. */
+static int maybe_rotate(out_t *o)
+{
+    char closed[PATH_MAX];
+    off_t size = o->is_regular ? lseek(o->fd, 0, SEEK_END) : -1;
+    if (size < 0 || !rotate_due(&o->rot, (uint64_t)size))
+        return CRAWL_OK;
+    if (rotate_name(&o->rot, closed, sizeof closed) < 0)
+        snprintf(o->errtext, sizeof o->errtext, "--out-rotate: the closed file's name is too long");
+    else if (rotate_now(&o->rot, &o->fd, closed, o->errtext, sizeof o->errtext) == 0)
+        return CRAWL_OK;
+    o->failed = true;
+    return CRAWL_EWRITE;
+}
+
 /* Writes all of p (lock held).  On failure records the error, cuts a regular
  * file back to its size before this call, and enters the failed state. */
 static int write_all(out_t *o, const char *p, size_t n)
@@ -264,7 +284,7 @@ static int write_all(out_t *o, const char *p, size_t n)
         }
         done += (size_t)w;
     }
-    return CRAWL_OK;
+    return maybe_rotate(o);
 }
 
 static int flush_locked(out_t *o)
@@ -461,6 +481,15 @@ int out_event(out_t *o, const out_event_t *ev)
                                             .down_ms = ev->down_ms,
                                             .timestamp_ms = ev->timestamp_ms});
     return n < sizeof line ? append_line(o, line, n) : CRAWL_EINVAL;
+}
+
+void out_set_rotate(out_t *o, uint64_t bytes)
+{
+    if (!o || o->is_stdout)
+        return;
+    pthread_mutex_lock(&o->lock);
+    rotate_init(&o->rot, o->path, bytes);
+    pthread_mutex_unlock(&o->lock);
 }
 
 int out_flush(out_t *o)

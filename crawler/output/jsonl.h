@@ -127,6 +127,12 @@ int out_event(out_t *o, const out_event_t *ev);
 /* Formats ev as out_format does a record.  Pure function, thread-safe. */
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev);
 
+/* From now on, once the file holds bytes or more (0: never), it is closed
+ * under a name unique to the process and its sequence and a new file of its
+ * path opened, between two whole lines (rotate.h); stdout and a FIFO never
+ * rotate.  Thread-safe. */
+void out_set_rotate(out_t *o, uint64_t bytes);
+
 /* Writes the buffer to the file now (to the kernel: no fsync).  Returns 0 or
  * CRAWL_EWRITE.  Thread-safe. */
 int out_flush(out_t *o);

@@ -12,8 +12,16 @@
  * number of threads writing at once; contexts are freed at close.  Buffers
  * grown past SCRATCH_KEEP by a huge page are released after use.
  *
- * Locking: `lock` guards the pool, the fd's writes and the failure state.
- * It is the only lock; nothing else is called with it held.
+ * After each write, still under the mutex, the response record's line goes
+ * to the file's CDXJ index (cdxj.h), and a file past --out-rotate is closed
+ * (rotate.h): its index finished under the closed name, the file renamed,
+ * a new one opened with a warcinfo record built in the writer's own
+ * context (`own`, used only under the mutex).
+ *
+ * Locking: `lock` guards the pool, the fd and its writes, the warcinfo ID
+ * (copied into a context when it is taken), the rotation, the index and the
+ * failure state.  It is the only lock; only the index and the rotation
+ * (files, no locks) are called with it held.
  *
  * Invariants: the file is always a sequence of whole gzip members, each one a
  * whole record; a failed write is undone with ftruncate(2).  IDs come from
@@ -21,7 +29,12 @@
  */
 #include "warc.h"
 
+#include "cdxj.h"
+#include "rotate.h"
+
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -50,16 +63,28 @@ typedef struct scratch {
     sb_t head; /* the rewritten response head */
     sb_t rec;  /* one record, uncompressed */
     sb_t out;  /* both gzip members */
+    /* copied from the writer when taken (under its lock) */
+    char info_id[WARC_RECORD_ID_LEN + 1];
+    /* the response record in `out`, for its index line */
+    size_t resp_off, resp_len;
+    int status;
+    char mime[128];
+    char digest[WARC_DIGEST_LEN + 1];
+    int64_t time_ms;
 } scratch_t;
 
 struct warc {
-    int fd;
-    char path[256]; /* for messages (truncated) */
-    char info_id[WARC_RECORD_ID_LEN + 1];
+    char path[PATH_MAX];
+    char software[128];
     pthread_mutex_t lock; /* guards all below */
+    int fd;
+    char info_id[WARC_RECORD_ID_LEN + 1]; /* the file's warcinfo record */
     scratch_t *pool;
+    scratch_t *own; /* the warcinfo of a rotated-in file is built here */
+    rotate_t rot;   /* --out-rotate */
+    cdxj_t *idx;    /* the file's index lines */
     bool failed;
-    char errtext[320];
+    char errtext[2 * PATH_MAX + 64];
 };
 
 /* One record to build: header values (NULL: field left out) and the block
@@ -233,13 +258,18 @@ static void uuid_id(unsigned char b[16], char out[WARC_RECORD_ID_LEN + 1])
     *p = '\0';
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ms: Unix epoch ms; 0 or less: now. */
 static void warc_date(int64_t ms, char out[64])
 {
-    if (ms <= 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    }
+    if (ms <= 0)
+        ms = now_ms();
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -336,6 +366,36 @@ static int rewrite_head(sb_t *out, const char *h, size_t n, const warc_exchange_
     return rc;
 }
 
+/* The status code and the media type (no parameters, lower case) of the
+ * stored head, for the index: status 0 / mime "" when not found. */
+static void head_facts(scratch_t *c)
+{
+    const char *h = c->head.p, *end = h + c->head.len;
+    c->status = 0;
+    c->mime[0] = '\0';
+    const char *sp = memchr(h, ' ', c->head.len);
+    if (sp && sp + 4 <= end && sp[1] >= '1' && sp[1] <= '5' && isdigit((unsigned char)sp[2]) &&
+        isdigit((unsigned char)sp[3]))
+        c->status = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
+    for (const char *ls = h; ls < end;) {
+        const char *nl = memchr(ls, '\n', (size_t)(end - ls));
+        const char *le = nl ? nl : end;
+        if ((size_t)(le - ls) > 13 && !strncasecmp(ls, "Content-Type:", 13)) {
+            const char *v = ls + 13;
+            while (v < le && (*v == ' ' || *v == '\t'))
+                v++;
+            size_t n = 0;
+            for (; v < le && *v != ';' && *v != ' ' && *v != '\r' && n + 1 < sizeof c->mime; v++)
+                c->mime[n++] = (char)((unsigned char)*v < 0x20 || *v == '"' || *v == '\\'
+                                          ? '_'
+                                          : tolower((unsigned char)*v));
+            c->mime[n] = '\0';
+            break;
+        }
+        ls = le + 1;
+    }
+}
+
 /* ---- records --------------------------------------------------------------- */
 
 /* Compresses c->rec as one gzip member appended to c->out. */
@@ -405,16 +465,9 @@ static void scratch_free(scratch_t *c)
     free(c);
 }
 
-static scratch_t *scratch_get(warc_t *w)
+static scratch_t *scratch_new(void)
 {
-    pthread_mutex_lock(&w->lock);
-    scratch_t *c = w->pool;
-    if (c)
-        w->pool = c->next;
-    pthread_mutex_unlock(&w->lock);
-    if (c)
-        return c;
-    c = calloc(1, sizeof *c);
+    scratch_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     if (deflateInit2(&c->z, WARC_GZIP_LEVEL, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
@@ -429,6 +482,22 @@ static scratch_t *scratch_get(warc_t *w)
     return c;
 }
 
+/* A context from the pool (or a new one), with the current warcinfo ID. */
+static scratch_t *scratch_get(warc_t *w)
+{
+    char info_id[WARC_RECORD_ID_LEN + 1];
+    pthread_mutex_lock(&w->lock);
+    scratch_t *c = w->pool;
+    if (c)
+        w->pool = c->next;
+    memcpy(info_id, w->info_id, sizeof info_id);
+    pthread_mutex_unlock(&w->lock);
+    if (!c && !(c = scratch_new()))
+        return NULL;
+    memcpy(c->info_id, info_id, sizeof info_id);
+    return c;
+}
+
 static void scratch_put(warc_t *w, scratch_t *c)
 {
     sb_trim(&c->head);
@@ -440,16 +509,10 @@ static void scratch_put(warc_t *w, scratch_t *c)
     pthread_mutex_unlock(&w->lock);
 }
 
-/* Appends c->out to the file with one write(2) (more if the kernel writes
- * short), undoing a partial write. */
-static int write_out(warc_t *w, const sb_t *out)
+/* Appends out to the file with one write(2) (more if the kernel writes
+ * short), undoing a partial write; lock held.  *end: the file's size after. */
+static int write_locked(warc_t *w, const sb_t *out, uint64_t *end)
 {
-    int rc = CRAWL_OK;
-    pthread_mutex_lock(&w->lock);
-    if (w->failed) {
-        rc = CRAWL_EWRITE;
-        goto out;
-    }
     off_t before = lseek(w->fd, 0, SEEK_END);
     for (size_t done = 0; done < out->len;) {
         ssize_t n = write(w->fd, out->p + done, out->len - done);
@@ -461,12 +524,58 @@ static int write_out(warc_t *w, const sb_t *out)
             snprintf(w->errtext, sizeof w->errtext, "write %s: %s%s", w->path, strerror(saved),
                      cut ? "" : " (a partial record remains)");
             w->failed = true;
-            rc = CRAWL_EWRITE;
-            goto out;
+            return CRAWL_EWRITE;
         }
         done += (size_t)n;
     }
-out:
+    *end = (uint64_t)(before >= 0 ? before : 0) + out->len;
+    return CRAWL_OK;
+}
+
+static int fail_locked(warc_t *w, const char *what)
+{
+    snprintf(w->errtext, sizeof w->errtext, "%s", what);
+    w->failed = true;
+    return CRAWL_EWRITE;
+}
+
+static int write_warcinfo_locked(warc_t *w);
+
+/* The file is past --out-rotate (lock held): its index written under the
+ * name it is closed under, the file renamed to it, a new one opened at the
+ * path with its warcinfo record and a new index. */
+static int rotate_locked(warc_t *w)
+{
+    char closed[PATH_MAX], err[PATH_MAX + 200];
+    if (rotate_name(&w->rot, closed, sizeof closed) < 0)
+        return fail_locked(w, "--out-rotate: the closed file's name is too long");
+    int rc = cdxj_finish(w->idx, closed, err, sizeof err);
+    w->idx = NULL;
+    if (rc == 0)
+        rc = rotate_now(&w->rot, &w->fd, closed, err, sizeof err);
+    if (rc == 0 && !(w->idx = cdxj_open(w->path, err, sizeof err)))
+        rc = -1;
+    if (rc != 0)
+        return fail_locked(w, err);
+    return write_warcinfo_locked(w);
+}
+
+/* Writes the records built in c, adds the response's index line, and
+ * rotates the file when it is due. */
+static int write_out(warc_t *w, const scratch_t *c, const char *uri)
+{
+    int rc = CRAWL_EWRITE;
+    uint64_t end = 0;
+    char err[PATH_MAX + 200];
+    pthread_mutex_lock(&w->lock);
+    if (!w->failed)
+        rc = write_locked(w, &c->out, &end);
+    if (rc == CRAWL_OK &&
+        cdxj_add(w->idx, uri, c->time_ms, c->status, c->mime[0] ? c->mime : NULL, c->digest,
+                 end - c->out.len + c->resp_off, c->resp_len, err, sizeof err) != 0)
+        rc = fail_locked(w, err);
+    if (rc == CRAWL_OK && rotate_due(&w->rot, end))
+        rc = rotate_locked(w);
     pthread_mutex_unlock(&w->lock);
     return rc;
 }
@@ -491,7 +600,7 @@ static bool exchange_valid(const warc_exchange_t *x)
 }
 
 /* Builds both records of x into c->out. */
-static int build_exchange(warc_t *w, scratch_t *c, const warc_exchange_t *x)
+static int build_exchange(scratch_t *c, const warc_exchange_t *x)
 {
     unsigned char rnd[32];
     char req_id[WARC_RECORD_ID_LEN + 1], resp_id[WARC_RECORD_ID_LEN + 1], date[64];
@@ -501,20 +610,24 @@ static int build_exchange(warc_t *w, scratch_t *c, const warc_exchange_t *x)
         return rc;
     uuid_id(rnd, req_id);
     uuid_id(rnd + 16, resp_id);
-    warc_date(x->fetch_time_ms, date);
+    c->time_ms = x->fetch_time_ms > 0 ? x->fetch_time_ms : now_ms();
+    warc_date(c->time_ms, date);
     rc = rewrite_head(&c->head, x->response_head, x->response_head_len, x);
+    if (rc == 0)
+        head_facts(c);
     size_t rh = request_head_len(x->request, x->request_len);
     const void *rp = x->request ? x->request + rh : "";
     size_t rpl = x->request_len - rh;
     rc = rc ? rc : digest_parts(c->md, &rp, &rpl, 1, req_payload);
     rc = rc ? rc : digest_parts(c->md, &x->body, &x->body_len, 1, resp_payload);
+    memcpy(c->digest, resp_payload, sizeof c->digest);
     rec_t rq = {.type = "request",
                 .id = req_id,
                 .date = date,
                 .uri = x->target_uri,
                 .ip = x->ip,
                 .concurrent = resp_id,
-                .info_id = w->info_id,
+                .info_id = c->info_id,
                 .content_type = "application/http;msgtype=request",
                 .part = {x->request, NULL},
                 .part_len = {x->request_len, 0},
@@ -535,7 +648,10 @@ static int build_exchange(warc_t *w, scratch_t *c, const warc_exchange_t *x)
     c->out.len = 0;
     if (x->request_len)
         rc = rc ? rc : add_record(c, &rq);
-    return rc ? rc : add_record(c, &rs);
+    c->resp_off = c->out.len;
+    rc = rc ? rc : add_record(c, &rs);
+    c->resp_len = c->out.len - c->resp_off;
+    return rc;
 }
 
 int warc_write_exchange(warc_t *w, const warc_exchange_t *x)
@@ -545,9 +661,9 @@ int warc_write_exchange(warc_t *w, const warc_exchange_t *x)
     scratch_t *c = scratch_get(w);
     if (!c)
         return CRAWL_ENOMEM;
-    int rc = build_exchange(w, c, x);
+    int rc = build_exchange(c, x);
     if (rc == 0)
-        rc = write_out(w, &c->out);
+        rc = write_out(w, c, x->target_uri);
     scratch_put(w, c);
     return rc;
 }
@@ -560,12 +676,15 @@ static bool text_safe(const char *s)
     return true;
 }
 
-static int write_warcinfo(warc_t *w, const char *path, const char *software)
+/* A warcinfo record at the head of the file, built in the writer's own
+ * context (lock held); its ID becomes the file's. */
+static int write_warcinfo_locked(warc_t *w)
 {
     unsigned char rnd[16];
     char date[64], host[256] = "unknown";
-    const char *slash = strrchr(path, '/'), *fname = slash ? slash + 1 : path;
-    sb_t fields = {0};
+    const char *slash = strrchr(w->path, '/'), *fname = slash ? slash + 1 : w->path;
+    scratch_t *c = w->own;
+    uint64_t end;
     int rc = random_bytes(rnd, sizeof rnd);
     if (rc)
         return rc;
@@ -574,29 +693,26 @@ static int write_warcinfo(warc_t *w, const char *path, const char *software)
     if (gethostname(host, sizeof host) != 0 || !text_safe(host))
         snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
-    rc = sb_printf(&fields,
+    c->head.len = 0; /* (the fields) */
+    rc = sb_printf(&c->head,
                    "software: %s\r\nformat: WARC File Format 1.1\r\n"
                    "conformsTo: http://iipc.github.io/warc-specifications/specifications/"
                    "warc-format/warc-1.1/\r\nhostname: %s\r\n",
-                   software, host);
-    scratch_t *c = rc ? NULL : scratch_get(w);
-    if (!c) {
-        free(fields.p);
-        return CRAWL_ENOMEM;
-    }
+                   w->software, host);
     rec_t r = {.type = "warcinfo",
                .id = w->info_id,
                .date = date,
                .filename = *fname && text_safe(fname) ? fname : NULL,
                .content_type = "application/warc-fields",
-               .part = {fields.p, NULL},
-               .part_len = {fields.len, 0}};
+               .part = {c->head.p, NULL},
+               .part_len = {c->head.len, 0}};
     c->out.len = 0;
-    rc = add_record(c, &r);
+    rc = rc ? rc : add_record(c, &r);
     if (rc == 0)
-        rc = write_out(w, &c->out);
-    scratch_put(w, c);
-    free(fields.p);
+        rc = write_locked(w, &c->out, &end);
+    sb_trim(&c->head);
+    sb_trim(&c->rec);
+    sb_trim(&c->out);
     return rc;
 }
 
@@ -621,26 +737,58 @@ warc_t *warc_open(const char *path, const char *software, char *err, size_t errl
         return NULL;
     }
     snprintf(w->path, sizeof w->path, "%s", path);
+    snprintf(w->software, sizeof w->software, "%s", software);
+    rotate_init(&w->rot, path, 0);
+    if (!(w->own = scratch_new())) {
+        snprintf(err, errlen, "warc: out of memory");
+        goto fail;
+    }
     w->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (w->fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         goto fail;
     }
-    int rc = write_warcinfo(w, path, software);
+    if (!(w->idx = cdxj_open(path, err, errlen)))
+        goto fail;
+    pthread_mutex_lock(&w->lock);
+    int rc = write_warcinfo_locked(w);
+    pthread_mutex_unlock(&w->lock);
     if (rc != 0) {
         snprintf(err, errlen, "%s", rc == CRAWL_EWRITE ? w->errtext : crawl_strerror(rc));
         goto fail;
     }
     return w;
 fail:
-    warc_close(w);
+    cdxj_free(w->idx); /* (no index for a file that could not start) */
+    w->idx = NULL;
+    warc_close(w, NULL, 0);
     return NULL;
 }
 
-void warc_close(warc_t *w)
+void warc_set_rotate(warc_t *w, uint64_t bytes)
 {
     if (!w)
         return;
+    pthread_mutex_lock(&w->lock);
+    w->rot.limit = bytes;
+    pthread_mutex_unlock(&w->lock);
+}
+
+int warc_close(warc_t *w, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    if (!w)
+        return 0;
+    int rc = 0;
+    if (w->idx && !w->failed && cdxj_finish(w->idx, w->path, err, errlen) != 0)
+        rc = CRAWL_EWRITE;
+    else if (w->idx && w->failed)
+        cdxj_free(w->idx);
+    scratch_free(w->own);
     while (w->pool) {
         scratch_t *c = w->pool;
         w->pool = c->next;
@@ -650,6 +798,7 @@ void warc_close(warc_t *w)
         close(w->fd);
     pthread_mutex_destroy(&w->lock);
     free(w);
+    return rc;
 }
 
 const char *warc_error(warc_t *w)

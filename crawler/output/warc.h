@@ -7,7 +7,9 @@
  * recorded).  Each record is its own gzip member, so the
  * file is a valid .warc.gz that gzip, zcat, warcio, pywb and other standard
  * tools read, and a reader can seek to any record.  Existing files are
- * appended to (a resumed crawl adds a new warcinfo and its records).
+ * appended to (a resumed crawl adds a new warcinfo and its records).  Each
+ * file gets a CDXJ index beside it when it is closed (PATH.cdxj, cdxj.h);
+ * warc_set_rotate() closes files as they grow (rotate.h).
  *
  * Record headers, in this order (those in [] only when they apply):
  *   WARC-Type, WARC-Record-ID (<urn:uuid:…>, random v4), WARC-Date (UTC,
@@ -96,8 +98,16 @@ warc_t *warc_open(const char *path, const char *software, char *err, size_t errl
  * (failed state).  Thread-safe. */
 int warc_write_exchange(warc_t *w, const warc_exchange_t *x);
 
-/* Closes the file.  Accepts NULL. */
-void warc_close(warc_t *w);
+/* From now on, once the file holds bytes or more (0: never), it is closed
+ * under a name unique to the process and its sequence (rotate.h), with its
+ * CDXJ index beside it, and a new file of the path is opened with its own
+ * warcinfo record.  Thread-safe; accepts NULL. */
+void warc_set_rotate(warc_t *w, uint64_t bytes);
+
+/* Writes the index of the file (PATH.cdxj, cdxj.h) and closes it: 0, or
+ * CRAWL_EWRITE with err (the index could not be written).  Accepts NULL;
+ * err may be NULL. */
+int warc_close(warc_t *w, char *err, size_t errlen);
 
 /* Detail of the first failed write, or "".  Valid until warc_close(). */
 const char *warc_error(warc_t *w);
