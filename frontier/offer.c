@@ -445,7 +445,10 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
 {
     *out = NULL;
     int force = flags & FRONTIER_SEED_FORCE;
-    rconn_call_t *c = fr_fcall(f, s, FR_SEED, 1, mode ? RCONN_CALL_RESEND : 0);
+    /* on a cluster, acknowledged only once a replica has it: a failover
+     * must not lose what a page's finish (on another master) counts on */
+    unsigned cf = (mode ? RCONN_CALL_RESEND : 0) | (f->cluster ? RCONN_CALL_REPLICATED : 0);
+    rconn_call_t *c = fr_fcall(f, s, FR_SEED, 1, cf);
     if (!c)
         return CRAWL_ENOMEM;
     rconn_args_t *a = rconn_call_args(c);

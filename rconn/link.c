@@ -18,14 +18,20 @@
  *     queue (it did not run);
  *   - a reply saying Redis did not run the call (crawl_retry_reply, OOM):
  *     the call is kept (unrun) and the link goes down with that text;
- *   - else the call is answered.
+ *   - else the call is answered; a call made RCONN_CALL_REPLICATED, written
+ *     to a master that had replicas online when the link connected to it
+ *     (INFO replication), has a WAIT of the link's own written behind it,
+ *     and its reply is kept until the WAIT's comes (the call then leaves
+ *     the FIFO, the WAIT holding it: `of`).
  * A loss (an I/O error, a call unanswered for RCONN_COMMAND_TIMEOUT_MS, a
  * did-not-run reply, or the caller's rconn_link_drop) closes every
  * connection and forgets the slot table (a failover may have moved them);
  * the calls in flight that may run twice (RCONN_CALL_RESEND) or did not run
  * go back to the queue in their order, the others fail with CRAWL_EREDIS.
- * The link's own calls (a FUNCTION LOAD, the place of a call its owner
- * freed while it was in flight) are freed by it.  Nothing else writes on
+ * A call whose reply came but not its WAIT's is lost likewise: it ran, but
+ * its write may not have reached a replica before the master went.
+ * The link's own calls (a FUNCTION LOAD, a WAIT, the place of a call its
+ * owner freed while it was in flight) are freed by it.  Nothing else writes on
  * the connections: rconn_link_context hands one out only once its FIFO is
  * empty.  Redis keys: none of its own.
  */
@@ -52,6 +58,7 @@ typedef struct rc_server {
     rc_list_t sent; /* written, their replies awaited, in order */
     int loaded;     /* the library is loaded on ctx */
     int dirty;      /* written to in this flush, not yet sent */
+    int replicas;   /* its replicas online when connected (a cluster's master) */
 } rc_server_t;
 
 struct rconn_link {
@@ -138,6 +145,24 @@ static void fail(rconn_call_t *c, int status)
     c->link = NULL;
 }
 
+/* Whether c's reply came and it waits for its WAIT (out of every FIFO). */
+static int awaits_wait(const rconn_call_t *c)
+{
+    return c->wait && c->wait->of == c;
+}
+
+/* c's WAIT is no longer its (c resent, failed or freed): the WAIT's reply,
+ * when it comes, is dropped. */
+static void unwait(rconn_call_t *c)
+{
+    if (c->wait)
+        c->wait->of = NULL;
+    c->wait = NULL;
+    if (c->kept)
+        freeReplyObject(c->kept);
+    c->kept = NULL;
+}
+
 /* A call that is the link's own is freed; a caller's is left done. */
 static void settle_own(rconn_call_t *c)
 {
@@ -150,10 +175,13 @@ static void settle_own(rconn_call_t *c)
 /* Takes c off l (a sent call's place kept for its reply). */
 static void forget(rconn_link_t *l, rconn_call_t *c)
 {
-    if (c->state == RC_CALL_QUEUED) {
+    if (awaits_wait(c)) { /* in no FIFO: its WAIT's reply is dropped */
+        unwait(c);
+    } else if (c->state == RC_CALL_QUEUED) {
         list_remove(c->held ? &l->held : &l->queue, c);
         c->held = 0;
     } else if (c->state == RC_CALL_SENT) {
+        unwait(c); /* (its WAIT, behind it, takes its own reply) */
         /* its reply will come: a place-holder of the link's own takes it */
         rconn_call_t *ph = rconn_call_new(c->slot, 0);
         rc_list_t *q = &l->srv[c->srv].sent;
@@ -193,6 +221,7 @@ void rconn_call_free(rconn_call_t *c)
         forget(c->link, c);
     if (c->r)
         freeReplyObject(c->r);
+    unwait(c);
     rconn_args_free(&c->a);
     free(c);
 }
@@ -215,6 +244,23 @@ static int load_library(rconn_link_t *l, rc_server_t *s)
         freeReplyObject(r);
     s->loaded = ok;
     return ok ? 0 : -1;
+}
+
+/* The replicas a master's INFO replication lists as online (0 when it
+ * does not answer: its calls then do not wait for them). */
+static int replicas_online(redisContext *ctx)
+{
+    redisReply *r = redisCommand(ctx, "INFO replication");
+    int n = 0;
+    for (const char *p = r && r->type == REDIS_REPLY_STRING && r->str ? r->str : NULL;
+         p && (p = strstr(p, "\nslave")) != NULL; p++) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *on = strstr(p, "state=online");
+        n += on && (!eol || on < eol);
+    }
+    if (r)
+        freeReplyObject(r);
+    return n;
 }
 
 /* The index of the server named name, connected to a (added, connected and
@@ -247,6 +293,8 @@ static int server_add(rconn_link_t *l, const char *name, const rc_addr_t *a)
         redisFree(s->ctx);
         return -1;
     }
+    if (rconn_is_cluster(l->r))
+        s->replicas = replicas_online(s->ctx);
     return (int)l->nsrv++;
 }
 
@@ -278,6 +326,14 @@ static int server_of(rconn_link_t *l, int slot)
 static void lost_call(rconn_link_t *l, rconn_call_t *c)
 {
     c->next = c->prev = NULL;
+    if (c->own == RC_OWN_WAIT && c->of) { /* its call ran, not known to be replicated */
+        rconn_call_t *of = c->of;
+        unwait(of);
+        settle_own(c);
+        lost_call(l, of);
+        return;
+    }
+    unwait(c); /* (its WAIT is lost with it) */
     if (c->own) {
         settle_own(c);
     } else if (c->unrun || (c->flags & RCONN_CALL_RESEND)) {
@@ -341,6 +397,27 @@ static int append_load(rconn_link_t *l, int si)
     return 0;
 }
 
+/* Appends a WAIT of the link's own behind c, its call (RCONN_CALL_REPLICATED). */
+static int append_wait(rconn_link_t *l, int si, rconn_call_t *c)
+{
+    rc_server_t *s = &l->srv[si];
+    rconn_call_t *w = rconn_call_new(c->slot, 0);
+    if (!w)
+        return -1;
+    w->own = RC_OWN_WAIT;
+    w->link = l;
+    w->srv = si;
+    w->state = RC_CALL_SENT;
+    w->sent_ms = c->sent_ms;
+    if (redisAppendCommand(s->ctx, "WAIT %d %d", s->replicas, RCONN_REPLICA_WAIT_MS) != REDIS_OK) {
+        rconn_call_free(w);
+        return -1;
+    }
+    list_push(&s->sent, w);
+    c->wait = w;
+    return 0;
+}
+
 /* Writes every queued call: 0, or -1 (the link lost: l->err). */
 static int flush(rconn_link_t *l)
 {
@@ -369,6 +446,10 @@ static int flush(rconn_link_t *l)
         c->sent_ms = mono_ms();
         list_push(&s->sent, c);
         s->dirty = 1;
+        if ((c->flags & RCONN_CALL_REPLICATED) && s->replicas > 0 && append_wait(l, si, c) < 0) {
+            lose(l, "out of memory");
+            return -1;
+        }
     }
     for (size_t i = 0; i < l->nsrv; i++) {
         rc_server_t *s = &l->srv[i];
@@ -413,6 +494,17 @@ static int take_reply(rconn_link_t *l, int si, redisReply *r)
         return -1;
     }
     list_remove(&s->sent, c);
+    if (c->own == RC_OWN_WAIT && c->of) { /* (its count: fewer in time, done as is) */
+        rconn_call_t *of = c->of;
+        redisReply *kept = of->kept;
+        of->kept = NULL;
+        of->wait = NULL;
+        of->link = NULL;
+        rc_call_set_reply(of, kept);
+        freeReplyObject(r);
+        settle_own(c);
+        return 0;
+    }
     if (c->own) {
         int load_failed = c->own == RC_OWN_LOAD && r->type == REDIS_REPLY_ERROR && r->str &&
                           !strstr(r->str, "already exists");
@@ -424,6 +516,7 @@ static int take_reply(rconn_link_t *l, int si, redisReply *r)
         return load_failed ? -1 : 0;
     }
     if (l->library && is_noscript(r)) { /* loaded again, then the call again */
+        unwait(c);
         freeReplyObject(r);
         s->loaded = 0;
         c->state = RC_CALL_QUEUED;
@@ -434,8 +527,14 @@ static int take_reply(rconn_link_t *l, int si, redisReply *r)
         snprintf(l->err, sizeof l->err, "%.100s answered: %.380s", s->name, r->str);
         freeReplyObject(r);
         c->unrun = 1;
+        unwait(c);
         list_push(&s->sent, c); /* back at the end: lose() sorts the calls kept */
         return -1;
+    }
+    if (c->wait) { /* done when its WAIT answers */
+        c->kept = r;
+        c->wait->of = c;
+        return 0;
     }
     c->link = NULL;
     rc_call_set_reply(c, r);
@@ -548,6 +647,12 @@ static void fail_all(rc_list_t *q)
     while (q->head) {
         rconn_call_t *c = q->head;
         list_remove(q, c);
+        rconn_call_t *of = c->own == RC_OWN_WAIT ? c->of : NULL;
+        if (of) { /* a call whose reply came, its WAIT's not */
+            unwait(of);
+            fail(of, CRAWL_EREDIS);
+        }
+        unwait(c);
         if (c->own)
             settle_own(c);
         else

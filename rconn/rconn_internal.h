@@ -138,7 +138,7 @@ int rc_embedded_watch(rc_embedded_t *e, char *desc, size_t desclen, char *msg, s
 enum { RC_CALL_NEW, RC_CALL_QUEUED, RC_CALL_SENT, RC_CALL_DONE, RC_CALL_FAILED };
 /* A call of the link's own: a FUNCTION LOAD it sent, or the place in a FIFO
  * of a call its owner freed while it was in flight (its reply dropped). */
-enum { RC_OWN_LOAD = 1, RC_OWN_PLACE = 2 };
+enum { RC_OWN_LOAD = 1, RC_OWN_PLACE = 2, RC_OWN_WAIT = 3 };
 
 struct rconn_call {
     rconn_args_t a;
@@ -155,7 +155,12 @@ struct rconn_call {
     uint64_t sent_ms;               /* RC_CALL_SENT: when (monotonic) */
     int unrun;                      /* Redis answered that it did not run it */
     int held;                       /* RC_CALL_QUEUED: in the link's held list, not its queue */
-    int own;                        /* the link's own: RC_OWN_LOAD or RC_OWN_PLACE */
+    int own;                        /* the link's own: RC_OWN_LOAD, _PLACE or _WAIT */
+    /* RCONN_CALL_REPLICATED: the WAIT written after it (the link's own), and
+     * its reply, kept until the WAIT answers; an RC_OWN_WAIT's `of` is the
+     * call it completes, set once that call's reply came. */
+    struct rconn_call *wait, *of;
+    struct redisReply *kept;
 };
 
 /* Sets c's reply (taken over) and makes it done; NULL: back to new. */

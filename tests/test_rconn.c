@@ -413,3 +413,82 @@ Test(rconn, failover_to_the_promoted_replica)
     cr_expect_eq(rconn_each_master(g_r, count_master, &n, err, sizeof err), 0, "%s", err);
     cr_expect_eq(n, 3, "%d masters", n);
 }
+
+/* ---- calls that wait for a replica (RCONN_CALL_REPLICATED) --------------- */
+
+/* How many WAITs node i ran (INFO commandstats). */
+static long long waits_run(int i)
+{
+    redisContext *c = fx_cluster_connect(g_fx, i);
+    cr_assert_not_null(c);
+    redisReply *r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    const char *w = strstr(r->str, "cmdstat_wait:calls=");
+    long long n = w ? atoll(w + strlen("cmdstat_wait:calls=")) : 0;
+    freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+/* SET key "v" through a link, with flags: its reply status. */
+static int set_through(rconn_link_t *l, const char *key, unsigned flags)
+{
+    rconn_call_t *c = rconn_call_new(rconn_key_slot(key, strlen(key)), flags);
+    rconn_args_t *a = rconn_call_args(c);
+    rconn_arg_cstr(a, "SET");
+    rconn_arg_cstr(a, key);
+    rconn_arg_cstr(a, "v");
+    cr_assert_eq(rconn_link_send(l, c), 0);
+    cr_assert_eq(rconn_link_wait(l, c), 0, "%s", rconn_link_error(l));
+    redisReply *r = rconn_call_reply(c);
+    int ok = r && r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "OK");
+    rconn_call_free(c);
+    return ok;
+}
+
+Test(rconn, a_replicated_call_is_done_once_the_replica_has_its_write)
+{
+    g_fx = fx_cluster_start(3, 1, 2000);
+    cr_assert(g_fx, "%s", fx_error());
+    char err[512] = "";
+    g_r = rconn_open_url(fx_cluster_url(g_fx, 0), NULL, NULL, err, sizeof err);
+    cr_assert_not_null(g_r, "%s", err);
+    rconn_link_t *l = rconn_link_new(g_r);
+    cr_assert_eq(rconn_link_connect(l, 0), 0, "%s", rconn_link_error(l));
+    int slot = rconn_key_slot("{r}", 3), m = fx_cluster_owner(g_fx, 0, slot);
+    cr_assert_geq(m, 0);
+    long long before = waits_run(m);
+    cr_expect(set_through(l, "{r}plain", RCONN_CALL_RESEND));
+    cr_expect_eq(waits_run(m), before, "a call without the flag waited");
+    for (int i = 0; i < 20; i++) { /* each done only once the replica has it */
+        char key[32];
+        snprintf(key, sizeof key, "{r}k%d", i);
+        cr_expect(set_through(l, key, RCONN_CALL_RESEND | RCONN_CALL_REPLICATED));
+        redisContext *rep = fx_cluster_connect(g_fx, 3 + m); /* master m's replica */
+        cr_assert_not_null(rep);
+        redisReply *r = redisCommand(rep, "READONLY");
+        freeReplyObject(r);
+        r = redisCommand(rep, "GET %s", key);
+        cr_expect(r && r->type == REDIS_REPLY_STRING, "%s not on the replica when done", key);
+        freeReplyObject(r);
+        redisFree(rep);
+    }
+    cr_expect_eq(waits_run(m), before + 20, "%lld WAITs for 20 replicated calls",
+                 waits_run(m) - before);
+    rconn_link_free(l);
+}
+
+Test(rconn, a_replicated_call_to_a_master_without_replicas_does_not_wait)
+{
+    g_fx = fx_cluster_start(3, 0, 2000);
+    cr_assert(g_fx, "%s", fx_error());
+    char err[512] = "";
+    g_r = rconn_open_url(fx_cluster_url(g_fx, 0), NULL, NULL, err, sizeof err);
+    cr_assert_not_null(g_r, "%s", err);
+    rconn_link_t *l = rconn_link_new(g_r);
+    cr_assert_eq(rconn_link_connect(l, 0), 0, "%s", rconn_link_error(l));
+    int m = fx_cluster_owner(g_fx, 0, rconn_key_slot("{r}", 3));
+    cr_expect(set_through(l, "{r}k", RCONN_CALL_RESEND | RCONN_CALL_REPLICATED));
+    cr_expect_eq(waits_run(m), 0, "a WAIT sent to a master without replicas");
+    rconn_link_free(l);
+}

@@ -244,11 +244,7 @@ static int worker_open(worker_t *w)
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
-    if (rconn_link_connect(w->link, 0) < 0) {
-        snprintf(err, sizeof err, "redis: %s", rconn_link_error(w->link));
-        goto fail;
-    }
-    if (!(w->fr = frontier_open(w->link, &fc, NULL, err, sizeof err)))
+    if (!(w->fr = lifeline_open(&w->life, w->link, &fc, &e->stop, err, sizeof err)))
         goto fail;
     scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))

@@ -21,6 +21,7 @@
 #include "lifeline.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 #include "bloom.h"
 #include "clock.h"
@@ -119,6 +120,47 @@ lifeline_state_t lifeline_gone(lifeline_t *l)
     return l->state = LIFELINE_GONE;
 }
 
+/* Back up after l->down_since_ms: said, counted. */
+static void came_back(lifeline_t *l)
+{
+    uint64_t down_ms = clock_now_ms() - l->down_since_ms;
+    l->state = LIFELINE_UP;
+    atomic_fetch_sub(l->down_count, 1);
+    metrics_redis_state(1);
+    fprintf(stderr, "\ncrawler: worker %d: Redis is back after %.1f s\n", l->idx,
+            (double)down_ms / 1000.0);
+    event(l, "redis-back", down_ms, NULL);
+}
+
+frontier_t *lifeline_open(lifeline_t *l, rconn_link_t *link, const frontier_config_t *fc,
+                          const atomic_int *stop, char *err, size_t errlen)
+{
+    for (;;) {
+        frontier_t *fr = NULL;
+        if (rconn_link_connect(link, 0) == 0)
+            fr = frontier_open(link, fc, NULL, err, errlen);
+        else
+            snprintf(err, errlen, "redis: %s", rconn_link_error(link));
+        if (fr && l->state == LIFELINE_DOWN)
+            came_back(l);
+        if (fr || rconn_link_up(link)) /* opened, or Redis answered no: final */
+            return fr;
+        uint64_t now = clock_now_ms();
+        lifeline_state_t st =
+            l->state == LIFELINE_UP ? lifeline_lost(l, err) : try_failed(l, now, err);
+        if (st == LIFELINE_GAVE_UP)
+            return NULL;
+        while (clock_now_ms() < l->next_try_ms)
+            if (atomic_load(stop)) {
+                atomic_fetch_sub(l->down_count, 1);
+                l->state = LIFELINE_GAVE_UP;
+                return NULL;
+            } else {
+                usleep(20000);
+            }
+    }
+}
+
 lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
                               const frontier_worker_stats_t *ws, const frontier_item_t *held,
                               size_t nheld, uint64_t now)
@@ -138,13 +180,7 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
     if (rc < 0 && !rconn_link_up(link))
         return try_failed(l, now, rconn_link_error(link)); /* lost again meanwhile */
     rconn_link_resume(link);
-    uint64_t down_ms = clock_now_ms() - l->down_since_ms;
-    l->state = LIFELINE_UP;
-    atomic_fetch_sub(l->down_count, 1);
-    metrics_redis_state(1);
-    fprintf(stderr, "\ncrawler: worker %d: Redis is back after %.1f s\n", l->idx,
-            (double)down_ms / 1000.0);
-    event(l, "redis-back", down_ms, NULL);
+    came_back(l);
     if (back)
         fprintf(stderr, "crawler: worker %d: handed back %zu URLs leased while Redis was away\n",
                 l->idx, back);

@@ -53,6 +53,14 @@ void lifeline_init(lifeline_t *l, int idx, const crawl_config_t *cfg, struct out
  * lifeline_next_try on; with --redis-retry-max 0 it gives up at once.
  * Returns the state. */
 lifeline_state_t lifeline_lost(lifeline_t *l, const char *why);
+/* Opens the thread's handle (the link connected, frontier_open) under the
+ * reconnect policy: a failure that left the link down (the network, a
+ * failover, a server still loading) is tried again after the backoff, said
+ * as a loss is, until --redis-retry-max or *stop; one Redis answered (the
+ * crawl's settings refused, a key of the wrong type) is final.  The handle,
+ * or NULL with err. */
+frontier_t *lifeline_open(lifeline_t *l, rconn_link_t *link, const frontier_config_t *fc,
+                          const atomic_int *stop, char *err, size_t errlen);
 /* While down: when the next try is due (a monotonic ms, clock.h). */
 uint64_t lifeline_next_try(const lifeline_t *l);
 /* One try, when due: a connect holding the calls the link kept; the crawl
