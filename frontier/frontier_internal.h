@@ -29,8 +29,8 @@ enum {
     FR_CHECK, /* the invariant checker, for tests (tests/side.h: side_check) */
     FR_ROBOTS_LOOK,
     FR_ROBOTS_STORE,
-    FR_CONTROL, /* `crawler pause|resume|drain|limits` (control.c) */
-    FR_GRANT,   /* a crawl-wide max_pages over shards: allotments (quota.c) */
+    FR_CONTROL,  /* `crawler pause|resume|drain|limits` (control.c) */
+    FR_GRANT,    /* a crawl-wide max_pages over shards: allotments (quota.c) */
     FR_SETTINGS, /* the crawl's admission settings (settings.c) */
     FR_SCRIPT_COUNT
 };
