@@ -118,9 +118,39 @@ typedef enum parser_link_kind {
  * parser_stats_t). */
 typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_link_kind_t kind);
 
+/* A text sink: an optional second consumer of the page, fed the elements
+ * and the character data as libxml2 parses them (what the text/ module's
+ * extractor needs: text_parser_sink() fills one).  Each callback may be
+ * NULL.  name: the element name, lowercase; atts: NULL or name/value pairs
+ * ending with NULL (a value may be NULL for a bare attribute); s: len bytes
+ * of UTF-8 character data, entities decoded, not NUL-terminated, valid
+ * only during the call.  start/end come balanced (libxml2 closes what the
+ * page leaves open, at the latest at parser_finish); script and style
+ * bodies, comments and the tags past the caps of parser_feed are never
+ * given; elements nested deeper than PARSER_SINK_MAX_DEPTH are dropped
+ * (their text still comes, inside the deepest open element), which keeps
+ * libxml2's element stack bounded.  A run of text with no markup is handed
+ * in pieces (one comment is slipped in before a space, '&' or a UTF-8
+ * lead byte every PARSER_SINK_TEXT_RUN bytes so that libxml2 does not buffer it
+ * whole): a piece may end inside a word, never inside a character. */
+typedef struct parser_sink {
+    void (*start)(void *ud, const char *name, const char *const *atts);
+    void (*end)(void *ud, const char *name);
+    void (*text)(void *ud, const char *s, size_t len);
+    void *ud; /* first argument of each callback */
+} parser_sink_t;
+
+#define PARSER_SINK_MAX_DEPTH 256         /* open elements libxml2 may hold, with a sink */
+#define PARSER_SINK_TEXT_RUN (32u * 1024) /* bytes of text handed to libxml2 in one run */
+
 typedef struct parser_config {
     size_t max_url_length; /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
     int follow_nofollow;   /* 1: also report rel=nofollow links */
+    /* NULL: no sink, the parse sees markup only (text is skipped in the
+     * bound filter, as it costs most of a parse).  Otherwise the struct is
+     * copied by parser_new and every element and all character data pass
+     * to libxml2 and on to the sink; links are reported exactly as without. */
+    const parser_sink_t *sink;
 } parser_config_t;
 
 /* Counters of one page. */
@@ -159,7 +189,9 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
 /* Feeds the next chunk of the body (any size, any split).  Memory stays
  * bounded whatever the total: libxml2 is given markup only (text, comments
  * and script/style bodies are skipped) with every tag capped, and never
- * holds more than one pending tag.  libxml2 prints nothing.  Returns 0,
+ * holds more than one pending tag; with a sink, text passes too, in runs of
+ * at most PARSER_SINK_TEXT_RUN bytes, and at most PARSER_SINK_MAX_DEPTH
+ * (plus one chunk's worth) elements are open in libxml2.  libxml2 prints nothing.  Returns 0,
  * CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or after parser_finish). */
 int parser_feed(parser_t *p, const char *data, size_t len);
 /* Ends the document (flushes pending callbacks).  Returns 0, CRAWL_ENOMEM,

@@ -95,7 +95,7 @@ int charset_sniff(charset_sniff_t *s, const char *data, size_t len);
 #define BOUND_TAG_CAP (256u * 1024)     /* bytes of one tag, besides its values */
 #define BOUND_ATTR_MIN_CAP (64u * 1024) /* minimum cap of one attribute value */
 #endif
-#define BOUND_SLACK 32 /* extra output bytes one call may emit */
+#define BOUND_SLACK 64 /* extra output bytes one call may emit */
 
 typedef struct bound {
     int st;               /* lexer state (bound.c) */
@@ -109,15 +109,20 @@ typedef struct bound {
     unsigned char nlen;   /* bytes in name[] */
     unsigned char dashes; /* consecutive '-' in a comment */
     unsigned char slow;   /* 1: no bulk paths, byte by byte (tests compare both) */
-    char name[8];         /* tag name being read, lowercase, truncated */
+    unsigned char text;   /* 1: a sink is attached: text and every element pass */
+    unsigned char deep;   /* 1: libxml2 holds PARSER_SINK_MAX_DEPTH open elements: start
+                             tags other than those of links are dropped (html.c sets it) */
+    size_t textrun;       /* text bytes passed since the last markup (text mode) */
+    char name[16];        /* tag name being read, lowercase, truncated */
     char raw[8];          /* "script"/"style" while inside one */
     uint64_t dropped;     /* tag bytes dropped beyond the caps */
 } bound_t;
 
 /* attr_cap: cap of an attribute value (at least BOUND_ATTR_MIN_CAP); keep
  * it above what url.c refuses as too long before parsing (4 * max_len + 64)
- * so that a cut value is never reported as a shorter URL. */
-void bound_init(bound_t *b, size_t attr_cap);
+ * so that a cut value is never reported as a shorter URL.  text: 1 when a
+ * sink is attached (character data and every element pass, see bound.c). */
+void bound_init(bound_t *b, size_t attr_cap, int text);
 /* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;
  * returns the number of bytes written. */
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out);
