@@ -1,0 +1,612 @@
+/*
+ * extract.c -- the streaming half of the extractor: the parser's element
+ * and text events become a compact record of the page.
+ *
+ * DESIGN
+ * A text_t keeps, for one page:
+ *   buf     every piece of visible text, whitespace collapsed (kept as is
+ *           inside <pre>), block after block; in Markdown mode with the
+ *           inline marks (**, *, `, [text](url)) already in place;
+ *   blocks  one record per block -- the text between two block-level
+ *           boundaries (p, div, li, h1, td, ...): its span of buf, its
+ *           characters, those inside links, its commas, its kind, whether
+ *           it ends a sentence, whether an element around it names
+ *           boilerplate, and its owner: the innermost block element;
+ *   conts   one record per block-level element that holds a block, in
+ *           document order: the range of blocks it spans, its parent, its
+ *           tag and the weight of its class/id/role hints;
+ *   stack   the open elements (at most TEXT_MAX_DEPTH; deeper ones are
+ *           counted and their text goes to the deepest tracked one).
+ * Nothing else of the page is kept: no tree, no attribute past its use.
+ * Invisible content is never recorded: head (but its <title>), script,
+ * style, noscript, template, svg, iframe, form controls, media fallbacks,
+ * and any element with the hidden attribute, aria-hidden="true" or an
+ * inline display:none / visibility:hidden.
+ * Boilerplate hints (hint()): nav, aside, footer, menu, dialog, a header
+ * outside article/main, role navigation/banner/contentinfo/complementary/
+ * search/menu/dialog, and class/id words of two strengths -- strong ones
+ * (comment, sidebar, footer, cookie, consent, share, social, related,
+ * newsletter, breadcrumb, advert, sponsor, promo, popup, ...) always mark
+ * the element, weak ones (nav, menu, header, widget, banner, tags, meta,
+ * ad, ...) only when no content word (article, content, entry, main, post,
+ * story, body, text, ...) is there too.  The hints are general words of
+ * web authoring; no rule names a site.
+ * Bounds (text_config_t.max_text = M): buf <= M bytes, blocks <= M / 16
+ * records (32 bytes), conts <= M / 8 records (24 bytes), the stack fixed
+ * (TEXT_MAX_DEPTH frames, plus one href of at most 4 * 2048 bytes each in
+ * Markdown mode); text past M is counted in st.dropped.  Arrays grow by
+ * doubling, so a small page costs little.
+ * Errors: out-of-memory sets t->err; later events are ignored.
+ */
+#include "text_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Frame flags. */
+enum {
+    FR_SKIP = 1,     /* counted in t->skip */
+    FR_BOILER = 2,   /* counted in t->boiler */
+    FR_LINK = 4,     /* an <a href>: counted in t->links */
+    FR_MD = 8,       /* has a Markdown mark */
+    FR_MDOPEN = 16,  /* its opening mark was written */
+    FR_BLOCK = 32,   /* a block element */
+    FR_ARTICLE = 64, /* article/main */
+    FR_SVG = 128,    /* svg: a <title> inside is no page title */
+};
+
+/* Grows *p (of *cap elements of size sz) to hold need; 0 or -1. */
+static int grow(void **p, size_t *cap, size_t need, size_t sz)
+{
+    size_t n = *cap ? *cap : 64;
+    void *q;
+    if (need <= *cap)
+        return 0;
+    while (n < need)
+        n *= 2;
+    q = realloc(*p, n * sz);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static void oom(text_t *t)
+{
+    if (!t->err)
+        t->err = CRAWL_ENOMEM;
+}
+
+/* Appends n bytes to buf, within max_text.  0, or -1 (full or no memory). */
+static int put(text_t *t, const char *s, size_t n)
+{
+    if (t->len + n > t->cfg.max_text) {
+        t->st.dropped += n;
+        return -1;
+    }
+    if (grow((void **)&t->buf, &t->cap, t->len + n + 1, 1) < 0) {
+        oom(t);
+        return -1;
+    }
+    memcpy(t->buf + t->len, s, n);
+    t->len += n;
+    return 0;
+}
+
+/* The innermost frame with a container, or -1. */
+static int32_t cur_cont(const text_t *t)
+{
+    for (int i = t->depth - 1; i >= 0; i--)
+        if (t->stack[i].cont >= 0)
+            return t->stack[i].cont;
+    return -1;
+}
+
+/* Ends the open block, if any. */
+static void close_block(text_t *t)
+{
+    tblock_t *b;
+    if (!t->in_block)
+        return;
+    b = &t->blocks[t->nblocks - 1];
+    b->len = (uint32_t)(t->len - b->off);
+    if (b->len && strchr(".!?", t->buf[t->len - 1]))
+        b->flags |= BL_SENTENCE;
+    t->in_block = 0;
+    t->space = 0;
+}
+
+/* Opens a block for the text about to come.  0 or -1. */
+static int open_block(text_t *t)
+{
+    tblock_t *b;
+    if (t->nblocks >= t->maxblocks)
+        return -1;
+    if (grow((void **)&t->blocks, &t->capblocks, t->nblocks + 1, sizeof(*b)) < 0) {
+        oom(t);
+        return -1;
+    }
+    b = &t->blocks[t->nblocks++];
+    memset(b, 0, sizeof(*b));
+    b->off = (uint32_t)t->len;
+    b->owner = cur_cont(t);
+    b->list_depth = (uint8_t)(t->lists < 255 ? t->lists : 255);
+    b->quote_depth = (uint8_t)(t->quotes < 255 ? t->quotes : 255);
+    b->flags = t->boiler ? BL_BOILER : 0;
+    for (int i = t->depth - 1; i >= 0; i--) {
+        const tframe_t *f = &t->stack[i];
+        if (f->flags & FR_BLOCK) {
+            b->kind = text_elem_of(f->tag)->kind;
+            if (b->kind == K_LI) {
+                b->item = f->items;
+                b->flags |=
+                    i > 0 && (text_elem_of(t->stack[i - 1].tag)->what & E_ORDER) ? BL_ORDERED : 0;
+            }
+            break;
+        }
+    }
+    if (t->pre)
+        b->kind = K_PRE;
+    t->in_block = 1;
+    t->space = 0;
+    t->st.blocks++;
+    return 0;
+}
+
+/* Markdown: the opening marks of the frames that wait for their first
+ * character, outermost first. */
+static const char *mark_open(int tag)
+{
+    const char *n = text_elem_of(tag)->name;
+    if (n[0] == 'a')
+        return "[";
+    if (strcmp(n, "b") == 0 || strcmp(n, "strong") == 0)
+        return "**";
+    if (strcmp(n, "i") == 0 || strcmp(n, "em") == 0)
+        return "*";
+    return "`";
+}
+
+static void write_marks(text_t *t)
+{
+    for (int i = 0; i < t->depth; i++) {
+        tframe_t *f = &t->stack[i];
+        if ((f->flags & (FR_MD | FR_MDOPEN)) == FR_MD) {
+            const char *m = mark_open(f->tag);
+            f->flags |= FR_MDOPEN;
+            f->mark = (uint32_t)t->len;
+            put(t, m, strlen(m));
+        }
+    }
+    t->md_pending = 0;
+}
+
+/* Length of the UTF-8 sequence that starts with c (1 for stray bytes). */
+static size_t seq_len(unsigned char c)
+{
+    return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+/* Collapses whitespace of s[0..n) into dst (cap bytes, *len used); stops
+ * at the first character that does not fit. */
+static void put_small(char *dst, size_t cap, size_t *len, int *space, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = seq_len(c);
+        if (text_is_space(c)) {
+            *space = *len > 0;
+            i++;
+            continue;
+        }
+        if (i + k > n)
+            k = n - i;
+        if (*len + k + (*space != 0) >= cap)
+            break;
+        if (*space)
+            dst[(*len)++] = ' ';
+        *space = 0;
+        memcpy(dst + *len, s + i, k);
+        *len += k;
+        i += k;
+    }
+    dst[*len] = '\0';
+}
+
+/* One character c (its first byte; n bytes at s) into the open block. */
+static void put_char(text_t *t, const char *s, size_t n)
+{
+    tblock_t *b;
+    if (!t->in_block && open_block(t) < 0) {
+        t->st.dropped += n;
+        return;
+    }
+    if (t->space && put(t, " ", 1) == 0) {
+        b = &t->blocks[t->nblocks - 1];
+        b->chars++;
+        b->link_chars += t->links > 0;
+        if (t->len >= 2 && strchr(".!?", t->buf[t->len - 2]))
+            b->flags |= BL_SENTENCE;
+    }
+    t->space = 0;
+    if (t->md_pending)
+        write_marks(t);
+    if (put(t, s, n) < 0)
+        return;
+    b = &t->blocks[t->nblocks - 1];
+    b->chars++;
+    b->link_chars += t->links > 0;
+    if (s[0] == ',' || (n == 3 && ((unsigned char)s[0] == 0xEF || (unsigned char)s[0] == 0xE3) &&
+                        (memcmp(s, "\xEF\xBC\x8C", 3) == 0 || memcmp(s, "\xE3\x80\x81", 3) == 0 ||
+                         memcmp(s, "\xE3\x80\x82", 3) == 0)))
+        b->commas++;
+    t->st.chars++;
+}
+
+void text_chars(text_t *t, const char *s, size_t len)
+{
+    if (!t || t->finished || t->err)
+        return;
+    if (t->in_title)
+        put_small(t->title, sizeof(t->title), &t->title_len, &t->title_space, s, len);
+    if (t->in_h1) {
+        int sp = t->h1_len > 0;
+        put_small(t->h1, sizeof(t->h1), &t->h1_len, &sp, s, len);
+    }
+    if (t->skip)
+        return;
+    for (size_t i = 0; i < len && !t->err;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = seq_len(c);
+        if (i + n > len)
+            n = len - i;
+        if (t->pre) {
+            if (c == '\r') {
+                i++;
+                continue;
+            }
+            if (c == '\n' || c == '\t' || c == ' ') {
+                if (t->in_block && put(t, s + i, 1) == 0)
+                    t->blocks[t->nblocks - 1].chars++;
+                i++;
+                continue;
+            }
+        } else if (text_is_space(c) || (c == 0xC2 && n == 2 && (unsigned char)s[i + 1] == 0xA0)) {
+            t->space = t->in_block;
+            i += n;
+            continue;
+        }
+        put_char(t, s + i, n);
+        i += n;
+    }
+}
+
+/* html lang, xml:lang, meta content-language, og:locale: the first source
+ * in that order wins, whatever comes first in the page. */
+static void set_lang(text_t *t, const char *v, int rank)
+{
+    size_t n = 0;
+    if (!v || (t->lang_rank && t->lang_rank <= rank))
+        return;
+    while (text_is_space((unsigned char)*v))
+        v++;
+    while (n < TEXT_MAX_LANG && (text_is_alnum((unsigned char)v[n]) || v[n] == '-' || v[n] == '_'))
+        n++;
+    if (n == 0)
+        return;
+    memcpy(t->lang, v, n);
+    t->lang[n] = '\0';
+    t->lang_rank = rank;
+}
+
+static void on_meta(text_t *t, const char *const *atts)
+{
+    const char *c = text_attr(atts, "content"), *p = text_attr(atts, "property"), *e;
+    if (!c)
+        return;
+    e = text_attr(atts, "http-equiv");
+    if (e && strcasecmp(e, "content-language") == 0)
+        set_lang(t, c, 3);
+    if (p && strcasecmp(p, "og:locale") == 0)
+        set_lang(t, c, 4);
+    if (p && strcasecmp(p, "og:title") == 0 && !t->og_title[0]) {
+        size_t n = 0;
+        int sp = 0;
+        put_small(t->og_title, sizeof(t->og_title), &n, &sp, c, strlen(c));
+    }
+}
+
+/* Markdown: the resolved target of an <a href>, or NULL (javascript:, ...). */
+static char *link_target(text_t *t, const char *href)
+{
+    char *out = NULL;
+    int rc = parser_url_normalize(t->url[0] ? t->url : NULL, href, 0, &out);
+    if (rc == CRAWL_ENOMEM)
+        oom(t);
+    return rc == CRAWL_OK ? out : NULL;
+}
+
+/* A new container for frame f, if the cap allows. */
+static void open_cont(text_t *t, tframe_t *f, int h, int tagboiler)
+{
+    tcont_t *c;
+    f->cont = -1;
+    if (t->nconts >= t->maxconts)
+        return;
+    if (grow((void **)&t->conts, &t->capconts, t->nconts + 1, sizeof(*c)) < 0) {
+        oom(t);
+        return;
+    }
+    c = &t->conts[t->nconts];
+    memset(c, 0, sizeof(*c));
+    c->b0 = c->b1 = (uint32_t)t->nblocks;
+    c->parent = cur_cont(t);
+    c->tag = f->tag;
+    c->weight = (int16_t)((h & 4 ? 25 : 0) - (h & 3 ? 25 : 0));
+    c->boiler = (uint8_t)((f->flags & FR_BOILER) != 0 || tagboiler);
+    f->cont = (int32_t)t->nconts++;
+}
+
+static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *const *atts)
+{
+    int h = (e->what & (E_BLOCK | E_MARK)) || atts ? text_hint(atts) : 0;
+    int tagboiler =
+        (e->what & E_BOILER) && !(text_tag_is(f->tag, "header") && (f->flags & FR_ARTICLE));
+    int root = text_tag_is(f->tag, "html") || text_tag_is(f->tag, "body");
+    if (e->what & E_BLOCK)
+        close_block(t);
+    if ((e->what & E_BR) && t->in_block && put(t, "\n", 1) == 0) {
+        t->blocks[t->nblocks - 1].chars++;
+        t->space = 0;
+    }
+    if (!root && (tagboiler || (h & 1) || ((h & 2) && !(h & 4)))) {
+        f->flags |= FR_BOILER;
+        t->boiler++;
+    }
+    if (e->what & E_MAIN)
+        f->flags |= FR_ARTICLE;
+    if (e->what & E_BLOCK) {
+        f->flags |= FR_BLOCK;
+        open_cont(t, f, h, tagboiler);
+    }
+    if (text_tag_is(f->tag, "li")) {
+        for (int i = t->depth - 1; i >= 0; i--)
+            if (text_elem_of(t->stack[i].tag)->what & E_LIST) {
+                f->items = ++t->stack[i].items;
+                break;
+            }
+    }
+    t->lists += (e->what & E_LIST) != 0;
+    t->quotes += (e->what & E_QUOTE) != 0;
+    t->pre += (e->what & E_PRE) != 0;
+    if (text_tag_is(f->tag, "a")) {
+        const char *href = text_attr(atts, "href");
+        if (href) {
+            f->flags |= FR_LINK;
+            t->links++;
+            if (t->cfg.mode == TEXT_MARKDOWN && (f->href = link_target(t, href)))
+                f->flags |= FR_MD;
+        }
+    } else if ((e->what & E_MARK) && t->cfg.mode == TEXT_MARKDOWN && !t->pre) {
+        f->flags |= FR_MD;
+    }
+    t->md_pending += (f->flags & FR_MD) != 0;
+}
+
+void text_start(text_t *t, const char *name, const char *const *atts)
+{
+    tframe_t *f;
+    const elem_t *e;
+    if (!t || t->finished || t->err)
+        return;
+    if (t->overflow || t->depth == TEXT_MAX_DEPTH) {
+        t->overflow++;
+        return;
+    }
+    f = &t->stack[t->depth];
+    memset(f, 0, sizeof(*f));
+    f->cont = -1;
+    f->tag = (uint8_t)text_elem_lookup(name);
+    e = text_elem_of(f->tag);
+    if (t->depth > 0)
+        f->flags |= t->stack[t->depth - 1].flags & (FR_ARTICLE | FR_SVG);
+    if (text_tag_is(f->tag, "svg"))
+        f->flags |= FR_SVG;
+    if (text_tag_is(f->tag, "html")) {
+        set_lang(t, text_attr(atts, "lang"), 1);
+        set_lang(t, text_attr(atts, "xml:lang"), 2);
+    } else if (text_tag_is(f->tag, "meta")) {
+        on_meta(t, atts);
+    } else if (strcmp(name, "title") == 0 && !t->title_done && !(f->flags & FR_SVG)) {
+        t->in_title = 1;
+    } else if (text_tag_is(f->tag, "h1") && !t->h1_len && !t->skip) {
+        t->in_h1 = 1;
+    }
+    t->depth++;
+    if (t->skip || (e->what & E_SKIP) || text_hidden(atts)) {
+        f->flags |= FR_SKIP;
+        t->skip++;
+        return;
+    }
+    start_visible(t, f, e, atts);
+}
+
+/* Markdown: the closing mark of frame f, if its opening one is in the
+ * block still open. */
+static void close_mark(text_t *t, tframe_t *f)
+{
+    const char *m;
+    if (!(f->flags & FR_MDOPEN) || !t->in_block || f->mark < t->blocks[t->nblocks - 1].off)
+        return;
+    m = mark_open(f->tag);
+    if (m[0] != '[') {
+        put(t, m, strlen(m));
+        return;
+    }
+    put(t, "](", 2);
+    for (const char *u = f->href; u && *u; u++)
+        put(t, *u == ')' ? "%29" : u, *u == ')' ? 3 : 1);
+    put(t, ")", 1);
+}
+
+void text_end(text_t *t, const char *name)
+{
+    tframe_t *f;
+    const elem_t *e;
+    (void)name; /* the parser's events are balanced: the top frame is name's */
+    if (!t || t->finished || t->err || t->depth == 0)
+        return;
+    if (t->overflow) {
+        t->overflow--;
+        return;
+    }
+    f = &t->stack[--t->depth];
+    e = text_elem_of(f->tag);
+    if (t->in_title && strcmp(name, "title") == 0) {
+        t->in_title = 0;
+        t->title_done = 1;
+    }
+    if (t->in_h1 && text_tag_is(f->tag, "h1"))
+        t->in_h1 = 0;
+    if (f->flags & FR_SKIP) {
+        t->skip--;
+        return;
+    }
+    if (f->flags & FR_MD) {
+        if (!(f->flags & FR_MDOPEN))
+            t->md_pending--;
+        close_mark(t, f);
+    }
+    free(f->href);
+    f->href = NULL;
+    if (e->what & E_BLOCK)
+        close_block(t);
+    if (f->cont >= 0) {
+        tcont_t *c = &t->conts[f->cont];
+        c->b1 = (uint32_t)t->nblocks;
+        if (c->b1 == c->b0 && (size_t)f->cont == t->nconts - 1)
+            t->nconts--; /* held no text: forgotten (its children were too) */
+    }
+    t->boiler -= (f->flags & FR_BOILER) != 0;
+    t->links -= (f->flags & FR_LINK) != 0;
+    t->lists -= (e->what & E_LIST) != 0;
+    t->quotes -= (e->what & E_QUOTE) != 0;
+    t->pre -= (e->what & E_PRE) != 0;
+}
+
+static void sink_start(void *ud, const char *name, const char *const *atts)
+{
+    text_start(ud, name, atts);
+}
+
+static void sink_end(void *ud, const char *name)
+{
+    text_end(ud, name);
+}
+
+static void sink_text(void *ud, const char *s, size_t len)
+{
+    text_chars(ud, s, len);
+}
+
+void text_parser_sink(text_t *t, parser_sink_t *sink)
+{
+    sink->start = sink_start;
+    sink->end = sink_end;
+    sink->text = sink_text;
+    sink->ud = t;
+}
+
+text_t *text_new(const text_config_t *cfg, const char *url)
+{
+    text_t *t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    if (cfg)
+        t->cfg = *cfg;
+    if (t->cfg.max_text == 0)
+        t->cfg.max_text = TEXT_DEFAULT_MAX_TEXT;
+    if (t->cfg.max_text < TEXT_MIN_MAX_TEXT)
+        t->cfg.max_text = TEXT_MIN_MAX_TEXT;
+    t->maxblocks = t->cfg.max_text / 16;
+    t->maxconts = t->cfg.max_text / 8;
+    t->url = strdup(url ? url : "");
+    if (!t->url) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void text_free(text_t *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->depth; i++)
+        free(t->stack[i].href);
+    free(t->url);
+    free(t->buf);
+    free(t->blocks);
+    free(t->conts);
+    free(t->out);
+    free(t);
+}
+
+int text_finish(text_t *t)
+{
+    if (!t || t->finished)
+        return CRAWL_EINVAL;
+    while (t->depth > 0 && !t->err)
+        text_end(t, "");
+    close_block(t);
+    t->finished = 1;
+    if (!t->err)
+        t->err = text_select(t);
+    if (t->err) {
+        free(t->out);
+        t->out = NULL;
+        t->out_len = 0;
+        t->simhash = 0;
+        return t->err;
+    }
+    t->simhash = text_simhash_of(t->out, t->out_len);
+    return 0;
+}
+
+const char *text_url(const text_t *t)
+{
+    return t && t->url ? t->url : "";
+}
+
+const char *text_title(const text_t *t)
+{
+    if (!t)
+        return "";
+    if (t->title_len)
+        return t->title;
+    return t->og_title[0] ? t->og_title : t->h1;
+}
+
+const char *text_lang(const text_t *t)
+{
+    return t ? t->lang : "";
+}
+
+const char *text_body(const text_t *t, size_t *len)
+{
+    if (len)
+        *len = t && t->out ? t->out_len : 0;
+    return t && t->out ? t->out : "";
+}
+
+uint64_t text_simhash(const text_t *t)
+{
+    return t ? t->simhash : 0;
+}
+
+const text_stats_t *text_get_stats(const text_t *t)
+{
+    return t ? &t->st : NULL;
+}

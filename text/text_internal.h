@@ -1,0 +1,158 @@
+/*
+ * text_internal.h -- shared by the files of text/, not part of the public
+ * contract.  extract.c turns the parser's events into the page record
+ * below (text, blocks, containers); select.c chooses from that record and
+ * renders the output; simhash.c hashes it.
+ */
+#ifndef TEXT_INTERNAL_H
+#define TEXT_INTERNAL_H
+
+#include "text.h"
+
+#include <stdint.h>
+
+#define TEXT_MAX_DEPTH 256 /* open elements tracked; deeper ones count as their parent */
+
+/* Kind of a block: what element made it, for scoring and Markdown. */
+enum {
+    K_TEXT, /* loose text in a container (div, section, td, ...) */
+    K_P,    /* p, address, figcaption, caption, dt, dd, summary */
+    K_H1,   /* h1 .. h6 are K_H1 .. K_H1 + 5 */
+    K_LI = K_H1 + 6,
+    K_PRE,
+    K_CELL, /* td, th */
+};
+
+/* Block flags. */
+enum {
+    BL_BOILER = 1,   /* inside an element that names boilerplate (class/id/role/tag) */
+    BL_SENTENCE = 2, /* has a sentence end: '.', '!' or '?' then a space or its end */
+    BL_ORDERED = 4,  /* a list item of an ordered list */
+};
+
+/* A block: a run of text between two block-level boundaries. */
+typedef struct tblock {
+    uint32_t off, len;   /* its bytes in text_t.buf */
+    uint32_t chars;      /* characters (UTF-8 code points), spaces included */
+    uint32_t link_chars; /* of which inside <a> */
+    uint32_t commas;     /* ',' and the CJK commas and full stops */
+    int32_t owner;       /* container of the innermost block element, or -1 */
+    uint16_t item;       /* number of an ordered list item */
+    uint8_t kind;        /* K_* */
+    uint8_t flags;       /* BL_* */
+    uint8_t list_depth;  /* nested lists around it */
+    uint8_t quote_depth; /* nested blockquotes around it */
+} tblock_t;
+
+/* A container: a block-level element that holds at least one block. */
+typedef struct tcont {
+    uint32_t b0, b1; /* its blocks: [b0, b1) */
+    int32_t parent;  /* enclosing container, or -1 */
+    int16_t weight;  /* class/id hints: +25 content-like, -25 boilerplate-like */
+    uint8_t tag;     /* element id (extract.c's table) */
+    uint8_t boiler;  /* 1: the element itself names boilerplate */
+    float score;     /* select.c's working value */
+} tcont_t;
+
+/* One open element. */
+typedef struct tframe {
+    uint8_t tag;    /* element id, TAG_OTHER for unknown names */
+    uint8_t flags;  /* FR_* (extract.c) */
+    uint16_t items; /* list items seen (ordered lists) */
+    int32_t cont;   /* its container, or -1 */
+    uint32_t mark;  /* Markdown: buf length when its inline mark was written */
+    char *href;     /* Markdown: the resolved link target of an <a>, or NULL */
+} tframe_t;
+
+struct text {
+    text_config_t cfg;
+    char *url;
+    int err;      /* first error (CRAWL_ENOMEM) */
+    int finished; /* text_finish() was called */
+    /* the page record, written by extract.c */
+    char *buf; /* all kept text, blocks back to back */
+    size_t len, cap;
+    tblock_t *blocks;
+    size_t nblocks, capblocks, maxblocks;
+    tcont_t *conts;
+    size_t nconts, capconts, maxconts;
+    tframe_t stack[TEXT_MAX_DEPTH];
+    int depth;         /* frames in stack */
+    unsigned overflow; /* elements open beyond TEXT_MAX_DEPTH */
+    int skip;          /* open elements whose content is not shown */
+    int boiler;        /* open elements naming boilerplate */
+    int links;         /* open <a> */
+    int pre;           /* open <pre> */
+    int lists, quotes; /* open lists, blockquotes */
+    int md_pending;    /* Markdown marks opened but not yet written */
+    int in_block;      /* a block is open (blocks[nblocks - 1]) */
+    int space;         /* a space is due before the next character */
+    int in_title;      /* inside the first <title> */
+    char title[TEXT_MAX_TITLE + 1];
+    size_t title_len;
+    int title_space, title_done;
+    char og_title[TEXT_MAX_TITLE + 1];
+    char h1[TEXT_MAX_TITLE + 1];
+    int in_h1; /* inside the first <h1> (title fallback) */
+    size_t h1_len;
+    char lang[TEXT_MAX_LANG + 1];
+    int lang_rank; /* which source set lang (lower wins) */
+    /* the results, written by select.c */
+    char *out;
+    size_t out_len;
+    uint64_t simhash;
+    text_stats_t st;
+};
+
+/* ---- elem.c: the element table and the attribute hints ---------------- */
+/* What an element is (E_*), from the table below. */
+enum {
+    E_BLOCK = 1,   /* a block boundary, and a container */
+    E_SKIP = 2,    /* its content is not shown */
+    E_BOILER = 4,  /* the element itself names boilerplate */
+    E_LIST = 8,    /* ul, ol, menu, dir */
+    E_QUOTE = 16,  /* blockquote */
+    E_PRE = 32,    /* pre */
+    E_MAIN = 64,   /* article, main: a header inside is content */
+    E_MARK = 128,  /* inline Markdown mark (a, b, strong, em, i, code, ...) */
+    E_BR = 256,    /* br */
+    E_ORDER = 512, /* ol */
+};
+
+typedef struct elem {
+    const char *name;
+    unsigned short what; /* E_* */
+    unsigned char kind;  /* K_* of its blocks */
+} elem_t;
+
+enum { TAG_OTHER = 0 };
+/* Element id of a lowercase name (index in the table + 1), or TAG_OTHER. */
+int text_elem_lookup(const char *name);
+/* The table's entry of an id (an empty inline entry for TAG_OTHER). */
+const elem_t *text_elem_of(int tag);
+/* 1 if tag is the element called name. */
+int text_tag_is(int tag, const char *name);
+/* class/id/role/itemprop hints: bit 1 strong boilerplate, 2 weak
+ * boilerplate, 4 content-like. */
+int text_hint(const char *const *atts);
+/* The value of attribute name (ASCII case-insensitive) in atts, "" for a
+ * bare one, NULL if absent. */
+const char *text_attr(const char *const *atts, const char *name);
+/* 1 if the attributes hide the element (hidden, aria-hidden, inline style). */
+int text_hidden(const char *const *atts);
+
+/* select.c: chooses and renders into t->out (and t->out_len).  Returns 0
+ * or CRAWL_ENOMEM. */
+int text_select(text_t *t);
+
+static inline int text_is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+static inline int text_is_alnum(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+#endif
