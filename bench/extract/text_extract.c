@@ -14,7 +14,7 @@
  *
  * usage: text_extract [-m main|markdown|all|links] [-o OUTDIR] [-r REPEAT]
  *                     [-x MAX_TEXT] FILE...
- * Writes OUTDIR/<file's base name without .html>.txt (text only) and
+ * Writes OUTDIR/<file's base name less .html>.txt (text only) and
  * prints one line: mode, pages, bytes, cpu seconds, ms per page.
  */
 #include <errno.h>
@@ -110,7 +110,9 @@ static void write_out(const char *dir, const char *path, text_t *t)
     size_t n, blen;
     FILE *f;
     base = base ? base + 1 : path;
-    n = strcspn(base, ".");
+    n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".html") == 0)
+        n -= 5;
     if (snprintf(name, sizeof(name), "%s/%.*s.txt", dir, (int)n, base) >= (int)sizeof(name))
         return;
     if (!(f = fopen(name, "wb")))
