@@ -417,7 +417,7 @@ void text_start(text_t *t, const char *name, const char *const *atts)
     if (text_tag_is(f->tag, "html")) {
         set_lang(t, text_attr(atts, "lang"), 1);
         set_lang(t, text_attr(atts, "xml:lang"), 2);
-    } else if (text_tag_is(f->tag, "meta")) {
+    } else if (strcmp(name, "meta") == 0) {
         on_meta(t, atts);
     } else if (strcmp(name, "title") == 0 && !t->title_done && !(f->flags & FR_SVG)) {
         t->in_title = 1;

@@ -104,11 +104,12 @@ uint64_t text_simhash(const text_t *t);
 const text_stats_t *text_get_stats(const text_t *t);
 
 /* 64-bit SimHash of UTF-8 text: its words (runs of ASCII letters and
- * digits and of non-ASCII bytes, ASCII lowercased) taken three at a time
+ * digits and of non-ASCII bytes, ASCII lowercased) taken two at a time
  * (word shingles, each hashed with XXH3), each shingle voting on the 64
- * bits.  Pages that differ in a few words differ in a few bits; unrelated
- * pages in about 32.  Text of fewer than three words: its words are the
- * features; no word at all: 0.  Pure, thread-safe. */
+ * bits.  Texts that differ in a few words differ in a few bits -- fewer
+ * the longer the text (simhash.c has figures) --, unrelated texts in about
+ * 32.  One word: the word is the feature; no word at all: 0.  Pure,
+ * thread-safe. */
 uint64_t text_simhash_of(const char *s, size_t len);
 
 /* Number of differing bits of a and b. */
