@@ -351,7 +351,9 @@ static void open_cont(text_t *t, tframe_t *f, int h, int tagboiler)
 
 static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *const *atts)
 {
-    int h = (e->what & (E_BLOCK | E_MARK)) || atts ? text_hint(atts) : 0;
+    /* hints on block elements only: inline ones hold little text, and
+     * matching costs a string search per word list */
+    int h = (e->what & E_BLOCK) && atts ? text_hint(atts) : 0;
     int tagboiler =
         (e->what & E_BOILER) && !(text_tag_is(f->tag, "header") && (f->flags & FR_ARTICLE));
     int root = text_tag_is(f->tag, "html") || text_tag_is(f->tag, "body");

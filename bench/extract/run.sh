@@ -16,12 +16,17 @@ OUT=${OUT:-$HERE/out}
 [ -d "$HERE/node_modules/@mozilla/readability" ] || (cd "$HERE" && npm install --no-audit --no-fund)
 mkdir -p "$OUT"
 : > "$OUT/cpu.tsv"
+# "MODE pages N bytes N cpu_s X ms_per_page Y" lines -> one such line
+sum_runs() {
+  awk '{ m = $1; p += $3; b += $5; c += $7 }
+       END { printf "%s pages %d bytes %d cpu_s %.4f ms_per_page %.4f\n", m, p, b, c, p ? c * 1000 / p : 0 }'
+}
 while IFS=$'\t' read -r name kind list gold; do
   if [ -n "${SETS:-}" ] && [[ " $SETS " != *" $name "* ]]; then continue; fi
   mkdir -p "$OUT/ours/$name" "$OUT/readability/$name"
-  # shellcheck disable=SC2046
-  o=$(xargs -a "$list" "$BUILD/bench/text_extract" -m main -o "$OUT/ours/$name")
-  r=$(xargs -a "$list" node "$HERE/readability.js" "$OUT/readability/$name")
+  # xargs may split the list over several runs: their lines are summed
+  o=$(xargs -a "$list" "$BUILD/bench/text_extract" -m main -o "$OUT/ours/$name" | sum_runs)
+  r=$(xargs -a "$list" node "$HERE/readability.js" "$OUT/readability/$name" | sum_runs)
   printf '%s\tours\t%s\n%s\treadability\t%s\n' "$name" "$o" "$name" "$r" >> "$OUT/cpu.tsv"
   echo "run: $name: $o | $r" >&2
 done < "$DATA/sets.tsv"
