@@ -264,7 +264,7 @@ static size_t run_ceiling_filtered(const char *page, size_t len)
     sax.error = quiet;
     sax.fatalError = quiet;
     sax.serror = quiet_s;
-    bound_init(&b, 0, 0);
+    bound_init(&b, 0);
     htmlParserCtxtPtr c =
         htmlCreatePushParserCtxt(&sax, NULL, NULL, 0, NULL, XML_CHAR_ENCODING_NONE);
     htmlCtxtUseOptions(c, xml_opts);

@@ -28,20 +28,9 @@
  * The lexer works on bytes, so it is valid for ASCII-compatible charsets;
  * UTF-16/32 input (BOM or NUL-interleaved start) passes through unfiltered.
  * NUL bytes in tags become spaces (libxml2 may take a NUL for end of input).
- * Text mode (a sink is attached, parser.h): character data passes too (NUL
- * as space, a '<' that opens no markup as itself), every element's tags
- * pass (names up to 15 bytes; longer ones, custom elements, are dropped
- * start and end alike), comments and raw text stay elided; and since
- * libxml2's push parser holds character data until the next '<', a run of
- * text is cut every PARSER_SINK_TEXT_RUN bytes by an empty comment
- * "<!---->", slipped in before a space, '&' or a byte that starts a
- * character (at twice the run, before any byte that is no UTF-8
- * continuation).  While html.c reports libxml2 deep (PARSER_SINK_MAX_DEPTH
- * open elements), start tags other than the link elements are dropped.
  * Output of one call: at most len + BOUND_SLACK bytes.
  * State: the bound_t of one page; not shared.
  */
-#include "parser.h"
 #include "parser_internal.h"
 
 #include <string.h>
@@ -82,11 +71,10 @@ static int keep_name(const char *n)
     return 0;
 }
 
-void bound_init(bound_t *b, size_t attr_cap, int text)
+void bound_init(bound_t *b, size_t attr_cap)
 {
     memset(b, 0, sizeof(*b));
     b->st = S_TEXT;
-    b->text = text != 0;
     b->attr_cap = attr_cap < BOUND_ATTR_MIN_CAP ? BOUND_ATTR_MIN_CAP : attr_cap;
 }
 
@@ -126,12 +114,10 @@ static size_t name_done(bound_t *b, char *o)
         b->flags |= BF_RAWTAG;
         memcpy(b->raw, b->name, sizeof(b->raw));
     }
-    if ((b->flags & BF_LONG) ||
-        ((!b->text || (b->deep && !(b->flags & BF_END))) && !keep_name(b->name))) {
+    if ((b->flags & BF_LONG) || !keep_name(b->name)) {
         b->flags |= BF_DROP;
         return 0;
     }
-    b->textrun = 0;
     o[n++] = '<';
     if (b->flags & BF_END)
         o[n++] = '/';
@@ -208,15 +194,8 @@ static size_t lt_byte(bound_t *b, unsigned char c, char *o)
         b->st = S_TAG;
     } else {
         b->st = c == '<' ? S_LT : S_TEXT; /* "a < b" is text */
-        if (!b->text)
-            return 0;
-        o[0] = '<';
-        if (c == '<')
-            return 1; /* the second '<' is held back in turn */
-        o[1] = c == 0 ? ' ' : (char)c;
-        return 2;
+        return 0;
     }
-    b->textrun = 0;
     o[0] = '<';
     o[1] = (char)c;
     return 2;
@@ -263,38 +242,6 @@ static size_t raw_byte(bound_t *b, unsigned char c, char *o)
     if (c == '<')
         b->st = S_RAW_LT;
     return 0;
-}
-
-/* Text mode: the character data s[0..len) (no '<' in it) into o, with an
- * empty comment slipped in when the run grows past PARSER_SINK_TEXT_RUN
- * (see DESIGN).  Returns bytes written: at most len + 7 per run passed. */
-static size_t text_run(bound_t *b, const unsigned char *s, size_t len, char *o)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        size_t room = b->textrun < PARSER_SINK_TEXT_RUN ? PARSER_SINK_TEXT_RUN - b->textrun : 0;
-        size_t take = len - i < room ? len - i : room;
-        for (size_t j = 0; j < take; j++)
-            o[n + j] = s[i + j] == 0 ? ' ' : (char)s[i + j];
-        n += take;
-        i += take;
-        b->textrun += take;
-        if (i == len)
-            break;
-        unsigned char c = s[i];
-        int cut = c == ' ' || c == '\n' || c == '\t' || c == '&' || c >= 0xC0 ||
-                  (b->textrun >= 2 * PARSER_SINK_TEXT_RUN && (c < 0x80 || c >= 0xC0));
-        if (cut) {
-            memcpy(o + n, "<!---->", 7);
-            n += 7;
-            b->textrun = 0;
-            continue;
-        }
-        o[n++] = c == 0 ? ' ' : (char)c;
-        b->textrun++;
-        i++;
-    }
-    return n;
 }
 
 /* Filters one byte; returns the number of bytes written to o. */
@@ -395,13 +342,7 @@ size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)
     }
     while (s < end) {
         /* fast paths: skip dropped bytes up to the next one that matters */
-        if (b->st == S_TEXT && b->text) {
-            k = memchr(s, '<', (size_t)(end - s));
-            n += text_run(b, s, (size_t)((k ? k : end) - s), out + n);
-            if (!k)
-                break;
-            s = k;
-        } else if (b->st == S_TEXT || b->st == S_RAW) {
+        if (b->st == S_TEXT || b->st == S_RAW) {
             if (!(k = memchr(s, '<', (size_t)(end - s))))
                 break;
             s = k;

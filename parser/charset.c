@@ -62,6 +62,11 @@ static int cp1252_in(unsigned char *out, int *outlen, const unsigned char *in, i
     return o;
 }
 
+unsigned charset_cp1252(unsigned char c)
+{
+    return c >= 0x80 && c < 0xA0 ? cp1252_high[c - 0x80] : c;
+}
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void register_handlers(void)

@@ -27,12 +27,14 @@
  * Streaming caveat: a link seen before a late <base> or <meta robots> has
  * already been reported; parser_nofollow() after parser_finish() is the
  * page's final word.
- * Text sink (parser_config_t.sink, for text/): the filter then lets text and
- * every element through (bound.c's text mode), and the SAX handler gains
- * endElement and characters, which hand each event to the sink after the
- * link logic; without a sink those callbacks are not even installed, so the
- * parse is the markup-only one.  After each chunk, html.c tells the filter
- * whether libxml2's element stack is PARSER_SINK_MAX_DEPTH deep.
+ * Text sink (parser_config_t.sink, for text/): libxml2 still gets markup
+ * only, exactly as without a sink (so links are the same); each chunk also
+ * goes to the sink's own reader (sink.c: tokenizer, decode.c: charset and
+ * references, tree.c: balanced elements), which never involves libxml2
+ * (parsing every text run through it cost three times the links-only
+ * parse).  The reader is told the Content-Type's charset and the first-bytes
+ * decision; it reads <meta charset> itself.  Without a sink, nothing of it
+ * is allocated or run.
  */
 #include "parser.h"
 #include "parser_internal.h"
@@ -62,7 +64,7 @@ struct parser {
     bound_t bound;
     int charset_known;     /* Content-Type named one, or the first bytes decided */
     charset_sniff_t sniff; /* the decision on the first bytes (charset.c) */
-    parser_sink_t sink;    /* copied from the config; all NULL without one */
+    sinkrd_t *sink;        /* the sink's reader, or NULL without a sink */
 };
 
 /* The filter's output, handed to libxml2 (which copies it) before
@@ -315,23 +317,6 @@ static void on_start(void *ud, const xmlChar *xname, const xmlChar **atts)
     default:
         break;
     }
-    if (p->sink.start)
-        p->sink.start(p->sink.ud, name, (const char *const *)atts);
-}
-
-/* Sink mode only: installed when a sink is attached. */
-static void on_end(void *ud, const xmlChar *name)
-{
-    parser_t *p = ud;
-    if (p->sink.end)
-        p->sink.end(p->sink.ud, (const char *)name);
-}
-
-static void on_text(void *ud, const xmlChar *s, int len)
-{
-    parser_t *p = ud;
-    if (p->sink.text && len > 0)
-        p->sink.text(p->sink.ud, (const char *)s, (size_t)len);
 }
 
 static void quiet(void *ctx, const char *msg, ...)
@@ -394,15 +379,19 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
     charset_init();
     if (cfg)
         p->cfg = *cfg;
-    if (p->cfg.sink)
-        p->sink = *p->cfg.sink;
-    p->cfg.sink = NULL; /* the copy in p->sink is the one used */
+    if (p->cfg.sink) {
+        char cs[64];
+        int known = content_type && header_charset(content_type, cs, sizeof(cs));
+        if (!(p->sink = sinkrd_new(p->cfg.sink, known ? cs : NULL)))
+            goto fail;
+    }
+    p->cfg.sink = NULL; /* the reader holds its copy */
     if (p->cfg.max_url_length == 0)
         p->cfg.max_url_length = PARSER_DEFAULT_MAX_URL_LENGTH;
     p->fn = fn;
     p->ud = ud;
     /* a truncated value must still be refused as too long: see url.c */
-    bound_init(&p->bound, 4 * p->cfg.max_url_length + 1024, cfg && cfg->sink);
+    bound_init(&p->bound, 4 * p->cfg.max_url_length + 1024);
     if (page_url &&
         url_base_new(page_url, strlen(page_url), p->cfg.max_url_length, &p->page) == CRAWL_ENOMEM)
         goto fail;
@@ -410,11 +399,6 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
     memset(&sax, 0, sizeof(sax));
     sax.initialized = XML_SAX2_MAGIC; /* so that libxml2 copies serror too */
     sax.startElement = on_start;
-    if (cfg && cfg->sink) {
-        sax.endElement = on_end;
-        sax.characters = on_text;
-        sax.ignorableWhitespace = on_text; /* spaces between inline elements count */
-    }
     sax.warning = quiet;
     sax.error = quiet;
     sax.fatalError = quiet;
@@ -475,15 +459,17 @@ int parser_feed(parser_t *p, const char *data, size_t len)
         p->charset_known = utf8 >= 0;
         if (utf8 == 1)
             xmlSwitchEncoding(p->ctxt, XML_CHAR_ENCODING_UTF8);
+        if (utf8 >= 0 && p->sink)
+            sinkrd_sniffed(p->sink, utf8);
     }
+    if (p->sink && sinkrd_feed(p->sink, data, len) != 0 && !p->err)
+        p->err = CRAWL_ENOMEM;
     while (len > 0 && !p->err) {
         size_t take = len < FEED_CHUNK ? len : FEED_CHUNK;
         size_t n = bound_filter(&p->bound, data, take, fbuf);
         if (n > 0)
             parse_chunk(p, fbuf, n, 0);
         unstall(p->ctxt);
-        if (p->bound.text)
-            p->bound.deep = p->ctxt->nameNr >= PARSER_SINK_MAX_DEPTH;
         data += take;
         len -= take;
     }
@@ -497,6 +483,8 @@ int parser_finish(parser_t *p)
         return CRAWL_EINVAL;
     p->finished = 1;
     parse_chunk(p, NULL, 0, 1);
+    if (p->sink)
+        sinkrd_finish(p->sink);
     return p->err;
 }
 
@@ -523,6 +511,7 @@ void parser_free(parser_t *p)
         htmlFreeParserCtxt(p->ctxt);
     url_base_free(p->page);
     url_base_free(p->base);
+    sinkrd_free(p->sink);
     free(p->canonical);
     free(p);
 }

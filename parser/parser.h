@@ -118,21 +118,32 @@ typedef enum parser_link_kind {
  * parser_stats_t). */
 typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_link_kind_t kind);
 
-/* A text sink: an optional second consumer of the page, fed the elements
- * and the character data as libxml2 parses them (what the text/ module's
- * extractor needs: text_parser_sink() fills one).  Each callback may be
- * NULL.  name: the element name, lowercase; atts: NULL or name/value pairs
- * ending with NULL (a value may be NULL for a bare attribute); s: len bytes
- * of UTF-8 character data, entities decoded, not NUL-terminated, valid
- * only during the call.  start/end come balanced (libxml2 closes what the
- * page leaves open, at the latest at parser_finish); script and style
- * bodies, comments and the tags past the caps of parser_feed are never
- * given; elements nested deeper than PARSER_SINK_MAX_DEPTH are dropped
- * (their text still comes, inside the deepest open element), which keeps
- * libxml2's element stack bounded.  A run of text with no markup is handed
- * in pieces (one comment is slipped in before a space, '&' or a UTF-8
- * lead byte every PARSER_SINK_TEXT_RUN bytes so that libxml2 does not buffer it
- * whole): a piece may end inside a word, never inside a character. */
+/* A text sink: an optional second consumer of the page, fed its elements
+ * and its character data (what the text/ module's extractor needs:
+ * text_parser_sink() fills one).  The parser reads them itself, beside
+ * the link extraction and without libxml2 (which keeps parsing markup
+ * only, so links are the same with or without a sink): a tokenizer after
+ * the HTML Standard's (comments, DOCTYPE and the content of script, style,
+ * textarea, iframe, noscript, noembed and noframes are never given; the
+ * text of title and xmp is given without markup), elements balanced as a
+ * browser nests them (implied ends of p, li, dd/dt, table parts, headings,
+ * a; a stray end tag that closes nothing in scope is ignored; void
+ * elements and "<x/>" end at once), text decoded to UTF-8 from the page's
+ * charset (the Content-Type's, else a UTF-8 BOM, else <meta charset>, else
+ * UTF-8 if the first non-ASCII bytes are UTF-8, else windows-1252; other
+ * charsets through iconv; bytes that do not decode become U+FFFD; NUL is
+ * dropped) with character references decoded (numeric, and HTML 4's names
+ * and &apos;).  Each callback may be NULL.  name: the element name,
+ * lowercase, at most 31 bytes (elements with longer names are dropped,
+ * start and end); atts: NULL or name/value pairs ending with NULL, names
+ * lowercase, a value NULL for a bare attribute, at most 32 pairs (the
+ * attributes of a tag longer than 32 KiB that lie past that are dropped);
+ * s: len bytes of UTF-8, not NUL-terminated, never cut inside a character;
+ * all valid only during the call.  start/end come balanced (what is left
+ * open ends at parser_finish); elements nested deeper than
+ * PARSER_SINK_MAX_DEPTH are dropped (their text still comes, inside the
+ * deepest open element).  Text comes in pieces of at most 4 KiB, or as a
+ * text run is written. */
 typedef struct parser_sink {
     void (*start)(void *ud, const char *name, const char *const *atts);
     void (*end)(void *ud, const char *name);
@@ -140,16 +151,15 @@ typedef struct parser_sink {
     void *ud; /* first argument of each callback */
 } parser_sink_t;
 
-#define PARSER_SINK_MAX_DEPTH 256         /* open elements libxml2 may hold, with a sink */
-#define PARSER_SINK_TEXT_RUN (32u * 1024) /* bytes of text handed to libxml2 in one run */
+#define PARSER_SINK_MAX_DEPTH 256 /* open elements the sink's reader holds */
 
 typedef struct parser_config {
     size_t max_url_length; /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
     int follow_nofollow;   /* 1: also report rel=nofollow links */
-    /* NULL: no sink, the parse sees markup only (text is skipped in the
-     * bound filter, as it costs most of a parse).  Otherwise the struct is
-     * copied by parser_new and every element and all character data pass
-     * to libxml2 and on to the sink; links are reported exactly as without. */
+    /* NULL: no sink, the parse reads markup only (text is skipped, as it
+     * costs most of a parse).  Otherwise the struct is copied by parser_new
+     * and the page is also read for the sink (see parser_sink_t); links are
+     * reported exactly as without. */
     const parser_sink_t *sink;
 } parser_config_t;
 
@@ -189,10 +199,10 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
 /* Feeds the next chunk of the body (any size, any split).  Memory stays
  * bounded whatever the total: libxml2 is given markup only (text, comments
  * and script/style bodies are skipped) with every tag capped, and never
- * holds more than one pending tag; with a sink, text passes too, in runs of
- * at most PARSER_SINK_TEXT_RUN bytes, and at most PARSER_SINK_MAX_DEPTH
- * (plus one chunk's worth) elements are open in libxml2.  libxml2 prints nothing.  Returns 0,
- * CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or after parser_finish). */
+ * holds more than one pending tag; a sink's reader holds one tag of at
+ * most 32 KiB and PARSER_SINK_MAX_DEPTH open elements.  libxml2 prints
+ * nothing.  Returns 0, CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or
+ * after parser_finish). */
 int parser_feed(parser_t *p, const char *data, size_t len);
 /* Ends the document (flushes pending callbacks).  Returns 0, CRAWL_ENOMEM,
  * or CRAWL_EINVAL if already finished. */

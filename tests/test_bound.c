@@ -15,7 +15,7 @@ static char *filter(const char *in, size_t len, size_t chunk, int slow, size_t a
                     size_t *out_len, uint64_t *dropped)
 {
     bound_t b;
-    bound_init(&b, attr_cap, 0);
+    bound_init(&b, attr_cap);
     b.slow = (unsigned char)slow;
     char *out = malloc(len + BOUND_SLACK * (len / chunk + 2));
     cr_assert_not_null(out);

@@ -24,85 +24,9 @@ const char *text_attr(const char *const *atts, const char *name)
     return NULL;
 }
 
-/* Sorted by name (bsearch).  Index + 1 is the element id. */
-static const elem_t elems[] = {
-    {"a", E_MARK, K_TEXT},
-    {"address", E_BLOCK, K_P},
-    {"article", E_BLOCK | E_MAIN, K_TEXT},
-    {"aside", E_BLOCK | E_BOILER, K_TEXT},
-    {"audio", E_SKIP, K_TEXT},
-    {"b", E_MARK, K_TEXT},
-    {"blockquote", E_BLOCK | E_QUOTE, K_TEXT},
-    {"body", E_BLOCK, K_TEXT},
-    {"br", E_BR, K_TEXT},
-    {"button", E_SKIP, K_TEXT},
-    {"canvas", E_SKIP, K_TEXT},
-    {"caption", E_BLOCK, K_P},
-    {"center", E_BLOCK, K_TEXT},
-    {"code", E_MARK, K_TEXT},
-    {"datalist", E_SKIP, K_TEXT},
-    {"dd", E_BLOCK, K_P},
-    {"details", E_BLOCK, K_TEXT},
-    {"dialog", E_BLOCK | E_BOILER, K_TEXT},
-    {"dir", E_BLOCK | E_LIST, K_TEXT},
-    {"div", E_BLOCK, K_TEXT},
-    {"dl", E_BLOCK, K_TEXT},
-    {"dt", E_BLOCK, K_P},
-    {"em", E_MARK, K_TEXT},
-    {"embed", E_SKIP, K_TEXT},
-    {"fieldset", E_BLOCK, K_TEXT},
-    {"figcaption", E_BLOCK, K_P},
-    {"figure", E_BLOCK, K_TEXT},
-    {"footer", E_BLOCK | E_BOILER, K_TEXT},
-    {"form", E_BLOCK, K_TEXT},
-    {"frameset", E_SKIP, K_TEXT},
-    {"h1", E_BLOCK, K_H1},
-    {"h2", E_BLOCK, K_H1 + 1},
-    {"h3", E_BLOCK, K_H1 + 2},
-    {"h4", E_BLOCK, K_H1 + 3},
-    {"h5", E_BLOCK, K_H1 + 4},
-    {"h6", E_BLOCK, K_H1 + 5},
-    {"head", E_SKIP, K_TEXT},
-    {"header", E_BLOCK | E_BOILER, K_TEXT},
-    {"hr", E_BLOCK, K_TEXT},
-    {"html", E_BLOCK, K_TEXT},
-    {"i", E_MARK, K_TEXT},
-    {"iframe", E_SKIP, K_TEXT},
-    {"kbd", E_MARK, K_TEXT},
-    {"li", E_BLOCK, K_LI},
-    {"main", E_BLOCK | E_MAIN, K_TEXT},
-    {"map", E_SKIP, K_TEXT},
-    {"menu", E_BLOCK | E_LIST | E_BOILER, K_TEXT},
-    {"nav", E_BLOCK | E_BOILER, K_TEXT},
-    {"noembed", E_SKIP, K_TEXT},
-    {"noframes", E_SKIP, K_TEXT},
-    {"noscript", E_SKIP, K_TEXT},
-    {"object", E_SKIP, K_TEXT},
-    {"ol", E_BLOCK | E_LIST | E_ORDER, K_TEXT},
-    {"optgroup", E_SKIP, K_TEXT},
-    {"option", E_SKIP, K_TEXT},
-    {"p", E_BLOCK, K_P},
-    {"pre", E_BLOCK | E_PRE, K_PRE},
-    {"script", E_SKIP, K_TEXT},
-    {"section", E_BLOCK, K_TEXT},
-    {"select", E_SKIP, K_TEXT},
-    {"strong", E_MARK, K_TEXT},
-    {"style", E_SKIP, K_TEXT},
-    {"summary", E_BLOCK, K_P},
-    {"svg", E_SKIP, K_TEXT},
-    {"table", E_BLOCK, K_TEXT},
-    {"tbody", E_BLOCK, K_TEXT},
-    {"td", E_BLOCK, K_CELL},
-    {"template", E_SKIP, K_TEXT},
-    {"textarea", E_SKIP, K_TEXT},
-    {"tfoot", E_BLOCK, K_TEXT},
-    {"th", E_BLOCK, K_CELL},
-    {"thead", E_BLOCK, K_TEXT},
-    {"tr", E_BLOCK, K_TEXT},
-    {"tt", E_MARK, K_TEXT},
-    {"ul", E_BLOCK | E_LIST, K_TEXT},
-    {"video", E_SKIP, K_TEXT},
-};
+#define X(n, w, k, b) {#n, w, k, b},
+static const elem_t elems[] = {TEXT_ELEMENTS};
+#undef X
 #define NELEMS (sizeof(elems) / sizeof(elems[0]))
 
 static int cmp_elem(const void *key, const void *e)
@@ -119,14 +43,10 @@ int text_elem_lookup(const char *name)
 
 const elem_t *text_elem_of(int tag)
 {
-    static const elem_t other = {"", 0, K_TEXT};
+    static const elem_t other = {"", 0, K_TEXT, 0};
     return tag > 0 && (size_t)tag <= NELEMS ? &elems[tag - 1] : &other;
 }
 
-int text_tag_is(int tag, const char *name)
-{
-    return tag > 0 && strcmp(text_elem_of(tag)->name, name) == 0;
-}
 
 /* Class/id words (see DESIGN).  Substrings of the lowercased value. */
 static const char *const strong_neg[] = {

@@ -355,8 +355,8 @@ static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *c
      * matching costs a string search per word list */
     int h = (e->what & E_BLOCK) && atts ? text_hint(atts) : 0;
     int tagboiler =
-        (e->what & E_BOILER) && !(text_tag_is(f->tag, "header") && (f->flags & FR_ARTICLE));
-    int root = text_tag_is(f->tag, "html") || text_tag_is(f->tag, "body");
+        (e->what & E_BOILER) && !(f->tag == TAG_header && (f->flags & FR_ARTICLE));
+    int root = f->tag == TAG_html || f->tag == TAG_body;
     if (e->what & E_BLOCK)
         close_block(t);
     if ((e->what & E_BR) && t->in_block && put(t, "\n", 1) == 0) {
@@ -373,7 +373,7 @@ static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *c
         f->flags |= FR_BLOCK;
         open_cont(t, f, h, tagboiler);
     }
-    if (text_tag_is(f->tag, "li")) {
+    if (f->tag == TAG_li) {
         for (int i = t->depth - 1; i >= 0; i--)
             if (text_elem_of(t->stack[i].tag)->what & E_LIST) {
                 f->items = ++t->stack[i].items;
@@ -383,7 +383,7 @@ static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *c
     t->lists += (e->what & E_LIST) != 0;
     t->quotes += (e->what & E_QUOTE) != 0;
     t->pre += (e->what & E_PRE) != 0;
-    if (text_tag_is(f->tag, "a")) {
+    if (f->tag == TAG_a) {
         const char *href = text_attr(atts, "href");
         if (href) {
             f->flags |= FR_LINK;
@@ -414,16 +414,16 @@ void text_start(text_t *t, const char *name, const char *const *atts)
     e = text_elem_of(f->tag);
     if (t->depth > 0)
         f->flags |= t->stack[t->depth - 1].flags & (FR_ARTICLE | FR_SVG);
-    if (text_tag_is(f->tag, "svg"))
+    if (f->tag == TAG_svg)
         f->flags |= FR_SVG;
-    if (text_tag_is(f->tag, "html")) {
+    if (f->tag == TAG_html) {
         set_lang(t, text_attr(atts, "lang"), 1);
         set_lang(t, text_attr(atts, "xml:lang"), 2);
-    } else if (strcmp(name, "meta") == 0) {
+    } else if (f->tag == TAG_OTHER && strcmp(name, "meta") == 0) {
         on_meta(t, atts);
-    } else if (strcmp(name, "title") == 0 && !t->title_done && !(f->flags & FR_SVG)) {
+    } else if (f->tag == TAG_title && !t->title_done && !(f->flags & FR_SVG)) {
         t->in_title = 1;
-    } else if (text_tag_is(f->tag, "h1") && !t->h1_len && !t->skip) {
+    } else if (f->tag == TAG_h1 && !t->h1_len && !t->skip) {
         t->in_h1 = 1;
     }
     t->depth++;
@@ -466,11 +466,11 @@ void text_end(text_t *t, const char *name)
     }
     f = &t->stack[--t->depth];
     e = text_elem_of(f->tag);
-    if (t->in_title && strcmp(name, "title") == 0) {
+    if (t->in_title && f->tag == TAG_title) {
         t->in_title = 0;
         t->title_done = 1;
     }
-    if (t->in_h1 && text_tag_is(f->tag, "h1"))
+    if (t->in_h1 && f->tag == TAG_h1)
         t->in_h1 = 0;
     if (f->flags & FR_SKIP) {
         t->skip--;

@@ -60,21 +60,10 @@ static double link_density(const sel_t *s, uint32_t b0, uint32_t b1)
     return c ? (double)(s->pl[b1] - s->pl[b0]) / (double)c : 0.0;
 }
 
-/* A base value by tag: containers of prose up, lists, forms and headings
- * down. */
+/* A base value by tag (elem.c's table). */
 static float tag_base(int tag)
 {
-    static const struct {
-        const char *name;
-        float v;
-    } base[] = {{"div", 5}, {"article", 10},   {"main", 5}, {"section", 3}, {"pre", 3},
-                {"td", 3},  {"blockquote", 3}, {"ol", -3},  {"ul", -3},     {"dl", -3},
-                {"li", -3}, {"form", -3},      {"dd", -3},  {"dt", -3},     {"address", -3},
-                {"h1", -5}, {"h2", -5},        {"h3", -5},  {"h4", -5},     {"th", -5}};
-    for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-        if (text_tag_is(tag, base[i].name))
-            return base[i].v;
-    return 0;
+    return (float)text_elem_of(tag)->base;
 }
 
 static int is_boiler(const sel_t *s, const tblock_t *b)
