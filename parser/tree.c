@@ -24,9 +24,12 @@
  *    nearest one of that name unless a special element is open inside it;
  *    </body> and </html> are ignored (what follows is still the body's),
  *    </br> is a br, </p> with no p open an empty p.
- * Not done: the adoption agency (misnested formatting elements are closed
- * with what holds them), foster parenting of text in tables, foreign
- * content rules beyond "<x/>".
+ * Formatting elements (a, b, em, font, ...) misnested with blocks
+ * ("<a><p>x</a>y") close anyway: what is open inside ends with them and
+ * opens again (without attributes; the Standard's adoption agency moves
+ * those elements instead).  Html and body open when the page leaves them
+ * out.  Not done: foster parenting of text in tables, foreign content rules
+ * beyond "<x/>".
  * State: one tree_t per page, inside the sink reader; no allocation.
  */
 #include "parser_internal.h"
@@ -45,27 +48,32 @@ enum {
     T_RCDATA = 128, /* content is text without markup */
     T_HEADING = 256,
     T_TABLE = 512,  /* td, th, tr, tbody, thead, tfoot, caption: table scope */
+    T_FORMAT = 1024, /* a formatting element (a, b, em, ...): closed across blocks */
 };
+#define FM T_FORMAT
 
 #define SP T_SPECIAL
 #define CP (T_SPECIAL | T_CLOSEP)
 /* The elements the rules know, sorted by name (bsearch): X(name, flags). */
 #define TREE_ELEMENTS \
-    X(a, 0) \
+    X(a, FM) \
     X(address, CP) \
     X(applet, SP | T_SCOPE) \
     X(area, SP | T_VOID) \
     X(article, CP) \
     X(aside, CP) \
+    X(b, FM) \
     X(base, SP | T_VOID | T_HEADOK) \
     X(basefont, SP | T_VOID | T_HEADOK) \
     X(bgsound, SP | T_VOID | T_HEADOK) \
+    X(big, FM) \
     X(blockquote, CP) \
     X(body, SP) \
     X(br, SP | T_VOID) \
     X(button, SP) \
     X(caption, SP | T_SCOPE | T_TABLE) \
     X(center, CP) \
+    X(code, FM) \
     X(col, SP | T_VOID) \
     X(colgroup, SP) \
     X(dd, CP) \
@@ -75,10 +83,12 @@ enum {
     X(div, CP) \
     X(dl, CP) \
     X(dt, CP) \
+    X(em, FM) \
     X(embed, SP | T_VOID) \
     X(fieldset, CP) \
     X(figcaption, CP) \
     X(figure, CP) \
+    X(font, FM) \
     X(footer, CP) \
     X(form, CP) \
     X(frame, SP | T_VOID) \
@@ -94,6 +104,7 @@ enum {
     X(hgroup, CP) \
     X(hr, CP | T_VOID) \
     X(html, SP | T_SCOPE | T_TSCOPE) \
+    X(i, FM) \
     X(iframe, SP | T_RAW) \
     X(img, SP | T_VOID) \
     X(input, SP | T_VOID) \
@@ -106,6 +117,7 @@ enum {
     X(menu, CP) \
     X(meta, SP | T_VOID | T_HEADOK) \
     X(nav, CP) \
+    X(nobr, FM) \
     X(noembed, SP | T_RAW) \
     X(noframes, SP | T_RAW | T_HEADOK) \
     X(noscript, SP | T_RAW | T_HEADOK) \
@@ -116,11 +128,15 @@ enum {
     X(param, SP | T_VOID) \
     X(plaintext, CP) \
     X(pre, CP) \
+    X(s, FM) \
     X(script, SP | T_RAW | T_HEADOK) \
     X(search, CP) \
     X(section, CP) \
     X(select, SP) \
+    X(small, FM) \
     X(source, SP | T_VOID) \
+    X(strike, FM) \
+    X(strong, FM) \
     X(style, SP | T_RAW | T_HEADOK) \
     X(summary, CP) \
     X(table, CP | T_SCOPE | T_TSCOPE) \
@@ -134,6 +150,8 @@ enum {
     X(title, SP | T_RCDATA | T_HEADOK) \
     X(tr, SP | T_TABLE) \
     X(track, SP | T_VOID) \
+    X(tt, FM) \
+    X(u, FM) \
     X(ul, CP) \
     X(wbr, SP | T_VOID) \
     X(xmp, CP | T_RCDATA)
@@ -256,14 +274,72 @@ static void close_in_table(tree_t *t, int a, int b, int c)
     }
 }
 
-/* The implied ends a start tag brings. */
+/* Opens an element the page did not write (html, body). */
+static void implied_start(tree_t *t, int id)
+{
+    const char *name = tels[id - 1].name;
+    if (t->n == PARSER_SINK_MAX_DEPTH)
+        return;
+    if (t->sink.start)
+        t->sink.start(t->sink.ud, name, NULL);
+    t->st[t->n].id = (unsigned char)id;
+    memcpy(t->st[t->n++].name, name, strlen(name) + 1);
+}
+
+/* Content of the body begins (an element that is not of the head, or
+ * text): the head ends, and a body opens if none was written; a later
+ * <head> or <body> is ignored. */
+static void body_begins(tree_t *t)
+{
+    int i;
+    if (t->head == 1 && (i = find(t, ID_head, NULL, 0)) >= 0)
+        pop_to(t, i);
+    t->head = 2;
+    if (!(t->seen & TS_BODY)) {
+        t->seen |= TS_BODY;
+        implied_start(t, ID_body);
+    }
+}
+
+/* Closes the formatting element at index i although elements are open
+ * inside it (misnested: "<a><p>x</a>y</p>"): they end with it and open
+ * again, without their attributes (the Standard's adoption agency moves
+ * them instead).  Up to 16 of them; more, and the element stays open. */
+static void close_format(tree_t *t, int i)
+{
+    tree_node_t keep[16];
+    int n = t->n - i - 1;
+    if (n > 16)
+        return;
+    memcpy(keep, &t->st[i + 1], (size_t)n * sizeof(keep[0]));
+    pop_to(t, i);
+    for (int k = 0; k < n; k++) {
+        if (t->sink.start)
+            t->sink.start(t->sink.ud, keep[k].name, NULL);
+        t->st[t->n++] = keep[k];
+    }
+}
+
+/* The nearest open formatting element id in scope, or -1. */
+static int find_format(const tree_t *t, int id)
+{
+    return find(t, id, NULL, T_SCOPE);
+}
+
+/* The implied ends (and starts) a start tag brings. */
 static void implied_ends(tree_t *t, int id, unsigned f)
 {
     int i;
-    if (t->head != 2 && !(f & T_HEADOK) && id != ID_html) {
+    if (!(t->seen & TS_HTML) && id != ID_html) {
+        t->seen |= TS_HTML;
+        implied_start(t, ID_html);
+    }
+    if (id == ID_body) {
         if (t->head == 1 && (i = find(t, ID_head, NULL, 0)) >= 0)
             pop_to(t, i);
-        t->head = 2; /* a later <head> is ignored */
+        t->head = 2;
+    } else if (!(t->seen & TS_BODY) && !(f & T_HEADOK) && id != ID_html) {
+        body_begins(t);
     }
     if (id == ID_li)
         close_item(t, ID_li, -1);
@@ -279,8 +355,8 @@ static void implied_ends(tree_t *t, int id, unsigned f)
         close_in_table(t, ID_td, ID_th, -1);
     else if (id == ID_tbody || id == ID_thead || id == ID_tfoot)
         close_in_table(t, ID_tbody, ID_thead, ID_tfoot);
-    else if (id == ID_a && (i = find(t, ID_a, NULL, T_SPECIAL)) >= 0)
-        pop_to(t, i);
+    else if (id == ID_a && (i = find_format(t, ID_a)) >= 0)
+        close_format(t, i);
     else if (id == ID_option && t->n > 0 && t->st[t->n - 1].id == ID_option)
         pop_to(t, t->n - 1);
 }
@@ -343,6 +419,10 @@ void tree_end(tree_t *t, const char *name)
             if ((flags_of(nid) & stop) || (id == ID_li && (nid == ID_ul || nid == ID_ol)))
                 break;
         }
+    } else if (f & T_FORMAT) {
+        if ((i = find_format(t, id)) >= 0)
+            close_format(t, i);
+        return;
     } else {
         i = find(t, id, name, T_SPECIAL);
     }
@@ -353,15 +433,16 @@ void tree_end(tree_t *t, const char *name)
 void tree_text(void *ud, const char *s, size_t n)
 {
     tree_t *t = ud;
-    if (t->head != 2) { /* text that is not whitespace ends the head */
+    if (!(t->seen & TS_BODY)) { /* text that is not whitespace begins the body */
         for (size_t k = 0; k < n; k++)
             if (!(s[k] == ' ' || s[k] == '\n' || s[k] == '\t' || s[k] == '\r' || s[k] == '\f')) {
-                int i = t->head == 1 ? find(t, ID_head, NULL, 0) : -1;
-                if (i >= 0 && t->n > 0 && (flags_of(t->st[t->n - 1].id) & T_RCDATA))
+                if (t->n > 0 && (flags_of(t->st[t->n - 1].id) & T_RCDATA))
                     break; /* the title's text */
-                if (i >= 0)
-                    pop_to(t, i);
-                t->head = 2;
+                if (!(t->seen & TS_HTML)) {
+                    t->seen |= TS_HTML;
+                    implied_start(t, ID_html);
+                }
+                body_begins(t);
                 break;
             }
     }
