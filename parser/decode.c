@@ -105,14 +105,13 @@ int decode_open(decoder_t *d, const char *label)
 {
     static const struct {
         const char *label, *as;
-    } widen[] = {{"gb2312", "GB18030"},   {"gbk", "GB18030"},        {"x-gbk", "GB18030"},
-                 {"shift_jis", "CP932"},  {"shift-jis", "CP932"},    {"sjis", "CP932"},
-                 {"x-sjis", "CP932"},     {"windows-31j", "CP932"},  {"euc-kr", "CP949"},
-                 {"ks_c_5601-1987", "CP949"}, {"tis-620", "CP874"}, {"iso-8859-11", "CP874"}};
-    static const char *const w1252[] = {"windows-1252", "cp1252",     "x-cp1252",
-                                        "iso-8859-1",   "iso8859-1",  "latin1",
-                                        "l1",           "us-ascii",   "ascii",
-                                        "iso_8859-1",   "ansi_x3.4-1968", NULL};
+    } widen[] = {{"gb2312", "GB18030"},       {"gbk", "GB18030"},       {"x-gbk", "GB18030"},
+                 {"shift_jis", "CP932"},      {"shift-jis", "CP932"},   {"sjis", "CP932"},
+                 {"x-sjis", "CP932"},         {"windows-31j", "CP932"}, {"euc-kr", "CP949"},
+                 {"ks_c_5601-1987", "CP949"}, {"tis-620", "CP874"},     {"iso-8859-11", "CP874"}};
+    static const char *const w1252[] = {
+        "windows-1252", "cp1252",   "x-cp1252", "iso-8859-1", "iso8859-1",      "latin1",
+        "l1",           "us-ascii", "ascii",    "iso_8859-1", "ansi_x3.4-1968", NULL};
     const char *name = label;
     iconv_t cd;
     if (!label || !*label)

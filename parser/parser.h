@@ -149,6 +149,11 @@ typedef struct parser_sink {
     void (*end)(void *ud, const char *name);
     void (*text)(void *ud, const char *s, size_t len);
     void *ud; /* first argument of each callback */
+    /* NULL: every attribute is given; else the NULL-terminated list of the
+     * (lowercase) attribute names start wants, the others are skipped
+     * unread (decoding every value costs); the list must outlive the
+     * parser.  The reader reads <meta charset> whatever the list. */
+    const char *const *want;
 } parser_sink_t;
 
 #define PARSER_SINK_MAX_DEPTH 256 /* open elements the sink's reader holds */

@@ -139,9 +139,9 @@ typedef struct decoder {
     void *cd; /* iconv_t (DEC_ICONV) */
     void (*emit)(void *ud, const char *s, size_t n);
     void *ud;
-    char *out;                /* buf, or decode_value's own */
-    size_t nout;              /* bytes in out */
-    unsigned char part[8];    /* a character cut by the end of a chunk */
+    char *out;             /* buf, or decode_value's own */
+    size_t nout;           /* bytes in out */
+    unsigned char part[8]; /* a character cut by the end of a chunk */
     unsigned char npart, need, lo, hi;
     unsigned char inref, nref; /* a reference cut by the end of a chunk */
     char ref[DECODE_REF];
@@ -176,30 +176,29 @@ void decode_collect(void *ud, const char *s, size_t n); /* appends to a collect_
 #define TREE_NAME 31 /* longest element name kept (longer ones are dropped) */
 
 typedef struct tree_node {
-    unsigned char id;            /* tree.c's table index + 1, 0 if unknown */
+    unsigned char id; /* tree.c's table index + 1, 0 if unknown */
     char name[TREE_NAME + 1];
 } tree_node_t;
 
 typedef struct tree {
     parser_sink_t sink;
-    int n;          /* open elements */
-    int head;       /* 0 before <head>, 1 inside, 2 after */
-    int seen;       /* TS_* of tree.c: html/body seen */
+    int n;    /* open elements */
+    int head; /* 0 before <head>, 1 inside, 2 after */
+    int seen; /* TS_* of tree.c: html/body seen */
     tree_node_t st[PARSER_SINK_MAX_DEPTH];
 } tree_t;
 
 void tree_init(tree_t *t, const parser_sink_t *sink);
 /* A start tag (name lowercase, at most TREE_NAME bytes; atts as in
- * parser_sink_t); selfclose: written "<x/>" (the element ends at once). */
-void tree_start(tree_t *t, const char *name, const char *const *atts, int selfclose);
+ * parser_sink_t); selfclose: written "<x/>" (the element ends at once).
+ * Returns the raw-text kind of what follows: 0 markup, 1 raw text to drop
+ * (script, style, ...), 2 text without markup (title, xmp). */
+int tree_start(tree_t *t, const char *name, const char *const *atts, int selfclose);
 void tree_end(tree_t *t, const char *name);
 /* Character data (UTF-8) into the open element. */
 void tree_text(void *t, const char *s, size_t n);
 /* The page ended: everything open ends. */
 void tree_finish(tree_t *t);
-/* Raw-text kind of an element: 0 none, 1 its content is dropped (script,
- * style, ...), 2 its content is text without markup (title, xmp). */
-int tree_raw(const char *name);
 
 /* ---- sink.c: the sink's reader of the page -------------------------------
  * Tokenizes the raw bytes (tags with attributes, text, comments, raw text)

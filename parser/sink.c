@@ -59,20 +59,21 @@ enum { CS_NONE, CS_SNIFF, CS_META, CS_BOM, CS_HEADER };
 
 struct sinkrd {
     int st;
-    int end;             /* the tag is an end tag */
-    int eq;              /* after '=' in a tag: a value may start */
-    char quote;          /* the quote of the value being read */
+    int end;    /* the tag is an end tag */
+    int eq;     /* after '=' in a tag: a value may start */
+    char quote; /* the quote of the value being read */
     unsigned char dashes;
-    int raw;             /* tree_raw() of the raw element: 1 dropped, 2 text */
+    int raw; /* tree_start()'s raw kind: 1 dropped, 2 text */
     char rawname[TREE_NAME + 1];
-    size_t nmatch;       /* bytes of rawname matched after "</" */
-    int cs;              /* CS_*: where the charset came from */
-    int wide;            /* 1: UTF-16/32, converted first (pre) */
-    void *pre;           /* iconv_t to UTF-8 of a wide page */
-    uint64_t seen;       /* bytes fed */
-    char *tag;           /* the tag's bytes after '<' or "</" */
+    size_t nmatch; /* bytes of rawname matched after "</" */
+    int cs;        /* CS_*: where the charset came from */
+    int wide;      /* 1: UTF-16/32, converted first (pre) */
+    void *pre;     /* iconv_t to UTF-8 of a wide page */
+    uint64_t seen; /* bytes fed */
+    char *tag;     /* the tag's bytes after '<' or "</" */
     size_t ntag, captag, lost;
-    char *abuf;          /* names and decoded values, NUL-terminated */
+    uint32_t wmask[32]; /* want: bit (length & 31) of names by first letter & 31 */
+    char *abuf;         /* names and decoded values, NUL-terminated */
     size_t capabuf;
     int err;
     decoder_t dec;
@@ -96,6 +97,8 @@ sinkrd_t *sinkrd_new(const parser_sink_t *sink, const char *header_charset)
     r->dec.emit = tree_text;
     r->dec.ud = &r->tree;
     tree_init(&r->tree, sink);
+    for (const char *const *w = sink->want; w && *w; w++)
+        r->wmask[(unsigned char)(*w)[0] & 31] |= 1u << (strlen(*w) & 31);
     if (header_charset) {
         if (strncasecmp(header_charset, "utf-16", 6) == 0 ||
             strncasecmp(header_charset, "utf-32", 6) == 0) {
@@ -218,10 +221,25 @@ static int abuf_room(sinkrd_t *r, size_t need)
     return 0;
 }
 
+/* 1 if the sink wants attribute n[0..len) (any case); a meta's charset,
+ * http-equiv and content are always read. */
+static int wanted(const sinkrd_t *r, const char *n, size_t len, int meta)
+{
+    const char *const *w = r->tree.sink.want;
+    if (!w || meta)
+        return 1;
+    if (!(r->wmask[(unsigned char)n[0] & 31] & (1u << (len & 31))))
+        return 0;
+    for (; *w; w++)
+        if (strlen(*w) == len && strncasecmp(*w, n, len) == 0)
+            return 1;
+    return 0;
+}
+
 /* Parses the attributes of tag[i..ntag) into atts (offsets into abuf
  * first, pointers at the end); returns the count of pairs; *slash: the
  * tag ends in a lone '/'. */
-static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash)
+static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash, int meta)
 {
     const char *t = r->tag;
     size_t n = r->ntag, used = 0;
@@ -261,7 +279,7 @@ static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash)
                 vn = i - v;
             }
         }
-        if (k == SINK_MAX_ATTS || (cut && r->lost) || an > 64)
+        if (k == SINK_MAX_ATTS || (cut && r->lost) || an > 64 || !wanted(r, t + a, an, meta))
             continue;
         off[2 * k] = used;
         for (size_t j = 0; j < an; j++) {
@@ -300,7 +318,7 @@ static void tag_done(sinkrd_t *r)
         tree_end(&r->tree, name);
         return;
     }
-    k = parse_atts(r, i, off, &slash);
+    k = parse_atts(r, i, off, &slash, name[0] == 'm' && strcmp(name, "meta") == 0);
     for (int j = 0; j < k; j++) {
         atts[2 * j] = r->abuf + off[2 * j];
         atts[2 * j + 1] = off[2 * j + 1] == (size_t)-1 ? NULL : r->abuf + off[2 * j + 1];
@@ -308,8 +326,8 @@ static void tag_done(sinkrd_t *r)
     atts[2 * k] = NULL;
     if (name[0] == 'm' && strcmp(name, "meta") == 0)
         on_meta(r, atts);
-    tree_start(&r->tree, name, k ? atts : NULL, slash);
-    if (!slash && (r->raw = tree_raw(name))) {
+    r->raw = tree_start(&r->tree, name, k ? atts : NULL, slash);
+    if (!slash && r->raw) {
         r->st = R_RAW;
         memcpy(r->rawname, name, i + 1);
     }

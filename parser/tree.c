@@ -34,6 +34,7 @@
  */
 #include "parser_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,113 +48,113 @@ enum {
     T_RAW = 64,     /* content dropped (raw text) */
     T_RCDATA = 128, /* content is text without markup */
     T_HEADING = 256,
-    T_TABLE = 512,  /* td, th, tr, tbody, thead, tfoot, caption: table scope */
+    T_TABLE = 512,   /* td, th, tr, tbody, thead, tfoot, caption: table scope */
     T_FORMAT = 1024, /* a formatting element (a, b, em, ...): closed across blocks */
 };
 #define FM T_FORMAT
 
 #define SP T_SPECIAL
 #define CP (T_SPECIAL | T_CLOSEP)
-/* The elements the rules know, sorted by name (bsearch): X(name, flags). */
-#define TREE_ELEMENTS \
-    X(a, FM) \
-    X(address, CP) \
-    X(applet, SP | T_SCOPE) \
-    X(area, SP | T_VOID) \
-    X(article, CP) \
-    X(aside, CP) \
-    X(b, FM) \
-    X(base, SP | T_VOID | T_HEADOK) \
-    X(basefont, SP | T_VOID | T_HEADOK) \
-    X(bgsound, SP | T_VOID | T_HEADOK) \
-    X(big, FM) \
-    X(blockquote, CP) \
-    X(body, SP) \
-    X(br, SP | T_VOID) \
-    X(button, SP) \
-    X(caption, SP | T_SCOPE | T_TABLE) \
-    X(center, CP) \
-    X(code, FM) \
-    X(col, SP | T_VOID) \
-    X(colgroup, SP) \
-    X(dd, CP) \
-    X(details, CP) \
-    X(dialog, CP) \
-    X(dir, CP) \
-    X(div, CP) \
-    X(dl, CP) \
-    X(dt, CP) \
-    X(em, FM) \
-    X(embed, SP | T_VOID) \
-    X(fieldset, CP) \
-    X(figcaption, CP) \
-    X(figure, CP) \
-    X(font, FM) \
-    X(footer, CP) \
-    X(form, CP) \
-    X(frame, SP | T_VOID) \
-    X(frameset, SP) \
-    X(h1, CP | T_HEADING) \
-    X(h2, CP | T_HEADING) \
-    X(h3, CP | T_HEADING) \
-    X(h4, CP | T_HEADING) \
-    X(h5, CP | T_HEADING) \
-    X(h6, CP | T_HEADING) \
-    X(head, SP) \
-    X(header, CP) \
-    X(hgroup, CP) \
-    X(hr, CP | T_VOID) \
-    X(html, SP | T_SCOPE | T_TSCOPE) \
-    X(i, FM) \
-    X(iframe, SP | T_RAW) \
-    X(img, SP | T_VOID) \
-    X(input, SP | T_VOID) \
-    X(keygen, SP | T_VOID) \
-    X(li, CP) \
-    X(link, SP | T_VOID | T_HEADOK) \
-    X(listing, CP) \
-    X(main, CP) \
-    X(marquee, SP | T_SCOPE) \
-    X(menu, CP) \
-    X(meta, SP | T_VOID | T_HEADOK) \
-    X(nav, CP) \
-    X(nobr, FM) \
-    X(noembed, SP | T_RAW) \
-    X(noframes, SP | T_RAW | T_HEADOK) \
-    X(noscript, SP | T_RAW | T_HEADOK) \
-    X(object, SP | T_SCOPE) \
-    X(ol, CP) \
-    X(option, 0) \
-    X(p, CP) \
-    X(param, SP | T_VOID) \
-    X(plaintext, CP) \
-    X(pre, CP) \
-    X(s, FM) \
-    X(script, SP | T_RAW | T_HEADOK) \
-    X(search, CP) \
-    X(section, CP) \
-    X(select, SP) \
-    X(small, FM) \
-    X(source, SP | T_VOID) \
-    X(strike, FM) \
-    X(strong, FM) \
-    X(style, SP | T_RAW | T_HEADOK) \
-    X(summary, CP) \
-    X(table, CP | T_SCOPE | T_TSCOPE) \
-    X(tbody, SP | T_TABLE) \
-    X(td, SP | T_SCOPE | T_TABLE) \
-    X(template, SP | T_SCOPE | T_TSCOPE | T_HEADOK) \
-    X(textarea, SP | T_RAW) \
-    X(tfoot, SP | T_TABLE) \
-    X(th, SP | T_SCOPE | T_TABLE) \
-    X(thead, SP | T_TABLE) \
-    X(title, SP | T_RCDATA | T_HEADOK) \
-    X(tr, SP | T_TABLE) \
-    X(track, SP | T_VOID) \
-    X(tt, FM) \
-    X(u, FM) \
-    X(ul, CP) \
-    X(wbr, SP | T_VOID) \
+/* The elements the rules know: X(name, flags). */
+#define TREE_ELEMENTS                                                                              \
+    X(a, FM)                                                                                       \
+    X(address, CP)                                                                                 \
+    X(applet, SP | T_SCOPE)                                                                        \
+    X(area, SP | T_VOID)                                                                           \
+    X(article, CP)                                                                                 \
+    X(aside, CP)                                                                                   \
+    X(b, FM)                                                                                       \
+    X(base, SP | T_VOID | T_HEADOK)                                                                \
+    X(basefont, SP | T_VOID | T_HEADOK)                                                            \
+    X(bgsound, SP | T_VOID | T_HEADOK)                                                             \
+    X(big, FM)                                                                                     \
+    X(blockquote, CP)                                                                              \
+    X(body, SP)                                                                                    \
+    X(br, SP | T_VOID)                                                                             \
+    X(button, SP)                                                                                  \
+    X(caption, SP | T_SCOPE | T_TABLE)                                                             \
+    X(center, CP)                                                                                  \
+    X(code, FM)                                                                                    \
+    X(col, SP | T_VOID)                                                                            \
+    X(colgroup, SP)                                                                                \
+    X(dd, CP)                                                                                      \
+    X(details, CP)                                                                                 \
+    X(dialog, CP)                                                                                  \
+    X(dir, CP)                                                                                     \
+    X(div, CP)                                                                                     \
+    X(dl, CP)                                                                                      \
+    X(dt, CP)                                                                                      \
+    X(em, FM)                                                                                      \
+    X(embed, SP | T_VOID)                                                                          \
+    X(fieldset, CP)                                                                                \
+    X(figcaption, CP)                                                                              \
+    X(figure, CP)                                                                                  \
+    X(font, FM)                                                                                    \
+    X(footer, CP)                                                                                  \
+    X(form, CP)                                                                                    \
+    X(frame, SP | T_VOID)                                                                          \
+    X(frameset, SP)                                                                                \
+    X(h1, CP | T_HEADING)                                                                          \
+    X(h2, CP | T_HEADING)                                                                          \
+    X(h3, CP | T_HEADING)                                                                          \
+    X(h4, CP | T_HEADING)                                                                          \
+    X(h5, CP | T_HEADING)                                                                          \
+    X(h6, CP | T_HEADING)                                                                          \
+    X(head, SP)                                                                                    \
+    X(header, CP)                                                                                  \
+    X(hgroup, CP)                                                                                  \
+    X(hr, CP | T_VOID)                                                                             \
+    X(html, SP | T_SCOPE | T_TSCOPE)                                                               \
+    X(i, FM)                                                                                       \
+    X(iframe, SP | T_RAW)                                                                          \
+    X(img, SP | T_VOID)                                                                            \
+    X(input, SP | T_VOID)                                                                          \
+    X(keygen, SP | T_VOID)                                                                         \
+    X(li, CP)                                                                                      \
+    X(link, SP | T_VOID | T_HEADOK)                                                                \
+    X(listing, CP)                                                                                 \
+    X(main, CP)                                                                                    \
+    X(marquee, SP | T_SCOPE)                                                                       \
+    X(menu, CP)                                                                                    \
+    X(meta, SP | T_VOID | T_HEADOK)                                                                \
+    X(nav, CP)                                                                                     \
+    X(nobr, FM)                                                                                    \
+    X(noembed, SP | T_RAW)                                                                         \
+    X(noframes, SP | T_RAW | T_HEADOK)                                                             \
+    X(noscript, SP | T_RAW | T_HEADOK)                                                             \
+    X(object, SP | T_SCOPE)                                                                        \
+    X(ol, CP)                                                                                      \
+    X(option, 0)                                                                                   \
+    X(p, CP)                                                                                       \
+    X(param, SP | T_VOID)                                                                          \
+    X(plaintext, CP)                                                                               \
+    X(pre, CP)                                                                                     \
+    X(s, FM)                                                                                       \
+    X(script, SP | T_RAW | T_HEADOK)                                                               \
+    X(search, CP)                                                                                  \
+    X(section, CP)                                                                                 \
+    X(select, SP)                                                                                  \
+    X(small, FM)                                                                                   \
+    X(source, SP | T_VOID)                                                                         \
+    X(strike, FM)                                                                                  \
+    X(strong, FM)                                                                                  \
+    X(style, SP | T_RAW | T_HEADOK)                                                                \
+    X(summary, CP)                                                                                 \
+    X(table, CP | T_SCOPE | T_TSCOPE)                                                              \
+    X(tbody, SP | T_TABLE)                                                                         \
+    X(td, SP | T_SCOPE | T_TABLE)                                                                  \
+    X(template, SP | T_SCOPE | T_TSCOPE | T_HEADOK)                                                \
+    X(textarea, SP | T_RAW)                                                                        \
+    X(tfoot, SP | T_TABLE)                                                                         \
+    X(th, SP | T_SCOPE | T_TABLE)                                                                  \
+    X(thead, SP | T_TABLE)                                                                         \
+    X(title, SP | T_RCDATA | T_HEADOK)                                                             \
+    X(tr, SP | T_TABLE)                                                                            \
+    X(track, SP | T_VOID)                                                                          \
+    X(tt, FM)                                                                                      \
+    X(u, FM)                                                                                       \
+    X(ul, CP)                                                                                      \
+    X(wbr, SP | T_VOID)                                                                            \
     X(xmp, CP | T_RCDATA)
 
 typedef struct tel {
@@ -172,15 +173,36 @@ enum { ID_NONE_, TREE_ELEMENTS };
 
 enum { TS_HTML = 1, TS_BODY = 2 };
 
-static int cmp_tel(const void *key, const void *e)
+/* Name -> id: open addressing over a hash of the name, built once. */
+#define HBITS 9
+static unsigned char htab[1 << HBITS];
+static pthread_once_t honce = PTHREAD_ONCE_INIT;
+
+static unsigned hash_name(const char *s)
 {
-    return strcmp(key, ((const tel_t *)e)->name);
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return (h ^ (h >> 15)) & ((1u << HBITS) - 1);
+}
+
+static void build(void)
+{
+    for (size_t i = 0; i < NTELS; i++) {
+        unsigned h = hash_name(tels[i].name);
+        while (htab[h])
+            h = (h + 1) & ((1u << HBITS) - 1);
+        htab[h] = (unsigned char)(i + 1);
+    }
 }
 
 static int lookup(const char *name)
 {
-    const tel_t *e = bsearch(name, tels, NTELS, sizeof(tels[0]), cmp_tel);
-    return e ? (int)(e - tels) + 1 : 0;
+    pthread_once(&honce, build);
+    for (unsigned h = hash_name(name); htab[h]; h = (h + 1) & ((1u << HBITS) - 1))
+        if (strcmp(tels[htab[h] - 1].name, name) == 0)
+            return htab[h];
+    return 0;
 }
 
 static unsigned flags_of(int id)
@@ -192,12 +214,6 @@ static unsigned flags_of(int id)
 static int is_el(const tree_node_t *n, int id, const char *name)
 {
     return id ? n->id == id : n->id == 0 && strcmp(n->name, name) == 0;
-}
-
-int tree_raw(const char *name)
-{
-    unsigned f = flags_of(lookup(name));
-    return f & T_RAW ? 1 : f & T_RCDATA ? 2 : 0;
 }
 
 void tree_init(tree_t *t, const parser_sink_t *sink)
@@ -361,34 +377,36 @@ static void implied_ends(tree_t *t, int id, unsigned f)
         pop_to(t, t->n - 1);
 }
 
-void tree_start(tree_t *t, const char *name, const char *const *atts, int selfclose)
+int tree_start(tree_t *t, const char *name, const char *const *atts, int selfclose)
 {
     int id = lookup(name);
     unsigned f = flags_of(id);
+    int raw = f & T_RAW ? 1 : f & T_RCDATA ? 2 : 0;
     if (id == ID_html || id == ID_body) {
         int bit = id == ID_html ? TS_HTML : TS_BODY;
         if (t->seen & bit)
-            return; /* a second one: ignored */
+            return 0; /* a second one: ignored */
         t->seen |= bit;
     } else if (id == ID_head) {
         if (t->head)
-            return;
+            return 0;
         t->head = 1;
         f |= T_HEADOK;
     }
     implied_ends(t, id, f);
     if (t->n == PARSER_SINK_MAX_DEPTH && !(f & T_VOID) && !selfclose)
-        return; /* too deep: dropped (its end tag will match nothing) */
+        return raw; /* too deep: dropped (its end tag will match nothing) */
     if (t->sink.start)
         t->sink.start(t->sink.ud, name, atts);
     if ((f & T_VOID) || selfclose) {
         if (t->sink.end)
             t->sink.end(t->sink.ud, name);
-        return;
+        return 0;
     }
     tree_node_t *n = &t->st[t->n++];
     n->id = (unsigned char)id;
     memcpy(n->name, name, strlen(name) + 1);
+    return raw;
 }
 
 void tree_end(tree_t *t, const char *name)

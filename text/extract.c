@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 /* Frame flags. */
 enum {
@@ -215,10 +216,18 @@ static void put_small(char *dst, size_t cap, size_t *len, int *space, const char
     dst[*len] = '\0';
 }
 
-/* One character c (its first byte; n bytes at s) into the open block. */
-static void put_char(text_t *t, const char *s, size_t n)
+/* 1 if c ends a sentence. */
+static int sentence_end(char c)
+{
+    return c == '.' || c == '!' || c == '?';
+}
+
+/* A run of n bytes with no whitespace (whole characters) into the open
+ * block, after the space that is due. */
+static void put_run(text_t *t, const char *s, size_t n)
 {
     tblock_t *b;
+    uint32_t chars = 0, commas = 0;
     if (!t->in_block && open_block(t) < 0) {
         t->st.dropped += n;
         return;
@@ -227,7 +236,7 @@ static void put_char(text_t *t, const char *s, size_t n)
         b = &t->blocks[t->nblocks - 1];
         b->chars++;
         b->link_chars += t->links > 0;
-        if (t->len >= 2 && strchr(".!?", t->buf[t->len - 2]))
+        if (t->len >= 2 && sentence_end(t->buf[t->len - 2]))
             b->flags |= BL_SENTENCE;
     }
     t->space = 0;
@@ -235,14 +244,113 @@ static void put_char(text_t *t, const char *s, size_t n)
         write_marks(t);
     if (put(t, s, n) < 0)
         return;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        chars += (c & 0xC0) != 0x80;
+        if (c == ',')
+            commas++;
+        else if ((c == 0xEF || c == 0xE3) && i + 2 < n &&
+                 (memcmp(s + i, "\xEF\xBC\x8C", 3) == 0 || memcmp(s + i, "\xE3\x80\x81", 3) == 0 ||
+                  memcmp(s + i, "\xE3\x80\x82", 3) == 0))
+            commas++;
+    }
     b = &t->blocks[t->nblocks - 1];
-    b->chars++;
-    b->link_chars += t->links > 0;
-    if (s[0] == ',' || (n == 3 && ((unsigned char)s[0] == 0xEF || (unsigned char)s[0] == 0xE3) &&
-                        (memcmp(s, "\xEF\xBC\x8C", 3) == 0 || memcmp(s, "\xE3\x80\x81", 3) == 0 ||
-                         memcmp(s, "\xE3\x80\x82", 3) == 0)))
-        b->commas++;
-    t->st.chars++;
+    b->chars += chars;
+    b->link_chars += t->links > 0 ? chars : 0;
+    b->commas += commas;
+    t->st.chars += chars;
+}
+
+/* <pre>: every character as it is (but CR). */
+static void pre_chars(text_t *t, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && !t->err;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t n = seq_len(c);
+        if (i + n > len)
+            n = len - i;
+        if (c == '\r') {
+            i++;
+            continue;
+        }
+        if (c == '\n' || c == '\t' || c == ' ') {
+            if (t->in_block && put(t, s + i, 1) == 0)
+                t->blocks[t->nblocks - 1].chars++;
+            i++;
+            continue;
+        }
+        put_run(t, s + i, n);
+        i += n;
+    }
+}
+
+/* Byte classes of chars_fast. */
+enum { C_SPACE = 1, C_END = 2, C_COMMA = 4, C_RARE = 8 };
+static const unsigned char cls[256] = {
+    ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\r'] = C_SPACE, ['\f'] = C_SPACE,
+    [' '] = C_SPACE,  ['.'] = C_END,    ['!'] = C_END,    ['?'] = C_END,
+    [','] = C_COMMA,  [0xA0] = C_RARE,  [0xE3] = C_RARE,  [0xEF] = C_RARE,
+};
+
+/* The rest of a piece of text, s[0..n) starting with a character that is
+ * no space, into the open block in one pass (the block is open, no
+ * Markdown mark is waiting and the piece fits within max_text): what
+ * put_run does word by word, without a branch per byte but for the rare
+ * bytes (NBSP, CJK commas). */
+static void chars_fast(text_t *t, const char *s, size_t n)
+{
+    tblock_t *b = &t->blocks[t->nblocks - 1];
+    uint32_t chars = 0, commas = 0;
+    unsigned prev = 0, sentence = 0, last = 0;
+    char *o;
+    size_t k = 0;
+    if (grow((void **)&t->buf, &t->cap, t->len + n + 2, 1) < 0) {
+        oom(t);
+        return;
+    }
+    o = t->buf + t->len;
+    if (t->space) { /* the space due before this piece */
+        sentence = t->len > 0 && (cls[(unsigned char)o[-1]] & C_END);
+        o[k++] = ' ';
+        chars++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned char)s[i], f = cls[c];
+        if (f & C_RARE) {
+            if (c == 0xA0 && last == 0xC2) { /* NBSP: the 0xC2 written becomes the space */
+                k--;
+                chars--;
+                f = C_SPACE;
+                c = ' ';
+                if (prev) {
+                    last = c;
+                    continue;
+                }
+            } else if (i + 2 < n && (memcmp(s + i, "\xEF\xBC\x8C", 3) == 0 ||
+                                     memcmp(s + i, "\xE3\x80\x81", 3) == 0 ||
+                                     memcmp(s + i, "\xE3\x80\x82", 3) == 0)) {
+                commas++;
+            }
+        }
+        unsigned sp = f & C_SPACE, keep = !(sp & prev);
+        sentence |= sp & keep & (cls[last] >> 1);
+        o[k] = sp ? ' ' : (char)c;
+        k += keep;
+        chars += keep & ((c & 0xC0) != 0x80);
+        commas += (f >> 2) & 1;
+        prev = sp;
+        last = sp ? ' ' : c;
+    }
+    t->space = prev; /* a trailing space is due, not written */
+    k -= prev;
+    chars -= prev;
+    t->len += k;
+    b->chars += chars;
+    b->link_chars += t->links > 0 ? chars : 0;
+    b->commas += commas;
+    if (sentence)
+        b->flags |= BL_SENTENCE;
+    t->st.chars += chars;
 }
 
 void text_chars(text_t *t, const char *s, size_t len)
@@ -257,29 +365,31 @@ void text_chars(text_t *t, const char *s, size_t len)
     }
     if (t->skip)
         return;
+    if (t->pre) {
+        pre_chars(t, s, len);
+        return;
+    }
     for (size_t i = 0; i < len && !t->err;) {
         unsigned char c = (unsigned char)s[i];
-        size_t n = seq_len(c);
-        if (i + n > len)
-            n = len - i;
-        if (t->pre) {
-            if (c == '\r') {
-                i++;
-                continue;
-            }
-            if (c == '\n' || c == '\t' || c == ' ') {
-                if (t->in_block && put(t, s + i, 1) == 0)
-                    t->blocks[t->nblocks - 1].chars++;
-                i++;
-                continue;
-            }
-        } else if (text_is_space(c) || (c == 0xC2 && n == 2 && (unsigned char)s[i + 1] == 0xA0)) {
+        if (text_is_space(c) || (c == 0xC2 && i + 1 < len && (unsigned char)s[i + 1] == 0xA0)) {
             t->space = t->in_block;
-            i += n;
+            i += c == 0xC2 ? 2 : 1;
             continue;
         }
-        put_char(t, s + i, n);
-        i += n;
+        if (t->in_block && !t->md_pending && t->len + (len - i) + 1 <= t->cfg.max_text) {
+            chars_fast(t, s + i, len - i);
+            return;
+        }
+        size_t j = i + 1;
+        while (j < len) {
+            unsigned char d = (unsigned char)s[j];
+            if (d <= ' ' ? text_is_space(d)
+                         : (d == 0xC2 && j + 1 < len && (unsigned char)s[j + 1] == 0xA0))
+                break;
+            j++;
+        }
+        put_run(t, s + i, j - i);
+        i = j;
     }
 }
 
@@ -349,13 +459,33 @@ static void open_cont(text_t *t, tframe_t *f, int h, int tagboiler)
     f->cont = (int32_t)t->nconts++;
 }
 
-static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *const *atts)
+/* text_hint, remembered by a hash of class and id (pages repeat them:
+ * one class string on hundreds of elements); role and itemprop, rare,
+ * are read each time. */
+static int hint_cached(text_t *t, const text_atts_t *a)
 {
-    /* hints on block elements only: inline ones hold little text, and
-     * matching costs a string search per word list */
-    int h = (e->what & E_BLOCK) && atts ? text_hint(atts) : 0;
-    int tagboiler =
-        (e->what & E_BOILER) && !(f->tag == TAG_header && (f->flags & FR_ARTICLE));
+    uint64_t k;
+    unsigned slot;
+    if (!a->cls && !a->id && !a->role && !a->itemprop)
+        return 0;
+    if (a->role || a->itemprop)
+        return text_hint(a);
+    k = XXH3_64bits_withSeed(a->cls ? a->cls : "", a->cls ? strlen(a->cls) : 0, 1) ^
+        XXH3_64bits_withSeed(a->id ? a->id : "", a->id ? strlen(a->id) : 0, 2);
+    k |= 1; /* 0 marks an empty slot */
+    slot = (unsigned)(k >> 58) & (TEXT_HINT_CACHE - 1);
+    if (t->hint_key[slot] != k) {
+        t->hint_key[slot] = k;
+        t->hint_val[slot] = (uint8_t)text_hint(a);
+    }
+    return t->hint_val[slot];
+}
+
+static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const text_atts_t *a)
+{
+    /* hints on block elements only: inline ones hold little text */
+    int h = (e->what & E_BLOCK) ? hint_cached(t, a) : 0;
+    int tagboiler = (e->what & E_BOILER) && !(f->tag == TAG_header && (f->flags & FR_ARTICLE));
     int root = f->tag == TAG_html || f->tag == TAG_body;
     if (e->what & E_BLOCK)
         close_block(t);
@@ -384,7 +514,7 @@ static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const char *c
     t->quotes += (e->what & E_QUOTE) != 0;
     t->pre += (e->what & E_PRE) != 0;
     if (f->tag == TAG_a) {
-        const char *href = text_attr(atts, "href");
+        const char *href = a->href;
         if (href) {
             f->flags |= FR_LINK;
             t->links++;
@@ -401,6 +531,7 @@ void text_start(text_t *t, const char *name, const char *const *atts)
 {
     tframe_t *f;
     const elem_t *e;
+    text_atts_t a;
     if (!t || t->finished || t->err)
         return;
     if (t->overflow || t->depth == TEXT_MAX_DEPTH) {
@@ -427,12 +558,18 @@ void text_start(text_t *t, const char *name, const char *const *atts)
         t->in_h1 = 1;
     }
     t->depth++;
-    if (t->skip || (e->what & E_SKIP) || text_hidden(atts)) {
+    if (t->skip || (e->what & E_SKIP)) {
         f->flags |= FR_SKIP;
         t->skip++;
         return;
     }
-    start_visible(t, f, e, atts);
+    text_atts_read(atts, &a);
+    if (text_hidden(&a)) {
+        f->flags |= FR_SKIP;
+        t->skip++;
+        return;
+    }
+    start_visible(t, f, e, &a);
 }
 
 /* Markdown: the closing mark of frame f, if its opening one is in the
@@ -515,10 +652,16 @@ static void sink_text(void *ud, const char *s, size_t len)
 
 void text_parser_sink(text_t *t, parser_sink_t *sink)
 {
+    /* the attributes text_start reads (elem.c's text_atts_read, the lang
+     * of html, meta's) */
+    static const char *const want[] = {
+        "class", "id",       "role",    "itemprop", "style",      "hidden", "aria-hidden", "href",
+        "lang",  "xml:lang", "content", "property", "http-equiv", "name",   NULL};
     sink->start = sink_start;
     sink->end = sink_end;
     sink->text = sink_text;
     sink->ud = t;
+    sink->want = want;
 }
 
 text_t *text_new(const text_config_t *cfg, const char *url)
@@ -573,7 +716,7 @@ int text_finish(text_t *t)
         t->simhash = 0;
         return t->err;
     }
-    t->simhash = text_simhash_of(t->out, t->out_len);
+    t->simhash_done = 0; /* computed by the first text_simhash() */
     return 0;
 }
 
@@ -605,7 +748,14 @@ const char *text_body(const text_t *t, size_t *len)
 
 uint64_t text_simhash(const text_t *t)
 {
-    return t ? t->simhash : 0;
+    text_t *m = (text_t *)t; /* the cache of a value that only depends on t */
+    if (!t || !t->finished || t->err)
+        return 0;
+    if (!t->simhash_done) {
+        m->simhash = text_simhash_of(t->out, t->out_len);
+        m->simhash_done = 1;
+    }
+    return t->simhash;
 }
 
 const text_stats_t *text_get_stats(const text_t *t)

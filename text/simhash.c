@@ -4,7 +4,8 @@
  *
  * DESIGN
  * SimHash (Charikar): every feature of the text -- a shingle of two
- * consecutive words, hashed with XXH3 -- adds +1 or -1 to 64 counters,
+ * consecutive words, each word hashed 8 bytes at a time through splitmix64's
+ * finalizer, the pair mixed again -- adds +1 or -1 to 64 counters,
  * after the bits of its hash; the SimHash has bit i set where counter i
  * ended positive.  A few edited words change a few shingles, so a few
  * counters may cross zero: near-copies differ in a few bits, unrelated
@@ -27,31 +28,47 @@
  */
 #include "text_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
-static uint64_t word_hash(const char *s, size_t n)
+/* A 64-bit finalizer (splitmix64's): every input bit moves every output
+ * bit with probability about one half. */
+static uint64_t mix(uint64_t x)
 {
-    char low[64];
-    uint64_t h = 0;
-    size_t k = 0;
-    /* lowercase in pieces, hash chained (a word longer than 64 bytes is rare) */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        low[k++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-        if (k == sizeof(low) || i + 1 == n) {
-            h = XXH3_64bits_withSeed(low, k, h);
-            k = 0;
-        }
-    }
-    return h;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
 }
 
-static void vote(int32_t *v, uint64_t h)
+/* The votes: byte k of acc[j] counts the set bits k of byte j of the
+ * hashes (8-bit counters, emptied into cnt every 255 votes). */
+typedef struct votes {
+    uint32_t cnt[64];
+    uint32_t n, pending;
+} votes_t;
+
+/* spread[x]: bit k of x as byte k. */
+static uint64_t spread[256];
+static pthread_once_t sonce = PTHREAD_ONCE_INIT;
+
+static void build_spread(void)
 {
-    for (int i = 0; i < 64; i++)
-        v[i] += (h >> i) & 1 ? 1 : -1;
+    for (unsigned x = 0; x < 256; x++)
+        for (int k = 0; k < 8; k++)
+            spread[x] |= (uint64_t)((x >> k) & 1) << (8 * k);
+}
+
+static void drain(votes_t *v, uint64_t *acc)
+{
+    for (int j = 0; j < 8; j++) {
+        for (int k = 0; k < 8; k++)
+            v->cnt[8 * j + k] += (uint32_t)(acc[j] >> (8 * k)) & 0xFF;
+        acc[j] = 0;
+    }
+    v->pending = 0;
 }
 
 static int word_byte(unsigned char c)
@@ -59,31 +76,62 @@ static int word_byte(unsigned char c)
     return text_is_alnum(c) || c >= 0x80;
 }
 
-uint64_t text_simhash_of(const char *s, size_t len)
+/* The hash of the word at s[0..n), ASCII lowercased: its bytes eight at a
+ * time, each group mixed into the state. */
+static uint64_t word_hash(const unsigned char *s, size_t n)
 {
-    int32_t v[64] = {0};
-    uint64_t w[2] = {0, 0}, h = 0;
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t g = 0;
+        size_t m = n - i < 8 ? n - i : 8;
+        for (size_t k = 0; k < m; k++) {
+            unsigned c = s[i + k];
+            g |= (uint64_t)(c >= 'A' && c <= 'Z' ? c + 32 : c) << (8 * k);
+        }
+        h = mix(h ^ g) + 0x9e3779b97f4a7c15ULL;
+    }
+    return h;
+}
+
+uint64_t text_simhash_of(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    votes_t v;
+    uint64_t acc[8] = {0}, prev = 0, cur = 0, h = 0;
     size_t words = 0;
+    pthread_once(&sonce, build_spread);
+    memset(&v, 0, sizeof(v));
     for (size_t i = 0; s && i < len;) {
-        size_t j = i;
-        if (!word_byte((unsigned char)s[i])) {
+        if (!word_byte(s[i])) {
             i++;
             continue;
         }
-        while (j < len && word_byte((unsigned char)s[j]))
+        size_t j = i + 1;
+        while (j < len && word_byte(s[j]))
             j++;
-        w[0] = w[1];
-        w[1] = word_hash(s + i, j - i);
-        if (++words >= 2)
-            vote(v, XXH3_64bits(w, sizeof(w)));
+        prev = cur;
+        cur = word_hash(s + i, j - i);
         i = j;
+        if (++words < 2)
+            continue;
+        uint64_t f = mix(prev * 0x9e3779b97f4a7c15ULL ^ cur); /* the pair, order kept */
+        for (int k = 0; k < 8; k++)
+            acc[k] += spread[(f >> (8 * k)) & 0xFF];
+        v.n++;
+        if (++v.pending == 255)
+            drain(&v, acc);
     }
     if (words == 0)
         return 0;
-    if (words == 1)
-        vote(v, w[1]);
+    if (words == 1) {
+        for (int k = 0; k < 8; k++)
+            acc[k] += spread[(cur >> (8 * k)) & 0xFF];
+        v.n++;
+    }
+    drain(&v, acc);
+    /* counter i of the +1/-1 votes: 2 * cnt[i] - n; the bit is set when > 0 */
     for (int i = 0; i < 64; i++)
-        if (v[i] > 0)
+        if (2 * (uint64_t)v.cnt[i] > v.n)
             h |= (uint64_t)1 << i;
     return h;
 }

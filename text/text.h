@@ -80,8 +80,8 @@ void text_start(text_t *t, const char *name, const char *const *atts);
 void text_end(text_t *t, const char *name);
 void text_chars(text_t *t, const char *s, size_t len);
 
-/* Ends the page: chooses the main content (or all text), renders it and
- * computes its SimHash.  Returns 0, CRAWL_ENOMEM (then the results below
+/* Ends the page: chooses the main content (or all text) and renders it.
+ * Returns 0, CRAWL_ENOMEM (then the results below
  * are empty strings and 0), or CRAWL_EINVAL (NULL, or called twice). */
 int text_finish(text_t *t);
 
@@ -98,14 +98,17 @@ const char *text_url(const text_t *t);
 const char *text_title(const text_t *t);
 const char *text_lang(const text_t *t);
 const char *text_body(const text_t *t, size_t *len);
-/* The SimHash of text_body() (text_simhash_of), 0 before text_finish. */
+/* The SimHash of text_body() (text_simhash_of), 0 before text_finish.
+ * Computed at the first call (a caller that groups no pages pays
+ * nothing for it), so the first call on a page is not thread-safe with
+ * other calls on the same page; later ones only read. */
 uint64_t text_simhash(const text_t *t);
 /* Counters of the page; valid until text_free(). */
 const text_stats_t *text_get_stats(const text_t *t);
 
 /* 64-bit SimHash of UTF-8 text: its words (runs of ASCII letters and
  * digits and of non-ASCII bytes, ASCII lowercased) taken two at a time
- * (word shingles, each hashed with XXH3), each shingle voting on the 64
+ * (word shingles, hashed with a 64-bit mixer), each shingle voting on the 64
  * bits.  Texts that differ in a few words differ in a few bits -- fewer
  * the longer the text (simhash.c has figures) --, unrelated texts in about
  * 32.  One word: the word is the feature; no word at all: 0.  Pure,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #define TEXT_MAX_DEPTH 256 /* open elements tracked; deeper ones count as their parent */
+#define TEXT_HINT_CACHE 64 /* class/id strings whose hints are remembered */
 
 /* Kind of a block: what element made it, for scoring and Markdown. */
 enum {
@@ -96,11 +97,14 @@ struct text {
     int in_h1; /* inside the first <h1> (title fallback) */
     size_t h1_len;
     char lang[TEXT_MAX_LANG + 1];
-    int lang_rank; /* which source set lang (lower wins) */
+    int lang_rank;                      /* which source set lang (lower wins) */
+    uint64_t hint_key[TEXT_HINT_CACHE]; /* hint_cached(): hash of class and id */
+    uint8_t hint_val[TEXT_HINT_CACHE];  /* and its text_hint() */
     /* the results, written by select.c */
     char *out;
     size_t out_len;
-    uint64_t simhash;
+    uint64_t simhash; /* text_simhash_of(out), once asked */
+    int simhash_done; /* simhash is computed */
     text_stats_t st;
 };
 
@@ -123,83 +127,83 @@ enum {
  * X(name, what (E_*), kind of its blocks (K_*), base value of a container
  * of that element in select.c's scoring: prose containers up, lists, forms
  * and headings down).  An element id is the index + 1 (TAG_name). */
-#define TEXT_ELEMENTS \
-    X(a, E_MARK, K_TEXT, 0) \
-    X(address, E_BLOCK, K_P, -3) \
-    X(article, E_BLOCK | E_MAIN, K_TEXT, 10) \
-    X(aside, E_BLOCK | E_BOILER, K_TEXT, 0) \
-    X(audio, E_SKIP, K_TEXT, 0) \
-    X(b, E_MARK, K_TEXT, 0) \
-    X(blockquote, E_BLOCK | E_QUOTE, K_TEXT, 3) \
-    X(body, E_BLOCK, K_TEXT, 0) \
-    X(br, E_BR, K_TEXT, 0) \
-    X(button, E_SKIP, K_TEXT, 0) \
-    X(canvas, E_SKIP, K_TEXT, 0) \
-    X(caption, E_BLOCK, K_P, 0) \
-    X(center, E_BLOCK, K_TEXT, 0) \
-    X(code, E_MARK, K_TEXT, 0) \
-    X(datalist, E_SKIP, K_TEXT, 0) \
-    X(dd, E_BLOCK, K_P, -3) \
-    X(details, E_BLOCK, K_TEXT, 0) \
-    X(dialog, E_BLOCK | E_BOILER, K_TEXT, 0) \
-    X(dir, E_BLOCK | E_LIST, K_TEXT, 0) \
-    X(div, E_BLOCK, K_TEXT, 5) \
-    X(dl, E_BLOCK, K_TEXT, -3) \
-    X(dt, E_BLOCK, K_P, -3) \
-    X(em, E_MARK, K_TEXT, 0) \
-    X(embed, E_SKIP, K_TEXT, 0) \
-    X(fieldset, E_BLOCK, K_TEXT, 0) \
-    X(figcaption, E_BLOCK, K_P, 0) \
-    X(figure, E_BLOCK, K_TEXT, 0) \
-    X(footer, E_BLOCK | E_BOILER, K_TEXT, 0) \
-    X(form, E_BLOCK, K_TEXT, -3) \
-    X(frameset, E_SKIP, K_TEXT, 0) \
-    X(h1, E_BLOCK, K_H1, -5) \
-    X(h2, E_BLOCK, K_H1 + 1, -5) \
-    X(h3, E_BLOCK, K_H1 + 2, -5) \
-    X(h4, E_BLOCK, K_H1 + 3, -5) \
-    X(h5, E_BLOCK, K_H1 + 4, 0) \
-    X(h6, E_BLOCK, K_H1 + 5, 0) \
-    X(head, E_SKIP, K_TEXT, 0) \
-    X(header, E_BLOCK | E_BOILER, K_TEXT, 0) \
-    X(hr, E_BLOCK, K_TEXT, 0) \
-    X(html, E_BLOCK, K_TEXT, 0) \
-    X(i, E_MARK, K_TEXT, 0) \
-    X(iframe, E_SKIP, K_TEXT, 0) \
-    X(kbd, E_MARK, K_TEXT, 0) \
-    X(li, E_BLOCK, K_LI, -3) \
-    X(main, E_BLOCK | E_MAIN, K_TEXT, 5) \
-    X(map, E_SKIP, K_TEXT, 0) \
-    X(menu, E_BLOCK | E_LIST | E_BOILER, K_TEXT, 0) \
-    X(nav, E_BLOCK | E_BOILER, K_TEXT, 0) \
-    X(noembed, E_SKIP, K_TEXT, 0) \
-    X(noframes, E_SKIP, K_TEXT, 0) \
-    X(noscript, E_SKIP, K_TEXT, 0) \
-    X(object, E_SKIP, K_TEXT, 0) \
-    X(ol, E_BLOCK | E_LIST | E_ORDER, K_TEXT, -3) \
-    X(optgroup, E_SKIP, K_TEXT, 0) \
-    X(option, E_SKIP, K_TEXT, 0) \
-    X(p, E_BLOCK, K_P, 0) \
-    X(pre, E_BLOCK | E_PRE, K_PRE, 3) \
-    X(script, E_SKIP, K_TEXT, 0) \
-    X(section, E_BLOCK, K_TEXT, 3) \
-    X(select, E_SKIP, K_TEXT, 0) \
-    X(strong, E_MARK, K_TEXT, 0) \
-    X(style, E_SKIP, K_TEXT, 0) \
-    X(summary, E_BLOCK, K_P, 0) \
-    X(svg, E_SKIP, K_TEXT, 0) \
-    X(table, E_BLOCK, K_TEXT, 0) \
-    X(tbody, E_BLOCK, K_TEXT, 0) \
-    X(td, E_BLOCK, K_CELL, 3) \
-    X(template, E_SKIP, K_TEXT, 0) \
-    X(textarea, E_SKIP, K_TEXT, 0) \
-    X(tfoot, E_BLOCK, K_TEXT, 0) \
-    X(th, E_BLOCK, K_CELL, -5) \
-    X(thead, E_BLOCK, K_TEXT, 0) \
-    X(title, E_SKIP, K_TEXT, 0) \
-    X(tr, E_BLOCK, K_TEXT, 0) \
-    X(tt, E_MARK, K_TEXT, 0) \
-    X(ul, E_BLOCK | E_LIST, K_TEXT, -3) \
+#define TEXT_ELEMENTS                                                                              \
+    X(a, E_MARK, K_TEXT, 0)                                                                        \
+    X(address, E_BLOCK, K_P, -3)                                                                   \
+    X(article, E_BLOCK | E_MAIN, K_TEXT, 10)                                                       \
+    X(aside, E_BLOCK | E_BOILER, K_TEXT, 0)                                                        \
+    X(audio, E_SKIP, K_TEXT, 0)                                                                    \
+    X(b, E_MARK, K_TEXT, 0)                                                                        \
+    X(blockquote, E_BLOCK | E_QUOTE, K_TEXT, 3)                                                    \
+    X(body, E_BLOCK, K_TEXT, 0)                                                                    \
+    X(br, E_BR, K_TEXT, 0)                                                                         \
+    X(button, E_SKIP, K_TEXT, 0)                                                                   \
+    X(canvas, E_SKIP, K_TEXT, 0)                                                                   \
+    X(caption, E_BLOCK, K_P, 0)                                                                    \
+    X(center, E_BLOCK, K_TEXT, 0)                                                                  \
+    X(code, E_MARK, K_TEXT, 0)                                                                     \
+    X(datalist, E_SKIP, K_TEXT, 0)                                                                 \
+    X(dd, E_BLOCK, K_P, -3)                                                                        \
+    X(details, E_BLOCK, K_TEXT, 0)                                                                 \
+    X(dialog, E_BLOCK | E_BOILER, K_TEXT, 0)                                                       \
+    X(dir, E_BLOCK | E_LIST, K_TEXT, 0)                                                            \
+    X(div, E_BLOCK, K_TEXT, 5)                                                                     \
+    X(dl, E_BLOCK, K_TEXT, -3)                                                                     \
+    X(dt, E_BLOCK, K_P, -3)                                                                        \
+    X(em, E_MARK, K_TEXT, 0)                                                                       \
+    X(embed, E_SKIP, K_TEXT, 0)                                                                    \
+    X(fieldset, E_BLOCK, K_TEXT, 0)                                                                \
+    X(figcaption, E_BLOCK, K_P, 0)                                                                 \
+    X(figure, E_BLOCK, K_TEXT, 0)                                                                  \
+    X(footer, E_BLOCK | E_BOILER, K_TEXT, 0)                                                       \
+    X(form, E_BLOCK, K_TEXT, -3)                                                                   \
+    X(frameset, E_SKIP, K_TEXT, 0)                                                                 \
+    X(h1, E_BLOCK, K_H1, -5)                                                                       \
+    X(h2, E_BLOCK, K_H1 + 1, -5)                                                                   \
+    X(h3, E_BLOCK, K_H1 + 2, -5)                                                                   \
+    X(h4, E_BLOCK, K_H1 + 3, -5)                                                                   \
+    X(h5, E_BLOCK, K_H1 + 4, 0)                                                                    \
+    X(h6, E_BLOCK, K_H1 + 5, 0)                                                                    \
+    X(head, E_SKIP, K_TEXT, 0)                                                                     \
+    X(header, E_BLOCK | E_BOILER, K_TEXT, 0)                                                       \
+    X(hr, E_BLOCK, K_TEXT, 0)                                                                      \
+    X(html, E_BLOCK, K_TEXT, 0)                                                                    \
+    X(i, E_MARK, K_TEXT, 0)                                                                        \
+    X(iframe, E_SKIP, K_TEXT, 0)                                                                   \
+    X(kbd, E_MARK, K_TEXT, 0)                                                                      \
+    X(li, E_BLOCK, K_LI, -3)                                                                       \
+    X(main, E_BLOCK | E_MAIN, K_TEXT, 5)                                                           \
+    X(map, E_SKIP, K_TEXT, 0)                                                                      \
+    X(menu, E_BLOCK | E_LIST | E_BOILER, K_TEXT, 0)                                                \
+    X(nav, E_BLOCK | E_BOILER, K_TEXT, 0)                                                          \
+    X(noembed, E_SKIP, K_TEXT, 0)                                                                  \
+    X(noframes, E_SKIP, K_TEXT, 0)                                                                 \
+    X(noscript, E_SKIP, K_TEXT, 0)                                                                 \
+    X(object, E_SKIP, K_TEXT, 0)                                                                   \
+    X(ol, E_BLOCK | E_LIST | E_ORDER, K_TEXT, -3)                                                  \
+    X(optgroup, E_SKIP, K_TEXT, 0)                                                                 \
+    X(option, E_SKIP, K_TEXT, 0)                                                                   \
+    X(p, E_BLOCK, K_P, 0)                                                                          \
+    X(pre, E_BLOCK | E_PRE, K_PRE, 3)                                                              \
+    X(script, E_SKIP, K_TEXT, 0)                                                                   \
+    X(section, E_BLOCK, K_TEXT, 3)                                                                 \
+    X(select, E_SKIP, K_TEXT, 0)                                                                   \
+    X(strong, E_MARK, K_TEXT, 0)                                                                   \
+    X(style, E_SKIP, K_TEXT, 0)                                                                    \
+    X(summary, E_BLOCK, K_P, 0)                                                                    \
+    X(svg, E_SKIP, K_TEXT, 0)                                                                      \
+    X(table, E_BLOCK, K_TEXT, 0)                                                                   \
+    X(tbody, E_BLOCK, K_TEXT, 0)                                                                   \
+    X(td, E_BLOCK, K_CELL, 3)                                                                      \
+    X(template, E_SKIP, K_TEXT, 0)                                                                 \
+    X(textarea, E_SKIP, K_TEXT, 0)                                                                 \
+    X(tfoot, E_BLOCK, K_TEXT, 0)                                                                   \
+    X(th, E_BLOCK, K_CELL, -5)                                                                     \
+    X(thead, E_BLOCK, K_TEXT, 0)                                                                   \
+    X(title, E_SKIP, K_TEXT, 0)                                                                    \
+    X(tr, E_BLOCK, K_TEXT, 0)                                                                      \
+    X(tt, E_MARK, K_TEXT, 0)                                                                       \
+    X(ul, E_BLOCK | E_LIST, K_TEXT, -3)                                                            \
     X(video, E_SKIP, K_TEXT, 0)
 
 typedef struct elem {
@@ -216,14 +220,20 @@ enum { TAG_OTHER = 0, TEXT_ELEMENTS };
 int text_elem_lookup(const char *name);
 /* The table's entry of an id (an empty inline entry for TAG_OTHER). */
 const elem_t *text_elem_of(int tag);
+/* The attributes the extractor reads, found in one pass over atts (the
+ * first of each; values as given, "" for a bare one, NULL if absent). */
+typedef struct text_atts {
+    const char *cls, *id, *role, *itemprop, *style, *href, *hidden, *aria_hidden;
+} text_atts_t;
+void text_atts_read(const char *const *atts, text_atts_t *a);
 /* class/id/role/itemprop hints: bit 1 strong boilerplate, 2 weak
  * boilerplate, 4 content-like. */
-int text_hint(const char *const *atts);
+int text_hint(const text_atts_t *a);
 /* The value of attribute name (ASCII case-insensitive) in atts, "" for a
  * bare one, NULL if absent. */
 const char *text_attr(const char *const *atts, const char *name);
 /* 1 if the attributes hide the element (hidden, aria-hidden, inline style). */
-int text_hidden(const char *const *atts);
+int text_hidden(const text_atts_t *a);
 
 /* select.c: chooses and renders into t->out (and t->out_len).  Returns 0
  * or CRAWL_ENOMEM. */

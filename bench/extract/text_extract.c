@@ -10,9 +10,13 @@
  * both freed.  That span is timed with CLOCK_PROCESS_CPUTIME_ID, REPEAT
  * times (the output of the last one is written).  Mode "links" runs the
  * parser alone, without a sink (what a crawl without --text costs), so the
- * two figures of one run give the sink's cost side by side.
+ * two figures of one run give the sink's cost side by side.  Mode "sink"
+ * attaches a sink with no callbacks (the parser's own reading of the text
+ * and elements, no extractor); mode "hash" is main plus text_simhash(); mode
+ * "cost" runs links, sink, main and hash alternately on every page and
+ * prints the CPU per page of each and the ratios to links.
  *
- * usage: text_extract [-m main|markdown|all|links] [-o OUTDIR] [-r REPEAT]
+ * usage: text_extract [-m main|markdown|all|links|sink|hash|cost] [-o OUTDIR] [-r REPEAT]
  *                     [-x MAX_TEXT] FILE...
  * Writes OUTDIR/<file's base name less .html>.txt (text only) and
  * prints one line: mode, pages, bytes, cpu seconds, ms per page.
@@ -79,7 +83,10 @@ static int run(const char *html, size_t len, const char *mode, size_t max_text, 
     size_t links = 0;
     int rc = 0;
     *out = NULL;
-    if (strcmp(mode, "links") != 0) {
+    if (strcmp(mode, "sink") == 0) { /* the parser's reader, with no extractor */
+        static const parser_sink_t none = {0};
+        pc.sink = &none;
+    } else if (strcmp(mode, "links") != 0) {
         tc.mode = strcmp(mode, "markdown") == 0 ? TEXT_MARKDOWN
                   : strcmp(mode, "all") == 0    ? TEXT_ALL
                                                 : TEXT_MAIN;
@@ -99,6 +106,8 @@ static int run(const char *html, size_t len, const char *mode, size_t max_text, 
     parser_free(p);
     if (t && rc == 0)
         rc = text_finish(t);
+    if (t && rc == 0 && strcmp(mode, "hash") == 0)
+        (void)text_simhash(t);
     *out = t;
     return rc;
 }
@@ -120,6 +129,38 @@ static void write_out(const char *dir, const char *path, text_t *t)
     const char *body = text_body(t, &blen);
     fwrite(body, 1, blen, f);
     fclose(f);
+}
+
+/* -m cost: links, sink and main alternately on each page, REPEAT times;
+ * CPU per page of each and the ratios to links. */
+static int cost(int n, char **files, long reps, size_t max_text)
+{
+    static const char *const modes[] = {"links", "sink", "main", "hash"};
+    double cpu[4] = {0, 0, 0, 0};
+    size_t pages = 0, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        char *html = slurp(files[i], &len);
+        if (!html)
+            continue;
+        for (long r = 0; r < reps; r++)
+            for (int m = 0; m < 4; m++) {
+                text_t *t;
+                double t0 = cpu_now();
+                run(html, len, modes[m], max_text, &t);
+                cpu[m] += cpu_now() - t0;
+                text_free(t);
+            }
+        pages++;
+        bytes += len;
+        free(html);
+    }
+    double k = pages ? 1000.0 / (double)(pages * (size_t)reps) : 0;
+    printf("cost pages %zu bytes %zu ms/page: links %.4f sink %.4f main %.4f hash %.4f; "
+           "ratio to links: sink %.3f main %.3f hash %.3f\n",
+           pages, bytes, cpu[0] * k, cpu[1] * k, cpu[2] * k, cpu[3] * k, cpu[1] / cpu[0],
+           cpu[2] / cpu[0], cpu[3] / cpu[0]);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -152,11 +193,13 @@ int main(int argc, char **argv)
     }
     if (i >= argc) {
         fprintf(stderr,
-                "usage: %s [-m main|markdown|all|links] [-o OUTDIR] [-r REPEAT] "
+                "usage: %s [-m main|markdown|all|links|sink|hash|cost] [-o OUTDIR] [-r REPEAT] "
                 "[-x MAX_TEXT] FILE...\n",
                 argv[0]);
         return 2;
     }
+    if (strcmp(mode, "cost") == 0)
+        return cost(argc - i, argv + i, reps, max_text);
     for (; i < argc; i++) {
         size_t len;
         char *html = slurp(argv[i], &len);
