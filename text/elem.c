@@ -139,7 +139,7 @@ static int hint_of(const char *v, size_t n)
         while (j < n && text_is_alnum((unsigned char)v[j]))
             j++;
         if (j - i >= 2 && j - i <= 6) {
-            h |= in_words(v + i, j - i, strong_words) ? S : 0;
+            h |= in_words(v + i, j - i, strong_words) ? HINT_WORD : 0;
             h |= in_words(v + i, j - i, weak_words) ? W : 0;
         }
         i = j + 1;
@@ -187,8 +187,7 @@ void text_atts_read(const char *const *atts, text_atts_t *a)
     }
 }
 
-/* Hints of class, id, role and itemprop: 1 strong boilerplate, 2 weak
- * boilerplate, 4 content-like.  Bits or'ed. */
+/* Hints of class, id, role and itemprop: HINT_* bits or'ed. */
 int text_hint(const text_atts_t *a)
 {
     char v[512];
@@ -208,10 +207,10 @@ int text_hint(const text_atts_t *a)
                  strcasecmp(role, "contentinfo") == 0 || strcasecmp(role, "complementary") == 0 ||
                  strcasecmp(role, "search") == 0 || strcasecmp(role, "menu") == 0 ||
                  strcasecmp(role, "dialog") == 0 || strcasecmp(role, "alertdialog") == 0))
-        h |= 1;
+        h |= HINT_STRONG;
     if ((role && (strcasecmp(role, "main") == 0 || strcasecmp(role, "article") == 0)) ||
         (prop && strcasestr(prop, "articlebody")))
-        h |= 4;
+        h |= HINT_CONTENT;
     return h;
 }
 

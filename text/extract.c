@@ -454,8 +454,8 @@ static void open_cont(text_t *t, tframe_t *f, int h, int tagboiler)
     c->b0 = c->b1 = (uint32_t)t->nblocks;
     c->parent = cur_cont(t);
     c->tag = f->tag;
-    c->weight = (int16_t)((h & 4 ? 25 : 0) - (h & 3 ? 25 : 0));
-    c->boiler = (uint8_t)((f->flags & FR_BOILER) != 0 || tagboiler);
+    c->weight = (int16_t)((h & HINT_CONTENT ? 25 : 0) - (h & ~HINT_CONTENT ? 25 : 0));
+    c->boiler = (uint8_t)(tagboiler || (h & HINT_STRONG) ? 1 : (f->flags & FR_BOILER) ? 2 : 0);
     f->cont = (int32_t)t->nconts++;
 }
 
@@ -493,7 +493,8 @@ static void start_visible(text_t *t, tframe_t *f, const elem_t *e, const text_at
         t->blocks[t->nblocks - 1].chars++;
         t->space = 0;
     }
-    if (!root && (tagboiler || (h & 1) || ((h & 2) && !(h & 4)))) {
+    if (!root && (tagboiler || (h & (HINT_STRONG | HINT_WORD)) ||
+                  ((h & HINT_WEAK) && !(h & HINT_CONTENT)))) {
         f->flags |= FR_BOILER;
         t->boiler++;
     }

@@ -44,6 +44,9 @@
 
 #define MIN_CHARS 25    /* characters for a block to score */
 #define RETRY_CHARS 250 /* fewer chosen characters: choose again without hints */
+#define PROMOTE_TOP 5    /* containers next to the best that promotion looks at */
+#define PROMOTE_MIN 3    /* of which sharing an ancestor promotes it */
+#define PROSE_CHARS 1000 /* characters of prose that overrule a weak boilerplate hint */
 
 typedef struct sel {
     text_t *t;
@@ -51,6 +54,7 @@ typedef struct sel {
     uint64_t *pc;   /* prefix sums of block characters, nblocks + 1 */
     uint64_t *pl;   /* and of link characters */
     float *value;   /* per container (step 2) */
+    uint8_t *boil;  /* per container: 1 if it or an ancestor is boilerplate (step 0) */
     uint8_t *chose; /* per block: 1 chosen */
 } sel_t;
 
@@ -68,7 +72,26 @@ static float tag_base(int tag)
 
 static int is_boiler(const sel_t *s, const tblock_t *b)
 {
-    return s->hints && (b->flags & BL_BOILER);
+    if (!s->hints)
+        return 0;
+    return b->owner >= 0 ? s->boil[b->owner] : (b->flags & BL_BOILER) != 0;
+}
+
+/* Step 0: which containers are boilerplate.  An element named so by its
+ * tag, role or a strong word of its class/id is; one named so only by a
+ * weak or a short word ("nav-new-1-pixel") is not when it holds much
+ * prose: PROSE_CHARS characters or more at a link density under 0.25 --
+ * navigation and widgets are short or mostly links. */
+static void boilerplate(sel_t *s)
+{
+    text_t *t = s->t;
+    for (size_t c = 0; c < t->nconts; c++) {
+        const tcont_t *k = &t->conts[c];
+        int b = k->boiler == 1 ||
+                (k->boiler == 2 && !(s->pc[k->b1] - s->pc[k->b0] >= PROSE_CHARS &&
+                                     link_density(s, k->b0, k->b1) < 0.25));
+        s->boil[c] = (uint8_t)(b || (k->parent >= 0 && s->boil[k->parent]));
+    }
 }
 
 /* Steps 1 and 2: the value of every container; returns the best, or -1. */
@@ -93,12 +116,68 @@ static int32_t score(sel_t *s)
     for (size_t c = 0; c < t->nconts; c++) {
         const tcont_t *k = &t->conts[c];
         float v = 0;
-        if (k->score > 0 && !(s->hints && k->boiler))
+        if (k->score > 0 && !(s->hints && s->boil[c]))
             v = (k->score + tag_base(k->tag) + (s->hints ? k->weight : 0)) *
                 (float)(1.0 - link_density(s, k->b0, k->b1));
         s->value[c] = v;
         if (v > 0 && (best < 0 || v > s->value[best]))
             best = (int32_t)c;
+    }
+    return best;
+}
+
+/* 1 if container a holds container c (its blocks within a's). */
+static int holds(const text_t *t, int32_t a, int32_t c)
+{
+    return t->conts[c].b0 >= t->conts[a].b0 && t->conts[c].b1 <= t->conts[a].b1;
+}
+
+/* Step 2b (Readability's): when at least PROMOTE_MIN of the next best
+ * containers score within 3/4 of the best and share an ancestor with it,
+ * that ancestor is the main content (a page of several items, none of
+ * which is the whole); then, while the ancestors' values rise, climb. */
+static int32_t promote(sel_t *s, int32_t best)
+{
+    text_t *t = s->t;
+    int32_t top[PROMOTE_TOP];
+    int ntop = 0;
+    float bar = s->value[best] * 0.75f;
+    for (size_t c = 0; c < t->nconts; c++) { /* the next best, in order */
+        if ((int32_t)c == best || s->value[c] < bar || holds(t, (int32_t)c, best) ||
+            holds(t, best, (int32_t)c))
+            continue;
+        int k = ntop < PROMOTE_TOP ? ntop++ : PROMOTE_TOP - 1;
+        if (k == PROMOTE_TOP - 1 && ntop == PROMOTE_TOP && s->value[top[k]] >= s->value[c])
+            continue;
+        top[k] = (int32_t)c;
+        for (; k > 0 && s->value[top[k - 1]] < s->value[top[k]]; k--) {
+            int32_t x = top[k];
+            top[k] = top[k - 1];
+            top[k - 1] = x;
+        }
+    }
+    if (ntop >= PROMOTE_MIN) {
+        for (int32_t a = t->conts[best].parent; a >= 0; a = t->conts[a].parent) {
+            int n = 0;
+            for (int k = 0; k < ntop; k++)
+                n += holds(t, a, top[k]);
+            if (n >= PROMOTE_MIN) {
+                best = a;
+                break;
+            }
+        }
+    }
+    float last = s->value[best], floor = last / 3;
+    for (int32_t a = t->conts[best].parent; a >= 0; a = t->conts[a].parent) {
+        if (s->value[a] <= 0)
+            continue;
+        if (s->value[a] < floor)
+            break;
+        if (s->value[a] > last) {
+            best = a;
+            break;
+        }
+        last = s->value[a];
     }
     return best;
 }
@@ -129,7 +208,7 @@ static void choose(sel_t *s, int32_t best)
         const tcont_t *k = &t->conts[c];
         if (k->parent != parent || (int32_t)c == best)
             continue;
-        if (s->value[c] >= bar || (!(s->hints && k->boiler) && prose(s, k->b0, k->b1)))
+        if (s->value[c] >= bar || (!(s->hints && s->boil[c]) && prose(s, k->b0, k->b1)))
             memset(s->chose + k->b0, 1, k->b1 - k->b0);
     }
     for (uint32_t i = t->conts[parent].b0; i < t->conts[parent].b1; i++)
@@ -157,15 +236,17 @@ static void select_main(sel_t *s)
     for (s->hints = 1; s->hints >= 0; s->hints--) {
         int32_t best = score(s);
         if (best >= 0) {
+            best = promote(s, best);
             choose(s, best);
             if (keep(s) >= RETRY_CHARS || s->hints == 0)
                 return;
         }
     }
+    s->hints = 1;
     for (int pass = 1; pass >= 0; pass--) { /* nothing scored */
         uint64_t chars = 0;
         for (size_t i = 0; i < t->nblocks; i++) {
-            s->chose[i] = pass == 0 || !(t->blocks[i].flags & BL_BOILER);
+            s->chose[i] = pass == 0 || !is_boiler(s, &t->blocks[i]);
             chars += s->chose[i] ? t->blocks[i].chars : 0;
         }
         if (chars > 0)
@@ -274,13 +355,15 @@ int text_select(text_t *t)
     s.pl = malloc((n + 1) * sizeof(*s.pl));
     s.chose = malloc(n + 1);
     s.value = malloc((t->nconts + 1) * sizeof(*s.value));
-    if (!s.pc || !s.pl || !s.chose || !s.value)
+    s.boil = malloc(t->nconts + 1);
+    if (!s.pc || !s.pl || !s.chose || !s.value || !s.boil)
         goto out;
     s.pc[0] = s.pl[0] = 0;
     for (size_t i = 0; i < n; i++) {
         s.pc[i + 1] = s.pc[i] + t->blocks[i].chars;
         s.pl[i + 1] = s.pl[i] + t->blocks[i].link_chars;
     }
+    boilerplate(&s);
     select_main(&s);
     rc = render(t, s.chose);
 out:
@@ -288,5 +371,6 @@ out:
     free(s.pl);
     free(s.chose);
     free(s.value);
+    free(s.boil);
     return rc;
 }

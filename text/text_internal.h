@@ -51,7 +51,8 @@ typedef struct tcont {
     int32_t parent;  /* enclosing container, or -1 */
     int16_t weight;  /* class/id hints: +25 content-like, -25 boilerplate-like */
     uint8_t tag;     /* element id (extract.c's table) */
-    uint8_t boiler;  /* 1: the element itself names boilerplate */
+    uint8_t boiler;  /* 1: the element itself names boilerplate; 2: only by a weak or short
+                        word of its class/id, which much prose in it overrules (select.c) */
     float score;     /* select.c's working value */
 } tcont_t;
 
@@ -226,8 +227,13 @@ typedef struct text_atts {
     const char *cls, *id, *role, *itemprop, *style, *href, *hidden, *aria_hidden;
 } text_atts_t;
 void text_atts_read(const char *const *atts, text_atts_t *a);
-/* class/id/role/itemprop hints: bit 1 strong boilerplate, 2 weak
- * boilerplate, 4 content-like. */
+/* class/id/role/itemprop hints, bits: */
+enum {
+    HINT_STRONG = 1,  /* a strong word as a substring (comment, sidebar, ...) or a role */
+    HINT_WEAK = 2,    /* a weak word (header, widget, ...; side, top, ...) */
+    HINT_CONTENT = 4, /* a content word (article, content, ...) */
+    HINT_WORD = 8,    /* a strong short word, whole (nav, ad, ads): "nav-new-1-pixel" too */
+};
 int text_hint(const text_atts_t *a);
 /* The value of attribute name (ASCII case-insensitive) in atts, "" for a
  * bare one, NULL if absent. */
