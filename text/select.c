@@ -14,16 +14,25 @@
  *     ...) or holds only this block, else the owner itself (loose text in
  *     a div is a paragraph of that div) -- in full, to the next ancestor
  *     in half, to the one above in a third.
+ *  0. Boilerplate: an element named so by its tag, role or a strong word of
+ *     its class/id; one named so by a weak or short word only when it holds
+ *     less than PROSE_CHARS characters of prose (see boilerplate()).
  *  2. A container's value: (its score + a base for its tag + the weight of
  *     its hints) * (1 - its link density), the link density being the
  *     share of its characters inside links.  The best container is the
- *     main content.
+ *     main content, after Readability's promotion: the ancestor that holds
+ *     PROMOTE_MIN of the PROMOTE_TOP next best containers within 3/4 of
+ *     its value, if any (a page of several items); then the first
+ *     ancestor whose value exceeds the best's, climbing while values stay
+ *     above a third of it.
  *  3. Its siblings (children of the same parent, and the parent's own
  *     loose text) join when their value reaches a fifth of the best's (at
  *     least 10), or when they read as a paragraph: over 80 characters with
  *     a link density under 0.25, or a shorter sentence with no link.
  *  4. Within what was chosen, blocks inside boilerplate elements and blocks
  *     mostly made of link text are left out.
+ *     Then the first <h1> outside boilerplate joins when it comes before
+ *     what was chosen (the headline above the text's container).
  *  5. If that yields less than RETRY_CHARS characters, steps 1-4 run again
  *     with the hints ignored; if nothing scores at all, every block outside
  *     boilerplate (at last every block) is the text.
@@ -229,6 +238,24 @@ static uint64_t keep(sel_t *s)
     return chars;
 }
 
+/* Step 4b: the headline.  When the first <h1> outside boilerplate comes
+ * before what was chosen (a page whose title sits above the container of
+ * the text), it joins. */
+static void headline(sel_t *s)
+{
+    text_t *t = s->t;
+    size_t first = 0;
+    while (first < t->nblocks && !s->chose[first])
+        first++;
+    for (size_t i = 0; i < first; i++) {
+        const tblock_t *b = &t->blocks[i];
+        if (b->kind == K_H1 && !is_boiler(s, b) && b->link_chars * 2 <= b->chars) {
+            s->chose[i] = 1;
+            return;
+        }
+    }
+}
+
 /* Steps 1-5. */
 static void select_main(sel_t *s)
 {
@@ -238,8 +265,10 @@ static void select_main(sel_t *s)
         if (best >= 0) {
             best = promote(s, best);
             choose(s, best);
-            if (keep(s) >= RETRY_CHARS || s->hints == 0)
+            if (keep(s) >= RETRY_CHARS || s->hints == 0) {
+                headline(s);
                 return;
+            }
         }
     }
     s->hints = 1;

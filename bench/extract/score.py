@@ -76,7 +76,13 @@ class L3S(html.parser.HTMLParser):
 
 def read(path):
     with open(path, "rb") as f:
-        return f.read().decode("utf-8", errors="replace")
+        b = f.read()
+    # some gold files of dragnet's set are UTF-16 with a byte order mark
+    if b[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return b.decode("utf-16", errors="replace")
+    if b[:3] == b"\xef\xbb\xbf":
+        b = b[3:]
+    return b.decode("utf-8", errors="replace")
 
 
 def gold_text(kind, path):
