@@ -101,6 +101,22 @@ static void emit_bytes(decoder_t *d, const char *s, size_t n)
     d->nout += n;
 }
 
+static void run(decoder_t *d, const char *s, size_t n);
+
+/* Switches d to kind (and cd); a character held under the old charset is
+ * read again under the new one. */
+static void switch_to(decoder_t *d, int kind, void *cd)
+{
+    unsigned char held[sizeof(d->part)];
+    size_t n = d->npart;
+    memcpy(held, d->part, n);
+    decode_close(d);
+    d->kind = kind;
+    d->cd = cd;
+    if (n)
+        run(d, (const char *)held, n);
+}
+
 int decode_open(decoder_t *d, const char *label)
 {
     static const struct {
@@ -117,14 +133,14 @@ int decode_open(decoder_t *d, const char *label)
     if (!label || !*label)
         return -1;
     if (strcasecmp(label, "utf-8") == 0 || strcasecmp(label, "utf8") == 0) {
-        decode_close(d);
-        d->kind = DEC_UTF8;
+        if (d->kind != DEC_UTF8)
+            switch_to(d, DEC_UTF8, NULL);
         return 0;
     }
     for (int i = 0; w1252[i]; i++)
         if (strcasecmp(label, w1252[i]) == 0) {
-            decode_close(d);
-            d->kind = DEC_1252;
+            if (d->kind != DEC_1252)
+                switch_to(d, DEC_1252, NULL);
             return 0;
         }
     if (strncasecmp(label, "utf-16", 6) == 0 || strncasecmp(label, "utf-32", 6) == 0 ||
@@ -136,9 +152,7 @@ int decode_open(decoder_t *d, const char *label)
     cd = iconv_open("UTF-8", name);
     if (cd == (iconv_t)-1)
         return -1;
-    decode_close(d);
-    d->kind = DEC_ICONV;
-    d->cd = cd;
+    switch_to(d, DEC_ICONV, cd);
     return 0;
 }
 

@@ -55,7 +55,7 @@ enum {
 };
 
 /* Where the charset came from (a source only yields to a higher one). */
-enum { CS_NONE, CS_SNIFF, CS_META, CS_BOM, CS_HEADER };
+enum { CS_NONE, CS_SNIFF, CS_META, CS_BOM, CS_HEADER, CS_WIDE };
 
 struct sinkrd {
     int st;
@@ -69,8 +69,12 @@ struct sinkrd {
     int cs;        /* CS_*: where the charset came from */
     int wide;      /* 1: UTF-16/32, converted first (pre) */
     void *pre;     /* iconv_t to UTF-8 of a wide page */
-    uint64_t seen; /* bytes fed */
-    char *tag;     /* the tag's bytes after '<' or "</" */
+    int decided;   /* the first bytes were looked at */
+    char head[4];  /* the first bytes, until decided */
+    size_t nhead;
+    char part[8]; /* a wide page: bytes of a character cut by a chunk */
+    size_t npart;
+    char *tag; /* the tag's bytes after '<' or "</" */
     size_t ntag, captag, lost;
     uint32_t wmask[32]; /* want: bit (length & 31) of names by first letter & 31 */
     char *abuf;         /* names and decoded values, NUL-terminated */
@@ -160,6 +164,16 @@ static void tag_put(sinkrd_t *r, const char *s, size_t n)
 static int is_space(unsigned char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+/* A byte of an element or attribute name: ASCII lowercased; a control
+ * or non-ASCII byte (no name a sink looks for has one) as '_', so that
+ * names are always UTF-8. */
+static char name_byte(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return (char)(c + 32);
+    return c <= ' ' || c >= 0x7F ? '_' : (char)c;
 }
 
 /* charset=X in a meta content value into buf. */
@@ -284,7 +298,7 @@ static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash, int meta)
         off[2 * k] = used;
         for (size_t j = 0; j < an; j++) {
             unsigned char c = (unsigned char)t[a + j];
-            r->abuf[used++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : (c ? c : ' '));
+            r->abuf[used++] = name_byte(c);
         }
         r->abuf[used++] = '\0';
         off[2 * k + 1] = has_v ? used : (size_t)-1;
@@ -308,7 +322,7 @@ static void tag_done(sinkrd_t *r)
         unsigned char c = (unsigned char)r->tag[i];
         if (i == TREE_NAME)
             return; /* a longer name: dropped, start and end alike */
-        name[i++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : (c ? c : ' '));
+        name[i++] = name_byte(c);
     }
     name[i] = '\0';
     if (i == 0)
@@ -530,69 +544,129 @@ static void read_bytes(sinkrd_t *r, const char *s, size_t n)
     }
 }
 
-/* A wide page: through iconv to UTF-8 first. */
+/* A wide page: through iconv to UTF-8 first; a character cut by the end
+ * of the chunk waits in part[] for the next. */
 static void read_wide(sinkrd_t *r, const char *s, size_t n)
 {
     char buf[4096];
-    char *in = (char *)s;
-    size_t il = n;
-    while (il > 0) {
-        char *o = buf;
-        size_t ol = sizeof(buf);
+    while (n > 0) {
+        char *in, *o = buf;
+        size_t il, ol = sizeof(buf), take = 0;
+        if (r->npart) { /* the held bytes, with what completes them */
+            take = n < sizeof(r->part) - r->npart ? n : sizeof(r->part) - r->npart;
+            memcpy(r->part + r->npart, s, take);
+            in = r->part;
+            il = r->npart + take;
+        } else {
+            in = (char *)s;
+            il = n;
+        }
+        char *start = in;
         size_t rc = iconv((iconv_t)r->pre, &in, &il, &o, &ol);
         read_bytes(r, buf, sizeof(buf) - ol);
-        if (rc != (size_t)-1 || errno == EINVAL)
-            break; /* done, or a character cut by the chunk (dropped) */
+        size_t used = (size_t)(in - start);
+        if (r->npart) { /* of the held buffer: what of s was used */
+            size_t from_s = used > r->npart ? used - r->npart : 0;
+            if (used < r->npart) { /* still incomplete */
+                memmove(r->part, r->part + used, r->npart + take - used);
+                r->npart = r->npart + take - used;
+                s += take;
+                n -= take;
+                if (rc == (size_t)-1 && errno == EILSEQ) {
+                    memmove(r->part, r->part + 1, --r->npart);
+                }
+                continue;
+            }
+            r->npart = 0;
+            s += from_s;
+            n -= from_s;
+            continue;
+        }
+        s = in;
+        n = il;
+        if (rc != (size_t)-1)
+            break;
         if (errno == EILSEQ) {
-            in++;
-            il--;
+            s++;
+            n--;
+        } else if (errno == EINVAL) { /* cut by the end of the chunk: held */
+            size_t k = n < sizeof(r->part) ? n : sizeof(r->part);
+            memcpy(r->part, s, k);
+            r->npart = k;
+            break;
         }
     }
 }
 
-/* The first bytes: a BOM or a wide page. */
-static void first_bytes(sinkrd_t *r, const unsigned char *s, size_t n)
+/* The first bytes (up to 4, held in head[]): a byte order mark, or a wide
+ * page (UTF-16 by its mark or by NUL bytes between ASCII ones).  Returns
+ * the bytes of a mark to skip. */
+static size_t first_bytes(sinkrd_t *r, const unsigned char *s, size_t n)
 {
     const char *wide = NULL;
-    if (n >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
+    size_t skip = 0;
+    if (n >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF) {
         set_charset(r, "utf-8", CS_BOM);
-    else if (n >= 2 && s[0] == 0xFF && s[1] == 0xFE)
+        skip = 3;
+    } else if (n >= 2 && ((s[0] == 0xFF && s[1] == 0xFE) || (s[0] == 0xFE && s[1] == 0xFF))) {
+        wide = s[0] == 0xFF ? "UTF-16LE" : "UTF-16BE";
+        skip = 2;
+    } else if (n >= 2 && s[0] != 0 && s[1] == 0) {
         wide = "UTF-16LE";
-    else if (n >= 2 && s[0] == 0xFE && s[1] == 0xFF)
+    } else if (n >= 2 && s[0] == 0 && s[1] != 0) {
         wide = "UTF-16BE";
-    else if (n >= 2 && s[0] != 0 && s[1] == 0)
-        wide = "UTF-16LE";
-    else if (n >= 2 && s[0] == 0 && s[1] != 0)
-        wide = "UTF-16BE";
-    if (wide && !r->wide) {
-        iconv_t cd = iconv_open("UTF-8", wide);
-        if (cd != (iconv_t)-1) {
-            r->pre = cd;
-            r->wide = 1;
-        }
     }
+    if (wide && (!r->wide || skip == 2)) { /* a mark says which UTF-16 */
+        if (r->pre)
+            iconv_close((iconv_t)r->pre);
+        r->pre = iconv_open("UTF-8", wide);
+        r->wide = r->pre != (void *)-1;
+        if (!r->wide)
+            r->pre = NULL;
+    }
+    if (r->wide) { /* what comes out of iconv is UTF-8, whatever else was said */
+        decode_open(&r->dec, "utf-8");
+        r->cs = CS_WIDE;
+    }
+    return r->wide || skip == 3 ? skip : 0;
 }
 
-int sinkrd_feed(sinkrd_t *r, const char *s, size_t n)
+static void read_any(sinkrd_t *r, const char *s, size_t n)
 {
-    if (r->seen == 0 && n > 0) {
-        first_bytes(r, (const unsigned char *)s, n);
-        if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
-            s += 3;
-            n -= 3;
-            r->seen = 3;
-        }
-    }
-    r->seen += n;
     if (r->wide)
         read_wide(r, s, n);
     else
         read_bytes(r, s, n);
+}
+
+/* The first bytes are all here (or the page ended): decided, then read. */
+static void head_done(sinkrd_t *r)
+{
+    size_t skip = first_bytes(r, (const unsigned char *)r->head, r->nhead);
+    r->decided = 1;
+    read_any(r, r->head + skip, r->nhead - skip);
+}
+
+int sinkrd_feed(sinkrd_t *r, const char *s, size_t n)
+{
+    if (!r->decided) {
+        size_t take = n < sizeof(r->head) - r->nhead ? n : sizeof(r->head) - r->nhead;
+        memcpy(r->head + r->nhead, s, take);
+        r->nhead += take;
+        s += take;
+        n -= take;
+        if (r->nhead < sizeof(r->head))
+            return r->err;
+        head_done(r);
+    }
+    read_any(r, s, n);
     return r->err;
 }
 
 void sinkrd_finish(sinkrd_t *r)
 {
+    if (!r->decided)
+        head_done(r);
     if (r->st == R_RAW_LT || r->st == R_RAW_END) {
         if (r->raw == 2) {
             decode_text(&r->dec, r->st == R_RAW_LT ? "<" : "</", r->st == R_RAW_LT ? 1 : 2);

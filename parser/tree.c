@@ -22,6 +22,7 @@
  *    caption, html, ... -- so a stray </div> in a cell cannot close the
  *    page's layout), else is ignored; of any other element, closes the
  *    nearest one of that name unless a special element is open inside it;
+ *    the end tag of any heading closes the open heading, whatever its level;
  *    </body> and </html> are ignored (what follows is still the body's),
  *    </br> is a br, </p> with no p open an empty p.
  * Formatting elements (a, b, em, font, ...) misnested with blocks
@@ -430,7 +431,7 @@ void tree_end(tree_t *t, const char *name)
         unsigned stop = (f & (T_TABLE | T_TSCOPE)) ? T_TSCOPE : T_SCOPE;
         for (int k = t->n - 1; k >= 0; k--) {
             int nid = t->st[k].id;
-            if (nid == id) {
+            if (nid == id || ((f & T_HEADING) && (flags_of(nid) & T_HEADING))) {
                 i = k;
                 break;
             }

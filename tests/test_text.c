@@ -111,6 +111,105 @@ Test(text, drops_boilerplate_and_keeps_the_article)
     }
 }
 
+/* n copies of a paragraph of prose, as one string (caller frees). */
+static char *prose(const char *open, const char *close, int n)
+{
+    static const char para[] = "The ferry leaves at nine, crosses the lake in an hour and comes "
+                               "back before noon, except on Sundays when it does not run. ";
+    size_t cap = strlen(open) + strlen(close) + (size_t)n * sizeof(para) + 1;
+    char *s = malloc(cap);
+    cr_assert(s);
+    snprintf(s, cap, "%s", open);
+    for (int i = 0; i < n; i++)
+        strcat(s, para); /* bounded: cap counts every piece */
+    strcat(s, close);
+    return s;
+}
+
+Test(text, a_weak_class_hint_does_not_drop_much_prose)
+{
+    /* a table cell whose class names navigation by a short word holds the
+     * whole review; a short one with the same class is navigation */
+    char *review = prose("<td class=\"nav-cell-1\"><p>", "</p></td>", 12);
+    char html[16384];
+    snprintf(html, sizeof(html),
+             "<body><table><tr><td class=nav-cell-1><a href=/a>Home</a> <a href=/b>Shop</a>"
+             "</td></tr><tr>%s</tr></table></body>",
+             review);
+    text_t *t = extract(html, TEXT_MAIN);
+    const char *body = text_body(t, NULL);
+    cr_expect(strstr(body, "except on Sundays"), "review kept: [%s]", body);
+    cr_expect(!strstr(body, "Shop"), "navigation dropped: [%s]", body);
+    text_free(t);
+    /* a strong word (comments) stays boilerplate however long */
+    free(review);
+    review = prose("<div id=comments><p>Commentmark ", "</p></div>", 12);
+    snprintf(html, sizeof(html), "<body><main>" ARTICLE "</main>%s</body>", review);
+    t = extract(html, TEXT_MAIN);
+    body = text_body(t, NULL);
+    cr_expect(strstr(body, "wide bend") && !strstr(body, "Commentmark"), "[%s]", body);
+    text_free(t);
+    free(review);
+}
+
+Test(text, title_outside_the_head_is_not_text)
+{
+    text_t *t = extract("<p>x</p><title>Titlemark</title><main>" ARTICLE "</main>", TEXT_MAIN);
+    const char *body = text_body(t, NULL);
+    cr_expect(!strstr(body, "Titlemark"), "[%s]", body);
+    cr_expect_str_eq(text_title(t), "Titlemark");
+    text_free(t);
+}
+
+Test(text, headline_above_the_text_joins)
+{
+    text_t *t = extract("<body><div class=intro><h1>Headline of the day</h1><p class=date>May 1</p>"
+                        "</div><div class=text><p>The river leaves the lake in a wide bend, slow "
+                        "and brown, and the town was built where the first bridge could stand.</p>"
+                        "<p>Boats still carry timber down to the sea in spring, although the "
+                        "railway took most of the trade, and the old quays are now a park.</p>"
+                        "<p>In winter the ice is thick enough for cars, and the ferry stops "
+                        "running until April.</p></div></body>",
+                        TEXT_MAIN);
+    const char *body = text_body(t, NULL);
+    cr_expect(strncmp(body, "Headline of the day\n\nThe river", 31) == 0, "[%s]", body);
+    cr_expect(!strstr(body, "May 1"), "[%s]", body);
+    text_free(t);
+}
+
+Test(text, a_page_of_several_items_keeps_them_all)
+{
+    /* items in rows of their own, each as good as the others: their common
+     * table is the main content, not the first row */
+    char html[16384] = "<body><div class=menu><a href=/>Home</a></div><table>";
+    for (int i = 0; i < 5; i++) {
+        char item[1024];
+        snprintf(item, sizeof(item),
+                 "<tr><td><h3>Item %d</h3><p>A boat of painted wood, %d metres long, with oars, "
+                 "a sail and a small cabin, built in the north, sold with its trailer.</p></td>"
+                 "</tr>",
+                 i, i + 4);
+        strcat(html, item);
+    }
+    strcat(html, "</table></body>");
+    text_t *t = extract(html, TEXT_MAIN);
+    const char *body = text_body(t, NULL);
+    cr_expect(strstr(body, "0 metres") || strstr(body, "4 metres"), "first item: [%s]", body);
+    cr_expect(strstr(body, "8 metres"), "last item: [%s]", body);
+    text_free(t);
+}
+
+Test(text, simhash_is_that_of_the_body)
+{
+    text_t *t = extract("<main>" ARTICLE "</main>", TEXT_MAIN);
+    size_t n;
+    const char *body = text_body(t, &n);
+    uint64_t h = text_simhash(t);
+    cr_expect_eq(h, text_simhash_of(body, n));
+    cr_expect_eq(text_simhash(t), h, "asked twice");
+    text_free(t);
+}
+
 Test(text, separates_paragraphs_by_a_blank_line)
 {
     text_t *t = extract("<body><div class=story>" ARTICLE "</div></body>", TEXT_MAIN);

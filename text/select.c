@@ -51,8 +51,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MIN_CHARS 25    /* characters for a block to score */
-#define RETRY_CHARS 250 /* fewer chosen characters: choose again without hints */
+#define MIN_CHARS 25     /* characters for a block to score */
+#define RETRY_CHARS 250  /* fewer chosen characters: choose again without hints */
 #define PROMOTE_TOP 5    /* containers next to the best that promotion looks at */
 #define PROMOTE_MIN 3    /* of which sharing an ancestor promotes it */
 #define PROSE_CHARS 1000 /* characters of prose that overrule a weak boilerplate hint */
@@ -96,9 +96,8 @@ static void boilerplate(sel_t *s)
     text_t *t = s->t;
     for (size_t c = 0; c < t->nconts; c++) {
         const tcont_t *k = &t->conts[c];
-        int b = k->boiler == 1 ||
-                (k->boiler == 2 && !(s->pc[k->b1] - s->pc[k->b0] >= PROSE_CHARS &&
-                                     link_density(s, k->b0, k->b1) < 0.25));
+        int b = k->boiler == 1 || (k->boiler == 2 && !(s->pc[k->b1] - s->pc[k->b0] >= PROSE_CHARS &&
+                                                       link_density(s, k->b0, k->b1) < 0.25));
         s->boil[c] = (uint8_t)(b || (k->parent >= 0 && s->boil[k->parent]));
     }
 }
