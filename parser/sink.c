@@ -17,7 +17,9 @@
  *   comments     "<!-- ... -->" ("<!-->" too), "<!...>" and "<?...>" skipped;
  *   raw text     after script, style, textarea, iframe, noscript, noembed,
  *                noframes: skipped up to the matching end tag; after title
- *                and xmp: text without markup up to it.
+ *                and xmp: text without markup up to it (a title that meets
+ *                a tag or comment ends there: pages cut while saved leave
+ *                it open, and the rest of the page would be its text).
  * Charset: the Content-Type's wins; else a UTF-8 BOM, else the first
  * <meta charset> or <meta http-equiv=content-type content="...charset=">,
  * else the first-bytes sniff of charset.c (UTF-8, or windows-1252).  A
@@ -63,7 +65,7 @@ struct sinkrd {
     int eq;     /* after '=' in a tag: a value may start */
     char quote; /* the quote of the value being read */
     unsigned char dashes;
-    int raw; /* tree_start()'s raw kind: 1 dropped, 2 text */
+    int raw; /* tree_start()'s raw kind: 1 dropped, 2 text, 3 text of a title */
     char rawname[TREE_NAME + 1];
     size_t nmatch; /* bytes of rawname matched after "</" */
     int cs;        /* CS_*: where the charset came from */
@@ -341,6 +343,8 @@ static void tag_done(sinkrd_t *r)
     if (name[0] == 'm' && strcmp(name, "meta") == 0)
         on_meta(r, atts);
     r->raw = tree_start(&r->tree, name, k ? atts : NULL, slash);
+    if (r->raw == 2 && strcmp(name, "title") == 0)
+        r->raw = 3;
     if (!slash && r->raw) {
         r->st = R_RAW;
         memcpy(r->rawname, name, i + 1);
@@ -400,15 +404,31 @@ static const char *tag_run(sinkrd_t *r, const char *s, const char *end)
     return p;
 }
 
-/* Raw text: bytes up to a '<' pass as text (raw == 2) or are dropped; an
- * end tag of the element ends it. */
+/* A title that holds markup was not closed (pages saved cut): it ends
+ * there and what follows is read as markup again, from state st (libxml2
+ * did the same; a browser would take the rest of the page as the title).
+ * Returns 0: the byte is read again. */
+static size_t title_ends(sinkrd_t *r, int st)
+{
+    decode_end(&r->dec);
+    tree_end(&r->tree, "title");
+    r->raw = 0;
+    r->st = st;
+    r->ntag = r->lost = 0;
+    r->eq = 0;
+    return 0;
+}
+
+/* Raw text: bytes up to a '<' pass as text (raw 2 and 3) or are dropped
+ * (raw 1); an end tag of the element ends it.  Raw 3 (title): a start
+ * tag, comment or other end tag in it ends it (title_ends). */
 static size_t raw_bytes(sinkrd_t *r, const char *s, size_t n)
 {
     size_t i = 0;
     if (r->st == R_RAW) {
         const char *lt = memchr(s, '<', n);
         size_t k = lt ? (size_t)(lt - s) : n;
-        if (r->raw == 2 && k)
+        if (r->raw >= 2 && k)
             decode_text(&r->dec, s, k);
         if (!lt)
             return n;
@@ -422,7 +442,9 @@ static size_t raw_bytes(sinkrd_t *r, const char *s, size_t n)
             r->nmatch = 0;
             return 1;
         }
-        if (r->raw == 2)
+        if (r->raw == 3 && (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '!'))
+            return title_ends(r, R_LT);
+        if (r->raw >= 2)
             decode_text(&r->dec, "<", 1);
         r->st = R_RAW;
         return 0;
@@ -441,7 +463,14 @@ static size_t raw_bytes(sinkrd_t *r, const char *s, size_t n)
         tag_put(r, r->rawname, want);
         return 0;
     }
-    if (r->raw == 2) { /* not the end tag: what was held is text */
+    if (r->raw == 3 && (r->nmatch || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))) {
+        /* another end tag in a title: markup; the matched bytes start its name */
+        title_ends(r, R_TAG);
+        r->end = 1;
+        tag_put(r, r->rawname, r->nmatch);
+        return 0;
+    }
+    if (r->raw >= 2) { /* not the end tag: what was held is text */
         decode_text(&r->dec, "</", 2);
         decode_text(&r->dec, r->rawname, r->nmatch);
     }
@@ -668,7 +697,7 @@ void sinkrd_finish(sinkrd_t *r)
     if (!r->decided)
         head_done(r);
     if (r->st == R_RAW_LT || r->st == R_RAW_END) {
-        if (r->raw == 2) {
+        if (r->raw >= 2) {
             decode_text(&r->dec, r->st == R_RAW_LT ? "<" : "</", r->st == R_RAW_LT ? 1 : 2);
             if (r->st == R_RAW_END)
                 decode_text(&r->dec, r->rawname, r->nmatch);

@@ -211,8 +211,11 @@ Test(sink, skips_comments_and_raw_text)
         {"<p><textarea><b>no</b></textarea><noscript><p>n</noscript>y", NULL,
          "<html><body><p><textarea></textarea><noscript></noscript>y</p></body></html>"},
         /* title and xmp: text without markup, references decoded in title */
-        {"<title>a<b>&amp;</title><xmp><i>x</i></xmp>", NULL,
-         "<html><title>a<b>&</title><body><xmp><i>x</i></xmp></body></html>"},
+        {"<title>a <3 &amp;</title><xmp><i>x</i></xmp>", NULL,
+         "<html><title>a <3 &</title><body><xmp><i>x</i></xmp></body></html>"},
+        /* a title left open ends at the first tag in it */
+        {"<title>T<div>x</div>", NULL, "<html><title>T</title><body><div>x</div></body></html>"},
+        {"<title>T</p><p>x", NULL, "<html><title>T</title><body><p></p><p>x</p></body></html>"},
         /* "<" that opens no markup is text; a tag cut by the end of the page is dropped */
         {"<p>a < b <3 <<c d", NULL, "<html><body><p>a < b <3 <</p></body></html>"},
     };
