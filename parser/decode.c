@@ -90,7 +90,7 @@ static void emit_cp(decoder_t *d, unsigned cp)
 
 static void emit_bytes(decoder_t *d, const char *s, size_t n)
 {
-    if (n > DECODE_OUT / 2) {
+    if (n > DECODE_OUT / 8) { /* long: handed over where it is */
         flush(d);
         d->emit(d->ud, s, n);
         return;
@@ -209,9 +209,18 @@ static void utf8_run(decoder_t *d, const unsigned char *s, size_t n)
     start = i;
     while (i < n) {
         unsigned char c = s[i], lo, hi;
-        if (c >= 0x20 || (c != 0 && c != 0x0B)) {
+        if (c != 0) {
             if (c < 0x80) {
                 i++;
+                /* eight bytes at a time while they are ASCII and not NUL */
+                while (i + 8 <= n) {
+                    uint64_t w;
+                    memcpy(&w, s + i, 8);
+                    if ((w & 0x8080808080808080ULL) ||
+                        ((w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL))
+                        break;
+                    i += 8;
+                }
                 continue;
             }
             int k = lead(c, &lo, &hi);
@@ -246,7 +255,7 @@ static void utf8_run(decoder_t *d, const unsigned char *s, size_t n)
             memcpy(d->part, s + i, n - i);
             return;
         }
-        emit_bytes(d, (const char *)s + start, i - start); /* NUL, VT dropped */
+        emit_bytes(d, (const char *)s + start, i - start); /* NUL dropped */
         start = ++i;
     }
     emit_bytes(d, (const char *)s + start, i - start);
@@ -320,6 +329,25 @@ static void run(decoder_t *d, const char *s, size_t n)
         iconv_run(d, (const unsigned char *)s, n);
 }
 
+/* The code point of the most used named references (libxml2's lookup
+ * walks its whole table), or 0. */
+static unsigned common_ref(const char *name)
+{
+    static const struct {
+        const char *n;
+        unsigned cp;
+    } refs[] = {{"amp", '&'},       {"nbsp", 0xA0},    {"quot", '"'},     {"lt", '<'},
+                {"gt", '>'},        {"apos", '\''},    {"ndash", 0x2013}, {"mdash", 0x2014},
+                {"hellip", 0x2026}, {"rsquo", 0x2019}, {"lsquo", 0x2018}, {"rdquo", 0x201D},
+                {"ldquo", 0x201C},  {"middot", 0xB7},  {"bull", 0x2022},  {"copy", 0xA9},
+                {"reg", 0xAE},      {"trade", 0x2122}, {"laquo", 0xAB},   {"raquo", 0xBB},
+                {"euro", 0x20AC},   {"eacute", 0xE9},  {"times", 0xD7},   {"deg", 0xB0}};
+    for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++)
+        if (name[0] == refs[i].n[0] && strcmp(name, refs[i].n) == 0)
+            return refs[i].cp;
+    return 0;
+}
+
 /* A numeric reference's code point, as browsers map it. */
 static unsigned num_cp(unsigned long v)
 {
@@ -364,16 +392,8 @@ static size_t ref_cp(const char *r, size_t n, int semi_optional, unsigned *cp)
     name[i - 1] = '\0';
     if (i < n && r[i] == ';') {
         const htmlEntityDesc *e = NULL;
-        if (strcmp(name, "amp") == 0)
-            *cp = '&';
-        else if (strcmp(name, "nbsp") == 0)
-            *cp = 0xA0;
-        else if (strcmp(name, "quot") == 0)
-            *cp = '"';
-        else if (strcmp(name, "lt") == 0)
-            *cp = '<';
-        else if (strcmp(name, "gt") == 0)
-            *cp = '>';
+        if ((*cp = common_ref(name)))
+            ;
         else if ((e = htmlEntityLookup((const xmlChar *)name)))
             *cp = e->value;
         else
