@@ -3,7 +3,7 @@
 # extractor (build/bench/text_extract, -m main) and @mozilla/readability on
 # jsdom (readability.js) over the same pages of every set that prepare.sh
 # laid out, then score.py's table and the CPU per page of each.
-#   usage: run.sh [BUILD_DIR]        (env: DATA, OUT, SETS="dragnet l3s-gn1 ...")
+#   usage: run.sh [BUILD_DIR]        (env: DATA, OUT, SETS="dragnet l3s-gn1 ...", BATCH=100)
 # Needs: node and npm (the baseline installs from package.json into
 # node_modules here), python3.  Writes OUT/<extractor>/<set>/<id>.txt,
 # OUT/cpu.tsv and OUT/table.md; prints both tables.
@@ -24,9 +24,11 @@ sum_runs() {
 while IFS=$'\t' read -r name kind list gold; do
   if [ -n "${SETS:-}" ] && [[ " $SETS " != *" $name "* ]]; then continue; fi
   mkdir -p "$OUT/ours/$name" "$OUT/readability/$name"
-  # xargs may split the list over several runs: their lines are summed
-  o=$(xargs -a "$list" "$BUILD/bench/text_extract" -m main -o "$OUT/ours/$name" | sum_runs)
-  r=$(xargs -a "$list" node "$HERE/readability.js" "$OUT/readability/$name" | sum_runs)
+  # the list goes in batches of BATCH pages, one process each (jsdom keeps
+  # memory from page to page: one node process ran out of its 4 GB heap
+  # after ~1,100 of dragnet's pages); their lines are summed
+  o=$(xargs -n "${BATCH:-100}" -a "$list" "$BUILD/bench/text_extract" -m main -o "$OUT/ours/$name" | sum_runs)
+  r=$(xargs -n "${BATCH:-100}" -a "$list" node "$HERE/readability.js" "$OUT/readability/$name" | sum_runs)
   printf '%s\tours\t%s\n%s\treadability\t%s\n' "$name" "$o" "$name" "$r" >> "$OUT/cpu.tsv"
   echo "run: $name: $o | $r" >&2
 done < "$DATA/sets.tsv"
