@@ -338,6 +338,12 @@ static inline void one_byte(run_t *r, const char *s, size_t i, size_t n)
 #define ONES 0x0101010101010101ULL
 #define HIGH 0x8080808080808080ULL
 
+/* The number of bytes whose high bit m has (m: high bits only). */
+static inline uint32_t count_high(uint64_t m)
+{
+    return (uint32_t)(((m >> 7) * ONES) >> 56);
+}
+
 /* The high bit of each byte of w equal to c. */
 static inline uint64_t eq_mask(uint64_t w, unsigned c)
 {
@@ -362,8 +368,8 @@ static inline int eight_bytes(run_t *r, const char *s)
     out = (w & ~spb) | (spb & (ONES * ' '));
     memcpy(r->o + r->k, &out, 8);
     r->k += 8;
-    r->chars += 8 - (uint32_t)__builtin_popcountll(w & ~(w << 1) & HIGH);
-    r->commas += (uint32_t)__builtin_popcountll(eq_mask(w, ','));
+    r->chars += 8 - count_high(w & ~(w << 1) & HIGH);
+    r->commas += count_high(eq_mask(w, ','));
     r->prev = (unsigned)(sp >> 63);
     r->last = (unsigned)(out >> 56);
     return 1;
