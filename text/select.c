@@ -34,8 +34,11 @@
  *     Then the first <h1> outside boilerplate joins when it comes before
  *     what was chosen (the headline above the text's container).
  *  5. If that yields less than RETRY_CHARS characters, steps 1-4 run again
- *     with the hints ignored; if nothing scores at all, every block outside
- *     boilerplate (at last every block) is the text.
+ *     with the strong hints only (tag, role, strong words), then with
+ *     none; the longest choice wins (Readability's retry: a short article
+ *     beside long comments without a comment class takes them in).  If nothing scores at
+ *     all, every block outside boilerplate (at last every block) is the
+ *     text.
  * TEXT_ALL skips the choice: every block, in order.
  * Rendering: blocks separated by a blank line; in Markdown, headings as
  * '#', list items as "- " or "N. " indented two spaces a level (items of
@@ -52,19 +55,20 @@
 #include <string.h>
 
 #define MIN_CHARS 25     /* characters for a block to score */
-#define RETRY_CHARS 250  /* fewer chosen characters: choose again without hints */
+#define RETRY_CHARS 500  /* fewer chosen characters: choose again with fewer hints */
 #define PROMOTE_TOP 5    /* containers next to the best that promotion looks at */
 #define PROMOTE_MIN 3    /* of which sharing an ancestor promotes it */
 #define PROSE_CHARS 1000 /* characters of prose that overrule a weak boilerplate hint */
 
 typedef struct sel {
     text_t *t;
-    int hints;      /* 1: boilerplate hints count */
+    int hints;      /* 2: every boilerplate hint counts, 1: the strong ones, 0: none */
     uint64_t *pc;   /* prefix sums of block characters, nblocks + 1 */
     uint64_t *pl;   /* and of link characters */
     float *value;   /* per container (step 2) */
     uint8_t *boil;  /* per container: 1 if it or an ancestor is boilerplate (step 0) */
     uint8_t *chose; /* per block: 1 chosen */
+    uint8_t *saved; /* per block: the choice with the hints, while trying without */
 } sel_t;
 
 static double link_density(const sel_t *s, uint32_t b0, uint32_t b1)
@@ -96,8 +100,10 @@ static void boilerplate(sel_t *s)
     text_t *t = s->t;
     for (size_t c = 0; c < t->nconts; c++) {
         const tcont_t *k = &t->conts[c];
-        int b = k->boiler == 1 || (k->boiler == 2 && !(s->pc[k->b1] - s->pc[k->b0] >= PROSE_CHARS &&
-                                                       link_density(s, k->b0, k->b1) < 0.25));
+        int b =
+            k->boiler == 1 ||
+            (s->hints == 2 && k->boiler == 2 &&
+             !(s->pc[k->b1] - s->pc[k->b0] >= PROSE_CHARS && link_density(s, k->b0, k->b1) < 0.25));
         s->boil[c] = (uint8_t)(b || (k->parent >= 0 && s->boil[k->parent]));
     }
 }
@@ -107,6 +113,8 @@ static int32_t score(sel_t *s)
 {
     text_t *t = s->t;
     int32_t best = -1;
+    if (s->hints)
+        boilerplate(s);
     for (size_t c = 0; c < t->nconts; c++)
         t->conts[c].score = 0;
     for (size_t i = 0; i < t->nblocks; i++) {
@@ -125,7 +133,7 @@ static int32_t score(sel_t *s)
         const tcont_t *k = &t->conts[c];
         float v = 0;
         if (k->score > 0 && !(s->hints && s->boil[c]))
-            v = (k->score + tag_base(k->tag) + (s->hints ? k->weight : 0)) *
+            v = (k->score + tag_base(k->tag) + (s->hints == 2 ? k->weight : 0)) *
                 (float)(1.0 - link_density(s, k->b0, k->b1));
         s->value[c] = v;
         if (v > 0 && (best < 0 || v > s->value[best]))
@@ -259,18 +267,33 @@ static void headline(sel_t *s)
 static void select_main(sel_t *s)
 {
     text_t *t = s->t;
-    for (s->hints = 1; s->hints >= 0; s->hints--) {
-        int32_t best = score(s);
-        if (best >= 0) {
-            best = promote(s, best);
-            choose(s, best);
-            if (keep(s) >= RETRY_CHARS || s->hints == 0) {
-                headline(s);
-                return;
-            }
+    uint64_t got = 0;
+    int level = 2;
+    for (s->hints = 2; s->hints >= 0; s->hints--) {
+        uint64_t n = 0;
+        int32_t best;
+        if (s->hints < 2)
+            memcpy(s->saved, s->chose, t->nblocks);
+        if ((best = score(s)) >= 0) {
+            choose(s, promote(s, best));
+            n = keep(s);
         }
+        if (n > got) {
+            got = n;
+            level = s->hints;
+        } else if (s->hints < 2) {
+            memcpy(s->chose, s->saved, t->nblocks);
+        }
+        if (got >= RETRY_CHARS)
+            break;
     }
-    s->hints = 1;
+    s->hints = level;
+    if (got > 0) {
+        headline(s);
+        return;
+    }
+    s->hints = 2;
+    boilerplate(s);
     for (int pass = 1; pass >= 0; pass--) { /* nothing scored */
         uint64_t chars = 0;
         for (size_t i = 0; i < t->nblocks; i++) {
@@ -381,23 +404,24 @@ int text_select(text_t *t)
         return render(t, NULL);
     s.pc = malloc((n + 1) * sizeof(*s.pc));
     s.pl = malloc((n + 1) * sizeof(*s.pl));
-    s.chose = malloc(n + 1);
+    s.chose = calloc(n + 1, 1);
+    s.saved = malloc(n + 1);
     s.value = malloc((t->nconts + 1) * sizeof(*s.value));
     s.boil = malloc(t->nconts + 1);
-    if (!s.pc || !s.pl || !s.chose || !s.value || !s.boil)
+    if (!s.pc || !s.pl || !s.chose || !s.saved || !s.value || !s.boil)
         goto out;
     s.pc[0] = s.pl[0] = 0;
     for (size_t i = 0; i < n; i++) {
         s.pc[i + 1] = s.pc[i] + t->blocks[i].chars;
         s.pl[i + 1] = s.pl[i] + t->blocks[i].link_chars;
     }
-    boilerplate(&s);
     select_main(&s);
     rc = render(t, s.chose);
 out:
     free(s.pc);
     free(s.pl);
     free(s.chose);
+    free(s.saved);
     free(s.value);
     free(s.boil);
     return rc;
