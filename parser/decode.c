@@ -188,10 +188,13 @@ static int lead(unsigned char c, unsigned char *lo, unsigned char *hi)
 
 /* UTF-8 s[0..n) (no '&'): valid spans pass as they are, NUL is dropped,
  * invalid bytes become U+FFFD, a sequence cut at the end is held. */
-static void utf8_run(decoder_t *d, const unsigned char *s, size_t n)
+/* The sequence held from the last call, completed by the first bytes of
+ * s[0..n) (or replaced if they do not continue it); returns the bytes of
+ * s used. */
+static size_t utf8_held(decoder_t *d, const unsigned char *s, size_t n)
 {
-    size_t i = 0, start = 0;
-    while (d->npart && i < n) { /* finish the held sequence */
+    size_t i = 0;
+    while (d->npart && i < n) {
         unsigned char c = s[i];
         unsigned char lo = d->npart == 1 ? d->lo : 0x80, hi = d->npart == 1 ? d->hi : 0xBF;
         if (c < lo || c > hi) {
@@ -206,7 +209,12 @@ static void utf8_run(decoder_t *d, const unsigned char *s, size_t n)
             d->npart = 0;
         }
     }
-    start = i;
+    return i;
+}
+
+static void utf8_run(decoder_t *d, const unsigned char *s, size_t n)
+{
+    size_t i = d->npart ? utf8_held(d, s, n) : 0, start = i;
     while (i < n) {
         unsigned char c = s[i], lo, hi;
         if (c != 0) {

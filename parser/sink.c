@@ -490,6 +490,45 @@ static unsigned char tail_dashes(const char *s, const char *k, unsigned char pre
     return k[-2] == '-' ? 2 : 1;
 }
 
+/* In a comment (or "<!...>", "<?...>"): skips to past its '>', or
+ * returns NULL if s[0..end) holds no end of it. */
+static const char *skip_comment(sinkrd_t *r, const char *s, const char *end)
+{
+    const char *k = memchr(s, '>', (size_t)(end - s));
+    if (r->st == R_COMMENT) {
+        r->dashes = tail_dashes(s, k ? k : end, r->dashes);
+        if (!k)
+            return NULL;
+        if (r->dashes >= 2)
+            r->st = R_TEXT;
+        r->dashes = 0;
+        return k + 1;
+    }
+    if (!k)
+        return NULL;
+    r->st = R_TEXT;
+    return k + 1;
+}
+
+/* One byte after "</", "<!" or "<!-". */
+static void markup_byte(sinkrd_t *r, unsigned char c)
+{
+    if (r->st == R_ENDLT) {
+        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+            r->st = R_TAG;
+            r->end = 1;
+            tag_put(r, (const char *)&c, 1);
+        } else {
+            r->st = c == '>' ? R_TEXT : R_BOGUS; /* "</>" is nothing */
+        }
+    } else if (r->st == R_BANG) {
+        r->st = c == '-' ? R_BANGD : c == '>' ? R_TEXT : R_BOGUS;
+    } else { /* R_BANGD */
+        r->st = c == '-' ? R_COMMENT : c == '>' ? R_TEXT : R_BOGUS;
+        r->dashes = 2; /* so that "<!-->" and "<!--->" end at once */
+    }
+}
+
 /* Reads s[0..n) (ASCII-compatible bytes). */
 static void read_bytes(sinkrd_t *r, const char *s, size_t n)
 {
@@ -511,13 +550,9 @@ static void read_bytes(sinkrd_t *r, const char *s, size_t n)
             lt_byte(r, c);
             break;
         case R_ENDLT:
-            if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
-                r->st = R_TAG;
-                r->end = 1;
-                tag_put(r, (const char *)&c, 1);
-            } else {
-                r->st = c == '>' ? R_TEXT : R_BOGUS; /* "</>" is nothing */
-            }
+        case R_BANG:
+        case R_BANGD:
+            markup_byte(r, c);
             break;
         case R_TAG:
             k = tag_run(r, s, end);
@@ -537,33 +572,10 @@ static void read_bytes(sinkrd_t *r, const char *s, size_t n)
             r->st = R_TAG;
             s = k + 1;
             continue;
-        case R_BANG:
-            r->st = c == '-' ? R_BANGD : R_BOGUS;
-            if (c == '>')
-                r->st = R_TEXT;
-            break;
-        case R_BANGD:
-            r->st = c == '-' ? R_COMMENT : R_BOGUS;
-            r->dashes = 2; /* so that "<!-->" and "<!--->" end at once */
-            if (c == '>')
-                r->st = R_TEXT;
-            break;
         case R_COMMENT:
-            k = memchr(s, '>', (size_t)(end - s));
-            r->dashes = tail_dashes(s, k ? k : end, r->dashes);
-            if (!k)
-                return;
-            if (r->dashes >= 2)
-                r->st = R_TEXT;
-            r->dashes = 0;
-            s = k + 1;
-            continue;
         case R_BOGUS:
-            k = memchr(s, '>', (size_t)(end - s));
-            if (!k)
+            if (!(s = skip_comment(r, s, end)))
                 return;
-            r->st = R_TEXT;
-            s = k + 1;
             continue;
         default: /* R_RAW, R_RAW_LT, R_RAW_END */
             s += raw_bytes(r, s, (size_t)(end - s));

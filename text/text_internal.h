@@ -2,7 +2,8 @@
  * text_internal.h -- shared by the files of text/, not part of the public
  * contract.  extract.c turns the parser's events into the page record
  * below (text, blocks, containers); select.c chooses from that record and
- * renders the output; simhash.c hashes it.
+ * renders the output; simhash.c hashes it; text.c holds the handle's life
+ * and getters.
  */
 #ifndef TEXT_INTERNAL_H
 #define TEXT_INTERNAL_H
@@ -240,6 +241,9 @@ int text_hint(const text_atts_t *a);
 const char *text_attr(const char *const *atts, const char *name);
 /* 1 if the attributes hide the element (hidden, aria-hidden, inline style). */
 int text_hidden(const text_atts_t *a);
+
+/* extract.c: the page ended: every open element and the open block end. */
+void text_close_all(text_t *t);
 
 /* select.c: chooses and renders into t->out (and t->out_len).  Returns 0
  * or CRAWL_ENOMEM. */
