@@ -162,9 +162,14 @@ static int32_t promote(sel_t *s, int32_t best)
         if ((int32_t)c == best || s->value[c] < bar || holds(t, (int32_t)c, best) ||
             holds(t, best, (int32_t)c))
             continue;
-        int k = ntop < PROMOTE_TOP ? ntop++ : PROMOTE_TOP - 1;
-        if (k == PROMOTE_TOP - 1 && ntop == PROMOTE_TOP && s->value[top[k]] >= s->value[c])
-            continue;
+        int k = ntop;
+        if (ntop == PROMOTE_TOP) { /* full: c takes the last place if it beats it */
+            k = PROMOTE_TOP - 1;
+            if (s->value[top[k]] >= s->value[c])
+                continue;
+        } else {
+            ntop++;
+        }
         top[k] = (int32_t)c;
         for (; k > 0 && s->value[top[k - 1]] < s->value[top[k]]; k--) {
             int32_t x = top[k];
