@@ -120,12 +120,17 @@ typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_lin
 
 /* A text sink: an optional second consumer of the page, fed its elements
  * and its character data (what the text/ module's extractor needs:
- * text_parser_sink() fills one).  The parser reads them itself, beside
- * the link extraction and without libxml2 (which keeps parsing markup
- * only, so links are the same with or without a sink): a tokenizer after
- * the HTML Standard's (comments, DOCTYPE and the content of script, style,
- * textarea, iframe, noscript, noembed and noframes are never given; the
- * text of title and xmp is given without markup), elements balanced as a
+ * text_parser_sink() fills one).  With a sink the parser reads the page
+ * itself, without libxml2, and takes the links from that reading too (one
+ * pass for both: a parse with text costs about what one without does).
+ * The links are those of a parse without a sink but where the two
+ * readings differ: links inside textarea, or after a script whose end tag
+ * is broken, are not reported (browsers read them as text); undeclared
+ * non-UTF-8 bytes are windows-1252, not latin-1; pages whose encoding
+ * stops libxml2 still give their links.  The reading: a tokenizer after
+ * the HTML Standard's (comments, DOCTYPE and the content of script, style
+ * and textarea are never given; the text of title and xmp is given without
+ * markup, and a title that meets a tag ends there), elements balanced as a
  * browser nests them (implied ends of p, li, dd/dt, table parts, headings,
  * a; a stray end tag that closes nothing in scope is ignored; void
  * elements and "<x/>" end at once), text decoded to UTF-8 from the page's
@@ -161,10 +166,10 @@ typedef struct parser_sink {
 typedef struct parser_config {
     size_t max_url_length; /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
     int follow_nofollow;   /* 1: also report rel=nofollow links */
-    /* NULL: no sink, the parse reads markup only (text is skipped, as it
-     * costs most of a parse).  Otherwise the struct is copied by parser_new
-     * and the page is also read for the sink (see parser_sink_t); links are
-     * reported exactly as without. */
+    /* NULL: no sink, libxml2 parses the markup only (text is skipped, as
+     * it costs most of a parse).  Otherwise the struct is copied by
+     * parser_new and the page is read by the parser's own reader, for the
+     * sink and the links (see parser_sink_t). */
     const parser_sink_t *sink;
 } parser_config_t;
 
@@ -204,8 +209,10 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
 /* Feeds the next chunk of the body (any size, any split).  Memory stays
  * bounded whatever the total: libxml2 is given markup only (text, comments
  * and script/style bodies are skipped) with every tag capped, and never
- * holds more than one pending tag; a sink's reader holds one tag of at
- * most 32 KiB and PARSER_SINK_MAX_DEPTH open elements.  libxml2 prints
+ * holds more than one pending tag; with a sink, the reader holds one tag
+ * of at most 32 KiB (an attribute cut by that cap is dropped, never given
+ * shortened; the bytes past it count in capped) and PARSER_SINK_MAX_DEPTH
+ * open elements.  libxml2 prints
  * nothing.  Returns 0, CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or
  * after parser_finish). */
 int parser_feed(parser_t *p, const char *data, size_t len);

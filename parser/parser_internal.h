@@ -208,6 +208,13 @@ typedef struct sinkrd sinkrd_t;
 /* header: the Content-Type's charset or NULL.  NULL on out-of-memory. */
 sinkrd_t *sinkrd_new(const parser_sink_t *sink, const char *header_charset);
 void sinkrd_free(sinkrd_t *r);
+/* Start tags of a, area, base, link, meta, frame and iframe also go to fn
+ * (with all their attributes), before the sink's start: the links of a
+ * page read with a sink come from this reader, libxml2 is not run. */
+void sinkrd_links(sinkrd_t *r, void (*fn)(void *ud, const char *name, const char *const *atts),
+                  void *ud);
+/* Tag bytes dropped past the reader's cap of a tag, so far. */
+uint64_t sinkrd_capped(const sinkrd_t *r);
 /* charset.c's decision on the first bytes (no charset in Content-Type):
  * 1 UTF-8, 0 not (windows-1252), unless the page named one. */
 void sinkrd_sniffed(sinkrd_t *r, int utf8);

@@ -3,10 +3,10 @@
  * raw bytes that feeds the sink (parser.h: parser_sink_t) without libxml2.
  *
  * DESIGN
- * libxml2 gets markup only (bound.c); parsing all of a page's text through
- * it tripled the cost of a parse.  With a sink attached, parser_feed also
- * runs every chunk through this reader, which follows the tokens of the
- * HTML Standard's tokenizer closely enough for text:
+ * Parsing all of a page's text through libxml2 tripled the cost of a
+ * parse.  With a sink attached, parser_feed runs every chunk through this
+ * reader instead, which follows the tokens of the HTML Standard's
+ * tokenizer closely enough for text and links:
  *   text         runs up to the next '<' (a memchr), decoded by decode.c
  *                (charset, character references) and handed to tree.c;
  *   tags         start and end tags, their bytes gathered (quotes
@@ -15,11 +15,16 @@
  *                attribute cut by the cap, or past SINK_MAX_ATTS, dropped),
  *                then handed to tree.c, which balances them;
  *   comments     "<!-- ... -->" ("<!-->" too), "<!...>" and "<?...>" skipped;
- *   raw text     after script, style, textarea, iframe, noscript, noembed,
- *                noframes: skipped up to the matching end tag; after title
- *                and xmp: text without markup up to it (a title that meets
- *                a tag or comment ends there: pages cut while saved leave
- *                it open, and the rest of the page would be its text).
+ *   raw text     after script, style and textarea: skipped up to the
+ *                matching end tag; after title and xmp: text without markup
+ *                up to it (a title that meets a tag or comment ends there:
+ *                pages cut while saved leave it open, and the rest of the
+ *                page would be its text).  noscript, iframe, noembed and
+ *                noframes are read as markup (what a crawler without
+ *                scripts sees; libxml2 did the same).
+ * Links: with sinkrd_links(), the start tags of a, area, base, link, meta,
+ * frame and iframe go with all their attributes to html.c's link logic
+ * first (libxml2 is not run when a sink reads the page).
  * Charset: the Content-Type's wins; else a UTF-8 BOM, else the first
  * <meta charset> or <meta http-equiv=content-type content="...charset=">,
  * else the first-bytes sniff of charset.c (UTF-8, or windows-1252).  A
@@ -27,7 +32,7 @@
  * converted to UTF-8 by iconv.
  * Memory: the reader (a tree of PARSER_SINK_MAX_DEPTH nodes, the decoder's
  * 4 KiB) plus the tag and attribute buffers, which grow with the longest
- * tag seen up to SINK_TAG_CAP and 2 * SINK_TAG_CAP + 1 KiB.
+ * tag seen up to SINK_TAG_CAP and about 4 * SINK_TAG_CAP.
  * State: one sinkrd_t per page; not shared.
  */
 #include "parser_internal.h"
@@ -82,6 +87,9 @@ struct sinkrd {
     char *abuf;         /* names and decoded values, NUL-terminated */
     size_t capabuf;
     int err;
+    uint64_t capped; /* tag bytes past SINK_TAG_CAP */
+    void (*link)(void *ud, const char *name, const char *const *atts); /* sinkrd_links */
+    void *link_ud;
     decoder_t dec;
     tree_t tree;
 };
@@ -237,12 +245,12 @@ static int abuf_room(sinkrd_t *r, size_t need)
     return 0;
 }
 
-/* 1 if the sink wants attribute n[0..len) (any case); a meta's charset,
- * http-equiv and content are always read. */
-static int wanted(const sinkrd_t *r, const char *n, size_t len, int meta)
+/* 1 if the sink wants attribute n[0..len) (any case); all: every one is
+ * (the tags of meta and of the link elements). */
+static int wanted(const sinkrd_t *r, const char *n, size_t len, int all)
 {
     const char *const *w = r->tree.sink.want;
-    if (!w || meta)
+    if (!w || all)
         return 1;
     if (!(r->wmask[(unsigned char)n[0] & 31] & (1u << (len & 31))))
         return 0;
@@ -255,7 +263,7 @@ static int wanted(const sinkrd_t *r, const char *n, size_t len, int meta)
 /* Parses the attributes of tag[i..ntag) into atts (offsets into abuf
  * first, pointers at the end); returns the count of pairs; *slash: the
  * tag ends in a lone '/'. */
-static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash, int meta)
+static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash, int all)
 {
     const char *t = r->tag;
     size_t n = r->ntag, used = 0;
@@ -295,7 +303,10 @@ static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash, int meta)
                 vn = i - v;
             }
         }
-        if (k == SINK_MAX_ATTS || (cut && r->lost) || an > 64 || !wanted(r, t + a, an, meta))
+        /* a value that reaches the end of a tag cut by the cap is cut too:
+         * dropped, never given shortened (a cut URL would be another URL) */
+        if (k == SINK_MAX_ATTS || (r->lost && has_v && (cut || v + vn == n)) || an > 64 ||
+            !wanted(r, t + a, an, all))
             continue;
         off[2 * k] = used;
         for (size_t j = 0; j < an; j++) {
@@ -313,7 +324,54 @@ static int parse_atts(sinkrd_t *r, size_t i, size_t *off, int *slash, int meta)
     return k;
 }
 
-/* The tag in tag[] is complete: to the tree. */
+/* The pairs of atts (k of them) the sink wants, moved to the front;
+ * returns their count. */
+static int keep_wanted(const sinkrd_t *r, const char **atts, int k)
+{
+    int n = 0;
+    for (int j = 0; j < k; j++)
+        if (wanted(r, atts[2 * j], strlen(atts[2 * j]), 0)) {
+            atts[2 * n] = atts[2 * j];
+            atts[2 * n + 1] = atts[2 * j + 1];
+            n++;
+        }
+    atts[2 * n] = NULL;
+    return n;
+}
+
+/* The elements whose start tags go to the link callback (html.c's). */
+static int link_element(const char *n)
+{
+    switch (n[0]) {
+    case 'a':
+        return strcmp(n, "a") == 0 || strcmp(n, "area") == 0;
+    case 'b':
+        return strcmp(n, "base") == 0;
+    case 'f':
+        return strcmp(n, "frame") == 0;
+    case 'i':
+        return strcmp(n, "iframe") == 0;
+    case 'l':
+        return strcmp(n, "link") == 0;
+    case 'm':
+        return strcmp(n, "meta") == 0;
+    default:
+        return 0;
+    }
+}
+
+uint64_t sinkrd_capped(const sinkrd_t *r)
+{
+    return r->capped;
+}
+
+void sinkrd_links(sinkrd_t *r, void (*fn)(void *, const char *, const char *const *), void *ud)
+{
+    r->link = fn;
+    r->link_ud = ud;
+}
+
+/* The tag in tag[] is complete: to the link callback and the tree. */
 static void tag_done(sinkrd_t *r)
 {
     char name[TREE_NAME + 1];
@@ -334,7 +392,9 @@ static void tag_done(sinkrd_t *r)
         tree_end(&r->tree, name);
         return;
     }
-    k = parse_atts(r, i, off, &slash, name[0] == 'm' && strcmp(name, "meta") == 0);
+    r->capped += r->lost;
+    int link = r->link && link_element(name);
+    k = parse_atts(r, i, off, &slash, link || (name[0] == 'm' && strcmp(name, "meta") == 0));
     for (int j = 0; j < k; j++) {
         atts[2 * j] = r->abuf + off[2 * j];
         atts[2 * j + 1] = off[2 * j + 1] == (size_t)-1 ? NULL : r->abuf + off[2 * j + 1];
@@ -342,6 +402,10 @@ static void tag_done(sinkrd_t *r)
     atts[2 * k] = NULL;
     if (name[0] == 'm' && strcmp(name, "meta") == 0)
         on_meta(r, atts);
+    if (link) {
+        r->link(r->link_ud, name, k ? atts : NULL);
+        k = keep_wanted(r, atts, k);
+    }
     r->raw = tree_start(&r->tree, name, k ? atts : NULL, slash);
     if (r->raw == 2 && strcmp(name, "title") == 0)
         r->raw = 3;

@@ -107,7 +107,7 @@ enum {
     X(hr, CP | T_VOID)                                                                             \
     X(html, SP | T_SCOPE | T_TSCOPE)                                                               \
     X(i, FM)                                                                                       \
-    X(iframe, SP | T_RAW)                                                                          \
+    X(iframe, SP)                                                                                  \
     X(img, SP | T_VOID)                                                                            \
     X(input, SP | T_VOID)                                                                          \
     X(keygen, SP | T_VOID)                                                                         \
@@ -120,9 +120,9 @@ enum {
     X(meta, SP | T_VOID | T_HEADOK)                                                                \
     X(nav, CP)                                                                                     \
     X(nobr, FM)                                                                                    \
-    X(noembed, SP | T_RAW)                                                                         \
-    X(noframes, SP | T_RAW | T_HEADOK)                                                             \
-    X(noscript, SP | T_RAW | T_HEADOK)                                                             \
+    X(noembed, SP)                                                                                 \
+    X(noframes, SP | T_HEADOK)                                                                     \
+    X(noscript, SP | T_HEADOK)                                                                     \
     X(object, SP | T_SCOPE)                                                                        \
     X(ol, CP)                                                                                      \
     X(option, 0)                                                                                   \

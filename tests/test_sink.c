@@ -208,8 +208,9 @@ Test(sink, skips_comments_and_raw_text)
          "<html><body><p>abcdef</p></body></html>"},
         {"<script>if (a<b) '</p>'</scri</script><style>p{}</style><p>x", NULL,
          "<html><script></script><style></style><body><p>x</p></body></html>"},
+        /* textarea: no markup; noscript: markup (what a reader without scripts sees) */
         {"<p><textarea><b>no</b></textarea><noscript><p>n</noscript>y", NULL,
-         "<html><body><p><textarea></textarea><noscript></noscript>y</p></body></html>"},
+         "<html><body><p><textarea></textarea><noscript></noscript></p><p>ny</p></body></html>"},
         /* title and xmp: text without markup, references decoded in title */
         {"<title>a <3 &amp;</title><xmp><i>x</i></xmp>", NULL,
          "<html><title>a <3 &</title><body><xmp><i>x</i></xmp></body></html>"},
@@ -254,4 +255,74 @@ Test(sink, nesting_stays_within_the_depth_cap)
     cr_expect_eq(t->depth, 0, "all closed at the end");
     free(t);
     free(page);
+}
+
+/* Links seen, one a line. */
+static void on_link(void *ud, const char *url, size_t len, parser_link_kind_t kind)
+{
+    trace_t *t = ud;
+    (void)kind;
+    add(t, url, len);
+    add(t, "\n", 1);
+}
+
+/* The links of a page read with a sink, and without. */
+static void links_of(const char *html, const char *ctype, int sink, trace_t *out)
+{
+    trace_t ev;
+    parser_sink_t s = {on_start, on_end, on_text, &ev, NULL};
+    parser_config_t pc = {.sink = sink ? &s : NULL};
+    memset(out, 0, sizeof(*out));
+    parser_t *p = parser_new(&pc, "http://example.com/d/p.html", ctype, NULL, on_link, out);
+    cr_assert(p);
+    for (size_t off = 0, n = strlen(html); off < n; off += 5)
+        cr_assert_eq(parser_feed(p, html + off, n - off < 5 ? n - off : 5), 0);
+    cr_assert_eq(parser_finish(p), 0);
+    parser_free(p);
+}
+
+Test(sink, links_come_from_the_same_reading)
+{
+    static const struct {
+        const char *html, *with, *without;
+    } cases[] = {
+        /* ordinary markup: the same links both ways */
+        {"<base href=/b/><a href=x>1</a><area href='y'><iframe src=f></iframe>"
+         "<link rel=next href=n><meta http-equiv=refresh content='0; url=r'>"
+         "<noscript><a href=ns>n</a></noscript><a href=\"q?a=1&amp;b=2\">q</a>",
+         "http://example.com/b/x\nhttp://example.com/b/y\nhttp://example.com/b/f\n"
+         "http://example.com/b/n\nhttp://example.com/b/r\nhttp://example.com/b/ns\n"
+         "http://example.com/b/q?a=1&b=2\n",
+         NULL},
+        /* where the readings differ: a textarea's content is text */
+        {"<textarea><a href=t>t</a></textarea><a href=u>u</a>", "http://example.com/d/u\n",
+         "http://example.com/d/t\nhttp://example.com/d/u\n"},
+        /* meta robots nofollow stops the links that follow, both ways */
+        {"<a href=1>1</a><meta name=robots content=nofollow><a href=2>2</a>",
+         "http://example.com/d/1\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        trace_t with, without;
+        links_of(cases[i].html, NULL, 1, &with);
+        links_of(cases[i].html, NULL, 0, &without);
+        cr_expect_str_eq(with.buf, cases[i].with, "with a sink, [%s]: [%s]", cases[i].html,
+                         with.buf);
+        cr_expect_str_eq(without.buf, cases[i].without ? cases[i].without : cases[i].with,
+                         "without, [%s]: [%s]", cases[i].html, without.buf);
+    }
+}
+
+Test(sink, a_link_cut_by_the_tag_cap_is_dropped_not_shortened)
+{
+    size_t pad = 40 * 1024;
+    char *html = malloc(pad + 256);
+    cr_assert(html);
+    size_t n = (size_t)snprintf(html, 64, "<a data-x=\"");
+    memset(html + n, 'x', pad);
+    n += pad;
+    snprintf(html + n, 192, "\" href=/far>far</a><a href=/near>near</a>");
+    trace_t links;
+    links_of(html, NULL, 1, &links);
+    cr_expect_str_eq(links.buf, "http://example.com/near\n", "[%s]", links.buf);
+    free(html);
 }

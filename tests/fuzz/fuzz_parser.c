@@ -5,8 +5,9 @@
  * then with one (the text/ extractor, in the mode the input's length picks,
  * behind a checking sink).  Besides crashes, leaks and UB, it checks that
  * every reported URL is http(s), within max_url_length, and already in
- * normal form (normalizing it again changes nothing); that the links are
- * the same with and without the sink; that the sink's events nest (every
+ * normal form (normalizing it again changes nothing), with and without the
+ * sink (which reads the page and its links without libxml2: the two
+ * readings may differ, parser.h); that the sink's events nest (every
  * end names the innermost open element, at most PARSER_SINK_MAX_DEPTH
  * open, none left open after parser_finish) and its text is valid UTF-8,
  * never cut inside a character; and that the extracted text is valid
@@ -168,10 +169,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     parse(data, size, &with, &check);
     if (check.depth != 0) {
         fprintf(stderr, "sink: %d elements left open\n", check.depth);
-        abort();
-    }
-    if (plain.count != with.count || plain.n != with.n || memcmp(plain.buf, with.buf, plain.n)) {
-        fprintf(stderr, "links differ with the sink (%lu / %lu)\n", plain.count, with.count);
         abort();
     }
     if (text_finish(t) == 0) {
