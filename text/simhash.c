@@ -71,24 +71,48 @@ static void drain(votes_t *v, uint64_t *acc)
     v->pending = 0;
 }
 
-static int word_byte(unsigned char c)
+/* Bytes of words: ASCII letters and digits, and every non-ASCII byte. */
+#define R10(c)                                                                                     \
+    [c] = 1, [c + 1] = 1, [c + 2] = 1, [c + 3] = 1, [c + 4] = 1, [c + 5] = 1, [c + 6] = 1,         \
+    [c + 7] = 1, [c + 8] = 1, [c + 9] = 1
+#define R16(c)                                                                                     \
+    R10(c), [c + 10] = 1, [c + 11] = 1, [c + 12] = 1, [c + 13] = 1, [c + 14] = 1, [c + 15] = 1
+static const unsigned char word_byte[256] = {
+    R10('0'),  R10('A'),  R16('A' + 10), R10('a'),  R16('a' + 10), R16(0x80), R16(0x90),
+    R16(0xA0), R16(0xB0), R16(0xC0),     R16(0xD0), R16(0xE0),     R16(0xF0),
+};
+#undef R10
+#undef R16
+
+#define ONES 0x0101010101010101ULL
+#define HIGH 0x8080808080808080ULL
+
+/* g with its ASCII capitals lowercased, eight bytes at once. */
+static uint64_t lower8(uint64_t g)
 {
-    return text_is_alnum(c) || c >= 0x80;
+    uint64_t h7 = g & ~HIGH;
+    uint64_t upper = (h7 + ONES * 0x3F) & ~(h7 + ONES * 0x25) & ~g & HIGH;
+    return g | (upper >> 2);
 }
 
 /* The hash of the word at s[0..n), ASCII lowercased: its bytes eight at a
- * time, each group mixed into the state. */
-static uint64_t word_hash(const unsigned char *s, size_t n)
+ * time, each group mixed into the state; end: the end of the text (a
+ * group is read whole when eight bytes are there). */
+static uint64_t word_hash(const unsigned char *s, size_t n, const unsigned char *end)
 {
     uint64_t h = n;
     for (size_t i = 0; i < n; i += 8) {
         uint64_t g = 0;
         size_t m = n - i < 8 ? n - i : 8;
-        for (size_t k = 0; k < m; k++) {
-            unsigned c = s[i + k];
-            g |= (uint64_t)(c >= 'A' && c <= 'Z' ? c + 32 : c) << (8 * k);
+        if (end - (s + i) >= 8) {
+            memcpy(&g, s + i, 8);
+            if (m < 8)
+                g &= ((uint64_t)1 << (8 * m)) - 1;
+        } else {
+            for (size_t k = 0; k < m; k++)
+                g |= (uint64_t)s[i + k] << (8 * k);
         }
-        h = mix(h ^ g) + 0x9e3779b97f4a7c15ULL;
+        h = mix(h ^ lower8(g)) + 0x9e3779b97f4a7c15ULL;
     }
     return h;
 }
@@ -102,15 +126,15 @@ uint64_t text_simhash_of(const char *str, size_t len)
     pthread_once(&sonce, build_spread);
     memset(&v, 0, sizeof(v));
     for (size_t i = 0; s && i < len;) {
-        if (!word_byte(s[i])) {
+        while (i < len && !word_byte[s[i]])
             i++;
-            continue;
-        }
+        if (i == len)
+            break;
         size_t j = i + 1;
-        while (j < len && word_byte(s[j]))
+        while (j < len && word_byte[s[j]])
             j++;
         prev = cur;
-        cur = word_hash(s + i, j - i);
+        cur = word_hash(s + i, j - i, s + len);
         i = j;
         if (++words < 2)
             continue;
