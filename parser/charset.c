@@ -86,7 +86,7 @@ void charset_init(void)
 /* Length of the UTF-8 sequence that lead byte c starts (0: invalid lead),
  * and the range its second byte must be in (RFC 3629: no overlongs, no
  * surrogates, nothing above U+10FFFF). */
-static int utf8_seq(unsigned char c, unsigned char *lo, unsigned char *hi)
+int charset_utf8_lead(unsigned char c, unsigned char *lo, unsigned char *hi)
 {
     *lo = 0x80;
     *hi = 0xBF;
@@ -113,7 +113,7 @@ int charset_sniff(charset_sniff_t *s, const char *data, size_t len)
         if (s->need == 0) {
             if (c < 0x80)
                 continue;
-            int n = utf8_seq(c, &s->lo, &s->hi);
+            int n = charset_utf8_lead(c, &s->lo, &s->hi);
             if (n == 0)
                 return 0; /* no lead byte: not UTF-8 */
             s->need = (unsigned char)(n - 1);

@@ -165,27 +165,6 @@ void decode_close(decoder_t *d)
     d->npart = 0;
 }
 
-/* Length of the UTF-8 sequence lead byte c starts (0: none), and the range
- * of its second byte. */
-static int lead(unsigned char c, unsigned char *lo, unsigned char *hi)
-{
-    *lo = 0x80;
-    *hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        return 2;
-    if (c >= 0xE0 && c <= 0xEF) {
-        *lo = c == 0xE0 ? 0xA0 : 0x80;
-        *hi = c == 0xED ? 0x9F : 0xBF;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        *lo = c == 0xF0 ? 0x90 : 0x80;
-        *hi = c == 0xF4 ? 0x8F : 0xBF;
-        return 4;
-    }
-    return 0;
-}
-
 /* UTF-8 s[0..n) (no '&'): valid spans pass as they are, NUL is dropped,
  * invalid bytes become U+FFFD, a sequence cut at the end is held. */
 /* The sequence held from the last call, completed by the first bytes of
@@ -231,7 +210,7 @@ static void utf8_run(decoder_t *d, const unsigned char *s, size_t n)
                 }
                 continue;
             }
-            int k = lead(c, &lo, &hi);
+            int k = charset_utf8_lead(c, &lo, &hi);
             if (k && i + 1 < n && s[i + 1] >= lo && s[i + 1] <= hi) {
                 size_t j = 2;
                 while ((int)j < k && i + j < n && s[i + j] >= 0x80 && s[i + j] <= 0xBF)

@@ -88,6 +88,10 @@ typedef struct charset_sniff {
     unsigned char lo, hi; /* range of the next continuation byte */
 } charset_sniff_t;
 int charset_sniff(charset_sniff_t *s, const char *data, size_t len);
+/* The length of the UTF-8 sequence lead byte c starts (0: no lead byte)
+ * and the range of its second byte (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+int charset_utf8_lead(unsigned char c, unsigned char *lo, unsigned char *hi);
 /* The code point of byte c in windows-1252 as the WHATWG reads it. */
 unsigned charset_cp1252(unsigned char c);
 
@@ -122,6 +126,9 @@ typedef struct bound {
  * it above what url.c refuses as too long before parsing (4 * max_len + 64)
  * so that a cut value is never reported as a shorter URL. */
 void bound_init(bound_t *b, size_t attr_cap);
+/* The '-' ending s[0..k) of a comment (0, 1 or 2), given prev, the count
+ * before s: how near "-->" a '>' at k would be (sink.c uses it too). */
+unsigned char bound_tail_dashes(const unsigned char *s, const unsigned char *k, unsigned char prev);
 /* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;
  * returns the number of bytes written. */
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out);

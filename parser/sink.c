@@ -542,25 +542,14 @@ static size_t raw_bytes(sinkrd_t *r, const char *s, size_t n)
     return 0;
 }
 
-/* Dashes ending s[0..k), given prev before s. */
-static unsigned char tail_dashes(const char *s, const char *k, unsigned char prev)
-{
-    if (k == s)
-        return prev;
-    if (k[-1] != '-')
-        return 0;
-    if (k - s == 1)
-        return prev >= 1 ? 2 : 1;
-    return k[-2] == '-' ? 2 : 1;
-}
-
 /* In a comment (or "<!...>", "<?...>"): skips to past its '>', or
  * returns NULL if s[0..end) holds no end of it. */
 static const char *skip_comment(sinkrd_t *r, const char *s, const char *end)
 {
     const char *k = memchr(s, '>', (size_t)(end - s));
     if (r->st == R_COMMENT) {
-        r->dashes = tail_dashes(s, k ? k : end, r->dashes);
+        r->dashes = bound_tail_dashes((const unsigned char *)s,
+                                      (const unsigned char *)(k ? k : end), r->dashes);
         if (!k)
             return NULL;
         if (r->dashes >= 2)
