@@ -299,7 +299,7 @@ again:
 }
 
 /* Dashes ending s[0..k) ('-' count up to 2), given prev before s. */
-static unsigned char tail_dashes(const unsigned char *s, const unsigned char *k, unsigned char prev)
+unsigned char bound_tail_dashes(const unsigned char *s, const unsigned char *k, unsigned char prev)
 {
     if (k == s)
         return prev;
@@ -348,7 +348,7 @@ size_t bound_filter(bound_t *b, const char *in, size_t len, char *out)
             s = k;
         } else if (b->st == S_COMMENT) {
             k = memchr(s, '>', (size_t)(end - s));
-            b->dashes = tail_dashes(s, k ? k : end, b->dashes);
+            b->dashes = bound_tail_dashes(s, k ? k : end, b->dashes);
             if (!k)
                 break;
             s = k;

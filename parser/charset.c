@@ -62,6 +62,11 @@ static int cp1252_in(unsigned char *out, int *outlen, const unsigned char *in, i
     return o;
 }
 
+unsigned charset_cp1252(unsigned char c)
+{
+    return c >= 0x80 && c < 0xA0 ? cp1252_high[c - 0x80] : c;
+}
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void register_handlers(void)
@@ -81,7 +86,7 @@ void charset_init(void)
 /* Length of the UTF-8 sequence that lead byte c starts (0: invalid lead),
  * and the range its second byte must be in (RFC 3629: no overlongs, no
  * surrogates, nothing above U+10FFFF). */
-static int utf8_seq(unsigned char c, unsigned char *lo, unsigned char *hi)
+int charset_utf8_lead(unsigned char c, unsigned char *lo, unsigned char *hi)
 {
     *lo = 0x80;
     *hi = 0xBF;
@@ -108,7 +113,7 @@ int charset_sniff(charset_sniff_t *s, const char *data, size_t len)
         if (s->need == 0) {
             if (c < 0x80)
                 continue;
-            int n = utf8_seq(c, &s->lo, &s->hi);
+            int n = charset_utf8_lead(c, &s->lo, &s->hi);
             if (n == 0)
                 return 0; /* no lead byte: not UTF-8 */
             s->need = (unsigned char)(n - 1);

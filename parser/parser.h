@@ -122,9 +122,59 @@ typedef enum parser_link_kind {
  * parser_stats_t). */
 typedef void (*parser_link_fn)(void *ud, const char *url, size_t len, parser_link_kind_t kind);
 
+/* A text sink: an optional second consumer of the page, fed its elements
+ * and its character data (what the text/ module's extractor needs:
+ * text_parser_sink() fills one).  With a sink the parser reads the page
+ * itself, without libxml2, and takes the links from that reading too (one
+ * pass for both: a parse with text costs about what one without does).
+ * The links are those of a parse without a sink but where the two
+ * readings differ: links inside textarea, or after a script whose end tag
+ * is broken, are not reported (browsers read them as text); undeclared
+ * non-UTF-8 bytes are windows-1252, not latin-1; pages whose encoding
+ * stops libxml2 still give their links.  The reading: a tokenizer after
+ * the HTML Standard's (comments, DOCTYPE and the content of script, style
+ * and textarea are never given; the text of title and xmp is given without
+ * markup, and a title that meets a tag ends there), elements balanced as a
+ * browser nests them (implied ends of p, li, dd/dt, table parts, headings,
+ * a; a stray end tag that closes nothing in scope is ignored; void
+ * elements and "<x/>" end at once), text decoded to UTF-8 from the page's
+ * charset (the Content-Type's, else a UTF-8 BOM, else <meta charset>, else
+ * UTF-8 if the first non-ASCII bytes are UTF-8, else windows-1252; other
+ * charsets through iconv; bytes that do not decode become U+FFFD; NUL is
+ * dropped) with character references decoded (numeric, and HTML 4's names
+ * and &apos;).  Each callback may be NULL.  name: the element name,
+ * lowercase, at most 31 bytes (elements with longer names are dropped,
+ * start and end); atts: NULL or name/value pairs ending with NULL, names
+ * lowercase, a value NULL for a bare attribute, at most 32 pairs (the
+ * attributes of a tag longer than 32 KiB that lie past that are dropped);
+ * s: len bytes of UTF-8, not NUL-terminated, never cut inside a character;
+ * all valid only during the call.  start/end come balanced (what is left
+ * open ends at parser_finish); elements nested deeper than
+ * PARSER_SINK_MAX_DEPTH are dropped (their text still comes, inside the
+ * deepest open element).  Text comes in pieces of at most 4 KiB, or as a
+ * text run is written. */
+typedef struct parser_sink {
+    void (*start)(void *ud, const char *name, const char *const *atts);
+    void (*end)(void *ud, const char *name);
+    void (*text)(void *ud, const char *s, size_t len);
+    void *ud; /* first argument of each callback */
+    /* NULL: every attribute is given; else the NULL-terminated list of the
+     * (lowercase) attribute names start wants, the others are skipped
+     * unread (decoding every value costs); the list must outlive the
+     * parser.  The reader reads <meta charset> whatever the list. */
+    const char *const *want;
+} parser_sink_t;
+
+#define PARSER_SINK_MAX_DEPTH 256 /* open elements the sink's reader holds */
+
 typedef struct parser_config {
     size_t max_url_length; /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
     int follow_nofollow;   /* 1: also report rel=nofollow links */
+    /* NULL: no sink, libxml2 parses the markup only (text is skipped, as
+     * it costs most of a parse).  Otherwise the struct is copied by
+     * parser_new and the page is read by the parser's own reader, for the
+     * sink and the links (see parser_sink_t). */
+    const parser_sink_t *sink;
 } parser_config_t;
 
 /* Counters of one page. */
@@ -163,8 +213,12 @@ parser_t *parser_new(const parser_config_t *cfg, const char *page_url, const cha
 /* Feeds the next chunk of the body (any size, any split).  Memory stays
  * bounded whatever the total: libxml2 is given markup only (text, comments
  * and script/style bodies are skipped) with every tag capped, and never
- * holds more than one pending tag.  libxml2 prints nothing.  Returns 0,
- * CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or after parser_finish). */
+ * holds more than one pending tag; with a sink, the reader holds one tag
+ * of at most 32 KiB (an attribute cut by that cap is dropped, never given
+ * shortened; the bytes past it count in capped) and PARSER_SINK_MAX_DEPTH
+ * open elements.  libxml2 prints
+ * nothing.  Returns 0, CRAWL_ENOMEM, or CRAWL_EINVAL (NULL parser, or
+ * after parser_finish). */
 int parser_feed(parser_t *p, const char *data, size_t len);
 /* Ends the document (flushes pending callbacks).  Returns 0, CRAWL_ENOMEM,
  * or CRAWL_EINVAL if already finished. */

@@ -10,6 +10,8 @@
 #ifndef PARSER_INTERNAL_H
 #define PARSER_INTERNAL_H
 
+#include "parser.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +88,12 @@ typedef struct charset_sniff {
     unsigned char lo, hi; /* range of the next continuation byte */
 } charset_sniff_t;
 int charset_sniff(charset_sniff_t *s, const char *data, size_t len);
+/* The length of the UTF-8 sequence lead byte c starts (0: no lead byte)
+ * and the range of its second byte (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF). */
+int charset_utf8_lead(unsigned char c, unsigned char *lo, unsigned char *hi);
+/* The code point of byte c in windows-1252 as the WHATWG reads it. */
+unsigned charset_cp1252(unsigned char c);
 
 /* ---- bound.c: the markup-only, capped feed of libxml2 --------------------
  * See bound.c: character data, comments and script/style text are dropped,
@@ -118,8 +126,108 @@ typedef struct bound {
  * it above what url.c refuses as too long before parsing (4 * max_len + 64)
  * so that a cut value is never reported as a shorter URL. */
 void bound_init(bound_t *b, size_t attr_cap);
+/* The '-' ending s[0..k) of a comment (0, 1 or 2), given prev, the count
+ * before s: how near "-->" a '>' at k would be (sink.c uses it too). */
+unsigned char bound_tail_dashes(const unsigned char *s, const unsigned char *k, unsigned char prev);
 /* Filters in[0..len) into out, which has room for len + BOUND_SLACK bytes;
  * returns the number of bytes written. */
 size_t bound_filter(bound_t *b, const char *in, size_t len, char *out);
+
+/* ---- decode.c: page bytes to UTF-8 for the text sink --------------------
+ * A decoder converts the text runs of one page (charset and character
+ * references, see decode.c) and hands the UTF-8 to emit in pieces of at
+ * most DECODE_OUT bytes, never cut inside a character. */
+#define DECODE_OUT 4096 /* bytes of output gathered before emit */
+#define DECODE_REF 32   /* longest character reference held across chunks */
+enum { DEC_UTF8, DEC_1252, DEC_ICONV };
+
+typedef struct decoder {
+    int kind; /* DEC_* */
+    void *cd; /* iconv_t (DEC_ICONV) */
+    void (*emit)(void *ud, const char *s, size_t n);
+    void *ud;
+    char *out;             /* buf, or decode_value's own */
+    size_t nout;           /* bytes in out */
+    unsigned char part[8]; /* a character cut by the end of a chunk */
+    unsigned char npart, need, lo, hi;
+    unsigned char inref, nref; /* a reference cut by the end of a chunk */
+    char ref[DECODE_REF];
+    char buf[DECODE_OUT];
+} decoder_t;
+
+/* Switches to the charset of label (its bytes, NUL-terminated): 0, or -1
+ * for an unknown label or UTF-16/32 (d unchanged).  A zeroed decoder with
+ * out = buf reads UTF-8. */
+int decode_open(decoder_t *d, const char *label);
+/* Frees the iconv descriptor; d reads UTF-8 after. */
+void decode_close(decoder_t *d);
+/* Text bytes s[0..n), in the page's charset, with references; what is
+ * complete is emitted (some may wait in the output buffer). */
+void decode_text(decoder_t *d, const char *s, size_t n);
+/* The text run ended (markup follows, or the page ends): what is held is
+ * decoded or replaced, and everything is emitted. */
+void decode_end(decoder_t *d);
+/* An attribute value s[0..n) decoded into out (room for 4 * n + 4 bytes),
+ * not NUL-terminated; returns its length.  Emits what text was waiting. */
+size_t decode_value(decoder_t *d, const char *s, size_t n, char *out);
+typedef struct collect {
+    char *out;
+    size_t n;
+} collect_t;
+void decode_collect(void *ud, const char *s, size_t n); /* appends to a collect_t */
+
+/* ---- tree.c: the sink's elements, balanced -------------------------------
+ * Start and end tags as the page writes them become balanced start/end
+ * events with HTML's implied ends (a reduced form of the HTML Standard's
+ * tree construction, see tree.c), at most PARSER_SINK_MAX_DEPTH open. */
+#define TREE_NAME 31 /* longest element name kept (longer ones are dropped) */
+
+typedef struct tree_node {
+    unsigned char id; /* tree.c's table index + 1, 0 if unknown */
+    char name[TREE_NAME + 1];
+} tree_node_t;
+
+typedef struct tree {
+    parser_sink_t sink;
+    int n;    /* open elements */
+    int head; /* 0 before <head>, 1 inside, 2 after */
+    int seen; /* TS_* of tree.c: html/body seen */
+    tree_node_t st[PARSER_SINK_MAX_DEPTH];
+} tree_t;
+
+void tree_init(tree_t *t, const parser_sink_t *sink);
+/* A start tag (name lowercase, at most TREE_NAME bytes; atts as in
+ * parser_sink_t); selfclose: written "<x/>" (the element ends at once).
+ * Returns the raw-text kind of what follows: 0 markup, 1 raw text to drop
+ * (script, style, ...), 2 text without markup (title, xmp). */
+int tree_start(tree_t *t, const char *name, const char *const *atts, int selfclose);
+void tree_end(tree_t *t, const char *name);
+/* Character data (UTF-8) into the open element. */
+void tree_text(void *t, const char *s, size_t n);
+/* The page ended: everything open ends. */
+void tree_finish(tree_t *t);
+
+/* ---- sink.c: the sink's reader of the page -------------------------------
+ * Tokenizes the raw bytes (tags with attributes, text, comments, raw text)
+ * and feeds decode.c and tree.c; libxml2 is not involved. */
+typedef struct sinkrd sinkrd_t;
+
+/* header: the Content-Type's charset or NULL.  NULL on out-of-memory. */
+sinkrd_t *sinkrd_new(const parser_sink_t *sink, const char *header_charset);
+void sinkrd_free(sinkrd_t *r);
+/* Start tags of a, area, base, link, meta, frame and iframe also go to fn
+ * (with all their attributes), before the sink's start: the links of a
+ * page read with a sink come from this reader, libxml2 is not run. */
+void sinkrd_links(sinkrd_t *r, void (*fn)(void *ud, const char *name, const char *const *atts),
+                  void *ud);
+/* Tag bytes dropped past the reader's cap of a tag, so far. */
+uint64_t sinkrd_capped(const sinkrd_t *r);
+/* charset.c's decision on the first bytes (no charset in Content-Type):
+ * 1 UTF-8, 0 not (windows-1252), unless the page named one. */
+void sinkrd_sniffed(sinkrd_t *r, int utf8);
+/* The next chunk of the body.  0 or CRAWL_ENOMEM. */
+int sinkrd_feed(sinkrd_t *r, const char *s, size_t n);
+/* End of the page: pending text and every open element end. */
+void sinkrd_finish(sinkrd_t *r);
 
 #endif
