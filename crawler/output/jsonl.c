@@ -21,6 +21,7 @@
  */
 #include "jsonl.h"
 
+#include "json.h"
 #include "rotate.h"
 
 #include <errno.h>
@@ -56,182 +57,41 @@ struct out {
 
 /* ---- formatting ------------------------------------------------------------ */
 
-/* Bounded emitter: counts every byte, stores those that fit. */
-typedef struct emit {
-    char *p;
-    size_t cap;
-    size_t len;
-} emit_t;
-
-static void put(emit_t *e, const char *s, size_t n)
-{
-    if (e->len < e->cap) {
-        size_t room = e->cap - e->len;
-        memcpy(e->p + e->len, s, n < room ? n : room);
-    }
-    e->len += n;
-}
-
-static void puts_lit(emit_t *e, const char *s)
-{
-    put(e, s, strlen(s));
-}
-
-/* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if it is
- * invalid; *bad gets the length of the maximal invalid subpart to replace. */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
-{
-    unsigned c = s[0];
-    size_t need;
-    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    *bad = 1;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        need = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        if (c == 0xF4)
-            hi = 0x8F; /* > U+10FFFF */
-    } else
-        return 0;
-    for (size_t i = 1; i < need; i++) {
-        unsigned b = i < n ? s[i] : 0;
-        unsigned l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xBF;
-        if (b < l || b > h) {
-            *bad = i;
-            return 0;
-        }
-    }
-    return need;
-}
-
-/* Appends s as a JSON string (with quotes), or null. */
-static void put_str(emit_t *e, const char *s)
-{
-    static const char hex[] = "0123456789abcdef";
-    if (!s) {
-        puts_lit(e, "null");
-        return;
-    }
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = strlen(s), i = 0, run = 0; /* run: bytes copied verbatim */
-    put(e, "\"", 1);
-    while (i < n) {
-        unsigned c = u[i];
-        size_t bad = 1, k = (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-                                ? utf8_seq(u + i, n - i, &bad)
-                                : 0;
-        if (k) {
-            i += k;
-            run += k;
-            continue;
-        }
-        put(e, (const char *)u + i - run, run);
-        run = 0;
-        if (c == '"' || c == '\\') {
-            char esc[2] = {'\\', (char)c};
-            put(e, esc, 2);
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            const char *short_esc = c == '\n'   ? "\\n"
-                                    : c == '\r' ? "\\r"
-                                    : c == '\t' ? "\\t"
-                                    : c == '\b' ? "\\b"
-                                    : c == '\f' ? "\\f"
-                                                : NULL;
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            if (short_esc)
-                puts_lit(e, short_esc);
-            else
-                put(e, esc, 6);
-            i++;
-        } else {
-            put(e, "\xEF\xBF\xBD", 3); /* U+FFFD for the invalid subpart */
-            i += bad;
-        }
-    }
-    put(e, (const char *)u + i - run, run);
-    put(e, "\"", 1);
-}
-
-static void put_u64(emit_t *e, uint64_t v)
-{
-    char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
-    put(e, tmp, (size_t)n);
-}
-
-static int64_t now_epoch_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* RFC 3339 UTC with milliseconds: 2026-11-30T00:01:02.345Z */
-static void put_time(emit_t *e, int64_t ms)
-{
-    int64_t secs = ms / 1000, frac = ms % 1000;
-    if (frac < 0) {
-        frac += 1000;
-        secs -= 1;
-    }
-    time_t t = (time_t)secs;
-    struct tm tm;
-    char tmp[48];
-    if (!gmtime_r(&t, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999) {
-        puts_lit(e, "null");
-        return;
-    }
-    int n = snprintf(tmp, sizeof tmp, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
-    put(e, tmp, (size_t)n);
-}
-
 size_t out_format(char *buf, size_t buflen, const out_record_t *r)
 {
-    emit_t e = {buf, buflen, 0};
+    json_emit_t e = {buf, buflen, 0};
     if (!r || !r->url)
         return 0;
-    puts_lit(&e, "{\"url\":");
-    put_str(&e, r->url);
-    puts_lit(&e, ",\"status\":");
+    json_lit(&e, "{\"url\":");
+    json_str(&e, r->url);
+    json_lit(&e, ",\"status\":");
     if (r->status > 0)
-        put_u64(&e, (uint64_t)r->status);
+        json_u64(&e, (uint64_t)r->status);
     else
-        puts_lit(&e, "null");
-    puts_lit(&e, ",\"content_type\":");
-    put_str(&e, r->content_type);
-    puts_lit(&e, ",\"depth\":");
-    put_u64(&e, r->depth);
-    puts_lit(&e, ",\"bytes\":");
-    put_u64(&e, r->bytes);
-    puts_lit(&e, ",\"links_found\":");
-    put_u64(&e, r->links_found);
-    puts_lit(&e, ",\"links_over_cap\":");
-    put_u64(&e, r->links_over_cap);
-    puts_lit(&e, ",\"fetch_ms\":");
-    put_u64(&e, r->fetch_ms);
-    puts_lit(&e, ",\"error_kind\":");
-    put_str(&e, r->error_kind);
-    puts_lit(&e, ",\"error_text\":");
-    put_str(&e, r->error_text);
-    puts_lit(&e, ",\"location\":");
-    put_str(&e, r->location);
-    puts_lit(&e, ",\"canonical\":");
-    put_str(&e, r->canonical);
-    puts_lit(&e, ",\"timestamp\":");
-    put_time(&e, r->timestamp_ms ? r->timestamp_ms : now_epoch_ms());
-    puts_lit(&e, "}\n");
+        json_lit(&e, "null");
+    json_lit(&e, ",\"content_type\":");
+    json_str(&e, r->content_type);
+    json_lit(&e, ",\"depth\":");
+    json_u64(&e, r->depth);
+    json_lit(&e, ",\"bytes\":");
+    json_u64(&e, r->bytes);
+    json_lit(&e, ",\"links_found\":");
+    json_u64(&e, r->links_found);
+    json_lit(&e, ",\"links_over_cap\":");
+    json_u64(&e, r->links_over_cap);
+    json_lit(&e, ",\"fetch_ms\":");
+    json_u64(&e, r->fetch_ms);
+    json_lit(&e, ",\"error_kind\":");
+    json_str(&e, r->error_kind);
+    json_lit(&e, ",\"error_text\":");
+    json_str(&e, r->error_text);
+    json_lit(&e, ",\"location\":");
+    json_str(&e, r->location);
+    json_lit(&e, ",\"canonical\":");
+    json_str(&e, r->canonical);
+    json_lit(&e, ",\"timestamp\":");
+    json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
+    json_lit(&e, "}\n");
     if (e.len < buflen)
         buf[e.len] = '\0';
     return e.len;
@@ -446,23 +306,23 @@ int out_write(out_t *o, const out_record_t *rec)
 
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev)
 {
-    emit_t e = {buf, buflen, 0};
+    json_emit_t e = {buf, buflen, 0};
     if (!ev || !ev->event)
         return 0;
-    puts_lit(&e, "{\"event\":");
-    put_str(&e, ev->event);
-    puts_lit(&e, ",\"worker\":");
+    json_lit(&e, "{\"event\":");
+    json_str(&e, ev->event);
+    json_lit(&e, ",\"worker\":");
     if (ev->worker < 0) /* the process's own (its embedded server) */
-        puts_lit(&e, "null");
+        json_lit(&e, "null");
     else
-        put_u64(&e, (uint64_t)ev->worker);
-    puts_lit(&e, ",\"down_ms\":");
-    put_u64(&e, ev->down_ms);
-    puts_lit(&e, ",\"error_text\":");
-    put_str(&e, ev->error_text);
-    puts_lit(&e, ",\"timestamp\":");
-    put_time(&e, ev->timestamp_ms ? ev->timestamp_ms : now_epoch_ms());
-    puts_lit(&e, "}\n");
+        json_u64(&e, (uint64_t)ev->worker);
+    json_lit(&e, ",\"down_ms\":");
+    json_u64(&e, ev->down_ms);
+    json_lit(&e, ",\"error_text\":");
+    json_str(&e, ev->error_text);
+    json_lit(&e, ",\"timestamp\":");
+    json_time(&e, ev->timestamp_ms ? ev->timestamp_ms : json_now_ms());
+    json_lit(&e, "}\n");
     if (e.len < buflen)
         buf[e.len] = '\0';
     return e.len;
