@@ -313,7 +313,7 @@ static int sort_lines(FILE *in, FILE *out, const char *base, const char *run_pre
             lines_clear(&l);
         }
     }
-    if (rc == 0 && !nruns) { /* all of it fitted */
+    if (rc == 0 && !nruns && l.n) { /* all of it fitted */
         qsort(l.v, l.n, sizeof *l.v, by_line);
         for (size_t i = 0; i < l.n; i++)
             put_line(out, l.v[i], base);
