@@ -32,33 +32,23 @@
 #include "jsonl.h"
 #include "scope.h"
 #include "seeds.h"
-#include "warc.h"
+#include "outputs.h"
 
-/* 1 if paths a and b name one file: the same inode when both exist, else
- * the same path once their directories are resolved ("-", stdout, is no
- * file). */
-static int same_file(const char *a, const char *b)
+/* The outputs the options name. */
+static outputs_spec_t outputs_spec(const crawl_config_t *cfg)
 {
-    struct stat sa, sb;
-    if (!strcmp(a, "-") || !strcmp(b, "-"))
-        return 0;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    char da[PATH_MAX], db[PATH_MAX], fa[PATH_MAX], fb[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
-    snprintf(da, sizeof da, "%s", a); /* (dirname and basename may write into theirs) */
-    snprintf(db, sizeof db, "%s", b);
-    snprintf(fa, sizeof fa, "%s", a);
-    snprintf(fb, sizeof fb, "%s", b);
-    if (!realpath(dirname(da), ra) || !realpath(dirname(db), rb))
-        return !strcmp(a, b);
-    return !strcmp(ra, rb) && !strcmp(basename(fa), basename(fb));
+    return (outputs_spec_t){.out = cfg->out,
+                            .warc = cfg->warc,
+                            .text = cfg->text,
+                            .rotate = cfg->out_rotate,
+                            .software = "crawler/" CRAWLER_VERSION};
 }
 
 /* What can be checked before Redis: the scope (its --include/--exclude
  * regexes compile), the seeds file (seeds_open reads its first batch) and
  * the outputs (opened for appending; the WARC gets its warcinfo record, so
  * a full disk shows here).  0, or -1 after printing the reason. */
-static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, warc_t **warc)
+static int validate(const crawl_config_t *cfg, seeds_t **seeds, outputs_t *outs)
 {
     char err[512];
     scope_config_t sc = config_scope(cfg);
@@ -72,21 +62,11 @@ static int validate(const crawl_config_t *cfg, seeds_t **seeds, out_t **out, war
         fprintf(stderr, "crawler crawl: --seeds: %s\n", err);
         return -1;
     }
-    if (cfg->out && cfg->warc && same_file(cfg->out, cfg->warc)) {
-        fprintf(stderr, "crawler crawl: --out %s and --warc %s name one file: give each its own\n",
-                cfg->out, cfg->warc);
+    outputs_spec_t os = outputs_spec(cfg);
+    if (outputs_open(outs, &os, err, sizeof err) < 0) {
+        fprintf(stderr, "crawler crawl: %s\n", err);
         return -1;
     }
-    if (cfg->out && !(*out = out_open(cfg->out, err, sizeof err))) {
-        fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg->out, err);
-        return -1;
-    }
-    if (cfg->warc && !(*warc = warc_open(cfg->warc, "crawler/" CRAWLER_VERSION, err, sizeof err))) {
-        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg->warc, err);
-        return -1;
-    }
-    out_set_rotate(*out, cfg->out_rotate);
-    warc_set_rotate(*warc, cfg->out_rotate);
     return 0;
 }
 
@@ -251,12 +231,12 @@ int cmd_crawl(int argc, char **argv)
     int status = CLI_EXIT_USAGE;
     long rejected = 0;
     seeds_t *seeds = NULL;
-    out_t *out = NULL;
-    warc_t *warc = NULL;
+    outputs_t outs = {0};
+    outputs_spec_t os = outputs_spec(&cfg);
     rconn_t *r = NULL;
     metrics_t *m = NULL;
     metrics_server_t *msrv = NULL;
-    if (metrics_start(&cfg, &m, &msrv) < 0 || validate(&cfg, &seeds, &out, &warc) < 0)
+    if (metrics_start(&cfg, &m, &msrv) < 0 || validate(&cfg, &seeds, &outs) < 0)
         goto out; /* the reason is printed; Redis was not touched */
     status = CLI_EXIT_ERROR;
     char route[FRONTIER_MAX_BLOOM_NAME];
@@ -275,7 +255,7 @@ int cmd_crawl(int argc, char **argv)
         goto out;
     }
     engine_totals_t t;
-    int rc = engine_run(&cfg, r, out, warc, m, &t);
+    int rc = engine_run(&cfg, r, &outs, m, &t);
     if (!cfg.quiet)
         fprintf(stderr,
                 "crawler: %llu pages, %llu bytes, %llu errors, %llu retried, %llu handed back\n",
@@ -290,16 +270,9 @@ out:
     metrics_server_stop(msrv); /* before the outputs and the registry go */
     metrics_close(m);
     seeds_close(seeds);
-    if (out) {
-        int oc = out_close(out);
-        if (oc < 0) {
-            fprintf(stderr, "crawler crawl: --out %s: %s\n", cfg.out, crawl_strerror(oc));
-            status = CLI_EXIT_ERROR;
-        }
-    }
-    char werr[512];
-    if (warc && warc_close(warc, werr, sizeof werr) < 0) {
-        fprintf(stderr, "crawler crawl: --warc %s: %s\n", cfg.warc, werr);
+    char oerr[1024];
+    if (outputs_close(&outs, &os, oerr, sizeof oerr) < 0) {
+        fprintf(stderr, "crawler crawl: %s\n", oerr);
         status = CLI_EXIT_ERROR;
     }
     rconn_close(r);

@@ -38,6 +38,8 @@
 static uint64_t default_threads(void);
 static int check_user_agent(const char *cmd, const char *opt, const char *v);
 static int check_range(const char *cmd, const char *opt, const char *v);
+static const char *const TEXT_FORMATS[] = {
+    [TEXT_FORMAT_PLAIN] = "plain", [TEXT_FORMAT_MARKDOWN] = "markdown", NULL};
 static const char *const SCOPES[] = {
     [SCOPE_HOST] = "host", [SCOPE_DOMAIN] = "domain", [SCOPE_ANY] = "any", NULL};
 
@@ -138,6 +140,14 @@ static const cli_opt_t OPTS[] = {
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},
     {STR("warc", "FILE", warc, NULL,
          "WARC/1.1 records (per-record gzip), a CDXJ index beside each closed file")},
+    {STR("text", "FILE", text, NULL,
+         "a JSON line per HTML page with 2xx: url, title, lang, its main text, simhash ('-': "
+         "stdout)")},
+    {CLI_OPT_ENUM(crawl_config_t, "text-format", text_format, config_text_format_t, TEXT_FORMATS,
+                  TEXT_FORMAT_PLAIN,
+                  "--text's text: plain paragraphs, or markdown (headings, lists, emphasis, code, "
+                  "links)")},
+    {FLAG("text-all", text_all, "--text gives all visible text of a page, not its main content")},
     {U64("out-rotate", "BYTES", out_rotate, 0, UINT64_MAX, CONFIG_DEFAULT_OUT_ROTATE,
          "close --out and --warc files past this size under a name unique to the process and "
          "its sequence, and go on in a new one (0: never)")},

@@ -59,6 +59,11 @@ typedef enum config_scope {
     SCOPE_ANY = 2,    /* anything http(s) */
 } config_scope_t;
 
+typedef enum config_text_format {
+    TEXT_FORMAT_PLAIN = 0,    /* paragraphs separated by a blank line */
+    TEXT_FORMAT_MARKDOWN = 1, /* headings, lists, emphasis, code blocks, links */
+} config_text_format_t;
+
 typedef struct crawl_config {
     /* where */
     rconn_specs_t redis; /* --redis, repeatable (a cluster's nodes); none: $REDIS_URL or embedded */
@@ -120,13 +125,16 @@ typedef struct crawl_config {
     /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
     const char *metrics;
     /* output */
-    const char *out;          /* --out FILE or "-" */
-    const char *warc;         /* --warc FILE */
-    uint64_t out_rotate;      /* --out-rotate: bytes of a file; 0: never */
-    int quiet;                /* --quiet: no progress line */
-    void *storage;            /* strings read from --config (cli_crawl_free) */
-    unsigned admission_given; /* bit i: admission setting i was given (command line or
-                                 config file: config_admission_given) */
+    const char *out;                  /* --out FILE or "-" */
+    const char *warc;                 /* --warc FILE */
+    uint64_t out_rotate;              /* --out-rotate: bytes of a file; 0: never */
+    const char *text;                 /* --text FILE or "-": a page's main text, a JSON line */
+    config_text_format_t text_format; /* --text-format plain|markdown */
+    int text_all;                     /* --text-all: all visible text, not the main content */
+    int quiet;                        /* --quiet: no progress line */
+    void *storage;                    /* strings read from --config (cli_crawl_free) */
+    unsigned admission_given;         /* bit i: admission setting i was given (command line or
+                                         config file: config_admission_given) */
     char *admission[CONFIG_ADMISSION_COUNT]; /* lists followed from the crawl's settings
                                                 (config_admission_follow; freed by
                                                 config_admission_free) */

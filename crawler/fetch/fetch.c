@@ -116,8 +116,16 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_con
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    *f = (fetch_t){.env = {.cfg = cfg, .share = share, .scope = scope, .record = record},
-                   .max_running = max_running ? max_running : 1};
+    *f = (fetch_t){
+        .env = {.cfg = cfg,
+                .share = share,
+                .scope = scope,
+                .record = record,
+                .text = cfg->text != NULL,
+                .text_cfg = {.mode = cfg->text_all                              ? TEXT_ALL
+                                     : cfg->text_format == TEXT_FORMAT_MARKDOWN ? TEXT_MARKDOWN
+                                                                                : TEXT_MAIN}},
+        .max_running = max_running ? max_running : 1};
     if (!(f->loop = netloop_new(max_connects, on_done, f, err, errlen))) {
         free(f);
         return NULL;

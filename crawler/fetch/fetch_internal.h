@@ -16,6 +16,7 @@
 #include "netloop.h"
 #include "parser.h"
 #include "sitemap.h"
+#include "text.h"
 
 typedef struct buf {
     char *p;
@@ -30,6 +31,8 @@ typedef struct xfer_env {
     CURLSH *share;        /* DNS cache and TLS sessions, shared by the threads */
     const scope_t *scope; /* links and robots.txt redirects; seed hosts for the guard */
     int record;           /* keep heads and bodies for WARC */
+    int text;             /* extract each HTML page's text (--text) */
+    text_config_t text_cfg;
 } xfer_env_t;
 
 typedef struct xfer {
@@ -56,6 +59,7 @@ typedef struct xfer {
     int raw_cut;              /* raw: the body as received passed --max-size */
     int parse_started;
     parser_t *parser;
+    text_t *text;       /* --text: the page's extractor, fed by the parser */
     sitemap_t *sitemap; /* --sitemaps and an XML body */
     char *ctype, *location, *xrobots;
     uint32_t retry_after_ms;

@@ -88,6 +88,10 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
              x->env->cfg->max_redirects);
     if (x->parser)
         parser_finish(x->parser);
+    if (x->text && text_finish(x->text) < 0) { /* out of memory: no text for this page */
+        text_free(x->text);
+        x->text = NULL;
+    }
     if (x->sitemap)
         sitemap_finish(x->sitemap);
     const char *canon = x->parser ? parser_canonical(x->parser) : NULL;
@@ -110,6 +114,8 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
         r->page.link_hops = hops + 1;
     r->page.canonical = canon ? strdup(canon) : NULL;
     r->page.location = x->location ? strdup(x->location) : NULL;
+    r->page.text = x->text; /* (the page's now) */
+    x->text = NULL;
 }
 
 static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frontier.h"
+#include "text.h"
 
 typedef struct page {
     frontier_item_t item; /* the leased URL */
@@ -33,6 +34,7 @@ typedef struct page {
     uint32_t links_over_cap;
     uint32_t link_depth; /* depth of the links: item depth + 1 (redirect targets too) */
     uint32_t link_hops;  /* the links' hop count: item hops + 1 for a redirect target, else 0 */
+    text_t *text;        /* --text: the page's text, finished (an HTML page with 2xx), or NULL */
 } page_t;
 
 /* The raw HTTP exchange of a page, for a WARC record.  Borrowed pointers
@@ -78,6 +80,7 @@ static inline void page_clear(page_t *p)
     free(p->error_text);
     free(p->canonical);
     free(p->location);
+    text_free(p->text);
     memset(p, 0, sizeof *p);
 }
 

@@ -206,6 +206,11 @@ static void start_parser(xfer_t *x)
         return;
     parser_config_t pc = {.max_url_length = c->max_url_length,
                           .follow_nofollow = c->follow_nofollow};
+    parser_sink_t sink;
+    if (x->env->text && (x->text = text_new(&x->env->text_cfg, x->item.url))) {
+        text_parser_sink(x->text, &sink); /* (copied by parser_new) */
+        pc.sink = &sink;
+    }
     x->parser = parser_new(&pc, x->item.url, x->ctype, x->xrobots, on_link, x);
 }
 
@@ -306,6 +311,8 @@ void xfer_clear(xfer_t *x)
     x->undecodable = x->raw_cut = 0;
     parser_free(x->parser);
     x->parser = NULL;
+    text_free(x->text);
+    x->text = NULL;
     sitemap_free(x->sitemap);
     x->sitemap = NULL;
     for (size_t i = 0; i < x->nlinks; i++)
@@ -326,6 +333,8 @@ void xfer_drop_parse_state(xfer_t *x)
 {
     parser_free(x->parser);
     x->parser = NULL;
+    text_free(x->text);
+    x->text = NULL;
     sitemap_free(x->sitemap);
     x->sitemap = NULL;
     free(x->seen);

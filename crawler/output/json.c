@@ -124,6 +124,14 @@ void json_u64(json_emit_t *e, uint64_t v)
     json_put(e, tmp, (size_t)n);
 }
 
+void json_hex64(json_emit_t *e, const char *key, uint64_t v)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "\"%016" PRIx64 "\"", v);
+    json_lit(e, key);
+    json_put(e, tmp, (size_t)n);
+}
+
 int64_t json_now_ms(void)
 {
     struct timespec ts;

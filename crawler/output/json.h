@@ -29,6 +29,9 @@ void json_u64(json_emit_t *e, uint64_t v);
 /* Unix ms as an RFC 3339 UTC string with milliseconds
  * ("2026-11-30T00:01:02.345Z"), or null out of range. */
 void json_time(json_emit_t *e, int64_t ms);
+/* key (a literal, e.g. ",\"simhash\":") then v as a string of 16 lower
+ * case hex digits (a 64-bit hash: a JSON number would lose its low bits). */
+void json_hex64(json_emit_t *e, const char *key, uint64_t v);
 /* The wall clock, Unix ms. */
 int64_t json_now_ms(void);
 

@@ -91,6 +91,8 @@ size_t out_format(char *buf, size_t buflen, const out_record_t *r)
     json_str(&e, r->canonical);
     json_lit(&e, ",\"timestamp\":");
     json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
+    if (r->has_simhash)
+        json_hex64(&e, ",\"simhash\":", r->simhash);
     json_lit(&e, "}\n");
     if (e.len < buflen)
         buf[e.len] = '\0';
@@ -283,6 +285,13 @@ static int append_line(out_t *o, const char *line, size_t n)
     }
     pthread_mutex_unlock(&o->lock);
     return rc;
+}
+
+int out_line(out_t *o, const char *line, size_t n)
+{
+    if (!o || !line || !n || line[n - 1] != '\n')
+        return CRAWL_EINVAL;
+    return append_line(o, line, n);
 }
 
 int out_write(out_t *o, const out_record_t *rec)

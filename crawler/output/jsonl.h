@@ -2,7 +2,8 @@
  * jsonl.h -- the JSON-lines record writer (`crawler crawl --out FILE`).
  *
  * One JSON object per finished URL, one object per line, keys always present
- * and always in this order (absent values are null):
+ * and always in this order (absent values are null), then the optional
+ * keys of the features that are on:
  *
  *   {"url":"…","status":200,"content_type":"text/html","depth":1,"bytes":5120,
  *    "links_found":12,"links_over_cap":0,"fetch_ms":41,"error_kind":null,
@@ -26,6 +27,9 @@
  *   location      str|null redirect target (normalized) of a 3xx response
  *   canonical     str|null <link rel=canonical> of the page
  *   timestamp     string   when the URL finished, RFC 3339 UTC, milliseconds
+ * and, only when it applies:
+ *   simhash       string   --text: the SimHash of the page's text, 16 hex
+ *                          digits (an HTML page with 2xx)
  *
  * Besides the records, a line may be an event of the crawl, told apart by
  * its first key "event" (and having no "url"):
@@ -97,6 +101,8 @@ typedef struct out_record {
     const char *location;     /* redirect target, NULL if none */
     const char *canonical;    /* rel=canonical, NULL if none */
     int64_t timestamp_ms;     /* Unix epoch milliseconds; 0: now */
+    int has_simhash;          /* the "simhash" key is written */
+    uint64_t simhash;
 } out_record_t;
 
 /* Opens path for appending (created with mode 0644 if missing); "-" is
@@ -123,6 +129,11 @@ typedef struct out_event {
 /* Appends ev as one line, as out_write does for a record.  Returns 0,
  * CRAWL_EINVAL or CRAWL_EWRITE.  Thread-safe. */
 int out_event(out_t *o, const out_event_t *ev);
+
+/* Appends one formatted line (n bytes, ending with its '\n'), as out_write
+ * does a record.  For the other records' layouts (textrec.h).  Returns as
+ * out_write. */
+int out_line(out_t *o, const char *line, size_t n);
 
 /* Formats ev as out_format does a record.  Pure function, thread-safe. */
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev);

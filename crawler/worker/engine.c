@@ -74,6 +74,7 @@
 #include "frontier.h"
 #include "jsonl.h"
 #include "lifeline.h"
+#include "outputs.h"
 #include "metrics.h"
 #include "robotsgate.h"
 #include "scope.h"
@@ -933,15 +934,15 @@ static size_t connection_budget(const crawl_config_t *cfg)
     return n ? (size_t)n : 1;
 }
 
-int engine_run(const crawl_config_t *cfg, rconn_t *redis, struct out *out, struct warc *warc,
+int engine_run(const crawl_config_t *cfg, rconn_t *redis, const outputs_t *outs,
                struct metrics *metrics, engine_totals_t *totals)
 {
-    engine_t e = {.cfg = cfg, .redis = redis, .owner = redis, .out = out, .metrics = metrics};
+    engine_t e = {.cfg = cfg, .redis = redis, .owner = redis, .out = outs->out, .metrics = metrics};
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();
     e.workers = calloc(cfg->threads, sizeof *e.workers);
-    e.fin_common = finisher_common_new(out, warc);
+    e.fin_common = finisher_common_new(outs);
     e.seen_cache = bloom_shared_cache_new(0);
     e.wake = frontier_wake_new();
     if (!e.share || !e.workers || !e.fin_common || !e.seen_cache || !e.wake) {

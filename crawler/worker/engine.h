@@ -18,8 +18,7 @@
 #include "config.h"
 #include "rconn.h"
 
-struct out;
-struct warc;
+struct outputs;
 struct metrics;
 
 typedef struct engine_totals {
@@ -34,12 +33,13 @@ typedef struct engine_totals {
  * first thread's failure as a CRAWL_E* code (errors.h: CRAWL_EREDIS when
  * Redis was lost, ...), the details printed on stderr by the thread;
  * CRAWL_ENOMEM when no thread could start.
- * out, warc and metrics (--metrics: each thread's counters go to its slot)
- * may be NULL; they are borrowed.  The calling thread watches the embedded
+ * outs (outputs.h: the writers of the outputs asked for) and metrics
+ * (--metrics: each thread's counters go to its slot; may be NULL) are
+ * borrowed.  The calling thread watches the embedded
  * redis-server redis runs, if any (rconn_embedded_watch): one that dies is
  * started again and the threads reconnect; one that cannot be started again
  * stops the crawl (CRAWL_EREDIS). */
-int engine_run(const crawl_config_t *cfg, rconn_t *redis, struct out *out, struct warc *warc,
+int engine_run(const crawl_config_t *cfg, rconn_t *redis, const struct outputs *outs,
                struct metrics *metrics, engine_totals_t *totals);
 
 #endif

@@ -35,13 +35,14 @@
 
 #include "clock.h"
 #include "metrics.h"
-#include "jsonl.h"
-#include "warc.h"
+#include "outputs.h"
+#include "textrec.h"
 
 struct finisher_common {
-    struct out *out;
-    struct warc *warc;
-    atomic_int out_failed, warc_failed; /* first write error reported once */
+    out_t *out;                                      /* --out */
+    warc_t *warc;                                    /* --warc */
+    out_t *text;                                     /* --text */
+    atomic_int out_failed, warc_failed, text_failed; /* first write error reported once */
 };
 
 typedef struct entry {
@@ -95,13 +96,14 @@ static void entries_cut(entries_t *es, size_t from)
         es->n = from;
 }
 
-finisher_common_t *finisher_common_new(struct out *out, struct warc *warc)
+finisher_common_t *finisher_common_new(const outputs_t *outs)
 {
     finisher_common_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->out = out;
-    c->warc = warc;
+    c->out = outs->out;
+    c->warc = outs->warc;
+    c->text = outs->text;
     return c;
 }
 
@@ -123,10 +125,33 @@ finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, fronti
     return f;
 }
 
-/* Appends p's JSON line to the writer's buffer (finisher_flush writes it). */
+/* Appends p's text line to --text's buffer (a page with text). */
+static int write_text(finisher_t *f, const page_t *p, int64_t now)
+{
+    out_t *text = f->c->text;
+    if (!text || !p->text)
+        return 0;
+    textrec_t r = {.url = p->item.url,
+                   .title = text_title(p->text),
+                   .lang = text_lang(p->text),
+                   .simhash = text_simhash(p->text),
+                   .timestamp_ms = now};
+    r.text = text_body(p->text, &r.len);
+    int rc = textrec_write(text, &r);
+    if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->text_failed, 1))
+        fprintf(stderr, "crawler: --text: %s\n", out_error(text));
+    return rc;
+}
+
+/* Appends p's JSON lines to the writers' buffers (finisher_flush writes
+ * them). */
 static int write_record(finisher_t *f, const page_t *p)
 {
     out_t *out = f->c->out;
+    int64_t now = (int64_t)clock_wall_ms();
+    int trc = write_text(f, p, now);
+    if (trc < 0)
+        return trc;
     if (!out)
         return 0;
     out_record_t r = {.url = p->item.url,
@@ -141,7 +166,9 @@ static int write_record(finisher_t *f, const page_t *p)
                       .error_text = p->error_text,
                       .location = p->location,
                       .canonical = p->canonical,
-                      .timestamp_ms = (int64_t)clock_wall_ms()};
+                      .timestamp_ms = now,
+                      .has_simhash = p->text != NULL,
+                      .simhash = p->text ? text_simhash(p->text) : 0};
     int rc = out_write(out, &r);
     if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->out_failed, 1))
         fprintf(stderr, "crawler: --out: %s\n", out_error(out));
@@ -208,6 +235,9 @@ static int record_all(finisher_t *f, entries_t *es, int flush)
     if (rc == 0 && flush && f->c->out && (rc = out_flush(f->c->out)) < 0 &&
         !atomic_exchange(&f->c->out_failed, 1))
         fprintf(stderr, "crawler: --out: %s\n", out_error(f->c->out));
+    if (rc == 0 && flush && f->c->text && (rc = out_flush(f->c->text)) < 0 &&
+        !atomic_exchange(&f->c->text_failed, 1))
+        fprintf(stderr, "crawler: --text: %s\n", out_error(f->c->text));
     return rc;
 }
 

@@ -36,15 +36,14 @@
 #include "frontier.h"
 #include "page.h"
 
-struct out;
-struct warc;
+struct outputs;
 
 typedef struct finisher_common finisher_common_t;
 typedef struct finisher finisher_t;
 
-/* out and warc: the record writers (borrowed, thread-safe; either may be
+/* outs: the record writers (outputs.h; borrowed, thread-safe; each may be
  * NULL).  NULL on out of memory. */
-finisher_common_t *finisher_common_new(struct out *out, struct warc *warc);
+finisher_common_t *finisher_common_new(const struct outputs *outs);
 /* Frees it after every finisher using it is freed.  Accepts NULL. */
 void finisher_common_free(finisher_common_t *c);
 /* 1 if pages are recorded in a WARC file (their exchange is wanted). */
