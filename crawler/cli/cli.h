@@ -32,9 +32,10 @@ int cmd_seed(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_bloom(int argc, char **argv);
-int cmd_robots(int argc, char **argv); /* cmd_robots.c */
-int cmd_url(int argc, char **argv);    /* cmd_url.c */
-int cmd_pause(int argc, char **argv);  /* cmd_control.c: control of a running crawl */
+int cmd_robots(int argc, char **argv);   /* cmd_robots.c */
+int cmd_url(int argc, char **argv);      /* cmd_url.c */
+int cmd_neardups(int argc, char **argv); /* cmd_neardups.c */
+int cmd_pause(int argc, char **argv);    /* cmd_control.c: control of a running crawl */
 int cmd_resume(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_limits(int argc, char **argv);
@@ -205,7 +206,7 @@ void cli_help(const cli_cmd_t *cmd, FILE *out);
  * crawl_options.c): `crawler --man` and the tests read them. */
 extern const cli_cmd_t cli_table_crawl, cli_table_seed, cli_table_stats, cli_table_reset,
     cli_table_pause, cli_table_resume, cli_table_drain, cli_table_limits, cli_table_bloom,
-    cli_table_robots, cli_table_url;
+    cli_table_robots, cli_table_url, cli_table_neardups;
 
 /* One subcommand as `crawler --help` lists it (main.c's table). */
 typedef struct cli_command {

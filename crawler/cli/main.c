@@ -30,6 +30,8 @@ static const cli_command_t CMDS[] = {
      &cli_table_robots},
     {"url", cmd_url, "print the URL the crawler would request for each link, and its key",
      &cli_table_url},
+    {"near-dups", cmd_neardups, "group the records of --text files by near-duplicate text",
+     &cli_table_neardups},
 };
 #define NCMDS (sizeof CMDS / sizeof CMDS[0])
 
@@ -37,7 +39,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: crawler COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < NCMDS; i++)
-        fprintf(out, "  %-7s %s\n", CMDS[i].name, CMDS[i].summary);
+        fprintf(out, "  %-9s %s\n", CMDS[i].name, CMDS[i].summary);
     fprintf(out, "\n`crawler COMMAND --help` lists the options of each command.\n"
                  "crawler --version prints the version.\n");
 }

@@ -1,0 +1,278 @@
+/*
+ * What a crawl yields besides its metadata: `--text` (the main text of each
+ * HTML page with 2xx, its title, language and SimHash; Markdown; all text),
+ * the "simhash" of the page's JSON line, `crawler near-dups` over the text
+ * file, and the memory of a crawl with text on pages of 50 MB.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "crawl_env.h"
+#include "fixtures.h"
+
+#define ARTICLE                                                                                    \
+    "<p>The river rose in the night and by morning the lower town was under water, its streets "   \
+    "turned to canals and its people on the roofs, waiting for boats that came slowly.</p>"        \
+    "<p>Nobody had seen a flood like it in forty years, and the old men said the dikes had been "  \
+    "neglected, that the money for them had gone elsewhere, and that this was the price.</p>"      \
+    "<p>By noon the water stood still. The mayor, who had spent the night at the town hall, "      \
+    "walked to the bridge with the engineers and read the <a href=\"/levels\">gauge</a> himself; " \
+    "it had not moved for an hour, and he said so to the crowd.</p>"                               \
+    "<p>The schools will stay closed for the week, the hospital has moved its patients upstairs, " \
+    "and the army has sent two companies with boats, pumps and field kitchens.</p>"
+
+/* A page in a site's frame: navigation, the article, comments, a footer. */
+static char *framed(const char *title, const char *lang, const char *article)
+{
+    char *p = NULL;
+    cr_assert(asprintf(&p,
+                       "<html lang=\"%s\"><head><title>%s</title></head><body>"
+                       "<nav class=\"menu\"><a href=\"/\">Home</a> <a href=\"/news\">News</a> "
+                       "<a href=\"/sport\">Sport</a></nav>"
+                       "<article><h1>%s</h1>%s<p>See <a href=\"/more\">more</a>.</p></article>"
+                       "<div class=\"comments\"><p>First comment, and a reply below it.</p></div>"
+                       "<footer>Copyright 2026 The Daily Example, all rights reserved</footer>"
+                       "</body></html>",
+                       lang, title, title, article) > 0);
+    return p;
+}
+
+static int crawl(crawl_env_t *e, char *const extra[])
+{
+    char *argv[32] = {CRAWLER_BIN, "crawl",  "--redis", (char *)fx_redis_url(e->r),
+                      "--seeds",   e->seeds, "--delay", "0",
+                      "--quiet"};
+    int n = 9;
+    for (int i = 0; extra && extra[i] && n < 30; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    return fx_run(argv, NULL, e->log, 120000);
+}
+
+/* The line of file text whose "url" is base + path, or NULL (caller frees). */
+static char *line_of(const char *text, const char *base, const char *path)
+{
+    char key[512];
+    snprintf(key, sizeof key, "{\"url\":\"%s%s\",", base, path);
+    const char *l = text ? strstr(text, key) : NULL;
+    if (!l)
+        return NULL;
+    const char *nl = strchr(l, '\n');
+    return strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+}
+
+static size_t count_lines(const char *text)
+{
+    size_t n = 0;
+    for (const char *p = text; p && (p = strchr(p, '\n')); p++)
+        n++;
+    return n;
+}
+
+/* The 16 hex digits after "simhash":" in line, or "" (into out[17]). */
+static void simhash_of(const char *line, char out[17])
+{
+    const char *h = line ? strstr(line, "\"simhash\":\"") : NULL;
+    snprintf(out, 17, "%s", h ? h + 11 : "");
+}
+
+static void site(crawl_env_t *e)
+{
+    char *a = framed("Flood in the lower town", "en", ARTICLE);
+    char *home = NULL;
+    cr_assert(asprintf(&home,
+                       "<html><body><a href=\"/a\">a</a> <a href=\"/plain.txt\">t</a> "
+                       "<a href=\"/gone\">g</a> <a href=\"/moved\">m</a></body></html>") > 0);
+    fx_http_page(e->h, "/", home);
+    fx_http_page(e->h, "/a", a);
+    fx_http_set(e->h, "/plain.txt",
+                &(fx_route_t){.content_type = "text/plain", .body = "just text, no markup"});
+    fx_http_set(e->h, "/gone", &(fx_route_t){.status = 404, .body = "<p>not here</p>"});
+    fx_http_redirect(e->h, "/moved", 301, "/a");
+    free(a);
+    free(home);
+}
+
+Test(textout, the_main_text_of_each_html_page_with_2xx_and_its_simhash_in_both_files)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    site(&e);
+    char text[600];
+    snprintf(text, sizeof text, "%s/text.jsonl", e.dir);
+    char *extra[] = {"--out", e.out, "--text", text, NULL};
+    cr_assert_eq(crawl(&e, extra), 0, "%s", fx_read_file(e.log, NULL));
+    char *t = fx_read_file(text, NULL), *o = fx_read_file(e.out, NULL);
+    cr_assert_not_null(t);
+    cr_expect_eq(count_lines(t), 2, "text lines (the two HTML pages with 2xx):\n%s", t);
+    char *a = line_of(t, fx_http_base(e.h), "/a");
+    cr_assert_not_null(a, "no text line for /a:\n%s", t);
+    cr_expect(strstr(a, "\"title\":\"Flood in the lower town\",\"lang\":\"en\",\"text\":\""), "%s",
+              a);
+    cr_expect(strstr(a, "the lower town was under water") && strstr(a, "the price."), "%s", a);
+    cr_expect(strstr(a, "forty years") && strstr(a, ".\\n\\nNobody"),
+              "paragraphs not separated by a blank line: %s", a);
+    cr_expect(!strstr(a, "Copyright") && !strstr(a, "First comment") && !strstr(a, "Sport"),
+              "boilerplate in the main text: %s", a);
+    cr_expect(!strstr(t, "plain.txt") && !strstr(t, "/gone") && !strstr(t, "/moved\""),
+              "a text line for a page that is not HTML with 2xx:\n%s", t);
+    char ha[17], hb[17];
+    simhash_of(a, ha);
+    char *oa = line_of(o, fx_http_base(e.h), "/a");
+    simhash_of(oa, hb);
+    cr_expect_eq(strlen(ha), 16);
+    cr_expect_str_eq(ha, hb, "the two files disagree on /a's simhash");
+    char *og = line_of(o, fx_http_base(e.h), "/gone");
+    cr_expect(og && !strstr(og, "simhash"), "a simhash for a 404: %s", og);
+    free(a);
+    free(oa);
+    free(og);
+    free(t);
+    free(o);
+    crawl_env_stop(&e);
+}
+
+Test(textout, markdown_and_all_text)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    site(&e);
+    char md[600], all[600];
+    snprintf(md, sizeof md, "%s/md.jsonl", e.dir);
+    snprintf(all, sizeof all, "%s/all.jsonl", e.dir);
+    char *x1[] = {"--text", md, "--text-format", "markdown", NULL};
+    cr_assert_eq(crawl(&e, x1), 0, "%s", fx_read_file(e.log, NULL));
+    char *t = fx_read_file(md, NULL);
+    char *a = line_of(t, fx_http_base(e.h), "/a");
+    cr_assert_not_null(a, "%s", t);
+    char link[256];
+    snprintf(link, sizeof link, "[gauge](%s/levels)", fx_http_base(e.h));
+    cr_expect(strstr(a, "\"text\":\"# Flood in the lower town\\n\\n") && strstr(a, link),
+              "not Markdown: %s", a);
+    free(a);
+    free(t);
+    char *x2[] = {"--text", all, "--text-all", "--crawl", "all", NULL};
+    cr_assert_eq(crawl(&e, x2), 0, "%s", fx_read_file(e.log, NULL));
+    t = fx_read_file(all, NULL);
+    a = line_of(t, fx_http_base(e.h), "/a");
+    cr_assert_not_null(a, "%s", t);
+    cr_expect(strstr(a, "Copyright 2026") && strstr(a, "Sport") && strstr(a, "forty years"),
+              "--text-all lacks the page's other text: %s", a);
+    free(a);
+    free(t);
+    crawl_env_stop(&e);
+}
+
+/* Edits of a few words in a long text: one group; an unrelated page and a
+ * short one apart. */
+Test(textout, near_dups_groups_near_copies_and_keeps_the_others_apart)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    char words[4096] = "", *w = words;
+    const char *pool[] = {"harbour", "engine", "lantern", "meadow", "quarry", "saddle", "tundra",
+                          "violin",  "walnut", "yarrow",  "basalt", "cinder", "dagger", "ember"};
+    for (int i = 0; i < 400; i++)
+        w += sprintf(w, "%s%s", i ? " " : "", pool[(i * 7 + i / 3) % 14]);
+    char v1[4300], v2[4300], other[4300];
+    snprintf(v1, sizeof v1, "<p>%s.</p>", words);
+    snprintf(v2, sizeof v2, "<p>%s.</p>", words);
+    memcpy(strstr(v2, "harbour"), "HARBOUR", 7); /* two words changed */
+    memcpy(strstr(v2 + 2000, "engine"), "ENGINE", 6);
+    memcpy(strstr(v2 + 2000, "meadow"), "pillow", 6);
+    snprintf(other, sizeof other, "<p>%s</p><p>%s</p>", ARTICLE, ARTICLE);
+    char *p1 = framed("One", "en", v1), *p2 = framed("Two", "en", v2),
+         *p3 = framed("Three", "en", other);
+    fx_http_page(e.h, "/", "<a href=/one>1</a><a href=/two>2</a><a href=/three>3</a>");
+    fx_http_page(e.h, "/one", p1);
+    fx_http_page(e.h, "/two", p2);
+    fx_http_page(e.h, "/three", p3);
+    char text[600], groups[600], err[600];
+    snprintf(text, sizeof text, "%s/text.jsonl", e.dir);
+    snprintf(groups, sizeof groups, "%s/groups", e.dir);
+    snprintf(err, sizeof err, "%s/nd.err", e.dir);
+    char *extra[] = {"--text", text, NULL};
+    cr_assert_eq(crawl(&e, extra), 0, "%s", fx_read_file(e.log, NULL));
+    char *nd[] = {CRAWLER_BIN, "near-dups", text, NULL};
+    cr_assert_eq(fx_run(nd, groups, err, 30000), 0, "%s", fx_read_file(err, NULL));
+    char *g = fx_read_file(groups, NULL), *why = fx_read_file(err, NULL);
+    cr_assert_not_null(g);
+    char want[512];
+    snprintf(want, sizeof want, "\"urls\":[\"%s/one\",\"%s/two\"]}", fx_http_base(e.h),
+             fx_http_base(e.h));
+    cr_expect_eq(count_lines(g), 1, "groups:\n%s\n%s", g, why);
+    cr_expect(strstr(g, "{\"size\":2,") && strstr(g, want), "groups:\n%s", g);
+    cr_expect(why && strstr(why, "4 records, 1 groups"), "%s", why);
+    free(g);
+    free(why);
+    free(p1);
+    free(p2);
+    free(p3);
+    crawl_env_stop(&e);
+}
+
+/* Pages of 50 MB of text, 8 in flight at once: the extractor keeps at most
+ * its cap of each page's text, so the crawler's peak RSS stays far below
+ * what 8 pages' text would take. */
+Test(textout, a_50_mb_page_costs_no_more_memory_than_a_small_one, .timeout = 300)
+{
+    enum { N = 8, BOUND_KB = 160 * 1024 };
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    static char chunk[64 * 1024]; /* 64 KiB of paragraphs, sent 800 times: 50 MiB */
+    const char *para = "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do "
+                       "eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>\n";
+    for (size_t at = 0; at + strlen(para) < sizeof chunk; at += strlen(para))
+        memcpy(chunk + at, para, strlen(para) + 1);
+    char seeds[N * 64] = "", path[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof path, "/big%d", i);
+        fx_http_set(e.h, path, &(fx_route_t){.body = chunk, .repeat = (50u << 20) / strlen(chunk)});
+        size_t at = strlen(seeds);
+        snprintf(seeds + at, sizeof seeds - at, "%s%s\n", fx_http_base(e.h), path);
+    }
+    cr_assert_eq(fx_write_file(e.seeds, seeds), 0);
+    char text[600];
+    snprintf(text, sizeof text, "%s/text.jsonl", e.dir);
+    char *argv[] = {CRAWLER_BIN, "crawl",      "--redis", (char *)fx_redis_url(e.r),
+                    "--seeds",   e.seeds,      "--delay", "0",
+                    "--quiet",   "--text",     text,      "--max-size",
+                    "67108864",  "--per-host", "8",       NULL};
+    pid_t pid = fx_spawn(argv, NULL, e.log);
+    cr_assert_gt(pid, 0);
+    struct rusage ru;
+    int st = 0;
+    pid_t got;
+    uint64_t deadline = fx_now_ms() + 240000;
+    long peak = 0;
+    while ((got = wait4(pid, &st, WNOHANG, &ru)) == 0 && fx_now_ms() < deadline) {
+        char p[64];
+        long size = 0, res = 0;
+        snprintf(p, sizeof p, "/proc/%d/statm", (int)pid);
+        FILE *f = fopen(p, "r");
+        if (f && fscanf(f, "%ld %ld", &size, &res) == 2 && res * 4 > BOUND_KB)
+            kill(pid, SIGKILL); /* (a regression must not eat the machine) */
+        if (f)
+            fclose(f);
+        usleep(5000);
+    }
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        wait4(pid, &st, 0, &ru);
+    }
+    peak = ru.ru_maxrss;
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "crawler ended with %d: %s", st,
+              fx_read_file(e.log, NULL));
+    cr_log_info("peak RSS %ld KiB for %d pages of 50 MB with --text", peak, N);
+    cr_expect_lt(peak, BOUND_KB, "peak RSS %ld KiB for %d pages of 50 MB with --text", peak, N);
+    char *t = fx_read_file(text, NULL);
+    cr_expect_eq(count_lines(t), N, "%zu text lines", count_lines(t));
+    free(t);
+    crawl_env_stop(&e);
+}
