@@ -19,8 +19,8 @@
  *   - a reply saying Redis did not run the call (crawl_retry_reply, OOM):
  *     the call is kept (unrun) and the link goes down with that text;
  *   - else the call is answered; a call made RCONN_CALL_REPLICATED, written
- *     to a master that had replicas online when the link connected to it
- *     (INFO replication), has a WAIT of the link's own written behind it,
+ *     to a master that had replicas when the link connected to it (INFO
+ *     replication's connected_slaves), has a WAIT of the link's own written behind it,
  *     and its reply is kept until the WAIT's comes (the call then leaves
  *     the FIFO, the WAIT holding it: `of`).
  * A loss (an I/O error, a call unanswered for RCONN_COMMAND_TIMEOUT_MS, a
@@ -58,7 +58,7 @@ typedef struct rc_server {
     rc_list_t sent; /* written, their replies awaited, in order */
     int loaded;     /* the library is loaded on ctx */
     int dirty;      /* written to in this flush, not yet sent */
-    int replicas;   /* its replicas online when connected (a cluster's master) */
+    int replicas;   /* its replicas when connected (a cluster's master) */
 } rc_server_t;
 
 struct rconn_link {
@@ -246,21 +246,19 @@ static int load_library(rconn_link_t *l, rc_server_t *s)
     return ok ? 0 : -1;
 }
 
-/* The replicas a master's INFO replication lists as online (0 when it
- * does not answer: its calls then do not wait for them). */
-static int replicas_online(redisContext *ctx)
+/* The replicas connected to a master (INFO replication's
+ * connected_slaves: online or still in their first sync, whose WAIT then
+ * waits for it at most RCONN_REPLICA_WAIT_MS); 0 when it does not answer. */
+static int replicas_connected(redisContext *ctx)
 {
     redisReply *r = redisCommand(ctx, "INFO replication");
-    int n = 0;
-    for (const char *p = r && r->type == REDIS_REPLY_STRING && r->str ? r->str : NULL;
-         p && (p = strstr(p, "\nslave")) != NULL; p++) {
-        const char *eol = strchr(p + 1, '\n');
-        const char *on = strstr(p, "state=online");
-        n += on && (!eol || on < eol);
-    }
+    const char *p = r && r->type == REDIS_REPLY_STRING && r->str
+                        ? strstr(r->str, "connected_slaves:")
+                        : NULL;
+    int n = p ? atoi(p + strlen("connected_slaves:")) : 0;
     if (r)
         freeReplyObject(r);
-    return n;
+    return n > 0 ? n : 0;
 }
 
 /* The index of the server named name, connected to a (added, connected and
@@ -294,7 +292,7 @@ static int server_add(rconn_link_t *l, const char *name, const rc_addr_t *a)
         return -1;
     }
     if (rconn_is_cluster(l->r))
-        s->replicas = replicas_online(s->ctx);
+        s->replicas = replicas_connected(s->ctx);
     return (int)l->nsrv++;
 }
 

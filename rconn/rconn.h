@@ -182,7 +182,7 @@ char *rconn_arg_alloc(rconn_args_t *a, size_t len);
  * Not thread-safe: a call belongs to its link's thread. */
 #define RCONN_CALL_RESEND 1u /* may run twice: sent again after a lost reply */
 /* Done only once its writes reached the replicas of its master (on a Redis
- * Cluster whose master had replicas online when the link connected to it):
+ * Cluster whose master had replicas when the link connected to it):
  * a WAIT follows it on its connection, and its reply is handed over when
  * the WAIT answers (RCONN_REPLICA_WAIT_MS at most: past it, done as is).
  * A connection lost before the WAIT answered loses the call as above, so a

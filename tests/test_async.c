@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "config.h"
 #include "finisher.h"
+#include "outputs.h"
 #include "frontier_env.h"
 #include "jsonl.h"
 #include "rconn.h"
@@ -476,7 +477,7 @@ Test(async, the_finisher_hands_a_retry_out_and_holds_it_until_its_outcome)
     env_t e;
     env_start(&e, &fcfg);
     crawl_config_t cfg = crawl_cfg();
-    finisher_common_t *common = finisher_common_new(NULL, NULL);
+    finisher_common_t *common = finisher_common_new(&(outputs_t){0});
     cr_assert_not_null(common);
     finisher_t *fin = finisher_new(common, &cfg, e.f);
     cr_assert_not_null(fin);

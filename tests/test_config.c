@@ -600,10 +600,14 @@ static char *crawl_help(void)
 /* The help line of o, or NULL: "  --NAME ARG" then blanks. */
 static const char *help_line(const char *help, const cli_opt_t *o, char *line, size_t len)
 {
-    char head[128];
+    char head[128], names[96] = "";
     const char *arg = o->arg;
-    if (!arg && o->type == CLI_TYPE_ENUM)
-        arg = "host|domain|any";
+    if (!arg && o->type == CLI_TYPE_ENUM) { /* its names, as --help lists them */
+        for (size_t i = 0; o->names[i]; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "|" : "",
+                     o->names[i]);
+        arg = names;
+    }
     snprintf(head, sizeof head, "\n  --%s%s%s ", o->name, arg ? " " : "", arg ? arg : "");
     const char *p = strstr(help, head);
     if (!p)

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "finisher.h"
+#include "outputs.h"
 #include "fixtures.h"
 #include "gate_env.h"
 #include "frontier.h"
@@ -518,7 +519,7 @@ static void fin_open(fin_t *t, uint32_t max_tries)
     snprintf(t->path, sizeof t->path, "%s/out.jsonl", t->dir);
     t->out = out_open(t->path, err, sizeof err);
     cr_assert_not_null(t->out, "%s", err);
-    t->common = finisher_common_new(t->out, NULL);
+    t->common = finisher_common_new(&(outputs_t){.out = t->out});
     cr_assert_not_null(t->common);
     t->fin = finisher_new(t->common, &t->cfg, t->w.f);
     cr_assert_not_null(t->fin);
