@@ -252,9 +252,8 @@ static int load_library(rconn_link_t *l, rc_server_t *s)
 static int replicas_connected(redisContext *ctx)
 {
     redisReply *r = redisCommand(ctx, "INFO replication");
-    const char *p = r && r->type == REDIS_REPLY_STRING && r->str
-                        ? strstr(r->str, "connected_slaves:")
-                        : NULL;
+    const char *p =
+        r && r->type == REDIS_REPLY_STRING && r->str ? strstr(r->str, "connected_slaves:") : NULL;
     int n = p ? atoi(p + strlen("connected_slaves:")) : 0;
     if (r)
         freeReplyObject(r);
