@@ -214,7 +214,7 @@ static unsigned flags_of(int id)
 /* Node n is element id (known), or called name (id 0). */
 static int is_el(const tree_node_t *n, int id, const char *name)
 {
-    return id ? n->id == id : n->id == 0 && strcmp(n->name, name) == 0;
+    return id ? n->id == id : n->id == 0 && name && strcmp(n->name, name) == 0;
 }
 
 void tree_init(tree_t *t, const parser_sink_t *sink)
