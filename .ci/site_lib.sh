@@ -55,7 +55,8 @@ site_crawl() {
   mkdir -p "$out"
   echo "$SITE_BASE/index.html" >"$out/seeds.txt"
   env -u REDIS_URL timeout 120 "$bin" crawl --seeds "$out/seeds.txt" --data-dir "$out/data" \
-    --delay 0 --per-host 4 --out "$out/out.jsonl" --warc "$out/out.warc.gz" 2>"$out/crawl.log" || {
+    --delay 0 --per-host 4 --out "$out/out.jsonl" --warc "$out/out.warc.gz" \
+    --wet "$out/out.wet.gz" 2>"$out/crawl.log" || {
     echo "site_lib: $bin crawl failed:" >&2
     cat "$out/crawl.log" >&2
     return 1

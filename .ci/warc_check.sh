@@ -48,3 +48,25 @@ grep -q "WARC-Payload-Digest: sha1:" "$tmp/corrupt.err" || {
   exit 1
 }
 echo "warc_check.sh: the corrupted copy is refused: $(grep -c FAIL "$tmp/corrupt.err") digest mismatches reported"
+
+# the WET file beside it (crawl --wet), if any: its records read by warcio too
+wet=${warc%.warc.gz}.wet.gz
+if [ -s "$wet" ]; then
+  node "$tmp/warc_check.mjs" "$wet"
+  node -e '
+    const { WARCParser } = require(process.argv[1]);
+    const fs = require("fs");
+    (async () => {
+      const ids = new Set();
+      for await (const r of new WARCParser(fs.createReadStream(process.argv[2])))
+        if (r.warcType === "response") ids.add(r.warcHeader("WARC-Record-ID"));
+      let n = 0, bad = 0;
+      for await (const r of new WARCParser(fs.createReadStream(process.argv[3]))) {
+        if (r.warcType !== "conversion") continue;
+        n++;
+        if (!ids.has(r.warcHeader("WARC-Refers-To"))) bad++;
+      }
+      console.log(`warc_check.sh: ${n} conversion records in the WET, ${bad} refer to no response of the WARC`);
+      process.exit(n > 0 && bad === 0 ? 0 : 1);
+    })();' "$tmp/node_modules/warcio" "$warc" "$wet"
+fi

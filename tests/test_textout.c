@@ -2,7 +2,8 @@
  * What a crawl yields besides its metadata: `--text` (the main text of each
  * HTML page with 2xx, its title, language and SimHash; Markdown; all text),
  * the "simhash" of the page's JSON line, `crawler near-dups` over the text
- * file, and the memory of a crawl with text on pages of 50 MB.
+ * file, `--wet` (the text as WARC conversion records), and the memory of a
+ * crawl with text on pages of 50 MB.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -15,6 +16,10 @@
 
 #include "crawl_env.h"
 #include "fixtures.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "output_check.h"
+#pragma GCC diagnostic pop
 
 #define ARTICLE                                                                                    \
     "<p>The river rose in the night and by morning the lower town was under water, its streets "   \
@@ -274,5 +279,53 @@ Test(textout, a_50_mb_page_costs_no_more_memory_than_a_small_one, .timeout = 300
     char *t = fx_read_file(text, NULL);
     cr_expect_eq(count_lines(t), N, "%zu text lines", count_lines(t));
     free(t);
+    crawl_env_stop(&e);
+}
+
+/* --wet: a warcinfo record, then one conversion record per page with text,
+ * its block the page's text, referring to the page's response record in
+ * --warc. */
+Test(textout, wet_records_refer_to_their_responses)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    site(&e);
+    char warc[600], wet[600], text[600];
+    snprintf(warc, sizeof warc, "%s/c.warc.gz", e.dir);
+    snprintf(wet, sizeof wet, "%s/c.wet.gz", e.dir);
+    snprintf(text, sizeof text, "%s/text.jsonl", e.dir);
+    char *extra[] = {"--warc", warc, "--wet", wet, "--text", text, NULL};
+    cr_assert_eq(crawl(&e, extra), 0, "%s", fx_read_file(e.log, NULL));
+    wfile_t w = read_warc(warc), t = read_warc(wet);
+    cr_assert_geq(t.n, 1);
+    cr_expect_str_eq(hget(&t.r[0], "WARC-Type"), "warcinfo");
+    cr_expect_str_eq(hget(&t.r[0], "WARC-Filename"), "c.wet.gz");
+    size_t conversions = 0;
+    for (size_t i = 1; i < t.n; i++) {
+        const wrec_t *c = &t.r[i];
+        cr_assert_str_eq(hget(c, "WARC-Type"), "conversion");
+        cr_expect_str_eq(hget(c, "Content-Type"), "text/plain");
+        conversions++;
+        const char *uri = hget(c, "WARC-Target-URI"), *ref = hget(c, "WARC-Refers-To");
+        cr_assert_not_null(ref, "no WARC-Refers-To for %s", uri);
+        int found = 0;
+        for (size_t k = 0; k < w.n; k++)
+            if (!strcmp(hget(&w.r[k], "WARC-Record-ID"), ref)) {
+                found = 1;
+                cr_expect_str_eq(hget(&w.r[k], "WARC-Type"), "response");
+                cr_expect_str_eq(hget(&w.r[k], "WARC-Target-URI"), uri);
+            }
+        cr_expect(found, "%s refers to %s, which is not in the WARC", uri, ref);
+        if (strstr(uri, "/a")) {
+            cr_expect(memmem(c->block, c->block_len, "forty years", 11), "no text in %s", uri);
+            cr_expect_str_eq(hget(c, "WARC-Identified-Content-Language"), "en");
+        }
+    }
+    char *tl = fx_read_file(text, NULL);
+    cr_expect_eq(conversions, count_lines(tl), "%zu conversions for %zu text lines", conversions,
+                 count_lines(tl));
+    free(tl);
+    free_warc(&w);
+    free_warc(&t);
     crawl_env_stop(&e);
 }

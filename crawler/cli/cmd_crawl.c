@@ -40,6 +40,7 @@ static outputs_spec_t outputs_spec(const crawl_config_t *cfg)
     return (outputs_spec_t){.out = cfg->out,
                             .warc = cfg->warc,
                             .text = cfg->text,
+                            .wet = cfg->wet,
                             .rotate = cfg->out_rotate,
                             .software = "crawler/" CRAWLER_VERSION};
 }

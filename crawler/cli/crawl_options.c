@@ -148,6 +148,9 @@ static const cli_opt_t OPTS[] = {
                   "--text's text: plain paragraphs, or markdown (headings, lists, emphasis, code, "
                   "links)")},
     {FLAG("text-all", text_all, "--text gives all visible text of a page, not its main content")},
+    {STR("wet", "FILE", wet, NULL,
+         "the same text as WARC conversion records (Common Crawl's WET), each referring to its "
+         "response record in --warc")},
     {U64("out-rotate", "BYTES", out_rotate, 0, UINT64_MAX, CONFIG_DEFAULT_OUT_ROTATE,
          "close --out and --warc files past this size under a name unique to the process and "
          "its sequence, and go on in a new one (0: never)")},

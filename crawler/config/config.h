@@ -131,6 +131,7 @@ typedef struct crawl_config {
     const char *text;                 /* --text FILE or "-": a page's main text, a JSON line */
     config_text_format_t text_format; /* --text-format plain|markdown */
     int text_all;                     /* --text-all: all visible text, not the main content */
+    const char *wet;                  /* --wet FILE: the text as WARC conversion records */
     int quiet;                        /* --quiet: no progress line */
     void *storage;                    /* strings read from --config (cli_crawl_free) */
     unsigned admission_given;         /* bit i: admission setting i was given (command line or

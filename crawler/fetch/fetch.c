@@ -121,7 +121,7 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_con
                 .share = share,
                 .scope = scope,
                 .record = record,
-                .text = cfg->text != NULL,
+                .text = cfg->text || cfg->wet,
                 .text_cfg = {.mode = cfg->text_all                              ? TEXT_ALL
                                      : cfg->text_format == TEXT_FORMAT_MARKDOWN ? TEXT_MARKDOWN
                                                                                 : TEXT_MAIN}},

@@ -17,14 +17,15 @@
 
 #include "errors.h"
 
-enum { O_OUT, O_WARC, O_TEXT, O_COUNT };
-static const char *const OPTION[O_COUNT] = {"--out", "--warc", "--text"};
+enum { O_OUT, O_WARC, O_TEXT, O_WET, O_COUNT };
+static const char *const OPTION[O_COUNT] = {"--out", "--warc", "--text", "--wet"};
 
 static void paths(const outputs_spec_t *s, const char *p[O_COUNT])
 {
     p[O_OUT] = s->out;
     p[O_WARC] = s->warc;
     p[O_TEXT] = s->text;
+    p[O_WET] = s->wet;
 }
 
 /* 1 if paths a and b name one file: the same inode when both exist, else
@@ -67,10 +68,13 @@ int outputs_open(outputs_t *o, const outputs_spec_t *s, char *err, size_t errlen
         k = O_WARC;
     else if (p[O_TEXT] && !(o->text = out_open(p[O_TEXT], why, sizeof why)))
         k = O_TEXT;
+    else if (p[O_WET] && !(o->wet = warc_open_wet(p[O_WET], s->software, why, sizeof why)))
+        k = O_WET;
     else {
         out_set_rotate(o->out, s->rotate);
         warc_set_rotate(o->warc, s->rotate);
         out_set_rotate(o->text, s->rotate);
+        warc_set_rotate(o->wet, s->rotate);
         return 0;
     }
     snprintf(err, errlen, "%s %s: %s", OPTION[k], p[k], why);
@@ -93,10 +97,13 @@ int outputs_close(outputs_t *o, const outputs_spec_t *s, char *err, size_t errle
             rc = -1;
         }
     }
-    if (o->warc && warc_close(o->warc, why, sizeof why) < 0 && rc == 0 && err) {
-        snprintf(err, errlen, "%s %s: %s", OPTION[O_WARC], p[O_WARC], why);
-        rc = -1;
-    }
+    warc_t *wf[2] = {o->warc, o->wet};
+    const int wopt[2] = {O_WARC, O_WET};
+    for (int i = 0; i < 2; i++)
+        if (wf[i] && warc_close(wf[i], why, sizeof why) < 0 && rc == 0 && err) {
+            snprintf(err, errlen, "%s %s: %s", OPTION[wopt[i]], p[wopt[i]], why);
+            rc = -1;
+        }
     memset(o, 0, sizeof *o);
     return rc;
 }

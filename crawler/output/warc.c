@@ -90,7 +90,8 @@ struct warc {
 /* One record to build: header values (NULL: field left out) and the block
  * as up to two pieces. */
 typedef struct rec {
-    const char *type, *id, *date, *uri, *ip, *concurrent, *info_id, *filename;
+    const char *type, *id, *date, *uri, *ip, *concurrent, *refers_to, *info_id, *filename;
+    const char *lang; /* WARC-Identified-Content-Language (a conversion) */
     bool truncated;
     const char *content_type;
     const void *part[2];
@@ -437,9 +438,11 @@ static int add_record(scratch_t *c, const rec_t *r)
     rc = rc ? rc : put_opt(&c->rec, "WARC-Target-URI", r->uri);
     rc = rc ? rc : put_opt(&c->rec, "WARC-IP-Address", r->ip);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Concurrent-To", r->concurrent);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Refers-To", r->refers_to);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Warcinfo-ID", r->info_id);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Filename", r->filename);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Truncated", r->truncated ? "length" : NULL);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Identified-Content-Language", r->lang);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Block-Digest", block_digest);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Payload-Digest", r->payload_digest);
     rc = rc ? rc
@@ -549,11 +552,12 @@ static int rotate_locked(warc_t *w)
     char closed[PATH_MAX], err[PATH_MAX + 200];
     if (rotate_name(&w->rot, closed, sizeof closed) < 0)
         return fail_locked(w, "--out-rotate: the closed file's name is too long");
-    int rc = cdxj_finish(w->idx, closed, err, sizeof err);
+    int indexed = w->idx != NULL;
+    int rc = indexed ? cdxj_finish(w->idx, closed, err, sizeof err) : 0;
     w->idx = NULL;
     if (rc == 0)
         rc = rotate_now(&w->rot, &w->fd, closed, err, sizeof err);
-    if (rc == 0 && !(w->idx = cdxj_open(w->path, err, sizeof err)))
+    if (rc == 0 && indexed && !(w->idx = cdxj_open(w->path, err, sizeof err)))
         rc = -1;
     if (rc != 0)
         return fail_locked(w, err);
@@ -570,7 +574,7 @@ static int write_out(warc_t *w, const scratch_t *c, const char *uri)
     pthread_mutex_lock(&w->lock);
     if (!w->failed)
         rc = write_locked(w, &c->out, &end);
-    if (rc == CRAWL_OK &&
+    if (rc == CRAWL_OK && w->idx && c->resp_len &&
         cdxj_add(w->idx, uri, c->time_ms, c->status, c->mime[0] ? c->mime : NULL, c->digest,
                  end - c->out.len + c->resp_off, c->resp_len, err, sizeof err) != 0)
         rc = fail_locked(w, err);
@@ -651,6 +655,8 @@ static int build_exchange(scratch_t *c, const warc_exchange_t *x)
     c->resp_off = c->out.len;
     rc = rc ? rc : add_record(c, &rs);
     c->resp_len = c->out.len - c->resp_off;
+    if (rc == 0 && x->response_id)
+        memcpy(x->response_id, resp_id, sizeof resp_id);
     return rc;
 }
 
@@ -716,7 +722,43 @@ static int write_warcinfo_locked(warc_t *w)
     return rc;
 }
 
-warc_t *warc_open(const char *path, const char *software, char *err, size_t errlen)
+int warc_write_conversion(warc_t *w, const warc_conversion_t *x)
+{
+    if (!w || !x || !header_safe(x->target_uri) || (x->refers_to && !header_safe(x->refers_to)) ||
+        (!x->text && x->len))
+        return CRAWL_EINVAL;
+    unsigned char rnd[16];
+    char id[WARC_RECORD_ID_LEN + 1], date[64];
+    int rc = random_bytes(rnd, sizeof rnd);
+    if (rc)
+        return rc;
+    uuid_id(rnd, id);
+    scratch_t *c = scratch_get(w);
+    if (!c)
+        return CRAWL_ENOMEM;
+    warc_date(x->time_ms, date);
+    rec_t r = {.type = "conversion",
+               .id = id,
+               .date = date,
+               .uri = x->target_uri,
+               .refers_to = x->refers_to,
+               .info_id = c->info_id,
+               .lang = x->lang && header_safe(x->lang) ? x->lang : NULL,
+               .content_type = "text/plain",
+               .part = {x->text ? x->text : "", NULL},
+               .part_len = {x->len, 0}};
+    c->out.len = 0;
+    c->resp_len = 0; /* (no index line) */
+    rc = add_record(c, &r);
+    if (rc == 0)
+        rc = write_out(w, c, x->target_uri);
+    scratch_put(w, c);
+    return rc;
+}
+
+/* Opens a writer (an index beside it when indexed). */
+static warc_t *open_writer(const char *path, const char *software, int indexed, char *err,
+                           size_t errlen)
 {
     char dummy[1];
     if (!err || !errlen) {
@@ -748,7 +790,7 @@ warc_t *warc_open(const char *path, const char *software, char *err, size_t errl
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         goto fail;
     }
-    if (!(w->idx = cdxj_open(path, err, errlen)))
+    if (indexed && !(w->idx = cdxj_open(path, err, errlen)))
         goto fail;
     pthread_mutex_lock(&w->lock);
     int rc = write_warcinfo_locked(w);
@@ -763,6 +805,16 @@ fail:
     w->idx = NULL;
     warc_close(w, NULL, 0);
     return NULL;
+}
+
+warc_t *warc_open(const char *path, const char *software, char *err, size_t errlen)
+{
+    return open_writer(path, software, 1, err, errlen);
+}
+
+warc_t *warc_open_wet(const char *path, const char *software, char *err, size_t errlen)
+{
+    return open_writer(path, software, 0, err, errlen);
 }
 
 void warc_set_rotate(warc_t *w, uint64_t bytes)

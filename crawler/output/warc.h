@@ -85,13 +85,36 @@ typedef struct warc_exchange {
     int body_decoded;          /* nonzero: Content-Encoding was undone (see above) */
     int truncated;             /* nonzero: body cut at the size limit */
     int64_t fetch_time_ms;     /* Unix epoch ms when the request was sent; 0: now */
+    /* NULL, or WARC_RECORD_ID_LEN + 1 bytes: the response record's ID is
+     * written there once the exchange is written (a WET record refers to it) */
+    char *response_id;
 } warc_exchange_t;
+
+/* A page's text as a WET file holds it: one `conversion` record (Common
+ * Crawl's WET layout), its block the text (text/plain, UTF-8).  Borrowed. */
+typedef struct warc_conversion {
+    const char *target_uri; /* required; no whitespace or control characters */
+    const char *refers_to;  /* the response record's ID in the WARC, NULL: none */
+    const char *lang;       /* the page's language tag (WARC-Identified-Content-Language),
+                               NULL or "": left out */
+    const char *text;       /* len bytes */
+    size_t len;
+    int64_t time_ms; /* when the page was fetched (WARC-Date), Unix ms; 0: now */
+} warc_conversion_t;
 
 /* Opens path for appending (created 0644 if missing) and writes a warcinfo
  * record naming software (e.g. "crawler/0.1.0"; NULL: "crawler") with
  * format, conformsTo, hostname and WARC-Filename (the path's last part).
  * Returns NULL on failure with a message in err (if err is not NULL). */
 warc_t *warc_open(const char *path, const char *software, char *err, size_t errlen);
+
+/* A writer of a WET file: as warc_open, without an index (its records are
+ * conversions, which replay tools do not look up). */
+warc_t *warc_open_wet(const char *path, const char *software, char *err, size_t errlen);
+
+/* Appends a conversion record for x (a WET file's): 0, CRAWL_EINVAL,
+ * CRAWL_ENOMEM, CRAWL_EINTERNAL or CRAWL_EWRITE (failed state).  Thread-safe. */
+int warc_write_conversion(warc_t *w, const warc_conversion_t *x);
 
 /* Appends a request record and a response record for x.  Returns 0,
  * CRAWL_EINVAL, CRAWL_ENOMEM, CRAWL_EINTERNAL (nothing written) or CRAWL_EWRITE

@@ -39,10 +39,11 @@
 #include "textrec.h"
 
 struct finisher_common {
-    out_t *out;                                      /* --out */
-    warc_t *warc;                                    /* --warc */
-    out_t *text;                                     /* --text */
-    atomic_int out_failed, warc_failed, text_failed; /* first write error reported once */
+    out_t *out;                                                  /* --out */
+    warc_t *warc;                                                /* --warc */
+    out_t *text;                                                 /* --text */
+    warc_t *wet;                                                 /* --wet */
+    atomic_int out_failed, warc_failed, text_failed, wet_failed; /* reported once */
 };
 
 typedef struct entry {
@@ -104,6 +105,7 @@ finisher_common_t *finisher_common_new(const outputs_t *outs)
     c->out = outs->out;
     c->warc = outs->warc;
     c->text = outs->text;
+    c->wet = outs->wet;
     return c;
 }
 
@@ -175,7 +177,25 @@ static int write_record(finisher_t *f, const page_t *p)
     return rc;
 }
 
-static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
+/* p's text as a conversion record (--wet), referring to its response
+ * record (resp_id, "" if none). */
+static int write_wet(finisher_t *f, const page_t *p, const page_exchange_t *ex, const char *resp_id)
+{
+    warc_t *wet = f->c->wet;
+    if (!wet || !p->text)
+        return 0;
+    warc_conversion_t x = {.target_uri = p->item.url,
+                           .refers_to = resp_id[0] ? resp_id : NULL,
+                           .lang = text_lang(p->text),
+                           .time_ms = ex ? ex->time_ms : 0};
+    x.text = text_body(p->text, &x.len);
+    int rc = warc_write_conversion(wet, &x);
+    if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->wet_failed, 1))
+        fprintf(stderr, "crawler: --wet: %s\n", warc_error(wet));
+    return rc == CRAWL_EWRITE ? CRAWL_EWRITE : 0; /* (a URL not fit for a header: no record) */
+}
+
+static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex, char *resp_id)
 {
     warc_t *warc = f->c->warc;
     if (!warc || !ex)
@@ -190,7 +210,8 @@ static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex)
                           .body_len = ex->body_len,
                           .body_decoded = ex->decoded,
                           .truncated = ex->truncated,
-                          .fetch_time_ms = ex->time_ms};
+                          .fetch_time_ms = ex->time_ms,
+                          .response_id = resp_id};
     int rc = warc_write_exchange(warc, &wx);
     if (rc < 0 && !atomic_exchange(&f->c->warc_failed, 1))
         fprintf(stderr, "crawler: --warc: %s\n", warc_error(warc));
@@ -201,7 +222,10 @@ int finisher_add(finisher_t *f, page_t *p, const page_exchange_t *ex)
 {
     /* a WARC that failed: the page is kept, never sent (finisher_release
      * hands it back), and the worker stops */
-    int wrc = write_warc(f, p, ex);
+    char resp_id[WARC_RECORD_ID_LEN + 1] = "";
+    int wrc = write_warc(f, p, ex, resp_id);
+    if (wrc == 0)
+        wrc = write_wet(f, p, ex, resp_id);
     if (wrc < 0)
         f->failed = wrc;
     int rc = entries_push(&f->queued, &(entry_t){.p = *p});
