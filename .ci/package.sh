@@ -75,5 +75,5 @@ grep -F "Bloom bits set by the crawler module" "$out/crawl.log" || {
   exit 1
 }
 site_check_jsonl "$out"
-echo "$SITE_URLS" >"$out/expected_urls" # responses its WARC must hold (.ci/warc_check.sh)
+echo "$SITE_RESPONSES $SITE_REVISITS" >"$out/expected_urls" # responses and revisits its WARC must hold (.ci/warc_check.sh)
 echo "package.sh: ok (the package is removed on exit)"

@@ -9,7 +9,8 @@
 # record's digests, else this script fails.
 #   bash .ci/warc_check.sh                 crawl a generated local site with
 #                                          build/crawler/crawler --warc, check it
-#   bash .ci/warc_check.sh FILE [N]        check FILE (at least N responses)
+#   bash .ci/warc_check.sh FILE [N [R]]    check FILE (at least N responses,
+#                                          R revisits of responses in FILE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/site_lib.sh
@@ -21,6 +22,7 @@ trap cleanup EXIT
 if [ $# -ge 1 ]; then
   warc=$1
   min=${2:-1}
+  revisits=${3:-0}
 else
   [ -x build/crawler/crawler ] || bash .ci/setup
   site_make "$tmp/site" 40
@@ -28,14 +30,15 @@ else
   site_crawl "$PWD/build/crawler/crawler" "$tmp/crawl"
   site_check_jsonl "$tmp/crawl"
   warc=$tmp/crawl/out.warc.gz
-  min=$SITE_URLS
+  min=$SITE_RESPONSES
+  revisits=$SITE_REVISITS
 fi
 [ -s "$warc" ] || { echo "warc_check.sh: no WARC at $warc" >&2; exit 1; }
 
 cp .ci/warc/package.json .ci/warc/package-lock.json .ci/warc/*.mjs "$tmp/"
 (cd "$tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 echo "warc_check.sh: warcio $(node -p 'require(process.argv[1]).version' "$tmp/node_modules/warcio/package.json"), node $(node --version)"
-node "$tmp/warc_check.mjs" "$warc" --responses "$min"
+node "$tmp/warc_check.mjs" "$warc" --responses "$min" --revisits "$revisits"
 
 node "$tmp/corrupt.mjs" "$warc" "$tmp/corrupt.warc.gz"
 if node "$tmp/warc_check.mjs" "$tmp/corrupt.warc.gz" 2>"$tmp/corrupt.err" >/dev/null; then

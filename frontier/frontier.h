@@ -451,6 +451,22 @@ typedef struct frontier_beat {
  * Thread: a call belongs to its handle's thread. */
 typedef struct frontier_call frontier_call_t;
 
+/* Exact duplicates (--dedup): a page's payload digest, tested and recorded
+ * crawl-wide in one atomic step of the digest's shard (P digests: digest ->
+ * the first URL and its fetch time).  The first URL to record a digest owns
+ * it; a page with that digest under another URL is its duplicate, told the
+ * first URL and time (a WARC revisit record names them).  The same URL
+ * again is no duplicate, so a call run twice answers alike. */
+typedef struct frontier_dedup {
+    const char *digest; /* "sha1:BASE32" (the WARC payload digest) */
+    const char *url;
+    int64_t time_ms; /* the page's fetch time, Unix ms */
+    /* set once the call is done: */
+    int duplicate;        /* 1: another URL recorded the digest first */
+    char *orig_url;       /* then that URL (malloc'd: the caller frees it), else NULL */
+    int64_t orig_time_ms; /* and its fetch time */
+} frontier_dedup_t;
+
 /* 1 if c is done (frontier_call_result says how), 0 if not yet.  Never
  * waits: reads what the link's last poll took in. */
 int frontier_call_ready(frontier_t *f, frontier_call_t *c);
@@ -500,6 +516,10 @@ int frontier_robots_store_start(frontier_t *f, const frontier_robots_result_t *r
                                 frontier_call_t **out);
 /* frontier_seed_hosts; its findings: frontier_seed_hosts_found. */
 int frontier_seed_hosts_start(frontier_t *f, frontier_call_t **out);
+/* Tests and records the digests of d[0..n) (kept by the call: d must stay
+ * until it is done); once done with 0, each d[i] says whether it is a
+ * duplicate.  May run twice (RCONN_CALL_RESEND). */
+int frontier_dedup_start(frontier_t *f, frontier_dedup_t *d, size_t n, frontier_call_t **out);
 /* The hosts a done call read, as frontier_seed_hosts gives them (caller
  * frees); returns the call's outcome. */
 int frontier_seed_hosts_found(frontier_call_t *c, char ***hosts, size_t *n);

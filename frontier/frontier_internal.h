@@ -32,6 +32,7 @@ enum {
     FR_CONTROL,  /* `crawler pause|resume|drain|limits` (control.c) */
     FR_GRANT,    /* a crawl-wide max_pages over shards: allotments (quota.c) */
     FR_SETTINGS, /* the crawl's admission settings (settings.c) */
+    FR_DEDUP,    /* exact duplicates: payload digests (dedup.c) */
     FR_SCRIPT_COUNT
 };
 
@@ -199,6 +200,7 @@ typedef enum fr_kind {
     FR_CALL_LOOK,       /* robots.c */
     FR_CALL_STORE,      /* robots.c */
     FR_CALL_SEED_HOSTS, /* hostinfo.c */
+    FR_CALL_DEDUP,      /* dedup.c */
 } fr_kind_t;
 
 struct frontier_call {
@@ -238,6 +240,8 @@ int fr_call_finish(frontier_call_t *c, int rc);
  * waiting when wait is 1, never when 0; 1 once done (fr_call_finish), else
  * 0.  And its state's free (NULL-safe). */
 int fr_claim_step(frontier_t *f, frontier_call_t *c, int wait);
+int fr_dedup_step(frontier_t *f, frontier_call_t *c, int wait);
+void fr_dedup_free(void *st);
 void fr_claim_free(void *st);
 int fr_heartbeat_step(frontier_t *f, frontier_call_t *c, int wait);
 int fr_finish_step(frontier_t *f, frontier_call_t *c, int wait);

@@ -39,6 +39,7 @@ static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_CONTROL] = "control",
     [FR_GRANT] = "grant",
     [FR_SETTINGS] = "settings",
+    [FR_DEDUP] = "dedup",
 };
 
 const char *fr_script_name(int id)

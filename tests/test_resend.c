@@ -283,3 +283,67 @@ Test(resend, an_offer_to_another_shard_run_twice_answers_its_first_codes)
     frontier_item_clear(&it);
     rs_close(&t, 100);
 }
+
+/* A dedup call (--dedup) run twice: the second run finds the first's
+ * record under the same URL, which is no duplicate; a copy stays a copy of
+ * the URL recorded before.  Two shards: the digests spread over both. */
+Test(resend, a_dedup_run_twice_answers_its_first_verdicts)
+{
+    resend_t t;
+    rs_open(&t, "rd", 2);
+    enum { N = 8 };
+    char digest[N][40], url[N][64];
+    frontier_dedup_t d[N];
+    for (int i = 0; i < N; i++) { /* distinct digests of 32 base32 characters, whose shard
+                                     (the 12th's parity) is i / 2 % 2: each shard has both
+                                     kinds of page below */
+        snprintf(digest[i], sizeof digest[i], "sha1:AAAAAAAAAAA%c%cAAAAAAAAAAAAAAAAAAA",
+                 'A' + i / 2, 'A' + i);
+        snprintf(url[i], sizeof url[i], "http://h%d.test/", i);
+        d[i] = (frontier_dedup_t){.digest = digest[i], .url = url[i], .time_ms = 1000 + i};
+    }
+    frontier_call_t *c = NULL;
+    cr_assert_eq(frontier_dedup_start(t.f, d, N, &c), 0, "%s", frontier_last_error(t.f));
+    cr_assert_eq(frontier_call_end(t.f, c), 0);
+    frontier_call_free(c);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(d[i].duplicate, 0, "%s: a duplicate of a digest nobody had", url[i]);
+    /* now: the same URLs again, and a copy of each under another URL */
+    char other[N][64];
+    for (int i = 0; i < N; i++) {
+        snprintf(other[i], sizeof other[i], "http://copy%d.test/", i);
+        d[i] = (frontier_dedup_t){.digest = digest[i], .url = i % 2 ? url[i] : other[i]};
+    }
+    long long before = fcalls(t.c);
+    fx_proxy_swallow(t.p);
+    cr_assert_eq(frontier_dedup_start(t.f, d, N, &c), 0, "%s", frontier_last_error(t.f));
+    redisReply *n0 = redisCommand(t.c, "HLEN crawler:{rd}:digests");
+    redisReply *n1 = redisCommand(t.c, "HLEN crawler:{rd/1}:digests");
+    cr_assert(n0 && n1 && n0->integer > 0 && n1->integer > 0 && n0->integer + n1->integer == N,
+              "digests per shard: %lld and %lld", n0 ? n0->integer : -1, n1 ? n1->integer : -1);
+    freeReplyObject(n0);
+    freeReplyObject(n1);
+    int rc = run_twice(&t, c, before, 2);
+    frontier_call_free(c);
+    cr_expect_eq(rc, 0, "%s", crawl_strerror(rc));
+    for (int i = 0; i < N; i++) {
+        if (i % 2) {
+            cr_expect_eq(d[i].duplicate, 0, "%s again: no duplicate of itself", url[i]);
+            cr_expect_null(d[i].orig_url);
+        } else {
+            cr_expect_eq(d[i].duplicate, 1, "%s: not a copy of %s", other[i], url[i]);
+            cr_expect_str_eq(d[i].orig_url ? d[i].orig_url : "", url[i]);
+            cr_expect_eq(d[i].orig_time_ms, 1000 + i);
+        }
+        free(d[i].orig_url);
+    }
+    redisReply *k = redisCommand(t.c, "HGET crawler:{rd}:digests %s", digest[0] + 5);
+    redisReply *k1 = redisCommand(t.c, "HGET crawler:{rd/1}:digests %s", digest[0] + 5);
+    const char *v = k && k->type == REDIS_REPLY_STRING     ? k->str
+                    : k1 && k1->type == REDIS_REPLY_STRING ? k1->str
+                                                           : "";
+    cr_expect(!strncmp(v, url[0], strlen(url[0])), "the digest's first URL became %s", v);
+    freeReplyObject(k);
+    freeReplyObject(k1);
+    rs_close(&t, 100);
+}

@@ -9,15 +9,20 @@
 //     header names (sha1, sha256, sha512, md5; base32 or hex value);
 //   - warcio's CDX indexer indexes every response, and each index entry's
 //     offset/length is one whole gzip member that parses alone as that record;
+//   - every revisit record (--dedup) names the identical-payload-digest
+//     profile, WARC-Refers-To-Target-URI and -Date; when the response it
+//     refers to is in the same file, that response has the same payload
+//     digest (a revisit's own payload is not the page's: it is not hashed);
 //   - the crawler's own index beside the file (FILE.cdxj), if there is one,
-//     has one line per response, sorted, each with the timestamp, URL,
+//     has one line per response and revisit, sorted, each with the timestamp, URL,
 //     offset and length warcio's indexer gives that record, and the file's
 //     name.  (Not its key: the crawler's follows the Python surt library,
 //     pywb's, which warcio.js's differs from on a path's trailing '/' and on
 //     the order of query arguments; tests/test_rotate.c checks it against
 //     that library's own cases.)
-// Usage: node warc_check.mjs FILE.warc.gz [--responses N]  (N: at least this
-// many response records).  Exit 0 if all holds, else 1 with the failures.
+// Usage: node warc_check.mjs FILE.warc.gz [--responses N] [--revisits R]
+// (N: at least this many response records; R: at least this many revisit
+// records, every one referring to a response of this file).  Exit 0 if all holds, else 1 with the failures.
 import { createHash } from "node:crypto";
 import { createReadStream, readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -28,7 +33,13 @@ if (!file) {
   console.error("usage: node warc_check.mjs FILE.warc.gz [--responses N]");
   process.exit(2);
 }
-const minResponses = rest[0] === "--responses" ? Number(rest[1]) : 0;
+const opt = (name) => {
+  const i = rest.indexOf(name);
+  return i >= 0 ? Number(rest[i + 1]) : 0;
+};
+const minResponses = opt("--responses");
+const minRevisits = opt("--revisits");
+const PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 const failures = [];
 const fail = (what) => {
   failures.push(what);
@@ -100,6 +111,8 @@ async function payloads() {
   let n = 0;
   let responses = 0;
   let checked = 0;
+  const digestOf = new Map(); // response URI -> payload digests
+  const revisits = [];
   const parser = new WARCParser(createReadStream(file), { parseHttp: true });
   for await (const rec of parser) {
     const what = label(n, rec);
@@ -107,17 +120,35 @@ async function payloads() {
       responses++;
       const status = Number(rec.httpHeaders?.statusCode);
       if (!(status >= 100 && status <= 999)) fail(`${what}: no HTTP status line`);
+      const uri = rec.warcTargetURI;
+      if (!digestOf.has(uri)) digestOf.set(uri, new Set());
+      digestOf.get(uri).add(rec.warcHeader("WARC-Payload-Digest"));
     }
     const payload = await rec.readFully(false);
     const pd = rec.warcHeader("WARC-Payload-Digest");
-    if (pd) {
+    if (rec.warcType === "revisit") {
+      const status = Number(rec.httpHeaders?.statusCode);
+      if (!(status >= 100 && status <= 999)) fail(`${what}: no HTTP status line`);
+      if (rec.warcHeader("WARC-Profile") !== PROFILE) fail(`${what}: WARC-Profile ${rec.warcHeader("WARC-Profile")}`);
+      for (const name of ["WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Payload-Digest"])
+        if (!rec.warcHeader(name)) fail(`${what}: no ${name}`);
+      if (payload.length) fail(`${what}: a payload of ${payload.length} bytes after the HTTP head`);
+      revisits.push({ what, refers: rec.warcHeader("WARC-Refers-To-Target-URI"), pd });
+    } else if (pd) {
       checked++;
       const why = checkDigest(pd, payload);
       if (why) fail(`${what}: WARC-Payload-Digest: ${why}`);
     }
     n++;
   }
-  return { n, responses, checked };
+  let resolved = 0;
+  for (const r of revisits) {
+    const ds = digestOf.get(r.refers);
+    if (!ds) continue; // its response is in another file
+    resolved++;
+    if (!ds.has(r.pd)) fail(`${r.what}: payload digest ${r.pd}, the response of ${r.refers} has ${[...ds]}`);
+  }
+  return { n, responses, checked, revisits: revisits.length, resolved };
 }
 
 // Pass 3: warcio's CDX index; each entry's member parses alone as its record.
@@ -147,7 +178,7 @@ async function index(data) {
       fail(`${what}: the member holds ${rec ? rec.warcTargetURI : "no record"}`);
     else if (rec.warcPayloadDigest && cdx.digest && !rec.warcPayloadDigest.endsWith(cdx.digest))
       fail(`${what}: index digest ${cdx.digest}, record ${rec.warcPayloadDigest}`);
-    if (rec && rec.warcType === "response") byOffset.set(off, cdx);
+    if (rec && (rec.warcType === "response" || rec.warcType === "revisit")) byOffset.set(off, cdx);
   }
   return { entries, byOffset };
 }
@@ -169,7 +200,7 @@ function ownIndex(byOffset) {
     if (!m) return fail(`${what}: not 'KEY TIMESTAMP {JSON}': ${line}`);
     const j = JSON.parse(m[3]);
     const cdx = byOffset.get(Number(j.offset));
-    if (!cdx) return fail(`${what}: offset ${j.offset} is no response record's`);
+    if (!cdx) return fail(`${what}: offset ${j.offset} is no response or revisit record's`);
     const want = { ts: cdx.timestamp, url: cdx.url, length: String(cdx.length) };
     const got = { ts: m[2], url: j.url, length: j.length };
     for (const k of Object.keys(want))
@@ -177,21 +208,24 @@ function ownIndex(byOffset) {
     if (j.filename !== base) fail(`${what}: filename ${j.filename}, the file is ${base}`);
   });
   if (lines.length !== byOffset.size)
-    fail(`${file}.cdxj: ${lines.length} lines for ${byOffset.size} responses`);
+    fail(`${file}.cdxj: ${lines.length} lines for ${byOffset.size} responses and revisits`);
   return lines.length;
 }
 
 try {
   const { nblocks, blockDigests } = await blocks();
-  const { n, responses, checked } = await payloads();
+  const { n, responses, checked, revisits, resolved } = await payloads();
   const { entries, byOffset } = await index(readFileSync(file));
   const own = ownIndex(byOffset);
   if (n !== nblocks) fail(`the two passes read ${nblocks} and ${n} records`);
   if (responses < minResponses) fail(`${responses} response records, expected at least ${minResponses}`);
   if (entries < responses) fail(`warcio indexed ${entries} entries for ${responses} responses`);
   if (checked < responses) fail(`${checked} payload digests for ${responses} responses`);
+  if (minRevisits && (revisits < minRevisits || resolved < revisits))
+    fail(`${revisits} revisit records (at least ${minRevisits} expected), ${resolved} refer to a response of this file`);
   console.log(`warc_check: ${file}: ${n} records parsed, ${responses} responses, ` +
     `${blockDigests} block digests and ${checked} payload digests checked, ` +
+    `${revisits} revisits (${resolved} with their response in the file, same payload digest), ` +
     `warcio's CDX index: ${entries} entries, each a whole gzip member` +
     (own >= 0 ? `; the crawler's index: ${own} lines, each as warcio's` : ""));
 } catch (e) {

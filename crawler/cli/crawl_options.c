@@ -148,6 +148,9 @@ static const cli_opt_t OPTS[] = {
                   "--text's text: plain paragraphs, or markdown (headings, lists, emphasis, code, "
                   "links)")},
     {FLAG("text-all", text_all, "--text gives all visible text of a page, not its main content")},
+    {FLAG("dedup", dedup,
+          "mark exact duplicates crawl-wide: a 2xx page whose body another URL had first gets a "
+          "WARC revisit record naming it, \"duplicate\" in its JSON line, and no text")},
     {STR("wet", "FILE", wet, NULL,
          "the same text as WARC conversion records (Common Crawl's WET), each referring to its "
          "response record in --warc")},

@@ -132,10 +132,11 @@ typedef struct crawl_config {
     config_text_format_t text_format; /* --text-format plain|markdown */
     int text_all;                     /* --text-all: all visible text, not the main content */
     const char *wet;                  /* --wet FILE: the text as WARC conversion records */
-    int quiet;                        /* --quiet: no progress line */
-    void *storage;                    /* strings read from --config (cli_crawl_free) */
-    unsigned admission_given;         /* bit i: admission setting i was given (command line or
-                                         config file: config_admission_given) */
+    int dedup;     /* --dedup: exact duplicates marked crawl-wide (payload digests in Redis) */
+    int quiet;     /* --quiet: no progress line */
+    void *storage; /* strings read from --config (cli_crawl_free) */
+    unsigned admission_given; /* bit i: admission setting i was given (command line or
+                                 config file: config_admission_given) */
     char *admission[CONFIG_ADMISSION_COUNT]; /* lists followed from the crawl's settings
                                                 (config_admission_follow; freed by
                                                 config_admission_free) */

@@ -35,6 +35,11 @@ typedef struct page {
     uint32_t link_depth; /* depth of the links: item depth + 1 (redirect targets too) */
     uint32_t link_hops;  /* the links' hop count: item hops + 1 for a redirect target, else 0 */
     text_t *text;        /* --text: the page's text, finished (an HTML page with 2xx), or NULL */
+    /* --dedup: the payload digest ("sha1:BASE32", "" if not tested), and the
+     * URL that had it first when this page is its duplicate (else NULL) */
+    char digest[40];
+    char *dup_of;
+    int64_t dup_time_ms; /* dup_of's fetch time, Unix ms */
 } page_t;
 
 /* The raw HTTP exchange of a page, for a WARC record.  Borrowed pointers
@@ -81,6 +86,7 @@ static inline void page_clear(page_t *p)
     free(p->canonical);
     free(p->location);
     text_free(p->text);
+    free(p->dup_of);
     memset(p, 0, sizeof *p);
 }
 

@@ -93,6 +93,10 @@ size_t out_format(char *buf, size_t buflen, const out_record_t *r)
     json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
     if (r->has_simhash)
         json_hex64(&e, ",\"simhash\":", r->simhash);
+    if (r->duplicate_of) {
+        json_lit(&e, ",\"duplicate\":true,\"duplicate_of\":");
+        json_str(&e, r->duplicate_of);
+    }
     json_lit(&e, "}\n");
     if (e.len < buflen)
         buf[e.len] = '\0';

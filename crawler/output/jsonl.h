@@ -30,6 +30,8 @@
  * and, only when it applies:
  *   simhash       string   --text: the SimHash of the page's text, 16 hex
  *                          digits (an HTML page with 2xx)
+ *   duplicate     true     --dedup: the payload is one another URL had first
+ *   duplicate_of  string   ... that URL
  *
  * Besides the records, a line may be an event of the crawl, told apart by
  * its first key "event" (and having no "url"):
@@ -103,6 +105,7 @@ typedef struct out_record {
     int64_t timestamp_ms;     /* Unix epoch milliseconds; 0: now */
     int has_simhash;          /* the "simhash" key is written */
     uint64_t simhash;
+    const char *duplicate_of; /* --dedup: the URL that had this payload first, or NULL */
 } out_record_t;
 
 /* Opens path for appending (created with mode 0644 if missing); "-" is

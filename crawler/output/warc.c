@@ -92,6 +92,7 @@ struct warc {
 typedef struct rec {
     const char *type, *id, *date, *uri, *ip, *concurrent, *refers_to, *info_id, *filename;
     const char *lang; /* WARC-Identified-Content-Language (a conversion) */
+    const char *profile, *refers_uri, *refers_date; /* a revisit */
     bool truncated;
     const char *content_type;
     const void *part[2];
@@ -439,6 +440,9 @@ static int add_record(scratch_t *c, const rec_t *r)
     rc = rc ? rc : put_opt(&c->rec, "WARC-IP-Address", r->ip);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Concurrent-To", r->concurrent);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Refers-To", r->refers_to);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Refers-To-Target-URI", r->refers_uri);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Refers-To-Date", r->refers_date);
+    rc = rc ? rc : put_opt(&c->rec, "WARC-Profile", r->profile);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Warcinfo-ID", r->info_id);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Filename", r->filename);
     rc = rc ? rc : put_opt(&c->rec, "WARC-Truncated", r->truncated ? "length" : NULL);
@@ -598,9 +602,10 @@ static size_t request_head_len(const char *r, size_t n)
 
 static bool exchange_valid(const warc_exchange_t *x)
 {
-    return x && header_safe(x->target_uri) && (!x->ip || header_safe(x->ip)) && x->response_head &&
-           x->response_head_len > 0 && (x->body || x->body_len == 0) &&
-           (x->request || x->request_len == 0);
+    return x && header_safe(x->target_uri) && (!x->revisit_uri || header_safe(x->revisit_uri)) &&
+           (!x->payload_digest || strlen(x->payload_digest) == WARC_DIGEST_LEN) &&
+           (!x->ip || header_safe(x->ip)) && x->response_head && x->response_head_len > 0 &&
+           (x->body || x->body_len == 0) && (x->request || x->request_len == 0);
 }
 
 /* Builds both records of x into c->out. */
@@ -623,7 +628,10 @@ static int build_exchange(scratch_t *c, const warc_exchange_t *x)
     const void *rp = x->request ? x->request + rh : "";
     size_t rpl = x->request_len - rh;
     rc = rc ? rc : digest_parts(c->md, &rp, &rpl, 1, req_payload);
-    rc = rc ? rc : digest_parts(c->md, &x->body, &x->body_len, 1, resp_payload);
+    if (x->payload_digest) /* (the caller's, of the same body) */
+        snprintf(resp_payload, sizeof resp_payload, "%s", x->payload_digest);
+    else
+        rc = rc ? rc : digest_parts(c->md, &x->body, &x->body_len, 1, resp_payload);
     memcpy(c->digest, resp_payload, sizeof c->digest);
     rec_t rq = {.type = "request",
                 .id = req_id,
@@ -647,6 +655,18 @@ static int build_exchange(scratch_t *c, const warc_exchange_t *x)
     rs.part[1] = x->body;
     rs.part_len[1] = x->body_len;
     rs.payload_digest = resp_payload;
+    char refers_date[64];
+    if (x->revisit_uri) { /* the head only: the payload is the first URL's */
+        warc_date(x->revisit_time_ms, refers_date);
+        rs.type = "revisit";
+        rs.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        rs.refers_uri = x->revisit_uri;
+        rs.refers_date = refers_date;
+        rs.truncated = false;
+        rs.part[1] = NULL;
+        rs.part_len[1] = 0;
+        snprintf(c->mime, sizeof c->mime, "warc/revisit");
+    }
     if (!x->request_len)
         rs.concurrent = NULL; /* the request was not recorded */
     c->out.len = 0;

@@ -88,6 +88,14 @@ typedef struct warc_exchange {
     /* NULL, or WARC_RECORD_ID_LEN + 1 bytes: the response record's ID is
      * written there once the exchange is written (a WET record refers to it) */
     char *response_id;
+    /* NULL, or the body's payload digest already computed (warc_digest) */
+    const char *payload_digest;
+    /* NULL, or the URL whose response had the same payload first (--dedup):
+     * a revisit record (profile identical-payload-digest, the head only,
+     * WARC-Refers-To-Target-URI and -Date: revisit_time_ms) replaces the
+     * response record */
+    const char *revisit_uri;
+    int64_t revisit_time_ms;
 } warc_exchange_t;
 
 /* A page's text as a WET file holds it: one `conversion` record (Common

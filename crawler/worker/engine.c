@@ -70,6 +70,7 @@
 #include "claimer.h"
 #include "clock.h"
 #include "fetch.h"
+#include "deduper.h"
 #include "finisher.h"
 #include "frontier.h"
 #include "jsonl.h"
@@ -100,6 +101,7 @@ typedef struct worker {
     fetch_t *fetch;
     robotsgate_t *gate;
     finisher_t *fin;
+    deduper_t *dedup; /* --dedup, else NULL */
     claimer_t *claimer;
     sidecalls_t *side;
     lifeline_t life;
@@ -250,11 +252,13 @@ static int worker_open(worker_t *w)
     scope_config_t sc = config_scope(c);
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
-    if (!(w->fetch = fetch_new(c, w->slots, e->connects, e->share, w->scope,
-                               finisher_common_records(e->fin_common), err, sizeof err)))
+    if (!(w->fetch =
+              fetch_new(c, w->slots, e->connects, e->share, w->scope,
+                        finisher_common_records(e->fin_common) || c->dedup, err, sizeof err)))
         goto fail;
     if (!(w->gate = robotsgate_new(c, w->fr, w->scope)) ||
         !(w->fin = finisher_new(e->fin_common, c, w->fr)) ||
+        (c->dedup && !(w->dedup = deduper_new(w->fr, w->fin))) ||
         !(w->claimer = claimer_new(c, w->fr, w->gate)) ||
         !(w->side = sidecalls_new(w->fr, w->gate, w->fin, w->scope))) {
         snprintf(err, sizeof err, "out of memory");
@@ -275,6 +279,7 @@ static void worker_close(worker_t *w)
     /* the parts' calls off the link first, then the handle (its bye), then the link */
     sidecalls_free(w->side);
     claimer_free(w->claimer);
+    deduper_free(w->dedup);
     finisher_free(w->fin);
     robotsgate_free(w->gate);
     fetch_free(w->fetch);
@@ -427,7 +432,10 @@ static void on_result(worker_t *w, fetch_result_t *r)
     }
     if (r->page.error_kind)
         atomic_fetch_add(&w->e->errors, 1);
-    engine_note(w, finisher_add(w->fin, &r->page, r->exchange));
+    if (w->dedup && deduper_wants(&r->page, r->exchange)) /* its records wait for the verdict */
+        engine_note(w, deduper_add(w->dedup, &r->page, r->exchange));
+    else
+        engine_note(w, finisher_add(w->fin, &r->page, r->exchange));
 }
 
 /* ---- the loop --------------------------------------------------------------------- */
@@ -488,7 +496,7 @@ static int should_exit(worker_t *w, frontier_state_t st, uint64_t stop_at)
         return engine_held(w) == 0 || clock_now_ms() >= stop_at;
     return st == FRONTIER_DONE && !claimer_busy(w->claimer) && !w->e->cfg->wait &&
            engine_held(w) == 0 && finisher_queued(w->fin) == 0 && !finisher_busy(w->fin) &&
-           sidecalls_busy(w->side) == 0;
+           !(w->dedup && deduper_busy(w->dedup)) && sidecalls_busy(w->side) == 0;
 }
 
 static claim_room_t room_of(const worker_t *w)
@@ -557,6 +565,8 @@ static void finish_turn(worker_t *w)
     size_t n;
     if (down(w) || w->err == CRAWL_EWRITE)
         return;
+    if (w->dedup) /* the verdicts come: those pages go to the finisher */
+        engine_note(w, deduper_turn(w->dedup, 0));
     /* one finish batch in flight at a time; pages finished meanwhile
      * wait for the next one (bigger batches while Redis is busy) */
     int rc = finisher_complete(w->fin, 0, &n);
@@ -613,6 +623,8 @@ static void reconnect(worker_t *w, uint64_t now)
     fetch_each_item(w->fetch, hold, &h);
     robotsgate_each_item(w->gate, hold, &h);
     finisher_each_item(w->fin, hold, &h);
+    if (w->dedup)
+        deduper_each_item(w->dedup, hold, &h);
     claimer_each_item(w->claimer, hold, &h);
     claim_room_t room = room_of(w);
     frontier_worker_stats_t ws = claimer_record(w->claimer, now, &room);
@@ -698,6 +710,12 @@ static void wind_down(worker_t *w)
     size_t n = 0;
     if (w->err == CRAWL_ENOTFOUND)
         return; /* the crawl's state is gone: nothing to finish or hand back into */
+    while (w->dedup && deduper_busy(w->dedup) && !down(w) && w->err != CRAWL_EWRITE) {
+        int rc = deduper_turn(w->dedup, 1); /* the verdicts of what was fetched */
+        engine_note(w, rc);
+        if (rc < 0)
+            break;
+    }
     if (!down(w) && w->err != CRAWL_EWRITE) {
         int rc = finisher_flush(w->fin, 1, &n);
         finished(w, rc, n);

@@ -131,7 +131,7 @@ finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, fronti
 static int write_text(finisher_t *f, const page_t *p, int64_t now)
 {
     out_t *text = f->c->text;
-    if (!text || !p->text)
+    if (!text || !p->text || p->dup_of) /* (a duplicate's text is its first URL's) */
         return 0;
     textrec_t r = {.url = p->item.url,
                    .title = text_title(p->text),
@@ -170,7 +170,8 @@ static int write_record(finisher_t *f, const page_t *p)
                       .canonical = p->canonical,
                       .timestamp_ms = now,
                       .has_simhash = p->text != NULL,
-                      .simhash = p->text ? text_simhash(p->text) : 0};
+                      .simhash = p->text ? text_simhash(p->text) : 0,
+                      .duplicate_of = p->dup_of};
     int rc = out_write(out, &r);
     if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->out_failed, 1))
         fprintf(stderr, "crawler: --out: %s\n", out_error(out));
@@ -182,7 +183,7 @@ static int write_record(finisher_t *f, const page_t *p)
 static int write_wet(finisher_t *f, const page_t *p, const page_exchange_t *ex, const char *resp_id)
 {
     warc_t *wet = f->c->wet;
-    if (!wet || !p->text)
+    if (!wet || !p->text || p->dup_of)
         return 0;
     warc_conversion_t x = {.target_uri = p->item.url,
                            .refers_to = resp_id[0] ? resp_id : NULL,
@@ -211,7 +212,10 @@ static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex,
                           .body_decoded = ex->decoded,
                           .truncated = ex->truncated,
                           .fetch_time_ms = ex->time_ms,
-                          .response_id = resp_id};
+                          .response_id = resp_id,
+                          .payload_digest = p->digest[0] ? p->digest : NULL,
+                          .revisit_uri = p->dup_of,
+                          .revisit_time_ms = p->dup_time_ms};
     int rc = warc_write_exchange(warc, &wx);
     if (rc < 0 && !atomic_exchange(&f->c->warc_failed, 1))
         fprintf(stderr, "crawler: --warc: %s\n", warc_error(warc));
