@@ -170,13 +170,22 @@ static void report(parser_t *p, const char *ref, size_t len, parser_link_kind_t 
         i++;
     if (i == len || ref[i] == '#')
         return; /* the page itself */
-    if (p->nofollow || (nofollow && !p->cfg.follow_nofollow)) {
+    int dropped = p->nofollow || (nofollow && !p->cfg.follow_nofollow);
+    if (dropped) {
         p->st.dropped_nofollow++;
+        if (!p->cfg.give_nofollow)
+            return;
+    }
+    parser_stats_t before = p->st;
+    if (resolve(p, ref, len, &url, &n) != CRAWL_OK) {
+        if (dropped) /* counted once, as nofollow */
+            p->st = before;
         return;
     }
-    if (resolve(p, ref, len, &url, &n) != CRAWL_OK)
-        return;
-    p->st.links++;
+    if (dropped)
+        kind = (parser_link_kind_t)(kind | PARSER_LINK_NOFOLLOW);
+    else
+        p->st.links++;
     if (p->fn)
         p->fn(p->ud, url, n, kind);
     free(url);

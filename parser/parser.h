@@ -109,6 +109,9 @@ typedef enum parser_link_kind {
     PARSER_LINK_LINK,    /* link[href] whose rel names a hyperlink (alternate, next, prev, ...) */
     PARSER_LINK_FRAME,   /* frame[src], iframe[src] */
     PARSER_LINK_REFRESH, /* meta http-equiv=refresh */
+    /* a flag or'ed into the kind, with give_nofollow only: a link the page
+     * says not to follow (rel=nofollow, or any once the page is nofollow) */
+    PARSER_LINK_NOFOLLOW = 0x100,
 } parser_link_kind_t;
 
 /* Called once per extracted link, in document order, url normalized and
@@ -170,6 +173,10 @@ typedef struct parser_sink {
 typedef struct parser_config {
     size_t max_url_length; /* bytes; 0: PARSER_DEFAULT_MAX_URL_LENGTH */
     int follow_nofollow;   /* 1: also report rel=nofollow links */
+    /* 1: also give the links not reported for nofollow (above) to the
+     * callback, their kind or'ed with PARSER_LINK_NOFOLLOW (a record of a
+     * page's links: --links); they still count in dropped_nofollow */
+    int give_nofollow;
     /* NULL: no sink, libxml2 parses the markup only (text is skipped, as
      * it costs most of a parse).  Otherwise the struct is copied by
      * parser_new and the page is read by the parser's own reader, for the

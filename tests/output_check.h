@@ -84,6 +84,53 @@ static bool json_string_ok(const char **p)
     return true;
 }
 
+/* Skips one JSON value at *p (RFC 8259: object, array, string, number,
+ * true, false, null; no whitespace, as the crawler writes none); false if
+ * malformed or nested deeper than 32. */
+__attribute__((unused)) static bool json_value_ok(const char **p, int depth)
+{
+    const char *s = *p;
+    if (depth > 32)
+        return false;
+    if (*s == '"') {
+        if (!json_string_ok(&s))
+            return false;
+    } else if (*s == '{' || *s == '[') {
+        char close = *s == '{' ? '}' : ']';
+        s++;
+        for (int first = 1; *s != close; first = 0) {
+            if (!first && *s++ != ',')
+                return false;
+            if (close == '}' && (!json_string_ok(&s) || *s++ != ':'))
+                return false;
+            if (!json_value_ok(&s, depth + 1))
+                return false;
+        }
+        s++;
+    } else if (!strncmp(s, "true", 4) || !strncmp(s, "null", 4)) {
+        s += 4;
+    } else if (!strncmp(s, "false", 5)) {
+        s += 5;
+    } else {
+        const char *d = s + (*s == '-');
+        if (!isdigit((unsigned char)*d))
+            return false;
+        s = d + strspn(d, "0123456789.eE+-");
+    }
+    *p = s;
+    return true;
+}
+
+/* One line that is exactly one JSON object and its newline, valid UTF-8. */
+__attribute__((unused)) static bool json_object_line_ok(const char *line, size_t len)
+{
+    if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len) != line + len - 1 ||
+        line[0] != '{' || !utf8_valid((const unsigned char *)line, len))
+        return false;
+    const char *p = line;
+    return json_value_ok(&p, 0) && p == line + len - 1;
+}
+
 /* Checks a line is exactly {"k":v,...}\n with the documented keys in order;
  * values are strings, null or unsigned integers. */
 static bool json_line_ok(const char *line, size_t len)

@@ -134,6 +134,42 @@ Test(links, only_hyperlink_relations_of_link_are_followed)
 
 /* ---- the per-page link cap (--max-links-per-page) ------------------------ */
 
+/* give_nofollow (--links): the links a page says not to follow are given
+ * too, flagged, both parsers alike (libxml2's and the sink's reader); they
+ * count as dropped for nofollow, not as links; without it, not given. */
+static void collect_flagged(void *ud, const char *url, size_t len, parser_link_kind_t kind)
+{
+    got_t *g = ud;
+    if (g->len + len + 8 < sizeof g->buf)
+        g->len += (size_t)snprintf(g->buf + g->len, sizeof g->buf - g->len, "%s%.*s\n",
+                                   kind & PARSER_LINK_NOFOLLOW ? "NF " : "", (int)len, url);
+}
+
+Test(links, nofollow_links_are_given_flagged_on_request)
+{
+    static const char *html = "<a href=a>a</a><a rel=nofollow href=b>b</a><a href=mailto:x>m</a>"
+                              "<meta name=robots content=nofollow><a href=c>c</a>";
+    static const char *want[2] = {"http://example.com/dir/a\n",
+                                  "http://example.com/dir/a\nNF http://example.com/dir/b\n"
+                                  "NF http://example.com/dir/c\n"};
+    static const parser_sink_t none = {0};
+    for (int give = 0; give < 2; give++)
+        for (int sink = 0; sink < 2; sink++) {
+            got_t g = {0};
+            parser_config_t cfg = {.give_nofollow = give, .sink = sink ? &none : NULL};
+            parser_t *p = parser_new(&cfg, PAGE, "text/html", NULL, collect_flagged, &g);
+            cr_assert_not_null(p);
+            cr_assert_eq(parser_feed(p, html, strlen(html)), 0);
+            cr_assert_eq(parser_finish(p), 0);
+            cr_expect_str_eq(g.buf, want[give], "give_nofollow %d, sink %d", give, sink);
+            const parser_stats_t *st = parser_get_stats(p);
+            cr_expect_eq(st->links, 1, "give_nofollow %d, sink %d", give, sink);
+            cr_expect_eq(st->dropped_nofollow, 2, "give_nofollow %d, sink %d", give, sink);
+            cr_expect_eq(st->dropped_scheme, 1);
+            parser_free(p);
+        }
+}
+
 Test(links, cap_is_an_option_with_a_default_of_at_least_50000)
 {
     crawl_config_t cfg;

@@ -354,3 +354,195 @@ Test(textout, wet_records_refer_to_their_responses)
     free_warc(&t);
     crawl_env_stop(&e);
 }
+
+/* ---- --links ---------------------------------------------------------------- */
+
+/* The --links line of page base + path, or NULL (caller frees). */
+static char *page_line(const char *text, const char *base, const char *path)
+{
+    char key[512];
+    snprintf(key, sizeof key, "{\"url\":\"%s%s\",\"links\":", base, path);
+    const char *l = text ? strstr(text, key) : NULL;
+    if (!l)
+        return NULL;
+    const char *nl = strchr(l, '\n');
+    return strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+}
+
+/* The links line of page base + path in file text, parsed loosely: the
+ * object of the link whose "url" is want and that comes after the `nth`
+ * such (0: the first), or NULL (caller frees). */
+static char *link_obj(const char *line, const char *want, int nth)
+{
+    char key[600];
+    snprintf(key, sizeof key, "{\"url\":\"%s\",\"kind\":", want);
+    const char *at = line;
+    for (int i = 0; at && i <= nth; i++)
+        if ((at = strstr(at, key)) && i < nth)
+            at++;
+    if (!at)
+        return NULL;
+    const char *end = strchr(at, '}');
+    return end ? strndup(at, (size_t)(end - at + 1)) : NULL;
+}
+
+static void expect_link(const char *line, const char *base, const char *path, int nth,
+                        const char *rest)
+{
+    char want[600];
+    snprintf(want, sizeof want, "%s%s", base, path);
+    char *o = link_obj(line, want, nth);
+    cr_expect(o && strstr(o, rest), "link %s (#%d): %s, expected %s", path, nth, o, rest);
+    free(o);
+}
+
+/* Every link of a page, in document order: its kind, anchor text, rel, and
+ * whether it was offered or why not (a repeat, out of scope, nofollow,
+ * past the per-page cap); a page made nofollow by a late meta robots has
+ * none followed; links past the seed's --max-depth: "depth". */
+Test(textout, links_lists_each_outlink_with_its_text_rel_and_fate)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    fx_http_page(e.h, "/",
+                 "<html><head><link rel=next href=/p2><link rel=stylesheet href=/s.css></head>"
+                 "<body><nav><a href=/a>Home  <b>page</b>\n</a> <a href=/a>again</a> "
+                 "<a href=mailto:x@y>mail</a> <a href=/n rel=\"nofollow ugc\">No   follow</a> "
+                 "<a href=\"http://other.example/\">off site</a><iframe src=/frame></iframe>"
+                 "<a href=#top>top</a><a href=/img><img src=i.png alt=\"a picture\"></a>"
+                 "<a href=/c1>c1</a><a href=/c2>c2</a><a href=/c3>c3</a>"
+                 "<a href=/late>late</a></nav></body></html>");
+    fx_http_page(e.h, "/late",
+                 "<html><body><a href=/x>x</a><meta name=robots content=nofollow>"
+                 "<a href=/y>y</a></body></html>");
+    const char *leaves[] = {"/a", "/p2", "/frame", "/img", "/c1", "/c2", "/c3", "/x", "/y", "/n"};
+    for (size_t i = 0; i < sizeof leaves / sizeof *leaves; i++)
+        fx_http_page(e.h, leaves[i], "<p>leaf</p>");
+    char links[600];
+    snprintf(links, sizeof links, "%s/links.jsonl", e.dir);
+    char *extra[] = {"--links", links, "--max-links-per-page", "7", NULL};
+    cr_assert_eq(crawl(&e, extra), 0, "%s", fx_read_file(e.log, NULL));
+    char *t = fx_read_file(links, NULL);
+    cr_assert_not_null(t);
+    for (const char *l = t; *l;) { /* every line is one valid JSON object */
+        const char *nl = strchr(l, '\n');
+        cr_assert_not_null(nl);
+        cr_expect(json_object_line_ok(l, (size_t)(nl - l + 1)), "not a JSON line: %.*s",
+                  (int)(nl - l), l);
+        l = nl + 1;
+    }
+    const char *b = fx_http_base(e.h);
+    char *home = page_line(t, b, "/");
+    cr_assert_not_null(home, "no links line for the seed:\n%s", t);
+    expect_link(home, b, "/p2", 0,
+                "\"kind\":\"link\",\"text\":null,\"rel\":\"next\",\"followed\":true");
+    cr_expect(!strstr(home, "s.css"), "a stylesheet listed as a link: %s", home);
+    expect_link(home, b, "/a", 0,
+                "\"kind\":\"a\",\"text\":\"Home page\",\"rel\":null,\"followed\":true");
+    expect_link(home, b, "/a", 1,
+                "\"text\":\"again\",\"rel\":null,\"followed\":false,\"why\":\"repeat\"");
+    cr_expect(!strstr(home, "mailto"), "%s", home);
+    expect_link(
+        home, b, "/n", 0,
+        "\"text\":\"No follow\",\"rel\":\"nofollow ugc\",\"followed\":false,\"why\":\"nofollow\"");
+    char *off = link_obj(home, "http://other.example/", 0);
+    cr_expect(off && strstr(off, "\"followed\":false,\"why\":\"scope\""), "%s", off);
+    free(off);
+    expect_link(home, b, "/frame", 0, "\"kind\":\"frame\",\"text\":null");
+    cr_expect(!strstr(home, "#top"), "%s", home);
+    expect_link(home, b, "/img", 0, "\"text\":\"a picture\"");
+    /* offered: /p2 /a /frame /img /c1 /c2 /c3 = 7, the cap: /late is past it */
+    expect_link(home, b, "/c3", 0, "\"followed\":true");
+    expect_link(home, b, "/late", 0, "\"followed\":false,\"why\":\"cap\"");
+    cr_expect(strstr(home, "\"omitted\":0,"), "%s", home);
+    free(home);
+    char *late = page_line(t, b, "/late");
+    cr_expect_null(late, "/late was past the cap, never fetched: %s", late);
+    free(late);
+    free(t);
+
+    /* the late page as a seed: its meta robots nofollow comes after /x */
+    char seeds[600];
+    snprintf(seeds, sizeof seeds, "%s/late\n", b);
+    cr_assert_eq(fx_write_file(e.seeds, seeds), 0);
+    char links2[600];
+    snprintf(links2, sizeof links2, "%s/links2.jsonl", e.dir);
+    char *extra2[] = {"--links", links2, "--crawl", "late", NULL};
+    cr_assert_eq(crawl(&e, extra2), 0, "%s", fx_read_file(e.log, NULL));
+    t = fx_read_file(links2, NULL);
+    late = page_line(t, b, "/late");
+    cr_assert_not_null(late, "%s", t);
+    expect_link(late, b, "/x", 0, "\"followed\":false,\"why\":\"nofollow\"");
+    expect_link(late, b, "/y", 0, "\"followed\":false,\"why\":\"nofollow\"");
+    free(late);
+    free(t);
+
+    /* --max-depth 0: the seed's links are listed, none offered */
+    snprintf(seeds, sizeof seeds, "%s/\n", b);
+    cr_assert_eq(fx_write_file(e.seeds, seeds), 0);
+    char links3[600];
+    snprintf(links3, sizeof links3, "%s/links3.jsonl", e.dir);
+    char *extra3[] = {"--links", links3, "--crawl", "deep", "--max-depth", "0", NULL};
+    cr_assert_eq(crawl(&e, extra3), 0, "%s", fx_read_file(e.log, NULL));
+    t = fx_read_file(links3, NULL);
+    home = page_line(t, b, "/");
+    cr_assert_not_null(home, "%s", t);
+    expect_link(home, b, "/a", 0, "\"followed\":false,\"why\":\"depth\"");
+    expect_link(home, b, "/n", 0, "\"why\":\"nofollow\"");
+    cr_expect_eq(count_lines(t), 1, "pages past --max-depth fetched:\n%s", t);
+    free(home);
+    free(t);
+    crawl_env_stop(&e);
+}
+
+/* A page of 20,000 links, each with 300 bytes of anchor text: the record
+ * keeps 512 KiB of them and counts the rest; each text is cut at 256
+ * bytes, never inside a character. */
+Test(textout, links_of_a_huge_page_are_capped_and_counted)
+{
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    enum { N = 20000 };
+    size_t cap = (size_t)N * 400 + 100, len = 0;
+    char *page = malloc(cap);
+    cr_assert_not_null(page);
+    char word[301];
+    for (int i = 0; i < 100; i++) /* 100 x "é" then 100 x 'x': 300 bytes */
+        memcpy(word + 2 * i, "\xc3\xa9", 2);
+    memset(word + 200, 'x', 100);
+    word[300] = '\0';
+    len += (size_t)snprintf(page, cap, "<html><body>");
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(page + len, cap - len, "<a href=/l%d>%s</a>", i, word);
+    snprintf(page + len, cap - len, "</body></html>");
+    fx_http_page(e.h, "/", page);
+    free(page);
+    char links[600];
+    snprintf(links, sizeof links, "%s/links.jsonl", e.dir);
+    char *extra[] = {"--links", links, "--max-depth", "0", NULL};
+    cr_assert_eq(crawl(&e, extra), 0, "%s", fx_read_file(e.log, NULL));
+    size_t n = 0;
+    char *t = fx_read_file(links, &n);
+    cr_assert(t && n > 0);
+    cr_expect(json_object_line_ok(t, n), "not one JSON line");
+    size_t listed = 0;
+    for (const char *p = t; (p = strstr(p, "\"kind\":\"a\"")); p++)
+        listed++;
+    const char *om = strstr(t, "\"omitted\":");
+    cr_assert_not_null(om);
+    unsigned long omitted = strtoul(om + 10, NULL, 10);
+    cr_log_info("listed %zu, omitted %lu, %zu bytes", listed, omitted, n);
+    cr_expect_eq(listed + omitted, N, "%zu listed + %lu omitted", listed, omitted);
+    cr_expect(omitted > 0 && listed > 100, "%zu listed, %lu omitted", listed, omitted);
+    cr_expect_lt(n, 2u * 512 * 1024, "a line of %zu bytes", n);
+    char want[300];
+    for (int i = 0; i < 100; i++)
+        memcpy(want + 2 * i, "\xc3\xa9", 2);
+    memset(want + 200, 'x', 56); /* 256 bytes */
+    want[256] = '\0';
+    char key[400];
+    snprintf(key, sizeof key, "\"text\":\"%s\",", want);
+    cr_expect(strstr(t, key), "the anchor text is not cut at 256 bytes");
+    free(t);
+    crawl_env_stop(&e);
+}

@@ -41,6 +41,7 @@ static outputs_spec_t outputs_spec(const crawl_config_t *cfg)
                             .warc = cfg->warc,
                             .text = cfg->text,
                             .wet = cfg->wet,
+                            .links = cfg->links,
                             .rotate = cfg->out_rotate,
                             .software = "crawler/" CRAWLER_VERSION};
 }

@@ -151,6 +151,9 @@ static const cli_opt_t OPTS[] = {
     {FLAG("dedup", dedup,
           "mark exact duplicates crawl-wide: a 2xx page whose body another URL had first gets a "
           "WARC revisit record naming it, \"duplicate\" in its JSON line, and no text")},
+    {STR("links", "FILE", links, NULL,
+         "one JSON line per HTML page with 2xx: its outlinks, each with its anchor text, rel and "
+         "whether it was followed or why not (the web graph)")},
     {STR("wet", "FILE", wet, NULL,
          "the same text as WARC conversion records (Common Crawl's WET), each referring to its "
          "response record in --warc")},

@@ -132,6 +132,7 @@ typedef struct crawl_config {
     config_text_format_t text_format; /* --text-format plain|markdown */
     int text_all;                     /* --text-all: all visible text, not the main content */
     const char *wet;                  /* --wet FILE: the text as WARC conversion records */
+    const char *links;                /* --links FILE: each HTML page's outlinks */
     int dedup;     /* --dedup: exact duplicates marked crawl-wide (payload digests in Redis) */
     int quiet;     /* --quiet: no progress line */
     void *storage; /* strings read from --config (cli_crawl_free) */

@@ -124,7 +124,8 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_con
                 .text = cfg->text || cfg->wet,
                 .text_cfg = {.mode = cfg->text_all                              ? TEXT_ALL
                                      : cfg->text_format == TEXT_FORMAT_MARKDOWN ? TEXT_MARKDOWN
-                                                                                : TEXT_MAIN}},
+                                                                                : TEXT_MAIN},
+                .links = cfg->links != NULL},
         .max_running = max_running ? max_running : 1};
     if (!(f->loop = netloop_new(max_connects, on_done, f, err, errlen))) {
         free(f);

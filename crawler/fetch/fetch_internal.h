@@ -16,6 +16,7 @@
 #include "netloop.h"
 #include "parser.h"
 #include "sitemap.h"
+#include "anchors.h"
 #include "text.h"
 
 typedef struct buf {
@@ -33,6 +34,7 @@ typedef struct xfer_env {
     int record;           /* keep heads and bodies for WARC */
     int text;             /* extract each HTML page's text (--text) */
     text_config_t text_cfg;
+    int links; /* record each HTML page's outlinks (--links) */
 } xfer_env_t;
 
 typedef struct xfer {
@@ -60,6 +62,7 @@ typedef struct xfer {
     int parse_started;
     parser_t *parser;
     text_t *text;       /* --text: the page's extractor, fed by the parser */
+    anchors_t *anchors; /* --links: the page's outlinks, fed by the parser */
     sitemap_t *sitemap; /* --sitemaps and an XML body */
     char *ctype, *location, *xrobots;
     uint32_t retry_after_ms;
@@ -119,8 +122,9 @@ void xfer_reset_headers(xfer_t *x);
 /* Sets x's options and callbacks to fetch url (libcurl copies it), with
  * this DNS cache timeout (fetch.c prunes the cache once a second). */
 void xfer_setup(xfer_t *x, const char *url, long dns_timeout);
-/* A link of x's page: de-duplicated, scope-filtered, kept (copied). */
-void xfer_add_link(xfer_t *x, const char *url, size_t len);
+/* A link of x's page: de-duplicated, scope-filtered, kept (copied).
+ * Returns what became of it (ANCHOR_FOLLOWED: kept). */
+anchor_verdict_t xfer_add_link(xfer_t *x, const char *url, size_t len);
 /* Appends n bytes to b (NUL-terminated): 0, or -1 out of memory. */
 int xfer_buf_add(buf_t *b, const void *data, size_t n);
 

@@ -108,7 +108,9 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
             free(x->links[i]);
         x->nlinks = 0;
         x->links_over_cap = 0;
+        anchors_none_followed(x->anchors, ANCHOR_NOFOLLOW);
     }
+    anchors_finish(x->anchors);
     take_links(&r->page, x);
     if (redirect) /* one level deeper (page_init), and one hop further */
         r->page.link_hops = hops + 1;
@@ -116,6 +118,8 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
     r->page.location = x->location ? strdup(x->location) : NULL;
     r->page.text = x->text; /* (the page's now) */
     x->text = NULL;
+    r->page.anchors = x->anchors;
+    x->anchors = NULL;
 }
 
 static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)

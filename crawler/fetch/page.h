@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "frontier.h"
+#include "anchors.h"
 #include "text.h"
 
 typedef struct page {
@@ -35,6 +36,7 @@ typedef struct page {
     uint32_t link_depth; /* depth of the links: item depth + 1 (redirect targets too) */
     uint32_t link_hops;  /* the links' hop count: item hops + 1 for a redirect target, else 0 */
     text_t *text;        /* --text: the page's text, finished (an HTML page with 2xx), or NULL */
+    anchors_t *anchors;  /* --links: the page's outlinks (an HTML page with 2xx), or NULL */
     /* --dedup: the payload digest ("sha1:BASE32", "" if not tested), and the
      * URL that had it first when this page is its duplicate (else NULL) */
     char digest[40];
@@ -86,6 +88,7 @@ static inline void page_clear(page_t *p)
     free(p->canonical);
     free(p->location);
     text_free(p->text);
+    anchors_free(p->anchors);
     free(p->dup_of);
     memset(p, 0, sizeof *p);
 }

@@ -111,32 +111,39 @@ static int seen_insert(xfer_t *x, uint64_t h)
     return 1;
 }
 
-void xfer_add_link(xfer_t *x, const char *url, size_t len)
+anchor_verdict_t xfer_add_link(xfer_t *x, const char *url, size_t len)
 {
     /* de-duplicate first: menus repeat links, and the scope check costs more */
-    if (seen_insert(x, XXH3_64bits(url, len)) != 1 || !scope_allows(x->env->scope, url))
-        return;
+    int seen = seen_insert(x, XXH3_64bits(url, len));
+    if (seen == 0)
+        return ANCHOR_REPEAT;
+    if (seen < 0 || !scope_allows(x->env->scope, url))
+        return ANCHOR_SCOPE; /* (out of memory: not followed either) */
     if (x->nlinks >= x->env->cfg->max_links_per_page) {
         x->links_over_cap++; /* not followed: the page is flagged in its record */
-        return;
+        return ANCHOR_CAP;
     }
     if (x->nlinks == x->links_cap) {
         size_t cap = x->links_cap ? x->links_cap * 2 : 32;
         char **n = realloc(x->links, cap * sizeof *n);
         if (!n)
-            return;
+            return ANCHOR_CAP;
         x->links = n;
         x->links_cap = cap;
     }
     char *copy = strndup(url, len);
-    if (copy)
-        x->links[x->nlinks++] = copy;
+    if (!copy)
+        return ANCHOR_CAP;
+    x->links[x->nlinks++] = copy;
+    return ANCHOR_FOLLOWED;
 }
 
 static void on_link(void *ud, const char *url, size_t len, parser_link_kind_t kind)
 {
-    (void)kind;
-    xfer_add_link(ud, url, len);
+    xfer_t *x = ud;
+    anchor_verdict_t v = kind & PARSER_LINK_NOFOLLOW ? ANCHOR_NOFOLLOW : xfer_add_link(x, url, len);
+    if (x->anchors)
+        anchors_link(x->anchors, url, len, (parser_link_kind_t)(kind & ~PARSER_LINK_NOFOLLOW), v);
 }
 
 static void on_loc(void *ud, const char *loc, size_t len)
@@ -206,10 +213,15 @@ static void start_parser(xfer_t *x)
         return;
     parser_config_t pc = {.max_url_length = c->max_url_length,
                           .follow_nofollow = c->follow_nofollow};
-    parser_sink_t sink;
+    parser_sink_t sink, tee;
     if (x->env->text && (x->text = text_new(&x->env->text_cfg, x->item.url))) {
         text_parser_sink(x->text, &sink); /* (copied by parser_new) */
         pc.sink = &sink;
+    }
+    if (x->env->links && (x->anchors = anchors_new())) { /* before the text's sink, if any */
+        anchors_sink(x->anchors, pc.sink, &tee);
+        pc.sink = &tee;
+        pc.give_nofollow = 1;
     }
     x->parser = parser_new(&pc, x->item.url, x->ctype, x->xrobots, on_link, x);
 }
@@ -313,6 +325,8 @@ void xfer_clear(xfer_t *x)
     x->parser = NULL;
     text_free(x->text);
     x->text = NULL;
+    anchors_free(x->anchors);
+    x->anchors = NULL;
     sitemap_free(x->sitemap);
     x->sitemap = NULL;
     for (size_t i = 0; i < x->nlinks; i++)
@@ -335,6 +349,8 @@ void xfer_drop_parse_state(xfer_t *x)
     x->parser = NULL;
     text_free(x->text);
     x->text = NULL;
+    anchors_free(x->anchors);
+    x->anchors = NULL;
     sitemap_free(x->sitemap);
     x->sitemap = NULL;
     free(x->seen);

@@ -17,8 +17,8 @@
 
 #include "errors.h"
 
-enum { O_OUT, O_WARC, O_TEXT, O_WET, O_COUNT };
-static const char *const OPTION[O_COUNT] = {"--out", "--warc", "--text", "--wet"};
+enum { O_OUT, O_WARC, O_TEXT, O_WET, O_LINKS, O_COUNT };
+static const char *const OPTION[O_COUNT] = {"--out", "--warc", "--text", "--wet", "--links"};
 
 static void paths(const outputs_spec_t *s, const char *p[O_COUNT])
 {
@@ -26,6 +26,7 @@ static void paths(const outputs_spec_t *s, const char *p[O_COUNT])
     p[O_WARC] = s->warc;
     p[O_TEXT] = s->text;
     p[O_WET] = s->wet;
+    p[O_LINKS] = s->links;
 }
 
 /* 1 if paths a and b name one file: the same inode when both exist, else
@@ -70,11 +71,14 @@ int outputs_open(outputs_t *o, const outputs_spec_t *s, char *err, size_t errlen
         k = O_TEXT;
     else if (p[O_WET] && !(o->wet = warc_open_wet(p[O_WET], s->software, why, sizeof why)))
         k = O_WET;
+    else if (p[O_LINKS] && !(o->links = out_open(p[O_LINKS], why, sizeof why)))
+        k = O_LINKS;
     else {
         out_set_rotate(o->out, s->rotate);
         warc_set_rotate(o->warc, s->rotate);
         out_set_rotate(o->text, s->rotate);
         warc_set_rotate(o->wet, s->rotate);
+        out_set_rotate(o->links, s->rotate);
         return 0;
     }
     snprintf(err, errlen, "%s %s: %s", OPTION[k], p[k], why);
@@ -88,9 +92,9 @@ int outputs_close(outputs_t *o, const outputs_spec_t *s, char *err, size_t errle
     int rc = 0;
     const char *p[O_COUNT];
     paths(s, p);
-    out_t *jl[2] = {o->out, o->text};
-    const int opt[2] = {O_OUT, O_TEXT};
-    for (int i = 0; i < 2; i++) {
+    out_t *jl[3] = {o->out, o->text, o->links};
+    const int opt[3] = {O_OUT, O_TEXT, O_LINKS};
+    for (int i = 0; i < 3; i++) {
         int c = jl[i] ? out_close(jl[i]) : 0;
         if (c < 0 && rc == 0 && err) {
             snprintf(err, errlen, "%s %s: %s", OPTION[opt[i]], p[opt[i]], crawl_strerror(c));

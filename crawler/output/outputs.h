@@ -1,7 +1,8 @@
 /*
  * outputs.h -- the files a crawl writes, opened and closed together: the
  * JSON lines (--out, jsonl.h), the WARC (--warc, warc.h), the pages'
- * text (--text, textrec.h) and its WET file (--wet, warc.h).  The worker writes each page's records
+ * text (--text, textrec.h), its WET file (--wet, warc.h) and the pages' links (--links,
+ * linkrec.h).  The worker writes each page's records
  * through the writers this holds; this file only decides which are open, that no two share a file,
  * their rotation (--out-rotate, rotate.h), and their closing.
  */
@@ -17,7 +18,7 @@
 /* What to open: a path or NULL for each ("-": standard output, for the
  * JSON-lines files). */
 typedef struct outputs_spec {
-    const char *out, *warc, *text, *wet;
+    const char *out, *warc, *text, *wet, *links;
     uint64_t rotate;      /* --out-rotate: bytes of a file; 0: never */
     const char *software; /* the WARC's warcinfo "software" */
 } outputs_spec_t;
@@ -28,6 +29,7 @@ typedef struct outputs {
     warc_t *warc;
     out_t *text;
     warc_t *wet;
+    out_t *links;
 } outputs_t;
 
 /* Opens every output s names, for appending (a WARC writes its warcinfo

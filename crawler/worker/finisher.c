@@ -35,15 +35,13 @@
 
 #include "clock.h"
 #include "metrics.h"
+#include "linkrec.h"
 #include "outputs.h"
 #include "textrec.h"
 
 struct finisher_common {
-    out_t *out;                                                  /* --out */
-    warc_t *warc;                                                /* --warc */
-    out_t *text;                                                 /* --text */
-    warc_t *wet;                                                 /* --wet */
-    atomic_int out_failed, warc_failed, text_failed, wet_failed; /* reported once */
+    outputs_t o; /* the writers (the crawl's: closed by whoever opened them) */
+    atomic_int out_failed, warc_failed, text_failed, wet_failed, links_failed; /* reported once */
 };
 
 typedef struct entry {
@@ -102,10 +100,7 @@ finisher_common_t *finisher_common_new(const outputs_t *outs)
     finisher_common_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->out = outs->out;
-    c->warc = outs->warc;
-    c->text = outs->text;
-    c->wet = outs->wet;
+    c->o = *outs;
     return c;
 }
 
@@ -116,7 +111,7 @@ void finisher_common_free(finisher_common_t *c)
 
 int finisher_common_records(const finisher_common_t *c)
 {
-    return c->warc != NULL;
+    return c->o.warc != NULL;
 }
 
 finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, frontier_t *fr)
@@ -130,7 +125,7 @@ finisher_t *finisher_new(finisher_common_t *c, const crawl_config_t *cfg, fronti
 /* Appends p's text line to --text's buffer (a page with text). */
 static int write_text(finisher_t *f, const page_t *p, int64_t now)
 {
-    out_t *text = f->c->text;
+    out_t *text = f->c->o.text;
     if (!text || !p->text || p->dup_of) /* (a duplicate's text is its first URL's) */
         return 0;
     textrec_t r = {.url = p->item.url,
@@ -145,13 +140,50 @@ static int write_text(finisher_t *f, const page_t *p, int64_t now)
     return rc;
 }
 
+/* Appends p's links line to --links's buffer (a page that was parsed). */
+static int write_links(finisher_t *f, const page_t *p, int64_t now)
+{
+    out_t *o = f->c->o.links;
+    size_t n = anchors_count(p->anchors);
+    if (!o || !p->anchors)
+        return 0;
+    linkrec_link_t stack[64], *v = n <= 64 ? stack : malloc(n * sizeof *v);
+    if (!v)
+        return CRAWL_ENOMEM;
+    int deep = p->link_depth > f->cfg->max_depth; /* none of its links is offered */
+    for (size_t i = 0; i < n; i++) {
+        const anchor_t *a = anchors_get(p->anchors, i);
+        anchor_verdict_t verdict =
+            deep && (a->verdict == ANCHOR_FOLLOWED || a->verdict == ANCHOR_REPEAT) ? ANCHOR_DEPTH
+                                                                                   : a->verdict;
+        v[i] = (linkrec_link_t){.url = a->url,
+                                .kind = anchors_kind_name(a->kind),
+                                .text = a->text,
+                                .rel = a->rel,
+                                .why = anchors_verdict_name(verdict)};
+    }
+    linkrec_t r = {.url = p->item.url,
+                   .links = v,
+                   .n = n,
+                   .omitted = anchors_omitted(p->anchors),
+                   .timestamp_ms = now};
+    int rc = linkrec_write(o, &r);
+    if (v != stack)
+        free(v);
+    if (rc == CRAWL_EWRITE && !atomic_exchange(&f->c->links_failed, 1))
+        fprintf(stderr, "crawler: --links: %s\n", out_error(o));
+    return rc;
+}
+
 /* Appends p's JSON lines to the writers' buffers (finisher_flush writes
  * them). */
 static int write_record(finisher_t *f, const page_t *p)
 {
-    out_t *out = f->c->out;
+    out_t *out = f->c->o.out;
     int64_t now = (int64_t)clock_wall_ms();
     int trc = write_text(f, p, now);
+    if (trc == 0)
+        trc = write_links(f, p, now);
     if (trc < 0)
         return trc;
     if (!out)
@@ -182,7 +214,7 @@ static int write_record(finisher_t *f, const page_t *p)
  * record (resp_id, "" if none). */
 static int write_wet(finisher_t *f, const page_t *p, const page_exchange_t *ex, const char *resp_id)
 {
-    warc_t *wet = f->c->wet;
+    warc_t *wet = f->c->o.wet;
     if (!wet || !p->text || p->dup_of)
         return 0;
     warc_conversion_t x = {.target_uri = p->item.url,
@@ -198,7 +230,7 @@ static int write_wet(finisher_t *f, const page_t *p, const page_exchange_t *ex, 
 
 static int write_warc(finisher_t *f, const page_t *p, const page_exchange_t *ex, char *resp_id)
 {
-    warc_t *warc = f->c->warc;
+    warc_t *warc = f->c->o.warc;
     if (!warc || !ex)
         return 0;
     warc_exchange_t wx = {.target_uri = p->item.url,
@@ -260,12 +292,15 @@ static int record_all(finisher_t *f, entries_t *es, int flush)
             es->v[i].recorded = 1;
             metrics_page(es->v[i].p.status, es->v[i].p.error_kind);
         }
-    if (rc == 0 && flush && f->c->out && (rc = out_flush(f->c->out)) < 0 &&
+    if (rc == 0 && flush && f->c->o.out && (rc = out_flush(f->c->o.out)) < 0 &&
         !atomic_exchange(&f->c->out_failed, 1))
-        fprintf(stderr, "crawler: --out: %s\n", out_error(f->c->out));
-    if (rc == 0 && flush && f->c->text && (rc = out_flush(f->c->text)) < 0 &&
+        fprintf(stderr, "crawler: --out: %s\n", out_error(f->c->o.out));
+    if (rc == 0 && flush && f->c->o.text && (rc = out_flush(f->c->o.text)) < 0 &&
         !atomic_exchange(&f->c->text_failed, 1))
-        fprintf(stderr, "crawler: --text: %s\n", out_error(f->c->text));
+        fprintf(stderr, "crawler: --text: %s\n", out_error(f->c->o.text));
+    if (rc == 0 && flush && f->c->o.links && (rc = out_flush(f->c->o.links)) < 0 &&
+        !atomic_exchange(&f->c->links_failed, 1))
+        fprintf(stderr, "crawler: --links: %s\n", out_error(f->c->o.links));
     return rc;
 }
 

@@ -1,0 +1,60 @@
+/*
+ * linkrec.c -- the --links file's records (linkrec.h).
+ *
+ * DESIGN: as textrec.c: a line is formatted with the JSON emitter
+ * (json.h), on the stack when it fits, else once more into a buffer of the
+ * size the first pass counted (a page's links are capped by anchors.h),
+ * and appended through the writer as one line.
+ */
+#include "linkrec.h"
+
+#include <stdlib.h>
+
+#include "json.h"
+
+size_t linkrec_format(char *buf, size_t cap, const linkrec_t *r)
+{
+    json_emit_t e = {buf, cap, 0};
+    json_lit(&e, "{\"url\":");
+    json_str(&e, r->url);
+    json_lit(&e, ",\"links\":[");
+    for (size_t i = 0; i < r->n; i++) {
+        const linkrec_link_t *l = &r->links[i];
+        json_lit(&e, i ? ",{\"url\":" : "{\"url\":");
+        json_str(&e, l->url);
+        json_lit(&e, ",\"kind\":");
+        json_str(&e, l->kind);
+        json_lit(&e, ",\"text\":");
+        json_str(&e, l->text);
+        json_lit(&e, ",\"rel\":");
+        json_str(&e, l->rel);
+        json_lit(&e, l->why ? ",\"followed\":false,\"why\":" : ",\"followed\":true,\"why\":");
+        json_str(&e, l->why);
+        json_lit(&e, "}");
+    }
+    json_lit(&e, "],\"omitted\":");
+    json_u64(&e, r->omitted);
+    json_lit(&e, ",\"timestamp\":");
+    json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
+    json_lit(&e, "}\n");
+    if (e.len < cap)
+        buf[e.len] = '\0';
+    return e.len;
+}
+
+int linkrec_write(out_t *o, const linkrec_t *r)
+{
+    char stack[8192], *line = stack;
+    if (!o || !r || !r->url || (r->n && !r->links))
+        return CRAWL_EINVAL;
+    size_t n = linkrec_format(stack, sizeof stack, r);
+    if (n >= sizeof stack) {
+        if (!(line = malloc(n + 1)))
+            return CRAWL_ENOMEM;
+        linkrec_format(line, n + 1, r);
+    }
+    int rc = out_line(o, line, n);
+    if (line != stack)
+        free(line);
+    return rc;
+}
