@@ -15,8 +15,9 @@
  * 250 ms at most (the lease renewed each time); a crawl that is over (kept
  * up by --wait) is asked after 50 ms, doubled up to 1 s.  A claim or a look
  * lost with the link fails (neither may run twice: what the claim leased is
- * handed back by the reconcile); a heartbeat stays on the link and answers
- * after the reconnect.
+ * handed back by the reconcile), and so does a claim some of whose shards
+ * answered before the loss (claimer_abandon_claim); a heartbeat stays on
+ * the link and answers after the reconnect.
  * Redis keys: none directly (claim.lua, heartbeat.lua, robots_look.lua
  * through the frontier).
  */
@@ -242,6 +243,16 @@ void claimer_turn(claimer_t *c, uint64_t now, const claim_room_t *room, int send
     } else if (claim) {
         got->rc = send_claim(c, now, room);
     }
+}
+
+void claimer_abandon_claim(claimer_t *c)
+{
+    if (!c->claiming)
+        return;
+    frontier_call_free(c->claiming);
+    c->claiming = NULL;
+    forget_items(c);
+    metrics_redis_answered(METRICS_CALL_CLAIM);
 }
 
 size_t claimer_hand_back(claimer_t *c)

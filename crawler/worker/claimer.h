@@ -76,5 +76,13 @@ void claimer_each_item(const claimer_t *c, void (*fn)(const frontier_item_t *, v
 /* The thread's end: the call in flight waited for, its URLs handed back
  * (frontier_release).  Returns how many went back. */
 size_t claimer_hand_back(claimer_t *c);
+/* The link went down: a claim still in flight is forgotten (call it before
+ * the reconcile's held set, after a turn that took a claim answered in
+ * full).  A claim is one command per shard: some may have answered (their
+ * URLs leased) while others did not run and wait on the link to be sent
+ * again; kept, it would hand out after the reconnect URLs the reconcile
+ * has just handed back, and both would be fetched.  Forgotten, what it
+ * leased is handed back by the reconcile, and the rest is never sent. */
+void claimer_abandon_claim(claimer_t *c);
 
 #endif

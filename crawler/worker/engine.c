@@ -619,6 +619,12 @@ static void reconnect(worker_t *w, uint64_t now)
 {
     if (now < lifeline_next_try(&w->life))
         return;
+    /* a claim answered before the link went down (its reply read, not yet
+     * taken): its URLs are this worker's, so they must be in the held set,
+     * or the reconcile would hand them back while the claimer hands them
+     * out, and both would be fetched; one answered in part is forgotten */
+    claim_turn(w, now, 0);
+    claimer_abandon_claim(w->claimer);
     held_set_t h = {0};
     fetch_each_item(w->fetch, hold, &h);
     robotsgate_each_item(w->gate, hold, &h);
