@@ -34,7 +34,14 @@ rconn_call_t *fr_fcall(frontier_t *f, unsigned s, int script, size_t numkeys, un
     rconn_args_t *a = rconn_call_args(c);
     rconn_arg_cstr(a, "FCALL");
     rconn_arg_cstr(a, f->fn[script]);
-    rconn_arg_u64(a, numkeys);
+    rconn_arg_u64(a, numkeys + 1);
+    /* KEYS[1]: the shard's guard key, which never exists.  While a slot
+     * migrates between two masters (a resharding), Redis runs a call only
+     * where all its keys are, and refuses (ASK, then TRYAGAIN) one that
+     * names a key missing on both sides: so no call runs while the shard's
+     * keys are split, which would read the keys already moved as empty and
+     * write new ones beside them.  The link waits the migration out. */
+    rconn_arg_cstr(a, f->shard[s < f->nshards ? s : 0].guard_key);
     return c;
 }
 

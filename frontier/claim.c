@@ -97,7 +97,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
     return 0;
 }
 
-/* The claim call (frontier/lua/claim.lua) to shard s, KEYS: ready.
+/* The claim call (frontier/lua/claim.lua) to shard s, KEYS: the guard, ready.
  *   ARGV[1]  P             the crawl's key prefix (keys.h)
  *   ARGV[2]  worker        the claiming worker's id
  *   ARGV[3]  max           URLs to claim at most (<= FR_MAX_CLAIM)

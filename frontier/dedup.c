@@ -50,7 +50,7 @@ void fr_dedup_free(void *p)
     free(st);
 }
 
-/* The dedup call (frontier/lua/dedup.lua) of shard s, KEYS: ready.
+/* The dedup call (frontier/lua/dedup.lua) of shard s, KEYS: the guard, ready.
  *   ARGV[1]  P
  *   then per page: its digest (without "sha1:"), its URL, its fetch time (ms)
  * Reply: per page, "" (recorded now, or by this URL before) or the first

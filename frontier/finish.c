@@ -147,7 +147,7 @@ static void finish_kinds(const frontier_done_t *p, size_t n, rconn_args_t *a)
 }
 
 /* The finish call (frontier/lua/finish.lua) for pages p[0..n), n <=
- * FR_FINISH_GROUP.  KEYS: ready, then the Bloom blocks of the link sections.
+ * FR_FINISH_GROUP.  KEYS: the guard, ready, then the Bloom blocks of the link sections.
  *   ARGV[1]       P             the key prefix
  *   ARGV[2]       npages
  *   ARGV[3]       max_pages     URLs admitted in all (0: no limit); on a crawl

@@ -75,11 +75,12 @@ void fr_lua_error(const char *msg, char *buf, size_t buflen);
 typedef struct fr_shard {
     char prefix[FR_PREFIX_MAX]; /* fr_prefix_shard */
     char ready_key[FR_KEY_MAX];
-    int slot;            /* the slot of its hash tag: where the link sends its calls */
-    bloom_t *bloom;      /* borrowed, or opened by frontier_open when bloom_owned */
-    int bloom_owned;     /* 1: frontier_close closes bloom */
-    uint64_t rest_until; /* claims: not asked before this (fr_mono_ms) ... */
-    uint64_t rested_at;  /* ... unless the process's wake stamp is after this */
+    char guard_key[FR_KEY_MAX]; /* never written: KEYS[1] of every call (fr_fcall) */
+    int slot;                   /* the slot of its hash tag: where the link sends its calls */
+    bloom_t *bloom;             /* borrowed, or opened by frontier_open when bloom_owned */
+    int bloom_owned;            /* 1: frontier_close closes bloom */
+    uint64_t rest_until;        /* claims: not asked before this (fr_mono_ms) ... */
+    uint64_t rested_at;         /* ... unless the process's wake stamp is after this */
     /* end of the crawl over all shards (claim.c: two sweeps): the shard's
      * enqueued counter at the first DONE answer of a run of DONE answers,
      * the event numbers of that answer's receipt and of the sending of the

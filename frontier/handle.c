@@ -313,12 +313,13 @@ static int shards_refuse(frontier_t *f, unsigned long have, int quota, int exist
     return 0;
 }
 
-/* Shard s's prefix, ready key and slot. */
+/* Shard s's prefix, ready and guard keys and slot. */
 static int init_shard(frontier_t *f, unsigned s)
 {
     fr_shard_t *sh = &f->shard[s];
     if (fr_prefix_shard(f->crawl, s, sh->prefix, sizeof sh->prefix) < 0 ||
         fr_key_build(sh->prefix, FR_K_READY, NULL, 0, sh->ready_key, sizeof sh->ready_key) < 0 ||
+        fr_key_build(sh->prefix, FR_K_GUARD, NULL, 0, sh->guard_key, sizeof sh->guard_key) < 0 ||
         fr_shard_slot(f->crawl, s, &sh->slot) < 0)
         return CRAWL_EINVAL;
     return 0;
@@ -577,7 +578,7 @@ fail:
     return NULL;
 }
 
-/* The bye call (frontier/lua/bye.lua) to shard s, KEYS: ready.
+/* The bye call (frontier/lua/bye.lua) to shard s, KEYS: the guard, ready.
  *   ARGV[1]  P       the key prefix
  *   ARGV[2]  worker  this worker's id: unregistered if it holds no lease
  * Reply: 0. */

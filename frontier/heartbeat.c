@@ -20,7 +20,7 @@
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
 
-/* The heartbeat call (frontier/lua/heartbeat.lua), KEYS: ready.
+/* The heartbeat call (frontier/lua/heartbeat.lua), KEYS: the guard, ready.
  *   ARGV[1]  P            the key prefix
  *   ARGV[2]  worker       this worker's id
  *   ARGV[3]  lease_ms     its lease, renewed

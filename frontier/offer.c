@@ -224,7 +224,7 @@ int fr_offer_prepare(frontier_t *f, unsigned s, const char *const *links, size_t
 
 int fr_offer_keys(frontier_t *f, unsigned s, const fr_blocks_t *bl, rconn_args_t *a)
 {
-    rconn_arg_set_u64(a, 2, 1 + bl->n); /* FCALL fn numkeys (fr_fcall) */
+    rconn_arg_set_u64(a, 2, 2 + bl->n); /* FCALL fn numkeys guard (fr_fcall) */
     rconn_arg_cstr(a, f->shard[s].ready_key);
     for (size_t i = 0; i < bl->n; i++) {
         char key[256];
@@ -284,7 +284,7 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, rconn_args
  * frontier/lua/offer.lua.
  *   nruns                    block runs that follow
  *   per run (links of one Bloom block, contiguous):
- *     block                  its KEYS index (KEYS[1] is ready: 2, 3, ...)
+ *     block                  its KEYS index (KEYS[1] is the guard, KEYS[2] ready: 3, 4, ...)
  *     n                      links in the run
  *     per link:
  *       entry                its queue entry (entry.c: "D[:0:HOPS]" then the
@@ -309,7 +309,7 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
             cnt = 1;
             while (i + cnt < o->nsent && o->v[i + cnt].block == o->v[i].block)
                 cnt++;
-            rconn_arg_u64(a, 2 + o->v[i].block);
+            rconn_arg_u64(a, 3 + o->v[i].block);
             rconn_arg_u64(a, cnt);
         }
         const char *url = links[o->v[i].idx], *og = o->orig + o->v[i].oat;
@@ -419,7 +419,7 @@ long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *b
 }
 
 /* The seed call (frontier/lua/seed.lua) for urls[0..n), n <= FR_SEED_CHUNK.
- * KEYS: ready, then the Bloom blocks of the link section.
+ * KEYS: the guard, ready, then the Bloom blocks of the link section.
  *   ARGV[1]  P                   the key prefix
  *   ARGV[2]  mode                "1": queue the URLs even if already seen; "0":
  *                                seeds; "l": links of a page of another shard

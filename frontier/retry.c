@@ -30,7 +30,7 @@ static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_
     return d < retry_after_ms ? retry_after_ms : d;
 }
 
-/* The retry call (frontier/lua/retry.lua), KEYS: ready.
+/* The retry call (frontier/lua/retry.lua), KEYS: the guard, ready.
  *   ARGV[1]   P               the key prefix
  *   ARGV[2]   worker          the worker of the item's lease
  *   ARGV[3]   field           its lease's field "ORIGIN\tSEQ" (fr_lease_split)
@@ -72,7 +72,7 @@ static void build_retry(frontier_t *f, unsigned s, const frontier_item_t *item,
     rconn_arg_u64(a, f->cfg.max_delay_ms);
 }
 
-/* The release call (frontier/lua/release.lua), KEYS: ready.
+/* The release call (frontier/lua/release.lua), KEYS: the guard, ready.
  *   ARGV[1]  P               the key prefix
  *   ARGV[2]  per_host        for waking the hosts
  *   ARGV[3]  delay_ms        the crawl's delay and ...

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The robots_look call (frontier/lua/robots_look.lua) to shard s, KEYS: ready.
+/* The robots_look call (frontier/lua/robots_look.lua) to shard s, KEYS: the guard, ready.
  *   ARGV[1]  P        the key prefix
  *   ARGV[2]  lock_ms  the fetch lock's lifetime (SET NX PX)
  *   ARGV[3..]         the origins, at most FR_ROBOTS_LOOK_MAX
@@ -225,7 +225,7 @@ int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, siz
     return 0;
 }
 
-/* The robots_store call (frontier/lua/robots_store.lua), KEYS: ready.
+/* The robots_store call (frontier/lua/robots_store.lua), KEYS: the guard, ready.
  *   ARGV[1]  P         the key prefix
  *   ARGV[2]  origin
  *   ARGV[3]  value     stored at robots:<origin> for ARGV[4] s; '': nothing stored

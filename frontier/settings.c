@@ -35,7 +35,7 @@ static char *value_of(const redisReply *r, const char *field, int *oom)
     return NULL;
 }
 
-/* The settings call (frontier/lua/settings.lua) to shard 0, KEYS: ready.
+/* The settings call (frontier/lua/settings.lua) to shard 0, KEYS: the guard, ready.
  *   ARGV[1]  P      shard 0's key prefix
  *   ARGV[2..]       field, value, ...: written if the crawl keeps none
  * Reply: the settings kept (HGETALL's field/value list). */

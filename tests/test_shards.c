@@ -7,6 +7,7 @@
  * nothing lost, the page fetched at most once more. */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -717,5 +718,175 @@ Test(shards, an_offer_refused_on_the_same_master_keeps_the_page_leased)
     finish_again_and_drain(f, u, l, &it, c, t.r);
     fr_close(f);
     redisFree(c);
+    two_stop(&t);
+}
+
+/* ---- a resharding that has moved part of a shard ------------------------------ */
+
+/* A Redis command on node i of t's cluster, asserted not to fail. */
+static redisReply *node_cmd(two_masters_t *t, int i, const char *fmt, ...)
+{
+    redisContext *c = fx_cluster_connect(t->cl, i);
+    cr_assert_not_null(c, "%s", fx_error());
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "node %d: %s: %s", i, fmt, r ? r->str : c->errstr);
+    redisFree(c);
+    return r;
+}
+
+/* A field of node i's INFO section (0 if absent). */
+static long long node_info(two_masters_t *t, int i, const char *section, const char *field)
+{
+    redisReply *r = node_cmd(t, i, "INFO %s", section);
+    const char *at = strstr(r->str, field);
+    long long v = at ? strtoll(at + strlen(field), NULL, 10) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Calls turned away by a slot's migration: ASK and TRYAGAIN errors of the
+ * old master (from) and the new one (to). */
+static long long refusals(two_masters_t *t, int from, int to)
+{
+    return node_info(t, from, "errorstats", "errorstat_ASK:count=") +
+           node_info(t, from, "errorstats", "errorstat_TRYAGAIN:count=") +
+           node_info(t, to, "errorstats", "errorstat_TRYAGAIN:count=");
+}
+
+/* Moves key (of slot `slot`) from node `from` to node `to` (MIGRATE, no
+ * REPLACE: a key of the same name on `to` fails it, as redis-cli's reshard
+ * fails). */
+static void migrate_key(two_masters_t *t, int from, int to, const char *key)
+{
+    redisReply *r =
+        node_cmd(t, from, "MIGRATE 127.0.0.1 %d %s 0 5000", fx_cluster_port(t->cl, to), key);
+    freeReplyObject(r);
+}
+
+/* A resharding that has moved some of shard 0's keys to the other master
+ * and not the others (CLUSTER SETSLOT MIGRATING / IMPORTING and MIGRATE, as
+ * redis-cli --cluster reshard does it, stopped half way): a claim on that
+ * shard is refused (ASK, then TRYAGAIN: the guard key every call names
+ * never exists) and runs nowhere, so no key of the shard is written on
+ * either side; once every key has moved and the slot is the new master's,
+ * the same claim runs there and takes the shard's URLs, each once. */
+Test(shards, no_call_runs_while_a_resharding_has_moved_part_of_its_shard, .timeout = 120)
+{
+    two_masters_t t;
+    two_start(&t, 2);
+    redisContext *c0 = NULL;
+    frontier_t *f = open_two(&t, "w1", &c0);
+    cr_assert_not_null(f);
+    char urls[6][64];
+    const char *u[6];
+    int h = 0;
+    for (int i = 0; i < 6; i++, h++) {
+        url_in_shard(0, &h, urls[i], sizeof urls[i]);
+        u[i] = urls[i];
+    }
+    side_seed_all(f, u, 6);
+    /* claimed and handed back: the hosts wait in the ready set (new hosts
+     * are in `fresh`, and a call naming only an absent ready key would be
+     * turned away, guard or not) */
+    frontier_item_t first[6] = {0};
+    size_t nfirst = 0, nback = 0;
+    for (int i = 0; i < 100 && nfirst < 6; i++)
+        nfirst += side_claim(f, first + nfirst, 6 - nfirst);
+    cr_assert_eq(nfirst, 6);
+    cr_assert_eq(frontier_reconcile(f, NULL, 0, &nback), 0, "%s", frontier_last_error(f));
+    cr_assert_eq(nback, 6);
+    for (size_t i = 0; i < nfirst; i++)
+        frontier_item_clear(&first[i]);
+    const int slot = 12452, from = 1, to = 0; /* shard 0's slot and its master */
+    char key[128];
+    snprintf(key, sizeof key, "crawler:{%s}:stats", CRAWL);
+    freeReplyObject(
+        node_cmd(&t, to, "CLUSTER SETSLOT %d IMPORTING %s", slot, fx_cluster_id(t.cl, from)));
+    freeReplyObject(
+        node_cmd(&t, from, "CLUSTER SETSLOT %d MIGRATING %s", slot, fx_cluster_id(t.cl, to)));
+    char ready[128];
+    snprintf(ready, sizeof ready, "crawler:{%s}:ready", CRAWL);
+    redisReply *zr = node_cmd(&t, from, "ZCARD %s", ready);
+    cr_assert_gt(zr->integer, 0, "no host in the ready set");
+    freeReplyObject(zr);
+    migrate_key(&t, from, to, key); /* the counters moved, the queues not yet */
+    long long refused0 = refusals(&t, from, to);
+
+    frontier_call_t *call = NULL;
+    cr_assert_eq(frontier_claim_start(f, 6, &call), 0, "%s", frontier_last_error(f));
+    rconn_link_t *l = fr_link_of(f);
+    /* refused (not a wall-clock verdict: the counters say the call was
+     * turned away), the link trying again meanwhile */
+    for (int i = 0; i < 20000 && refusals(&t, from, to) == refused0; i++) {
+        if (rconn_link_poll(l) < 0)
+            rconn_link_connect(l, 0);
+        usleep(1000);
+    }
+    cr_assert_gt(refusals(&t, from, to), refused0, "the claim was never turned away");
+    cr_expect_eq(frontier_call_ready(f, call), 0, "a claim answered while its shard is split");
+    char pat[128];
+    snprintf(pat, sizeof pat, "crawler:{%s}:lease:*", CRAWL);
+    for (int i = 0; i < 2; i++)
+        cr_expect_eq(fx_cluster_count_keys(t.cl, i, pat), 0, "node %d: a lease written", i);
+    redisContext *oc = fx_cluster_connect(t.cl, from);
+    cr_assert_not_null(oc);
+    redisReply *ex = redisCommand(oc, "EXISTS %s", key); /* a key it lacks: ASK */
+    cr_expect(ex && (ex->type == REDIS_REPLY_ERROR ? !strncmp(ex->str, "ASK ", 4) : !ex->integer),
+              "the moved counters written anew on the old master");
+    freeReplyObject(ex);
+    redisFree(oc);
+
+    /* the rest of the shard moves, then the slot is the new master's */
+    for (;;) {
+        redisReply *k = node_cmd(&t, from, "CLUSTER GETKEYSINSLOT %d 100", slot);
+        size_t n = k->elements;
+        for (size_t i = 0; i < n; i++)
+            migrate_key(&t, from, to, k->element[i]->str);
+        freeReplyObject(k);
+        if (!n)
+            break;
+    }
+    for (int i = 0; i < 2; i++)
+        freeReplyObject(
+            node_cmd(&t, i, "CLUSTER SETSLOT %d NODE %s", slot, fx_cluster_id(t.cl, to)));
+    /* the claim answers now: with the URLs, or failed with the link (a
+     * claim is not sent twice: its part on the other shard was in flight
+     * when a refusal dropped the link); a worker then reconciles and claims
+     * again, as here */
+    for (int i = 0; i < 20000 && !frontier_call_ready(f, call); i++) {
+        if (rconn_link_poll(l) < 0)
+            rconn_link_connect(l, 0);
+        usleep(1000);
+    }
+    frontier_item_t items[12] = {0};
+    size_t n = 0;
+    frontier_state_t st;
+    uint32_t wait_ms = 0;
+    int rc = frontier_call_end(f, call);
+    if (rc == 0)
+        cr_assert_eq(frontier_claim_found(f, call, items, &n, &st, &wait_ms), 0);
+    else
+        cr_assert_eq(rc, CRAWL_EREDIS, "the claim after the move: %s (%s)", crawl_strerror(rc),
+                     frontier_last_error(f));
+    frontier_call_free(call);
+    for (int i = 0; i < 1000 && !rconn_link_up(l); i++)
+        if (rconn_link_connect(l, 0) < 0)
+            usleep(1000);
+    size_t back = 0;
+    cr_assert_eq(frontier_reconcile(f, items, n, &back), 0, "%s", frontier_last_error(f));
+    for (int i = 0; i < 100 && n < 6; i++)
+        n += side_claim(f, items + n, 12 - n);
+    cr_expect_eq(n, 6, "%zu URLs claimed for the shard's 6 (%zu handed back)", n, back);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            cr_expect_str_neq(items[i].url, items[j].url, "claimed twice");
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&items[i]);
+    cr_expect_eq(fx_cluster_keys_in_slot(t.cl, from, slot), 0, "keys of the shard left behind");
+    fr_close(f);
+    redisFree(c0);
     two_stop(&t);
 }

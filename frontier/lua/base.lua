@@ -6,8 +6,9 @@
 -- followed by a suffix of KEY (generated from frontier/keys.def), so all of
 -- them share the {NAME} hash tag.  K holds those names with the prefix
 -- (K.READY = P .. 'ready'; for a family, K.QUEUE .. origin).  KEYS[1] is
--- the ready key (routing only) and, in the functions that offer links,
--- KEYS[2..] are the Bloom block keys.
+-- the guard key (never written: no call runs while a resharding splits the
+-- shard's keys, frontier/calls.c), KEYS[2] the ready key (routing only)
+-- and, in the functions that offer links, KEYS[3..] the Bloom block keys.
 --
 -- Invariants kept by every function:
 --   - a host is in ready or in fresh (wake.lua: wake_new) iff its queue is

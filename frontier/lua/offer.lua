@@ -53,7 +53,7 @@ end
 -- CRAWLER.BFADD calls this first, so a Redis that lost the module fails it
 -- before any write.
 local function need_module(KEYS, k)
-  if k < 0 and KEYS[2] then redis.call('CRAWLER.BFADD', KEYS[2], '1', '') end
+  if k < 0 and KEYS[3] then redis.call('CRAWLER.BFADD', KEYS[3], '1', '') end
 end
 
 -- Why a link of origin h may not be admitted: 'l' over a page limit

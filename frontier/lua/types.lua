@@ -60,9 +60,9 @@ local function need_queue(h)
   if not queue_ok(h) then wrong_type(qkey(h), 'list') end
 end
 
--- KEYS[2..]: the Bloom filter's blocks of an offering call (strings).
+-- KEYS[3..]: the Bloom filter's blocks of an offering call (strings).
 local function need_blocks(KEYS)
-  for i = 2, #KEYS do need(KEYS[i], 'string') end
+  for i = 3, #KEYS do need(KEYS[i], 'string') end
 end
 
 -- The queues of the origins of the link section at ARGV[i] (its layout:
