@@ -374,7 +374,7 @@ static char *page_line(const char *text, const char *base, const char *path)
  * such (0: the first), or NULL (caller frees). */
 static char *link_obj(const char *line, const char *want, int nth)
 {
-    char key[600];
+    char key[700];
     snprintf(key, sizeof key, "{\"url\":\"%s\",\"kind\":", want);
     const char *at = line;
     for (int i = 0; at && i <= nth; i++)
