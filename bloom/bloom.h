@@ -237,6 +237,13 @@ void bloom_shared_cache_free(bloom_cache_t *c);
  * external script added them; lens may be NULL: strlen).  Never fails; may
  * evict older entries (8-way buckets, least recently noted goes). */
 void bloom_cache_note(bloom_t *b, const char *const *items, const size_t *lens, size_t n);
+/* Empties the local cache b uses (its own or the shared one): after Redis
+ * may have lost writes it had acknowledged (a server restarted from its
+ * append-only file, a failover), an item the cache remembers may no longer
+ * be in the filter, and a link dropped for it would never be queued.
+ * Thread-safe on a shared cache (entries noted meanwhile by other handles
+ * are kept or dropped, either is safe: a miss only costs a Redis look). */
+void bloom_cache_forget(bloom_t *b);
 
 typedef struct bloom_info {
     bloom_geometry_t geo;

@@ -100,6 +100,20 @@ static void shared_put(uint64_t *s, uint64_t fp)
     __atomic_store_n(&s[(fp >> 7) & (BLOOM_CACHE_WAYS - 1)], fp, __ATOMIC_RELAXED);
 }
 
+void bloom_cache_forget(bloom_t *b)
+{
+    bloom_cache_t *c = b ? b->cc : NULL;
+    if (!c || !c->slots)
+        return;
+    size_t n = c->nbuckets * BLOOM_CACHE_WAYS;
+    if (!c->shared) {
+        memset(c->slots, 0, n * sizeof *c->slots);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        __atomic_store_n(&c->slots[i], 0, __ATOMIC_RELAXED);
+}
+
 bloom_cache_t *bloom_shared_cache_new(size_t bytes)
 {
     bloom_cache_t *c = calloc(1, sizeof *c);

@@ -173,6 +173,11 @@ void frontier_close(frontier_t *f);
  * Redis commands: its connection was the link's, for the opening only).
  * Same thread rules as the handle. */
 bloom_t *frontier_bloom(const frontier_t *f);
+/* Empties the local caches of the shards' visited sets (bloom_cache_forget):
+ * for a handle whose link reconnected, as Redis may have lost acknowledged
+ * writes meanwhile (the links of an offer among them), and a link the cache
+ * still took for seen would be dropped, never queued. */
+void frontier_forget_seen(frontier_t *f);
 
 /* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
  * (keys.def), a key in the crawl's hash slot (a Redis Cluster connection is

@@ -620,6 +620,12 @@ bloom_t *frontier_bloom(const frontier_t *f)
     return f && f->shard ? f->shard[0].bloom : NULL;
 }
 
+void frontier_forget_seen(frontier_t *f)
+{
+    for (unsigned s = 0; f && f->shard && s < f->nshards; s++)
+        bloom_cache_forget(f->shard[s].bloom);
+}
+
 const char *frontier_worker_id(const frontier_t *f)
 {
     return f ? f->worker : NULL;

@@ -385,6 +385,54 @@ Test(bloom, cache_answers_seen_without_a_round_trip)
     redisFree(c);
 }
 
+/* bloom_cache_forget: after Redis lost writes it had acknowledged (here:
+ * the filter's blocks emptied behind the handle's back, as a server
+ * restarted from an append-only file a second old would have them), the
+ * cache no longer answers "seen" for what it remembered, private or
+ * shared, so the items go to Redis again and are new there. */
+Test(bloom, cache_forgets_what_redis_may_have_lost)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_cache_t *shared = bloom_shared_cache_new(1 << 16);
+    cr_assert_not_null(shared);
+    bloom_params_t pp = {.capacity = 10000, .fp_rate = 0.01, .cache_bytes = 1 << 16};
+    bloom_params_t ps = {.capacity = 10000, .fp_rate = 0.01, .shared_cache = shared};
+    bloom_t *b[2] = {open_ok(c, "forget-own", &pp), open_ok(c, "forget-shared", &ps)};
+    urls_t u = make_urls("https://lost.example/p/%zu", 0, 50);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(add_all(b[k], &u, 50), 50);
+        cr_assert(bloom_cache_contains(b[k], u.v[7], u.len[7]));
+        redisReply *d = redisCommand(c, "EVAL %s 0 %s", /* every block of the filter zeroed */
+                                     "for _, k in ipairs(redis.call('KEYS', ARGV[1] .. ':b:*')) do "
+                                     "redis.call('SETRANGE', k, 0, string.rep('\\0', "
+                                     "redis.call('STRLEN', k))) end return 1",
+                                     k ? "forget-shared" : "forget-own");
+        cr_assert(d && d->type == REDIS_REPLY_INTEGER, "%s", d && d->str ? d->str : c->errstr);
+        freeReplyObject(d);
+        uint8_t res[50];
+        cr_assert_eq(bloom_add_many(b[k], (const char *const *)u.v, u.len, u.n, res), 0);
+        size_t fresh = 0;
+        for (size_t i = 0; i < u.n; i++)
+            fresh += res[i];
+        cr_expect_eq(fresh, 0, "the cache answered without Redis: %zu new", fresh);
+        bloom_cache_forget(b[k]);
+        cr_expect_not(bloom_cache_contains(b[k], u.v[7], u.len[7]), "remembered after forget");
+        cr_assert_eq(bloom_add_many(b[k], (const char *const *)u.v, u.len, u.n, res), 0);
+        fresh = 0;
+        for (size_t i = 0; i < u.n; i++)
+            fresh += res[i];
+        cr_expect_eq(fresh, 50, "%s: after forget, %zu of the 50 lost items new again",
+                     k ? "shared" : "own", fresh);
+    }
+    free_urls(&u);
+    bloom_close(b[0]);
+    bloom_close(b[1]);
+    bloom_shared_cache_free(shared);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
 Test(bloom, cache_keeps_fixed_memory_and_evicts)
 {
     redisContext *c;

@@ -174,6 +174,10 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
         rconn_link_drop(link, "the crawl's data is gone from Redis");
         return lifeline_gone(l);
     }
+    /* Redis may have lost acknowledged writes (restarted from its
+     * append-only file, failed over): what the seen-cache remembers may not
+     * be in the filter any more */
+    frontier_forget_seen(fr);
     size_t back = 0;
     if (rc > 0 && (rc = frontier_heartbeat(fr, ws, NULL)) == 0)
         rc = frontier_reconcile(fr, held, nheld, &back);
