@@ -160,7 +160,8 @@ int frontier_dedup_start(frontier_t *f, frontier_dedup_t *d, size_t n, frontier_
     }
     rconn_link_uncork(f->link);
     if (rc < 0) {
-        frontier_call_free(c);
+        fr_call_drop(c);
+        fr_dedup_free(st);
         return rc;
     }
     *out = c;
