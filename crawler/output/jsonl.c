@@ -291,30 +291,33 @@ static int append_line(out_t *o, const char *line, size_t n)
     return rc;
 }
 
-int out_line(out_t *o, const char *line, size_t n)
+int out_line(out_t *o, out_format_fn format, const void *rec)
 {
-    if (!o || !line || !n || line[n - 1] != '\n')
+    char stack[4096], *line = stack;
+    if (!o || !format || !rec)
         return CRAWL_EINVAL;
-    return append_line(o, line, n);
-}
-
-int out_write(out_t *o, const out_record_t *rec)
-{
-    char stack[2048];
-    char *line = stack;
-    if (!o || !rec || !rec->url)
-        return CRAWL_EINVAL;
-    size_t n = out_format(stack, sizeof stack, rec);
-    if (n >= sizeof stack) {
-        line = malloc(n + 1);
-        if (!line)
+    size_t n = format(stack, sizeof stack, rec);
+    if (n >= sizeof stack) { /* formatted again, into a buffer of the size counted */
+        if (!(line = malloc(n + 1)))
             return CRAWL_ENOMEM;
-        out_format(line, n + 1, rec);
+        format(line, n + 1, rec);
     }
     int rc = append_line(o, line, n);
     if (line != stack)
         free(line);
     return rc;
+}
+
+static size_t format_record(char *buf, size_t cap, const void *rec)
+{
+    return out_format(buf, cap, rec);
+}
+
+int out_write(out_t *o, const out_record_t *rec)
+{
+    if (!rec || !rec->url)
+        return CRAWL_EINVAL;
+    return out_line(o, format_record, rec);
 }
 
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev)

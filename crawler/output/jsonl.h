@@ -133,10 +133,14 @@ typedef struct out_event {
  * CRAWL_EINVAL or CRAWL_EWRITE.  Thread-safe. */
 int out_event(out_t *o, const out_event_t *ev);
 
-/* Appends one formatted line (n bytes, ending with its '\n'), as out_write
- * does a record.  For the other records' layouts (textrec.h).  Returns as
- * out_write. */
-int out_line(out_t *o, const char *line, size_t n);
+/* Formats rec into buf (cap bytes) as one line ending with '\n': its
+ * length, more than cap when it did not fit (nothing else then matters). */
+typedef size_t (*out_format_fn)(char *buf, size_t cap, const void *rec);
+/* Appends the line format makes of rec, as out_write does a record: on the
+ * stack when it fits, else formatted again into a buffer of its size.  For
+ * the other records' layouts (textrec.h, linkrec.h).  Returns as out_write
+ * (CRAWL_ENOMEM too). */
+int out_line(out_t *o, out_format_fn format, const void *rec);
 
 /* Formats ev as out_format does a record.  Pure function, thread-safe. */
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev);

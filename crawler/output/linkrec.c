@@ -1,14 +1,11 @@
 /*
  * linkrec.c -- the --links file's records (linkrec.h).
  *
- * DESIGN: as textrec.c: a line is formatted with the JSON emitter
- * (json.h), on the stack when it fits, else once more into a buffer of the
- * size the first pass counted (a page's links are capped by anchors.h),
- * and appended through the writer as one line.
+ * DESIGN: as textrec.c: a line formatted with the JSON emitter (json.h),
+ * appended through the writer as one line (out_line; a page's links are
+ * capped by anchors.h).
  */
 #include "linkrec.h"
-
-#include <stdlib.h>
 
 #include "json.h"
 
@@ -42,19 +39,14 @@ size_t linkrec_format(char *buf, size_t cap, const linkrec_t *r)
     return e.len;
 }
 
+static size_t format_any(char *buf, size_t cap, const void *r)
+{
+    return linkrec_format(buf, cap, r);
+}
+
 int linkrec_write(out_t *o, const linkrec_t *r)
 {
-    char stack[8192], *line = stack;
-    if (!o || !r || !r->url || (r->n && !r->links))
+    if (!r || !r->url || (r->n && !r->links))
         return CRAWL_EINVAL;
-    size_t n = linkrec_format(stack, sizeof stack, r);
-    if (n >= sizeof stack) {
-        if (!(line = malloc(n + 1)))
-            return CRAWL_ENOMEM;
-        linkrec_format(line, n + 1, r);
-    }
-    int rc = out_line(o, line, n);
-    if (line != stack)
-        free(line);
-    return rc;
+    return out_line(o, format_any, r);
 }

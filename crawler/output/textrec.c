@@ -1,14 +1,12 @@
 /*
  * textrec.c -- the --text file's records (textrec.h).
  *
- * DESIGN: a line is formatted with the JSON emitter (json.h), on the stack
- * when it fits, else once more into a buffer of the size the first pass
- * counted (a page's text is capped by the extractor, text.h), and appended
- * through the writer as one line.
+ * DESIGN: a line is formatted with the JSON emitter (json.h) and appended
+ * through the writer as one line (out_line: formatted again into a buffer
+ * of its size when it does not fit on the stack; a page's text is capped
+ * by the extractor, text.h).
  */
 #include "textrec.h"
-
-#include <stdlib.h>
 
 #include "json.h"
 
@@ -37,19 +35,14 @@ size_t textrec_format(char *buf, size_t cap, const textrec_t *r)
     return e.len;
 }
 
+static size_t format_any(char *buf, size_t cap, const void *r)
+{
+    return textrec_format(buf, cap, r);
+}
+
 int textrec_write(out_t *o, const textrec_t *r)
 {
-    char stack[4096], *line = stack;
-    if (!o || !r || !r->url)
+    if (!r || !r->url)
         return CRAWL_EINVAL;
-    size_t n = textrec_format(stack, sizeof stack, r);
-    if (n >= sizeof stack) {
-        if (!(line = malloc(n + 1)))
-            return CRAWL_ENOMEM;
-        textrec_format(line, n + 1, r);
-    }
-    int rc = out_line(o, line, n);
-    if (line != stack)
-        free(line);
-    return rc;
+    return out_line(o, format_any, r);
 }
