@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster_env.h"
 #include "crawl_env.h"
 #include "fixtures.h"
 #pragma GCC diagnostic push
@@ -272,4 +273,48 @@ Test(dedup, two_processes_on_one_crawl_agree_on_one_first_url, .timeout = 240)
     free(o2);
     free(all);
     crawl_env_stop(&e);
+}
+
+/* On a Redis Cluster of three masters, a crawl of 16 shards: a digest's
+ * shard is its own (not its page's host's), so the digests of one host's
+ * pages spread over the masters, and the verdicts hold as on one server. */
+Test(dedup, on_a_cluster_the_digests_spread_over_the_masters_and_agree, .timeout = 300)
+{
+    fx_cluster_t *cl = fx_cluster_start(3, 0, 1000);
+    cr_assert_not_null(cl, "cannot start a Redis Cluster: %s", fx_error());
+    crawl_env_t e;
+    crawl_env_start(&e, NULL, "/");
+    site(&e);
+    char *argv[] = {CRAWLER_BIN, "crawl", "--redis", (char *)fx_cluster_url(cl, 1),
+                    "--seeds",   e.seeds, "--delay", "0",
+                    "--quiet",   "--out", e.out,     "--dedup",
+                    "--shards",  "16",    "--crawl", "dd",
+                    NULL};
+    cr_assert_eq(fx_run(argv, NULL, e.log, 120000), 0, "%s", fx_read_file(e.log, NULL));
+    char *out = fx_read_file(e.out, NULL);
+    const char *cp[COPIES];
+    for (int i = 0; i < COPIES; i++)
+        cp[i] = copy_paths() + 8 * i;
+    char first[512];
+    size_t firsts, copies;
+    tally(out, fx_http_base(e.h), cp, COPIES, first, sizeof first, &firsts, &copies);
+    cr_expect_eq(firsts, 1, "%zu first URLs:\n%s", firsts, out);
+    cr_expect_eq(copies, COPIES - 1);
+    const char *bs[] = {"/b", "/b2"};
+    tally(out, fx_http_base(e.h), bs, 2, first, sizeof first, &firsts, &copies);
+    cr_expect_eq(firsts, 1, "%s", out);
+    int masters = 0;
+    long long total = 0;
+    for (int i = 0; i < 3; i++) {
+        long long n = fx_cluster_count_keys(cl, i, "crawler:{dd*}:digests");
+        cr_assert_geq(n, 0, "%s", fx_error());
+        masters += n > 0;
+        total += n;
+    }
+    /* distinct bodies: /, A, B, /u (the 404 is not tested) */
+    cr_expect_gt(masters, 1, "the digests of one host's pages on %d master(s)", masters);
+    cr_log_info("digest keys: %lld over %d masters", total, masters);
+    free(out);
+    crawl_env_stop(&e);
+    fx_cluster_stop(cl);
 }
