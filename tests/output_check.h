@@ -167,6 +167,21 @@ static bool json_line_ok(const char *line, size_t len)
     return p[0] == '}' && p[1] == '\n' && p + 2 == line + len;
 }
 
+/* The line of a JSON-lines text that starts {"url":"BASE+PATH", then next
+ * (the key after "url" in that file's records, such as "\"links\":"; ""
+ * for any), or NULL (caller frees). */
+__attribute__((unused)) static char *jsonl_line_of(const char *text, const char *base,
+                                                   const char *path, const char *next)
+{
+    char key[700];
+    snprintf(key, sizeof key, "{\"url\":\"%s%s\",%s", base, path, next);
+    const char *l = text ? strstr(text, key) : NULL;
+    if (!l)
+        return NULL;
+    const char *nl = strchr(l, '\n');
+    return strndup(l, nl ? (size_t)(nl - l) : strlen(l));
+}
+
 /* ---- WARC: a reader for the tests --------------------------------------- */
 
 #define MAXH 32

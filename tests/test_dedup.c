@@ -55,18 +55,6 @@ static void site(crawl_env_t *e)
     fx_http_set(e->h, "/gone", &(fx_route_t){.status = 404, .body = BODY_A});
 }
 
-/* The line of text whose "url" is base + path, or NULL (caller frees). */
-static char *line_of(const char *text, const char *base, const char *path)
-{
-    char key[512];
-    snprintf(key, sizeof key, "{\"url\":\"%s%s\",", base, path);
-    const char *l = text ? strstr(text, key) : NULL;
-    if (!l)
-        return NULL;
-    const char *nl = strchr(l, '\n');
-    return strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-}
-
 /* The value of "duplicate_of" in line (into out), or "" when the line has
  * none; asserts "duplicate":true goes with it. */
 static void dup_of(const char *line, char *out, size_t len)
@@ -92,7 +80,7 @@ static void tally(const char *out, const char *base, const char *const *paths, s
     first[0] = '\0';
     char d[512];
     for (size_t i = 0; i < n; i++) {
-        char *l = line_of(out, base, paths[i]);
+        char *l = jsonl_line_of(out, base, paths[i], "");
         cr_assert_not_null(l, "no line for %s", paths[i]);
         dup_of(l, d, sizeof d);
         if (!d[0]) {
@@ -102,7 +90,7 @@ static void tally(const char *out, const char *base, const char *const *paths, s
         free(l);
     }
     for (size_t i = 0; i < n; i++) {
-        char *l = line_of(out, base, paths[i]);
+        char *l = jsonl_line_of(out, base, paths[i], "");
         dup_of(l, d, sizeof d);
         if (d[0]) {
             cr_expect_str_eq(d, first, "%s names another first URL", paths[i]);
@@ -161,7 +149,7 @@ Test(dedup, copies_are_marked_with_their_first_url_and_get_revisit_records_and_n
     const char *own[] = {"/", "/u", "/gone"};
     char d[512];
     for (size_t i = 0; i < 3; i++) { /* pages of their own, and a 404 with a copied body */
-        char *l = line_of(out, base, own[i]);
+        char *l = jsonl_line_of(out, base, own[i], "");
         cr_assert_not_null(l, "no line for %s", own[i]);
         dup_of(l, d, sizeof d);
         cr_expect_str_eq(d, "", "%s marked a duplicate", own[i]);

@@ -60,18 +60,6 @@ static int crawl(crawl_env_t *e, char *const extra[])
     return fx_run(argv, NULL, e->log, 120000);
 }
 
-/* The line of file text whose "url" is base + path, or NULL (caller frees). */
-static char *line_of(const char *text, const char *base, const char *path)
-{
-    char key[512];
-    snprintf(key, sizeof key, "{\"url\":\"%s%s\",", base, path);
-    const char *l = text ? strstr(text, key) : NULL;
-    if (!l)
-        return NULL;
-    const char *nl = strchr(l, '\n');
-    return strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-}
-
 static size_t count_lines(const char *text)
 {
     size_t n = 0;
@@ -116,7 +104,7 @@ Test(textout, the_main_text_of_each_html_page_with_2xx_and_its_simhash_in_both_f
     char *t = fx_read_file(text, NULL), *o = fx_read_file(e.out, NULL);
     cr_assert_not_null(t);
     cr_expect_eq(count_lines(t), 2, "text lines (the two HTML pages with 2xx):\n%s", t);
-    char *a = line_of(t, fx_http_base(e.h), "/a");
+    char *a = jsonl_line_of(t, fx_http_base(e.h), "/a", "");
     cr_assert_not_null(a, "no text line for /a:\n%s", t);
     cr_expect(strstr(a, "\"title\":\"Flood in the lower town\",\"lang\":\"en\",\"text\":\""), "%s",
               a);
@@ -129,11 +117,11 @@ Test(textout, the_main_text_of_each_html_page_with_2xx_and_its_simhash_in_both_f
               "a text line for a page that is not HTML with 2xx:\n%s", t);
     char ha[17], hb[17];
     simhash_of(a, ha);
-    char *oa = line_of(o, fx_http_base(e.h), "/a");
+    char *oa = jsonl_line_of(o, fx_http_base(e.h), "/a", "");
     simhash_of(oa, hb);
     cr_expect_eq(strlen(ha), 16);
     cr_expect_str_eq(ha, hb, "the two files disagree on /a's simhash");
-    char *og = line_of(o, fx_http_base(e.h), "/gone");
+    char *og = jsonl_line_of(o, fx_http_base(e.h), "/gone", "");
     cr_expect(og && !strstr(og, "simhash"), "a simhash for a 404: %s", og);
     free(a);
     free(oa);
@@ -154,7 +142,7 @@ Test(textout, markdown_and_all_text)
     char *x1[] = {"--text", md, "--text-format", "markdown", NULL};
     cr_assert_eq(crawl(&e, x1), 0, "%s", fx_read_file(e.log, NULL));
     char *t = fx_read_file(md, NULL);
-    char *a = line_of(t, fx_http_base(e.h), "/a");
+    char *a = jsonl_line_of(t, fx_http_base(e.h), "/a", "");
     cr_assert_not_null(a, "%s", t);
     char link[256];
     snprintf(link, sizeof link, "[gauge](%s/levels)", fx_http_base(e.h));
@@ -165,7 +153,7 @@ Test(textout, markdown_and_all_text)
     char *x2[] = {"--text", all, "--text-all", "--crawl", "all", NULL};
     cr_assert_eq(crawl(&e, x2), 0, "%s", fx_read_file(e.log, NULL));
     t = fx_read_file(all, NULL);
-    a = line_of(t, fx_http_base(e.h), "/a");
+    a = jsonl_line_of(t, fx_http_base(e.h), "/a", "");
     cr_assert_not_null(a, "%s", t);
     cr_expect(strstr(a, "Copyright 2026") && strstr(a, "Sport") && strstr(a, "forty years"),
               "--text-all lacks the page's other text: %s", a);
@@ -357,18 +345,6 @@ Test(textout, wet_records_refer_to_their_responses)
 
 /* ---- --links ---------------------------------------------------------------- */
 
-/* The --links line of page base + path, or NULL (caller frees). */
-static char *page_line(const char *text, const char *base, const char *path)
-{
-    char key[512];
-    snprintf(key, sizeof key, "{\"url\":\"%s%s\",\"links\":", base, path);
-    const char *l = text ? strstr(text, key) : NULL;
-    if (!l)
-        return NULL;
-    const char *nl = strchr(l, '\n');
-    return strndup(l, nl ? (size_t)(nl - l) : strlen(l));
-}
-
 /* The links line of page base + path in file text, parsed loosely: the
  * object of the link whose "url" is want and that comes after the `nth`
  * such (0: the first), or NULL (caller frees). */
@@ -432,7 +408,7 @@ Test(textout, links_lists_each_outlink_with_its_text_rel_and_fate)
         l = nl + 1;
     }
     const char *b = fx_http_base(e.h);
-    char *home = page_line(t, b, "/");
+    char *home = jsonl_line_of(t, b, "/", "\"links\":");
     cr_assert_not_null(home, "no links line for the seed:\n%s", t);
     expect_link(home, b, "/p2", 0,
                 "\"kind\":\"link\",\"text\":null,\"rel\":\"next\",\"followed\":true");
@@ -456,7 +432,7 @@ Test(textout, links_lists_each_outlink_with_its_text_rel_and_fate)
     expect_link(home, b, "/late", 0, "\"followed\":false,\"why\":\"cap\"");
     cr_expect(strstr(home, "\"omitted\":0,"), "%s", home);
     free(home);
-    char *late = page_line(t, b, "/late");
+    char *late = jsonl_line_of(t, b, "/late", "\"links\":");
     cr_expect_null(late, "/late was past the cap, never fetched: %s", late);
     free(late);
     free(t);
@@ -470,7 +446,7 @@ Test(textout, links_lists_each_outlink_with_its_text_rel_and_fate)
     char *extra2[] = {"--links", links2, "--crawl", "late", NULL};
     cr_assert_eq(crawl(&e, extra2), 0, "%s", fx_read_file(e.log, NULL));
     t = fx_read_file(links2, NULL);
-    late = page_line(t, b, "/late");
+    late = jsonl_line_of(t, b, "/late", "\"links\":");
     cr_assert_not_null(late, "%s", t);
     expect_link(late, b, "/x", 0, "\"followed\":false,\"why\":\"nofollow\"");
     expect_link(late, b, "/y", 0, "\"followed\":false,\"why\":\"nofollow\"");
@@ -485,7 +461,7 @@ Test(textout, links_lists_each_outlink_with_its_text_rel_and_fate)
     char *extra3[] = {"--links", links3, "--crawl", "deep", "--max-depth", "0", NULL};
     cr_assert_eq(crawl(&e, extra3), 0, "%s", fx_read_file(e.log, NULL));
     t = fx_read_file(links3, NULL);
-    home = page_line(t, b, "/");
+    home = jsonl_line_of(t, b, "/", "\"links\":");
     cr_assert_not_null(home, "%s", t);
     expect_link(home, b, "/a", 0, "\"followed\":false,\"why\":\"depth\"");
     expect_link(home, b, "/n", 0, "\"why\":\"nofollow\"");
