@@ -80,6 +80,13 @@ void json_strn(json_emit_t *e, const char *s, size_t n)
     size_t i = 0, run = 0; /* run: bytes copied verbatim */
     json_put(e, "\"", 1);
     while (i < n) {
+        /* the common case first: printable ASCII other than '"' and '\\' */
+        size_t start = i;
+        while (i < n && u[i] >= 0x20 && u[i] < 0x7f && u[i] != '"' && u[i] != '\\')
+            i++;
+        run += i - start;
+        if (i == n)
+            break;
         unsigned c = u[i];
         size_t bad = 1, k = (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
                                 ? utf8_seq(u + i, n - i, &bad)

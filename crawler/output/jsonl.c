@@ -291,13 +291,21 @@ static int append_line(out_t *o, const char *line, size_t n)
     return rc;
 }
 
-int out_line(out_t *o, out_format_fn format, const void *rec)
+int out_line(out_t *o, out_format_fn format, const void *rec, size_t hint)
 {
     char stack[4096], *line = stack;
+    size_t cap = sizeof stack;
     if (!o || !format || !rec)
         return CRAWL_EINVAL;
-    size_t n = format(stack, sizeof stack, rec);
-    if (n >= sizeof stack) { /* formatted again, into a buffer of the size counted */
+    if (hint >= cap) { /* a long line: formatted once, into a buffer of about its size */
+        if (!(line = malloc(hint + 1)))
+            return CRAWL_ENOMEM;
+        cap = hint + 1;
+    }
+    size_t n = format(line, cap, rec);
+    if (n >= cap) { /* formatted again, into a buffer of the size counted */
+        if (line != stack)
+            free(line);
         if (!(line = malloc(n + 1)))
             return CRAWL_ENOMEM;
         format(line, n + 1, rec);
@@ -317,7 +325,7 @@ int out_write(out_t *o, const out_record_t *rec)
 {
     if (!rec || !rec->url)
         return CRAWL_EINVAL;
-    return out_line(o, format_record, rec);
+    return out_line(o, format_record, rec, 0);
 }
 
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev)

@@ -137,10 +137,11 @@ int out_event(out_t *o, const out_event_t *ev);
  * length, more than cap when it did not fit (nothing else then matters). */
 typedef size_t (*out_format_fn)(char *buf, size_t cap, const void *rec);
 /* Appends the line format makes of rec, as out_write does a record: on the
- * stack when it fits, else formatted again into a buffer of its size.  For
- * the other records' layouts (textrec.h, linkrec.h).  Returns as out_write
- * (CRAWL_ENOMEM too). */
-int out_line(out_t *o, out_format_fn format, const void *rec);
+ * stack when it fits, or in a buffer of hint + 1 bytes when hint (the
+ * caller's guess of its length) is longer; formatted again into a buffer
+ * of its size when the guess was short.  For the other records' layouts
+ * (textrec.h, linkrec.h).  Returns as out_write (CRAWL_ENOMEM too). */
+int out_line(out_t *o, out_format_fn format, const void *rec, size_t hint);
 
 /* Formats ev as out_format does a record.  Pure function, thread-safe. */
 size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev);

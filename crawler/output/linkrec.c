@@ -7,6 +7,8 @@
  */
 #include "linkrec.h"
 
+#include <string.h>
+
 #include "json.h"
 
 size_t linkrec_format(char *buf, size_t cap, const linkrec_t *r)
@@ -48,5 +50,9 @@ int linkrec_write(out_t *o, const linkrec_t *r)
 {
     if (!r || !r->url || (r->n && !r->links))
         return CRAWL_EINVAL;
-    return out_line(o, format_any, r);
+    size_t hint = strlen(r->url) + 128;
+    for (size_t i = 0; i < r->n; i++)
+        hint += strlen(r->links[i].url) + (r->links[i].text ? strlen(r->links[i].text) : 0) +
+                (r->links[i].rel ? strlen(r->links[i].rel) : 0) + 64;
+    return out_line(o, format_any, r, hint);
 }

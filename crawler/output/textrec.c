@@ -8,6 +8,8 @@
  */
 #include "textrec.h"
 
+#include <string.h>
+
 #include "json.h"
 
 static void str_or_empty(json_emit_t *e, const char *s)
@@ -44,5 +46,7 @@ int textrec_write(out_t *o, const textrec_t *r)
 {
     if (!r || !r->url)
         return CRAWL_EINVAL;
-    return out_line(o, format_any, r);
+    /* (text escapes to about its length: a newline per paragraph, a few quotes) */
+    size_t hint = r->len + r->len / 16 + strlen(r->url) + (r->title ? strlen(r->title) : 0) + 256;
+    return out_line(o, format_any, r, hint);
 }
