@@ -165,3 +165,13 @@ void json_time(json_emit_t *e, int64_t ms)
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
     json_put(e, tmp, (size_t)n);
 }
+
+size_t json_end_line(json_emit_t *e, int64_t timestamp_ms)
+{
+    json_lit(e, ",\"timestamp\":");
+    json_time(e, timestamp_ms ? timestamp_ms : json_now_ms());
+    json_lit(e, "}\n");
+    if (e->len < e->cap)
+        e->p[e->len] = '\0';
+    return e->len;
+}

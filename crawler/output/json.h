@@ -32,6 +32,10 @@ void json_time(json_emit_t *e, int64_t ms);
 /* key (a literal, e.g. ",\"simhash\":") then v as a string of 16 lower
  * case hex digits (a 64-bit hash: a JSON number would lose its low bits). */
 void json_hex64(json_emit_t *e, const char *key, uint64_t v);
+/* A record's end: ,"timestamp":"..." (ms, 0: now), the closing brace and
+ * the newline, then a NUL when it fits; returns the line's length (more
+ * than the buffer when it did not fit). */
+size_t json_end_line(json_emit_t *e, int64_t timestamp_ms);
 /* The wall clock, Unix ms. */
 int64_t json_now_ms(void);
 

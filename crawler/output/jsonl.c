@@ -344,12 +344,7 @@ size_t out_format_event(char *buf, size_t buflen, const out_event_t *ev)
     json_u64(&e, ev->down_ms);
     json_lit(&e, ",\"error_text\":");
     json_str(&e, ev->error_text);
-    json_lit(&e, ",\"timestamp\":");
-    json_time(&e, ev->timestamp_ms ? ev->timestamp_ms : json_now_ms());
-    json_lit(&e, "}\n");
-    if (e.len < buflen)
-        buf[e.len] = '\0';
-    return e.len;
+    return json_end_line(&e, ev->timestamp_ms);
 }
 
 int out_event(out_t *o, const out_event_t *ev)

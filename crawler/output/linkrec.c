@@ -33,12 +33,7 @@ size_t linkrec_format(char *buf, size_t cap, const linkrec_t *r)
     }
     json_lit(&e, "],\"omitted\":");
     json_u64(&e, r->omitted);
-    json_lit(&e, ",\"timestamp\":");
-    json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
-    json_lit(&e, "}\n");
-    if (e.len < cap)
-        buf[e.len] = '\0';
-    return e.len;
+    return json_end_line(&e, r->timestamp_ms);
 }
 
 static size_t format_any(char *buf, size_t cap, const void *r)

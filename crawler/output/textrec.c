@@ -29,12 +29,7 @@ size_t textrec_format(char *buf, size_t cap, const textrec_t *r)
     json_lit(&e, ",\"text\":");
     json_strn(&e, r->text ? r->text : "", r->text ? r->len : 0);
     json_hex64(&e, ",\"simhash\":", r->simhash);
-    json_lit(&e, ",\"timestamp\":");
-    json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
-    json_lit(&e, "}\n");
-    if (e.len < cap)
-        buf[e.len] = '\0';
-    return e.len;
+    return json_end_line(&e, r->timestamp_ms);
 }
 
 static size_t format_any(char *buf, size_t cap, const void *r)
