@@ -437,7 +437,8 @@ int frontier_crawl_exists(frontier_t *f)
             rc = n < 0 ? CRAWL_EINVAL : CRAWL_ENOMEM;
             break;
         }
-        strcat(name, ":meta"); /* bloom.h: the filter's geometry, "<name>:meta" */
+        /* bloom.h: the filter's geometry, "<name>:meta" */
+        snprintf(name + n, sizeof name - (size_t)n, ":meta");
         rconn_arg_cstr(rconn_call_args(c[s]), "EXISTS");
         rconn_arg_dup(rconn_call_args(c[s]), name);
     }

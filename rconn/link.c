@@ -254,10 +254,10 @@ static int replicas_connected(redisContext *ctx)
     redisReply *r = redisCommand(ctx, "INFO replication");
     const char *p =
         r && r->type == REDIS_REPLY_STRING && r->str ? strstr(r->str, "connected_slaves:") : NULL;
-    int n = p ? atoi(p + strlen("connected_slaves:")) : 0;
+    long n = p ? strtol(p + strlen("connected_slaves:"), NULL, 10) : 0;
     if (r)
         freeReplyObject(r);
-    return n > 0 ? n : 0;
+    return n > 0 && n < 1000 ? (int)n : 0;
 }
 
 /* The index of the server named name, connected to a (added, connected and

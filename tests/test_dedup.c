@@ -38,16 +38,17 @@ static const char BODY_B[] =
  * /gone (404 with BODY_A: not a 2xx, never tested). */
 static void site(crawl_env_t *e)
 {
-    char home[4096] = "<html><body>";
+    char home[4096];
+    size_t at = (size_t)snprintf(home, sizeof home, "<html><body>");
     for (int i = 0; i < COPIES; i++) {
-        char path[16], link[64];
+        char path[16];
         snprintf(path, sizeof path, "/c%d", i);
         fx_http_page(e->h, path, BODY_A);
-        snprintf(link, sizeof link, "<a href=\"%s\">c</a> ", path);
-        strcat(home, link);
+        at += (size_t)snprintf(home + at, sizeof home - at, "<a href=\"%s\">c</a> ", path);
     }
-    strcat(home, "<a href=\"/b\">b</a> <a href=\"/b2\">b2</a> <a href=\"/u\">u</a> "
-                 "<a href=\"/gone\">g</a></body></html>");
+    snprintf(home + at, sizeof home - at,
+             "<a href=\"/b\">b</a> <a href=\"/b2\">b2</a> <a href=\"/u\">u</a> "
+             "<a href=\"/gone\">g</a></body></html>");
     fx_http_page(e->h, "/", home);
     fx_http_page(e->h, "/b", BODY_B);
     fx_http_page(e->h, "/b2", BODY_B);

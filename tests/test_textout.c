@@ -172,7 +172,8 @@ Test(textout, near_dups_groups_near_copies_and_keeps_the_others_apart)
     const char *pool[] = {"harbour", "engine", "lantern", "meadow", "quarry", "saddle", "tundra",
                           "violin",  "walnut", "yarrow",  "basalt", "cinder", "dagger", "ember"};
     for (int i = 0; i < 400; i++)
-        w += sprintf(w, "%s%s", i ? " " : "", pool[(i * 7 + i / 3) % 14]);
+        w += snprintf(w, sizeof words - (size_t)(w - words), "%s%s", i ? " " : "",
+                      pool[(i * 7 + i / 3) % 14]);
     char v1[4300], v2[4300], other[4300];
     snprintf(v1, sizeof v1, "<p>%s.</p>", words);
     snprintf(v2, sizeof v2, "<p>%s.</p>", words);

@@ -186,8 +186,10 @@ cdxj_t *cdxj_open(const char *warc_path, char *err, size_t errlen)
     FILE *old = leftover ? NULL : fopen(done, "r"); /* an appended WARC's index so far */
     while (old && fgets(line, sizeof line, old)) {
         char *fm = strstr(line, FILENAME_MEMBER);
-        if (fm)
-            strcpy(fm, "\n");
+        if (fm) { /* the member is dropped: the line ends there */
+            fm[0] = '\n';
+            fm[1] = '\0';
+        }
         fputs(line, x->f);
     }
     if (old)
