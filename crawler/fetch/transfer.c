@@ -311,6 +311,19 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *
 
 /* ---- the pool --------------------------------------------------------------- */
 
+/* The page's parsers (HTML, text, outlinks, sitemap) freed. */
+static void free_parsers(xfer_t *x)
+{
+    parser_free(x->parser);
+    x->parser = NULL;
+    text_free(x->text);
+    x->text = NULL;
+    anchors_free(x->anchors);
+    x->anchors = NULL;
+    sitemap_free(x->sitemap);
+    x->sitemap = NULL;
+}
+
 void xfer_clear(xfer_t *x)
 {
     frontier_item_clear(&x->item);
@@ -321,14 +334,7 @@ void xfer_clear(xfer_t *x)
     decoder_free(x->dec);
     x->dec = NULL;
     x->undecodable = x->raw_cut = 0;
-    parser_free(x->parser);
-    x->parser = NULL;
-    text_free(x->text);
-    x->text = NULL;
-    anchors_free(x->anchors);
-    x->anchors = NULL;
-    sitemap_free(x->sitemap);
-    x->sitemap = NULL;
+    free_parsers(x);
     for (size_t i = 0; i < x->nlinks; i++)
         free(x->links[i]);
     x->nlinks = 0;
@@ -345,14 +351,7 @@ void xfer_clear(xfer_t *x)
 
 void xfer_drop_parse_state(xfer_t *x)
 {
-    parser_free(x->parser);
-    x->parser = NULL;
-    text_free(x->text);
-    x->text = NULL;
-    anchors_free(x->anchors);
-    x->anchors = NULL;
-    sitemap_free(x->sitemap);
-    x->sitemap = NULL;
+    free_parsers(x);
     free(x->seen);
     x->seen = NULL;
     x->seen_cap = x->nseen = 0;
