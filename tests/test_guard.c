@@ -109,17 +109,22 @@ static void site_start(site_t *s, const char *seed_path)
     crawl_env_start(s, NULL, seed_path);
 }
 
-/* Runs a crawl with extra options (NULL-terminated); a crawl that does not
- * end within 30 s is killed (-2). */
+/* Runs a crawl with extra options (NULL-terminated; --delay 0 unless they
+ * give one); a crawl that does not end within 30 s is killed (-2). */
 static int site_crawl(site_t *s, const char *const extra[])
 {
-    char *argv[64] = {CRAWLER_BIN, "crawl",  "--redis", (char *)fx_redis_url(s->r),
-                      "--seeds",   s->seeds, "--delay", "0",
-                      "--out",     s->out,   "--quiet", "--retry-backoff",
-                      "50"};
-    int n = 13;
-    for (int i = 0; extra && extra[i] && n < 62; i++)
+    char *argv[64] = {CRAWLER_BIN, "crawl",           "--redis", (char *)fx_redis_url(s->r),
+                      "--seeds",   s->seeds,          "--out",   s->out,
+                      "--quiet",   "--retry-backoff", "50"};
+    int n = 11, delay = 0;
+    for (int i = 0; extra && extra[i] && n < 60; i++) {
+        delay |= !strcmp(extra[i], "--delay");
         argv[n++] = (char *)extra[i];
+    }
+    if (!delay) {
+        argv[n++] = "--delay";
+        argv[n++] = "0";
+    }
     argv[n] = NULL;
     return fx_run(argv, NULL, s->log, 30000);
 }
@@ -220,6 +225,62 @@ Test(guard, robots_redirect_loop_stops_after_five_hops)
     cr_expect_eq(fx_http_hits(s.h, "/robots.txt"), 6, "robots.txt requested %u times",
                  fx_http_hits(s.h, "/robots.txt"));
     cr_expect_eq(fx_http_hits(s.h, "/a"), 1);
+    site_stop(&s);
+}
+
+/* The seed's robots.txt (origin A) answers 301 to the robots.txt of another
+ * origin B (another port: "http://h" to "https://h" on the web), whose
+ * rules disallow /secret; the home page links to B's pages too.  B's
+ * robots.txt is one request, B's own, made under B's robots.txt lock (so no
+ * claim of B's URLs overlaps it), and A adopts its rules: neither /secret
+ * is fetched.  Before, A's fetch followed the redirect itself, at once and
+ * outside B's politeness, and B's claims fetched B's robots.txt again.
+ * Every request to B comes at least --delay after the one before (arrival
+ * times: a lower bound; 2 threads, so both origins are worked at once). */
+Test(guard, a_robots_txt_moved_to_another_origins_is_that_origins_one_request)
+{
+    enum { DELAY = 300 };
+    site_t s;
+    site_start(&s, "/");
+    fx_http_t *b = fx_http_start();
+    cr_assert_not_null(b, "%s", fx_error());
+    char loc[160], home[600], bpage[300];
+    snprintf(loc, sizeof loc, "%s/robots.txt", fx_http_base(b));
+    fx_http_redirect(s.h, "/robots.txt", 301, loc);
+    snprintf(home, sizeof home,
+             "<a href=/a>a</a> <a href=/secret>s</a> <a href=%s/>b</a> <a href=%s/b1>b1</a>",
+             fx_http_base(b), fx_http_base(b));
+    fx_http_page(s.h, "/", home);
+    fx_http_page(s.h, "/a", "a");
+    fx_http_page(s.h, "/secret", "s");
+    fx_http_set(
+        b, "/robots.txt",
+        &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nDisallow: /secret\n"});
+    snprintf(bpage, sizeof bpage, "<a href=/b1>1</a> <a href=/b2>2</a> <a href=/secret>s</a>");
+    fx_http_page(b, "/", bpage);
+    fx_http_page(b, "/b1", bpage);
+    fx_http_page(b, "/b2", bpage);
+    fx_http_page(b, "/secret", "s");
+    const char *opts[] = {"--scope", "any", "--threads", "2", "--delay", "300", NULL};
+    cr_assert_eq(site_crawl(&s, opts), 0);
+    cr_expect_eq(fx_http_hits(s.h, "/robots.txt"), 1, "A's robots.txt requested %u times",
+                 fx_http_hits(s.h, "/robots.txt"));
+    cr_expect_eq(fx_http_hits(b, "/robots.txt"), 1, "B's robots.txt requested %u times",
+                 fx_http_hits(b, "/robots.txt"));
+    cr_expect_eq(fx_http_hits(s.h, "/secret"), 0, "A did not adopt B's rules");
+    cr_expect_eq(fx_http_hits(b, "/secret"), 0);
+    cr_expect_eq(fx_http_hits(s.h, "/a"), 1);
+    cr_expect_eq(fx_http_hits(b, "/b2"), 1);
+    fx_http_req_t *log;
+    size_t n = fx_http_log(b, &log);
+    cr_expect_eq(n, 4, "B: %zu requests (robots.txt, /, /b1, /b2)", n);
+    for (size_t k = 1; k < n; k++)
+        cr_expect_geq(log[k].arrived_us - log[k - 1].arrived_us, DELAY * 1000u,
+                      "B: %s came %.1f ms after %s (--delay %d)", log[k].path,
+                      (double)(log[k].arrived_us - log[k - 1].arrived_us) / 1000.0, log[k - 1].path,
+                      DELAY);
+    free(log);
+    fx_http_stop(b);
     site_stop(&s);
 }
 

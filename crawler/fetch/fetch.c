@@ -16,7 +16,10 @@
  * of the last result is held until the next fetch_next() so the result may
  * point into its buffers.
  * A robots.txt redirect to the same origin waits --delay before its hop
- * starts (the deferred list: started by fetch_perform when due).
+ * starts (the deferred list: started by fetch_perform when due); one to
+ * another origin's own robots.txt is not followed (the gate adopts that
+ * origin's rules: moves_to_origin); one to another origin's other path is
+ * followed at once.
  * At most max_running transfers are in the loop: one started past that
  * (page, robots.txt or a deferred hop) joins the waiting list, a FIFO, and
  * starts from on_done the moment a transfer ends, in the same wake-up; so
@@ -443,9 +446,30 @@ static int follow(fetch_t *f, xfer_t *x, const char *target)
     return start_xfer(f, x, target) == 0; /* libcurl copies the URL */
 }
 
+/* A robots.txt hop to another origin's own robots.txt ("http://h" to
+ * "https://h/robots.txt", "h" to "www.h"): not followed here, because that
+ * request would reach a host whose politeness this transfer does not hold
+ * (its claims may be fetching it now).  The result names that origin
+ * (moved_to) and the gate adopts its rules, fetched by whoever holds its
+ * robots.txt lock (robotsgate.c).  1 if so (target consumed). */
+static int moves_to_origin(xfer_t *x, char *target)
+{
+    char *cur = NULL, o[512];
+    curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &cur);
+    int n = parser_url_origin(target, o, sizeof o);
+    if (!cur || n < 0 || same_origin(cur, target) || strcmp(target + n, "/robots.txt") != 0)
+        return 0;
+    free(x->moved_to);
+    x->moved_to = strdup(o); /* (out of memory: a 3xx not followed, RFC 9309's 4xx) */
+    free(target);
+    return 1;
+}
+
 static void finished(fetch_t *f, xfer_t *x, CURLcode res)
 {
     char *target = x->kind == XF_ROBOTS ? fetch_robots_hop(x, res) : NULL;
+    if (target && moves_to_origin(x, target))
+        target = NULL;
     int followed = target && follow(f, x, target);
     free(target);
     if (followed)

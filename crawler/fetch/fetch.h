@@ -61,6 +61,8 @@ typedef struct fetch_result {
     /* FETCH_ROBOTS; origin and body valid until the next fetch_next() or
      * fetch_free() */
     const char *origin;     /* "scheme://host[:port]" */
+    const char *moved_to;   /* a redirect to another origin's robots.txt, not followed:
+                               that origin (its rules are this one's), or NULL */
     long status;            /* HTTP status of the last response, 0: none */
     int complete;           /* the body was read to its end, or to FETCH_ROBOTS_MAX_BYTES */
     int blocked;            /* the private-address guard refused the address */

@@ -46,6 +46,8 @@ typedef struct xfer {
     struct xfer *prev, *next; /* the list of running transfers */
     frontier_item_t item;     /* XF_PAGE: the leased URL */
     char *origin;             /* XF_ROBOTS: origin whose robots.txt this is */
+    char *moved_to;           /* XF_ROBOTS: the origin whose robots.txt it redirected to
+                                 (fetch.c: not followed, the gate adopts that one's) */
     char *next_url;           /* deferred or waiting: the URL it starts on ... */
     uint64_t start_at;        /* ... (deferred) at this time (clock_now_ms) */
     char host[256];           /* host of the URL (this hop's), for the private-address guard */

@@ -169,6 +169,7 @@ static void robots_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &r->status);
     r->kind = FETCH_ROBOTS;
     r->origin = x->origin;
+    r->moved_to = x->moved_to;
     r->complete =
         res == CURLE_OK || (res == CURLE_WRITE_ERROR && x->body.len >= FETCH_ROBOTS_MAX_BYTES);
     r->blocked = x->blocked;

@@ -329,7 +329,8 @@ void xfer_clear(xfer_t *x)
     frontier_item_clear(&x->item);
     free(x->origin);
     free(x->next_url);
-    x->origin = x->next_url = NULL;
+    free(x->moved_to);
+    x->origin = x->next_url = x->moved_to = NULL;
     xfer_reset_headers(x);
     decoder_free(x->dec);
     x->dec = NULL;

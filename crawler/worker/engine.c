@@ -413,6 +413,7 @@ static void on_result(worker_t *w, fetch_result_t *r)
 {
     if (r->kind == FETCH_ROBOTS) {
         robotsgate_body_t b = {.origin = r->origin,
+                               .moved_to = r->moved_to,
                                .status = r->status,
                                .complete = r->complete,
                                .blocked = r->blocked,

@@ -51,6 +51,13 @@
  * the fetch (the entry is "held": rules known, still pending, released by
  * robotsgate_poll), so the host never sees two requests closer than its
  * delay, robots.txt included.
+ * A robots.txt that redirects to another origin's robots.txt ("http://h"
+ * to "https://h") is not followed by the fetch: the first origin's entry
+ * waits on the other's (`via`, wait_on) and adopts its rules (RFC 9309:
+ * they are the first origin's), fetched once, as that origin's own
+ * request, by whoever holds its lock (claims of its URLs wait on the same
+ * lock, so none overlaps it; a worker that polled for it waits the delay
+ * before its URLs go).
  *
  * Invariants: an entry with parked URLs has no rules, or is held
  * (hold_until set, counted by `nheld`); pending entries (no rules, or
@@ -58,7 +65,8 @@
  * list and one expiry list; every used slot is in the hash index, every
  * other on the free list or not used yet (from `fresh` on); `parked` is the
  * sum of the entries' nparked, and the ready queue has room for all of them
- * besides what it holds; `nremote` counts the entries with `remote` set.
+ * besides what it holds; `nremote` counts the entries with `remote` set,
+ * `nvia` the pending ones with `via` set (a chain of them never closes).
  *
  * Memory: a slot is 72 bytes (+ 4 of the index), the array allocated once
  * and its pages touched as slots are first used; a settled entry adds its
@@ -316,8 +324,19 @@ void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int 
         l->val = NULL;
         if (e->rules) { /* another worker fetched it just now, maybe: with a
                            delay, its URLs wait their turn in the frontier */
-            if (!e->unavailable && host_delay_ms(g, e->rules) > g->cfg->delay_ms)
+            uint64_t d = e->unavailable ? 0 : host_delay_ms(g, e->rules);
+            if (d > g->cfg->delay_ms)
                 *rc = first_error(*rc, hand_back(g, e, 0));
+            else if (e->remote && d && e->nparked) {
+                /* we waited on its fetch, which may have ended a poll ago
+                 * (one made without the host's slot: wait_on): the URLs
+                 * wait the delay from now */
+                e->remote = 0;
+                g->nremote--;
+                e->hold_until = clock_now_ms() + d + 1;
+                g->nheld++;
+                return;
+            }
             settle(g, e);
             return;
         } /* corrupt: fetched again, and the store replaces it */
@@ -465,7 +484,7 @@ int robotsgate_check(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_
     if (!e) {
         if (!(e = rg_add_entry(g, origin)))
             return 0; /* out of memory: fetch rather than lose it */
-        rc = look(g, &e, 1);
+        rc = first_error(look(g, &e, 1), rg_adopt_waiting(g));
     }
     if (!e->rules || e->hold_until) {
         if (park(g, e, item) == 0)
@@ -491,7 +510,7 @@ int robotsgate_unfetched(robotsgate_t *g, const char *origin)
     e->rules = robots_allow_all();
     int rc = shared_unlock(g, origin);
     settle(g, e);
-    return rc;
+    return first_error(rc, rg_adopt_waiting(g));
 }
 
 /* --sitemaps: the Sitemap: URLs in scope are seeded (through the Bloom
@@ -569,22 +588,21 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
     }
 }
 
-int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
+/* e's rules are known (fetched by this thread, or adopted): stored for
+ * every worker (shared; 0: the unlock only) and the lock dropped; with
+ * seed, its Sitemap: URLs seeded; its parked URLs wait the host's delay. */
+static int have_rules(robotsgate_t *g, rentry_t *e, int blocked, int shared, int seed)
 {
-    rentry_t *e = rg_find(g, b->origin);
-    if (!e || e->rules)
-        return 0;
-    rules_of(g, e, b);
     /* the host's next request waits its delay after this one (none was
      * made if the guard refused it; "unavailable" retries, fetching nothing) */
-    uint64_t d = b->blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
+    uint64_t d = blocked || e->unavailable ? 0 : host_delay_ms(g, e->rules);
     /* blocked / TLS refused: not shared for 24 h (a certificate gets fixed).
      * A Crawl-delay the claims did not know: the store is waited for, so
      * that Redis has the host's delay before the next claim (which would
      * give out more of its URLs at once) and before the URLs handed back
      * below reach their queue */
-    int rc = store_and_unlock(g, e, !b->blocked && !b->tls_refused, d > g->cfg->delay_ms);
-    if (g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
+    int rc = store_and_unlock(g, e, shared, d > g->cfg->delay_ms);
+    if (seed && g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
         rc = first_error(rc, seed_sitemaps(g, e->rules));
     if (d > g->cfg->delay_ms) /* a Crawl-delay the claims did not know: one URL waits, */
         rc = first_error(rc, hand_back(g, e, 1)); /* the others go back */
@@ -595,6 +613,110 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
     }
     settle(g, e);
     return rc;
+}
+
+/* ---- a robots.txt that moved to another origin's ---------------------------------- */
+
+#define ROBOTSGATE_MAX_VIA 5 /* origins in a chain of moves (RFC 9309: five redirects) */
+
+/* Pending e (its robots.txt fetched by us, its lock ours) redirected to
+ * the robots.txt of origin `to` ("http://h" to "https://h", "h" to
+ * "www.h"): e waits on to's entry, made and looked up in Redis if this
+ * thread has none -- its rules stored (adopted at once), its lock won (the
+ * caller fetches it: a request of to's own, which no claim of to's URLs
+ * can overlap, because they wait on the same lock), or another worker's
+ * fetch (polled).  RFC 9309: the rules reached through a redirect are the
+ * first origin's.  0, or -1 when e cannot wait (a cycle of redirects, a
+ * chain past ROBOTSGATE_MAX_VIA, out of memory): then the
+ * redirect counts as not followed. */
+static int wait_on(robotsgate_t *g, rentry_t *e, const char *to, int *rc)
+{
+    const rentry_t *c = rg_find(g, to);
+    for (int i = 0; c && c->via; i++) { /* to's own chain: not back to e, not too long */
+        if (i + 1 >= ROBOTSGATE_MAX_VIA || !strcmp(c->via, e->origin))
+            return -1;
+        c = rg_find(g, c->via);
+    }
+    if (!strcmp(to, e->origin) || !(e->via = strdup(to)))
+        return -1;
+    g->nvia++;
+    rentry_t *t = rg_known(g, to);
+    if (!t && (t = rg_add_entry(g, to)))
+        *rc = first_error(*rc, look(g, &t, 1));
+    if (t)
+        return 0;
+    free(e->via);
+    e->via = NULL;
+    g->nvia--;
+    return -1;
+}
+
+/* e (waiting) adopts t's rules: the value every worker would read for t,
+ * read back as e's, stored for e's own origin (unless t's are this
+ * thread's only: a fetch the guard or TLS refused). */
+static int adopt(robotsgate_t *g, rentry_t *e, const rentry_t *t)
+{
+    size_t len = 0;
+    char *val = value_of(t, &len);
+    e->rules = val ? rules_of_value(e, val, len) : NULL;
+    free(val);
+    free(e->via);
+    e->via = NULL;
+    g->nvia--;
+    if (!e->rules) { /* out of memory: be conservative, retry later */
+        e->unavailable = 1;
+        e->rules = robots_disallow_all();
+    }
+    e->local = t->local;
+    return have_rules(g, e, 0, !e->local, 0);
+}
+
+int rg_adopt_waiting(robotsgate_t *g)
+{
+    int rc = 0, again = 1;
+    while (g->nvia && again) { /* (a chain settles one link a pass) */
+        again = 0;
+        for (rentry_t *e = rg_at(g, g->pending.head), *next; e && g->nvia; e = next) {
+            next = rg_at(g, e->link[L_USE].next);
+            if (!e->via)
+                continue;
+            const rentry_t *t = rg_find(g, e->via);
+            if (t && t->rules) {
+                rc = first_error(rc, adopt(g, e, t));
+                again = 1;
+            } else if (!t) { /* settled and evicted since: looked up again */
+                char *to = e->via;
+                e->via = NULL;
+                g->nvia--;
+                if (wait_on(g, e, to, &rc) < 0) { /* a redirect not followed: allow all */
+                    e->rules = robots_allow_all();
+                    if (!e->rules) {
+                        e->unavailable = 1;
+                        e->rules = robots_disallow_all();
+                    }
+                    rc = first_error(rc, have_rules(g, e, 0, 1, 0));
+                }
+                free(to);
+                again = 1;
+            }
+        }
+    }
+    return rc;
+}
+
+int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
+{
+    rentry_t *e = rg_find(g, b->origin);
+    if (!e || e->rules || e->via)
+        return 0;
+    int rc = 0;
+    if (b->moved_to && b->complete && !b->blocked && b->status >= 300 && b->status < 400 &&
+        wait_on(g, e, b->moved_to, &rc) == 0)
+        return first_error(rc, rg_adopt_waiting(g));
+    rules_of(g, e, b);
+    e->local = b->blocked || b->tls_refused;
+    rc = first_error(rc, have_rules(g, e, b->blocked, !e->local, 1));
+    return first_error(rc, rg_adopt_waiting(g));
 }
 
 void robotsgate_cause(const robotsgate_t *g, const char *url, robotsgate_cause_t *c)
@@ -653,7 +775,7 @@ int robotsgate_poll(robotsgate_t *g)
     int rc = look(g, es, k);
     if (es != stack)
         free(es);
-    return rc;
+    return first_error(rc, rg_adopt_waiting(g));
 }
 
 int robotsgate_next_ready(robotsgate_t *g, frontier_item_t *item, robotsgate_verdict_t *verdict)

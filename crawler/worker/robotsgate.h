@@ -46,6 +46,8 @@ typedef enum robotsgate_verdict {
 /* A fetched robots.txt, as the transfer ended. */
 typedef struct robotsgate_body {
     const char *origin;     /* "scheme://host[:port]" the fetch was asked for */
+    const char *moved_to;   /* it redirected to this origin's own robots.txt (not
+                               followed: origin adopts that one's rules), or NULL */
     long status;            /* HTTP status of the last response, 0: none */
     int complete;           /* read to its end (or to the size cap) */
     int blocked;            /* the private-address guard refused the host */

@@ -81,6 +81,7 @@ void rg_entry_clear(rentry_t *e)
     free(e->origin);
     robots_free(e->rules);
     free(e->why);
+    free(e->via);
     for (size_t i = 0; i < e->nparked; i++)
         frontier_item_clear(&e->parked[i]);
     free(e->parked);

@@ -43,6 +43,9 @@ typedef struct rentry {
     uint8_t unavailable;  /* 5xx/unreachable: disallow all for now ... */
     char *why;            /* ... and why, "KIND\tSTATUS\tTEXT" (NULL: not known) */
     uint8_t remote;       /* another worker is fetching it */
+    uint8_t local;        /* rules of a fetch the guard or TLS refused: not shared */
+    char *via;            /* pending: its robots.txt redirected to this origin's, whose
+                             rules it adopts once known (robotsgate.c: wait_on) */
     uint64_t hold_until;  /* held: rules known, parked URLs wait until then (0: not held) */
 } rentry_t;
 
@@ -72,6 +75,7 @@ struct robotsgate {
     size_t parked;    /* URLs parked on pending entries */
     size_t nremote;   /* entries waiting for another worker's robots.txt */
     size_t nheld;     /* entries held (hold_until) */
+    size_t nvia;      /* entries waiting on another origin's rules (via) */
     uint64_t next_remote_poll_ms;
     char **fetch; /* origins to fetch (a stack) */
     size_t nfetch, fetch_cap;
@@ -116,5 +120,8 @@ rentry_t *rg_known(robotsgate_t *g, const char *origin);
 /* What one origin's look l found, applied to pending e (settled, ours to
  * fetch, or another worker's); *rc: the first Redis error. */
 void rg_apply_look(robotsgate_t *g, rentry_t *e, frontier_robots_look_t *l, int *rc);
+/* The entries waiting on another origin's rules (via) whose rules are known
+ * now adopt them.  0 or CRAWL_EREDIS. */
+int rg_adopt_waiting(robotsgate_t *g);
 
 #endif

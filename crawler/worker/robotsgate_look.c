@@ -43,7 +43,8 @@ static int look_done(robotsgate_t *g, robotsgate_look_t *lk, int err)
     for (size_t i = 0; i < lk->n; i++)
         rg_apply_look(g, lk->es[i], &lk->l[i], &rc);
     look_free(lk);
-    return rc;
+    int arc = rg_adopt_waiting(g);
+    return rc < 0 ? rc : arc;
 }
 
 int robotsgate_prefetch_start(robotsgate_t *g, frontier_t *fr, const frontier_item_t *items,
