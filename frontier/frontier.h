@@ -393,6 +393,8 @@ typedef struct frontier_robots_result {
     uint32_t ttl_s;              /* val's lifetime, 1.. */
     uint32_t delay_ms;           /* the host's own delay (frontier_set_host_delay, capped
                                     likewise); 0: none set */
+    uint32_t space_ms;           /* the host's next claim no sooner than this from now
+                                    (the fetch was a request to it); 0: not spaced */
     const char *const *sitemaps; /* Sitemap: URLs for the crawl's set (frontier_sitemaps_add) */
     size_t nsitemaps;
 } frontier_robots_result_t;

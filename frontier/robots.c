@@ -231,7 +231,9 @@ int frontier_robots_look_start(frontier_t *f, frontier_robots_look_t *looks, siz
  *   ARGV[3]  value     stored at robots:<origin> for ARGV[4] s; '': nothing stored
  *   ARGV[4]  ttl_s
  *   ARGV[5]  delay_ms  set in hdelay (capped at max_delay_ms); 0: not set
- *   ARGV[6..]          Sitemap: URLs, added to sitemaps
+ *   ARGV[6]  space_ms  the origin's next claim no sooner than this from now
+ *                      (hnext, its score in ready); 0: not spaced
+ *   ARGV[7..]          Sitemap: URLs, added to sitemaps
  * Then robots-lock:<origin> is deleted.  Reply: 0.  Every argument copied
  * (the call outlives r). */
 static void build_store(const frontier_t *f, unsigned s, const frontier_robots_result_t *r,
@@ -244,6 +246,7 @@ static void build_store(const frontier_t *f, unsigned s, const frontier_robots_r
     rconn_arg_copy(a, r->val ? r->val : "", r->val ? r->len : 0);
     rconn_arg_u64(a, r->ttl_s);
     rconn_arg_u64(a, delay);
+    rconn_arg_u64(a, r->space_ms);
     for (size_t i = 0; i < r->nsitemaps; i++)
         rconn_arg_dup(a, r->sitemaps[i]);
 }

@@ -232,14 +232,14 @@ static int defer_store(robotsgate_t *g, const frontier_robots_result_t *r)
     return 0;
 }
 
-/* Stores the fetcher's rules, Crawl-delay and Sitemap: lines, and unlocks
- * (one call; shared: 0 to unlock only).  The lock is dropped even when the
- * store fails.  Deferred (robotsgate_defer_stores), unless wait: the call
- * is handed out (robotsgate_next_store), its outcome comes back through
- * robotsgate_stored. */
-static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int wait)
+/* Stores the fetcher's rules, Crawl-delay and Sitemap: lines, spaces the
+ * host by space_ms, and unlocks (one call; shared: 0 to unlock only).  The
+ * lock is dropped even when the store fails.  Deferred (robotsgate_defer_stores), unless wait: the
+ * call is handed out (robotsgate_next_store), its outcome comes back through robotsgate_stored. */
+static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int wait,
+                            uint64_t space_ms)
 {
-    frontier_robots_result_t r = {.origin = e->origin};
+    frontier_robots_result_t r = {.origin = e->origin, .space_ms = (uint32_t)space_ms};
     const robots_t *rules = e->unavailable ? NULL : e->rules;
     size_t n = rules ? robots_sitemap_count(rules) : 0;
     const char **maps = n ? calloc(n, sizeof *maps) : NULL;
@@ -589,9 +589,11 @@ static void rules_of(robotsgate_t *g, rentry_t *e, const robotsgate_body_t *b)
 }
 
 /* e's rules are known (fetched by this thread, or adopted): stored for
- * every worker (shared; 0: the unlock only) and the lock dropped; with
- * seed, its Sitemap: URLs seeded; its parked URLs wait the host's delay. */
-static int have_rules(robotsgate_t *g, rentry_t *e, int blocked, int shared, int seed)
+ * every worker (shared; 0: the unlock only) and the lock dropped; unless
+ * adopted (no request made), its host's next claim spaced by its delay
+ * (the fetch may have been made without a claim: wait_on) and its
+ * Sitemap: URLs seeded; its parked URLs wait the host's delay. */
+static int have_rules(robotsgate_t *g, rentry_t *e, int blocked, int shared, int adopted)
 {
     /* the host's next request waits its delay after this one (none was
      * made if the guard refused it; "unavailable" retries, fetching nothing) */
@@ -601,8 +603,9 @@ static int have_rules(robotsgate_t *g, rentry_t *e, int blocked, int shared, int
      * that Redis has the host's delay before the next claim (which would
      * give out more of its URLs at once) and before the URLs handed back
      * below reach their queue */
-    int rc = store_and_unlock(g, e, shared, d > g->cfg->delay_ms);
-    if (seed && g->cfg->sitemaps && !e->unavailable && e->rules && robots_sitemap_count(e->rules))
+    int rc = store_and_unlock(g, e, shared, d > g->cfg->delay_ms, adopted ? 0 : d);
+    if (!adopted && g->cfg->sitemaps && !e->unavailable && e->rules &&
+        robots_sitemap_count(e->rules))
         rc = first_error(rc, seed_sitemaps(g, e->rules));
     if (d > g->cfg->delay_ms) /* a Crawl-delay the claims did not know: one URL waits, */
         rc = first_error(rc, hand_back(g, e, 1)); /* the others go back */
@@ -668,7 +671,7 @@ static int adopt(robotsgate_t *g, rentry_t *e, const rentry_t *t)
         e->rules = robots_disallow_all();
     }
     e->local = t->local;
-    return have_rules(g, e, 0, !e->local, 0);
+    return have_rules(g, e, 0, !e->local, 1);
 }
 
 int rg_adopt_waiting(robotsgate_t *g)
@@ -694,7 +697,7 @@ int rg_adopt_waiting(robotsgate_t *g)
                         e->unavailable = 1;
                         e->rules = robots_disallow_all();
                     }
-                    rc = first_error(rc, have_rules(g, e, 0, 1, 0));
+                    rc = first_error(rc, have_rules(g, e, 0, 1, 1));
                 }
                 free(to);
                 again = 1;
@@ -715,7 +718,7 @@ int robotsgate_fetched(robotsgate_t *g, const robotsgate_body_t *b)
         return first_error(rc, rg_adopt_waiting(g));
     rules_of(g, e, b);
     e->local = b->blocked || b->tls_refused;
-    rc = first_error(rc, have_rules(g, e, b->blocked, !e->local, 1));
+    rc = first_error(rc, have_rules(g, e, b->blocked, !e->local, 0));
     return first_error(rc, rg_adopt_waiting(g));
 }
 
