@@ -229,6 +229,8 @@ typedef struct frontier_outcome {
     int status;        /* HTTP status, 0 if none */
     const char *error; /* error kind ("timeout", "dns", "robots", ...) or NULL */
     uint64_t bytes;    /* body bytes received */
+    int unfetched;     /* frontier_retry: no request was made (robots.txt unavailable): the
+                          host is neither counted as failing nor backed off */
 } frontier_outcome_t;
 
 /* One finished page: its outcome and the links found on it (normalized,

@@ -47,6 +47,8 @@ static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_
  *   ARGV[14]  host delay_ms   the crawl's delay and ...
  *   ARGV[15]  max_delay_ms    ... its cap on a host's own: the host waits at
  *                             least its delay after this request too
+ *   ARGV[16]  unfetched       1: no request was made (robots.txt unavailable):
+ *                             the host is not counted as failing, not backed off
  * Reply: {lost, dead}. */
 static void build_retry(frontier_t *f, unsigned s, const frontier_item_t *item,
                         const frontier_outcome_t *o, uint32_t retry_after_ms, rconn_args_t *a)
@@ -70,6 +72,7 @@ static void build_retry(frontier_t *f, unsigned s, const frontier_item_t *item,
     rconn_arg_u64(a, o->bytes);
     rconn_arg_u64(a, f->cfg.delay_ms);
     rconn_arg_u64(a, f->cfg.max_delay_ms);
+    rconn_arg_u64(a, o->unfetched ? 1 : 0);
 }
 
 /* The release call (frontier/lua/release.lua), KEYS: the guard, ready.

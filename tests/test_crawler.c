@@ -763,6 +763,43 @@ Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
     small_stop(&s);
 }
 
+/* A host whose robots.txt answers 503 for ever: each of its 16 URLs is
+ * dead-lettered after its own --max-tries, and the crawl ends.  Its URLs
+ * were never requested, so they are not the host's failures: before, each
+ * of the 48 retries backed the host off twice as long as the one before
+ * (--retry-backoff, doubled from the second), and the crawl did not end
+ * within the two minutes given here (websim: a web with such hosts never
+ * finished). */
+Test(crawler, robots_5xx_for_ever_dead_letters_every_url_and_the_crawl_ends, .timeout = 150)
+{
+    small_t s;
+    small_start(&s, "/u0");
+    fx_http_set(s.h, "/robots.txt", &(fx_route_t){.status = 503, .body = "busy"});
+    char seeds[2048];
+    int n = 0;
+    for (int i = 0; i < 16; i++)
+        n += snprintf(seeds + n, sizeof seeds - (size_t)n, "%s/u%d\n", fx_http_base(s.h), i);
+    cr_assert_eq(fx_write_file(s.seeds, seeds), 0);
+    char *extra[] = {"--max-tries", "3", "--retry-backoff", "200", NULL};
+    cr_assert_eq(small_crawl(&s, extra), 0, "the crawl did not end");
+    cr_expect_eq(fx_http_total(s.h), fx_http_hits(s.h, "/robots.txt"),
+                 "a page was requested although robots.txt answered 503");
+    redisContext *c = fx_redis_connect(s.r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_eq(st.dead, 16, "%llu dead-lettered", (unsigned long long)st.dead);
+    redisFree(c);
+    size_t lines = 0;
+    char *out = fx_read_file(s.out, NULL);
+    for (const char *p = out;
+         p && (p = strstr(p, "\"error_text\":\"robots.txt answered HTTP 503\"")); p++)
+        lines++;
+    cr_expect_eq(lines, 16, "%zu records say why", lines);
+    free(out);
+    small_stop(&s);
+}
+
 Test(crawler, robots_txt_is_fetched_once_per_host_across_workers, .timeout = 120)
 {
     small_t s;

@@ -361,7 +361,8 @@ static void route(worker_t *w, frontier_item_t *item, robotsgate_verdict_t v)
     case ROBOTSGATE_RETRY: /* with the cause its robots.txt's fetch met (dns, 5xx, ...) */
         robotsgate_cause(w->gate, item->url, &cause);
         page_init(&p, item, (int)cause.status, cause.kind, cause.text);
-        retry(w, &p, 0); /* the frontier's backoff */
+        p.unfetched = 1; /* the URL's own backoff, not its host's */
+        retry(w, &p, 0);
         break;
     case ROBOTSGATE_WAIT:
         break;

@@ -304,6 +304,13 @@ static int record_all(finisher_t *f, entries_t *es, int flush)
     return rc;
 }
 
+/* What the frontier's retry is told of p. */
+static frontier_outcome_t outcome_of(const page_t *p)
+{
+    return (frontier_outcome_t){
+        .status = p->status, .error = p->error_kind, .bytes = p->bytes, .unfetched = p->unfetched};
+}
+
 /* Sends the queued retries in order; on a lost connection the rest stay.
  * Deferred: they are ready to hand out now (their records are on file). */
 static int send_retries(finisher_t *f)
@@ -316,7 +323,7 @@ static int send_retries(finisher_t *f)
     int rc = 0;
     for (; i < f->retries.n; i++) {
         const page_t *p = &f->retries.v[i].p;
-        frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
+        frontier_outcome_t o = outcome_of(p);
         rc = frontier_retry(f->fr, &p->item, &o, f->retries.v[i].retry_after_ms);
         if (crawl_transient(rc)) /* kept for the next try */
             break;
@@ -463,7 +470,7 @@ int finisher_next_retry(finisher_t *f, frontier_call_t **call)
     if (!f->nready || f->failed)
         return 0;
     const page_t *p = &f->retries.v[f->nsent].p;
-    frontier_outcome_t o = {.status = p->status, .error = p->error_kind, .bytes = p->bytes};
+    frontier_outcome_t o = outcome_of(p);
     int rc = frontier_retry_start(f->fr, &p->item, &o, f->retries.v[f->nsent].retry_after_ms, call);
     if (rc < 0)
         return rc; /* kept: handed out by a later call */

@@ -26,6 +26,7 @@ local function retry(_, ARGV)
   local backoff, backoff_max, jitter = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
   local pdelay, maxd = tonumber(ARGV[14]), tonumber(ARGV[15]) -- the host's spacing (host_delay)
+  local unfetched = ARGV[16] == '1' -- no request made: the host neither failed nor backs off
   local h = unstore(field)
   need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(RETRY_KEYS) -- (types.lua) before the first write
@@ -53,7 +54,9 @@ local function retry(_, ARGV)
     count('retried', 1)
   end
   -- the host: from its 2nd failure in a row, backoff * 2^(failures - 2), jittered
-  local nf = redis.call('HINCRBY', K.HFAIL, h, 1)
+  -- (a URL its robots.txt kept from being fetched is not the host's failure: its
+  -- robots.txt's own fetches are spaced by the stored "unavailable" verdict)
+  local nf = unfetched and 0 or redis.call('HINCRBY', K.HFAIL, h, 1)
   local hb = 0
   if nf >= 2 then
     local x = nf - 2
