@@ -159,9 +159,8 @@ static void regular(ws_links_t *it, ws_link_t *l)
         int n = ws_page_path(c, it->h.id, j, 0, path, sizeof path);
         snprintf(path + n, sizeof path - (size_t)n, "?ref=%s", ws_refs[j % WS_NREFS]);
     } else if ((u -= c->share_dup_link) < c->share_print_link && j && !sid) {
-        path[0] = '\0';
-        int n = snprintf(path, sizeof path, "/print");
-        ws_page_path(c, it->h.id, j, 0, path + n, sizeof path - (size_t)n);
+        int n = ws_page_path(c, it->h.id, j, 0, path, sizeof path);
+        snprintf(path + n, sizeof path - (size_t)n, "?print=1");
     } else if (ws_u01(ws_next(&it->rng)) >= c->share_same_host) {
         other_host(it, l);
         return;

@@ -127,7 +127,8 @@ typedef struct ws_plan {
     uint64_t index;        /* page index, calendar month, deep level, file number */
     uint32_t sid;          /* session 1..sid_sessions in the links, 0: none */
     uint8_t https;         /* the request's scheme */
-    uint8_t variant;       /* 0 page, 1 ?ref= copy, 2 /print/ copy */
+    uint8_t variant;       /* 0 page, 1 ?ref= copy, 2 ?print=1 copy */
+    uint8_t index_ok;      /* (plan.c) the path names a page other than / */
     uint32_t delay_ms;     /* latency before the response */
     uint32_t retry_after;  /* s, for 429 */
     uint64_t content_id;   /* equal for byte-identical bodies */

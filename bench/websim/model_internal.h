@@ -14,7 +14,7 @@ enum { TAG_HOST = 1, TAG_IP, TAG_SECTION, TAG_SID, TAG_MIRROR, TAG_KIND, TAG_LIN
        TAG_LAT, TAG_DEEP, TAG_BODY };
 
 #define WS_CAL_START (2026u * 12u + 11u) /* the calendar opens on December 2026 */
-#define WS_FILES 100u                    /* /files/<n>.pdf, n < this */
+#define WS_FILES 20u                     /* /files/<n>.pdf, n < this */
 #define WS_LOOP_MAX 1000000u             /* /loop/<k>, k < this */
 
 /* splitmix64 step. */

@@ -7,7 +7,7 @@
  *   /  and  /<section>/<i>.html     page i < npages (section from the hash);
  *       ?ref=<w>                    the same bytes (a duplicate), w in ws_refs
  *       ?sid=<8 hex>                on a sid host: the page with that session
- *   /print/<section>/<i>.html       the same bytes again
+ *       ?print=1                    the same bytes again (a printable copy)
  *   /go/<i>/<k>                     hop k of page i's redirect chain
  *   /files/<n>.pdf                  a PDF (n < WS_FILES)
  *   /private/<i>.html, /search?q=   small pages robots.txt may disallow
@@ -151,6 +151,8 @@ static int page_query(const ws_cfg_t *c, const ws_host_t *h, const char *q, ws_p
 {
     if (!q)
         return 0;
+    if (!strcmp(q, "print=1") && p->index_ok)
+        return p->variant = 2, 0;
     if (!strncmp(q, "ref=", 4)) {
         for (uint32_t r = 0; r < WS_NREFS; r++)
             if (!strcmp(q + 4, ws_refs[r]))
@@ -270,12 +272,11 @@ static void plan_path(const ws_cfg_t *c, const ws_host_t *h, ws_plan_t *p)
             robots(c, h, p, buf[7] == '-');
             return;
         }
-    } else if (!strcmp(buf, "/") || !strncmp(buf, "/print/", 7) || end - buf > 6) {
-        int print = !strncmp(buf, "/print/", 7);
-        int64_t i = !strcmp(buf, "/") ? 0 : page_index(c, h, buf + (print ? 7 : 1), end);
-        if (i >= 0 && (!print || i > 0) && !page_query(c, h, q, p)) {
+    } else if (!strcmp(buf, "/") || end - buf > 6) {
+        int64_t i = !strcmp(buf, "/") ? 0 : page_index(c, h, buf + 1, end);
+        p->index_ok = i > 0;
+        if (i >= 0 && !page_query(c, h, q, p)) {
             p->index = (uint64_t)i;
-            p->variant = print ? 2 : p->variant;
             page_kind(c, h, p, (uint64_t)i);
             return;
         }
