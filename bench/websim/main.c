@@ -28,7 +28,7 @@ static const char usage[] =
     "  truth   --seeds F [--scope host|domain|any] [--max-depth N] [--max-redirects N]\n"
     "          [--max-url-length N] [--follow-nofollow] [--ignore-robots]\n"
     "  score   --truth F --log F... [--jsonl F...] [--delay MS] [--max-delay MS]\n"
-    "          [--per-host N] [--max-tries N] [--min-recall X] [--check]\n"
+    "          [--per-host N] [--max-tries N] [--gap-slack-ms N] [--min-recall X] [--check]\n"
     "  params  [--markdown]          every web parameter, its default and meaning\n"
     "web parameters (every command; `websim params`):\n";
 
@@ -113,10 +113,11 @@ static int cmd_option(args_t *a, int argc, char **argv, int *i)
         if (!TAKE || a->score.njsonl == SCORE_MAX_FILES)
             return -1;
         a->score.jsonl[a->score.njsonl++] = v;
-    } else if (!strcmp(o, "--delay") || !strcmp(o, "--max-delay")) {
+    } else if (!strcmp(o, "--delay") || !strcmp(o, "--max-delay") || !strcmp(o, "--gap-slack-ms")) {
         if (num(TAKE, UINT32_MAX, &n) < 0)
             return -1;
-        *(o[2] == 'd' ? &a->score.delay_ms : &a->score.max_delay_ms) = n;
+        *(o[2] == 'd' ? &a->score.delay_ms : o[2] == 'g' ? &a->score.gap_slack_ms
+                                                         : &a->score.max_delay_ms) = n;
     } else if (!strcmp(o, "--per-host") || !strcmp(o, "--max-tries")) {
         if (num(TAKE, UINT32_MAX, &n) < 0)
             return -1;

@@ -36,8 +36,9 @@ typedef struct score {
     uint64_t requests, answered, aborted, newconn, tls_full, tls_resumed, robots_req;
     uint64_t misdirected, unknown, held, blackholed;
     uint64_t forbidden_req, forbidden_url[T_NCLASSES + 1], dup_bodies;
-    uint64_t gap_viol, inflight_viol, min_gap_ms, records, records_unknown;
+    uint64_t gap_viol, gap_strict, inflight_viol, min_gap_ms, records, records_unknown;
     char example[WS_URL_MAX];
+    char gap_example[256];
 } score_t;
 
 static int load_truth(score_t *s, FILE *f)
@@ -195,8 +196,16 @@ static void politeness(score_t *s)
             if (j > i && r->arrive >= last_end) {
                 uint64_t gap = (r->arrive - last_end) / 1000;
                 uint64_t need = prev_robots ? s->o->delay_ms : delay;
-                if (gap < need)
-                    s->gap_viol++;
+                if (gap + s->o->gap_slack_ms < need && !s->gap_example[0]) {
+                    char name[WS_NAME_MAX];
+                    ws_host_name(s->c, r->host, name, sizeof name);
+                    snprintf(s->gap_example, sizeof s->gap_example,
+                             "%s: %llu ms after the previous request ended (delay %llu%s)", name,
+                             (unsigned long long)gap, (unsigned long long)need,
+                             prev_robots ? ", after robots.txt" : "");
+                }
+                s->gap_viol += gap + s->o->gap_slack_ms < need;
+                s->gap_strict += gap < need;
                 if (gap < s->min_gap_ms && delay)
                     s->min_gap_ms = gap;
             }
@@ -268,6 +277,9 @@ static void report(score_t *s, FILE *truth, FILE *out, int *failed)
             (unsigned long long)twice, (unsigned long long)s->records_unknown);
     fprintf(out, "politeness_gap_violations %llu\npoliteness_inflight_violations %llu\n",
             (unsigned long long)s->gap_viol, (unsigned long long)s->inflight_viol);
+    fprintf(out, "politeness_gap_under_delay %llu\n", (unsigned long long)s->gap_strict);
+    if (s->gap_example[0])
+        fprintf(out, "politeness_gap_example %s\n", s->gap_example);
     if (s->min_gap_ms != UINT64_MAX)
         fprintf(out, "politeness_min_gap_ms %llu\n", (unsigned long long)s->min_gap_ms);
     fprintf(out,
