@@ -63,8 +63,16 @@ COMMON=(--redis redis://127.0.0.1:6399 --crawl ci --scope any --max-depth $DEPTH
 "$CRAWLER" crawl "\${COMMON[@]}" --out "$T/a.jsonl" 2>"$T/a.err" & A=\$!
 "$CRAWLER" crawl "\${COMMON[@]}" --out "$T/b.jsonl" 2>"$T/b.err" & B=\$!
 rc=0
+ticks() { awk '{print \$14 + \$15}' /proc/\$1/stat 2>/dev/null || echo 0; }
+CA=0 CB=0
+while kill -0 \$A 2>/dev/null || kill -0 \$B 2>/dev/null; do # CPU of each, sampled
+  t=\$(ticks \$A); [ "\$t" -gt 0 ] && CA=\$t
+  t=\$(ticks \$B); [ "\$t" -gt 0 ] && CB=\$t
+  sleep 1
+done
 wait \$A || rc=\$?
 wait \$B || rc=\$?
+echo \$((CA + CB)) >"$T/crawler.ticks"
 cat /proc/\$WEBSIM_PID/stat | awk '{print \$14 + \$15}' >"$T/websim.ticks"
 kill \$RP; wait \$RP || true
 exit \$rc
@@ -72,7 +80,8 @@ EOF
 start=$(date +%s)
 bash "$HERE/ns.sh" --dir "$T/web" --websim "$WEBSIM" "${WEB[@]}" -- bash "$T/crawl.sh" ||
   { tail -5 "$T"/*.err >&2; echo "ci_test: the crawl failed" >&2; exit 1; }
-echo "ci_test: crawl took $(($(date +%s) - start)) s (not a verdict)"
+WALL=$(($(date +%s) - start))
+echo "ci_test: crawl took $WALL s (not a verdict); CPU ticks (1/$(getconf CLK_TCK) s): websim $(cat "$T/websim.ticks"), crawlers $(cat "$T/crawler.ticks") (the last second of each not counted)"
 "$WEBSIM" score "${WEB[@]}" --truth "$T/truth" --log "$T/web/requests.log" \
   --jsonl "$T/a.jsonl" --jsonl "$T/b.jsonl" --delay "$DELAY" --max-delay 1000 --per-host 1 \
   --max-tries 3 --gap-slack-ms "${GAP_SLACK_MS:-10}" --min-recall "$MIN_RECALL" --check | tee "$T/score.txt"
