@@ -68,9 +68,9 @@ static void emit(ws_links_t *it, ws_link_t *l, int form, int https, uint32_t h, 
 static void same_host(ws_links_t *it, ws_link_t *l, const char *path)
 {
     double u = ws_u01(ws_next(&it->rng));
-    int form = u < it->c->share_abs                          ? WS_LINK_ABS
+    int form = u < it->c->share_abs                      ? WS_LINK_ABS
                : u < it->c->share_abs + it->c->share_rel ? WS_LINK_REL
-                                                             : WS_LINK_ROOT;
+                                                         : WS_LINK_ROOT;
     emit(it, l, form, it->h.https, it->h.id, path);
 }
 

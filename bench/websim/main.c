@@ -72,7 +72,8 @@ static int cmd_option(args_t *a, int argc, char **argv, int *i)
     else if (!strcmp(o, "--ca-key"))
         a->serve.ca_key = TAKE;
     else if (!strcmp(o, "--log"))
-        a->serve.log = TAKE, a->score.logs[a->score.nlogs < SCORE_MAX_FILES ? a->score.nlogs++ : 0] = v;
+        a->serve.log = TAKE,
+        a->score.logs[a->score.nlogs < SCORE_MAX_FILES ? a->score.nlogs++ : 0] = v;
     else if (!strcmp(o, "--stats"))
         a->serve.stats = TAKE;
     else if (!strcmp(o, "--pidfile"))
@@ -84,8 +85,9 @@ static int cmd_option(args_t *a, int argc, char **argv, int *i)
     } else if (!strcmp(o, "--max-conns") || !strcmp(o, "--idle-ms") || !strcmp(o, "--hold-ms")) {
         if (num(TAKE, UINT32_MAX, &n) < 0)
             return -1;
-        *(o[2] == 'm' ? &a->serve.max_conns : o[2] == 'i' ? &a->serve.idle_ms : &a->serve.hold_ms) =
-            (uint32_t)n;
+        *(o[2] == 'm'   ? &a->serve.max_conns
+          : o[2] == 'i' ? &a->serve.idle_ms
+                        : &a->serve.hold_ms) = (uint32_t)n;
     } else if (!strcmp(o, "--count"))
         return num(TAKE, UINT32_MAX, &a->count);
     else if (!strcmp(o, "--accept"))
@@ -95,14 +97,18 @@ static int cmd_option(args_t *a, int argc, char **argv, int *i)
     else if (!strcmp(o, "--scope")) {
         if (!TAKE)
             return -1;
-        a->truth.scope = !strcmp(v, "host") ? 0 : !strcmp(v, "domain") ? 1 : !strcmp(v, "any") ? 2 : -1;
+        a->truth.scope = !strcmp(v, "host")     ? 0
+                         : !strcmp(v, "domain") ? 1
+                         : !strcmp(v, "any")    ? 2
+                                                : -1;
         return a->truth.scope < 0 ? -1 : 0;
     } else if (!strcmp(o, "--max-depth") || !strcmp(o, "--max-redirects") ||
                !strcmp(o, "--max-url-length")) {
         if (num(TAKE, UINT32_MAX, &n) < 0)
             return -1;
-        *(o[6] == 'd' ? &a->truth.max_depth : o[6] == 'r' ? &a->truth.max_redirects
-                                                           : &a->truth.max_url_length) = (uint32_t)n;
+        *(o[6] == 'd'   ? &a->truth.max_depth
+          : o[6] == 'r' ? &a->truth.max_redirects
+                        : &a->truth.max_url_length) = (uint32_t)n;
     } else if (!strcmp(o, "--follow-nofollow"))
         a->truth.follow_nofollow = 1;
     else if (!strcmp(o, "--ignore-robots"))
@@ -116,8 +122,9 @@ static int cmd_option(args_t *a, int argc, char **argv, int *i)
     } else if (!strcmp(o, "--delay") || !strcmp(o, "--max-delay") || !strcmp(o, "--gap-slack-ms")) {
         if (num(TAKE, UINT32_MAX, &n) < 0)
             return -1;
-        *(o[2] == 'd' ? &a->score.delay_ms : o[2] == 'g' ? &a->score.gap_slack_ms
-                                                         : &a->score.max_delay_ms) = n;
+        *(o[2] == 'd'   ? &a->score.delay_ms
+          : o[2] == 'g' ? &a->score.gap_slack_ms
+                        : &a->score.max_delay_ms) = n;
     } else if (!strcmp(o, "--per-host") || !strcmp(o, "--max-tries")) {
         if (num(TAKE, UINT32_MAX, &n) < 0)
             return -1;
@@ -138,8 +145,12 @@ static int parse(args_t *a, int argc, char **argv)
 {
     char err[160];
     ws_cfg_defaults(&a->cfg);
-    a->serve = (ws_serve_opts_t){.bind = "127.0.0.1", .http_port = 80, .https_port = 443,
-                                 .dark_share = 0.1, .max_conns = 60000, .idle_ms = 60000,
+    a->serve = (ws_serve_opts_t){.bind = "127.0.0.1",
+                                 .http_port = 80,
+                                 .https_port = 443,
+                                 .dark_share = 0.1,
+                                 .max_conns = 60000,
+                                 .idle_ms = 60000,
                                  .hold_ms = 120000};
     a->truth = (truth_opts_t){.max_depth = UINT32_MAX, .max_redirects = 10, .max_url_length = 2048};
     a->score.delay_ms = 1000, a->score.max_delay_ms = 60000, a->score.per_host = 1;

@@ -88,7 +88,8 @@ static int64_t digits(const char **p, const char *end)
 {
     const char *s = *p;
     int64_t v = 0;
-    if (s >= end || *s < '0' || *s > '9' || (*s == '0' && s + 1 < end && s[1] >= '0' && s[1] <= '9'))
+    if (s >= end || *s < '0' || *s > '9' ||
+        (*s == '0' && s + 1 < end && s[1] >= '0' && s[1] <= '9'))
         return -1;
     while (s < end && *s >= '0' && *s <= '9' && v < (int64_t)1 << 40)
         v = v * 10 + (*s++ - '0');
@@ -124,11 +125,10 @@ uint32_t ws_host_parse(const ws_cfg_t *c, const char *name, size_t len)
 
 static uint8_t pick_robots(const ws_cfg_t *c, double u)
 {
-    const double share[] = {c->robots_disallow, c->robots_agent, c->robots_delay, c->robots_404,
+    const double share[] = {c->robots_disallow, c->robots_agent, c->robots_delay,   c->robots_404,
                             c->robots_5xx,      c->robots_slow,  c->robots_redirect};
-    const uint8_t kind[] = {WS_ROBOTS_DISALLOW, WS_ROBOTS_AGENT, WS_ROBOTS_DELAY,
-                            WS_ROBOTS_404,      WS_ROBOTS_5XX,   WS_ROBOTS_SLOW,
-                            WS_ROBOTS_REDIRECT};
+    const uint8_t kind[] = {WS_ROBOTS_DISALLOW, WS_ROBOTS_AGENT, WS_ROBOTS_DELAY,   WS_ROBOTS_404,
+                            WS_ROBOTS_5XX,      WS_ROBOTS_SLOW,  WS_ROBOTS_REDIRECT};
     for (size_t i = 0; i < sizeof share / sizeof *share; i++) {
         if (u < share[i])
             return kind[i];
@@ -142,9 +142,11 @@ static uint8_t pick_charset(double u, double latin)
     if (u >= latin)
         return u < latin + (1 - latin) * 0.1 ? WS_CS_UTF8_META : WS_CS_UTF8;
     u /= latin; /* the other charsets, in fixed shares */
-    return u < 0.35 ? WS_CS_1252 : u < 0.55 ? WS_CS_8859_1 : u < 0.75 ? WS_CS_1251
-                                           : u < 0.9    ? WS_CS_SJIS
-                                                         : WS_CS_GBK;
+    return u < 0.35   ? WS_CS_1252
+           : u < 0.55 ? WS_CS_8859_1
+           : u < 0.75 ? WS_CS_1251
+           : u < 0.9  ? WS_CS_SJIS
+                      : WS_CS_GBK;
 }
 
 /* The content properties of host h (what a mirror copies). */
@@ -179,9 +181,9 @@ void ws_host(const ws_cfg_t *c, uint32_t h, ws_host_t *o)
     o->blackhole = (uint8_t)ws_ip_blackhole(c, o->ip);
     uint64_t s = ws_hash(c->seed, TAG_HOST, h, 0);
     o->https = ws_u01(ws_next(&s)) < c->share_https;
-    double lat = ws_u01(ws_next(&s)) < c->share_slow ? 2000 + (double)(ws_next(&s) % 6000)
-                                                      : ws_lognormal(&s, c->lat_median_ms,
-                                                                     c->lat_sigma);
+    double lat = ws_u01(ws_next(&s)) < c->share_slow
+                     ? 2000 + (double)(ws_next(&s) % 6000)
+                     : ws_lognormal(&s, c->lat_median_ms, c->lat_sigma);
     lat = lat > 20000 ? 20000 : lat;
     o->latency_ms = (uint32_t)(lat * c->lat_scale);
     o->content = h;
@@ -193,9 +195,9 @@ void ws_host(const ws_cfg_t *c, uint32_t h, ws_host_t *o)
     content_of(c, o->content, o);
 }
 
-static const char *const sections[] = {"news", "blog",  "shop",   "docs", "about", "forum",
-                                       "wiki", "help",  "team",   "events", "press", "jobs",
-                                       "media", "data", "lab",    "archive"};
+static const char *const sections[] = {"news",  "blog", "shop", "docs",   "about", "forum",
+                                       "wiki",  "help", "team", "events", "press", "jobs",
+                                       "media", "data", "lab",  "archive"};
 
 const char *ws_section(const ws_cfg_t *c, uint32_t h, uint64_t i)
 {

@@ -10,8 +10,19 @@
 
 #include "model.h"
 
-enum { TAG_HOST = 1, TAG_IP, TAG_SECTION, TAG_SID, TAG_MIRROR, TAG_KIND, TAG_LINK, TAG_SIZE,
-       TAG_LAT, TAG_DEEP, TAG_BODY };
+enum {
+    TAG_HOST = 1,
+    TAG_IP,
+    TAG_SECTION,
+    TAG_SID,
+    TAG_MIRROR,
+    TAG_KIND,
+    TAG_LINK,
+    TAG_SIZE,
+    TAG_LAT,
+    TAG_DEEP,
+    TAG_BODY
+};
 
 #define WS_CAL_START (2026u * 12u + 11u) /* the calendar opens on December 2026 */
 #define WS_FILES 20u                     /* /files/<n>.pdf, n < this */

@@ -25,7 +25,10 @@ typedef struct param {
 } param_t;
 
 #define F(f) offsetof(ws_cfg_t, f)
-#define SHARE(n, f, d, h) {n, P_DBL, F(f), d, 0, 1, h}
+#define SHARE(n, f, d, h)                                                                          \
+    {                                                                                              \
+        n, P_DBL, F(f), d, 0, 1, h                                                                 \
+    }
 static const param_t params[] = {
     {"seed", P_U64, F(seed), "1", 0, 1.8e19, "the web's seed: every byte served derives from it"},
     {"hosts", P_U32, F(hosts), "10000", 1, 16000000, "hosts in the web"},
@@ -55,7 +58,8 @@ static const param_t params[] = {
     SHARE("share-broken", share_broken, "0.02", "links to missing pages (404, or soft 404)"),
     SHARE("share-file", share_file, "0.01", "links to a PDF (/files/<n>.pdf)"),
     SHARE("share-dup-link", share_dup_link, "0.01", "links to a ?ref= copy (exact duplicate)"),
-    SHARE("share-print-link", share_print_link, "0.01", "links to a ?print=1 copy (exact duplicate)"),
+    SHARE("share-print-link", share_print_link, "0.01",
+          "links to a ?print=1 copy (exact duplicate)"),
     SHARE("share-nofollow", share_nofollow, "0.05", "links with rel=nofollow"),
     SHARE("share-abs", share_abs, "0.25", "same-host links written absolute"),
     SHARE("share-rel", share_rel, "0.3", "same-host links written relative (rest: /root)"),
@@ -89,7 +93,8 @@ static const param_t params[] = {
     SHARE("robots-slow", robots_slow, "0.03", "hosts whose robots.txt takes 2-4 s more"),
     SHARE("robots-redirect", robots_redirect, "0.03",
           "hosts whose robots.txt is a 301 to /robots-main.txt"),
-    {"lat-median-ms", P_DBL, F(lat_median_ms), "100", 0, 1e5, "latency per host: lognormal median, ms"},
+    {"lat-median-ms", P_DBL, F(lat_median_ms), "100", 0, 1e5,
+     "latency per host: lognormal median, ms"},
     {"lat-sigma", P_DBL, F(lat_sigma), "0.8", 0, 4, "latency per host: sigma of ln"},
     SHARE("share-slow", share_slow, "0.02", "hosts taking 2-8 s a response"),
     SHARE("share-blackhole", share_blackhole, "0.002", "addresses that accept and never answer"),

@@ -27,11 +27,11 @@
 #include "model.h"
 #include "model_internal.h"
 
-const char *const ws_words[] = {
-    "alpha", "bravo", "carbon", "delta",  "echo",  "forest", "gamma",  "harbor",
-    "iris",  "jade",  "kilo",   "lumen",  "mango", "nova",   "orbit",  "pixel",
-    "quartz", "river", "sierra", "tango", "umber", "vivid",  "willow", "xenon",
-    "yarrow", "zephyr", "amber", "basil", "cedar", "dune",   "ember",  "fjord"};
+const char *const ws_words[] = {"alpha",  "bravo",  "carbon", "delta",  "echo",   "forest", "gamma",
+                                "harbor", "iris",   "jade",   "kilo",   "lumen",  "mango",  "nova",
+                                "orbit",  "pixel",  "quartz", "river",  "sierra", "tango",  "umber",
+                                "vivid",  "willow", "xenon",  "yarrow", "zephyr", "amber",  "basil",
+                                "cedar",  "dune",   "ember",  "fjord"};
 const char *const ws_refs[] = {"home", "nav", "rss", "feed"};
 
 static uint64_t fnv(const char *s, size_t n)
@@ -65,8 +65,8 @@ static void robots(const ws_cfg_t *c, const ws_host_t *h, ws_plan_t *p, int main
         p->status = 503, p->body = WS_BODY_SMALL;
         break;
     case WS_ROBOTS_SLOW:
-        p->delay_ms += (uint32_t)((2000 + ws_hash(c->seed, TAG_LAT, h->id, 1) % 2000) *
-                                  c->lat_scale);
+        p->delay_ms +=
+            (uint32_t)((2000 + ws_hash(c->seed, TAG_LAT, h->id, 1) % 2000) * c->lat_scale);
         break;
     case WS_ROBOTS_REDIRECT:
         p->status = 301, p->body = WS_BODY_MOVED;

@@ -30,8 +30,8 @@ struct ws_render {
     char *text[WS_NCHARSETS]; /* RENDER_UNITS * 64 bytes each */
 };
 
-static const char *const charset_name[] = {"utf-8",      "utf-8",     "windows-1252", "iso-8859-1",
-                                           "windows-1251", "shift_jis", "gbk"};
+static const char *const charset_name[] = {
+    "utf-8", "utf-8", "windows-1252", "iso-8859-1", "windows-1251", "shift_jis", "gbk"};
 
 /* One 64-byte unit of text in charset cs: words, spaces, and the charset's
  * non-ASCII characters, none cut by the unit's end. */
@@ -139,8 +139,7 @@ static int filler(const ws_render_t *r, ws_buf_t *b, int cs, uint64_t key, size_
     return ws_buf_put(b, pad, n);
 }
 
-static int head(const ws_render_t *r, ws_buf_t *b, const ws_plan_t *p, const ws_links_t *it,
-                int cs)
+static int head(const ws_render_t *r, ws_buf_t *b, const ws_plan_t *p, const ws_links_t *it, int cs)
 {
     const ws_cfg_t *c = r->c;
     char name[WS_NAME_MAX];
@@ -159,13 +158,14 @@ static int head(const ws_render_t *r, ws_buf_t *b, const ws_plan_t *p, const ws_
     }
     if (it->meta_nofollow)
         rc |= ws_buf_printf(b, "<meta name=\"robots\" content=\"nofollow\">\n");
-    rc |= ws_buf_printf(b, "<link rel=\"stylesheet\" href=\"/static/site.css\">\n"
-                           "<link rel=\"icon\" href=\"/static/favicon.ico\">\n"
-                           "<script src=\"/static/app.js\"></script>\n</head><body>\n"
-                           "<img src=\"/img/logo.png\" alt=\"\"> <a href=\"#top\">top</a> "
-                           "<a href=\"mailto:info@%s\">mail</a> "
-                           "<a href=\"javascript:void(0)\">menu</a>\n",
-                           name);
+    rc |= ws_buf_printf(b,
+                        "<link rel=\"stylesheet\" href=\"/static/site.css\">\n"
+                        "<link rel=\"icon\" href=\"/static/favicon.ico\">\n"
+                        "<script src=\"/static/app.js\"></script>\n</head><body>\n"
+                        "<img src=\"/img/logo.png\" alt=\"\"> <a href=\"#top\">top</a> "
+                        "<a href=\"mailto:info@%s\">mail</a> "
+                        "<a href=\"javascript:void(0)\">menu</a>\n",
+                        name);
     return rc ? -1 : 0;
 }
 
@@ -191,9 +191,9 @@ static int html_body(const ws_render_t *r, ws_buf_t *b, const ws_plan_t *p, int 
     }
     static const char tail[] = "</body></html>\n";
     size_t fixed = b->len + links.len + sizeof tail - 1;
-    size_t want = p->body == WS_BODY_PAGE ? ws_page_size(r->c, p)
+    size_t want = p->body == WS_BODY_PAGE                             ? ws_page_size(r->c, p)
                   : p->body == WS_BODY_CAL || p->body == WS_BODY_DEEP ? 2048
-                                                                       : 600;
+                                                                      : 600;
     size_t fill = want > fixed ? want - fixed : 0, gap = fill / (nl + 1), prev = 0;
     uint64_t key = p->content_id ? p->content_id : ws_hash(r->c->seed, p->chost, p->index, 9);
     for (size_t i = 0; i < nl && !rc; i++) {
@@ -242,14 +242,22 @@ static int encode(const ws_buf_t *in, ws_buf_t *out, int br)
 static const char *reason(int s)
 {
     switch (s) {
-    case 200: return "OK";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 404: return "Not Found";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    default: return "Service Unavailable";
+    case 200:
+        return "OK";
+    case 301:
+        return "Moved Permanently";
+    case 302:
+        return "Found";
+    case 404:
+        return "Not Found";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    default:
+        return "Service Unavailable";
     }
 }
 
@@ -268,7 +276,8 @@ int ws_render(const ws_render_t *r, const ws_plan_t *p, int accept, int head_onl
         rc = ws_buf_put(&body, txt, n);
         ctype = "text/plain";
     } else if (p->body == WS_BODY_FILE) {
-        size_t n = 10240 + ws_hash(r->c->seed, TAG_SIZE, p->chost, p->index + (1ULL << 40)) % 190000;
+        size_t n =
+            10240 + ws_hash(r->c->seed, TAG_SIZE, p->chost, p->index + (1ULL << 40)) % 190000;
         rc = ws_buf_put(&body, "%PDF-1.4\n", 9) | filler(r, &body, WS_CS_1252, p->index, n);
         ctype = "application/pdf";
     } else if (p->body != WS_BODY_NONE) {
@@ -292,7 +301,9 @@ int ws_render(const ws_render_t *r, const ws_plan_t *p, int accept, int head_onl
                         "HTTP/1.1 %d %s\r\nServer: websim\r\nContent-Type: %s\r\n"
                         "Content-Length: %zu\r\n%s%s",
                         p->status, reason(p->status), ctype, send->len,
-                        br ? "Content-Encoding: br\r\n" : gz ? "Content-Encoding: gzip\r\n" : "",
+                        br   ? "Content-Encoding: br\r\n"
+                        : gz ? "Content-Encoding: gzip\r\n"
+                             : "",
                         h.gzip || h.br ? "Vary: Accept-Encoding\r\n" : "");
     if (p->location[0])
         rc |= ws_buf_printf(out, "Location: %s\r\n", p->location);

@@ -292,8 +292,8 @@ static void report(score_t *s, FILE *truth, FILE *out, int *failed)
             (unsigned long long)s->newconn, (unsigned long long)s->tls_full,
             (unsigned long long)s->tls_resumed, (unsigned long long)s->misdirected,
             (unsigned long long)s->unknown, (unsigned long long)s->dup_bodies);
-    *failed = (s->o->min_recall > 0 && rs < s->o->min_recall) || s->forbidden_req ||
-              s->gap_viol || s->inflight_viol || s->misdirected || lost;
+    *failed = (s->o->min_recall > 0 && rs < s->o->min_recall) || s->forbidden_req || s->gap_viol ||
+              s->inflight_viol || s->misdirected || lost;
 }
 
 int score_run(const ws_cfg_t *c, const score_opts_t *o, FILE *out)

@@ -95,8 +95,9 @@ static int listen_on(const char *addr, uint16_t port)
     }
     uint32_t a = ntohl(sa.sin_addr.s_addr);
     if ((a >> 24) != 127 && !(a == 0 && only_loopback())) {
-        fprintf(stderr, "websim: refusing to listen on %s: only 127.0.0.0/8, or 0.0.0.0 in a "
-                        "network namespace whose only interface is lo\n",
+        fprintf(stderr,
+                "websim: refusing to listen on %s: only 127.0.0.0/8, or 0.0.0.0 in a "
+                "network namespace whose only interface is lo\n",
                 addr);
         return -1;
     }

@@ -16,20 +16,20 @@ enum { C_FREE, C_TLS, C_READ, C_WAIT, C_WRITE, C_HOLD };
 
 typedef struct conn {
     uint8_t state, tls, keep, head_only, accept, flags_tls, held_dark;
-    void *ssl;             /* SSL *, NULL for HTTP */
-    uint32_t ip;           /* address index connected to (WS_NOHOST: another address) */
-    uint64_t id;           /* connection number */
-    uint32_t nreq;         /* requests begun on it */
-    uint64_t last_ms;      /* last activity (monotonic) */
-    uint64_t due_ms;       /* WAIT: when to answer; HOLD: when to give up */
-    uint32_t heap_at;      /* index in the timer heap + 1, 0: not in it */
-    char *in;              /* IN_CAP bytes while open */
+    void *ssl;        /* SSL *, NULL for HTTP */
+    uint32_t ip;      /* address index connected to (WS_NOHOST: another address) */
+    uint64_t id;      /* connection number */
+    uint32_t nreq;    /* requests begun on it */
+    uint64_t last_ms; /* last activity (monotonic) */
+    uint64_t due_ms;  /* WAIT: when to answer; HOLD: when to give up */
+    uint32_t heap_at; /* index in the timer heap + 1, 0: not in it */
+    char *in;         /* IN_CAP bytes while open */
     size_t inlen;
     ws_buf_t out;
     size_t outoff;
-    uint64_t arrive_us;    /* the current request's arrival */
+    uint64_t arrive_us; /* the current request's arrival */
     char flags[8];
-    ws_plan_t *plan;       /* the current request's plan */
+    ws_plan_t *plan; /* the current request's plan */
 } conn_t;
 
 typedef struct srv {
@@ -52,7 +52,7 @@ uint64_t srv_mono_ms(void);
 /* conn.c */
 void srv_conn_start(srv_t *s, int fd, int tls, uint32_t local_addr);
 void srv_conn_event(srv_t *s, int fd, uint32_t events);
-int srv_timer_wait(srv_t *s);          /* epoll timeout until the next timer, ms */
+int srv_timer_wait(srv_t *s); /* epoll timeout until the next timer, ms */
 void srv_timers_run(srv_t *s, uint64_t now_ms);
 void srv_sweep(srv_t *s, uint64_t now_ms); /* closes idle connections */
 void srv_close_all(srv_t *s);

@@ -26,9 +26,9 @@
 #include "model_internal.h"
 #include "truth.h"
 
-const char *const truth_class_name[T_NCLASSES] = {
-    "?", "must", "retry", "dead", "robots", "unavailable", "scope", "depth", "long",
-    "nofollow", "redirects"};
+const char *const truth_class_name[T_NCLASSES] = {"?",      "must",        "retry",    "dead",
+                                                  "robots", "unavailable", "scope",    "depth",
+                                                  "long",   "nofollow",    "redirects"};
 
 typedef struct qitem {
     size_t off; /* in the arena */
@@ -42,7 +42,7 @@ typedef struct walk {
     urlset_t *seen, *robots, *scope;
     char *arena;
     size_t alen, acap;
-    qitem_t *q;   /* every URL met, in order; those to fetch are walked */
+    qitem_t *q; /* every URL met, in order; those to fetch are walked */
     size_t qn, qcap, qhead;
     ws_plan_t plan;
 } walk_t;
@@ -202,8 +202,8 @@ static int meet(walk_t *w, const char *url, uint32_t depth, uint32_t hops, int c
     url_entry_t *e = urlset_get(w->seen, urlset_key(url, len), 1);
     if (!e)
         return -1;
-    int upgrade = e->cls && cls == T_MUST && (e->cls == T_NOFOLLOW || e->cls == T_REDIRECTS ||
-                                              e->cls == T_DEPTH);
+    int upgrade = e->cls && cls == T_MUST &&
+                  (e->cls == T_NOFOLLOW || e->cls == T_REDIRECTS || e->cls == T_DEPTH);
     if (e->cls && !upgrade)
         return 0;
     e->cls = (uint8_t)cls;
