@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "params.h"
 #include "render.h"
@@ -25,6 +26,9 @@ static const char usage[] =
     "  hosts                         the hosts file: '127.x.y.z name' a host\n"
     "  seeds   --count N             home pages of N hosts spread over the web\n"
     "  get     URL [--accept gzip|br] one answer, as served (no network)\n"
+    "  render  --count N [--accept gzip|br]  renders the first N pages of the web's hosts\n"
+    "          in turn and prints the CPU time per page (no network: what serving costs\n"
+    "          besides sockets and TLS)\n"
     "  truth   --seeds F [--scope host|domain|any] [--max-depth N] [--max-redirects N]\n"
     "          [--max-url-length N] [--follow-nofollow] [--ignore-robots]\n"
     "  score   --truth F --log F... [--jsonl F...] [--delay MS] [--max-delay MS]\n"
@@ -220,6 +224,41 @@ static int cmd_get(const args_t *a)
     return rc;
 }
 
+/* --count pages rendered, host by host (page i of host h, h = i % hosts,
+ * i / hosts its page), timed by the process's CPU clock. */
+static int cmd_render(const args_t *a)
+{
+    ws_plan_t *p = malloc(sizeof *p);
+    ws_render_t *r = ws_render_open(&a->cfg);
+    ws_buf_t out = {0};
+    uint64_t n = a->count ? a->count : 1000, bytes = 0, body = 0;
+    int rc = p && r ? 0 : 1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    for (uint64_t i = 0; i < n && rc == 0; i++) {
+        uint32_t h = (uint32_t)(i % a->cfg.hosts);
+        ws_host_t hi;
+        char path[WS_URL_MAX];
+        ws_host(&a->cfg, h, &hi);
+        ws_page_path(&a->cfg, h, i / a->cfg.hosts, 0, path, sizeof path);
+        ws_plan(&a->cfg, hi.https, h, path, p);
+        out.len = 0;
+        rc = ws_render(r, p, a->accept, 0, 1, &out) == 0 ? 0 : 1;
+        bytes += out.len;
+        body += p->status == 200;
+    }
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (rc == 0)
+        printf("pages %llu (200: %llu) bytes %llu cpu_ms %.1f ms_per_page %.4f\n",
+               (unsigned long long)n, (unsigned long long)body, (unsigned long long)bytes, ms,
+               ms / (double)n);
+    free(out.p);
+    ws_render_close(r);
+    free(p);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static args_t a;
@@ -239,6 +278,8 @@ int main(int argc, char **argv)
         return cmd_seeds(&a);
     if (!strcmp(cmd, "get"))
         return cmd_get(&a);
+    if (!strcmp(cmd, "render"))
+        return cmd_render(&a);
     if (!strcmp(cmd, "params")) {
         ws_params_print(stdout, a.markdown);
         return 0;

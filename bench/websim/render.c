@@ -3,13 +3,21 @@
  *
  * DESIGN: the renderer keeps one block of filler text per charset
  * (RENDER_UNITS units of 64 bytes, each unit valid on its own in its charset,
- * drawn from the seed when it opens), so a page is its markup (head, the
+ * words of a vocabulary drawn from the seed when it opens, used as a
+ * language uses its words: fill_unit), so a page is its markup (head, the
  * links of ws_links_next, tail) with filler copied between the links: no text
  * is generated per request.  A page body is exactly ws_page_size bytes unless
  * its markup is longer; the body depends on (content host, index, session)
  * only, so copies and mirrors are byte-identical.  Compression (gzip level 1,
- * br quality 1) happens when the client asks and the host does it.
+ * by libdeflate where it is installed, else zlib; br quality 1) happens when
+ * the client asks and the host does it.
+ * The renderer keeps its scratch (the body, its encoding, one deflate stream
+ * reset per response) from response to response: a response allocates
+ * nothing once the buffers have grown to the largest page (deflateInit2's
+ * 256 KB of state, zeroed and often mmapped afresh, was most of websim's
+ * CPU per page before).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +25,9 @@
 #include <zlib.h>
 #ifdef WEBSIM_BROTLI
 #include <brotli/encode.h>
+#endif
+#ifdef WEBSIM_LIBDEFLATE
+#include <libdeflate.h>
 #endif
 
 #include "model.h"
@@ -28,41 +39,79 @@
 struct ws_render {
     const ws_cfg_t *c;
     char *text[WS_NCHARSETS]; /* RENDER_UNITS * 64 bytes each */
+    ws_buf_t body, enc;       /* scratch of ws_render */
+    z_stream z;               /* gzip, made on first use (zready), reset per response */
+    int zready;
+#ifdef WEBSIM_LIBDEFLATE
+    struct libdeflate_compressor *gz; /* gzip (instead of z), made on first use */
+#endif
 };
 
 static const char *const charset_name[] = {
     "utf-8", "utf-8", "windows-1252", "iso-8859-1", "windows-1251", "shift_jis", "gbk"};
 
-/* One 64-byte unit of text in charset cs: words, spaces, and the charset's
- * non-ASCII characters, none cut by the unit's end. */
-static void fill_unit(char *u, int cs, uint64_t *s)
+#define VOCAB 2048u /* words of a charset's text */
+#define WORD_MAX 24 /* bytes of a word, at most */
+
+/* One character of a word in charset cs (r: random bits): a letter, or one
+ * in eight a non-ASCII character of the charset; its bytes into w. */
+static int word_char(char *w, int cs, uint64_t r)
+{
+    if ((r & 7) != 0 || cs == WS_CS_UTF8_META) {
+        w[0] = (char)('a' + (r >> 8) % 26);
+        return 1;
+    }
+    switch (cs) {
+    case WS_CS_UTF8:
+        w[0] = (char)0xc3, w[1] = (char)(0xa0 + (r >> 8) % 32);
+        return 2;
+    case WS_CS_1252:
+    case WS_CS_8859_1:
+    case WS_CS_1251:
+        w[0] = (char)(0xc0 + (r >> 8) % 64);
+        return 1;
+    case WS_CS_SJIS:
+        w[0] = (char)0x82, w[1] = (char)(0x9f + (r >> 8) % 83);
+        return 2;
+    default:
+        w[0] = (char)(0xb0 + (r >> 8) % 40), w[1] = (char)(0xa1 + (r >> 16) % 90);
+        return 2;
+    }
+}
+
+/* A vocabulary of VOCAB words in charset cs (2-10 characters each), drawn
+ * from s: vocab[i * WORD_MAX], NUL-ended. */
+static void make_vocab(char *vocab, int cs, uint64_t *s)
+{
+    for (uint32_t i = 0; i < VOCAB; i++) {
+        char *w = vocab + (size_t)i * WORD_MAX;
+        int len = 2 + (int)(ws_next(s) % 9), n = 0;
+        for (int k = 0; k < len && n + 2 < WORD_MAX; k++)
+            n += word_char(w + n, cs, ws_next(s));
+        w[n] = '\0';
+    }
+}
+
+/* One 64-byte unit of text: words of the vocabulary, chosen about as often
+ * as Zipf's law has words used in a language (rank ~ VOCAB^u: so the text
+ * compresses as text does, about 2.5x with gzip -1), separated by spaces,
+ * none cut by the unit's end (spaces pad it), a newline last. */
+static void fill_unit(char *u, const char *vocab, uint64_t *s)
 {
     int i = 0;
-    while (i < 63) {
-        uint64_t r = ws_next(s);
-        int room = 63 - i;
-        if ((r & 7) == 0 && cs != WS_CS_UTF8_META && room >= 3) {
-            switch (cs) {
-            case WS_CS_UTF8:
-                u[i++] = (char)0xc3, u[i++] = (char)(0xa0 + (r >> 8) % 32);
-                break;
-            case WS_CS_1252:
-            case WS_CS_8859_1:
-            case WS_CS_1251:
-                u[i++] = (char)(0xc0 + (r >> 8) % 64);
-                break;
-            case WS_CS_SJIS:
-                u[i++] = (char)0x82, u[i++] = (char)(0x9f + (r >> 8) % 83);
-                break;
-            default:
-                u[i++] = (char)(0xb0 + (r >> 8) % 40), u[i++] = (char)(0xa1 + (r >> 16) % 90);
-            }
-        } else if ((r & 7) == 1) {
-            u[i++] = ' ';
-        } else {
-            u[i++] = (char)('a' + (r >> 8) % 26);
-        }
+    for (;;) {
+        double x = (double)(ws_next(s) >> 11) / 9007199254740992.0; /* [0, 1) */
+        uint32_t rank = (uint32_t)exp(x * log((double)VOCAB)) - 1;
+        const char *w = vocab + (size_t)(rank % VOCAB) * WORD_MAX;
+        size_t n = strlen(w);
+        if (i + (int)n + 1 > 63)
+            break;
+        memcpy(u + i, w, n);
+        i += (int)n;
+        u[i++] = ' ';
     }
+    while (i < 63)
+        u[i++] = ' ';
     u[63] = '\n';
 }
 
@@ -79,8 +128,15 @@ ws_render_t *ws_render_open(const ws_cfg_t *c)
             return NULL;
         }
         uint64_t s = ws_hash(c->seed, TAG_BODY, 0xfeed, (uint64_t)cs);
+        char *vocab = malloc((size_t)VOCAB * WORD_MAX);
+        if (!vocab) {
+            ws_render_close(r);
+            return NULL;
+        }
+        make_vocab(vocab, cs, &s);
         for (uint32_t u = 0; u < RENDER_UNITS; u++)
-            fill_unit(r->text[cs] + (size_t)u * 64, cs, &s);
+            fill_unit(r->text[cs] + (size_t)u * 64, vocab, &s);
+        free(vocab);
     }
     return r;
 }
@@ -91,6 +147,14 @@ void ws_render_close(ws_render_t *r)
         return;
     for (int cs = 0; cs < WS_NCHARSETS; cs++)
         free(r->text[cs]);
+    free(r->body.p);
+    free(r->enc.p);
+    if (r->zready)
+        deflateEnd(&r->z);
+#ifdef WEBSIM_LIBDEFLATE
+    if (r->gz)
+        libdeflate_free_compressor(r->gz);
+#endif
     free(r);
 }
 
@@ -208,14 +272,34 @@ static int html_body(const ws_render_t *r, ws_buf_t *b, const ws_plan_t *p, int 
     return rc ? -1 : 0;
 }
 
-static int encode(const ws_buf_t *in, ws_buf_t *out, int br)
+/* Room for n bytes in b (its content kept); 0 or -1. */
+static int buf_room(ws_buf_t *b, size_t n)
 {
+    if (n + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < n + 1)
+        cap *= 2;
+    char *q = realloc(b->p, cap);
+    if (!q)
+        return -1;
+    b->p = q, b->cap = cap;
+    return 0;
+}
+
+/* in, encoded (br, else gzip), into r->enc. */
+static int encode(ws_render_t *r, const ws_buf_t *in, int br)
+{
+    ws_buf_t *out = &r->enc;
+    out->len = 0;
 #ifdef WEBSIM_BROTLI
     if (br) {
         size_t n = BrotliEncoderMaxCompressedSize(in->len);
-        out->p = malloc(n ? n : 64), out->cap = n;
-        if (!out->p || !BrotliEncoderCompress(1, 20, BROTLI_MODE_TEXT, in->len,
-                                              (const uint8_t *)in->p, &n, (uint8_t *)out->p))
+        if (buf_room(out, n ? n : 64) < 0)
+            return -1;
+        n = out->cap;
+        if (!BrotliEncoderCompress(1, 20, BROTLI_MODE_TEXT, in->len, (const uint8_t *)in->p, &n,
+                                   (uint8_t *)out->p))
             return -1;
         out->len = n;
         return 0;
@@ -223,20 +307,26 @@ static int encode(const ws_buf_t *in, ws_buf_t *out, int br)
 #else
     (void)br;
 #endif
-    z_stream z = {0};
-    if (deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+#ifdef WEBSIM_LIBDEFLATE
+    if (!r->gz && !(r->gz = libdeflate_alloc_compressor(1)))
         return -1;
-    out->cap = deflateBound(&z, in->len) + 32;
-    out->p = malloc(out->cap);
-    int rc = -1;
-    if (out->p) {
-        z.next_in = (Bytef *)in->p, z.avail_in = (uInt)in->len;
-        z.next_out = (Bytef *)out->p, z.avail_out = (uInt)out->cap;
-        if (deflate(&z, Z_FINISH) == Z_STREAM_END)
-            out->len = z.total_out, rc = 0;
-    }
-    deflateEnd(&z);
-    return rc;
+    size_t bound = libdeflate_gzip_compress_bound(r->gz, in->len);
+    if (buf_room(out, bound) < 0)
+        return -1;
+    out->len = libdeflate_gzip_compress(r->gz, in->p, in->len, out->p, out->cap);
+    return out->len ? 0 : -1;
+#endif
+    if (!r->zready && deflateInit2(&r->z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    r->zready = 1;
+    if (deflateReset(&r->z) != Z_OK || buf_room(out, deflateBound(&r->z, in->len) + 32) < 0)
+        return -1;
+    r->z.next_in = (Bytef *)in->p, r->z.avail_in = (uInt)in->len;
+    r->z.next_out = (Bytef *)out->p, r->z.avail_out = (uInt)out->cap;
+    if (deflate(&r->z, Z_FINISH) != Z_STREAM_END)
+        return -1;
+    out->len = r->z.total_out;
+    return 0;
 }
 
 static const char *reason(int s)
@@ -261,10 +351,12 @@ static const char *reason(int s)
     }
 }
 
-int ws_render(const ws_render_t *r, const ws_plan_t *p, int accept, int head_only, int keep,
+int ws_render(ws_render_t *r, const ws_plan_t *p, int accept, int head_only, int keep,
               ws_buf_t *out)
 {
-    ws_buf_t body = {0}, enc = {0};
+    ws_buf_t body = r->body; /* (scratch: handed back below, grown or not) */
+    body.len = 0;
+    r->enc.len = 0;
     const char *ctype = "text/html; charset=utf-8";
     char ctbuf[64];
     int cs = WS_CS_UTF8, rc = 0;
@@ -295,8 +387,8 @@ int ws_render(const ws_render_t *r, const ws_plan_t *p, int accept, int head_onl
     br = 0;
 #endif
     if (!rc && (br || gz))
-        rc = encode(&body, &enc, br);
-    const ws_buf_t *send = br || gz ? &enc : &body;
+        rc = encode(r, &body, br);
+    const ws_buf_t *send = br || gz ? &r->enc : &body;
     rc |= ws_buf_printf(out,
                         "HTTP/1.1 %d %s\r\nServer: websim\r\nContent-Type: %s\r\n"
                         "Content-Length: %zu\r\n%s%s",
@@ -312,7 +404,6 @@ int ws_render(const ws_render_t *r, const ws_plan_t *p, int accept, int head_onl
     rc |= ws_buf_printf(out, "Connection: %s\r\n\r\n", keep ? "keep-alive" : "close");
     if (!head_only && !rc)
         rc = ws_buf_put(out, send->p ? send->p : "", send->len);
-    free(body.p);
-    free(enc.p);
+    r->body = body;
     return rc ? -1 : 0;
 }

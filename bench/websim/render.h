@@ -28,8 +28,9 @@ ws_render_t *ws_render_open(const ws_cfg_t *c);
 void ws_render_close(ws_render_t *r);
 /* Appends the whole response to plan p (status line, headers, body unless
  * head_only) to out.  accept: WS_ACCEPT_* the request allows; keep: say
- * keep-alive (else close).  0, or -1 out of memory.  Reentrant. */
-int ws_render(const ws_render_t *r, const ws_plan_t *p, int accept, int head_only, int keep,
+ * keep-alive (else close).  0, or -1 out of memory.  Not reentrant: a
+ * renderer keeps its scratch buffers and deflate stream between calls. */
+int ws_render(ws_render_t *r, const ws_plan_t *p, int accept, int head_only, int keep,
               ws_buf_t *out);
 
 #endif
