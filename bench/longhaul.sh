@@ -36,7 +36,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/longhaul.XXXXXX")
 trap '[ "${KEEP:-0}" = 1 ] || rm -rf "$T"' EXIT
 # pages per host follow from N and HOSTS (median ~ 1/3 of the mean, as the lognormal's)
 PM=$(awk -v n="$N" -v h="$HOSTS" 'BEGIN { m = n / h / 3.1; print (m < 1 ? 1 : m) }')
-WEB=(--hosts "$HOSTS" --pages-median "$PM" --robots-5xx 0 --seed 7 ${WEB_ARGS:-})
+WEB=(--hosts "$HOSTS" --pages-median "$PM" --seed 7 ${WEB_ARGS:-})
 TLS=(--ca-file CA --allow-private-range 127.0.0.0/8)
 if ! "$C" crawl --help 2>&1 | grep -q -- --ca-file; then
   echo "longhaul: this crawler has no --ca-file: HTTP only, --allow-private"

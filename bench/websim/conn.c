@@ -99,7 +99,9 @@ static void want(srv_t *s, int fd, uint32_t events)
     epoll_ctl(s->ep, EPOLL_CTL_MOD, fd, &ev);
 }
 
-static void log_request(srv_t *s, conn_t *c, int status, size_t bytes)
+/* One line of the request log; end_us: when it ended (its answer's last
+ * write began, or the connection went). */
+static void log_request(srv_t *s, conn_t *c, int status, size_t bytes, uint64_t end_us)
 {
     char host[WS_NAME_MAX] = "-";
     if (!s->log)
@@ -107,9 +109,9 @@ static void log_request(srv_t *s, conn_t *c, int status, size_t bytes)
     if (c->plan && c->plan->host != WS_NOHOST)
         ws_host_name(s->c, c->plan->host, host, sizeof host);
     fprintf(s->log, "%llu\t%llu\t%s\t%s\t%s\t%d\t%zu\t%llu\t%u\t%s\n",
-            (unsigned long long)c->arrive_us, (unsigned long long)srv_now_us(),
-            c->tls ? "https" : "http", host, c->plan ? c->plan->path : "-", status, bytes,
-            (unsigned long long)c->id, c->nreq, c->flags[0] ? c->flags : "-");
+            (unsigned long long)c->arrive_us, (unsigned long long)end_us, c->tls ? "https" : "http",
+            host, c->plan ? c->plan->path : "-", status, bytes, (unsigned long long)c->id, c->nreq,
+            c->flags[0] ? c->flags : "-");
 }
 
 static void conn_close(srv_t *s, int fd)
@@ -121,7 +123,7 @@ static void conn_close(srv_t *s, int fd)
         size_t n = strlen(c->flags);
         if (n + 1 < sizeof c->flags)
             c->flags[n] = 'c', c->flags[n + 1] = '\0';
-        log_request(s, c, c->plan && c->state != C_HOLD ? c->plan->status : 0, 0);
+        log_request(s, c, c->plan && c->state != C_HOLD ? c->plan->status : 0, 0, srv_now_us());
     }
     heap_remove(s, fd);
     epoll_ctl(s->ep, EPOLL_CTL_DEL, fd, NULL);
@@ -182,7 +184,7 @@ static void written(srv_t *s, int fd)
     conn_t *c = &s->conns[fd];
     s->n_requests++;
     s->n_bytes += c->out.len;
-    log_request(s, c, c->plan->status, c->out.len);
+    log_request(s, c, c->plan->status, c->out.len, c->write_us);
     c->flags[0] = '\0';
     c->outoff = 0;
     c->out.len = 0;
@@ -206,6 +208,10 @@ static void do_write(srv_t *s, int fd)
     while (c->outoff < c->out.len) {
         size_t n = c->out.len - c->outoff;
         ssize_t w;
+        /* the end a client can have seen is no earlier than the start of
+         * the write that completes the answer: stamped before it, so that a
+         * server descheduled right after a write does not log a late end */
+        uint64_t t = srv_now_us();
         if (c->ssl) {
             int r = SSL_write(c->ssl, c->out.p + c->outoff, n > 65536 ? 65536 : (int)n);
             if (r <= 0) {
@@ -230,6 +236,7 @@ static void do_write(srv_t *s, int fd)
             }
         }
         c->outoff += (size_t)w;
+        c->write_us = t;
         c->last_ms = srv_mono_ms();
     }
     written(s, fd);

@@ -28,6 +28,7 @@ typedef struct conn {
     ws_buf_t out;
     size_t outoff;
     uint64_t arrive_us; /* the current request's arrival */
+    uint64_t write_us;  /* when the last write of its answer began */
     char flags[8];
     ws_plan_t *plan; /* the current request's plan */
 } conn_t;
