@@ -95,8 +95,10 @@ while :; do
   tls=\$((\$(stat_of tls_full) + \$(stat_of tls_resumed)))
   cpu=\$((\$(ticks \$PA) + \$(ticks \$PB))) rcpu=\$(ticks \$RP)
   st=\$("\$C" stats "\${R[@]}" --json 2>/dev/null || echo '{}')
-  fill=\$(echo "\$st" | grep -o '"fill":[0-9.e-]*' | head -1 | cut -d: -f2)
-  queued=\$(echo "\$st" | grep -o '"queued":[0-9]*' | head -1 | cut -d: -f2)
+  fill=\$(echo "\$st" | grep -o '"fill": *[0-9.e-]*' | head -1 | tr -d ' ' | cut -d: -f2)
+  queued=\$(echo "\$st" | grep -o '"queued": *[0-9]*' | head -1 | tr -d ' ' | cut -d: -f2)
+  [ "\$rcpu" -ge "\$lrc" ] || lrc=0 # (Redis restarted: a new process's ticks)
+  [ "\$cpu" -ge "\$lcpu" ] || lcpu=0
   mem=\$(redis-cli -p 6398 info memory 2>/dev/null | awk -F: '/^used_memory:/ {print \$2+0}')
   dr=\$((req - lr))
   printf '%d\t%d\t%.1f\t%.1f\t%.3f\t%d\t%.3f\t%s\t%s\t%s\t%.3f\t%.3f\t%s\n' \$((now - t0)) \$p \

@@ -16,6 +16,7 @@
 
 #include "crawl_env.h"
 #include "fixtures.h"
+#include "frontier.h"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "output_check.h"
@@ -149,6 +150,17 @@ static int small_crawl(small_t *s, char *const extra[])
         argv[n++] = extra[i];
     argv[n] = NULL;
     return fx_run(argv, NULL, s->log, 120000);
+}
+
+/* The crawl's counters, read from its Redis. */
+static frontier_stats_t small_stats(const small_t *s)
+{
+    redisContext *c = fx_redis_connect(s->r);
+    cr_assert_not_null(c);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    redisFree(c);
+    return st;
 }
 
 static void small_stop(small_t *s)
@@ -473,8 +485,6 @@ Test(crawler, warc_and_json_lines_output_checked_field_by_field)
     small_stop(&s);
 }
 
-#include "frontier.h"
-
 /* "/" links to five pages /slow0../slow4 that each answer after delay_ms. */
 static void slow_links(small_t *s, unsigned delay_ms)
 {
@@ -517,13 +527,9 @@ Test(crawler, second_signal_hands_in_flight_urls_back_at_once, .timeout = 120)
     kill(pid, SIGTERM);
     int rc = fx_wait(pid, 20000); /* far less than the 30 s the pages take */
     cr_expect_eq(rc, 0, "crawler exited %d after two signals", rc);
-    redisContext *c = fx_redis_connect(s.r);
-    cr_assert_not_null(c);
-    frontier_stats_t st;
-    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    frontier_stats_t st = small_stats(&s);
     cr_expect_eq(st.queued, 5, "%llu queued after hand-back", (unsigned long long)st.queued);
     cr_expect_eq(st.in_flight, 0, "%llu still in flight", (unsigned long long)st.in_flight);
-    redisFree(c);
     small_stop(&s);
 }
 
@@ -606,12 +612,8 @@ Test(crawler, sighup_stops_the_crawl_as_sigterm_does, .timeout = 120)
     cr_expect_eq(rc, 0, "crawler exited %d after SIGHUP: %.2000s", rc, err ? err : "");
     cr_expect(err && strstr(err, "hung up (SIGHUP)"), "SIGHUP not said: %.2000s", err ? err : "");
     free(err);
-    redisContext *c = fx_redis_connect(s.r);
-    cr_assert_not_null(c);
-    frontier_stats_t st;
-    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    frontier_stats_t st = small_stats(&s);
     cr_expect_eq(st.in_flight, 0, "%llu left leased", (unsigned long long)st.in_flight);
-    redisFree(c);
     small_stop(&s);
 }
 
@@ -754,12 +756,8 @@ Test(crawler, robots_5xx_means_disallow_for_now_then_dead_letter)
                   strstr(out, "\"error_text\":\"robots.txt answered HTTP 503\""),
               "no dead-letter record with the cause:\n%s", out ? out : "");
     free(out);
-    redisContext *c = fx_redis_connect(s.r);
-    cr_assert_not_null(c);
-    frontier_stats_t st;
-    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    frontier_stats_t st = small_stats(&s);
     cr_expect_eq(st.dead, 1, "%llu dead-lettered", (unsigned long long)st.dead);
-    redisFree(c);
     small_stop(&s);
 }
 
@@ -784,12 +782,8 @@ Test(crawler, robots_5xx_for_ever_dead_letters_every_url_and_the_crawl_ends, .ti
     cr_assert_eq(small_crawl(&s, extra), 0, "the crawl did not end");
     cr_expect_eq(fx_http_total(s.h), fx_http_hits(s.h, "/robots.txt"),
                  "a page was requested although robots.txt answered 503");
-    redisContext *c = fx_redis_connect(s.r);
-    cr_assert_not_null(c);
-    frontier_stats_t st;
-    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    frontier_stats_t st = small_stats(&s);
     cr_expect_eq(st.dead, 16, "%llu dead-lettered", (unsigned long long)st.dead);
-    redisFree(c);
     size_t lines = 0;
     char *out = fx_read_file(s.out, NULL);
     for (const char *p = out;

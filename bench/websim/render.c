@@ -158,17 +158,25 @@ void ws_render_close(ws_render_t *r)
     free(r);
 }
 
+/* Room for n bytes in b (its content kept); 0 or -1. */
+static int buf_room(ws_buf_t *b, size_t n)
+{
+    if (n + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < n + 1)
+        cap *= 2;
+    char *q = realloc(b->p, cap);
+    if (!q)
+        return -1;
+    b->p = q, b->cap = cap;
+    return 0;
+}
+
 int ws_buf_put(ws_buf_t *b, const void *p, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q)
-            return -1;
-        b->p = q, b->cap = cap;
-    }
+    if (buf_room(b, b->len + n) < 0)
+        return -1;
     memcpy(b->p + b->len, p, n);
     b->len += n;
     b->p[b->len] = '\0';
@@ -270,21 +278,6 @@ static int html_body(const ws_render_t *r, ws_buf_t *b, const ws_plan_t *p, int 
     free(ends);
     free(links.p);
     return rc ? -1 : 0;
-}
-
-/* Room for n bytes in b (its content kept); 0 or -1. */
-static int buf_room(ws_buf_t *b, size_t n)
-{
-    if (n + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < n + 1)
-        cap *= 2;
-    char *q = realloc(b->p, cap);
-    if (!q)
-        return -1;
-    b->p = q, b->cap = cap;
-    return 0;
 }
 
 /* in, encoded (br, else gzip), into r->enc. */
