@@ -1,5 +1,5 @@
 /*
- * conn.c -- a websim connection's life (server_internal.h): TLS handshake,
+ * conn.c -- a websim connection's life (conn.h): TLS handshake,
  * reading a request head, waiting the host's latency, writing the answer,
  * keep-alive, holding black-holed and dark hosts; the timer heap; the log.
  *
@@ -19,7 +19,7 @@
 
 #include <openssl/ssl.h>
 
-#include "server_internal.h"
+#include "conn.h"
 
 #define IN_CAP 8192
 

@@ -1,5 +1,5 @@
 /*
- * http.c -- a request head into a plan (srv_parse_head, server_internal.h).
+ * http.c -- a request head into a plan (srv_parse_head, conn.h).
  *
  * DESIGN: accepts "GET|HEAD SP target SP HTTP/1.x" and the headers Host,
  * Accept-Encoding and Connection; anything else in the head is ignored.  The
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server_internal.h"
+#include "conn.h"
 
 static const char *line_end(const char *p, const char *end)
 {

@@ -36,7 +36,7 @@
 
 #include "render.h"
 #include "server.h"
-#include "server_internal.h"
+#include "conn.h"
 
 static volatile sig_atomic_t stop_flag, dark_flag = -1;
 
@@ -48,20 +48,6 @@ static void on_signal(int s)
         dark_flag = 0;
     else
         stop_flag = 1;
-}
-
-uint64_t srv_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-uint64_t srv_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* Every interface address is loopback (127/8 or ::1). */

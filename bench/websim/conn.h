@@ -1,12 +1,14 @@
 /*
- * server_internal.h -- what server.c (loop, listeners, stats) and conn.c
- * (a connection's states, requests, timers, the log) share.
+ * conn.h -- a connection of the server (conn.c: its states, requests,
+ * timers, the log) and the server state it works on, which server.c (loop,
+ * listeners, stats) owns.
  */
-#ifndef WEBSIM_SERVER_INTERNAL_H
-#define WEBSIM_SERVER_INTERNAL_H
+#ifndef WEBSIM_CONN_H
+#define WEBSIM_CONN_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "model.h"
 #include "render.h"
@@ -48,8 +50,21 @@ typedef struct srv {
     uint64_t n_requests, n_conns, n_tls_full, n_tls_resumed, n_bytes, n_aborted;
 } srv_t;
 
-uint64_t srv_now_us(void);
-uint64_t srv_mono_ms(void);
+/* The log's clock (CLOCK_REALTIME, µs) and the timers' (CLOCK_MONOTONIC, ms). */
+static inline uint64_t srv_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static inline uint64_t srv_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 /* conn.c */
 void srv_conn_start(srv_t *s, int fd, int tls, uint32_t local_addr);
 void srv_conn_event(srv_t *s, int fd, uint32_t events);
