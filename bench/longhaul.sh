@@ -121,7 +121,7 @@ cp "$T/samples.tsv" "$OUT/"
 if command -v gnuplot >/dev/null; then
   gnuplot <<EOF
 set terminal png size 1200,900; set output "$OUT/longhaul.png"
-set datafile separator "\t"; set key autotitle columnhead; set multiplot layout 3,2
+set datafile separator "\t"; set key autotitle columnhead noenhanced; set multiplot layout 3,2
 set xlabel "s"; plot "$OUT/samples.tsv" using 1:3 with lines, "" using 1:4 with lines
 plot "$OUT/samples.tsv" using 1:5 with lines, "" using 1:7 with lines
 plot "$OUT/samples.tsv" using 1:(\$6/1024) with lines title "crawler RSS MiB"
