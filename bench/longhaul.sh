@@ -19,7 +19,8 @@
 #   N             pages of the web (default 10000000)
 # environment: HOSTS (default max(N/60, 100000)), DELAY=1000 (the crawl's --delay: the
 #   crawler's default), SAMPLE=60, DARK_S=120, FULL_S=60, OUT_MB=64, THREADS=2,
-#   CONC=1000, OUT=bench/longhaul-out (samples.tsv, score.txt, *.png; kept), KEEP=1
+#   CONC=1000, OUT=bench/longhaul-out (samples.tsv, score.txt, violations.txt, *.png;
+#   kept), KEEP=1 (keeps the run's directory: the request log, the JSONL)
 # Needs: dnsmasq-base gnuplot-nox (apt-get install -y dnsmasq-base gnuplot-nox).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -110,13 +111,17 @@ while :; do
   last=\$now lp=\$p lr=\$req lc=\$con ltls=\$tls lcpu=\$cpu lrc=\$rcpu event=-
 done
 cp \$T/out/*.jsonl \$T/ 2>/dev/null
-kill \$RP; wait \$RP
+kill \$RP; wait \$RP 2>/dev/null
+exit 0
 EOF
-bash bench/websim/ns.sh --dir "$T/web" --websim "$W" "${WEB[@]}" -- bash "$T/inner.sh"
+# (a run stopped by hand, or one whose inner script failed, is scored all the same)
+bash bench/websim/ns.sh --dir "$T/web" --websim "$W" "${WEB[@]}" -- bash "$T/inner.sh" ||
+  echo "longhaul: the run's namespace ended with status $?; scoring what was fetched" >&2
 JS=()
 for f in "$T"/A.jsonl "$T"/B.jsonl "$T"/saved-*.jsonl; do [ -e "$f" ] && JS+=(--jsonl "$f"); done
 "$W" score "${WEB[@]}" --truth "$T/truth" --log "$T/web/requests.log" "${JS[@]}" \
-  --delay "$DELAY" --max-delay 60000 --per-host 1 --max-tries 3 | tee "$OUT/score.txt"
+  --delay "$DELAY" --max-delay 60000 --per-host 1 --max-tries 3 --violations \
+  2>"$OUT/violations.txt" | tee "$OUT/score.txt"
 cp "$T/samples.tsv" "$OUT/"
 if command -v gnuplot >/dev/null; then
   gnuplot <<EOF

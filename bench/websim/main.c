@@ -33,6 +33,7 @@ static const char usage[] =
     "          [--max-url-length N] [--follow-nofollow] [--ignore-robots]\n"
     "  score   --truth F --log F... [--jsonl F...] [--delay MS] [--max-delay MS]\n"
     "          [--per-host N] [--max-tries N] [--gap-slack-ms N] [--min-recall X] [--check]\n"
+    "          [--violations]  (each politeness violation on a line of its own)\n"
     "  params  [--markdown]          every web parameter, its default and meaning\n"
     "web parameters (every command; `websim params`):\n";
 
@@ -135,6 +136,8 @@ static int cmd_option(args_t *a, int argc, char **argv, int *i)
         *(o[2] == 'p' ? &a->score.per_host : &a->score.max_tries) = (uint32_t)n;
     } else if (!strcmp(o, "--check"))
         a->score.check = 1;
+    else if (!strcmp(o, "--violations"))
+        a->score.violations = 1;
     else if (!strcmp(o, "--markdown"))
         a->markdown = 1;
     else if (o[0] != '-' && !a->url)

@@ -191,8 +191,17 @@ static void politeness(score_t *s)
             uint64_t inflight = 1;
             for (size_t k = j > i + 64 ? j - 64 : i; k < j; k++) /* open when r arrived */
                 inflight += s->r[k].end > r->arrive;
-            if (inflight > allowed)
+            if (inflight > allowed) {
                 s->inflight_viol++;
+                if (s->o->violations) {
+                    char name[WS_NAME_MAX];
+                    ws_host_name(s->c, r->host, name, sizeof name);
+                    fprintf(stderr, "violation inflight %s at %llu.%06llu: %llu at once\n", name,
+                            (unsigned long long)(r->arrive / 1000000),
+                            (unsigned long long)(r->arrive % 1000000),
+                            (unsigned long long)inflight);
+                }
+            }
             if (j > i && r->arrive >= last_end) {
                 uint64_t gap = (r->arrive - last_end) / 1000;
                 uint64_t need = prev_robots ? s->o->delay_ms : delay;
@@ -205,6 +214,14 @@ static void politeness(score_t *s)
                              prev_robots ? ", after robots.txt" : "");
                 }
                 s->gap_viol += gap + s->o->gap_slack_ms < need;
+                if (s->o->violations && gap + s->o->gap_slack_ms < need) {
+                    char name[WS_NAME_MAX];
+                    ws_host_name(s->c, r->host, name, sizeof name);
+                    fprintf(stderr, "violation gap %s at %llu.%06llu: %llu ms (need %llu%s)\n",
+                            name, (unsigned long long)(r->arrive / 1000000),
+                            (unsigned long long)(r->arrive % 1000000), (unsigned long long)gap,
+                            (unsigned long long)need, prev_robots ? ", after robots.txt" : "");
+                }
                 s->gap_strict += gap < need;
                 if (gap < s->min_gap_ms && delay)
                     s->min_gap_ms = gap;

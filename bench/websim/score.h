@@ -23,6 +23,7 @@ typedef struct score_opts {
     uint32_t per_host, max_tries;    /* the crawl's --per-host, --max-tries */
     double min_recall;               /* --check fails below (0: recall not judged) */
     int check;                       /* exit 1 on any violation */
+    int violations;                  /* list each politeness violation (its own line) */
 } score_opts_t;
 
 /* Prints "name value" lines to out; 0, 1 when check found a violation, -1 on
