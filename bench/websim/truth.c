@@ -138,7 +138,7 @@ static int robots_of(walk_t *w, uint32_t host, int https, uint8_t *kind)
             v = 0;
             break;
         }
-        const char *loc = w->plan.location, *p;
+        const char *loc = w->plan.location, *p = loc;
         uint32_t h2 = host;
         int s2 = https;
         if (loc[0] != '/' && truth_split(w->c, loc, &h2, &s2, &p) < 0)
