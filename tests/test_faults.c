@@ -164,6 +164,54 @@ Test(faults, redis_sigterm_then_sigkill_mid_crawl_workers_reconnect_and_miss_not
     restart_mid_crawl(SIGTERM, SIGKILL, 2000);
 }
 
+/* A robots.txt with a Crawl-delay, answered while Redis is down (SIGKILLed
+ * 1.5 s after the slow robots.txt was asked for, so that the crawl's own
+ * keys are in its append-only file; started again from it 2.5 s later): the
+ * worker applies the delay at once, and its store of the rules and the
+ * delay, which the lost link failed, is sent when the link is back, ahead
+ * of the thread's later calls, so that the claims space the host by the
+ * file's delay and not by --delay 0.  Before, that store was dropped, and
+ * the pages after the first went back to back (bench/longhaul.md).  One
+ * thread: one link, whose order is the point.  Every request of the crawl
+ * comes at least the Crawl-delay after the one before (arrival times: a
+ * lower bound). */
+Test(faults, a_crawl_delay_read_while_redis_is_down_still_spaces_the_host_after, .timeout = 300)
+{
+    faults_t t;
+    faults_start(&t, 1, 0);
+    fx_http_set(t.h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain",
+                              .body = "User-agent: *\nCrawl-delay: 1\n",
+                              .delay_ms = 3000});
+    char *argv[] = {CRAWLER_BIN, "crawl",       "--redis", (char *)fx_redis_url(t.r),
+                    "--seeds",   t.seeds,       "--out",   t.out,
+                    "--quiet",   "--delay",     "0",       "--threads",
+                    "1",         "--max-delay", "5000",    "--max-pages",
+                    "6",         NULL};
+    pid_t pid = fx_spawn(argv, NULL, t.log);
+    cr_assert(pid > 0);
+    uint64_t deadline = fx_now_ms() + 60000; /* a bound, not a verdict */
+    while (fx_http_hits(t.h, "/robots.txt") == 0 && fx_now_ms() < deadline)
+        usleep(2000);
+    cr_assert_eq(fx_http_hits(t.h, "/robots.txt"), 1, "robots.txt never requested");
+    usleep(1500000); /* the crawl's keys past the append-only file's one-second window */
+    cr_assert_eq(fx_redis_restart(t.r, SIGKILL, 2500), 0, "%s", fx_error());
+    int rc = fx_wait(pid, 120000);
+    char *err = fx_read_file(t.log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %.3000s", rc, err ? err : "");
+    free(err);
+    fx_http_req_t *log;
+    size_t n = fx_http_log(t.h, &log);
+    cr_expect_geq(n, 4, "%zu requests", n);
+    for (size_t k = 1; k < n; k++)
+        cr_expect_geq(log[k].arrived_us - log[k - 1].arrived_us, 1000000u,
+                      "%s came %.1f ms after %s (Crawl-delay: 1)", log[k].path,
+                      (double)(log[k].arrived_us - log[k - 1].arrived_us) / 1000.0,
+                      log[k - 1].path);
+    free(log);
+    faults_stop(&t);
+}
+
 Test(faults, a_worker_sigkilled_at_ten_random_moments_leaves_no_page_without_a_record,
      .timeout = 600)
 {

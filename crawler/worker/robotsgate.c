@@ -254,6 +254,13 @@ static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int 
     int rc = 0;
     if (!g->defer || wait || defer_store(g, &r) < 0)
         rc = frontier_robots_store(g->fr, &r);
+    /* a waited store the lost link failed: sent as a deferred one, which
+     * the link keeps and writes when it is back, before the thread's later
+     * calls (the rules and a Crawl-delay known here must reach Redis, or
+     * the claims space the host by --delay alone until the robots.txt is
+     * fetched again: bench/longhaul.md) */
+    if (rc == CRAWL_EREDIS && g->defer && wait)
+        defer_store(g, &r);
     if (rc < 0 && rc != CRAWL_EREDIS) /* refused: nothing done, the lock still ours */
         rc = shared_unlock(g, e->origin);
     free(val);
