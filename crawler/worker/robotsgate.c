@@ -234,8 +234,10 @@ static int defer_store(robotsgate_t *g, const frontier_robots_result_t *r)
 
 /* Stores the fetcher's rules, Crawl-delay and Sitemap: lines, spaces the
  * host by space_ms, and unlocks (one call; shared: 0 to unlock only).  The
- * lock is dropped even when the store fails.  Deferred (robotsgate_defer_stores), unless wait: the
- * call is handed out (robotsgate_next_store), its outcome comes back through robotsgate_stored. */
+ * lock is dropped even when the store fails.  Deferred
+ * (robotsgate_defer_stores), unless wait: the call is handed out
+ * (robotsgate_next_store), its outcome comes back through
+ * robotsgate_stored. */
 static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int wait,
                             uint64_t space_ms)
 {
