@@ -73,6 +73,7 @@ static const char *const kinds[CRAWL_KIND_COUNT] = {
     [CRAWL_KIND_ROBOTS] = "robots",
     [CRAWL_KIND_ROBOTS_UNAVAILABLE] = "robots-unavailable",
     [CRAWL_KIND_INTERNAL] = "internal",
+    [CRAWL_KIND_OPERATOR_BLOCK] = "operator-block",
 };
 
 const char *crawl_kind_name(crawl_kind_t k)

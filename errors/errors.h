@@ -77,6 +77,7 @@ typedef enum crawl_kind {
     CRAWL_KIND_ROBOTS,             /* disallowed by robots.txt */
     CRAWL_KIND_ROBOTS_UNAVAILABLE, /* robots.txt could not be read, cause unknown */
     CRAWL_KIND_INTERNAL,           /* the crawler could not start the transfer */
+    CRAWL_KIND_OPERATOR_BLOCK,     /* its host was blocked by `crawler block` after its claim */
     CRAWL_KIND_COUNT
 } crawl_kind_t;
 

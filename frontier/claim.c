@@ -66,13 +66,18 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
                        size_t *n, frontier_state_t *state, uint32_t *wait_ms, uint64_t *enq)
 {
     uint64_t st, now, wait, base, nruns = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || fr_reply_u64(r->element[0], &st) ||
+    size_t ne = r->type == REDIS_REPLY_ARRAY ? r->elements : 0; /* its elements but the blocks */
+    if (ne > 4 && r->element[ne - 1]->type == REDIS_REPLY_ARRAY) {
+        int brc = fr_blocklist_take(&f->blocks, r->element[--ne]);
+        if (brc < 0)
+            return brc;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || ne < 4 || fr_reply_u64(r->element[0], &st) ||
         fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
         fr_reply_u64(r->element[3], &base) || st > FRONTIER_DRAIN ||
-        (r->elements > 4 &&
-         (fr_reply_u64(r->element[4], &nruns) || nruns > max || r->elements < 5 + 2 * nruns)))
+        (ne > 4 && (fr_reply_u64(r->element[4], &nruns) || nruns > max || ne < 5 + 2 * nruns)))
         return CRAWL_EREPLY;
-    size_t got = r->elements > 4 ? r->elements - 5 - 2 * nruns : 0, i = 0;
+    size_t got = ne > 4 ? ne - 5 - 2 * nruns : 0, i = 0;
     redisReply *const *runs = nruns ? r->element + 5 + got : NULL; /* (origin, count) pairs */
     int rc = got <= max ? 0 : CRAWL_EREPLY;
     for (size_t run = 0; rc == 0 && run < nruns; run++) {
@@ -108,6 +113,8 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *                          retry.lua, release.lua)
  *   ARGV[6]  max_delay_ms  cap on a host's own delay (hdelay)
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
+ *   ARGV[8]  blocks        the token of the worker's list of the crawl's
+ *                          blocks (block.c), "" for none
  * The crawl's control hash (P control: frontier_control) is read in the
  * same call: its per_host, delay and max_delay, when set, beat ARGV[4..6].
  * Reply: {state (0 ready, 1 wait, 2 done, 3 paused, 4 drain: this worker
@@ -115,7 +122,10 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  * done: the shard's enqueued counter instead)}, and
  * when URLs were claimed: nruns, the entries (entry.c), then nruns
  * pairs (origin, count): the origins of the entries, run by run.  The i-th
- * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i. */
+ * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i.
+ * Every form of the reply ends with one more element, an array, when the
+ * crawl's blocks are not the list ARGV[8] names: {token, field, ...}
+ * (fr_blocklist_take; token "": nothing is blocked). */
 static void build_claim(const frontier_t *f, unsigned s, size_t max, rconn_args_t *a)
 {
     rconn_arg_cstr(a, f->shard[s].ready_key);
@@ -126,6 +136,7 @@ static void build_claim(const frontier_t *f, unsigned s, size_t max, rconn_args_
     rconn_arg_u64(a, f->cfg.delay_ms);
     rconn_arg_u64(a, f->cfg.max_delay_ms);
     rconn_arg_u64(a, f->cfg.lease_ms);
+    rconn_arg_cstr(a, fr_blocks_known(f));
 }
 
 #define FR_CLAIM_FANOUT 8   /* shards one claim asks at most (pipelined) */

@@ -607,6 +607,49 @@ int frontier_control_routed(struct redisContext *rc, const struct rconn *r, cons
                             const frontier_control_change_t *ch, frontier_control_t *out,
                             uint64_t *now_ms, uint32_t *live, char *errbuf, size_t errlen);
 
+/* ---- blocks: hosts and domains an operator blocked (block.c) -----------
+ * `crawler block --host H | --domain D`: every worker stops requesting H
+ * (any scheme and port), or D and every name under it, within a claim: a
+ * claim drops a blocked host's queue (its entries counted as `blocked`)
+ * and tells its worker the list, which checks it before each transfer
+ * (frontier_blocked); an offer or seed refuses links to it (counted as
+ * `blocked_links`, left out of the visited set, so an unblock lets them in
+ * again).  Kept in P blocks on every shard. */
+#define FRONTIER_MAX_BLOCKS 10000 /* blocks a crawl holds at most */
+
+typedef struct frontier_block {
+    int domain;        /* 1: a domain (the name and every name under it), 0: a host */
+    char name[256];    /* the host or domain, as the crawl's normalizer writes it */
+    uint64_t since_ms; /* Redis time it was set */
+} frontier_block_t;
+
+typedef struct frontier_blocks {
+    frontier_block_t *v; /* [n], caller frees with frontier_blocks_free */
+    size_t n;
+    uint64_t now_ms;  /* Redis time of the call */
+    uint64_t dropped; /* queued URLs the crawl's blocks dropped (shard 0's count) */
+    uint64_t refused; /* links and seeds they refused (shard 0's count) */
+} frontier_blocks_t;
+void frontier_blocks_free(frontier_blocks_t *b);
+
+/* change > 0 blocks name (domain 1: a domain, 0: a host; lowercase ASCII,
+ * as parser_url_host writes a host), < 0 unblocks it, 0 reads; on every
+ * shard of the crawl (r: as frontier_stats_routed), shard 0's list after
+ * the change into *out (freed and replaced).  A block then drops the
+ * queues of the hosts it covers, shard by shard, in calls of at most
+ * FR_BLOCK_SCAN hosts; *dropped (may be NULL) the entries dropped.  Works
+ * without a handle.  CRAWL_EINVAL (a bad name: nothing sent),
+ * CRAWL_EREDIS, CRAWL_EWRONGTYPE, CRAWL_ENOTFOUND (no such crawl),
+ * CRAWL_EREPLY (among others: more than FRONTIER_MAX_BLOCKS); errbuf (may
+ * be NULL) then says why. */
+int frontier_block(struct redisContext *rc, const struct rconn *r, const char *crawl, int change,
+                   int domain, const char *name, frontier_blocks_t *out, uint64_t *dropped,
+                   char *errbuf, size_t errlen);
+/* 1 if url's host is blocked by the list this handle's claims last
+ * brought (the crawl's P blocks as of the handle's latest claim), else 0.
+ * No Redis access; the handle's thread only. */
+int frontier_blocked(const frontier_t *f, const char *url);
+
 /* ---- the crawl's admission settings (settings.c) ---------------------------
  * What the crawl admits (the caller's fields: the crawler's scope, limits
  * and patterns), kept with the crawl in P settings (shard 0) so that every
@@ -631,8 +674,9 @@ int frontier_read_settings(struct redisContext *rc, const char *crawl, char ***k
  * bytes, retried, reclaimed (from dead workers), released, seen_links (links
  * already in the filter), new_links, skipped_links (over max_depth or a page
  * limit), capped_pages (pages with more links than the link cap: the rest
- * were not followed), status classes of fetched/retried responses, errors (outcomes with
- * an error kind; by kind in kinds[], largest first, at most
+ * were not followed), blocked (queued URLs dropped by an operator's block),
+ * blocked_links (links and seeds a block refused), status classes of fetched/retried responses,
+ * errors (outcomes with an error kind; by kind in kinds[], largest first, at most
  * FRONTIER_STATS_MAX_KINDS). */
 typedef struct frontier_stats {
     uint64_t queued, delayed, in_flight, hosts, ready_hosts, dead;
@@ -640,7 +684,7 @@ typedef struct frontier_stats {
     uint64_t status_2xx, status_3xx, status_4xx, status_5xx, errors;
     uint32_t workers; /* with a live lease */
     uint64_t enqueued, seeds, reclaimed, released, skipped_links, status_other;
-    uint64_t capped_pages;
+    uint64_t capped_pages, blocked, blocked_links;
     unsigned shards; /* the crawl's shards: every count is their sum */
     uint64_t now_ms; /* Redis server time of the reading */
     size_t nkinds;

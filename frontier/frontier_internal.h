@@ -33,6 +33,8 @@ enum {
     FR_GRANT,    /* a crawl-wide max_pages over shards: allotments (quota.c) */
     FR_SETTINGS, /* the crawl's admission settings (settings.c) */
     FR_DEDUP,    /* exact duplicates: payload digests (dedup.c) */
+    FR_BLOCK,    /* `crawler block|unblock` (block.c) */
+    FR_DROP,     /* the queues a block covers dropped (block.c) */
     FR_SCRIPT_COUNT
 };
 
@@ -90,6 +92,23 @@ typedef struct fr_shard {
     uint64_t allot; /* quota: the allotment shard 0 granted it, as this handle last saw */
 } fr_shard_t;
 
+/* A worker's copy of the crawl's blocks (block.c): "h:NAME" and "d:NAME",
+ * sorted, and the token of the list (NULL: none blocked). */
+typedef struct fr_blocklist {
+    char *gen;
+    char **name;
+    size_t n;
+} fr_blocklist_t;
+/* Takes the list a claim reply brought, {token, field, ...} (token "":
+ * none), unless its token is the one held.  0, CRAWL_EREPLY, CRAWL_ENOMEM
+ * (the list held is kept). */
+int fr_blocklist_take(fr_blocklist_t *bl, const struct redisReply *r);
+void fr_blocklist_clear(fr_blocklist_t *bl);
+/* 1 if host (lowercase, as parser_url_host writes it) is blocked by bl. */
+int fr_blocklist_covers(const fr_blocklist_t *bl, const char *host);
+/* The token of the handle's list, "" when none: the claim's ARGV[8]. */
+const char *fr_blocks_known(const frontier_t *f);
+
 struct frontier {
     rconn_link_t *link; /* borrowed: the thread's connections */
     unsigned nshards;   /* >= 1, fixed when the crawl was created (P shards of shard 0) */
@@ -110,6 +129,7 @@ struct frontier {
     int bits_module;                      /* Redis has CRAWLER.BFADD and cfg.bitfield_only is 0 */
     uint64_t rng;                         /* xorshift state for jitter */
     char last_error[FR_ERROR_MAX];        /* the last script error (frontier_last_error) */
+    fr_blocklist_t blocks;                /* the crawl's blocks, as the claims told them */
 };
 
 /* ---- shards: a crawl's and a process's (shards.c; placement in keys.c) ---- */

@@ -612,6 +612,7 @@ void frontier_close(frontier_t *f)
         rconn_call_free(c[i]);
     free(c);
     close_shards(f);
+    fr_blocklist_clear(&f->blocks);
     free(f->worker);
     free(f);
 }

@@ -40,6 +40,8 @@ static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_GRANT] = "grant",
     [FR_SETTINGS] = "settings",
     [FR_DEDUP] = "dedup",
+    [FR_BLOCK] = "block",
+    [FR_DROP] = "drop",
 };
 
 const char *fr_script_name(int id)

@@ -57,6 +57,8 @@ static uint64_t *stat_field(frontier_stats_t *s, const char *name)
         F("released", released),
         F("skipped_links", skipped_links),
         F("capped_pages", capped_pages),
+        F("blocked", blocked),
+        F("blocked_links", blocked_links),
 #undef F
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -180,6 +182,8 @@ static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
     out->seeds += s->seeds;
     out->reclaimed += s->reclaimed;
     out->released += s->released;
+    out->blocked += s->blocked;
+    out->blocked_links += s->blocked_links;
     out->skipped_links += s->skipped_links;
     out->status_other += s->status_other;
     out->capped_pages += s->capped_pages;

@@ -39,6 +39,8 @@ int cmd_pause(int argc, char **argv);    /* cmd_control.c: control of a running 
 int cmd_resume(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_limits(int argc, char **argv);
+int cmd_block(int argc, char **argv);
+int cmd_unblock(int argc, char **argv);
 
 /* ---- `crawler crawl`'s options (crawl_options.c) -------------------------- */
 
@@ -205,8 +207,8 @@ void cli_help(const cli_cmd_t *cmd, FILE *out);
 /* The option tables of the subcommands (each in its cmd_*.c; crawl's in
  * crawl_options.c): `crawler --man` and the tests read them. */
 extern const cli_cmd_t cli_table_crawl, cli_table_seed, cli_table_stats, cli_table_reset,
-    cli_table_pause, cli_table_resume, cli_table_drain, cli_table_limits, cli_table_bloom,
-    cli_table_robots, cli_table_url, cli_table_neardups;
+    cli_table_pause, cli_table_resume, cli_table_drain, cli_table_limits, cli_table_block,
+    cli_table_unblock, cli_table_bloom, cli_table_robots, cli_table_url, cli_table_neardups;
 
 /* One subcommand as `crawler --help` lists it (main.c's table). */
 typedef struct cli_command {

@@ -1,7 +1,8 @@
 /*
- * cmd_control.c -- `crawler pause`, `resume`, `drain` and `limits`: control
- * of a running crawl through Redis, so that it reaches every worker of the
- * crawl on every machine (frontier.h: frontier_control).
+ * cmd_control.c -- `crawler pause`, `resume`, `drain`, `limits`, `block`
+ * and `unblock`: control of a running crawl through Redis, so that it
+ * reaches every worker of the crawl on every machine (frontier.h:
+ * frontier_control, frontier_block).
  *
  * DESIGN: each command declares its options once (cli.h tables), checks
  * every value before Redis is opened (a bad one: exit 2, nothing written),
@@ -10,7 +11,9 @@
  * after it.  The limits take the ranges of `crawler crawl`'s options of the
  * same names (cli_table_crawl), plus the words "default" (clear the
  * override: each worker's own flag holds again) and, for the page limits,
- * "unlimited".  No state is kept.
+ * "unlimited".  A block names a host or a domain, written as the crawl's
+ * normalizer writes a URL's host (lowercase, IDNA), so that it matches
+ * the hosts of the crawl's URLs.  No state is kept.
  */
 #include <hiredis/hiredis.h>
 #include <limits.h>
@@ -25,6 +28,7 @@
 #include "config.h"
 #include "frontier.h"
 #include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
+#include "parser.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -41,7 +45,8 @@ typedef struct control_opts {
     const char *limit[FRONTIER_LIMIT_COUNT]; /* limits: the values given, NULL: not given */
     rconn_specs_t redis;
     const char *crawl, *data_dir;
-    int force; /* change a crawl that has no keys in this Redis */
+    const char *host, *domain; /* block, unblock: the one given */
+    int force;                 /* change a crawl that has no keys in this Redis */
 } control_opts_t;
 
 /* clang-format off */
@@ -76,6 +81,14 @@ static const cli_opt_t LIMITS_OPTS[] = {
                     limit[FRONTIER_LIMIT_MAX_PAGES_PER_HOST], NULL,
                     "URLs admitted per host, all workers"),
      .dflt_doc = "unchanged"},
+    CONTROL_COMMON};
+static const cli_opt_t BLOCK_OPTS[] = {
+    {CLI_OPT_STRING(control_opts_t, "host", "H", host, NULL,
+                    "a host name (any scheme and port), e.g. www.example.com"),
+     .dflt_doc = "none"},
+    {CLI_OPT_STRING(control_opts_t, "domain", "D", domain, NULL,
+                    "a domain: D and every host under it, e.g. example.com"),
+     .dflt_doc = "none"},
     CONTROL_COMMON};
 
 const cli_cmd_t cli_table_pause = {
@@ -115,6 +128,28 @@ const cli_cmd_t cli_table_limits = {
              "\noptions:\n",
     .opts = LIMITS_OPTS,
     .nopts = COUNT(LIMITS_OPTS),
+};
+
+const cli_cmd_t cli_table_block = {
+    .name = "block",
+    .usage = "usage: crawler block (--host H | --domain D) [OPTIONS]\n"
+             "Blocks a host, or a domain and every host under it, for the whole crawl: each\n"
+             "worker's next claim drops it (a URL it leased before is not fetched), its\n"
+             "queued URLs are dropped and counted (`crawler stats`: blocked), and new links\n"
+             "to it are refused (blocked_links).  What a site owner who asks the crawl to\n"
+             "stop gets at once.  `crawler limits` lists the blocks; `crawler unblock`\n"
+             "lifts one.\n\noptions:\n",
+    .opts = BLOCK_OPTS,
+    .nopts = COUNT(BLOCK_OPTS),
+};
+const cli_cmd_t cli_table_unblock = {
+    .name = "unblock",
+    .usage = "usage: crawler unblock (--host H | --domain D) [OPTIONS]\n"
+             "Lifts a block: new links to the host or domain are taken again.  The URLs the\n"
+             "block dropped stay dropped (they are in the visited set): seed them again with\n"
+             "`crawler seed --force` if they are wanted.\n\noptions:\n",
+    .opts = BLOCK_OPTS,
+    .nopts = COUNT(BLOCK_OPTS),
 };
 
 /* Checks the limits given into ch: 0, or -1 after saying which is bad. */
@@ -211,14 +246,20 @@ static int crawl_exists(const char *cmd, redisContext *rc, const rconn_t *r, con
     return s.enqueued || s.seeds || s.claimed || s.fetched || s.workers;
 }
 
-/* A change to a crawl with no keys (a mistyped --crawl?) is refused unless
- * --force: 0 to go on, else an exit status. */
-static int check_exists(const char *cmd, const control_opts_t *o, redisContext *rc,
-                        const rconn_t *r, const frontier_control_change_t *ch)
+/* 1 if ch changes something (a pause, a drain, a limit). */
+static int is_change(const frontier_control_change_t *ch)
 {
     int change = ch->pause > 0 || ch->drain;
     for (int l = 0; l < FRONTIER_LIMIT_COUNT; l++)
         change |= ch->limit[l] != 0;
+    return change;
+}
+
+/* A change to a crawl with no keys (a mistyped --crawl?) is refused unless
+ * --force: 0 to go on, else an exit status. */
+static int check_exists(const char *cmd, const control_opts_t *o, redisContext *rc,
+                        const rconn_t *r, int change)
+{
     int e = change && !o->force ? crawl_exists(cmd, rc, r, o->crawl) : 1;
     if (e < 0)
         return CLI_EXIT_ERROR;
@@ -233,31 +274,65 @@ static int check_exists(const char *cmd, const control_opts_t *o, redisContext *
     return 0;
 }
 
-/* Opens the crawl's Redis, applies ch, prints the state: an exit status. */
-static int apply(const char *cmd, const control_opts_t *o, const frontier_control_change_t *ch)
+/* Opens the crawl's Redis (*r, *rc) for cmd; change: refused for a crawl
+ * with no keys unless --force.  0, or an exit status (said why; nothing
+ * left open). */
+static int open_crawl(const char *cmd, const control_opts_t *o, int change, rconn_t **r,
+                      redisContext **rc)
 {
-    char route[FRONTIER_MAX_BLOOM_NAME], err[640], ubuf[PATH_MAX + 16];
+    char route[FRONTIER_MAX_BLOOM_NAME], ubuf[PATH_MAX + 16];
     rconn_specs_t redis;
+    *r = NULL;
+    *rc = NULL;
     if (control_redis(cmd, o, &redis, ubuf, sizeof ubuf) < 0)
         return CLI_EXIT_USAGE;
     if (frontier_bloom_name(o->crawl, route, sizeof route) < 0)
         return CLI_EXIT_USAGE;
-    rconn_t *r = cli_redis_open(cmd, &redis, RCONN_EMBED_JOIN_ONLY, o->data_dir, route);
-    redisContext *rc = r ? cli_redis_connect(cmd, r) : NULL;
-    frontier_control_t c;
-    uint32_t live = 0;
-    int no = rc ? check_exists(cmd, o, rc, r, ch) : 0;
+    *r = cli_redis_open(cmd, &redis, RCONN_EMBED_JOIN_ONLY, o->data_dir, route);
+    *rc = *r ? cli_redis_connect(cmd, *r) : NULL;
+    int no = *rc ? check_exists(cmd, o, *rc, *r, change) : CLI_EXIT_ERROR;
     if (no) {
-        redisFree(rc);
-        rconn_close(r);
-        return no;
+        redisFree(*rc);
+        rconn_close(*r);
+        *r = NULL;
+        *rc = NULL;
     }
-    int rcode =
-        rc ? frontier_control_routed(rc, r, o->crawl, ch, &c, NULL, &live, err, sizeof err) : -1;
-    if (rc && rcode < 0)
+    return no;
+}
+
+static void print_blocks(const frontier_blocks_t *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        char what[320];
+        snprintf(what, sizeof what, "blocked %s %s since", b->v[i].domain ? "domain" : "host",
+                 b->v[i].name);
+        print_when(what, b->v[i].since_ms);
+    }
+    if (b->n || b->dropped || b->refused)
+        printf("  blocks: %zu; queued URLs dropped %llu, links refused %llu (shard 0)\n", b->n,
+               (unsigned long long)b->dropped, (unsigned long long)b->refused);
+}
+
+/* Opens the crawl's Redis, applies ch, prints the state: an exit status. */
+static int apply(const char *cmd, const control_opts_t *o, const frontier_control_change_t *ch)
+{
+    char err[640];
+    rconn_t *r;
+    redisContext *rc;
+    int no = open_crawl(cmd, o, is_change(ch), &r, &rc);
+    if (no)
+        return no;
+    frontier_control_t c;
+    frontier_blocks_t b = {0};
+    uint32_t live = 0;
+    int rcode = frontier_control_routed(rc, r, o->crawl, ch, &c, NULL, &live, err, sizeof err);
+    if (rcode == 0)
+        rcode = frontier_block(rc, r, o->crawl, 0, 0, NULL, &b, NULL, err, sizeof err);
+    if (rcode < 0)
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     if (rcode == 0) {
         print_state(o->crawl, &c, live);
+        print_blocks(&b);
         char **kv = NULL;
         size_t nkv = 0;
         frontier_read_settings(rc, o->crawl, &kv, &nkv); /* (none: an older build's crawl) */
@@ -266,8 +341,8 @@ static int apply(const char *cmd, const control_opts_t *o, const frontier_contro
             free(kv[i]);
         free(kv);
     }
-    if (rc)
-        redisFree(rc);
+    frontier_blocks_free(&b);
+    redisFree(rc);
     rconn_close(r);
     return rcode == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }
@@ -286,6 +361,66 @@ static int parse(const cli_cmd_t *cmd, control_opts_t *o, int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     return -1;
+}
+
+/* The name --host or --domain gave, as the crawl's normalizer writes a
+ * URL's host, into buf (a domain's leading "*." or "." dropped): 0, or -1
+ * after saying why. */
+static int block_name(const char *cmd, const control_opts_t *o, char *buf, size_t len)
+{
+    const char *v = o->host ? o->host : o->domain;
+    if ((o->host != NULL) == (o->domain != NULL)) {
+        fprintf(stderr, "crawler %s: give one of --host H and --domain D\n", cmd);
+        return -1;
+    }
+    if (o->domain && !strncmp(v, "*.", 2))
+        v += 2;
+    else if (o->domain && *v == '.')
+        v++;
+    char url[600], *norm = NULL;
+    int ok = *v && !strpbrk(v, "/?#@ \t") &&
+             snprintf(url, sizeof url, "http://%s/", v) < (int)sizeof url &&
+             parser_url_normalize(NULL, url, sizeof url, &norm) == 0 &&
+             parser_url_host(norm, buf, len) > 0;
+    free(norm);
+    if (!ok)
+        fprintf(stderr, "crawler %s: not a host name: '%s'\n", cmd, v);
+    return ok ? 0 : -1;
+}
+
+static int block_cmd(const cli_cmd_t *cmd, int change, int argc, char **argv)
+{
+    control_opts_t o = {0};
+    char name[256], err[640];
+    int st = parse(cmd, &o, argc, argv);
+    if (st >= 0)
+        return st;
+    if (block_name(cmd->name, &o, name, sizeof name) < 0)
+        return CLI_EXIT_USAGE; /* Redis not opened */
+    rconn_t *r;
+    redisContext *rc;
+    int no = open_crawl(cmd->name, &o, 1, &r, &rc);
+    if (no)
+        return no;
+    frontier_blocks_t b = {0};
+    uint64_t dropped = 0;
+    int rcode = frontier_block(rc, r, o.crawl, change, o.domain != NULL, name, &b, &dropped, err,
+                               sizeof err);
+    if (rcode < 0) {
+        fprintf(stderr, "crawler %s: %s\n", cmd->name, err);
+    } else {
+        printf("crawl %s: %s %s %s", o.crawl, change > 0 ? "blocked" : "unblocked",
+               o.domain ? "domain" : "host", name);
+        if (change > 0)
+            printf(" (%llu queued URL%s dropped)", (unsigned long long)dropped,
+                   dropped == 1 ? "" : "s");
+        printf("\n");
+        print_blocks(&b);
+    }
+    frontier_blocks_free(&b);
+    redisFree(rc);
+    rconn_close(r);
+    return rcode == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
 }
 
 static int state_cmd(const cli_cmd_t *cmd, const frontier_control_change_t *ch, int argc,
@@ -321,4 +456,14 @@ int cmd_limits(int argc, char **argv)
     if (read_limits(&o, &ch) < 0)
         return CLI_EXIT_USAGE; /* said why; Redis not opened */
     return apply("limits", &o, &ch);
+}
+
+int cmd_block(int argc, char **argv)
+{
+    return block_cmd(&cli_table_block, 1, argc, argv);
+}
+
+int cmd_unblock(int argc, char **argv)
+{
+    return block_cmd(&cli_table_unblock, -1, argc, argv);
 }

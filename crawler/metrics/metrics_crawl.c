@@ -93,6 +93,7 @@ static void counters(const metrics_crawl_view_t *v, metrics_text_t *t)
         {"crawler_crawl_capped_pages_total", "pages with more links than --max-links-per-page",
          s->capped_pages},
         {"crawler_crawl_errors_total", "outcomes with an error kind, all kinds", s->errors},
+        {"crawler_crawl_blocked_total", "queued URLs dropped by crawler block", s->blocked},
     };
     each(t, v->crawl, "counter", c, NL(c));
     static const char *const ST[] = {"2xx", "3xx", "4xx", "5xx", "other"};
@@ -100,11 +101,11 @@ static void counters(const metrics_crawl_view_t *v, metrics_text_t *t)
                            s->status_other};
     split(t, v->crawl, "crawler_crawl_pages_total",
           "finished and retried responses by HTTP status class", "status", ST, sv, NL(sv));
-    static const char *const LK[] = {"new", "seen", "skipped"};
-    const uint64_t lv[] = {s->new_links, s->seen_links, s->skipped_links};
+    static const char *const LK[] = {"new", "seen", "skipped", "blocked"};
+    const uint64_t lv[] = {s->new_links, s->seen_links, s->skipped_links, s->blocked_links};
     split(t, v->crawl, "crawler_crawl_links_total",
           "links offered: new (queued), seen (in the visited set), skipped (over a depth or "
-          "page limit)",
+          "page limit), blocked (crawler block)",
           "result", LK, lv, NL(lv));
     metrics_text_family(t, "crawler_crawl_fetch_errors_total", "counter",
                         "outcomes by error kind (the crawl's errors hash, largest kinds)");

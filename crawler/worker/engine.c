@@ -350,6 +350,11 @@ static void route(worker_t *w, frontier_item_t *item, robotsgate_verdict_t v)
 {
     page_t p;
     robotsgate_cause_t cause;
+    if (v != ROBOTSGATE_WAIT && frontier_blocked(w->fr, item->url)) { /* leased before a block */
+        finish_unfetched(w, item, crawl_kind_name(CRAWL_KIND_OPERATOR_BLOCK),
+                         "its host was blocked (crawler block)");
+        return;
+    }
     switch (v) {
     case ROBOTSGATE_ALLOW:
         start_page(w, item);

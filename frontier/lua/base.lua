@@ -159,6 +159,67 @@ local function control_stop(w)
   return 0
 end
 
+-- The hosts and domains an operator blocked (`crawler block`, block.lua),
+-- in P blocks: fields "h:NAME" (that host, any scheme and port) and
+-- "d:NAME" (NAME and every name under it), and "~gen", a token every change
+-- rewrites.  A call reads the token (one HGET) and the whole hash only when
+-- the token differs from the one read before (the VM keeps the table
+-- between calls; the prefix is part of the key: several crawls share a
+-- server).  read_blocks() answers whether anything is blocked; then
+-- blocked(origin) says whether that origin is.
+local BLK_AT -- P .. '\n' .. the token of the reading in BLKH/BLKD
+local BLKH, BLKD, BLK_ANY = {}, {}, false
+local BLK_GEN, BLK_LIST = nil, {} -- the token (nil: none) and {token, field, ...}
+local function read_blocks()
+  local g = redis.pcall('HGET', K.BLOCKS, '~gen')
+  if type(g) == 'table' then -- (a key of another type: before any write, as types.lua's checks)
+    error({err = 'WRONGTYPE ' .. K.BLOCKS .. ' is a ' .. redis.call('TYPE', K.BLOCKS)['ok'] ..
+           ', expected a hash'})
+  end
+  BLK_GEN = g
+  if not g then BLK_AT, BLK_ANY = nil, false; return false end
+  if BLK_AT == P .. '\n' .. g then return BLK_ANY end
+  BLKH, BLKD, BLK_ANY, BLK_LIST = {}, {}, false, {g}
+  local kv = redis.call('HGETALL', K.BLOCKS)
+  for i = 1, #kv, 2 do
+    local t, name = sub(kv[i], 1, 2), sub(kv[i], 3)
+    if t == 'h:' or t == 'd:' then BLK_LIST[#BLK_LIST + 1] = kv[i] end
+    if t == 'h:' then BLKH[name] = true; BLK_ANY = true end
+    if t == 'd:' then BLKD[name] = true; BLK_ANY = true end
+  end
+  BLK_AT = P .. '\n' .. g
+  return BLK_ANY
+end
+-- The host of an origin "scheme://host[:port]" ("[v6]" keeps its brackets).
+local function origin_host(h)
+  local s = find(h, '://', 1, true)
+  if not s then return nil end
+  local e = byte(h, s + 3) == 91 and find(h, ']', s + 3, true) or find(h, ':', s + 3, true)
+  if e and byte(h, e) == 93 then return sub(h, s + 3, e) end
+  if e then return sub(h, s + 3, e - 1) end
+  return sub(h, s + 3)
+end
+-- What a worker that knows the list of token known ('' none) is told
+-- after read_blocks: nil if that is the list, else {token, field, ...}
+-- ({''}: nothing is blocked now).
+local function blocks_news(known)
+  if (BLK_GEN or '') == known then return nil end
+  if not BLK_GEN then return {''} end
+  return BLK_LIST
+end
+local function blocked(h) -- (after read_blocks answered true in this call)
+  local host = origin_host(h)
+  if not host then return false end
+  if BLKH[host] then return true end
+  local at = 1
+  while true do -- the host, then each name it is under
+    if BLKD[sub(host, at)] then return true end
+    local d = find(host, '.', at, true)
+    if not d then return false end
+    at = d + 1
+  end
+end
+
 -- Politeness as a server sees it.  A host's delay d is the crawl's delay or
 -- the host's own (hdelay: robots Crawl-delay, capped at maxd), the larger.
 -- With d > 0 the host has at most one request in flight (its cap, whatever

@@ -102,7 +102,10 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
     if room <= 0 then break end
     local fresh = x > f0
     if fresh then nfd = x - f0 end
-    if not fresh or not (SEEN[h] or num(nexts[x]) > now) then
+    if BLK_ANY and blocked(h) then -- (base.lua: read by the claim) its queue goes, and h with it
+      if not SEEN[h] then SEEN[h] = true; q_drop(h) end
+      if not fresh then ZREM[nr + 1], nr = h, nr + 1 end
+    elseif not fresh or not (SEEN[h] or num(nexts[x]) > now) then
       SEEN[h] = true
       gave = gave + take_host(h, num(infs[x]), host_delay(delay, maxd, owns[x]), per_host, room,
                               fresh)
@@ -123,7 +126,7 @@ end
 
 -- Leases the n entries claimed to worker, numbered b * 10000 + i (b from
 -- the claim counter), and completes the reply: its lease base, its runs.
-local function store_leases(worker)
+local function store_leases(worker, news)
   local b = redis.call('INCR', K.SEQ)
   local bs, i = tostring(b), 0
   for r = 1, nruns do
@@ -134,7 +137,8 @@ local function store_leases(worker)
     REP[E + n + 2 * r - 1], REP[E + n + 2 * r] = RUNS[r], RN[r]
   end
   REP[1], REP[2], REP[3], REP[4], REP[5] = 0, now, 0, b * 10000, nruns
-  REP[E + n + 2 * nruns + 1] = nil -- the reply ends here
+  REP[E + n + 2 * nruns + 1] = news -- (base.lua: blocks_news)
+  REP[E + n + 2 * nruns + 2] = nil -- the reply ends here
   local lk, nh = K.LEASE .. worker, 2 * n
   if n >= 16 and redis.call('OBJECT', 'ENCODING', lk) ~= 'hashtable' then -- see BIG
     HS[nh + 1], HS[nh + 2] = '~', BIG
@@ -147,7 +151,7 @@ local function store_leases(worker)
 end
 
 -- Nothing claimed: the reply says wait (and about how long) or done.
-local function nothing_ready()
+local function nothing_ready(news)
   local ready, fresh = redis.call('ZCARD', K.READY), redis.call('LLEN', K.FRESH)
   local delayed = redis.call('ZCARD', K.DELAYED)
   local inflight = num(redis.call('HGET', K.STATS, 'inflight'))
@@ -155,7 +159,7 @@ local function nothing_ready()
   if ready == 0 and delayed == 0 and inflight <= 0 and queued <= 0 then
     -- done: the shard's enqueued counter in lease_base's place (the end of a
     -- crawl of several shards: frontier/claim.c)
-    return {2, now, 0, num(redis.call('HGET', K.STATS, 'enqueued'))}
+    return {2, now, 0, num(redis.call('HGET', K.STATS, 'enqueued')), news}
   end
   local wait = 1000
   if ready == 0 then wait = 100 end
@@ -165,7 +169,7 @@ local function nothing_ready()
     if r[2] and tonumber(r[2]) - now < wait then wait = tonumber(r[2]) - now end
   end
   if fresh > 0 or wait < 1 then wait = 1 end -- (fresh: hosts the rounds did not reach)
-  return {1, now, math.floor(wait), 0}
+  return {1, now, math.floor(wait), 0, news}
 end
 
 local function claim(_, ARGV)
@@ -177,6 +181,7 @@ local function claim(_, ARGV)
   need(K.LEASE .. worker, 'hash')
   need(K.WORKER .. worker, 'hash')
   read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
+  read_blocks() -- (base.lua) a blocked host's queue is dropped when its turn comes
   local per_host, delay = limit('per_host', tonumber(ARGV[4])), limit('delay', tonumber(ARGV[5]))
   local maxd = limit('max_delay', tonumber(ARGV[6]))
   -- per: URLs a ready host is expected to give (then what the last round's gave):
@@ -192,8 +197,9 @@ local function claim(_, ARGV)
   redis.call('ZADD', K.WORKERS, now + lease, worker)
   reclaim(per_host, ws, delay, maxd)
   promote(per_host, due, delay, maxd)
-  if held == 4 then return {4, now, 0, 0} end
-  if held == 3 then return {3, now, 250, 0} end
+  local news = blocks_news(ARGV[8] or '') -- (read_blocks ran in the checks)
+  if held == 4 then return {4, now, 0, 0, news} end
+  if held == 3 then return {3, now, 250, 0, news} end
   n, nruns = 0, 0
   while n < max and rounds < 32 do
     rounds = rounds + 1
@@ -205,8 +211,8 @@ local function claim(_, ARGV)
     if gave > 0 then per = math.max(1, math.floor((n - took) / gave)) end
     if stop then break end
   end
-  if n == 0 then return nothing_ready() end
-  store_leases(worker)
+  if n == 0 then return nothing_ready(news) end
+  store_leases(worker, news)
   return REP
 end
 

@@ -182,6 +182,7 @@ local function finish(KEYS, ARGV)
   finish_check(KEYS, ARGV, toks, at, np, w0, nforeign, nh, k)
   need_module(KEYS, k)
   read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
+  read_blocks() -- (base.lua) a link of a blocked host is refused ('b')
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
   per_host, delay = limit('per_host', per_host), limit('delay', delay)
   maxd = limit('max_delay', maxd)
@@ -216,6 +217,7 @@ local function finish(KEYS, ARGV)
   end
   count('inflight', lost - np); count('new_links', st.new)
   count('seen_links', st.seen); count('skipped_links', st.skipped)
+  count('blocked_links', st.blocked)
   for x = NKINDS + 1, NKINDS + 2 * nkinds, 2 do
     local kind, n = ARGV[x], ARGV[x + 1]
     if corr and corr.kinds[kind] then n = string.format('%d', tonumber(n) - corr.kinds[kind]) end

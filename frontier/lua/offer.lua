@@ -5,7 +5,7 @@
 
 local function offer_begin()
   return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0, quota = 0,
-          admitted = num(redis.call('HGET', K.STATS, 'enqueued'))}
+          blocked = 0, admitted = num(redis.call('HGET', K.STATS, 'enqueued'))}
 end
 local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   st.new = st.new + 1
@@ -112,12 +112,21 @@ local function is_seen(key, ARGV, b, k, offs, m)
   return true
 end
 
+-- Whether a run of cnt links from ARGV[b] (w arguments a link) holds one
+-- of a blocked host (base.lua: blocked; the caller's read_blocks said some
+-- host is).
+local function run_blocked(ARGV, b, w, cnt)
+  for c = 0, cnt - 1 do if blocked(ARGV[b + c * w + 1]) then return true end end
+  return false
+end
+
 -- Offers the links of the link section at ARGV[i] (its layout: above
 -- fr_offer_section in frontier/offer.c); k < 0 is the module's layout.
 -- Queues (enqueue) the new ones, force: every one.  Returns one code a link,
 -- 'n' new, 's' seen, 'l' over a page limit, 'q' past the shard's allotment
--- (quota: allotment; the bits of both left unset, so the link can be offered
--- again), and the index after the section.  Without a page limit the bits
+-- (quota: allotment), 'b' of a blocked host (the bits of these three left
+-- unset, so the link can be offered again), and the index after the
+-- section.  The caller ran read_blocks (base.lua) in its checks.  Without a page limit the bits
 -- of a run are set in as few calls as the setter takes (BITFIELD: 1024
 -- bits); with one, each link's limits are checked before its bits are set.
 local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
@@ -134,10 +143,12 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
     i = i + 2
     local offs = ARGV[i + n * w] -- the module's layout: the run's offsets
     local step = per or n
+    if BLK_ANY and run_blocked(ARGV, i, w, n) then step = 1 end -- (its links one by one)
     for m = 0, n - 1, step do
       local cnt, b = n - m, i + m * w
       if cnt > step then cnt = step end
-      local over = limits and over_limit(st, ARGV[b + 1], maxp, maxh, quota)
+      local over = BLK_ANY and step == 1 and blocked(ARGV[b + 1]) and 'b'
+      if not over then over = limits and over_limit(st, ARGV[b + 1], maxp, maxh, quota) end
       if over == 'q' and is_seen(key, ARGV, b, k, set == set_module and offs, m) then
         over = 's' -- seen: no allotment needed (its bits are all set: nothing to add)
       end
@@ -146,6 +157,8 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
         nc = nc + 1
         if over == 'q' then
           codes[nc] = 'q'; st.quota = st.quota + 1
+        elseif over == 'b' then
+          codes[nc] = 'b'; st.blocked = st.blocked + 1
         elseif over == 's' then
           codes[nc] = 's'; st.seen = st.seen + 1
         elseif over then

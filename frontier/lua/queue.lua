@@ -117,3 +117,17 @@ local function q_append(h, q, v)
   for j = 1, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
   return str(a + nq), c
 end
+
+-- Empties h's queue (its host is blocked: base.lua's blocked), keeping its
+-- admitted count; counts the entries dropped as no longer queued but
+-- blocked.  Returns how many it dropped.
+local function q_drop(h)
+  local lk = qkey(h)
+  local n = redis.call('LLEN', lk)
+  if n > 0 then redis.call('UNLINK', lk) end -- (freed in the background: a list may be long)
+  local a, c = host_read(h)
+  if c > 0 then redis.call('HSET', K.HOSTS, h, str(a)) end
+  n = n + c
+  count('queued', -n); count('blocked', n)
+  return n
+end

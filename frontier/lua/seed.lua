@@ -31,6 +31,7 @@ local function seed(KEYS, ARGV)
   need_blocks(KEYS)
   need_section(ARGV, NHOSTS + 1 + nh, k)
   read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
+  read_blocks() -- (base.lua) a link or seed of a blocked host is refused ('b')
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
   per_host = limit('per_host', per_host)
   -- the allotment's credit is written first: a Redis that lost the crawler
@@ -43,6 +44,7 @@ local function seed(KEYS, ARGV)
   local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh, quota)
   offer_flush(st, per_host)
   if nh > 0 then redis.call('SADD', K.SEEDHOSTS, unpack(ARGV, NHOSTS + 1, NHOSTS + nh)) end
+  count('blocked_links', st.blocked)
   if links then
     count('new_links', st.new); count('seen_links', st.seen); count('skipped_links', st.skipped)
   else
