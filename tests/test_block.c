@@ -165,3 +165,130 @@ Test(block, bad_names_and_too_many_blocks_are_refused_with_nothing_written)
     frontier_blocks_free(&b);
     env_stop(&e);
 }
+
+/* ---- on real crawler processes ------------------------------------------ */
+
+/* Runs `crawler CMD --redis URL args...`, its stdout into out (may be
+ * NULL); returns its exit status. */
+static int run_cmd(fx_redis_t *r, const char *cmd, const char *out, char *const *args)
+{
+    char *argv[16] = {CRAWLER_BIN, (char *)cmd, "--redis", (char *)fx_redis_url(r)};
+    int n = 4;
+    for (; args && *args && n < 15; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    return fx_run(argv, out, NULL, 30000);
+}
+
+/* Requests to host h in the log (robots.txt too), and how many arrived
+ * after after_ms (CLOCK_MONOTONIC, the fixture's clock); *late the latest
+ * arrival. */
+static size_t requests_to(const fx_http_req_t *log, size_t n, unsigned h, uint64_t after_ms,
+                          size_t *after, uint64_t *late)
+{
+    size_t all = 0;
+    *after = 0;
+    *late = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (log[k].host != h)
+            continue;
+        all++;
+        uint64_t ms = log[k].arrived_us / 1000;
+        *after += ms > after_ms;
+        *late = ms > *late ? ms : *late;
+    }
+    return all;
+}
+
+/* 8 hosts of 32 pages, two processes at --delay 100: once host 3 has had
+ * a few requests, `crawler block --host` it; the crawl goes on to its end. */
+Test(block, no_request_reaches_a_blocked_host_5s_after_the_command_and_the_crawl_ends,
+     .timeout = 180)
+{
+    site_t s = {.hosts = 8, .pages = 32, .delay_ms = 20, .slow = -1};
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    s.h = fx_http_start_hosts(s.hosts);
+    cr_assert_not_null(s.h, "%s", fx_error());
+    fx_http_set_handler(s.h, site_page, &s);
+    fx_http_set(s.h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+    char *dir = fx_tmpdir(), seeds[600], out[600], host[64];
+    cr_assert_not_null(dir);
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    FILE *f = fopen(seeds, "w");
+    cr_assert_not_null(f);
+    for (unsigned h = 0; h < s.hosts; h++)
+        fprintf(f, "%s/h%u/p/0\n", fx_http_host_base(s.h, h), h);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(sscanf(fx_http_host_base(s.h, 3), "http://%63[^:/]", host), 1);
+    pid_t pid[2];
+    for (int p = 0; p < 2; p++) {
+        char log[600];
+        char *argv[] = {CRAWLER_BIN, "crawl",         "--redis", (char *)fx_redis_url(r),
+                        "--seeds",   seeds,           "--quiet", "--delay",
+                        "100",       "--concurrency", "16",      NULL};
+        snprintf(log, sizeof log, "%s/log%d", dir, p);
+        pid[p] = fx_spawn(argv, NULL, log);
+        cr_assert(pid[p] > 0, "%s", fx_error());
+    }
+    fx_http_req_t *log = NULL;
+    size_t n = 0, after = 0;
+    uint64_t late = 0;
+    for (int i = 0; i < 3000 && requests_to(log, n, 3, 0, &after, &late) < 4; i++) {
+        free(log);
+        usleep(10000);
+        n = fx_http_log(s.h, &log);
+    }
+    free(log);
+    uint64_t t0 = fx_now_ms();
+    char *block_args[] = {"--host", host, NULL};
+    cr_assert_eq(run_cmd(r, "block", NULL, block_args), 0);
+    uint64_t t1 = fx_now_ms();
+    for (int p = 0; p < 2; p++) {
+        int rc = fx_wait(pid[p], 150000);
+        cr_expect_eq(rc, 0, "crawler %d exited %d", p, rc);
+    }
+    n = fx_http_log(s.h, &log);
+    size_t to3 = requests_to(log, n, 3, t0 + 5000, &after, &late);
+    cr_expect_eq(after, 0, "%zu requests reached the blocked host more than 5 s after the command",
+                 after);
+    size_t after_return;
+    requests_to(log, n, 3, t1, &after_return, &late);
+    fprintf(stderr,
+            "block: %zu requests to the blocked host, %zu after the command returned (it took "
+            "%llu ms); the last %lld ms after it began\n",
+            to3, after_return, (unsigned long long)(t1 - t0), (long long)late - (long long)t0);
+    /* every page of the other hosts once; the blocked host's, none twice */
+    unsigned(*hits)[MAX_PAGES] = calloc(s.hosts, sizeof *hits);
+    cr_assert_not_null(hits);
+    for (size_t k = 0; k < n; k++) {
+        unsigned h, i;
+        if (page_of(&s, &log[k], &h, &i) == 0)
+            cr_expect_eq(++hits[h][i], 1, "/h%u/p/%u requested twice", h, i);
+    }
+    for (unsigned h = 0; h < s.hosts; h++)
+        for (unsigned i = 0; h != 3 && i < s.pages; i++)
+            cr_expect_eq(hits[h][i], 1, "/h%u/p/%u requested %u times", h, i, hits[h][i]);
+    free(hits);
+    free(log);
+    /* counted: dropped or refused; listed by `crawler limits` */
+    redisContext *c = fx_redis_connect(r);
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(c, "default", &st), 0);
+    cr_expect_gt(st.blocked + st.blocked_links, 0);
+    cr_expect_eq(st.queued + st.in_flight, 0);
+    fprintf(stderr, "block: queued URLs dropped %llu, links refused %llu\n",
+            (unsigned long long)st.blocked, (unsigned long long)st.blocked_links);
+    redisFree(c);
+    snprintf(out, sizeof out, "%s/limits.txt", dir);
+    cr_assert_eq(run_cmd(r, "limits", out, NULL), 0);
+    char *text = fx_read_file(out, NULL), want[128];
+    snprintf(want, sizeof want, "blocked host %s since", host);
+    cr_expect(text && strstr(text, want), "crawler limits said: %s", text ? text : "(nothing)");
+    free(text);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(s.h);
+    fx_redis_stop(r);
+}
