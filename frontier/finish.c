@@ -93,12 +93,19 @@ static void finish_sums(const frontier_done_t *p, size_t n, const fr_offer_t *o,
         rconn_arg_u64(a, c[x]);
 }
 
+uint64_t fr_pace_ms(const frontier_t *f, const frontier_outcome_t *o)
+{
+    return (uint64_t)o->fetch_ms * f->cfg.pace_pct / 100;
+}
+
 /* The group's hosts, from its pages' leases (the origins the claim stored):
- * nhosts, then per host its origin, its pages and whether one resets its
- * failure count ("1" or "0"). */
-static void finish_hosts(const frontier_done_t *p, size_t n, rconn_args_t *a)
+ * nhosts, then per host its origin, its pages, whether one resets its
+ * failure count ("1" or "0") and the longest wait its pages ask for
+ * (fr_pace_ms). */
+static void finish_hosts(const frontier_t *f, const frontier_done_t *p, size_t n, rconn_args_t *a)
 {
     size_t nh = 0, hidx[FR_FINISH_GROUP], hcnt[FR_FINISH_GROUP], ol[FR_FINISH_GROUP];
+    uint64_t hpace[FR_FINISH_GROUP];
     int hok[FR_FINISH_GROUP];
     for (size_t i = 0; i < n; i++) {
         const char *w, *l = p[i].item->lease;
@@ -109,16 +116,20 @@ static void finish_hosts(const frontier_done_t *p, size_t n, rconn_args_t *a)
         if (h == nh) {
             hidx[nh] = i;
             hcnt[nh] = 0;
+            hpace[nh] = 0;
             hok[nh++] = 0;
         }
         hcnt[h]++;
         hok[h] |= resets_host(&p[i].outcome);
+        uint64_t pw = fr_pace_ms(f, &p[i].outcome);
+        hpace[h] = pw > hpace[h] ? pw : hpace[h];
     }
     rconn_arg_u64(a, nh);
     for (size_t h = 0; h < nh; h++) {
         rconn_arg_str(a, p[hidx[h]].item->lease, ol[hidx[h]]);
         rconn_arg_u64(a, hcnt[h]);
         rconn_arg_cstr(a, hok[h] ? "1" : "0");
+        rconn_arg_u64(a, hpace[h]);
     }
 }
 
@@ -167,8 +178,9 @@ static void finish_kinds(const frontier_done_t *p, size_t n, rconn_args_t *a)
  *                               status_5xx status_other errors seen_links
  *                               skipped_links capped_pages (finish_sums)
  *   ARGV[22]      outcomes      what each page added to them (page_outcomes)
- *   ARGV[23]      nhosts        then 3 arguments a host (finish_hosts):
- *                               origin, pages, "1" if one resets its failures
+ *   ARGV[23]      nhosts        then 4 arguments a host (finish_hosts):
+ *                               origin, pages, "1" if one resets its failures,
+ *                               the wait its slowest page asks for (fr_pace_ms)
  *   next          nkinds        then 2 a kind: error kind, pages with it
  *   then per page, 2 arguments and its link section:
  *     token       its lease's field "ORIGIN\tSEQ"; its whole lease
@@ -213,7 +225,7 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     rconn_arg_u64(a, nforeign);
     finish_sums(p, n, o, fseen, a);
     page_outcomes(p, n, o, fseen, a);
-    finish_hosts(p, n, a);
+    finish_hosts(f, p, n, a);
     finish_kinds(p, n, a);
     for (size_t i = 0; i < n; i++) {
         fr_lease_split(p[i].item->lease, &w, &fl, NULL);

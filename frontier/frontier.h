@@ -50,6 +50,7 @@ struct redisContext;
 #define FRONTIER_DEFAULT_PER_HOST 1
 #define FRONTIER_DEFAULT_DELAY_MS 1000
 #define FRONTIER_DEFAULT_MAX_DELAY_MS 60000 /* cap on robots Crawl-delay */
+#define FRONTIER_DEFAULT_PACE_PCT 200       /* a host waits twice its response time */
 #define FRONTIER_DEFAULT_LEASE_MS 30000
 #define FRONTIER_DEFAULT_MAX_TRIES 3
 #define FRONTIER_DEFAULT_BACKOFF_MS 2000
@@ -79,7 +80,12 @@ struct redisContext;
  * URL is claimed no sooner than d after the previous one ended
  * (frontier_finish, frontier_retry or frontier_release of it), so its server
  * sees two requests at least d apart however long a claimed URL waits
- * before its request goes out.  d = 0: up to per_host in flight, no spacing. */
+ * before its request goes out.  d = 0: up to per_host in flight, no spacing.
+ * The host's pace (pace_pct) makes d follow its server: with delay_ms > 0
+ * and max_delay_ms > 0, d is max(d, W) * S, at most max_delay_ms, where W is
+ * the running mean of pace_pct% of its requests' durations and S a
+ * slowdown doubled by each 429 or 503 and lowered by one by each other
+ * answer (frontier/lua/base.lua: pace_note; P hpace, P hslow). */
 
 /* Which shards got work lately, shared by the handles of one process on
  * one crawl (like bloom_shared_cache): a finish that queued links in a
@@ -101,7 +107,9 @@ typedef struct frontier_config {
                                     naming both counts if the crawl has another */
     uint32_t per_host;           /* max URLs in flight per host of delay 0; 0: default */
     uint32_t delay_ms;           /* min ms from the end of one fetch of a host to the next claim */
-    uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) */
+    uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) and pace */
+    uint32_t pace_pct;           /* a host waits at least this % of its requests' recent
+                                    duration (0: no pace); FRONTIER_DEFAULT_PACE_PCT */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
     uint32_t max_depth;          /* links deeper than this are not queued; UINT32_MAX: no limit */
     uint64_t max_pages;          /* URLs admitted in total; 0: no limit.  A new crawl of
@@ -231,6 +239,7 @@ typedef struct frontier_outcome {
     uint64_t bytes;    /* body bytes received */
     int unfetched;     /* frontier_retry: no request was made (robots.txt unavailable): the
                           host is neither counted as failing nor backed off */
+    uint32_t fetch_ms; /* how long the request took (0: unknown): the host's pace */
 } frontier_outcome_t;
 
 /* One finished page: its outcome and the links found on it (normalized,
@@ -542,6 +551,8 @@ const char *frontier_worker_id(const frontier_t *f);
 int frontier_heartbeat(frontier_t *f, const frontier_worker_stats_t *ws, size_t *reclaimed);
 
 #define FRONTIER_STATS_MAX_KINDS 16
+#define FRONTIER_STATS_SLOWEST 5   /* slowest hosts frontier_stats reports */
+#define FRONTIER_MAX_SLOW_HOST 128 /* bytes of such a host's origin kept (cut beyond) */
 #define FRONTIER_MAX_KIND_LEN 32
 
 /* ---- control of a running crawl (control.c) -----------------------------
@@ -701,6 +712,14 @@ typedef struct frontier_stats {
     /* the same for each shard, shard_added[0..shards): its filter's fill */
     uint64_t shard_added[FRONTIER_MAX_SHARDS];
     frontier_control_t control; /* the crawl's control hash (frontier_control) */
+    /* the hosts whose pace makes them wait longer than the crawl's delay
+     * (P hslow), and the slowest of them, slowest first */
+    uint64_t paced_hosts;
+    size_t nslow;
+    struct {
+        char host[FRONTIER_MAX_SLOW_HOST];
+        uint64_t delay_ms;
+    } slow[FRONTIER_STATS_SLOWEST];
 } frontier_stats_t;
 
 /* Reads the crawl's counters, summed over its shards, in two round trips

@@ -106,6 +106,9 @@ int fr_blocklist_take(fr_blocklist_t *bl, const struct redisReply *r);
 void fr_blocklist_clear(fr_blocklist_t *bl);
 /* 1 if host (lowercase, as parser_url_host writes it) is blocked by bl. */
 int fr_blocklist_covers(const fr_blocklist_t *bl, const char *host);
+/* The wait a request of outcome o asks its host for: its duration times
+ * cfg.pace_pct% (finish.c). */
+uint64_t fr_pace_ms(const frontier_t *f, const frontier_outcome_t *o);
 /* The token of the handle's list, "" when none: the claim's ARGV[8]. */
 const char *fr_blocks_known(const frontier_t *f);
 

@@ -49,6 +49,9 @@ static uint64_t retry_delay(frontier_t *f, uint32_t tries, uint32_t retry_after_
  *                             least its delay after this request too
  *   ARGV[16]  unfetched       1: no request was made (robots.txt unavailable):
  *                             the host is not counted as failing, not backed off
+ *   ARGV[17]  pace_ms         the wait the request's duration asks for
+ *                             (fr_pace_ms; a 429 or 503 status slows the host:
+ *                             base.lua, pace_note)
  * Reply: {lost, dead}. */
 static void build_retry(frontier_t *f, unsigned s, const frontier_item_t *item,
                         const frontier_outcome_t *o, uint32_t retry_after_ms, rconn_args_t *a)
@@ -73,6 +76,7 @@ static void build_retry(frontier_t *f, unsigned s, const frontier_item_t *item,
     rconn_arg_u64(a, f->cfg.delay_ms);
     rconn_arg_u64(a, f->cfg.max_delay_ms);
     rconn_arg_u64(a, o->unfetched ? 1 : 0);
+    rconn_arg_u64(a, fr_pace_ms(f, o));
 }
 
 /* The release call (frontier/lua/release.lua), KEYS: the guard, ready.

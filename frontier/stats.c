@@ -130,7 +130,7 @@ static uint32_t count_live(const redisReply *w, uint64_t now)
     return live;
 }
 
-#define STATS_CMDS 11
+#define STATS_CMDS 13
 /* Sends the stats commands (TIME first, then one read of a key each). */
 static int send_stats(struct redisContext *rc, const char *p)
 {
@@ -147,7 +147,10 @@ static int send_stats(struct redisContext *rc, const char *p)
                        {"HGETALL %s", FR_K_ERRORS},
                        {"HGETALL %s", FR_K_CONTROL},
                        {"HLEN %s", FR_K_HADMIT}, /* an older build's count of hosts */
-                       {"LLEN %s", FR_K_FRESH}};
+                       {"LLEN %s", FR_K_FRESH},
+                       {"ZCARD %s", FR_K_HSLOW},
+                       {"ZRANGE %s +inf -inf BYSCORE REV LIMIT 0 5 WITHSCORES", FR_K_HSLOW}};
+    _Static_assert(FRONTIER_STATS_SLOWEST == 5, "the ZRANGE above asks for 5");
     char key[FR_KEY_MAX];
     for (int i = 0; i < STATS_CMDS; i++) {
         int ok = q[i].key == FR_K_COUNT ? redisAppendCommand(rc, q[i].fmt)
@@ -191,6 +194,32 @@ static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
 
 /* Reads one shard's replies r[0..STATS_CMDS) into out (shard 0: the
  * time, the workers and the control hash too). */
+/* Merges one shard's slowest hosts (host, delay pairs) into out's,
+ * slowest first. */
+static int read_slowest(const redisReply *r, frontier_stats_t *out)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2)
+        return -1;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        uint64_t d;
+        const redisReply *h = r->element[i];
+        if (h->type != REDIS_REPLY_STRING || fr_reply_u64(r->element[i + 1], &d) < 0)
+            return -1;
+        size_t at = out->nslow;
+        while (at > 0 && out->slow[at - 1].delay_ms < d)
+            at--;
+        if (at >= FRONTIER_STATS_SLOWEST)
+            continue;
+        size_t last = out->nslow < FRONTIER_STATS_SLOWEST ? out->nslow : FRONTIER_STATS_SLOWEST - 1;
+        memmove(&out->slow[at + 1], &out->slow[at], (last - at) * sizeof out->slow[0]);
+        snprintf(out->slow[at].host, sizeof out->slow[at].host, "%s", h->str);
+        out->slow[at].delay_ms = d;
+        if (out->nslow < FRONTIER_STATS_SLOWEST)
+            out->nslow++;
+    }
+    return 0;
+}
+
 static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
 {
     frontier_stats_t s;
@@ -200,8 +229,10 @@ static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
         fr_reply_u64(r[3], &s.ready_hosts) || fr_reply_u64(r[4], &s.dead) ||
         fr_reply_u64(r[5], &s.hosts) || read_kinds(r[7], out) ||
         fr_control_read(r[8], &s.control) < 0 || fr_reply_u64(r[9], &legacy) ||
-        fr_reply_u64(r[10], &fresh))
+        fr_reply_u64(r[10], &fresh) || fr_reply_u64(r[11], &s.paced_hosts) ||
+        read_slowest(r[12], out) < 0)
         return CRAWL_EREPLY;
+    out->paced_hosts += s.paced_hosts;
     s.ready_hosts += fresh; /* (P fresh: the hosts claimable now, not in ready) */
     if (legacy > s.hosts)
         s.hosts = legacy; /* a crawl an older build began: hosts it has not touched since */

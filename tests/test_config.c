@@ -201,6 +201,7 @@ static const struct {
     {"low-speed-time", "1", "0", "86400", "86401"},
     {"bloom-capacity", "1", "0", "10000000000", "10000000001"},
     {"bloom-fp-rate", "1e-12", "9.9999999999999e-13", "0.5", "0.50000000000001"},
+    {"delay-factor", "0", "-0.001", "1000", "1000.001"},
     {"out-rotate", "0", "-1", "18446744073709551615", "18446744073709551616"},
 };
 #define NRANGES (sizeof RANGES / sizeof RANGES[0])

@@ -170,6 +170,13 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "}");
     json_bloom(o, bv);
     json_control(o, &s->control);
+    fprintf(o, ", \"paced_hosts\": %llu, \"slowest_hosts\": [", U(s->paced_hosts));
+    for (size_t i = 0; i < s->nslow; i++) {
+        fprintf(o, "%s{\"host\": ", i ? ", " : "");
+        json_str(o, s->slow[i].host);
+        fprintf(o, ", \"delay_ms\": %llu}", U(s->slow[i].delay_ms));
+    }
+    fprintf(o, "]");
     cli_settings_json(o, kv, nkv);
     fprintf(o, ", \"live_workers\": %u, \"workers\": [", s->workers);
     for (size_t i = 0; i < nw; i++) {
@@ -217,6 +224,13 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
             U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
     text_bloom(o, bv);
     text_control(o, &s->control);
+    if (s->paced_hosts) {
+        fprintf(o, "  hosts paced slower than --delay: %llu; slowest:", U(s->paced_hosts));
+        for (size_t i = 0; i < s->nslow; i++)
+            fprintf(o, "%s %s %.1f s", i ? "," : "", s->slow[i].host,
+                    (double)s->slow[i].delay_ms / 1000.0);
+        fprintf(o, "\n");
+    }
     cli_settings_text(o, kv, nkv);
     fprintf(o, "  errors %llu", U(s->errors));
     for (size_t i = 0; i < s->nkinds; i++)

@@ -69,7 +69,10 @@ static const cli_opt_t OPTS[] = {
     {U32("delay", "MS", delay_ms, 0, DAY_MS, FRONTIER_DEFAULT_DELAY_MS,
          "min ms from the end of a request to a host to the next one")},
     {U32("max-delay", "MS", max_delay_ms, 0, DAY_MS, FRONTIER_DEFAULT_MAX_DELAY_MS,
-         "cap on a host's robots.txt Crawl-delay")},
+         "cap on a host's robots.txt Crawl-delay and on its pace (--delay-factor)")},
+    {DBL("delay-factor", "F", delay_factor, 0, 1000, FRONTIER_DEFAULT_PACE_PCT / 100.0,
+         "with --delay > 0, a host waits F times its recent response time, doubled by each "
+         "429 or 503, within --delay and --max-delay (0: off)")},
     {U32("redis-retry-max", "MS", redis_retry_max_ms, 0, DAY_MS, CONFIG_DEFAULT_REDIS_RETRY_MAX_MS,
          "a worker that lost Redis retries this long before giving up (0: never retry)")},
     {U32("lease", "MS", lease_ms, 100, DAY_MS, FRONTIER_DEFAULT_LEASE_MS,

@@ -80,7 +80,9 @@ typedef struct crawl_config {
     /* politeness (frontier) */
     uint32_t per_host;           /* --per-host */
     uint32_t delay_ms;           /* --delay, ms */
-    uint32_t max_delay_ms;       /* --max-delay, ms cap on Crawl-delay */
+    uint32_t max_delay_ms;       /* --max-delay, ms cap on Crawl-delay and on a host's pace */
+    double delay_factor;         /* --delay-factor: a host waits this many times its
+                                    requests' recent duration (0: not at all) */
     uint32_t lease_ms;           /* --lease, ms */
     uint32_t redis_retry_max_ms; /* --redis-retry-max: total ms of reconnect tries, 0: none */
     uint32_t max_tries;          /* --max-tries */

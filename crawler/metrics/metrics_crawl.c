@@ -60,6 +60,9 @@ static void gauges(const metrics_crawl_view_t *v, metrics_text_t *t)
         {"crawler_crawl_hosts", "hosts that ever had a URL admitted", s->hosts},
         {"crawler_crawl_ready_hosts", "hosts with queued URLs and room for a fetch now",
          s->ready_hosts},
+        {"crawler_crawl_paced_hosts",
+         "hosts waiting longer than --delay: slow, or answering 429/503 (--delay-factor)",
+         s->paced_hosts},
         {"crawler_crawl_live_workers", "workers whose lease is live", s->workers},
         {"crawler_crawl_registered_workers", "workers registered (live or not)", v->nw},
     };

@@ -307,8 +307,12 @@ static int record_all(finisher_t *f, entries_t *es, int flush)
 /* What the frontier's retry is told of p. */
 static frontier_outcome_t outcome_of(const page_t *p)
 {
-    return (frontier_outcome_t){
-        .status = p->status, .error = p->error_kind, .bytes = p->bytes, .unfetched = p->unfetched};
+    return (frontier_outcome_t){.status = p->status,
+                                .error = p->error_kind,
+                                .bytes = p->bytes,
+                                .unfetched = p->unfetched,
+                                .fetch_ms =
+                                    p->fetch_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)p->fetch_ms};
 }
 
 /* Sends the queued retries in order; on a lost connection the rest stay.
@@ -416,15 +420,14 @@ static int swap_batches(finisher_t *f)
     f->queued.n = 0;
     for (size_t i = 0; i < f->fin.n; i++) {
         entry_t *d = &f->fin.v[i];
-        f->fin_pages[i] = (frontier_done_t){
-            .item = &d->p.item,
-            .outcome = {.status = d->p.status, .error = d->p.error_kind, .bytes = d->p.bytes},
-            .links = (const char *const *)d->p.links,
-            .nlinks = d->p.nlinks,
-            .link_depth = d->p.link_depth,
-            .link_hops = d->p.link_hops,
-            .links_over_cap = d->p.links_over_cap,
-            .nnew = &d->nnew};
+        f->fin_pages[i] = (frontier_done_t){.item = &d->p.item,
+                                            .outcome = outcome_of(&d->p),
+                                            .links = (const char *const *)d->p.links,
+                                            .nlinks = d->p.nlinks,
+                                            .link_depth = d->p.link_depth,
+                                            .link_hops = d->p.link_hops,
+                                            .links_over_cap = d->p.links_over_cap,
+                                            .nnew = &d->nnew};
         d->nnew = 0;
     }
     return 0;

@@ -239,13 +239,68 @@ local function host_cap(d, per_host)
   return per_host
 end
 
--- The delays of hosts hs (one HMGET of hdelay, none when maxd is 0): ds[x].
+-- Politeness that follows the server.  When the crawl's delay is > 0 (and
+-- max_delay too), a host whose server is slow, or says so, waits longer:
+-- P hpace holds, for such a host only, "W S": W the wait its recent
+-- responses asked for (the client sends the time a request took times the
+-- crawl's --delay-factor; W their running mean, weight 1/4 to the newest),
+-- S a slowdown, doubled by each 429 or 503 (at most PACE_SLOW_MAX) and
+-- lowered by one by each other response.  Its delay is then max(d, W) * S,
+-- at most max_delay and never below d (host_delay's).  A host whose pace
+-- comes back to d (W <= d, S = 1) leaves P hpace: fast hosts cost nothing.
+-- P hslow mirrors it as a sorted set, host -> its delay, for `crawler
+-- stats` (the slowest hosts).
+local PACE_SLOW_MAX = 64
+local function pace_of(v) -- P hpace's value: W, S (0, 1 when none)
+  if not v then return 0, 1 end
+  local w, sl = string.match(v, '^(%d+) (%d+)$')
+  return num(w), math.max(1, num(sl))
+end
+local function paced(d, maxd, w, sl)
+  local p = d
+  if w > p then p = w end
+  p = p * sl
+  if p > maxd then p = maxd end
+  if p < d then p = d end
+  return p
+end
+
+-- The delays of hosts hs: ds[x] (host_delay, and the pace when the delay
+-- is > 0: one HMGET of hdelay, none when maxd is 0, and one of hpace).
+-- Also the delays without the pace, bases[x], and hpace's values, pv[x].
 local function host_delays(hs, delay, maxd)
-  local ds = {}
-  if #hs == 0 then return ds end
+  local ds, bases = {}, {}
+  if #hs == 0 then return ds, bases, {} end
   local owns = maxd > 0 and redis.call('HMGET', K.HDELAY, unpack(hs)) or {}
-  for x = 1, #hs do ds[x] = host_delay(delay, maxd, owns[x]) end
-  return ds
+  local pv = (delay > 0 and maxd > 0) and redis.call('HMGET', K.HPACE, unpack(hs)) or {}
+  for x = 1, #hs do
+    local b = host_delay(delay, maxd, owns[x])
+    bases[x] = b
+    if pv[x] then ds[x] = paced(b, maxd, pace_of(pv[x])) else ds[x] = b end
+  end
+  return ds, bases, pv
+end
+
+-- A request to h ended: target the wait its duration asks for (0: none
+-- known), slow: it answered 429 or 503.  Updates h's pace (v: its hpace
+-- value, false when none) and answers h's delay from now on (b: its delay
+-- without the pace).  Writes only for a host that is or was slow.
+local function pace_note(h, v, b, maxd, target, slow)
+  if b <= 0 or maxd <= 0 then return b end
+  local w, sl = pace_of(v)
+  if target > 0 then
+    if w == 0 then w = target else w = math.floor((3 * w + target) / 4) end
+  end
+  if slow then sl = math.min(PACE_SLOW_MAX, sl * 2) elseif sl > 1 then sl = sl - 1 end
+  local d = paced(b, maxd, w, sl)
+  if w > b or sl > 1 then
+    redis.call('HSET', K.HPACE, h, str(w) .. ' ' .. str(sl))
+    redis.call('ZADD', K.HSLOW, d, h)
+  elseif v then
+    redis.call('HDEL', K.HPACE, h)
+    redis.call('ZREM', K.HSLOW, h)
+  end
+  return d
 end
 
 -- Hosts hs whose request just ended, with their delays ds: each of d > 0

@@ -21,7 +21,7 @@ local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
 local CLAIM_KEYS = {'WORKERS', 'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
-                    'STATS', 'DELAYED', 'SEQ', 'CONTROL'}
+                    'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE'}
 
 -- Up to lim hosts to claim from: the ready ones due now, then the first
 -- ones of P fresh (wake.lua: wake_new), the last nf of them.  Reads only.

@@ -24,13 +24,14 @@ local SUM_SEEN, SUM_SKIPPED, SUM_CAPPED = 9, 10, 11
 local NFOREIGN, SUM = 10, 11
 local OUTCOMES = SUM + #SUMS
 local HOSTS = OUTCOMES + 1
--- A host's arguments: its origin, its pages, '1' if one resets its failure count.
-local HOST_ARGS = 3
+-- A host's arguments: its origin, its pages, '1' if one resets its failure
+-- count, the wait its slowest page asks for (base.lua: pace_note; '0': none).
+local HOST_ARGS = 4
 -- A page's arguments: its lease field, its link section's span, then the section.
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
 local FINISH_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'HOSTS',
-                     'STATS', 'ERRORS', 'CONTROL'}
+                     'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}
@@ -145,12 +146,15 @@ end
 -- before (a host below it before kept its place in ready), or with nothing
 -- left in flight (a host parked by a worker with a smaller per_host is
 -- woken once it drains).
-local function unlease_hosts(hosts, dec, per_host, delay, maxd)
+local function unlease_hosts(hosts, dec, tg, per_host, delay, maxd)
   local wk, hs = {}, {}
   for _, h in ipairs(hosts) do if dec[h] > 0 then hs[#hs + 1] = h end end
   if #hs == 0 then return wk end
   local hv, set, del = redis.call('HMGET', K.HINFLIGHT, unpack(hs)), {}, {}
-  local ds = host_delays(hs, delay, maxd)
+  local ds, bases, pv = host_delays(hs, delay, maxd)
+  for x, h in ipairs(hs) do
+    if bases[x] > 0 then ds[x] = pace_note(h, pv[x], bases[x], maxd, tg[h], false) end
+  end
   for x, h in ipairs(hs) do
     local old, cap = num(hv[x]), host_cap(ds[x], per_host)
     local v = old - dec[h]
@@ -189,15 +193,15 @@ local function finish(KEYS, ARGV)
   local quota
   maxp, quota = allotment(maxp, credit)
   local held, lost = take_leases(toks, np, w0, nforeign)
-  local hosts, dec, ok = {}, {}, {}
+  local hosts, dec, ok, tg = {}, {}, {}, {}
   for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do
     local h = ARGV[x]
-    hosts[#hosts + 1] = h; dec[h] = tonumber(ARGV[x + 1])
+    hosts[#hosts + 1] = h; dec[h] = tonumber(ARGV[x + 1]); tg[h] = tonumber(ARGV[x + 3])
     if ARGV[x + 2] == '1' then ok[#ok + 1] = h end
   end
   local corr = false
   if lost > 0 then corr, ok = take_back(ARGV[OUTCOMES], held, toks, dec) end
-  local wk = unlease_hosts(hosts, dec, per_host, delay, maxd)
+  local wk = unlease_hosts(hosts, dec, tg, per_host, delay, maxd)
   if #ok > 0 then redis.call('HDEL', K.HFAIL, unpack(ok)) end
   local st, codes = offer_begin(), {}
   for pg = 1, np do

@@ -4,7 +4,7 @@
 -- ARGV and reply: the layout above build_release() in frontier/retry.c.
 
 local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT', 'STATS',
-                      'CONTROL'}
+                      'CONTROL', 'HPACE'}
 
 local function release(_, ARGV)
   local per_host, delay, maxd = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])

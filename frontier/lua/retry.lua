@@ -18,7 +18,7 @@ local function outcome(status, err, bytes)
 end
 
 local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HOSTS', 'STATS', 'ERRORS',
-                    'DEAD', 'DELAYED', 'CONTROL'}
+                    'DEAD', 'DELAYED', 'CONTROL', 'HPACE', 'HSLOW'}
 
 local function retry(_, ARGV)
   local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -27,6 +27,7 @@ local function retry(_, ARGV)
   local per_host, bytes = tonumber(ARGV[12]), tonumber(ARGV[13])
   local pdelay, maxd = tonumber(ARGV[14]), tonumber(ARGV[15]) -- the host's spacing (host_delay)
   local unfetched = ARGV[16] == '1' -- no request made: the host neither failed nor backs off
+  local target = tonumber(ARGV[17]) or 0 -- the wait the request's duration asks for (pace_note)
   local h = unstore(field)
   need_crawl() -- (types.lua) a crawl gone: nothing written
   need_keys(RETRY_KEYS) -- (types.lua) before the first write
@@ -67,7 +68,12 @@ local function retry(_, ARGV)
   end
   if retry_after > hb then hb = retry_after end
   -- and never sooner than its delay after this request (+ 1: as space_hosts)
-  local hd = host_delay(pdelay, maxd, maxd > 0 and redis.call('HGET', K.HDELAY, h) or nil)
+  -- (its pace: a 429 or a 503 slows the host down, base.lua)
+  local ds, bases, pv = host_delays({h}, pdelay, maxd)
+  local hd = ds[1]
+  if not unfetched and hd > 0 then
+    hd = pace_note(h, pv[1], bases[1], maxd, target, status == '429' or status == '503')
+  end
   if hd > 0 and hd + 1 > hb then hb = hd + 1 end
   if hb > 0 and now + hb > num(redis.call('HGET', K.HNEXT, h)) then
     redis.call('HSET', K.HNEXT, h, now + hb)
