@@ -182,6 +182,7 @@ static void finish_kinds(const frontier_done_t *p, size_t n, rconn_args_t *a)
  *                               origin, pages, "1" if one resets its failures,
  *                               the wait its slowest page asks for (fr_pace_ms)
  *   next          nkinds        then 2 a kind: error kind, pages with it
+ *   next          the domain section of the pages' links (fr_offer_domains)
  *   then per page, 2 arguments and its link section:
  *     token       its lease's field "ORIGIN\tSEQ"; its whole lease
  *                 "ORIGIN\tSEQ@WORKER" when the worker is not ARGV[9]
@@ -227,6 +228,7 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     page_outcomes(p, n, o, fseen, a);
     finish_hosts(f, p, n, a);
     finish_kinds(p, n, a);
+    fr_offer_domains(f, o, n, a);
     for (size_t i = 0; i < n; i++) {
         fr_lease_split(p[i].item->lease, &w, &fl, NULL);
         rconn_arg_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));

@@ -116,11 +116,15 @@ typedef struct frontier_config {
                                     several shards opened with one keeps it in allotments
                                     (quota.c); one created without refuses it */
     uint64_t max_pages_per_host; /* URLs admitted per host; 0: no limit */
-    uint32_t max_tries;          /* fetch attempts before dead-lettering; 0: default */
-    uint32_t backoff_ms;         /* first retry delay, doubled each try, with jitter */
-    uint32_t backoff_max_ms;     /* retry delay cap */
-    int bitfield_only;           /* 1: set Bloom bits with BITFIELD even when Redis has the
-                                    crawler module (CRAWLER.BFADD); 0: use it if loaded */
+    uint64_t max_pages_per_domain; /* URLs admitted per registered domain (its hosts
+                                      together); 0: no limit */
+    uint64_t max_hosts_per_domain; /* hosts of one registered domain that may admit
+                                      URLs; 0: no limit */
+    uint32_t max_tries;            /* fetch attempts before dead-lettering; 0: default */
+    uint32_t backoff_ms;           /* first retry delay, doubled each try, with jitter */
+    uint32_t backoff_max_ms;       /* retry delay cap */
+    int bitfield_only;             /* 1: set Bloom bits with BITFIELD even when Redis has the
+                                      crawler module (CRAWLER.BFADD); 0: use it if loaded */
     /* The visited set frontier_open opens itself (when given no bloom): */
     uint64_t bloom_capacity;           /* n, expected items, if it must be created; 0 and
                                           bloom_fp_rate 0: join an existing filter only */
@@ -275,7 +279,8 @@ typedef struct frontier_done {
  * cache knows are skipped before the script.  The item may be claimed by
  * another handle (the lease names its worker).  A link holding a space, tab
  * or newline (normalized URLs never do) or without an origin is skipped
- * (counted in skipped_links). */
+ * (counted in skipped_links; those over a registered domain's budget,
+ * max_pages_per_domain or max_hosts_per_domain, in domain_links too). */
 int frontier_finish(frontier_t *f, const frontier_done_t *pages, size_t n);
 
 /* A fetch that deserves a retry (timeout, 5xx, 429): the URL goes to the
@@ -695,7 +700,7 @@ typedef struct frontier_stats {
     uint64_t status_2xx, status_3xx, status_4xx, status_5xx, errors;
     uint32_t workers; /* with a live lease */
     uint64_t enqueued, seeds, reclaimed, released, skipped_links, status_other;
-    uint64_t capped_pages, blocked, blocked_links;
+    uint64_t capped_pages, blocked, blocked_links, domain_links;
     unsigned shards; /* the crawl's shards: every count is their sum */
     uint64_t now_ms; /* Redis server time of the reading */
     size_t nkinds;

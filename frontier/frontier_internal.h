@@ -147,6 +147,10 @@ int fr_woken(const frontier_t *f, unsigned s, uint64_t since);
  * xxh64 of its registered domain (libpsl; an IP address, or a name that is
  * a public suffix, is its own) mod n.  Thread-safe. */
 unsigned fr_shard_of(unsigned n, const char *origin);
+/* (keys.c) The registered domain of origin's host (libpsl; an IP address,
+ * or a name that is a public suffix, is its own) into buf: its length, or
+ * -1 (no host, or buf too small). */
+int fr_registered_domain(const char *origin, char *buf, size_t buflen);
 /* fr_shard_of, and -1 (*s 0) for what has no host (not a URL). */
 int fr_shard_find(unsigned n, const char *origin, unsigned *s);
 /* The shard an item was claimed from (0 if it names none of the crawl's). */
@@ -341,6 +345,10 @@ typedef struct fr_offer {
 int fr_offer_prepare(frontier_t *f, unsigned s, const char *const *links, size_t n, int use_cache,
                      int skip_all, fr_blocks_t *bl, fr_offer_t *o);
 void fr_offer_free(fr_offer_t *o);
+/* The domain section of an offering call (layout above it in offer.c):
+ * the crawl's budgets per registered domain and, when there are some, the
+ * domain of each distinct origin of o[0..n)'s links. */
+void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a);
 /* The call of the seed function (seed.lua) that offers urls[0..n)
  * (n <= FR_SEED_CHUNK) to shard s at depth/hops, probed into o: seeds
  * (flags: FRONTIER_SEED_*, mode NULL), or links of a page of another shard

@@ -170,11 +170,8 @@ unsigned fr_shard_of(unsigned n, const char *origin)
     return fr_shard_find(n, origin, &s) < 0 ? 0 : s;
 }
 
-int fr_shard_find(unsigned n, const char *origin, unsigned *out)
+int fr_registered_domain(const char *origin, char *buf, size_t buflen)
 {
-    *out = 0;
-    if (n <= 1)
-        return 0;
     char h[FR_ORIGIN_MAX];
     int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
     if (len <= 0)
@@ -185,6 +182,19 @@ int fr_shard_find(unsigned n, const char *origin, unsigned *out)
         dom = psl_registrable_domain(psl_builtin(), h);
     if (!dom)
         dom = h;
-    *out = (unsigned)(XXH64(dom, strlen(dom), 0) % n);
+    int n = snprintf(buf, buflen, "%s", dom);
+    return n < 0 || (size_t)n >= buflen ? -1 : n;
+}
+
+int fr_shard_find(unsigned n, const char *origin, unsigned *out)
+{
+    *out = 0;
+    if (n <= 1)
+        return 0;
+    char dom[FR_ORIGIN_MAX];
+    int len = fr_registered_domain(origin, dom, sizeof dom);
+    if (len <= 0)
+        return -1;
+    *out = (unsigned)(XXH64(dom, (size_t)len, 0) % n);
     return 0;
 }

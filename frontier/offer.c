@@ -280,6 +280,69 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, rconn_args
         }
 }
 
+/* The domain section of an offering call, read by read_domains in
+ * frontier/lua/offer.lua:
+ *   budgets        "PAGES:HOSTS": max_pages_per_domain and
+ *                  max_hosts_per_domain (0: none)
+ *   ndomains       pairs that follow: none when both budgets are 0
+ *   per distinct origin of the call's links:
+ *     origin       "scheme://host[:port]"
+ *     domain       its registered domain (fr_registered_domain)
+ * The script keeps each domain's admitted pages and hosts in P domains. */
+/* FNV-1a of s[0..len). */
+static uint64_t fnv(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a)
+{
+    char b[48];
+    snprintf(b, sizeof b, "%llu:%llu", (unsigned long long)f->cfg.max_pages_per_domain,
+             (unsigned long long)f->cfg.max_hosts_per_domain);
+    rconn_arg_dup(a, b);
+    size_t at = a->n, nd = 0, nl = 0;
+    rconn_arg_u64(a, 0); /* ndomains, set below */
+    if (!f->cfg.max_pages_per_domain && !f->cfg.max_hosts_per_domain)
+        return;
+    for (size_t i = 0; i < n; i++)
+        nl += o[i].nsent;
+    size_t cap = 16;
+    while (cap < 2 * nl)
+        cap *= 2;
+    const fr_link_t **seen = calloc(cap, sizeof *seen); /* the origins sent, by hash */
+    const char **base = calloc(cap, sizeof *base);
+    for (size_t i = 0; seen && base && i < n; i++)
+        for (size_t j = 0; j < o[i].nsent; j++) {
+            const fr_link_t *k = &o[i].v[j];
+            const char *og = o[i].orig + k->oat;
+            size_t h = fnv(og, k->olen) & (cap - 1);
+            while (seen[h] && !(seen[h]->olen == k->olen && !memcmp(base[h], og, k->olen)))
+                h = (h + 1) & (cap - 1);
+            char origin[FR_ORIGIN_MAX], dom[FR_ORIGIN_MAX];
+            if (seen[h] || k->olen >= sizeof origin)
+                continue;
+            seen[h] = k;
+            base[h] = og;
+            memcpy(origin, og, k->olen);
+            origin[k->olen] = '\0';
+            int dl = fr_registered_domain(origin, dom, sizeof dom);
+            if (dl <= 0)
+                continue;
+            rconn_arg_copy(a, og, k->olen);
+            rconn_arg_copy(a, dom, (size_t)dl);
+            nd++;
+        }
+    if (!seen || !base)
+        a->oom = 1; /* (the call is not sent: rconn_args) */
+    free(seen);
+    free(base);
+    rconn_arg_set_u64(a, at, nd);
+}
+
 /* A link section: fr_offer_span(f, o) arguments, read by offer_links in
  * frontier/lua/offer.lua.
  *   nruns                    block runs that follow
@@ -435,6 +498,7 @@ long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *b
  *   ARGV[6]  k                   Bloom bits a URL; < 0: the module's layout
  *   ARGV[7]  nhosts              then nhosts hosts to add to the seed hosts
  *                                (fr_seed_hosts_args; none for FRONTIER_SEED_NO_HOSTS)
+ *   next     the domain section  fr_offer_domains
  *   next     the link section    fr_offer_section, at depth/hops
  * Reply: the URLs' codes (fr_offer_done), then, when some were 'q' (past
  * the shard's allotment), ':' and the shard's enqueued counter
@@ -474,6 +538,7 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
         rconn_arg_u64(a, 0);
     else
         fr_seed_hosts_args(urls, n, a);
+    fr_offer_domains(f, o, 1, a);
     fr_offer_section(f, o, urls, depth, hops, a);
     *out = c;
     return 0;

@@ -59,6 +59,7 @@ static uint64_t *stat_field(frontier_stats_t *s, const char *name)
         F("capped_pages", capped_pages),
         F("blocked", blocked),
         F("blocked_links", blocked_links),
+        F("domain_links", domain_links),
 #undef F
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -187,6 +188,7 @@ static void add_counters(frontier_stats_t *out, const frontier_stats_t *s)
     out->released += s->released;
     out->blocked += s->blocked;
     out->blocked_links += s->blocked_links;
+    out->domain_links += s->domain_links;
     out->skipped_links += s->skipped_links;
     out->status_other += s->status_other;
     out->capped_pages += s->capped_pages;

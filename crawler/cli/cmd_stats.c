@@ -152,7 +152,7 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
             "\"seeds\": %llu, \"claimed\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
             "\"retried\": %llu, \"reclaimed\": %llu, \"released\": %llu, \"new_links\": %llu, "
             "\"seen_links\": %llu, \"skipped_links\": %llu, \"capped_pages\": %llu, "
-            "\"blocked\": %llu, \"blocked_links\": %llu, "
+            "\"blocked\": %llu, \"blocked_links\": %llu, \"domain_links\": %llu, "
             "\"status\": {\"2xx\": %llu, "
             "\"3xx\": %llu, \"4xx\": %llu, \"5xx\": %llu, \"other\": %llu}, \"errors\": %llu, "
             "\"error_kinds\": {",
@@ -160,8 +160,8 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
             U(s->hosts), U(s->ready_hosts), U(s->dead), U(s->enqueued), U(s->seeds), U(s->claimed),
             U(s->fetched), U(s->bytes), U(s->retried), U(s->reclaimed), U(s->released),
             U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages),
-            U(s->blocked), U(s->blocked_links), U(s->status_2xx), U(s->status_3xx),
-            U(s->status_4xx), U(s->status_5xx), U(s->status_other), U(s->errors));
+            U(s->blocked), U(s->blocked_links), U(s->domain_links), U(s->status_2xx),
+            U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other), U(s->errors));
     for (size_t i = 0; i < s->nkinds; i++) {
         fprintf(o, "%s", i ? ", " : "");
         json_str(o, s->kinds[i].kind);
@@ -217,6 +217,8 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o,
             "  links: new %llu  seen %llu  skipped (limits) %llu  pages cut at the link cap %llu\n",
             U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages));
+    if (s->domain_links)
+        fprintf(o, "  links over a domain's budget (of skipped): %llu\n", U(s->domain_links));
     if (s->blocked || s->blocked_links)
         fprintf(o, "  blocked (crawler block): queued URLs dropped %llu  links refused %llu\n",
                 U(s->blocked), U(s->blocked_links));

@@ -33,6 +33,8 @@ static const setting_t table[CONFIG_ADMISSION_COUNT] = {
     {"max-depth", K_U32, F(max_depth), 0},
     {"max-pages", K_U64, F(max_pages), 0},
     {"max-pages-per-host", K_U64, F(max_pages_per_host), 0},
+    {"max-pages-per-domain", K_U64, F(max_pages_per_domain), 0},
+    {"max-hosts-per-domain", K_U64, F(max_hosts_per_domain), 0},
     {"follow-nofollow", K_FLAG, F(follow_nofollow), 0},
     {"ignore-robots", K_FLAG, F(ignore_robots), 0},
     {"sitemaps", K_FLAG, F(sitemaps), 0},

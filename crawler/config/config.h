@@ -36,6 +36,8 @@
 #define CONFIG_DEFAULT_MAX_REDIRECTS 10        /* redirects in a row followed */
 #define CONFIG_DEFAULT_MAX_PAGES 0             /* none */
 #define CONFIG_DEFAULT_MAX_PAGES_PER_HOST 0    /* none */
+#define CONFIG_DEFAULT_MAX_PAGES_PER_DOMAIN 0  /* none */
+#define CONFIG_DEFAULT_MAX_HOSTS_PER_DOMAIN 0  /* none */
 #define CONFIG_DEFAULT_USER_AGENT "crawler/0.1"
 #define CONFIG_DEFAULT_SCOPE SCOPE_HOST
 #define CONFIG_DEFAULT_GRACE_MS 5000             /* finish in-flight work after SIGTERM */
@@ -50,7 +52,7 @@
  * --follow-nofollow, --ignore-robots, --sitemaps, --allow-private,
  * --allow-private-range, --allow-domain, --deny-domain, --include,
  * --exclude. */
-#define CONFIG_ADMISSION_COUNT 13
+#define CONFIG_ADMISSION_COUNT 15
 #define CONFIG_ADMISSION_MAX 16384 /* the text of one (a list: one value a line) */
 
 typedef enum config_scope {
@@ -108,16 +110,18 @@ typedef struct crawl_config {
     uint32_t shards;             /* --shards: the crawl's shards if it is created; 0: the crawl's */
     uint64_t max_pages;          /* --max-pages; 0: none */
     uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
-    uint32_t max_url_length;     /* --max-url-length, bytes */
-    uint32_t max_links_per_page; /* --max-links-per-page: links followed per page */
-    uint64_t max_size;           /* --max-size, bytes of body (decoded) */
-    uint32_t timeout_ms;         /* --timeout, ms */
-    uint32_t connect_timeout_ms; /* --connect-timeout, ms */
-    uint32_t low_speed_bps;      /* --low-speed-limit, bytes/s */
-    uint32_t low_speed_s;        /* --low-speed-time, s */
-    int follow_nofollow;         /* --follow-nofollow */
-    int insecure;                /* --insecure: do not verify TLS */
-    int allow_private;           /* --allow-private: allow private/loopback hosts */
+    uint64_t max_pages_per_domain; /* --max-pages-per-domain (registered domain); 0: none */
+    uint64_t max_hosts_per_domain; /* --max-hosts-per-domain; 0: none */
+    uint32_t max_url_length;       /* --max-url-length, bytes */
+    uint32_t max_links_per_page;   /* --max-links-per-page: links followed per page */
+    uint64_t max_size;             /* --max-size, bytes of body (decoded) */
+    uint32_t timeout_ms;           /* --timeout, ms */
+    uint32_t connect_timeout_ms;   /* --connect-timeout, ms */
+    uint32_t low_speed_bps;        /* --low-speed-limit, bytes/s */
+    uint32_t low_speed_s;          /* --low-speed-time, s */
+    int follow_nofollow;           /* --follow-nofollow */
+    int insecure;                  /* --insecure: do not verify TLS */
+    int allow_private;             /* --allow-private: allow private/loopback hosts */
     const char *allow_range[CONFIG_MAX_PATTERNS]; /* --allow-private-range CIDR: these only */
     size_t n_allow_range;
     const char *ca_file; /* --ca-file: PEM CA bundle to trust; NULL: the system's */

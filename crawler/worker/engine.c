@@ -213,6 +213,8 @@ static void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
     fc->shards = c->shards;
     fc->wake = e->wake;
     fc->max_pages_per_host = c->max_pages_per_host;
+    fc->max_pages_per_domain = c->max_pages_per_domain;
+    fc->max_hosts_per_domain = c->max_hosts_per_domain;
     fc->max_tries = c->max_tries;
     fc->backoff_ms = c->backoff_ms;
     /* the frontier joins the crawl's filter as created (by whoever seeded

@@ -31,7 +31,7 @@ local HOST_ARGS = 4
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
 local FINISH_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'HOSTS',
-                     'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW'}
+                     'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW', 'DOMAINS'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}
@@ -175,7 +175,9 @@ local function finish(KEYS, ARGV)
   local nforeign, nh = tonumber(ARGV[NFOREIGN]), tonumber(ARGV[HOSTS])
   local NKINDS = HOSTS + 1 + HOST_ARGS * nh
   local nkinds = tonumber(ARGV[NKINDS])
-  local toks, at, i = TOKS, AT, NKINDS + 1 + 2 * nkinds -- at[pg]: page pg's first argument
+  local DOMS = NKINDS + 1 + 2 * nkinds -- the domain section (offer.lua: read_domains)
+  -- at[pg]: page pg's first argument
+  local toks, at, i = TOKS, AT, DOMS + 2 + 2 * tonumber(ARGV[DOMS + 1])
   for pg = 1, np do
     toks[pg] = ARGV[i]; at[pg] = i
     local span = ARGV[i + PG_SPAN] -- tonumber costs Redis ~1.3k instructions: skip it for 0
@@ -204,6 +206,7 @@ local function finish(KEYS, ARGV)
   local wk = unlease_hosts(hosts, dec, tg, per_host, delay, maxd)
   if #ok > 0 then redis.call('HDEL', K.HFAIL, unpack(ok)) end
   local st, codes = offer_begin(), {}
+  read_domains(st, ARGV, DOMS)
   for pg = 1, np do
     if ARGV[at[pg] + PG_SPAN] ~= '0' then -- (no links: '0')
       if held[pg] then

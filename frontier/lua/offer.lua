@@ -5,7 +5,44 @@
 
 local function offer_begin()
   return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0, quota = 0,
-          blocked = 0, admitted = num(redis.call('HGET', K.STATS, 'enqueued'))}
+          blocked = 0, admitted = num(redis.call('HGET', K.STATS, 'enqueued')),
+          maxdp = 0, maxdh = 0, domof = {}, dom = {}, doms = {}, dskipped = 0}
+end
+
+-- The domain section at ARGV[i] (its layout: above fr_offer_domains in
+-- frontier/offer.c) into st: the budgets per registered domain and the
+-- domain of each origin.  Returns the index after it.
+local function read_domains(st, ARGV, i)
+  local dp, dh = string.match(ARGV[i], '^(%d+):(%d+)$')
+  st.maxdp, st.maxdh = num(dp), num(dh)
+  local n = tonumber(ARGV[i + 1])
+  for x = i + 2, i + 1 + 2 * n, 2 do st.domof[ARGV[x]] = ARGV[x + 1] end
+  return i + 2 + 2 * n
+end
+
+-- Whether a link of origin h (ha: URLs h admitted) is over its registered
+-- domain's budget: pages admitted (max_pages_per_domain), or hosts, h new
+-- among them (max_hosts_per_domain).  P domains: domain -> "PAGES HOSTS",
+-- read once a call.
+local function over_domain(st, h, ha)
+  local d = st.domof[h]
+  if not d then return false end
+  local ds = st.dom[d]
+  if not ds then
+    local v = redis.call('HGET', K.DOMAINS, d)
+    local p, hs = string.match(v or '', '^(%d+) (%d+)$')
+    ds = {p = num(p), h = num(hs)}
+    st.dom[d] = ds; st.doms[#st.doms + 1] = d
+  end
+  if st.maxdp > 0 and ds.p >= st.maxdp then return true end
+  return st.maxdh > 0 and ha == 0 and ds.h >= st.maxdh
+end
+-- A link of origin h (ha: URLs h admitted before it) was admitted.
+local function domain_admit(st, h, ha)
+  local ds = st.dom[st.domof[h] or '']
+  if not ds then return end
+  ds.p = ds.p + 1
+  if ha == 0 then ds.h = ds.h + 1 end
 end
 local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   st.new = st.new + 1
@@ -57,13 +94,15 @@ local function need_module(KEYS, k)
 end
 
 -- Why a link of origin h may not be admitted: 'l' over a page limit
--- (max_pages: in all, max_pages_per_host: for h), 'q' past this shard's
--- allotment of a crawl-wide max_pages (quota: see allotment), nil: it may;
--- h's admitted count is read once per call.
+-- (max_pages: in all, max_pages_per_host: for h), 'd' over its domain's
+-- budget (over_domain), 'q' past this shard's allotment of a crawl-wide
+-- max_pages (quota: see allotment), nil: it may; h's admitted count is read
+-- once per call.
 local function over_limit(st, h, maxp, maxh, quota)
   local ha = st.hadm[h]
   if ha == nil then ha = admitted(h); st.hadm[h] = ha end
   if (maxp > 0 and st.admitted >= maxp) or (maxh > 0 and ha >= maxh) then return 'l' end
+  if (st.maxdp > 0 or st.maxdh > 0) and over_domain(st, h, ha) then return 'd' end
   if quota and st.admitted >= quota then return 'q' end
   return nil
 end
@@ -134,7 +173,7 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
   -- Lua 5.1 for loop turns into NaN)
   local set, w, tail, per, ks = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k)), nil
   if k < 0 then k = -k; set, w, tail, per, ks = set_module, 2, 1, nil, str(k) end
-  local limits = maxp > 0 or maxh > 0 or quota ~= nil
+  local limits = maxp > 0 or maxh > 0 or quota ~= nil or st.maxdp > 0 or st.maxdh > 0
   if limits then per = 1 end
   local codes, nc = CODES, 0
   local nruns = tonumber(ARGV[i]); i = i + 1
@@ -159,6 +198,8 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
           codes[nc] = 'q'; st.quota = st.quota + 1
         elseif over == 'b' then
           codes[nc] = 'b'; st.blocked = st.blocked + 1
+        elseif over == 'd' then
+          codes[nc] = 'l'; st.skipped = st.skipped + 1; st.dskipped = st.dskipped + 1
         elseif over == 's' then
           codes[nc] = 's'; st.seen = st.seen + 1
         elseif over then
@@ -166,7 +207,10 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
         elseif force or byte(fresh, c) == 49 then
           local h = ARGV[b + 1]
           codes[nc] = 'n'; enqueue(st, ARGV[b], h)
-          if limits then st.admitted = st.admitted + 1; st.hadm[h] = st.hadm[h] + 1 end
+          if limits then
+            domain_admit(st, h, st.hadm[h])
+            st.admitted = st.admitted + 1; st.hadm[h] = st.hadm[h] + 1
+          end
         else
           codes[nc] = 's'; st.seen = st.seen + 1
         end
@@ -211,4 +255,13 @@ local function offer_flush(st, per_host)
   end
   wake_new(woke, per_host, true) -- a queue already non-empty keeps its place
   count('enqueued', st.new); count('queued', st.new)
+  if #st.doms > 0 then
+    local kv = {}
+    for _, d in ipairs(st.doms) do
+      local ds = st.dom[d]
+      kv[#kv + 1] = d; kv[#kv + 1] = str(ds.p) .. ' ' .. str(ds.h)
+    end
+    redis.call('HSET', K.DOMAINS, unpack(kv))
+  end
+  count('domain_links', st.dskipped)
 end

@@ -4,7 +4,7 @@
 -- ARGV and reply: the layout above build_seed() in frontier/seed.c.
 
 local SEED_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'STATS', 'SEEDHOSTS',
-                   'CONTROL'}
+                   'CONTROL', 'DOMAINS'}
 
 local function seed(KEYS, ARGV)
   -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as
@@ -16,8 +16,10 @@ local function seed(KEYS, ARGV)
   local maxp, credit = page_limit_arg(ARGV[3])
   local maxh = tonumber(ARGV[4])
   local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
-  local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, then the link section
+  local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, the domain section, the links
   local nh = tonumber(ARGV[NHOSTS])
+  local DOMS = NHOSTS + 1 + nh
+  local SECTION = DOMS + 2 + 2 * tonumber(ARGV[DOMS + 1])
   -- (types.lua) every key checked before the first Bloom bit is set: a seed
   -- recorded as seen and then not queued would never be crawled
   need_crawl() -- (types.lua) a crawl gone: nothing written
@@ -29,7 +31,7 @@ local function seed(KEYS, ARGV)
     if before then return before end
   end
   need_blocks(KEYS)
-  need_section(ARGV, NHOSTS + 1 + nh, k)
+  need_section(ARGV, SECTION, k)
   read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
   read_blocks() -- (base.lua) a link or seed of a blocked host is refused ('b')
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
@@ -41,7 +43,8 @@ local function seed(KEYS, ARGV)
   local quota
   maxp, quota = allotment(maxp, credit)
   local st = offer_begin()
-  local codes = offer_links(st, KEYS, ARGV, NHOSTS + 1 + nh, k, force, maxp, maxh, quota)
+  read_domains(st, ARGV, DOMS)
+  local codes = offer_links(st, KEYS, ARGV, SECTION, k, force, maxp, maxh, quota)
   offer_flush(st, per_host)
   if nh > 0 then redis.call('SADD', K.SEEDHOSTS, unpack(ARGV, NHOSTS + 1, NHOSTS + nh)) end
   count('blocked_links', st.blocked)

@@ -1,0 +1,108 @@
+/*
+ * test_domains.c -- budgets per registered domain (frontier.h:
+ * max_pages_per_domain, max_hosts_per_domain; frontier/lua/offer.lua:
+ * over_domain): what a frontier driven from this process admits, seeds and
+ * links alike, and what it counts.  A subdomain farm is many hosts of one
+ * registered domain (the public-suffix list decides what one is).
+ */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontier_env.h"
+#include "keys.h"
+
+static frontier_stats_t stats(env_t *e)
+{
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(e->c, CRAWL, &s), 0);
+    return s;
+}
+
+Test(domains, a_subdomain_farm_gets_its_host_budget_and_known_hosts_go_on)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.max_hosts_per_domain = 3;
+    env_start(&e, &cfg);
+    char urls[10][64];
+    const char *seeds[11];
+    for (int i = 0; i < 10; i++) {
+        snprintf(urls[i], sizeof urls[i], "http://h%d.farm.test/", i);
+        seeds[i] = urls[i];
+    }
+    seeds[10] = "http://other.test/";
+    size_t got = seed_urls(e.f, seeds, 11, 0);
+    redisReply *dr =
+        redisCommand(e.c, "HGETALL %s", FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "domains");
+    for (size_t i = 0; dr && i < dr->elements; i++)
+        fprintf(stderr, "DEBUG %s\n", dr->element[i]->str);
+    freeReplyObject(dr);
+    cr_expect_eq(got, 4, "three farm hosts and other.test: %zu", got);
+    frontier_stats_t s = stats(&e);
+    cr_expect_eq(s.domain_links, 7);
+    cr_expect_eq(s.skipped_links, 0, "seeds are not links");
+    /* a page's links: a known farm host takes more, a new one does not */
+    frontier_item_t items[16];
+    size_t n = 0;
+    cr_assert_eq(claim_wait(e.f, 16, items, &n), FRONTIER_READY);
+    const char *links[] = {"http://h0.farm.test/more", "http://h7.farm.test/x",
+                           "http://www.farm2.test/y"};
+    size_t nnew = 0;
+    finish_one(e.f, &items[0], links, 3, &nnew, 0);
+    cr_expect_eq(nnew, 2, "h0 (known) and farm2 (another domain)");
+    s = stats(&e);
+    cr_expect_eq(s.domain_links, 8);
+    cr_expect_eq(s.skipped_links, 1);
+    for (size_t i = 1; i < n; i++)
+        finish_one(e.f, &items[i], NULL, 0, NULL, 0);
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&items[i]);
+    env_stop(&e);
+}
+
+Test(domains, a_page_budget_counts_every_host_of_a_domain_and_no_other)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.max_pages_per_domain = 5;
+    env_start(&e, &cfg);
+    const char *seeds[] = {
+        "http://a.dom.test/1",      "http://a.dom.test/2",      "http://a.dom.test/3",
+        "http://b.dom.test/1",      "http://b.dom.test/2",      "http://c.dom.test/1",
+        "http://dom.test/1",        "http://x.example.co.uk/1", "http://y.other.co.uk/1",
+        "http://x.example.co.uk/2", "http://z.example.co.uk/3"};
+    cr_expect_eq(seed_urls(e.f, seeds, 11, 0), 5 + 4, "5 of dom.test, every .co.uk one");
+    frontier_stats_t s = stats(&e);
+    cr_expect_eq(s.domain_links, 2);
+    cr_expect_eq(s.queued, 9);
+    /* (which five: the order links meet the script in is the Bloom blocks') */
+    long long hosts = 0;
+    const char *origins[] = {"http://a.dom.test", "http://b.dom.test", "http://c.dom.test",
+                             "http://dom.test"};
+    for (int i = 0; i < 4; i++)
+        hosts +=
+            redis_int(e.c, "HEXISTS " FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "hosts %s", origins[i]);
+    char want[32];
+    snprintf(want, sizeof want, "5 %lld", hosts);
+    redisReply *r =
+        redisCommand(e.c, "HGET %s %s", FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "domains", "dom.test");
+    cr_assert_not_null(r);
+    cr_expect(r->type == REDIS_REPLY_STRING && !strcmp(r->str, want), "dom.test: %s, want %s",
+              r->type == REDIS_REPLY_STRING ? r->str : "(none)", want);
+    freeReplyObject(r);
+    env_stop(&e);
+}
+
+Test(domains, without_a_budget_nothing_is_kept_per_domain)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    env_start(&e, &cfg);
+    const char *seeds[] = {"http://a.dom.test/1", "http://b.dom.test/1"};
+    cr_expect_eq(seed_urls(e.f, seeds, 2, 0), 2);
+    cr_expect_eq(redis_int(e.c, "EXISTS %s", FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "domains"), 0);
+    env_stop(&e);
+}
