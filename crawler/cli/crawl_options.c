@@ -88,6 +88,9 @@ static const cli_opt_t OPTS[] = {
      .check = check_user_agent},
     {FLAG("ignore-robots", ignore_robots, "do not fetch or obey robots.txt")},
     {FLAG("sitemaps", sitemaps, "seed robots.txt Sitemap: URLs and follow their <loc> URLs")},
+    {U32("robots-ttl", "S", robots_ttl_s, 1, CONFIG_MAX_ROBOTS_TTL_S, CONFIG_MAX_ROBOTS_TTL_S,
+         "seconds a robots.txt's rules are used before it is fetched again (RFC 9309: 24 h "
+         "at most)")},
     {CLI_OPT_ENUM(crawl_config_t, "scope", scope, config_scope_t, SCOPES, CONFIG_DEFAULT_SCOPE,
                   "which links to follow (seeds' hosts / domains / all)")},
     {LIST("allow-domain", "DOMAIN", allow_domain,

@@ -46,6 +46,7 @@
 #define CONFIG_MAX_PATTERNS 32                   /* --include/--exclude/--allow/--deny each */
 /* a Retry-After waits at most 10 min (--max-retry-after) */
 #define CONFIG_DEFAULT_MAX_RETRY_AFTER_MS 600000
+#define CONFIG_MAX_ROBOTS_TTL_S 86400 /* RFC 9309: a robots.txt is cached 24 h at most */
 
 /* The settings that decide what a crawl admits, kept with the crawl
  * (admission.c): --scope, --max-depth, --max-pages, --max-pages-per-host,
@@ -95,6 +96,7 @@ typedef struct crawl_config {
     const char *user_agent; /* --user-agent */
     int ignore_robots;      /* --ignore-robots */
     int sitemaps;           /* --sitemaps: seed Sitemap: URLs */
+    uint32_t robots_ttl_s;  /* --robots-ttl: a robots.txt's rules are used this long, s */
     /* scope and limits */
     config_scope_t scope;                          /* --scope host|domain|any */
     const char *allow_domain[CONFIG_MAX_PATTERNS]; /* --allow-domain (repeatable) */

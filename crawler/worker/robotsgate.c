@@ -249,7 +249,9 @@ static int store_and_unlock(robotsgate_t *g, const rentry_t *e, int shared, int 
         maps[i] = robots_sitemap(rules, i);
     char *val = shared ? value_of(e, &r.len) : NULL;
     r.val = val;
-    r.ttl_s = e->unavailable ? rg_unavailable_ttl_s(g) : ROBOTS_TTL_S;
+    r.ttl_s = e->unavailable             ? rg_unavailable_ttl_s(g)
+              : g->cfg->robots_ttl_s > 0 ? g->cfg->robots_ttl_s
+                                         : CONFIG_MAX_ROBOTS_TTL_S;
     r.delay_ms = rules ? robots_crawl_delay_ms(rules) : 0;
     r.sitemaps = maps;
     r.nsitemaps = maps ? n : 0;

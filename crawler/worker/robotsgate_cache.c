@@ -153,13 +153,19 @@ uint32_t rg_unavailable_ttl_s(const robotsgate_t *g)
     return s < 1 ? 1 : s > ROBOTS_RETRY_TTL_S ? ROBOTS_RETRY_TTL_S : s;
 }
 
+uint64_t rg_local_ttl_ms(const robotsgate_t *g)
+{
+    uint64_t ttl = (uint64_t)g->cfg->robots_ttl_s * 1000u;
+    return ttl && ttl < LOCAL_TTL_MS ? ttl : LOCAL_TTL_MS;
+}
+
 /* e has its rules now: from the pending list to the settled ones, with its
  * expiry set. */
 void rg_settle_entry(robotsgate_t *g, rentry_t *e)
 {
     rg_list_remove(g, &g->pending, L_USE, e);
     e->expires_ms =
-        clock_now_ms() + (e->unavailable ? rg_unavailable_ttl_s(g) * 1000u : LOCAL_TTL_MS);
+        clock_now_ms() + (e->unavailable ? rg_unavailable_ttl_s(g) * 1000u : rg_local_ttl_ms(g));
     rg_list_push(g, &g->lru, L_USE, e, 1);
     rg_list_push(g, &g->exp[e->unavailable ? C_UNAVAILABLE : C_RULES], L_EXP, e, 0);
 }

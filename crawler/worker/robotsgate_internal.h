@@ -13,10 +13,9 @@
 #include "robots.h"
 #include "robotsgate.h"
 
-#define ROBOTS_TTL_S 86400    /* cache parsed rules in Redis for 24 h */
 #define ROBOTS_RETRY_TTL_S 60 /* "disallow all for now" lasts at most this */
 #define ROBOTS_CACHE 16384    /* rule sets kept per thread (a power of two) */
-#define LOCAL_TTL_MS 60000    /* ... each for a minute */
+#define LOCAL_TTL_MS 60000    /* ... each for a minute, or --robots-ttl if shorter */
 #define NONE UINT32_MAX       /* no slot */
 _Static_assert((ROBOTS_CACHE & (ROBOTS_CACHE - 1)) == 0, "the hash index masks with it");
 
@@ -94,6 +93,9 @@ rentry_t *rg_at(const robotsgate_t *g, uint32_t i);
 uint32_t rg_index_of(const robotsgate_t *g, const rentry_t *e);
 /* "Disallow all for now" lasts as long as the first retry backoff. */
 uint32_t rg_unavailable_ttl_s(const robotsgate_t *g);
+/* How long a thread uses rules it holds: LOCAL_TTL_MS, or --robots-ttl if
+ * shorter (so no thread uses rules older than twice --robots-ttl). */
+uint64_t rg_local_ttl_ms(const robotsgate_t *g);
 /* Links e into list l through its link k, at the front or the back, or
  * out of it. */
 void rg_list_push(robotsgate_t *g, list_t *l, int k, rentry_t *e, int front);
