@@ -292,3 +292,61 @@ Test(block, no_request_reaches_a_blocked_host_5s_after_the_command_and_the_crawl
     fx_http_stop(s.h);
     fx_redis_stop(r);
 }
+
+/* On a crawl of 4 shards (one redis-server): the block is in every shard,
+ * the sweep drops the blocked domain's queues in its shard, and links to it
+ * from pages of any shard are refused. */
+Test(block, on_a_sharded_crawl_every_shard_drops_and_refuses)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    frontier_config_t cfg = test_config();
+    cfg.shards = 4;
+    cfg.bloom_capacity = 100000;
+    cfg.bloom_fp_rate = 1e-6;
+    char err[256] = "";
+    frontier_t *f = fr_open(c, &cfg, NULL, err, sizeof err);
+    cr_assert_not_null(f, "%s", err);
+    char seeds_s[16][64];
+    const char *seeds[16];
+    for (int i = 0; i < 16; i++) {
+        if (i < 12)
+            snprintf(seeds_s[i], sizeof seeds_s[i], "http://www.site%d.test/", i);
+        else
+            snprintf(seeds_s[i], sizeof seeds_s[i], "http://h%d.ex.test/", i);
+        seeds[i] = seeds_s[i];
+    }
+    cr_assert_eq(seed_urls(f, seeds, 16, 0), 16);
+    frontier_blocks_t b = {0};
+    uint64_t dropped = 0;
+    cr_assert_eq(frontier_block(c, NULL, CRAWL, 1, 1, "ex.test", &b, &dropped, err, sizeof err), 0,
+                 "%s", err);
+    frontier_blocks_free(&b);
+    cr_expect_eq(dropped, 4);
+    frontier_item_t items[16];
+    size_t n = 0, pages = 0;
+    for (int round = 0; round < 20 && pages < 12; round++) {
+        if (claim_wait(f, 16, items, &n) != FRONTIER_READY)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            cr_expect_null(strstr(items[i].url, "ex.test"), "claimed %s", items[i].url);
+            const char *links[1] = {"http://new.ex.test/"};
+            finish_one(f, &items[i], links, 1, NULL, 0);
+            cr_expect(frontier_blocked(f, "http://new.ex.test/"));
+            frontier_item_clear(&items[i]);
+            pages++;
+        }
+    }
+    cr_expect_eq(pages, 12);
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(c, CRAWL, &s), 0);
+    cr_expect_eq(s.blocked, 4);
+    cr_expect_eq(s.blocked_links, 12, "blocked_links %llu", (unsigned long long)s.blocked_links);
+    cr_expect_eq(s.new_links, 0);
+    side_check(c, f, cfg.per_host);
+    fr_close(f);
+    redisFree(c);
+    fx_redis_stop(r);
+}

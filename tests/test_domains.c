@@ -106,3 +106,56 @@ Test(domains, without_a_budget_nothing_is_kept_per_domain)
     cr_expect_eq(redis_int(e.c, "EXISTS %s", FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "domains"), 0);
     env_stop(&e);
 }
+
+/* On a crawl of 4 shards (one redis-server): a domain's budget lives in its
+ * own shard, whatever shard the page that links to it is in. */
+Test(domains, on_a_sharded_crawl_links_from_any_shard_count_in_the_domains_shard)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    redisContext *c = fx_redis_connect(r);
+    cr_assert_not_null(c);
+    frontier_config_t cfg = test_config();
+    cfg.shards = 4;
+    cfg.max_hosts_per_domain = 2;
+    cfg.bloom_capacity = 100000;
+    cfg.bloom_fp_rate = 1e-6;
+    char err[256] = "";
+    frontier_t *f = fr_open(c, &cfg, NULL, err, sizeof err);
+    cr_assert_not_null(f, "%s", err);
+    /* seeds of 12 domains, so that the pages are in every shard */
+    char seeds_s[12][64];
+    const char *seeds[12];
+    for (int i = 0; i < 12; i++) {
+        snprintf(seeds_s[i], sizeof seeds_s[i], "http://www.site%d.test/", i);
+        seeds[i] = seeds_s[i];
+    }
+    cr_assert_eq(seed_urls(f, seeds, 12, 0), 12);
+    /* every page links to its own new host of farm.test: 2 get in */
+    frontier_item_t items[16];
+    size_t n = 0, nnew_all = 0;
+    for (int round = 0; round < 20 && nnew_all < 12; round++) {
+        frontier_state_t st = claim_wait(f, 16, items, &n);
+        if (st != FRONTIER_READY)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            char link[96];
+            const char *links[1] = {link};
+            snprintf(link, sizeof link, "http://h%zu-%d.farm.test/", i, round);
+            size_t nnew = 0;
+            int seed = strstr(items[i].url, ".farm.test") == NULL;
+            finish_one(f, &items[i], links, seed ? 1 : 0, &nnew, 0);
+            frontier_item_clear(&items[i]);
+            nnew_all += seed;
+        }
+    }
+    frontier_stats_t s;
+    cr_assert_eq(frontier_stats(c, CRAWL, &s), 0);
+    cr_expect_eq(s.new_links, 2, "new links %llu: farm.test's hosts past 2 are refused",
+                 (unsigned long long)s.new_links);
+    cr_expect_eq(s.domain_links, 10, "domain_links %llu", (unsigned long long)s.domain_links);
+    side_check(c, f, cfg.per_host);
+    fr_close(f);
+    redisFree(c);
+    fx_redis_stop(r);
+}
