@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster_env.h"
 #include "frontier_env.h"
 #include "hosts_site.h"
 #include "keys.h"
@@ -349,4 +350,61 @@ Test(block, on_a_sharded_crawl_every_shard_drops_and_refuses)
     fr_close(f);
     redisFree(c);
     fx_redis_stop(r);
+}
+
+/* On a 3-master Redis Cluster, a crawl of 3 shards, `crawler block` sent
+ * to any node: no request reaches the blocked host, every other page is
+ * fetched once. */
+Test(block, on_a_redis_cluster_the_block_reaches_every_shard, .timeout = 180)
+{
+    fx_cluster_t *cl = fx_cluster_start(3, 0, 1000);
+    cr_assert_not_null(cl, "cannot start a Redis Cluster: %s", fx_error());
+    site_t s = {.hosts = 6, .pages = 8, .slow = -1};
+    s.h = fx_http_start_hosts(s.hosts);
+    cr_assert_not_null(s.h, "%s", fx_error());
+    fx_http_set_handler(s.h, site_page, &s);
+    fx_http_set(s.h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+    char *dir = fx_tmpdir(), seeds[600], host[64], log[600];
+    cr_assert_not_null(dir);
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    FILE *f = fopen(seeds, "w");
+    cr_assert_not_null(f);
+    for (unsigned h = 0; h < s.hosts; h++)
+        fprintf(f, "%s/h%u/p/0\n", fx_http_host_base(s.h, h), h);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(sscanf(fx_http_host_base(s.h, 3), "http://%63[^:/]", host), 1);
+    const char *url = fx_cluster_url(cl, 1);
+    char *seed[] = {CRAWLER_BIN, "seed", seeds,      "--redis", (char *)url,
+                    "--crawl",   "clb",  "--shards", "3",       NULL};
+    cr_assert_eq(fx_run(seed, NULL, log, 30000), 0, "crawler seed failed on the cluster");
+    char *blk[] = {CRAWLER_BIN, "block", "--redis", (char *)fx_cluster_url(cl, 2), "--crawl", "clb",
+                   "--host",    host,    NULL};
+    cr_assert_eq(fx_run(blk, NULL, log, 30000), 0, "crawler block failed on the cluster");
+    char *crawl[] = {CRAWLER_BIN, "crawl",   "--redis", (char *)url, "--crawl",
+                     "clb",       "--quiet", "--delay", "0",         NULL};
+    int rc = fx_run(crawl, NULL, log, 120000);
+    char *err = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "crawler crawl exited %d: %.2000s", rc, err ? err : "");
+    free(err);
+    fx_http_req_t *rq;
+    size_t n = fx_http_log(s.h, &rq);
+    unsigned(*hits)[MAX_PAGES] = calloc(s.hosts, sizeof *hits);
+    cr_assert_not_null(hits);
+    for (size_t k = 0; k < n; k++) {
+        unsigned h, i;
+        cr_expect_neq(rq[k].host, 3, "%s reached the blocked host", rq[k].path);
+        if (page_of(&s, &rq[k], &h, &i) == 0)
+            hits[h][i]++;
+    }
+    for (unsigned h = 0; h < s.hosts; h++)
+        for (unsigned i = 0; h != 3 && i < s.pages; i++)
+            cr_expect_eq(hits[h][i], 1, "/h%u/p/%u requested %u times", h, i, hits[h][i]);
+    free(hits);
+    free(rq);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(s.h);
+    fx_cluster_stop(cl);
 }
