@@ -228,7 +228,10 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     page_outcomes(p, n, o, fseen, a);
     finish_hosts(f, p, n, a);
     finish_kinds(p, n, a);
-    fr_offer_domains(f, o, n, a);
+    const char *src[FR_FINISH_GROUP];
+    for (size_t i = 0; i < n; i++)
+        src[i] = p[i].item->url;
+    fr_offer_domains(f, o, n, &(fr_srcs_t){.page = src}, a);
     for (size_t i = 0; i < n; i++) {
         fr_lease_split(p[i].item->lease, &w, &fl, NULL);
         rconn_arg_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));
@@ -512,7 +515,10 @@ static int finish_send(frontier_t *f, frontier_call_t *c, finish_st_t *s)
             rconn_call_t *cmd = NULL;
             s->ob[k] = i;
             s->oat[k] = at;
-            rc = fr_offer_call(f, b->shard, b->links + at, m, b->depth, b->hops, &s->offers[k],
+            const char *src[FR_SEED_CHUNK]; /* each link's page */
+            for (size_t j = 0; j < m; j++)
+                src[j] = s->caller[b->page[at + j]].item->url;
+            rc = fr_offer_call(f, b->shard, b->links + at, m, b->depth, b->hops, src, &s->offers[k],
                                &cmd);
             s->fseen[0] += s->offers[k].cached; /* the batch's seen_links: counted once */
             if (rc == 0)

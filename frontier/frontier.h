@@ -120,6 +120,9 @@ typedef struct frontier_config {
                                       together); 0: no limit */
     uint64_t max_hosts_per_domain; /* hosts of one registered domain that may admit
                                       URLs; 0: no limit */
+    uint64_t pages_per_inlink;     /* with max_pages_per_domain: a domain's page budget
+                                      grows by this for each other registered domain
+                                      that links to it (IRLbot's); 0: fixed */
     uint32_t max_tries;            /* fetch attempts before dead-lettering; 0: default */
     uint32_t backoff_ms;           /* first retry delay, doubled each try, with jitter */
     uint32_t backoff_max_ms;       /* retry delay cap */

@@ -345,26 +345,37 @@ typedef struct fr_offer {
 int fr_offer_prepare(frontier_t *f, unsigned s, const char *const *links, size_t n, int use_cache,
                      int skip_all, fr_blocks_t *bl, fr_offer_t *o);
 void fr_offer_free(fr_offer_t *o);
+/* Where the links of an offering call come from, for the domain budgets
+ * earned from in-links: one page's URL a fr_offer_t (page[i] for o[i]; a
+ * finish's own pages), or one a link (link[idx] for a link of index idx in
+ * the caller's array; an offer to another shard); NULL: not known (seeds). */
+typedef struct fr_srcs {
+    const char *const *page;
+    const char *const *link;
+} fr_srcs_t;
 /* The domain section of an offering call (layout above it in offer.c):
  * the crawl's budgets per registered domain and, when there are some, the
- * domain of each distinct origin of o[0..n)'s links. */
-void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a);
+ * domain of each distinct origin of o[0..n)'s links and the (domain,
+ * linking domain) pairs src tells (src may be NULL). */
+void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const fr_srcs_t *src,
+                      rconn_args_t *a);
 /* The call of the seed function (seed.lua) that offers urls[0..n)
  * (n <= FR_SEED_CHUNK) to shard s at depth/hops, probed into o: seeds
  * (flags: FRONTIER_SEED_*, mode NULL), or links of a page of another shard
  * (mode "l": counted as links; with an id: the call may run twice, the
  * second run answering the first's codes).  Its reply: the codes
- * (fr_offer_codes, fr_offer_done).  0 and *out, or the failure. */
+ * (fr_offer_codes, fr_offer_done).  src[i] (src may be NULL): the URL of
+ * the page urls[i] was found on.  0 and *out, or the failure. */
 int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
-                   const char *mode, uint32_t depth, uint32_t hops, fr_offer_t *o,
-                   rconn_call_t **out);
+                   const char *mode, uint32_t depth, uint32_t hops, const char *const *src,
+                   fr_offer_t *o, rconn_call_t **out);
 /* The seed call's hosts: nhosts, then the distinct hosts of urls[0..n)
  * (parser_url_host), one after another unless it repeats the one before. */
 void fr_seed_hosts_args(const char *const *urls, size_t n, rconn_args_t *a);
 /* The call that offers links[0..n) of a page of another shard to shard s
  * (fr_offer_build's links mode, with a call id: it may run twice). */
 int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n, uint32_t depth,
-                  uint32_t hops, fr_offer_t *o, rconn_call_t **out);
+                  uint32_t hops, const char *const *src, fr_offer_t *o, rconn_call_t **out);
 /* Pushes an offering call's keys: ready, then its Bloom blocks in shard s. */
 int fr_offer_keys(frontier_t *f, unsigned s, const fr_blocks_t *bl, rconn_args_t *a);
 /* The calls' k argument: the Bloom k of o[0..n), negative when the link

@@ -282,13 +282,21 @@ static void run_offsets(const fr_offer_t *o, size_t from, size_t cnt, rconn_args
 
 /* The domain section of an offering call, read by read_domains in
  * frontier/lua/offer.lua:
- *   budgets        "PAGES:HOSTS": max_pages_per_domain and
- *                  max_hosts_per_domain (0: none)
- *   ndomains       pairs that follow: none when both budgets are 0
+ *   budgets        "PAGES:HOSTS:INLINK": max_pages_per_domain,
+ *                  max_hosts_per_domain and pages_per_inlink (0: none)
+ *   ndomains       pairs that follow: none when PAGES and HOSTS are 0
  *   per distinct origin of the call's links:
  *     origin       "scheme://host[:port]"
  *     domain       its registered domain (fr_registered_domain)
- * The script keeps each domain's admitted pages and hosts in P domains. */
+ *   ninlinks       pairs that follow: none unless PAGES and INLINK are > 0
+ *   per distinct (domain, linking domain) of the call's links whose page
+ *   is of another registered domain:
+ *     domain       the link's registered domain
+ *     from         its page's
+ * The script keeps each domain's admitted pages and hosts in P domains,
+ * and the domains that link to it in P inl:<domain> (a HyperLogLog): its
+ * page budget is PAGES + INLINK * their count. */
+
 /* FNV-1a of s[0..len). */
 static uint64_t fnv(const char *s, size_t len)
 {
@@ -298,49 +306,124 @@ static uint64_t fnv(const char *s, size_t len)
     return h;
 }
 
-void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a)
+/* A set of strings (open addressing, FNV-1a), for what a call sends once. */
+typedef struct strset {
+    char **v;
+    size_t cap, n;
+} strset_t;
+
+static int set_init(strset_t *t, size_t items)
 {
-    char b[48];
-    snprintf(b, sizeof b, "%llu:%llu", (unsigned long long)f->cfg.max_pages_per_domain,
-             (unsigned long long)f->cfg.max_hosts_per_domain);
+    t->cap = 16;
+    while (t->cap < 2 * items)
+        t->cap *= 2;
+    t->n = 0;
+    return (t->v = calloc(t->cap, sizeof *t->v)) ? 0 : CRAWL_ENOMEM;
+}
+
+/* 1 if s (len bytes) was added, 0 if it was there, < 0 out of memory. */
+static int set_add(strset_t *t, const char *s, size_t len)
+{
+    size_t h = fnv(s, len) & (t->cap - 1);
+    while (t->v[h] && !(strlen(t->v[h]) == len && !memcmp(t->v[h], s, len)))
+        h = (h + 1) & (t->cap - 1);
+    if (t->v[h])
+        return 0;
+    if (!(t->v[h] = strndup(s, len)))
+        return CRAWL_ENOMEM;
+    t->n++;
+    return 1;
+}
+
+static void set_free(strset_t *t)
+{
+    for (size_t i = 0; t->v && i < t->cap; i++)
+        free(t->v[i]);
+    free(t->v);
+}
+
+/* The registered domain of link k of o (its origin) into dom: its length,
+ * or -1. */
+static int link_domain(const fr_offer_t *o, const fr_link_t *k, char *dom, size_t len)
+{
+    char origin[FR_ORIGIN_MAX];
+    if (k->olen >= sizeof origin)
+        return -1;
+    memcpy(origin, o->orig + k->oat, k->olen);
+    origin[k->olen] = '\0';
+    return fr_registered_domain(origin, dom, len);
+}
+
+/* The (domain, linking domain) pairs of o[0..n)'s links into pairs, as
+ * "DOMAIN\tFROM" (src: fr_offer_domains'). */
+static int inlink_pairs(const fr_offer_t *o, size_t n, const fr_srcs_t *src, strset_t *pairs)
+{
+    char from[FR_ORIGIN_MAX], dom[FR_ORIGIN_MAX], pair[2 * FR_ORIGIN_MAX];
+    const char *last = NULL;
+    int fl = -1, rc = 0;
+    for (size_t i = 0; rc >= 0 && i < n; i++)
+        for (size_t j = 0; rc >= 0 && j < o[i].nsent; j++) {
+            const char *u = src->link ? src->link[o[i].v[j].idx] : src->page ? src->page[i] : NULL;
+            if (!u)
+                continue;
+            if (u != last) {
+                fl = fr_registered_domain(u, from, sizeof from);
+                last = u;
+            }
+            int dl = link_domain(&o[i], &o[i].v[j], dom, sizeof dom);
+            if (fl <= 0 || dl <= 0 || (dl == fl && !memcmp(dom, from, (size_t)dl)))
+                continue;
+            int pl = snprintf(pair, sizeof pair, "%s\t%s", dom, from);
+            if (pl > 0 && (size_t)pl < sizeof pair)
+                rc = set_add(pairs, pair, (size_t)pl);
+        }
+    return rc < 0 ? rc : 0;
+}
+
+void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const fr_srcs_t *src,
+                      rconn_args_t *a)
+{
+    const frontier_config_t *c = &f->cfg;
+    char b[72];
+    snprintf(b, sizeof b, "%llu:%llu:%llu", (unsigned long long)c->max_pages_per_domain,
+             (unsigned long long)c->max_hosts_per_domain, (unsigned long long)c->pages_per_inlink);
     rconn_arg_dup(a, b);
-    size_t at = a->n, nd = 0, nl = 0;
+    size_t at = a->n, nl = 0;
     rconn_arg_u64(a, 0); /* ndomains, set below */
-    if (!f->cfg.max_pages_per_domain && !f->cfg.max_hosts_per_domain)
-        return;
+    int on = c->max_pages_per_domain || c->max_hosts_per_domain;
     for (size_t i = 0; i < n; i++)
         nl += o[i].nsent;
-    size_t cap = 16;
-    while (cap < 2 * nl)
-        cap *= 2;
-    const fr_link_t **seen = calloc(cap, sizeof *seen); /* the origins sent, by hash */
-    const char **base = calloc(cap, sizeof *base);
-    for (size_t i = 0; seen && base && i < n; i++)
-        for (size_t j = 0; j < o[i].nsent; j++) {
+    strset_t origins = {0}, pairs = {0};
+    int rc = on ? set_init(&origins, nl) : 0;
+    for (size_t i = 0; on && rc >= 0 && i < n; i++)
+        for (size_t j = 0; rc >= 0 && j < o[i].nsent; j++) {
             const fr_link_t *k = &o[i].v[j];
-            const char *og = o[i].orig + k->oat;
-            size_t h = fnv(og, k->olen) & (cap - 1);
-            while (seen[h] && !(seen[h]->olen == k->olen && !memcmp(base[h], og, k->olen)))
-                h = (h + 1) & (cap - 1);
-            char origin[FR_ORIGIN_MAX], dom[FR_ORIGIN_MAX];
-            if (seen[h] || k->olen >= sizeof origin)
+            char dom[FR_ORIGIN_MAX];
+            if ((rc = set_add(&origins, o[i].orig + k->oat, k->olen)) <= 0)
                 continue;
-            seen[h] = k;
-            base[h] = og;
-            memcpy(origin, og, k->olen);
-            origin[k->olen] = '\0';
-            int dl = fr_registered_domain(origin, dom, sizeof dom);
+            int dl = link_domain(&o[i], k, dom, sizeof dom);
             if (dl <= 0)
                 continue;
-            rconn_arg_copy(a, og, k->olen);
+            rconn_arg_copy(a, o[i].orig + k->oat, k->olen);
             rconn_arg_copy(a, dom, (size_t)dl);
-            nd++;
         }
-    if (!seen || !base)
+    rconn_arg_set_u64(a, at, on ? (a->n - at - 1) / 2 : 0);
+    at = a->n;
+    rconn_arg_u64(a, 0); /* ninlinks, set below */
+    if (rc >= 0 && src && c->max_pages_per_domain && c->pages_per_inlink &&
+        (rc = set_init(&pairs, nl)) == 0 && (rc = inlink_pairs(o, n, src, &pairs)) == 0)
+        for (size_t i = 0; i < pairs.cap; i++) {
+            char *t = pairs.v[i] ? strchr(pairs.v[i], '\t') : NULL;
+            if (!t)
+                continue;
+            rconn_arg_copy(a, pairs.v[i], (size_t)(t - pairs.v[i]));
+            rconn_arg_dup(a, t + 1);
+        }
+    rconn_arg_set_u64(a, at, (a->n - at - 1) / 2);
+    if (rc < 0)
         a->oom = 1; /* (the call is not sent: rconn_args) */
-    free(seen);
-    free(base);
-    rconn_arg_set_u64(a, at, nd);
+    set_free(&origins);
+    set_free(&pairs);
 }
 
 /* A link section: fr_offer_span(f, o) arguments, read by offer_links in
@@ -504,8 +587,8 @@ long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *b
  * the shard's allotment), ':' and the shard's enqueued counter
  * (fr_offer_codes). */
 int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
-                   const char *mode, uint32_t depth, uint32_t hops, fr_offer_t *o,
-                   rconn_call_t **out)
+                   const char *mode, uint32_t depth, uint32_t hops, const char *const *src,
+                   fr_offer_t *o, rconn_call_t **out)
 {
     *out = NULL;
     int force = flags & FRONTIER_SEED_FORCE;
@@ -538,14 +621,14 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
         rconn_arg_u64(a, 0);
     else
         fr_seed_hosts_args(urls, n, a);
-    fr_offer_domains(f, o, 1, a);
+    fr_offer_domains(f, o, 1, &(fr_srcs_t){.link = src}, a);
     fr_offer_section(f, o, urls, depth, hops, a);
     *out = c;
     return 0;
 }
 
 int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n, uint32_t depth,
-                  uint32_t hops, fr_offer_t *o, rconn_call_t **out)
+                  uint32_t hops, const char *const *src, fr_offer_t *o, rconn_call_t **out)
 {
     /* the id: this worker's, and a number that starts at random at open (a
      * worker id a restarted process reuses names other calls) */
@@ -557,7 +640,7 @@ int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n,
     }
     snprintf(mode, ml, "l:%u:%s/%llu", f->cfg.lease_ms, f->worker,
              (unsigned long long)++f->offer_seq);
-    int rc = fr_offer_build(f, s, links, n, FRONTIER_SEED_NO_HOSTS, mode, depth, hops, o, out);
+    int rc = fr_offer_build(f, s, links, n, FRONTIER_SEED_NO_HOSTS, mode, depth, hops, src, o, out);
     free(mode);
     return rc;
 }

@@ -159,3 +159,71 @@ Test(domains, on_a_sharded_crawl_links_from_any_shard_count_in_the_domains_shard
     redisFree(c);
     fx_redis_stop(r);
 }
+
+/* --domain-pages-per-inlink: a domain linked from five others earns five
+ * times the increment; a farm linked from one other domain and otherwise
+ * only from itself earns it once. */
+Test(domains, a_budget_earned_from_in_links_lets_a_linked_domain_grow_and_not_a_farm)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.max_pages_per_domain = 2;
+    cfg.pages_per_inlink = 3;
+    env_start(&e, &cfg);
+    const char *seeds[] = {"http://www.a0.test/", "http://www.a1.test/", "http://www.a2.test/",
+                           "http://www.a3.test/", "http://www.a4.test/"};
+    cr_assert_eq(seed_urls(e.f, seeds, 5, 0), 5);
+    frontier_item_t items[16];
+    size_t n = 0, done = 0;
+    while (done < 5) {
+        cr_assert_eq(claim_wait(e.f, 16, items, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++) {
+            char l[6][64];
+            const char *links[6];
+            int a = items[i].url[12] - '0'; /* http://www.aN.test/ */
+            for (int j = 0; j < 6; j++) {
+                if (j < 3)
+                    snprintf(l[j], sizeof l[j], "http://target.test/%d-%d", a, j);
+                else
+                    snprintf(l[j], sizeof l[j], "http://spam.test/s%d", j);
+                links[j] = l[j];
+            }
+            finish_one(e.f, &items[i], links, a == 0 ? 6 : 3, NULL, 0);
+            frontier_item_clear(&items[i]);
+            done++;
+        }
+    }
+    /* the farm's pages link to ten more of its own */
+    size_t farm = 0, offered = 0;
+    while (farm < 3) {
+        cr_assert_eq(claim_wait(e.f, 16, items, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++) {
+            char l[10][64];
+            const char *links[10];
+            int spam = strstr(items[i].url, "spam.test") != NULL;
+            for (int j = 0; j < 10; j++) {
+                snprintf(l[j], sizeof l[j], "http://spam.test/more%zu-%d", farm, j);
+                links[j] = l[j];
+            }
+            finish_one(e.f, &items[i], links, spam ? 10 : 0, NULL, 0);
+            frontier_item_clear(&items[i]);
+            farm += spam;
+            offered += spam ? 10 : 0;
+        }
+    }
+    const char *key = FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "domains";
+    redisReply *r = redisCommand(e.c, "HMGET %s target.test spam.test", key);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    cr_expect(r->element[0]->str && !strcmp(r->element[0]->str, "15 1"),
+              "target.test (5 linking domains, budget 2 + 5 * 3): %s",
+              r->element[0]->str ? r->element[0]->str : "(none)");
+    cr_expect(r->element[1]->str && !strcmp(r->element[1]->str, "5 1"),
+              "spam.test (1 linking domain, budget 2 + 3): %s",
+              r->element[1]->str ? r->element[1]->str : "(none)");
+    freeReplyObject(r);
+    frontier_stats_t s = stats(&e);
+    /* over budget: the farm's own links but the 2 its budget had left */
+    cr_expect_eq(s.domain_links, offered - 2, "domain_links %llu of %zu",
+                 (unsigned long long)s.domain_links, offered);
+    env_stop(&e);
+}

@@ -122,6 +122,9 @@ static const cli_opt_t OPTS[] = {
          CONFIG_DEFAULT_MAX_HOSTS_PER_DOMAIN,
          "hosts of one registered domain that get URLs admitted, all workers"),
      .dflt_doc = "unlimited"},
+    {U64("domain-pages-per-inlink", "N", pages_per_inlink, 0, UINT64_MAX, 0,
+         "with --max-pages-per-domain: a domain's budget grows by N for each other registered "
+         "domain linking to it (0: a fixed budget)")},
     {U32("max-url-length", "BYTES", max_url_length, 16, 1u << 20, PARSER_DEFAULT_MAX_URL_LENGTH,
          "longer URLs are dropped")},
     {U32("max-links-per-page", "N", max_links_per_page, 1, 10000000,

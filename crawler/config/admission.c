@@ -35,6 +35,7 @@ static const setting_t table[CONFIG_ADMISSION_COUNT] = {
     {"max-pages-per-host", K_U64, F(max_pages_per_host), 0},
     {"max-pages-per-domain", K_U64, F(max_pages_per_domain), 0},
     {"max-hosts-per-domain", K_U64, F(max_hosts_per_domain), 0},
+    {"domain-pages-per-inlink", K_U64, F(pages_per_inlink), 0},
     {"follow-nofollow", K_FLAG, F(follow_nofollow), 0},
     {"ignore-robots", K_FLAG, F(ignore_robots), 0},
     {"sitemaps", K_FLAG, F(sitemaps), 0},

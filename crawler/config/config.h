@@ -53,7 +53,7 @@
  * --follow-nofollow, --ignore-robots, --sitemaps, --allow-private,
  * --allow-private-range, --allow-domain, --deny-domain, --include,
  * --exclude. */
-#define CONFIG_ADMISSION_COUNT 15
+#define CONFIG_ADMISSION_COUNT 16
 #define CONFIG_ADMISSION_MAX 16384 /* the text of one (a list: one value a line) */
 
 typedef enum config_scope {
@@ -114,6 +114,7 @@ typedef struct crawl_config {
     uint64_t max_pages_per_host; /* --max-pages-per-host; 0: none */
     uint64_t max_pages_per_domain; /* --max-pages-per-domain (registered domain); 0: none */
     uint64_t max_hosts_per_domain; /* --max-hosts-per-domain; 0: none */
+    uint64_t pages_per_inlink;     /* --domain-pages-per-inlink; 0: a fixed budget */
     uint32_t max_url_length;       /* --max-url-length, bytes */
     uint32_t max_links_per_page;   /* --max-links-per-page: links followed per page */
     uint64_t max_size;             /* --max-size, bytes of body (decoded) */

@@ -215,6 +215,7 @@ static void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
     fc->max_pages_per_host = c->max_pages_per_host;
     fc->max_pages_per_domain = c->max_pages_per_domain;
     fc->max_hosts_per_domain = c->max_hosts_per_domain;
+    fc->pages_per_inlink = c->pages_per_inlink;
     fc->max_tries = c->max_tries;
     fc->backoff_ms = c->backoff_ms;
     /* the frontier joins the crawl's filter as created (by whoever seeded

@@ -176,8 +176,8 @@ local function finish(KEYS, ARGV)
   local NKINDS = HOSTS + 1 + HOST_ARGS * nh
   local nkinds = tonumber(ARGV[NKINDS])
   local DOMS = NKINDS + 1 + 2 * nkinds -- the domain section (offer.lua: read_domains)
-  -- at[pg]: page pg's first argument
-  local toks, at, i = TOKS, AT, DOMS + 2 + 2 * tonumber(ARGV[DOMS + 1])
+  local _, first = domain_section(ARGV, DOMS)
+  local toks, at, i = TOKS, AT, first -- at[pg]: page pg's first argument
   for pg = 1, np do
     toks[pg] = ARGV[i]; at[pg] = i
     local span = ARGV[i + PG_SPAN] -- tonumber costs Redis ~1.3k instructions: skip it for 0
@@ -186,6 +186,7 @@ local function finish(KEYS, ARGV)
   end
   need_crawl() -- (types.lua) a crawl gone: nothing written
   finish_check(KEYS, ARGV, toks, at, np, w0, nforeign, nh, k)
+  need_inlinks(ARGV, DOMS)
   need_module(KEYS, k)
   read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
   read_blocks() -- (base.lua) a link of a blocked host is refused ('b')

@@ -6,18 +6,35 @@
 local function offer_begin()
   return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0, quota = 0,
           blocked = 0, admitted = num(redis.call('HGET', K.STATS, 'enqueued')),
-          maxdp = 0, maxdh = 0, domof = {}, dom = {}, doms = {}, dskipped = 0}
+          maxdp = 0, maxdh = 0, perinl = 0, domof = {}, dom = {}, doms = {}, dskipped = 0}
 end
 
 -- The domain section at ARGV[i] (its layout: above fr_offer_domains in
--- frontier/offer.c) into st: the budgets per registered domain and the
--- domain of each origin.  Returns the index after it.
+-- frontier/offer.c): the index of its in-link pairs (count first) and the
+-- index after it.
+local function domain_section(ARGV, i)
+  local j = i + 2 + 2 * tonumber(ARGV[i + 1])
+  return j, j + 1 + 2 * tonumber(ARGV[j])
+end
+
+-- Checks (types.lua) the in-link sets the domain section at ARGV[i] names.
+local function need_inlinks(ARGV, i)
+  local j, e = domain_section(ARGV, i)
+  for x = j + 1, e - 1, 2 do need(K.INLINKS .. ARGV[x], 'string') end
+end
+
+-- The domain section at ARGV[i] into st: the budgets per registered domain
+-- and the domain of each origin; and the in-links it names recorded (P
+-- inl:<domain>: a HyperLogLog of the domains that link to it).  Returns
+-- the index after it.
 local function read_domains(st, ARGV, i)
-  local dp, dh = string.match(ARGV[i], '^(%d+):(%d+)$')
-  st.maxdp, st.maxdh = num(dp), num(dh)
+  local dp, dh, pi = string.match(ARGV[i], '^(%d+):(%d+):(%d+)$')
+  st.maxdp, st.maxdh, st.perinl = num(dp), num(dh), num(pi)
   local n = tonumber(ARGV[i + 1])
   for x = i + 2, i + 1 + 2 * n, 2 do st.domof[ARGV[x]] = ARGV[x + 1] end
-  return i + 2 + 2 * n
+  local j, e = domain_section(ARGV, i)
+  for x = j + 1, e - 1, 2 do redis.call('PFADD', K.INLINKS .. ARGV[x], ARGV[x + 1]) end
+  return e
 end
 
 -- Whether a link of origin h (ha: URLs h admitted) is over its registered
@@ -31,10 +48,11 @@ local function over_domain(st, h, ha)
   if not ds then
     local v = redis.call('HGET', K.DOMAINS, d)
     local p, hs = string.match(v or '', '^(%d+) (%d+)$')
-    ds = {p = num(p), h = num(hs)}
+    ds = {p = num(p), h = num(hs), b = st.maxdp}
+    if st.perinl > 0 then ds.b = ds.b + st.perinl * redis.call('PFCOUNT', K.INLINKS .. d) end
     st.dom[d] = ds; st.doms[#st.doms + 1] = d
   end
-  if st.maxdp > 0 and ds.p >= st.maxdp then return true end
+  if st.maxdp > 0 and ds.p >= ds.b then return true end
   return st.maxdh > 0 and ha == 0 and ds.h >= st.maxdh
 end
 -- A link of origin h (ha: URLs h admitted before it) was admitted.

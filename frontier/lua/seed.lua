@@ -19,7 +19,7 @@ local function seed(KEYS, ARGV)
   local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, the domain section, the links
   local nh = tonumber(ARGV[NHOSTS])
   local DOMS = NHOSTS + 1 + nh
-  local SECTION = DOMS + 2 + 2 * tonumber(ARGV[DOMS + 1])
+  local _, SECTION = domain_section(ARGV, DOMS)
   -- (types.lua) every key checked before the first Bloom bit is set: a seed
   -- recorded as seen and then not queued would never be crawled
   need_crawl() -- (types.lua) a crawl gone: nothing written
@@ -32,6 +32,7 @@ local function seed(KEYS, ARGV)
   end
   need_blocks(KEYS)
   need_section(ARGV, SECTION, k)
+  need_inlinks(ARGV, DOMS)
   read_control() -- (base.lua) the crawl's overrides beat the caller's ARGV
   read_blocks() -- (base.lua) a link or seed of a blocked host is refused ('b')
   maxp, maxh = limit('max_pages', maxp), limit('max_pages_per_host', maxh)
