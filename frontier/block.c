@@ -93,10 +93,15 @@ static int has(const fr_blocklist_t *bl, char kind, const char *name)
     return bsearch(&k, bl->name, bl->n, sizeof *bl->name, cmp_str) != NULL;
 }
 
-int fr_blocklist_covers(const fr_blocklist_t *bl, const char *host)
+int fr_blocklist_covers(const fr_blocklist_t *bl, const char *name)
 {
-    if (!bl->n)
+    char host[FR_ORIGIN_MAX];
+    size_t len = strlen(name);
+    if (!bl->n || len >= sizeof host)
         return 0;
+    memcpy(host, name, len + 1);
+    if (len > 1 && host[len - 1] == '.') /* "example.com." reaches example.com */
+        host[len - 1] = '\0';
     if (has(bl, 'h', host))
         return 1;
     for (const char *at = host; at; at = strchr(at, '.')) {

@@ -228,10 +228,26 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     page_outcomes(p, n, o, fseen, a);
     finish_hosts(f, p, n, a);
     finish_kinds(p, n, a);
-    const char *src[FR_FINISH_GROUP];
-    for (size_t i = 0; i < n; i++)
-        src[i] = p[i].item->url;
-    fr_offer_domains(f, o, n, &(fr_srcs_t){.page = src}, a);
+    fr_srcs_t src = {0}; /* every link of the pages, with its page: for the in-links */
+    size_t nl = 0;
+    for (size_t i = 0; f->cfg.pages_per_inlink && i < n; i++)
+        nl += p[i].nlinks;
+    const char **from = nl ? malloc(nl * sizeof *from) : NULL,
+               **link = nl ? malloc(nl * sizeof *link) : NULL;
+    if (nl && (!from || !link))
+        rc = CRAWL_ENOMEM;
+    for (size_t i = 0; from && link && i < n; i++)
+        for (size_t j = 0; j < p[i].nlinks; j++, src.n++) {
+            link[src.n] = p[i].links[j];
+            from[src.n] = p[i].item->url;
+        }
+    src.link = link;
+    src.from = from;
+    fr_offer_domains(f, o, n, &src, a);
+    free(from);
+    free(link);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         fr_lease_split(p[i].item->lease, &w, &fl, NULL);
         rconn_arg_str(a, p[i].item->lease, strcmp(w, w0) == 0 ? fl : strlen(p[i].item->lease));

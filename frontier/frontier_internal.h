@@ -151,6 +151,9 @@ unsigned fr_shard_of(unsigned n, const char *origin);
  * or a name that is a public suffix, is its own) into buf: its length, or
  * -1 (no host, or buf too small). */
 int fr_registered_domain(const char *origin, char *buf, size_t buflen);
+/* fr_registered_domain of the host without a trailing dot ("example.com."
+ * reaches example.com's server): the domain the budgets count in. */
+int fr_domain_key(const char *origin, char *buf, size_t buflen);
 /* fr_shard_of, and -1 (*s 0) for what has no host (not a URL). */
 int fr_shard_find(unsigned n, const char *origin, unsigned *s);
 /* The shard an item was claimed from (0 if it names none of the crawl's). */
@@ -345,13 +348,14 @@ typedef struct fr_offer {
 int fr_offer_prepare(frontier_t *f, unsigned s, const char *const *links, size_t n, int use_cache,
                      int skip_all, fr_blocks_t *bl, fr_offer_t *o);
 void fr_offer_free(fr_offer_t *o);
-/* Where the links of an offering call come from, for the domain budgets
- * earned from in-links: one page's URL a fr_offer_t (page[i] for o[i]; a
- * finish's own pages), or one a link (link[idx] for a link of index idx in
- * the caller's array; an offer to another shard); NULL: not known (seeds). */
+/* The links of an offering call and the pages they were found on, for the
+ * domain budgets earned from in-links: link[i] found on from[i], every
+ * link the pages gave (also those the local Bloom cache knows, which are
+ * not sent: a link to a URL already seen is an in-link too). */
 typedef struct fr_srcs {
-    const char *const *page;
     const char *const *link;
+    const char *const *from;
+    size_t n;
 } fr_srcs_t;
 /* The domain section of an offering call (layout above it in offer.c):
  * the crawl's budgets per registered domain and, when there are some, the
@@ -365,7 +369,7 @@ void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const 
  * (mode "l": counted as links; with an id: the call may run twice, the
  * second run answering the first's codes).  Its reply: the codes
  * (fr_offer_codes, fr_offer_done).  src[i] (src may be NULL): the URL of
- * the page urls[i] was found on.  0 and *out, or the failure. */
+ * the page urls[i] was found on (fr_srcs_t).  0 and *out, or the failure. */
 int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
                    const char *mode, uint32_t depth, uint32_t hops, const char *const *src,
                    fr_offer_t *o, rconn_call_t **out);

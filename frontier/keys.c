@@ -170,12 +170,9 @@ unsigned fr_shard_of(unsigned n, const char *origin)
     return fr_shard_find(n, origin, &s) < 0 ? 0 : s;
 }
 
-int fr_registered_domain(const char *origin, char *buf, size_t buflen)
+/* The registered domain of host h (modified) into buf. */
+static int domain_of(char *h, char *buf, size_t buflen)
 {
-    char h[FR_ORIGIN_MAX];
-    int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
-    if (len <= 0)
-        return -1;
     struct in_addr a4;
     const char *dom = NULL;
     if (!strchr(h, ':') && !strchr(h, '[') && inet_pton(AF_INET, h, &a4) != 1 && psl_builtin())
@@ -184,6 +181,22 @@ int fr_registered_domain(const char *origin, char *buf, size_t buflen)
         dom = h;
     int n = snprintf(buf, buflen, "%s", dom);
     return n < 0 || (size_t)n >= buflen ? -1 : n;
+}
+
+int fr_registered_domain(const char *origin, char *buf, size_t buflen)
+{
+    char h[FR_ORIGIN_MAX];
+    int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
+    return len <= 0 ? -1 : domain_of(h, buf, buflen);
+}
+
+int fr_domain_key(const char *origin, char *buf, size_t buflen)
+{
+    char h[FR_ORIGIN_MAX];
+    int len = origin ? parser_url_host(origin, h, sizeof h) : -1;
+    if (len > 1 && h[len - 1] == '.') /* "example.com." is example.com's server */
+        h[--len] = '\0';
+    return len <= 0 ? -1 : domain_of(h, buf, buflen);
 }
 
 int fr_shard_find(unsigned n, const char *origin, unsigned *out)

@@ -351,32 +351,33 @@ static int link_domain(const fr_offer_t *o, const fr_link_t *k, char *dom, size_
         return -1;
     memcpy(origin, o->orig + k->oat, k->olen);
     origin[k->olen] = '\0';
-    return fr_registered_domain(origin, dom, len);
+    return fr_domain_key(origin, dom, len);
 }
 
-/* The (domain, linking domain) pairs of o[0..n)'s links into pairs, as
- * "DOMAIN\tFROM" (src: fr_offer_domains'). */
-static int inlink_pairs(const fr_offer_t *o, size_t n, const fr_srcs_t *src, strset_t *pairs)
+/* The (domain, linking domain) pairs of src's links into pairs, as
+ * "DOMAIN\tFROM". */
+static int inlink_pairs(const fr_srcs_t *src, strset_t *pairs)
 {
-    char from[FR_ORIGIN_MAX], dom[FR_ORIGIN_MAX], pair[2 * FR_ORIGIN_MAX];
+    char from[FR_ORIGIN_MAX], dom[FR_ORIGIN_MAX], pair[2 * FR_ORIGIN_MAX], og[FR_ORIGIN_MAX];
     const char *last = NULL;
     int fl = -1, rc = 0;
-    for (size_t i = 0; rc >= 0 && i < n; i++)
-        for (size_t j = 0; rc >= 0 && j < o[i].nsent; j++) {
-            const char *u = src->link ? src->link[o[i].v[j].idx] : src->page ? src->page[i] : NULL;
-            if (!u)
-                continue;
-            if (u != last) {
-                fl = fr_registered_domain(u, from, sizeof from);
-                last = u;
-            }
-            int dl = link_domain(&o[i], &o[i].v[j], dom, sizeof dom);
-            if (fl <= 0 || dl <= 0 || (dl == fl && !memcmp(dom, from, (size_t)dl)))
-                continue;
-            int pl = snprintf(pair, sizeof pair, "%s\t%s", dom, from);
-            if (pl > 0 && (size_t)pl < sizeof pair)
-                rc = set_add(pairs, pair, (size_t)pl);
+    for (size_t i = 0; rc >= 0 && i < src->n; i++) {
+        const char *u = src->from[i];
+        if (!u || !src->link[i])
+            continue;
+        if (u != last) {
+            fl = fr_domain_key(u, from, sizeof from);
+            last = u;
         }
+        int dl = parser_url_origin(src->link[i], og, sizeof og) > 0
+                     ? fr_domain_key(og, dom, sizeof dom)
+                     : -1;
+        if (fl <= 0 || dl <= 0 || (dl == fl && !memcmp(dom, from, (size_t)dl)))
+            continue;
+        int pl = snprintf(pair, sizeof pair, "%s\t%s", dom, from);
+        if (pl > 0 && (size_t)pl < sizeof pair)
+            rc = set_add(pairs, pair, (size_t)pl);
+    }
     return rc < 0 ? rc : 0;
 }
 
@@ -410,8 +411,8 @@ void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const 
     rconn_arg_set_u64(a, at, on ? (a->n - at - 1) / 2 : 0);
     at = a->n;
     rconn_arg_u64(a, 0); /* ninlinks, set below */
-    if (rc >= 0 && src && c->max_pages_per_domain && c->pages_per_inlink &&
-        (rc = set_init(&pairs, nl)) == 0 && (rc = inlink_pairs(o, n, src, &pairs)) == 0)
+    if (rc >= 0 && src && src->n && c->max_pages_per_domain && c->pages_per_inlink &&
+        (rc = set_init(&pairs, src->n)) == 0 && (rc = inlink_pairs(src, &pairs)) == 0)
         for (size_t i = 0; i < pairs.cap; i++) {
             char *t = pairs.v[i] ? strchr(pairs.v[i], '\t') : NULL;
             if (!t)
@@ -621,7 +622,7 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
         rconn_arg_u64(a, 0);
     else
         fr_seed_hosts_args(urls, n, a);
-    fr_offer_domains(f, o, 1, &(fr_srcs_t){.link = src}, a);
+    fr_offer_domains(f, o, 1, &(fr_srcs_t){.link = urls, .from = src, .n = src ? n : 0}, a);
     fr_offer_section(f, o, urls, depth, hops, a);
     *out = c;
     return 0;

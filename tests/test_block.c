@@ -90,10 +90,13 @@ Test(block, a_domain_block_drops_its_queues_refuses_its_links_and_spares_lookali
     cr_expect(frontier_blocked(e.f, "https://ex.test/"));
     cr_expect_not(frontier_blocked(e.f, "http://notex.test/"));
     cr_expect_not(frontier_blocked(e.f, "http://ex.test.org/"));
+    cr_expect(frontier_blocked(e.f, "http://a.ex.test./"), "a trailing dot is the same server");
+    const char *dotted[] = {"http://b.ex.test./x", "https://ex.test./y"};
+    cr_expect_eq(seed_urls(e.f, dotted, 2, 0), 0, "hosts with a trailing dot are blocked too");
     /* new links and seeds to it are refused, and left out of the visited set */
     const char *later[] = {"http://c.ex.test/7", "http://other.test/8"};
     cr_expect_eq(seed_urls(e.f, later, 2, 0), 1);
-    cr_expect_eq(stat(&e, 1), 1, "links refused");
+    cr_expect_eq(stat(&e, 1), 3, "links refused");
     block(&e, -1, 1, "ex.test", NULL);
     cr_expect_eq(seed_urls(e.f, later, 2, 0), 1, "unblocked: c.ex.test is new");
     size_t of = 0;

@@ -178,8 +178,8 @@ Test(domains, a_budget_earned_from_in_links_lets_a_linked_domain_grow_and_not_a_
     while (done < 5) {
         cr_assert_eq(claim_wait(e.f, 16, items, &n), FRONTIER_READY);
         for (size_t i = 0; i < n; i++) {
-            char l[6][64];
-            const char *links[6];
+            char l[7][64];
+            const char *links[7];
             int a = items[i].url[12] - '0'; /* http://www.aN.test/ */
             for (int j = 0; j < 6; j++) {
                 if (j < 3)
@@ -188,7 +188,10 @@ Test(domains, a_budget_earned_from_in_links_lets_a_linked_domain_grow_and_not_a_
                     snprintf(l[j], sizeof l[j], "http://spam.test/s%d", j);
                 links[j] = l[j];
             }
-            finish_one(e.f, &items[i], links, a == 0 ? 6 : 3, NULL, 0);
+            /* one URL every page links to: each linking domain counts, not
+             * only the first (the later ones find it seen) */
+            links[a == 0 ? 6 : 3] = "http://home.test/";
+            finish_one(e.f, &items[i], links, a == 0 ? 7 : 4, NULL, 0);
             frontier_item_clear(&items[i]);
             done++;
         }
@@ -211,6 +214,8 @@ Test(domains, a_budget_earned_from_in_links_lets_a_linked_domain_grow_and_not_a_
             offered += spam ? 10 : 0;
         }
     }
+    cr_expect_eq(redis_int(e.c, "PFCOUNT %s", FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "inl:home.test"),
+                 5);
     const char *key = FR_PREFIX_OPEN CRAWL FR_PREFIX_CLOSE "domains";
     redisReply *r = redisCommand(e.c, "HMGET %s target.test spam.test", key);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);

@@ -210,6 +210,7 @@ end
 local function blocked(h) -- (after read_blocks answered true in this call)
   local host = origin_host(h)
   if not host then return false end
+  if #host > 1 and byte(host, #host) == 46 then host = sub(host, 1, -2) end -- "example.com."
   if BLKH[host] then return true end
   local at = 1
   while true do -- the host, then each name it is under
