@@ -16,7 +16,7 @@ PAGES=${1:-20000}
 DELAY=${DELAY:-250} BLOCK_AT=${BLOCK_AT:-3000} KEEP=${KEEP:-0}
 WEBSIM=$PWD/build/bench/websim/websim CRAWLER=$PWD/build/crawler/crawler
 [ "$(id -u)" -eq 0 ] || { echo "block.sh: needs root (websim's network namespace)" >&2; exit 2; }
-[ -x "$WEBSIM" ] && [ -x "$CRAWLER" ] || { echo "block.sh: build first (cmake --build build)" >&2; exit 2; }
+if [ ! -x "$WEBSIM" ] || [ ! -x "$CRAWLER" ]; then echo "block.sh: build first (cmake --build build)" >&2; exit 2; fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/block.XXXXXX")
 cleanup() { if [ "$KEEP" = 1 ]; then echo "block.sh: kept $T"; else rm -rf "$T"; fi; }
 trap cleanup EXIT

@@ -145,8 +145,9 @@ void frontier_blocks_free(frontier_blocks_t *b)
  *                        call's Redis time) or "" (unblock); absent: a
  *                        reading
  * Reply: {now_ms, {field, since_ms, ...}: the blocks after the call,
- * stats' blocked, stats' blocked_links}.  More than FRONTIER_MAX_BLOCKS
- * blocks: an error, nothing written. */
+ * stats' blocked, stats' blocked_links, fields added or removed (a block
+ * already there keeps its time)}.  More than FRONTIER_MAX_BLOCKS blocks:
+ * an error, nothing written. */
 static void build_block(const char *prefix, const char *ready, const char *token, const char *field,
                         int change, rconn_args_t *a)
 {
@@ -187,15 +188,24 @@ static int run(struct redisContext *conn, int script, rconn_args_t *a, redisRepl
     return rc;
 }
 
+/* Domains first, then hosts, each by name. */
+static int cmp_block(const void *a, const void *b)
+{
+    const frontier_block_t *x = a, *y = b;
+    return x->domain != y->domain ? y->domain - x->domain : strcmp(x->name, y->name);
+}
+
 static int read_block_reply(const redisReply *r, frontier_blocks_t *out)
 {
-    uint64_t now, dropped, refused;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 || fr_reply_u64(r->element[0], &now) ||
+    uint64_t now, dropped, refused, changed;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 || fr_reply_u64(r->element[0], &now) ||
         r->element[1]->type != REDIS_REPLY_ARRAY || r->element[1]->elements % 2 ||
-        fr_reply_u64(r->element[2], &dropped) || fr_reply_u64(r->element[3], &refused))
+        fr_reply_u64(r->element[2], &dropped) || fr_reply_u64(r->element[3], &refused) ||
+        fr_reply_u64(r->element[4], &changed))
         return CRAWL_EREPLY;
     const redisReply *kv = r->element[1];
-    frontier_blocks_t b = {.now_ms = now, .dropped = dropped, .refused = refused};
+    frontier_blocks_t b = {
+        .now_ms = now, .dropped = dropped, .refused = refused, .changed = changed};
     if (kv->elements && !(b.v = calloc(kv->elements / 2, sizeof *b.v)))
         return CRAWL_ENOMEM;
     for (size_t i = 0; i + 1 < kv->elements; i += 2) {
@@ -208,6 +218,7 @@ static int read_block_reply(const redisReply *r, frontier_blocks_t *out)
         memcpy(e->name, k->str + 2, k->len - 2);
         b.n++;
     }
+    qsort(b.v, b.n, sizeof *b.v, cmp_block);
     frontier_blocks_free(out);
     *out = b;
     return 0;

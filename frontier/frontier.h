@@ -648,13 +648,15 @@ typedef struct frontier_blocks {
     uint64_t now_ms;  /* Redis time of the call */
     uint64_t dropped; /* queued URLs the crawl's blocks dropped (shard 0's count) */
     uint64_t refused; /* links and seeds they refused (shard 0's count) */
+    uint64_t changed; /* blocks the call added or removed (0: it was so already) */
 } frontier_blocks_t;
 void frontier_blocks_free(frontier_blocks_t *b);
 
 /* change > 0 blocks name (domain 1: a domain, 0: a host; lowercase ASCII,
  * as parser_url_host writes a host), < 0 unblocks it, 0 reads; on every
- * shard of the crawl (r: as frontier_stats_routed), shard 0's list after
- * the change into *out (freed and replaced).  A block then drops the
+ * shard of the crawl (r: as frontier_stats_routed), shard 0's list
+ * (domains first, then hosts, by name) after the change into *out (freed
+ * and replaced).  A block then drops the
  * queues of the hosts it covers, shard by shard, in calls of at most
  * FR_BLOCK_SCAN hosts; *dropped (may be NULL) the entries dropped.  Works
  * without a handle.  CRAWL_EINVAL (a bad name: nothing sent),

@@ -166,6 +166,26 @@ Test(block, bad_names_and_too_many_blocks_are_refused_with_nothing_written)
     cr_expect_neq(
         frontier_block(e.c, NULL, CRAWL, 1, 1, "one-more.test", &b, NULL, err, sizeof err), 0);
     cr_expect_neq(strstr(err, "more than"), NULL, "%s", err);
+    /* at the cap, a block already there is taken (it keeps its time), and an
+     * unblock of what is not blocked changes nothing */
+    uint64_t since = 0;
+    for (size_t i = 0; i < b.n; i++)
+        if (!strcmp(b.v[i].name, "last.test"))
+            since = b.v[i].since_ms;
+    usleep(5000);
+    cr_expect_eq(frontier_block(e.c, NULL, CRAWL, 1, 0, "last.test", &b, NULL, err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(b.changed, 0);
+    for (size_t i = 0; i < b.n; i++)
+        if (!strcmp(b.v[i].name, "last.test"))
+            cr_expect_eq(b.v[i].since_ms, since, "blocked again: its time changed");
+    cr_expect_eq(frontier_block(e.c, NULL, CRAWL, -1, 1, "never.test", &b, NULL, err, sizeof err),
+                 0, "%s", err);
+    cr_expect_eq(b.changed, 0);
+    cr_expect_eq(frontier_block(e.c, NULL, CRAWL, -1, 0, "last.test", &b, NULL, err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(b.changed, 1);
+    cr_expect_eq(b.n, FRONTIER_MAX_BLOCKS - 1);
     frontier_blocks_free(&b);
     env_stop(&e);
 }
@@ -288,7 +308,7 @@ Test(block, no_request_reaches_a_blocked_host_5s_after_the_command_and_the_crawl
     snprintf(out, sizeof out, "%s/limits.txt", dir);
     cr_assert_eq(run_cmd(r, "limits", out, NULL), 0);
     char *text = fx_read_file(out, NULL), want[128];
-    snprintf(want, sizeof want, "blocked host %s since", host);
+    snprintf(want, sizeof want, "blocked host %s at", host);
     cr_expect(text && strstr(text, want), "crawler limits said: %s", text ? text : "(nothing)");
     free(text);
     fx_rmtree(dir);

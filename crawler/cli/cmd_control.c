@@ -300,17 +300,21 @@ static int open_crawl(const char *cmd, const control_opts_t *o, int change, rcon
     return no;
 }
 
-static void print_blocks(const frontier_blocks_t *b)
+/* The blocks, and what they dropped and refused in the whole crawl (every
+ * shard's counters: frontier_stats). */
+static void print_blocks(redisContext *rc, const rconn_t *r, const char *crawl,
+                         const frontier_blocks_t *b)
 {
     for (size_t i = 0; i < b->n; i++) {
         char what[320];
-        snprintf(what, sizeof what, "blocked %s %s since", b->v[i].domain ? "domain" : "host",
+        snprintf(what, sizeof what, "blocked %s %s", b->v[i].domain ? "domain" : "host",
                  b->v[i].name);
         print_when(what, b->v[i].since_ms);
     }
-    if (b->n || b->dropped || b->refused)
-        printf("  blocks: %zu; queued URLs dropped %llu, links refused %llu (shard 0)\n", b->n,
-               (unsigned long long)b->dropped, (unsigned long long)b->refused);
+    frontier_stats_t s;
+    if (frontier_stats_routed(rc, r, crawl, &s) == 0 && (b->n || s.blocked || s.blocked_links))
+        printf("  blocks: %zu; queued URLs dropped %llu, links refused %llu\n", b->n,
+               (unsigned long long)s.blocked, (unsigned long long)s.blocked_links);
 }
 
 /* Opens the crawl's Redis, applies ch, prints the state: an exit status. */
@@ -332,7 +336,7 @@ static int apply(const char *cmd, const control_opts_t *o, const frontier_contro
         fprintf(stderr, "crawler %s: %s\n", cmd, err);
     if (rcode == 0) {
         print_state(o->crawl, &c, live);
-        print_blocks(&b);
+        print_blocks(rc, r, o->crawl, &b);
         char **kv = NULL;
         size_t nkv = 0;
         frontier_read_settings(rc, o->crawl, &kv, &nkv); /* (none: an older build's crawl) */
@@ -406,21 +410,35 @@ static int block_cmd(const cli_cmd_t *cmd, int change, int argc, char **argv)
     uint64_t dropped = 0;
     int rcode = frontier_block(rc, r, o.crawl, change, o.domain != NULL, name, &b, &dropped, err,
                                sizeof err);
-    if (rcode < 0) {
+    const char *what = o.domain ? "domain" : "host";
+    if (rcode < 0 && strstr(err, "more than")) {
+        fprintf(stderr,
+                "crawler %s: crawl '%s' holds %d blocks, the most it can: unblock one first "
+                "(crawler limits lists them)\n",
+                cmd->name, o.crawl, FRONTIER_MAX_BLOCKS);
+        rcode = CLI_EXIT_USAGE;
+    } else if (rcode < 0) {
         fprintf(stderr, "crawler %s: %s\n", cmd->name, err);
+        rcode = CLI_EXIT_ERROR;
+    } else if (change < 0 && !b.changed) {
+        fprintf(stderr, "crawler unblock: %s %s was not blocked in crawl '%s' (nothing changed)\n",
+                what, name, o.crawl);
+        print_blocks(rc, r, o.crawl, &b);
+        rcode = CLI_EXIT_ERROR;
     } else {
-        printf("crawl %s: %s %s %s", o.crawl, change > 0 ? "blocked" : "unblocked",
-               o.domain ? "domain" : "host", name);
-        if (change > 0)
+        printf("crawl %s: %s %s %s", o.crawl, change > 0 ? "blocked" : "unblocked", what, name);
+        if (change > 0 && !b.changed)
+            printf(" (already blocked: it keeps its time)");
+        else if (change > 0)
             printf(" (%llu queued URL%s dropped)", (unsigned long long)dropped,
                    dropped == 1 ? "" : "s");
         printf("\n");
-        print_blocks(&b);
+        print_blocks(rc, r, o.crawl, &b);
     }
     frontier_blocks_free(&b);
     redisFree(rc);
     rconn_close(r);
-    return rcode == 0 ? CLI_EXIT_OK : CLI_EXIT_ERROR;
+    return rcode;
 }
 
 static int state_cmd(const cli_cmd_t *cmd, const frontier_control_change_t *ch, int argc,

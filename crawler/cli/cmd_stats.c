@@ -227,7 +227,8 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
     text_bloom(o, bv);
     text_control(o, &s->control);
     if (s->paced_hosts) {
-        fprintf(o, "  hosts paced slower than --delay: %llu; slowest:", U(s->paced_hosts));
+        fprintf(o, "  hosts paced above their delay (slow, or 429/503): %llu; slowest:",
+                U(s->paced_hosts));
         for (size_t i = 0; i < s->nslow; i++)
             fprintf(o, "%s %s %.1f s", i ? "," : "", s->slow[i].host,
                     (double)s->slow[i].delay_ms / 1000.0);

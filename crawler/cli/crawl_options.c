@@ -71,8 +71,8 @@ static const cli_opt_t OPTS[] = {
     {U32("max-delay", "MS", max_delay_ms, 0, DAY_MS, FRONTIER_DEFAULT_MAX_DELAY_MS,
          "cap on a host's robots.txt Crawl-delay and on its pace (--delay-factor)")},
     {DBL("delay-factor", "F", delay_factor, 0, 1000, FRONTIER_DEFAULT_PACE_PCT / 100.0,
-         "with --delay > 0, a host waits F times its recent response time, doubled by each "
-         "429 or 503, within --delay and --max-delay (0: off)")},
+         "with --delay > 0, a host waits F times its recent response time, within --delay "
+         "and --max-delay (0: not at all; each 429 or 503 still doubles the wait)")},
     {U32("redis-retry-max", "MS", redis_retry_max_ms, 0, DAY_MS, CONFIG_DEFAULT_REDIS_RETRY_MAX_MS,
          "a worker that lost Redis retries this long before giving up (0: never retry)")},
     {U32("lease", "MS", lease_ms, 100, DAY_MS, FRONTIER_DEFAULT_LEASE_MS,
@@ -122,8 +122,8 @@ static const cli_opt_t OPTS[] = {
          CONFIG_DEFAULT_MAX_HOSTS_PER_DOMAIN,
          "hosts of one registered domain that get URLs admitted, all workers"),
      .dflt_doc = "unlimited"},
-    {U64("domain-pages-per-inlink", "N", pages_per_inlink, 0, UINT64_MAX, 0,
-         "with --max-pages-per-domain: a domain's budget grows by N for each other registered "
+    {U64("domain-pages-per-inlink", "K", pages_per_inlink, 0, UINT64_MAX, 0,
+         "with --max-pages-per-domain: a domain's budget grows by K for each other registered "
          "domain linking to it (0: a fixed budget)")},
     {U32("max-url-length", "BYTES", max_url_length, 16, 1u << 20, PARSER_DEFAULT_MAX_URL_LENGTH,
          "longer URLs are dropped")},

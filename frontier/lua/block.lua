@@ -19,7 +19,11 @@ local function block(_, ARGV)
     if not string.match(f, '^[hd]:[%w%.%-_:%[%]]+$') or not (v == 'now' or v == '') then
       error({err = 'ERR block: bad entry ' .. tostring(f) .. ' = ' .. tostring(v)})
     end
-    if v == '' then del[#del + 1] = f else set[#set + 1] = f; set[#set + 1] = nows end
+    if v == '' then
+      del[#del + 1] = f
+    elseif redis.call('HEXISTS', K.BLOCKS, f) == 0 then -- (blocked again: it keeps its time)
+      set[#set + 1] = f; set[#set + 1] = nows
+    end
   end
   if #set > 0 then
     local have = redis.call('HLEN', K.BLOCKS)
@@ -28,9 +32,10 @@ local function block(_, ARGV)
       error({err = 'ERR block: more than ' .. MAX_BLOCKS .. ' blocks'})
     end
   end
-  if #del > 0 then redis.call('HDEL', K.BLOCKS, unpack(del)) end
+  local changed = #set / 2
+  if #del > 0 then changed = changed + redis.call('HDEL', K.BLOCKS, unpack(del)) end
   if #set > 0 then redis.call('HSET', K.BLOCKS, unpack(set)) end
-  if #set + #del > 0 then
+  if changed > 0 then
     if redis.call('HLEN', K.BLOCKS) <= 1 and redis.call('HEXISTS', K.BLOCKS, '~gen') == 1 then
       redis.call('DEL', K.BLOCKS) -- nothing blocked: no key, no reading
     else
@@ -42,7 +47,7 @@ local function block(_, ARGV)
     if kv[i] ~= '~gen' then out[#out + 1] = kv[i]; out[#out + 1] = kv[i + 1] end
   end
   local c = redis.call('HMGET', K.STATS, 'blocked', 'blocked_links')
-  return {now, out, num(c[1]), num(c[2])}
+  return {now, out, num(c[1]), num(c[2]), changed}
 end
 
 -- Drops the queues of the origins named that a block covers now.
