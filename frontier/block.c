@@ -218,7 +218,8 @@ static int read_block_reply(const redisReply *r, frontier_blocks_t *out)
         memcpy(e->name, k->str + 2, k->len - 2);
         b.n++;
     }
-    qsort(b.v, b.n, sizeof *b.v, cmp_block);
+    if (b.n)
+        qsort(b.v, b.n, sizeof *b.v, cmp_block);
     frontier_blocks_free(out);
     *out = b;
     return 0;
