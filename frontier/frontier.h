@@ -725,6 +725,7 @@ typedef struct frontier_stats {
     /* the hosts whose pace makes them wait longer than the crawl's delay
      * (P hslow), and the slowest of them, slowest first */
     uint64_t paced_hosts;
+    uint64_t blocks; /* hosts and domains blocked (crawler block; shard 0's list) */
     size_t nslow;
     struct {
         char host[FRONTIER_MAX_SLOW_HOST];

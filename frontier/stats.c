@@ -131,7 +131,7 @@ static uint32_t count_live(const redisReply *w, uint64_t now)
     return live;
 }
 
-#define STATS_CMDS 13
+#define STATS_CMDS 14
 /* Sends the stats commands (TIME first, then one read of a key each). */
 static int send_stats(struct redisContext *rc, const char *p)
 {
@@ -150,7 +150,8 @@ static int send_stats(struct redisContext *rc, const char *p)
                        {"HLEN %s", FR_K_HADMIT}, /* an older build's count of hosts */
                        {"LLEN %s", FR_K_FRESH},
                        {"ZCARD %s", FR_K_HSLOW},
-                       {"ZRANGE %s +inf -inf BYSCORE REV LIMIT 0 5 WITHSCORES", FR_K_HSLOW}};
+                       {"ZRANGE %s +inf -inf BYSCORE REV LIMIT 0 5 WITHSCORES", FR_K_HSLOW},
+                       {"HLEN %s", FR_K_BLOCKS}}; /* its blocks and their token */
     _Static_assert(FRONTIER_STATS_SLOWEST == 5, "the ZRANGE above asks for 5");
     char key[FR_KEY_MAX];
     for (int i = 0; i < STATS_CMDS; i++) {
@@ -225,14 +226,14 @@ static int read_slowest(const redisReply *r, frontier_stats_t *out)
 static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
 {
     frontier_stats_t s;
-    uint64_t legacy = 0, fresh = 0;
+    uint64_t legacy = 0, fresh = 0, blocks = 0;
     memset(&s, 0, sizeof s);
     if (get_now(r[0], &s.now_ms) || read_counters(r[1], &s) || fr_reply_u64(r[2], &s.delayed) ||
         fr_reply_u64(r[3], &s.ready_hosts) || fr_reply_u64(r[4], &s.dead) ||
         fr_reply_u64(r[5], &s.hosts) || read_kinds(r[7], out) ||
         fr_control_read(r[8], &s.control) < 0 || fr_reply_u64(r[9], &legacy) ||
         fr_reply_u64(r[10], &fresh) || fr_reply_u64(r[11], &s.paced_hosts) ||
-        read_slowest(r[12], out) < 0)
+        read_slowest(r[12], out) < 0 || fr_reply_u64(r[13], &blocks))
         return CRAWL_EREPLY;
     out->paced_hosts += s.paced_hosts;
     s.ready_hosts += fresh; /* (P fresh: the hosts claimable now, not in ready) */
@@ -246,6 +247,7 @@ static int read_shard(redisReply **r, unsigned shard, frontier_stats_t *out)
         out->now_ms = s.now_ms;
         out->workers = count_live(r[6], s.now_ms);
         out->control = s.control;
+        out->blocks = blocks ? blocks - 1 : 0; /* (~gen) */
     }
     return 0;
 }

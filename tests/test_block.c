@@ -82,6 +82,9 @@ Test(block, a_domain_block_drops_its_queues_refuses_its_links_and_spares_lookali
     block(&e, 1, 1, "ex.test", &dropped);
     cr_expect_eq(dropped, 3, "the block dropped %llu queued URLs", (unsigned long long)dropped);
     cr_expect_eq(stat(&e, 0), 3, "blocked %llu", (unsigned long long)stat(&e, 0));
+    frontier_stats_t st;
+    cr_assert_eq(frontier_stats(e.c, CRAWL, &st), 0);
+    cr_expect_eq(st.blocks, 1, "crawler stats: %llu blocks", (unsigned long long)st.blocks);
     cr_expect_eq(stat(&e, 2), 3, "queued after the block");
     size_t n = claim_all(&e, NULL, NULL);
     cr_expect_eq(n, 3, "claimed %zu (notex.test, ex.test.org, other.test)", n);

@@ -170,7 +170,8 @@ static void print_json(FILE *o, const char *crawl, const frontier_stats_t *s,
     fprintf(o, "}");
     json_bloom(o, bv);
     json_control(o, &s->control);
-    fprintf(o, ", \"paced_hosts\": %llu, \"slowest_hosts\": [", U(s->paced_hosts));
+    fprintf(o, ", \"blocks\": %llu, \"paced_hosts\": %llu, \"slowest_hosts\": [", U(s->blocks),
+            U(s->paced_hosts));
     for (size_t i = 0; i < s->nslow; i++) {
         fprintf(o, "%s{\"host\": ", i ? ", " : "");
         json_str(o, s->slow[i].host);
@@ -219,9 +220,11 @@ static void print_text(FILE *o, const char *crawl, const frontier_stats_t *s,
             U(s->new_links), U(s->seen_links), U(s->skipped_links), U(s->capped_pages));
     if (s->domain_links)
         fprintf(o, "  links over a domain's budget (of skipped): %llu\n", U(s->domain_links));
-    if (s->blocked || s->blocked_links)
-        fprintf(o, "  blocked (crawler block): queued URLs dropped %llu  links refused %llu\n",
-                U(s->blocked), U(s->blocked_links));
+    if (s->blocks || s->blocked || s->blocked_links)
+        fprintf(o,
+                "  blocks (crawler limits lists them): %llu; queued URLs dropped %llu  links "
+                "refused %llu\n",
+                U(s->blocks), U(s->blocked), U(s->blocked_links));
     fprintf(o, "  status: 2xx %llu  3xx %llu  4xx %llu  5xx %llu  other %llu\n", U(s->status_2xx),
             U(s->status_3xx), U(s->status_4xx), U(s->status_5xx), U(s->status_other));
     text_bloom(o, bv);
