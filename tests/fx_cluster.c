@@ -159,9 +159,14 @@ static int start_node(fx_cluster_t *c, int i)
         fx_set_error("mkdir %s failed", n->dir);
         return -1;
     }
-    for (int attempt = 0; attempt < 5; attempt++) { /* a port taken meanwhile: another */
+    /* a port taken meanwhile: another; a port whose cluster bus port (port +
+     * 10000) would pass 65535 is never tried (redis-server exits at start) */
+    for (int attempt = 0, probes = 0; attempt < 5 && probes < 200; probes++) {
         n->port = fx_free_port();
-        if (n->port > 0 && spawn_node(c, i) == 0) {
+        if (n->port <= 0 || n->port + 10000 > 65535)
+            continue;
+        attempt++;
+        if (spawn_node(c, i) == 0) {
             snprintf(n->url, sizeof n->url, "redis://127.0.0.1:%d", n->port);
             return 0;
         }
