@@ -144,9 +144,8 @@ void frontier_blocks_free(frontier_blocks_t *b)
  *   ARGV[3], [4]  field  "h:NAME" or "d:NAME", and "now" (block, at the
  *                        call's Redis time) or "" (unblock); absent: a
  *                        reading
- * Reply: {now_ms, {field, since_ms, ...}: the blocks after the call,
- * stats' blocked, stats' blocked_links, fields added or removed (a block
- * already there keeps its time)}.  More than FRONTIER_MAX_BLOCKS blocks:
+ * Reply: {now_ms, {field, since_ms, ...}: the blocks after the call, fields
+ * added or removed (a block already there keeps its time)}.  More than FRONTIER_MAX_BLOCKS blocks:
  * an error, nothing written. */
 static void build_block(const char *prefix, const char *ready, const char *token, const char *field,
                         int change, rconn_args_t *a)
@@ -197,15 +196,13 @@ static int cmp_block(const void *a, const void *b)
 
 static int read_block_reply(const redisReply *r, frontier_blocks_t *out)
 {
-    uint64_t now, dropped, refused, changed;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 || fr_reply_u64(r->element[0], &now) ||
+    uint64_t now, changed;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || fr_reply_u64(r->element[0], &now) ||
         r->element[1]->type != REDIS_REPLY_ARRAY || r->element[1]->elements % 2 ||
-        fr_reply_u64(r->element[2], &dropped) || fr_reply_u64(r->element[3], &refused) ||
-        fr_reply_u64(r->element[4], &changed))
+        fr_reply_u64(r->element[2], &changed))
         return CRAWL_EREPLY;
     const redisReply *kv = r->element[1];
-    frontier_blocks_t b = {
-        .now_ms = now, .dropped = dropped, .refused = refused, .changed = changed};
+    frontier_blocks_t b = {.now_ms = now, .changed = changed};
     if (kv->elements && !(b.v = calloc(kv->elements / 2, sizeof *b.v)))
         return CRAWL_ENOMEM;
     for (size_t i = 0; i + 1 < kv->elements; i += 2) {

@@ -646,9 +646,9 @@ typedef struct frontier_blocks {
     frontier_block_t *v; /* [n], caller frees with frontier_blocks_free */
     size_t n;
     uint64_t now_ms;  /* Redis time of the call */
-    uint64_t dropped; /* queued URLs the crawl's blocks dropped (shard 0's count) */
-    uint64_t refused; /* links and seeds they refused (shard 0's count) */
-    uint64_t changed; /* blocks the call added or removed (0: it was so already) */
+    uint64_t changed; /* blocks the call added or removed (0: it was so already); what
+                         the blocks dropped and refused: frontier_stats' blocked and
+                         blocked_links */
 } frontier_blocks_t;
 void frontier_blocks_free(frontier_blocks_t *b);
 

@@ -4,7 +4,7 @@
 -- ARGV and replies: the layouts above build_block() and build_drop() in
 -- frontier/block.c.
 
-local BLOCK_KEYS = {'BLOCKS', 'STATS'}
+local BLOCK_KEYS = {'BLOCKS'}
 local MAX_BLOCKS = 10000 -- fields of P blocks besides ~gen (FRONTIER_MAX_BLOCKS)
 
 local function block(_, ARGV)
@@ -46,8 +46,7 @@ local function block(_, ARGV)
   for i = 1, #kv, 2 do
     if kv[i] ~= '~gen' then out[#out + 1] = kv[i]; out[#out + 1] = kv[i + 1] end
   end
-  local c = redis.call('HMGET', K.STATS, 'blocked', 'blocked_links')
-  return {now, out, num(c[1]), num(c[2]), changed}
+  return {now, out, changed}
 end
 
 -- Drops the queues of the origins named that a block covers now.
