@@ -145,8 +145,8 @@ void frontier_blocks_free(frontier_blocks_t *b)
  *                        call's Redis time) or "" (unblock); absent: a
  *                        reading
  * Reply: {now_ms, {field, since_ms, ...}: the blocks after the call, fields
- * added or removed (a block already there keeps its time)}.  More than FRONTIER_MAX_BLOCKS blocks:
- * an error, nothing written. */
+ * added or removed (a block already there keeps its time)}.  More than
+ * FRONTIER_MAX_BLOCKS blocks: an error, nothing written. */
 static void build_block(const char *prefix, const char *ready, const char *token, const char *field,
                         int change, rconn_args_t *a)
 {
@@ -342,24 +342,11 @@ int frontier_block(struct redisContext *rc, const rconn_t *redis, const char *cr
     }
     if (change)
         snprintf(field, sizeof field, "%c:%s", domain ? 'd' : 'h', name);
-    unsigned n = 1;
-    int rc_ = fr_crawl_shards(rc, crawl, &n, NULL);
-    if (rc_ < 0) {
-        snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc_), rc->err ? ": " : "",
-                 rc->err ? rc->errstr : "");
-        return rc_;
-    }
-    struct redisContext **conn = calloc(2 * (size_t)n, sizeof *conn);
-    size_t nown = 0;
-    if (!conn)
-        rc_ = CRAWL_ENOMEM;
-    if (rc_ == 0 && (rc_ = fr_shard_conns(rc, redis, crawl, n, conn, conn + n, &nown)) < 0)
-        snprintf(why, sizeof why, "the Redis Cluster's masters of the crawl's shards");
+    fr_shard_set_t set;
+    int rc_ = fr_shards_open(rc, redis, crawl, &set, why, sizeof why);
     if (rc_ == 0)
-        rc_ = block_on(conn, n, crawl, field, change, out, &drop, why, sizeof why);
-    for (size_t i = 0; i < nown; i++)
-        redisFree(conn[n + i]);
-    free(conn);
+        rc_ = block_on(set.conn, set.n, crawl, field, change, out, &drop, why, sizeof why);
+    fr_shards_close(&set);
     if (dropped)
         *dropped = drop;
     if (rc_ < 0)

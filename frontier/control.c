@@ -188,31 +188,23 @@ int frontier_control_routed(struct redisContext *rc, const rconn_t *redis, const
         snprintf(errbuf, errlen, "bad crawl name");
         return CRAWL_EINVAL;
     }
-    unsigned n = 1;
-    int quota = 0;
-    int rc_ = fr_crawl_shards(rc, crawl, &n, &quota);
+    fr_shard_set_t set;
+    char why[FR_ERROR_MAX] = "";
+    int rc_ = fr_shards_open(rc, redis, crawl, &set, why, sizeof why);
     if (rc_ < 0) {
-        snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc_), rc->err ? ": " : "",
-                 rc->err ? rc->errstr : "");
+        snprintf(errbuf, errlen, "%s%s%s", crawl_strerror(rc_), *why ? ": " : "", why);
         return rc_;
     }
-    if (n > 1 && !quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0 &&
+    unsigned n = set.n;
+    if (n > 1 && !set.quota && ch && ch->limit[FRONTIER_LIMIT_MAX_PAGES] > 0 &&
         ch->value[FRONTIER_LIMIT_MAX_PAGES] > 0) { /* (lifting one, "unlimited", is harmless) */
         snprintf(errbuf, errlen, FRONTIER_NO_QUOTA_TEXT, crawl, (unsigned long)n);
+        fr_shards_close(&set);
         return CRAWL_EINVAL;
     }
     /* every shard's copy written, on its server; shard 0's answers */
-    struct redisContext **conn = calloc(2 * (size_t)n, sizeof *conn);
-    size_t nown = 0;
-    if (!conn)
-        rc_ = CRAWL_ENOMEM;
-    if (rc_ == 0 && (rc_ = fr_shard_conns(rc, redis, crawl, n, conn, conn + n, &nown)) < 0)
-        snprintf(errbuf, errlen, "the Redis Cluster's masters of the crawl's shards");
-    if (rc_ == 0)
-        rc_ = control_on(conn, n, crawl, ch, out, now_ms, live, errbuf, errlen);
-    for (size_t i = 0; i < nown; i++)
-        redisFree(conn[n + i]);
-    free(conn);
+    rc_ = control_on(set.conn, n, crawl, ch, out, now_ms, live, errbuf, errlen);
+    fr_shards_close(&set);
     return rc_;
 }
 

@@ -311,6 +311,19 @@ int fr_parse_shards(const char *s, size_t len, unsigned *n, int *quota);
  * CRAWL_EREDIS, CRAWL_ENOMEM.  (stats.c: the handle-less readings) */
 int fr_shard_conns(struct redisContext *rc, const rconn_t *r, const char *crawl, unsigned n,
                    struct redisContext **conn, struct redisContext **own, size_t *nown);
+/* Every shard of the crawl with its server's connection, for the calls made
+ * without a handle (stats, control, block): fr_crawl_shards, then
+ * fr_shard_conns.  fr_shards_open fills s (0, or a CRAWL_E* code with why
+ * said in why: nothing left open); fr_shards_close frees what it opened. */
+typedef struct fr_shard_set {
+    struct redisContext **conn; /* [n]: shard s's server */
+    unsigned n;
+    int quota;   /* the crawl keeps its page limit in allotments (quota.c) */
+    size_t nown; /* connections opened here: conn[n .. n + nown) */
+} fr_shard_set_t;
+int fr_shards_open(struct redisContext *rc, const rconn_t *r, const char *crawl, fr_shard_set_t *s,
+                   char *why, size_t wl);
+void fr_shards_close(fr_shard_set_t *s);
 
 /* ---- offering links (offer.c) ------------------------------------------ */
 

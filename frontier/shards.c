@@ -19,6 +19,7 @@
 
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -156,6 +157,34 @@ int frontier_crawl_shards_quota(struct redisContext *rc, const char *crawl, unsi
     *n = 0;
     *quota = 0;
     return rc ? read_shards(rc, crawl, n, quota) : CRAWL_EINVAL;
+}
+
+int fr_shards_open(struct redisContext *rc, const rconn_t *r, const char *crawl, fr_shard_set_t *s,
+                   char *why, size_t wl)
+{
+    *s = (fr_shard_set_t){.n = 1};
+    int rc_ = fr_crawl_shards(rc, crawl, &s->n, &s->quota);
+    if (rc_ < 0) {
+        snprintf(why, wl, "%s", rc->err ? rc->errstr : "");
+        return rc_;
+    }
+    if (!(s->conn = calloc(2 * (size_t)s->n, sizeof *s->conn))) {
+        snprintf(why, wl, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    if ((rc_ = fr_shard_conns(rc, r, crawl, s->n, s->conn, s->conn + s->n, &s->nown)) < 0) {
+        snprintf(why, wl, "the Redis Cluster's masters of the crawl's shards");
+        fr_shards_close(s);
+    }
+    return rc_;
+}
+
+void fr_shards_close(fr_shard_set_t *s)
+{
+    for (size_t i = 0; s->conn && i < s->nown; i++)
+        redisFree(s->conn[s->n + i]);
+    free(s->conn);
+    *s = (fr_shard_set_t){0};
 }
 
 int fr_shard_conns(struct redisContext *rc, const rconn_t *r, const char *crawl, unsigned n,

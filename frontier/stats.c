@@ -264,25 +264,17 @@ static int stats_read(struct redisContext **conn, const char *crawl, unsigned n,
 int frontier_stats_routed(struct redisContext *rc, const rconn_t *r, const char *crawl,
                           frontier_stats_t *out)
 {
-    char p[FR_PREFIX_MAX];
-    unsigned n = 1;
+    char p[FR_PREFIX_MAX], why[FR_ERROR_MAX];
     if (!rc || !out || fr_prefix(crawl, p, sizeof p) < 0)
         return CRAWL_EINVAL;
     memset(out, 0, sizeof *out);
-    int rc_ = fr_crawl_shards(rc, crawl, &n, NULL);
+    fr_shard_set_t set;
+    int rc_ = fr_shards_open(rc, r, crawl, &set, why, sizeof why);
     if (rc_ < 0)
         return rc_;
-    out->shards = n;
-    struct redisContext **conn = calloc(2 * (size_t)n, sizeof *conn);
-    size_t nown = 0;
-    if (!conn)
-        return CRAWL_ENOMEM;
-    rc_ = fr_shard_conns(rc, r, crawl, n, conn, conn + n, &nown);
-    if (rc_ == 0)
-        rc_ = stats_read(conn, crawl, n, out);
-    for (size_t i = 0; i < nown; i++)
-        redisFree(conn[n + i]);
-    free(conn);
+    out->shards = set.n;
+    rc_ = stats_read(set.conn, crawl, set.n, out);
+    fr_shards_close(&set);
     return rc_;
 }
 
