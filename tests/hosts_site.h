@@ -45,6 +45,28 @@ static inline int site_page(void *ud, const char *path, fx_route_t *out)
     return 0;
 }
 
+/* Serves s on s->hosts loopback hosts (s->h set here) through fn (site_page,
+ * or a wrapper of it), every host's robots.txt allowing all. */
+static inline void site_serve(site_t *s, fx_http_fn fn)
+{
+    s->h = fx_http_start_hosts(s->hosts);
+    cr_assert_not_null(s->h, "cannot start the HTTP fixture: %s", fx_error());
+    fx_http_set_handler(s->h, fn, s);
+    fx_http_set(s->h, "/robots.txt",
+                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+}
+
+/* Writes dir/seeds.txt, every host's /p/0 (its path into path). */
+static inline void site_seeds(const site_t *s, const char *dir, char *path, size_t len)
+{
+    snprintf(path, len, "%s/seeds.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (unsigned h = 0; h < s->hosts; h++)
+        fprintf(f, "%s/h%u/p/0\n", fx_http_host_base(s->h, h), h);
+    cr_assert_eq(fclose(f), 0);
+}
+
 /* The host and page of a logged page request; 0, or -1 if not a page. */
 static inline int page_of(const site_t *s, const fx_http_req_t *q, unsigned *h, unsigned *i)
 {

@@ -235,19 +235,10 @@ Test(block, no_request_reaches_a_blocked_host_5s_after_the_command_and_the_crawl
     site_t s = {.hosts = 8, .pages = 32, .delay_ms = 20, .slow = -1};
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "%s", fx_error());
-    s.h = fx_http_start_hosts(s.hosts);
-    cr_assert_not_null(s.h, "%s", fx_error());
-    fx_http_set_handler(s.h, site_page, &s);
-    fx_http_set(s.h, "/robots.txt",
-                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+    site_serve(&s, site_page);
     char *dir = fx_tmpdir(), seeds[600], out[600], host[64];
     cr_assert_not_null(dir);
-    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
-    FILE *f = fopen(seeds, "w");
-    cr_assert_not_null(f);
-    for (unsigned h = 0; h < s.hosts; h++)
-        fprintf(f, "%s/h%u/p/0\n", fx_http_host_base(s.h, h), h);
-    cr_assert_eq(fclose(f), 0);
+    site_seeds(&s, dir, seeds, sizeof seeds);
     cr_assert_eq(sscanf(fx_http_host_base(s.h, 3), "http://%63[^:/]", host), 1);
     pid_t pid[2];
     for (int p = 0; p < 2; p++) {
@@ -386,20 +377,11 @@ Test(block, on_a_redis_cluster_the_block_reaches_every_shard, .timeout = 180)
     fx_cluster_t *cl = fx_cluster_start(3, 0, 1000);
     cr_assert_not_null(cl, "cannot start a Redis Cluster: %s", fx_error());
     site_t s = {.hosts = 6, .pages = 8, .slow = -1};
-    s.h = fx_http_start_hosts(s.hosts);
-    cr_assert_not_null(s.h, "%s", fx_error());
-    fx_http_set_handler(s.h, site_page, &s);
-    fx_http_set(s.h, "/robots.txt",
-                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+    site_serve(&s, site_page);
     char *dir = fx_tmpdir(), seeds[600], host[64], log[600];
     cr_assert_not_null(dir);
-    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
     snprintf(log, sizeof log, "%s/log", dir);
-    FILE *f = fopen(seeds, "w");
-    cr_assert_not_null(f);
-    for (unsigned h = 0; h < s.hosts; h++)
-        fprintf(f, "%s/h%u/p/0\n", fx_http_host_base(s.h, h), h);
-    cr_assert_eq(fclose(f), 0);
+    site_seeds(&s, dir, seeds, sizeof seeds);
     cr_assert_eq(sscanf(fx_http_host_base(s.h, 3), "http://%63[^:/]", host), 1);
     const char *url = fx_cluster_url(cl, 1);
     char *seed[] = {CRAWLER_BIN, "seed", seeds,      "--redis", (char *)url,

@@ -178,19 +178,10 @@ Test(pace, two_processes_wait_twice_a_slow_hosts_response_time_and_fetch_every_p
     site_t s = {.hosts = 4, .pages = 8, .slow = -1};
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "%s", fx_error());
-    s.h = fx_http_start_hosts(s.hosts);
-    cr_assert_not_null(s.h, "%s", fx_error());
-    fx_http_set_handler(s.h, paced_page, &s);
-    fx_http_set(s.h, "/robots.txt",
-                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+    site_serve(&s, paced_page);
     char *dir = fx_tmpdir(), seeds[600];
     cr_assert_not_null(dir);
-    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
-    FILE *f = fopen(seeds, "w");
-    cr_assert_not_null(f);
-    for (unsigned h = 0; h < s.hosts; h++)
-        fprintf(f, "%s/h%u/p/0\n", fx_http_host_base(s.h, h), h);
-    cr_assert_eq(fclose(f), 0);
+    site_seeds(&s, dir, seeds, sizeof seeds);
     pid_t pid[2];
     for (int p = 0; p < 2; p++) {
         char log[600];

@@ -30,18 +30,11 @@ Test(robots_expiry, a_changed_robots_txt_is_read_again_and_obeyed, .timeout = 18
     site_t s = {.hosts = 1, .pages = 32, .slow = -1};
     fx_redis_t *r = fx_redis_start();
     cr_assert_not_null(r, "%s", fx_error());
-    s.h = fx_http_start_hosts(1);
-    cr_assert_not_null(s.h, "%s", fx_error());
-    fx_http_set_handler(s.h, site_page, &s);
-    fx_http_set(s.h, "/robots.txt",
-                &(fx_route_t){.content_type = "text/plain", .body = "User-agent: *\nAllow: /\n"});
+    site_serve(&s, site_page);
     char *dir = fx_tmpdir(), seeds[600], ttl[16];
     cr_assert_not_null(dir);
-    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    site_seeds(&s, dir, seeds, sizeof seeds);
     snprintf(ttl, sizeof ttl, "%d", TTL_S);
-    char seed[200];
-    snprintf(seed, sizeof seed, "%s/h0/p/0\n", fx_http_host_base(s.h, 0));
-    cr_assert_eq(fx_write_file(seeds, seed), 0);
     pid_t pid[2];
     for (int p = 0; p < 2; p++) {
         char log[600];
