@@ -493,6 +493,22 @@ typedef struct frontier_dedup {
     int64_t orig_time_ms; /* and its fetch time */
 } frontier_dedup_t;
 
+/* Politeness per IP address (--per-ip, --ip-delay): a slot of an address
+ * is asked for before a transfer connects to it and given back when the
+ * transfer ends.  Every worker of the crawl counts an address in one
+ * place (its shard: a hash of the address), in one atomic step per ask or
+ * return: no address has more than per_ip slots held, nor two grants
+ * closer than gap_ms, nor a grant closer than gap_ms to the last return.
+ * A slot not given back within hold_ms (a worker that died) lapses. */
+typedef struct frontier_ipslot {
+    char ip[64];    /* the address (CURLINFO_PRIMARY_IP's text) */
+    uint64_t token; /* the holder's number: with the worker id, its token */
+    int ret;        /* 1: the slot given back; 0: asked for */
+    /* an ask's answer, set once the call is done: 0 granted, W > 0 the
+     * next grant is W ms away, -1 every slot is held (ask again later) */
+    int32_t wait_ms;
+} frontier_ipslot_t;
+
 /* 1 if c is done (frontier_call_result says how), 0 if not yet.  Never
  * waits: reads what the link's last poll took in. */
 int frontier_call_ready(frontier_t *f, frontier_call_t *c);
@@ -546,6 +562,12 @@ int frontier_seed_hosts_start(frontier_t *f, frontier_call_t **out);
  * until it is done); once done with 0, each d[i] says whether it is a
  * duplicate.  May run twice (RCONN_CALL_RESEND). */
 int frontier_dedup_start(frontier_t *f, frontier_dedup_t *d, size_t n, frontier_call_t **out);
+/* Asks for and gives back the slots s[0..n) (kept by the call: s must stay
+ * until it is done), with per_ip slots an address (>= 1), gap_ms and
+ * hold_ms as above; once done with 0, each ask has its wait_ms.  May run
+ * twice (RCONN_CALL_RESEND). */
+int frontier_ipgate_start(frontier_t *f, frontier_ipslot_t *s, size_t n, uint32_t per_ip,
+                          uint32_t gap_ms, uint32_t hold_ms, frontier_call_t **out);
 /* The hosts a done call read, as frontier_seed_hosts gives them (caller
  * frees); returns the call's outcome. */
 int frontier_seed_hosts_found(frontier_call_t *c, char ***hosts, size_t *n);

@@ -35,6 +35,7 @@ enum {
     FR_DEDUP,    /* exact duplicates: payload digests (dedup.c) */
     FR_BLOCK,    /* `crawler block|unblock` (block.c) */
     FR_DROP,     /* the queues a block covers dropped (block.c) */
+    FR_IPGATE,   /* per-IP politeness: address slots (ipgate.c) */
     FR_SCRIPT_COUNT
 };
 
@@ -232,6 +233,7 @@ typedef enum fr_kind {
     FR_CALL_STORE,      /* robots.c */
     FR_CALL_SEED_HOSTS, /* hostinfo.c */
     FR_CALL_DEDUP,      /* dedup.c */
+    FR_CALL_IPGATE,     /* ipgate.c */
 } fr_kind_t;
 
 struct frontier_call {
@@ -273,6 +275,8 @@ int fr_call_finish(frontier_call_t *c, int rc);
 int fr_claim_step(frontier_t *f, frontier_call_t *c, int wait);
 int fr_dedup_step(frontier_t *f, frontier_call_t *c, int wait);
 void fr_dedup_free(void *st);
+int fr_ipgate_step(frontier_t *f, frontier_call_t *c, int wait);
+void fr_ipgate_free(void *st);
 void fr_claim_free(void *st);
 int fr_heartbeat_step(frontier_t *f, frontier_call_t *c, int wait);
 int fr_finish_step(frontier_t *f, frontier_call_t *c, int wait);

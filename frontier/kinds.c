@@ -34,6 +34,8 @@ static int step(frontier_t *f, frontier_call_t *c, int wait)
         return fr_seed_hosts_step(f, c, wait);
     case FR_CALL_DEDUP:
         return fr_dedup_step(f, c, wait);
+    case FR_CALL_IPGATE:
+        return fr_ipgate_step(f, c, wait);
     }
     return fr_call_finish(c, CRAWL_EINVAL);
 }
@@ -71,6 +73,7 @@ const char *frontier_call_kind(const frontier_call_t *c)
         [FR_CALL_STORE] = "robots.txt store",
         [FR_CALL_SEED_HOSTS] = "seed hosts",
         [FR_CALL_DEDUP] = "dedup",
+        [FR_CALL_IPGATE] = "ipgate",
     };
     return c ? names[c->kind] : "";
 }
@@ -94,6 +97,9 @@ void frontier_call_free(frontier_call_t *c)
         break;
     case FR_CALL_DEDUP:
         fr_dedup_free(c->st);
+        break;
+    case FR_CALL_IPGATE:
+        fr_ipgate_free(c->st);
         break;
     default: /* heartbeat: a plain struct; the others: none */
         free(c->st);

@@ -42,6 +42,7 @@ static const char *const names[FR_SCRIPT_COUNT] = {
     [FR_DEDUP] = "dedup",
     [FR_BLOCK] = "block",
     [FR_DROP] = "drop",
+    [FR_IPGATE] = "ipgate",
 };
 
 const char *fr_script_name(int id)

@@ -132,8 +132,13 @@ void fx_http_stop(fx_http_t *h);
  * route table, counters and handler are shared by all of them.  NULL on
  * failure (fx_error).  fx_http_base is host 0's base; fx_http_stop stops it. */
 fx_http_t *fx_http_start_hosts(unsigned n);
-/* "http://127.0.1.<i+1>:<port>" (or fx_http_base for i 0 of a one-host
- * server); NULL past the last host. */
+/* The same on n addresses times `ports` ports (n * ports <= FX_HTTP_MAX_HOSTS
+ * origins: many hosts on one address, as on shared hosting); origin i is
+ * address i / ports (fx_http_req_t.host, fx_http_pending's host) on the
+ * (i % ports)th port. */
+fx_http_t *fx_http_start_grid(unsigned n, unsigned ports);
+/* Origin i's "http://127.0.1.<a+1>:<port>" (or fx_http_base for i 0 of a
+ * one-host server); NULL past the last origin. */
 const char *fx_http_host_base(const fx_http_t *h, unsigned i);
 unsigned fx_http_nhosts(const fx_http_t *h);
 

@@ -60,10 +60,13 @@ struct fx_http {
     unsigned all_pending, all_max_pending;
     int released;               /* fx_http_release was called */
     pthread_cond_t wake;        /* released or stopping (CLOCK_MONOTONIC) */
-    unsigned nhosts;            /* 0: fx_http_start's one address */
-    int lfd[FX_HTTP_MAX_HOSTS]; /* listening sockets (many hosts) */
+    unsigned nhosts;            /* 0: fx_http_start's one address; else its addresses */
+    unsigned nports;            /* ports on each address (1 but for fx_http_start_grid) */
+    unsigned nlfd;              /* nhosts * nports: the origins */
+    int lfd[FX_HTTP_MAX_HOSTS]; /* listening sockets: port k of address a at k * nhosts + a */
+    int ports[FX_HTTP_MAX_HOSTS];
     pthread_t acceptor;
-    char (*bases)[64]; /* nhosts base URLs */
+    char (*bases)[64]; /* nlfd base URLs */
 };
 
 /* One request's state (MHD's req_cls): its log entry and raw path. */
@@ -479,27 +482,42 @@ static int listen_on(unsigned i, int port)
     return fd;
 }
 
-/* Opens h->nhosts listening sockets on one port (tries a few ports: one
- * may be taken on another 127.0.1.x address).  0 or -1. */
-static int listen_all(fx_http_t *h)
+/* Opens the listening sockets of port k: one on each of h->nhosts
+ * addresses, on one port (tries a few ports: one may be taken on another
+ * 127.0.1.x address).  0 or -1. */
+static int listen_port(fx_http_t *h, unsigned k)
 {
+    int *fd = h->lfd + k * h->nhosts;
     for (int attempt = 0; attempt < 20; attempt++) {
         unsigned n = 0;
-        h->lfd[n] = listen_on(0, 0);
+        fd[n] = listen_on(0, 0);
         struct sockaddr_in a;
         socklen_t len = sizeof a;
-        if (h->lfd[0] < 0 || getsockname(h->lfd[0], (struct sockaddr *)&a, &len) != 0)
+        if (fd[0] < 0 || getsockname(fd[0], (struct sockaddr *)&a, &len) != 0)
             return -1;
-        h->port = ntohs(a.sin_port);
+        h->ports[k] = ntohs(a.sin_port);
         for (n = 1; n < h->nhosts; n++)
-            if ((h->lfd[n] = listen_on(n, h->port)) < 0)
+            if ((fd[n] = listen_on(n, h->ports[k])) < 0)
                 break;
         if (n == h->nhosts)
             return 0;
         while (n > 0)
-            close(h->lfd[--n]);
+            close(fd[--n]);
     }
     return -1;
+}
+
+/* Every port's sockets (lfd[k * nhosts + a]): 0 or -1 (none left open). */
+static int listen_all(fx_http_t *h)
+{
+    for (unsigned k = 0; k < h->nports; k++)
+        if (listen_port(h, k) != 0) {
+            for (unsigned i = 0; i < k * h->nhosts; i++)
+                close(h->lfd[i]);
+            return -1;
+        }
+    h->port = h->ports[0];
+    return 0;
 }
 
 /* The acceptor: every connection on any listening socket goes to h->d. */
@@ -507,12 +525,12 @@ static void *accept_loop(void *arg)
 {
     fx_http_t *h = arg;
     struct pollfd p[FX_HTTP_MAX_HOSTS];
-    for (unsigned i = 0; i < h->nhosts; i++)
+    for (unsigned i = 0; i < h->nlfd; i++)
         p[i] = (struct pollfd){.fd = h->lfd[i], .events = POLLIN};
     while (!__atomic_load_n(&h->stopping, __ATOMIC_RELAXED)) {
-        if (poll(p, h->nhosts, 50) <= 0)
+        if (poll(p, h->nlfd, 50) <= 0)
             continue;
-        for (unsigned i = 0; i < h->nhosts; i++) {
+        for (unsigned i = 0; i < h->nlfd; i++) {
             if (!(p[i].revents & POLLIN))
                 continue;
             for (int k = 0; k < 256; k++) { /* bounded: the others get their turn */
@@ -531,15 +549,23 @@ static void *accept_loop(void *arg)
 
 fx_http_t *fx_http_start_hosts(unsigned n)
 {
-    if (n == 0 || n > FX_HTTP_MAX_HOSTS) {
-        fx_set_error("fx_http_start_hosts: %u hosts (1..%d)", n, FX_HTTP_MAX_HOSTS);
+    return fx_http_start_grid(n, 1);
+}
+
+fx_http_t *fx_http_start_grid(unsigned n, unsigned ports)
+{
+    if (n == 0 || ports == 0 || n * ports > FX_HTTP_MAX_HOSTS) {
+        fx_set_error("fx_http_start_grid: %u hosts x %u ports (1..%d)", n, ports,
+                     FX_HTTP_MAX_HOSTS);
         return NULL;
     }
     fx_http_t *h = http_new();
     if (!h)
         return NULL;
     h->nhosts = n;
-    h->bases = calloc(n, sizeof *h->bases);
+    h->nports = ports;
+    h->nlfd = n * ports;
+    h->bases = calloc(h->nlfd, sizeof *h->bases);
     if (!h->bases || listen_all(h) != 0) {
         fx_set_error("cannot listen on 127.0.1.1..127.0.1.%u on one port: %s", n, strerror(errno));
         http_free(h);
@@ -555,13 +581,14 @@ fx_http_t *fx_http_start_hosts(unsigned n)
         fx_set_error("libmicrohttpd could not start on %u loopback hosts", n);
         if (h->d)
             MHD_stop_daemon(h->d);
-        for (unsigned i = 0; i < n; i++)
+        for (unsigned i = 0; i < h->nlfd; i++)
             close(h->lfd[i]);
         http_free(h);
         return NULL;
     }
-    for (unsigned i = 0; i < n; i++)
-        snprintf(h->bases[i], sizeof h->bases[i], "http://127.0.1.%u:%d", i + 1, h->port);
+    for (unsigned i = 0; i < h->nlfd; i++) /* origin i: address i / ports, port i % ports */
+        snprintf(h->bases[i], sizeof h->bases[i], "http://127.0.1.%u:%d", i / ports + 1,
+                 h->ports[i % ports]);
     snprintf(h->base, sizeof h->base, "%s", h->bases[0]);
     return h;
 }
@@ -570,7 +597,7 @@ const char *fx_http_host_base(const fx_http_t *h, unsigned i)
 {
     if (!h->nhosts)
         return i == 0 ? h->base : NULL;
-    return i < h->nhosts ? h->bases[i] : NULL;
+    return i < h->nlfd ? h->bases[i] : NULL;
 }
 
 unsigned fx_http_nhosts(const fx_http_t *h)
@@ -680,7 +707,7 @@ void fx_http_stop(fx_http_t *h)
     pthread_mutex_unlock(&h->lock);
     if (h->nhosts) {
         pthread_join(h->acceptor, NULL);
-        for (unsigned i = 0; i < h->nhosts; i++)
+        for (unsigned i = 0; i < h->nlfd; i++)
             close(h->lfd[i]);
     }
     if (h->d)

@@ -24,6 +24,8 @@ typedef struct site {
     unsigned delay_ms;     /* every page answers after this long */
     int hold;              /* 1: every page waits for fx_http_release */
     int slow;              /* this host's pages wait for fx_http_release (-1: none) */
+    unsigned addrs;        /* 0: a loopback address a host; else the hosts share this many
+                              addresses, hosts / addrs ports on each (fx_http_start_grid) */
 } site_t;
 
 static inline int site_page(void *ud, const char *path, fx_route_t *out)
@@ -45,11 +47,13 @@ static inline int site_page(void *ud, const char *path, fx_route_t *out)
     return 0;
 }
 
-/* Serves s on s->hosts loopback hosts (s->h set here) through fn (site_page,
+/* Serves s on s->hosts loopback hosts (s->addrs: hosts / addrs ports on
+ * each of addrs addresses, a multiple) (s->h set here) through fn (site_page,
  * or a wrapper of it), every host's robots.txt allowing all. */
 static inline void site_serve(site_t *s, fx_http_fn fn)
 {
-    s->h = fx_http_start_hosts(s->hosts);
+    s->h = s->addrs ? fx_http_start_grid(s->addrs, s->hosts / s->addrs)
+                    : fx_http_start_hosts(s->hosts);
     cr_assert_not_null(s->h, "cannot start the HTTP fixture: %s", fx_error());
     fx_http_set_handler(s->h, fn, s);
     fx_http_set(s->h, "/robots.txt",
@@ -103,7 +107,8 @@ static inline void expect_each_page_once(const site_t *s, const fx_http_req_t *l
         unsigned h, i;
         if (page_of(s, &log[k], &h, &i) == 0) {
             hits[h][i]++;
-            cr_expect_eq(log[k].host, h, "%s came to host %u", log[k].path, log[k].host);
+            unsigned addr = s->addrs ? h / (s->hosts / s->addrs) : h; /* (its address) */
+            cr_expect_eq(log[k].host, addr, "%s came to host %u", log[k].path, log[k].host);
         } else {
             cr_expect_str_eq(log[k].path, "/robots.txt", "unexpected request %s", log[k].path);
         }

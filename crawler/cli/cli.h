@@ -124,7 +124,7 @@ typedef struct cli_cmd {
     size_t nopts;          /* at most CLI_MAX_OPTS */
 } cli_cmd_t;
 
-#define CLI_MAX_OPTS 64
+#define CLI_MAX_OPTS 80
 #define CLI_OPT_VAL 0x100 /* getopt_long returns CLI_OPT_VAL + the table index */
 
 /* offsetof(T, f), checking at compile time that f is a ctype. */

@@ -73,6 +73,12 @@ static const cli_opt_t OPTS[] = {
     {DBL("delay-factor", "F", delay_factor, 0, 1000, FRONTIER_DEFAULT_PACE_PCT / 100.0,
          "with --delay > 0, a host waits F times its recent response time, within --delay "
          "and --max-delay (0: not at all; each 429 or 503 still doubles the wait)")},
+    {U32("per-ip", "N", per_ip, 0, 100000, 0,
+         "max requests in flight per IP address, all workers and hosts together (0: no "
+         "per-IP limit)")},
+    {U32("ip-delay", "MS", ip_delay_ms, 0, DAY_MS, 0,
+         "min ms between two requests to one IP address, and from the end of one to the "
+         "next, all workers and hosts together")},
     {U32("redis-retry-max", "MS", redis_retry_max_ms, 0, DAY_MS, CONFIG_DEFAULT_REDIS_RETRY_MAX_MS,
          "a worker that lost Redis retries this long before giving up (0: never retry)")},
     {U32("lease", "MS", lease_ms, 100, DAY_MS, FRONTIER_DEFAULT_LEASE_MS,

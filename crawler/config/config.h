@@ -86,6 +86,9 @@ typedef struct crawl_config {
     uint32_t max_delay_ms;       /* --max-delay, ms cap on Crawl-delay and on a host's pace */
     double delay_factor;         /* --delay-factor: a host waits this many times its
                                     requests' recent duration (0: not at all) */
+    uint32_t per_ip;             /* --per-ip: requests in flight per IP address, all workers
+                                    (0: per-IP politeness off, unless --ip-delay) */
+    uint32_t ip_delay_ms;        /* --ip-delay, ms between requests to one address */
     uint32_t lease_ms;           /* --lease, ms */
     uint32_t redis_retry_max_ms; /* --redis-retry-max: total ms of reconnect tries, 0: none */
     uint32_t max_tries;          /* --max-tries */

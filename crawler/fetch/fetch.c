@@ -42,6 +42,12 @@
 #include "fetch_internal.h"
 #include "netloop.h"
 
+#define FETCH_IP_RESTOPS 4           /* a hop stopped at a new address this often fails */
+#define FETCH_IP_BACKOFF_MIN_MS 10   /* every slot of the address held: ask again after ... */
+#define FETCH_IP_BACKOFF_MAX_MS 500  /* ... doubling up to this */
+#define FETCH_IP_HOLD_EXTRA_MS 30000 /* a slot lapses this long after --timeout */
+#define FETCH_IP_UNLIMITED 1000000u  /* --per-ip 0 with --ip-delay: no cap in flight */
+
 /* ---- lists of transfers --------------------------------------------------- */
 
 static void fifo_push(xfer_fifo_t *q, xfer_t *x)
@@ -130,7 +136,16 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_con
                                                                                 : TEXT_MAIN},
                 .links = cfg->links != NULL},
         .max_running = max_running ? max_running : 1};
+    if (cfg->per_ip || cfg->ip_delay_ms) {
+        f->env.ipgate = 1;
+        if (!(f->ipg = ipgate_new())) {
+            snprintf(err, errlen, "out of memory");
+            free(f);
+            return NULL;
+        }
+    }
     if (!(f->loop = netloop_new(max_connects, on_done, f, err, errlen))) {
+        ipgate_free(f->ipg);
         free(f);
         return NULL;
     }
@@ -144,7 +159,7 @@ void fetch_free(fetch_t *f)
     if (f->held)
         put_xfer(f, f->held);
     frontier_item_t item;
-    while ((f->done.head || f->deferred || f->waiting.head) && fetch_cancel(f, &item))
+    while ((f->done.head || f->deferred || f->waiting.head || f->asking) && fetch_cancel(f, &item))
         frontier_item_clear(&item);
     while (f->running) {
         xfer_t *x = f->running;
@@ -158,6 +173,7 @@ void fetch_free(fetch_t *f)
         xfer_free(x);
     }
     netloop_free(f->loop);
+    ipgate_free(f->ipg);
     free(f);
 }
 
@@ -177,10 +193,81 @@ static long dns_timeout(fetch_t *f)
     return FETCH_DNS_TTL_S;
 }
 
-/* Adds x to the multi handle and the running list. */
+/* ---- per-IP politeness: the gate ------------------------------------------------
+ * With the gate on (f->ipg), a transfer connects only to an address it
+ * holds a slot of (transfer.c: the socket callback stops it at any other).
+ * Before it starts, a transfer whose host's address is known (ipgate.c:
+ * the address the host was last reached on, or the one its socket callback
+ * stopped at) asks for a slot and waits on the asking list, counted as
+ * running; one whose host is new starts as a probe on a fresh connection,
+ * which stops at the address (a DNS answer, no connection made) and asks
+ * then.  Granted, it starts at once; told to wait, it waits on the
+ * deferred list and asks again.  When it ends, its slot is given back
+ * (with the next batch).  The asks and returns go to Redis in batches
+ * (fetch_ip_batch: the caller's frontier call). */
+
+static void asking_add(fetch_t *f, xfer_t *x)
+{
+    x->prev = NULL;
+    x->next = f->asking;
+    if (f->asking)
+        f->asking->prev = x;
+    f->asking = x;
+    f->nasking++;
+}
+
+static void asking_remove(fetch_t *f, xfer_t *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        f->asking = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    x->prev = x->next = NULL;
+    f->nasking--;
+    x->ask_tok = 0;
+}
+
+/* x asks for a slot of ip before it starts on url (copied): 0, or
+ * CRAWL_ENOMEM with x untouched. */
+static int ask_slot(fetch_t *f, xfer_t *x, const char *url, const char *ip)
+{
+    char *u = strdup(url);
+    uint64_t tok = u ? ipgate_ask(f->ipg, x, ip) : 0;
+    if (!tok) {
+        free(u);
+        return CRAWL_ENOMEM;
+    }
+    free(x->next_url);
+    x->next_url = u;
+    snprintf(x->slot_ip, sizeof x->slot_ip, "%s", ip);
+    x->ip_want[0] = '\0';
+    x->ask_tok = tok;
+    asking_add(f, x);
+    return 0;
+}
+
+/* The transfers in the loop or asking for a slot are below max_running. */
+static int has_room(const fetch_t *f)
+{
+    return f->active + f->nasking < f->max_running;
+}
+
+/* Adds x to the multi handle and the running list (with the gate on and no
+ * slot held, it asks for one first, or starts as a probe). */
 static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
 {
+    int probe = 0;
+    if (f->ipg && !x->slot_tok) {
+        const char *ip = x->ip_want[0] ? x->ip_want : ipgate_addr(f->ipg, x->host, clock_now_ms());
+        if (ip)
+            return ask_slot(f, x, url, ip);
+        probe = 1;
+    }
     xfer_setup(x, url, dns_timeout(f));
+    if (probe) /* a new connection: the socket callback sees the address */
+        curl_easy_setopt(x->h, CURLOPT_FRESH_CONNECT, 1L);
     x->t_start = clock_now_ms();
     if (netloop_add(f->loop, x->h, x->host, &x->shard) < 0)
         return CRAWL_EREDIS;
@@ -197,7 +284,7 @@ static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
  * on the waiting list, url copied.  0, or an error with x untouched. */
 static int launch(fetch_t *f, xfer_t *x, const char *url)
 {
-    if (f->active < f->max_running && !f->waiting.head)
+    if (has_room(f) && !f->waiting.head)
         return start_xfer(f, x, url);
     free(x->next_url);
     if (!(x->next_url = strdup(url)))
@@ -210,7 +297,7 @@ static int launch(fetch_t *f, xfer_t *x, const char *url)
  * cannot start ends as if it had failed to: its result says so). */
 static void start_waiting(fetch_t *f)
 {
-    while (f->active < f->max_running && f->waiting.head) {
+    while (has_room(f) && f->waiting.head) {
         xfer_t *x = fifo_pop(&f->waiting);
         char *url = x->next_url;
         x->next_url = NULL;
@@ -302,7 +389,7 @@ int fetch_start_robots(fetch_t *f, const char *origin)
 
 size_t fetch_active(const fetch_t *f)
 {
-    return f->active + f->done.n + f->ndeferred + f->waiting.n;
+    return f->active + f->done.n + f->ndeferred + f->waiting.n + f->nasking;
 }
 
 size_t fetch_in_flight(const fetch_t *f)
@@ -341,10 +428,24 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
         put_xfer(f, x);
         return 1;
     }
-    if ((x = f->deferred)) { /* a robots.txt hop not started: no item */
+    if ((x = f->deferred)) { /* a robots.txt hop, or a transfer waiting for its address */
         f->deferred = x->next_free;
         f->ndeferred--;
         x->next_free = NULL;
+        if (x->kind == XF_PAGE) {
+            *item = x->item;
+            memset(&x->item, 0, sizeof x->item);
+        }
+        put_xfer(f, x);
+        return 1;
+    }
+    if ((x = f->asking)) { /* asking for a slot: not started */
+        asking_remove(f, x);
+        ipgate_forget(f->ipg, x);
+        if (x->kind == XF_PAGE) {
+            *item = x->item;
+            memset(&x->item, 0, sizeof x->item);
+        }
         put_xfer(f, x);
         return 1;
     }
@@ -360,6 +461,8 @@ int fetch_cancel(fetch_t *f, frontier_item_t *item)
         return 0;
     netloop_remove(f->loop, x->h, x->shard);
     unlink_xfer(f, x);
+    if (x->slot_tok) /* (sent with the next batch, if any: else it lapses) */
+        ipgate_give_back(f->ipg, x->slot_ip, x->slot_tok);
     if (x->kind == XF_PAGE) {
         *item = x->item;
         memset(&x->item, 0, sizeof x->item);
@@ -385,6 +488,16 @@ int fetch_unstart(fetch_t *f, frontier_item_t *item)
         put_xfer(f, x);
         return 1;
     }
+    for (xfer_t *x = f->asking; x; x = x->next) {
+        if (x->kind != XF_PAGE)
+            continue;
+        asking_remove(f, x);
+        ipgate_forget(f->ipg, x);
+        *item = x->item;
+        memset(&x->item, 0, sizeof x->item);
+        put_xfer(f, x);
+        return 1;
+    }
     return 0;
 }
 
@@ -399,6 +512,12 @@ void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void 
     for (const xfer_t *x = f->done.head; x; x = x->next_free)
         if (x->res.kind == FETCH_PAGE && x->res.page.item.url)
             fn(&x->res.page.item, ud);
+    for (const xfer_t *x = f->asking; x; x = x->next)
+        if (x->kind == XF_PAGE && x->item.url)
+            fn(&x->item, ud);
+    for (const xfer_t *x = f->deferred; x; x = x->next_free)
+        if (x->kind == XF_PAGE && x->item.url)
+            fn(&x->item, ud);
 }
 
 /* netloop's done callback: a transfer finished (out of its multi handle).
@@ -465,8 +584,45 @@ static int moves_to_origin(xfer_t *x, char *target)
     return 1;
 }
 
+/* Per-IP: x ended with res.  Its slot given back, the address it reached
+ * learned; 1 if it went back to the gate instead (its socket callback
+ * stopped it at an address it held no slot of: it asks for one and starts
+ * over, up to FETCH_IP_RESTOPS times a hop). */
+static int gate_end(fetch_t *f, xfer_t *x, CURLcode res)
+{
+    uint64_t now = clock_now_ms();
+    int stopped = x->ip_want[0] && res != CURLE_OK && !x->blocked;
+    if (x->slot_tok)
+        ipgate_give_back(f->ipg, x->slot_ip, x->slot_tok);
+    x->slot_tok = 0;
+    x->slot_ip[0] = '\0';
+    if (!stopped || ++x->ip_asks > FETCH_IP_RESTOPS) {
+        char *ip = NULL;
+        if (curl_easy_getinfo(x->h, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip)
+            ipgate_learn(f->ipg, x->host, ip, now);
+        x->ip_want[0] = '\0';
+        x->ip_asks = 0;
+        return 0;
+    }
+    ipgate_learn(f->ipg, x->host, x->ip_want, now);
+    char *cur = NULL;
+    curl_easy_getinfo(x->h, CURLINFO_EFFECTIVE_URL, &cur);
+    char *url = cur ? strdup(cur) : NULL;
+    if (!url)
+        return 0; /* (out of memory: it fails as it is, a connect error) */
+    xfer_reset_headers(x);
+    x->body.len = 0;
+    x->bytes = 0;
+    x->errbuf[0] = '\0';
+    int rc = ask_slot(f, x, url, x->ip_want);
+    free(url);
+    return rc == 0;
+}
+
 static void finished(fetch_t *f, xfer_t *x, CURLcode res)
 {
+    if (f->ipg && gate_end(f, x, res))
+        return;
     char *target = x->kind == XF_ROBOTS ? fetch_robots_hop(x, res) : NULL;
     if (target && moves_to_origin(x, target))
         target = NULL;
@@ -477,6 +633,78 @@ static void finished(fetch_t *f, xfer_t *x, CURLcode res)
     fetch_result_make(x, res);
     xfer_drop_parse_state(x);
     fifo_push(&f->done, x);
+}
+
+frontier_ipslot_t *fetch_ip_batch(fetch_t *f, size_t *n, uint32_t *per, uint32_t *gap,
+                                  uint32_t *hold)
+{
+    *n = 0;
+    if (!f->ipg)
+        return NULL;
+    const crawl_config_t *c = f->env.cfg;
+    *per = c->per_ip ? c->per_ip : FETCH_IP_UNLIMITED;
+    *gap = c->ip_delay_ms;
+    *hold = c->timeout_ms + FETCH_IP_HOLD_EXTRA_MS;
+    return ipgate_batch(f->ipg, n);
+}
+
+void fetch_ip_answered(fetch_t *f, int rc)
+{
+    if (!f->ipg)
+        return;
+    frontier_ipslot_t *s;
+    xfer_t **xs;
+    size_t n = ipgate_sent(f->ipg, &s, &xs), waits = 0;
+    uint64_t now = clock_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].ret)
+            continue;
+        xfer_t *x = xs[i];
+        int granted = rc == 0 && s[i].wait_ms == 0;
+        if (!x || x->ask_tok != s[i].token) { /* gone meanwhile: a grant goes back */
+            if (granted)
+                ipgate_give_back(f->ipg, s[i].ip, s[i].token);
+            continue;
+        }
+        asking_remove(f, x);
+        char *url = x->next_url;
+        x->next_url = NULL;
+        if (granted) {
+            x->slot_tok = s[i].token;
+            x->ip_backoff_ms = 0;
+            if (start_xfer(f, x, url) < 0)
+                finished(f, x, CURLE_FAILED_INIT);
+        } else {
+            waits++;
+            uint32_t w;
+            if (rc == 0 && s[i].wait_ms > 0) {
+                w = (uint32_t)s[i].wait_ms;
+            } else {
+                w = x->ip_backoff_ms ? x->ip_backoff_ms * 2 : FETCH_IP_BACKOFF_MIN_MS;
+                if (w > FETCH_IP_BACKOFF_MAX_MS)
+                    w = FETCH_IP_BACKOFF_MAX_MS;
+                x->ip_backoff_ms = w;
+            }
+            x->slot_ip[0] = '\0';
+            if (defer_xfer(f, x, url, now + w) < 0)
+                finished(f, x, CURLE_OUT_OF_MEMORY);
+        }
+        free(url);
+    }
+    ipgate_sent_done(f->ipg, waits);
+    start_waiting(f);
+}
+
+int fetch_ip_unsent(const fetch_t *f)
+{
+    return f->ipg && ipgate_unsent(f->ipg);
+}
+
+void fetch_ip_counts(const fetch_t *f, uint64_t *asks, uint64_t *waits)
+{
+    *asks = *waits = 0;
+    if (f->ipg)
+        ipgate_counts(f->ipg, asks, waits);
 }
 
 int fetch_next(fetch_t *f, fetch_result_t *r)

@@ -132,6 +132,23 @@ int fetch_next(fetch_t *f, fetch_result_t *r);
  * or zeroed for a robots.txt transfer; 0 when none is left. */
 int fetch_cancel(fetch_t *f, frontier_item_t *item);
 
+/* Per-IP politeness (crawl_config_t per_ip or ip_delay_ms set): a
+ * transfer connects only to an address it holds a slot of, asked for in
+ * Redis (frontier_ipgate_start) by the caller on fetch's behalf: the asks
+ * and returns made since the last batch, as one batch (fetch's until
+ * fetch_ip_answered), *n of them; NULL when there are none, a batch is in
+ * flight, or the gate is off.  per, gap and hold: the call's arguments. */
+frontier_ipslot_t *fetch_ip_batch(fetch_t *f, size_t *n, uint32_t *per, uint32_t *gap,
+                                  uint32_t *hold);
+/* The batch answered (rc: the call's outcome; on a failure every ask
+ * asks again later, every return is lost and its slot lapses): a granted
+ * transfer starts, one told to wait waits. */
+void fetch_ip_answered(fetch_t *f, int rc);
+/* 1 if asks or returns wait for a batch to go (none is in flight). */
+int fetch_ip_unsent(const fetch_t *f);
+/* Asks made so far, and of them the ones told to wait. */
+void fetch_ip_counts(const fetch_t *f, uint64_t *asks, uint64_t *waits);
+
 /* Calls fn on the item of every page transfer running, waiting or
  * finished and not taken (the leases they hold); fn must not call back
  * into f. */

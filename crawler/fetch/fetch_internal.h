@@ -26,6 +26,9 @@ typedef struct buf {
 
 typedef enum xfer_kind { XF_PAGE, XF_ROBOTS } xfer_kind_t;
 
+typedef struct xfer xfer_t;
+typedef struct ipgate ipgate_t;
+
 /* What a transfer reads of its thread's (the pool's, never written). */
 typedef struct xfer_env {
     const crawl_config_t *cfg;
@@ -34,10 +37,11 @@ typedef struct xfer_env {
     int record;           /* keep heads and bodies for WARC */
     int text;             /* extract each HTML page's text (--text) */
     text_config_t text_cfg;
-    int links; /* record each HTML page's outlinks (--links) */
+    int links;  /* record each HTML page's outlinks (--links) */
+    int ipgate; /* per-IP politeness: a transfer connects only to the address it holds a slot of */
 } xfer_env_t;
 
-typedef struct xfer {
+struct xfer {
     xfer_kind_t kind;
     const xfer_env_t *env;
     CURL *h;
@@ -83,8 +87,15 @@ typedef struct xfer {
     uint64_t t_start;
     uint64_t t_first; /* XF_ROBOTS: start of the first hop (the timeout covers all) */
     char ip[64];
+    /* per-IP politeness (fetch.c: the gate) */
+    char ip_want[64];       /* the address the socket callback stopped at, no slot held for it */
+    char slot_ip[64];       /* the address whose slot x holds ("": none) ... */
+    uint64_t slot_tok;      /* ... under this token (0: none) */
+    uint64_t ask_tok;       /* asking: the token of its ask (0: not asking) */
+    unsigned ip_asks;       /* asks made for this hop */
+    uint32_t ip_backoff_ms; /* the next wait when every slot is held */
     char errbuf[CURL_ERROR_SIZE];
-} xfer_t;
+};
 
 /* A list of transfers in order (linked through next_free). */
 typedef struct xfer_fifo {
@@ -105,6 +116,9 @@ struct fetch {
     size_t max_running;  /* transfers in the loop at most (the thread's slots) */
     xfer_fifo_t waiting; /* started past max_running: waiting their turn */
     xfer_t *held;        /* the transfer of the last result */
+    ipgate_t *ipg;       /* per-IP politeness (NULL: off) */
+    xfer_t *asking;      /* transfers whose ask for a slot is not answered (linked by prev/next) */
+    size_t nasking;      /* how many: they count as running (a grant starts at once) */
 };
 
 /* ---- transfer.c: one transfer ---- */
@@ -129,6 +143,31 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout);
 anchor_verdict_t xfer_add_link(xfer_t *x, const char *url, size_t len);
 /* Appends n bytes to b (NUL-terminated): 0, or -1 out of memory. */
 int xfer_buf_add(buf_t *b, const void *data, size_t n);
+
+/* ---- ipgate.c: what the transfers know of per-IP politeness ---- */
+ipgate_t *ipgate_new(void); /* NULL on out of memory */
+void ipgate_free(ipgate_t *g);
+/* The address host was last reached on, NULL if unknown or older than
+ * FETCH_DNS_TTL_S (now: clock_now_ms); learned from a transfer. */
+const char *ipgate_addr(ipgate_t *g, const char *host, uint64_t now);
+void ipgate_learn(ipgate_t *g, const char *host, const char *ip, uint64_t now);
+/* An ask of a slot of ip for x: its token, 0 on out of memory. */
+uint64_t ipgate_ask(ipgate_t *g, xfer_t *x, const char *ip);
+/* The slot of ip held under tok given back. */
+void ipgate_give_back(ipgate_t *g, const char *ip, uint64_t tok);
+/* x goes (cancelled): its asks name it no more. */
+void ipgate_forget(ipgate_t *g, const xfer_t *x);
+/* The ops made since the last batch, as the batch in flight (*n of them);
+ * NULL when there are none or a batch is in flight. */
+frontier_ipslot_t *ipgate_batch(ipgate_t *g, size_t *n);
+/* The batch in flight: its ops and their transfers (NULL: a return, or
+ * forgotten); 0 when none is. */
+size_t ipgate_sent(const ipgate_t *g, frontier_ipslot_t **s, xfer_t ***x);
+/* The batch answered (waits: the asks told to wait). */
+void ipgate_sent_done(ipgate_t *g, size_t waits);
+/* 1 if ops wait for a batch and none is in flight. */
+int ipgate_unsent(const ipgate_t *g);
+void ipgate_counts(const ipgate_t *g, uint64_t *asks, uint64_t *waits);
 
 /* ---- fetch_result.c: what a finished transfer gives ---- */
 /* x ended with res: its result made into x->res (a page's item taken). */

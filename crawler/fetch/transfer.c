@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <xxhash.h>
 
@@ -65,6 +67,17 @@ static void buf_free(buf_t *b)
 
 /* ---- the private-address guard ------------------------------------------ */
 
+/* The text of address sa (as CURLINFO_PRIMARY_IP gives it) into buf: 0,
+ * or -1 for a family other than IPv4 and IPv6. */
+static int addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+    const void *a =
+        sa->sa_family == AF_INET    ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+        : sa->sa_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr
+                                    : NULL;
+    return a && inet_ntop(sa->sa_family, a, buf, (socklen_t)len) ? 0 : -1;
+}
+
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     (void)purpose;
@@ -72,6 +85,14 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
     if (!x->env->cfg->allow_private && !x->seed_host &&
         scope_guard_refuses(x->env->scope, &a->addr)) {
         x->blocked = 1;
+        return CURL_SOCKET_BAD;
+    }
+    /* per-IP politeness: only to the address whose slot x holds (fetch.c:
+     * the gate); at any other, x stops here and asks for that one's */
+    char ip[64];
+    if (x->env->ipgate && addr_text(&a->addr, ip, sizeof ip) == 0 &&
+        (!x->slot_tok || strcmp(ip, x->slot_ip) != 0)) {
+        snprintf(x->ip_want, sizeof x->ip_want, "%s", ip);
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
@@ -348,6 +369,10 @@ void xfer_clear(xfer_t *x)
     x->hops = 0;
     x->bytes = 0;
     x->ip[0] = x->errbuf[0] = '\0';
+    x->ip_want[0] = x->slot_ip[0] = '\0';
+    x->slot_tok = x->ask_tok = 0;
+    x->ip_asks = 0;
+    x->ip_backoff_ms = 0;
 }
 
 void xfer_drop_parse_state(xfer_t *x)
@@ -409,6 +434,7 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, x->raw ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 0L); /* (fetch.c sets it for a gate's probe) */
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE, FETCH_RECV_BUFFER);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, dns_timeout);
     uint64_t used = x->kind == XF_ROBOTS && x->hops ? clock_now_ms() - x->t_first : 0;

@@ -264,7 +264,7 @@ static int worker_open(worker_t *w)
         !(w->fin = finisher_new(e->fin_common, c, w->fr)) ||
         (c->dedup && !(w->dedup = deduper_new(w->fr, w->fin))) ||
         !(w->claimer = claimer_new(c, w->fr, w->gate)) ||
-        !(w->side = sidecalls_new(w->fr, w->gate, w->fin, w->scope))) {
+        !(w->side = sidecalls_new(w->fr, w->gate, w->fin, w->scope, w->fetch))) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
@@ -675,8 +675,8 @@ static void wait_for_work(worker_t *w)
         fetch_wait(w->fetch, NULL, ms > 100 ? 100 : ms);
         return;
     }
-    if (finisher_queued(w->fin) && !finisher_busy(w->fin))
-        ms = 0; /* serve what is ready, then flush them */
+    if ((finisher_queued(w->fin) && !finisher_busy(w->fin)) || fetch_ip_unsent(w->fetch))
+        ms = 0; /* serve what is ready, then flush them (or send the asks for IP slots) */
     else if (fetch_active(w->fetch))
         ms = room ? 5 : 100;
     else

@@ -8,6 +8,9 @@
  * waits), and gives each to the part that made it: robotsgate_stored (a
  * store refused: the fetch lock dropped), finisher_retried (the retry done
  * or lost: its outcomes are reported in order), the scope's seed hosts.
+ * The slots of addresses the transfers ask for and give back (per-IP
+ * politeness: fetch_ip_batch, one batch in flight at a time) go the same
+ * way, their answers back to fetch (fetch_ip_answered).
  * The gate's poll of the origins other workers fetch (robotsgate_poll_start,
  * every ROBOTSGATE_POLL_MS while there are some) is one call of its own,
  * taken the same way.  A lost link: the stores, retries and the seed-host
@@ -26,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum side_kind { SIDE_STORE, SIDE_RETRY, SIDE_SEED_HOSTS } side_kind_t;
+typedef enum side_kind { SIDE_STORE, SIDE_RETRY, SIDE_SEED_HOSTS, SIDE_IPGATE } side_kind_t;
 
 typedef struct side_call {
     frontier_call_t *c;
@@ -39,6 +42,7 @@ struct sidecalls {
     robotsgate_t *gate;
     finisher_t *fin;
     scope_t *scope;
+    fetch_t *fetch;
     side_call_t *q; /* the calls, FIFO from head */
     size_t head, n, cap;
     robotsgate_look_t *polling; /* the gate's poll in flight */
@@ -46,11 +50,12 @@ struct sidecalls {
     uint64_t next_refresh_ms;
 };
 
-sidecalls_t *sidecalls_new(frontier_t *fr, robotsgate_t *gate, finisher_t *fin, scope_t *scope)
+sidecalls_t *sidecalls_new(frontier_t *fr, robotsgate_t *gate, finisher_t *fin, scope_t *scope,
+                           fetch_t *fetch)
 {
     sidecalls_t *s = calloc(1, sizeof *s);
     if (s)
-        *s = (sidecalls_t){.fr = fr, .gate = gate, .fin = fin, .scope = scope};
+        *s = (sidecalls_t){.fr = fr, .gate = gate, .fin = fin, .scope = scope, .fetch = fetch};
     return s;
 }
 
@@ -111,6 +116,16 @@ static int collect(sidecalls_t *s, uint64_t now)
     }
     if (rc < 0) /* out of memory: the call waits in its part */
         return 0;
+    size_t n;
+    uint32_t per, gap, hold;
+    frontier_ipslot_t *slots;
+    if (s->fetch && reserve(s) == 0 &&
+        (slots = fetch_ip_batch(s->fetch, &n, &per, &gap, &hold)) != NULL) {
+        if (frontier_ipgate_start(s->fr, slots, n, per, gap, hold, &sc.c) == 0)
+            s->q[s->n++] = (side_call_t){.c = sc.c, .kind = SIDE_IPGATE};
+        else /* (out of memory) its asks ask again later */
+            fetch_ip_answered(s->fetch, CRAWL_ENOMEM);
+    }
     if (now && now >= s->next_refresh_ms && !s->seed_hosts && reserve(s) == 0 &&
         frontier_seed_hosts_start(s->fr, &sc.c) == 0) {
         s->q[s->n++] = (side_call_t){.c = sc.c, .kind = SIDE_SEED_HOSTS};
@@ -143,6 +158,9 @@ static int end_call(sidecalls_t *s, side_call_t *sc)
             free(hosts[i]);
         free(hosts);
         return rc == CRAWL_EREDIS ? rc : 0; /* else the next one in 5 s */
+    case SIDE_IPGATE:
+        fetch_ip_answered(s->fetch, rc); /* (a failure: the asks ask again) */
+        return rc == CRAWL_EREDIS ? rc : 0;
     }
     return 0;
 }

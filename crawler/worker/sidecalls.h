@@ -2,8 +2,8 @@
  * sidecalls.h -- a worker thread's side calls, sent without waiting for
  * Redis: the robots.txt stores its gate makes, the retries its finisher
  * makes, the seed-host refresh, the poll of the origins other workers
- * fetch.  A user of the thread's frontier handle (its link): each answer
- * goes back to the part that made the call.  Not thread-safe: one per
+ * fetch, the slots of IP addresses its transfers ask for.  A user of the thread's frontier handle
+ * (its link): each answer goes back to the part that made the call.  Not thread-safe: one per
  * thread.
  */
 #ifndef CRAWLER_SIDECALLS_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fetch.h"
 #include "finisher.h"
 #include "frontier.h"
 #include "robotsgate.h"
@@ -21,8 +22,10 @@
 
 typedef struct sidecalls sidecalls_t;
 
-/* fr, gate, fin, scope: the thread's (borrowed).  NULL on out of memory. */
-sidecalls_t *sidecalls_new(frontier_t *fr, robotsgate_t *gate, finisher_t *fin, scope_t *scope);
+/* fr, gate, fin, scope, fetch: the thread's (borrowed; fetch's per-IP
+ * slots are asked for here).  NULL on out of memory. */
+sidecalls_t *sidecalls_new(frontier_t *fr, robotsgate_t *gate, finisher_t *fin, scope_t *scope,
+                           fetch_t *fetch);
 /* Frees it, the calls left dropped.  Accepts NULL. */
 void sidecalls_free(sidecalls_t *s);
 
