@@ -40,6 +40,7 @@
 
 #include "clock.h"
 #include "fetch_internal.h"
+#include "metrics.h"
 #include "netloop.h"
 
 #define FETCH_IP_RESTOPS 4           /* a hop stopped at a new address this often fails */
@@ -654,7 +655,7 @@ void fetch_ip_answered(fetch_t *f, int rc)
         return;
     frontier_ipslot_t *s;
     xfer_t **xs;
-    size_t n = ipgate_sent(f->ipg, &s, &xs), waits = 0;
+    size_t n = ipgate_sent(f->ipg, &s, &xs);
     uint64_t now = clock_now_ms();
     for (size_t i = 0; i < n; i++) {
         if (s[i].ret)
@@ -675,7 +676,7 @@ void fetch_ip_answered(fetch_t *f, int rc)
             if (start_xfer(f, x, url) < 0)
                 finished(f, x, CURLE_FAILED_INIT);
         } else {
-            waits++;
+            metrics_ip_wait();
             uint32_t w;
             if (rc == 0 && s[i].wait_ms > 0) {
                 w = (uint32_t)s[i].wait_ms;
@@ -691,20 +692,13 @@ void fetch_ip_answered(fetch_t *f, int rc)
         }
         free(url);
     }
-    ipgate_sent_done(f->ipg, waits);
+    ipgate_sent_done(f->ipg);
     start_waiting(f);
 }
 
 int fetch_ip_unsent(const fetch_t *f)
 {
     return f->ipg && ipgate_unsent(f->ipg);
-}
-
-void fetch_ip_counts(const fetch_t *f, uint64_t *asks, uint64_t *waits)
-{
-    *asks = *waits = 0;
-    if (f->ipg)
-        ipgate_counts(f->ipg, asks, waits);
 }
 
 int fetch_next(fetch_t *f, fetch_result_t *r)

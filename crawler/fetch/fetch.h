@@ -146,8 +146,6 @@ frontier_ipslot_t *fetch_ip_batch(fetch_t *f, size_t *n, uint32_t *per, uint32_t
 void fetch_ip_answered(fetch_t *f, int rc);
 /* 1 if asks or returns wait for a batch to go (none is in flight). */
 int fetch_ip_unsent(const fetch_t *f);
-/* Asks made so far, and of them the ones told to wait. */
-void fetch_ip_counts(const fetch_t *f, uint64_t *asks, uint64_t *waits);
 
 /* Calls fn on the item of every page transfer running, waiting or
  * finished and not taken (the leases they hold); fn must not call back

@@ -163,11 +163,10 @@ frontier_ipslot_t *ipgate_batch(ipgate_t *g, size_t *n);
 /* The batch in flight: its ops and their transfers (NULL: a return, or
  * forgotten); 0 when none is. */
 size_t ipgate_sent(const ipgate_t *g, frontier_ipslot_t **s, xfer_t ***x);
-/* The batch answered (waits: the asks told to wait). */
-void ipgate_sent_done(ipgate_t *g, size_t waits);
+/* The batch answered. */
+void ipgate_sent_done(ipgate_t *g);
 /* 1 if ops wait for a batch and none is in flight. */
 int ipgate_unsent(const ipgate_t *g);
-void ipgate_counts(const ipgate_t *g, uint64_t *asks, uint64_t *waits);
 
 /* ---- fetch_result.c: what a finished transfer gives ---- */
 /* x ended with res: its result made into x->res (a page's item taken). */

@@ -40,8 +40,7 @@ struct ipgate {
     ops_t next;       /* made since the last batch */
     ops_t sent;       /* the batch in flight (fetch_ip_batch .. fetch_ip_answered) */
     int in_flight;
-    uint64_t token;       /* the last token drawn */
-    uint64_t asks, waits; /* asks made, and answered "wait" */
+    uint64_t token; /* the last token drawn */
 };
 
 ipgate_t *ipgate_new(void)
@@ -129,10 +128,7 @@ static int push(ipgate_t *g, const char *ip, uint64_t tok, int ret, xfer_t *x)
 uint64_t ipgate_ask(ipgate_t *g, xfer_t *x, const char *ip)
 {
     uint64_t tok = ++g->token;
-    if (push(g, ip, tok, 0, x) < 0)
-        return 0;
-    g->asks++;
-    return tok;
+    return push(g, ip, tok, 0, x) < 0 ? 0 : tok;
 }
 
 void ipgate_give_back(ipgate_t *g, const char *ip, uint64_t tok)
@@ -182,20 +178,13 @@ size_t ipgate_sent(const ipgate_t *g, frontier_ipslot_t **s, xfer_t ***x)
     return g->in_flight ? g->sent.n : 0;
 }
 
-void ipgate_sent_done(ipgate_t *g, size_t waits)
+void ipgate_sent_done(ipgate_t *g)
 {
     g->in_flight = 0;
     g->sent.n = 0;
-    g->waits += waits;
 }
 
 int ipgate_unsent(const ipgate_t *g)
 {
     return !g->in_flight && g->next.n > 0;
-}
-
-void ipgate_counts(const ipgate_t *g, uint64_t *asks, uint64_t *waits)
-{
-    *asks = g->asks;
-    *waits = g->waits;
 }

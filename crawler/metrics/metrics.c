@@ -167,6 +167,12 @@ void metrics_retry(int dead)
         bump(dead ? &bound->dead : &bound->retries, 1);
 }
 
+void metrics_ip_wait(void)
+{
+    if (bound)
+        bump(&bound->ip_waits, 1);
+}
+
 void metrics_redis_sent(metrics_call_t call)
 {
     if (bound)

@@ -67,6 +67,8 @@ void metrics_finished(uint64_t pages);
 /* An attempt handed to the retry: dead 1 if it was its last (dead letter). */
 void metrics_retry(int dead);
 /* A call of kind sent now / its reply read now (the round trip observed). */
+/* A request told to wait for a slot of its IP address (per-IP politeness). */
+void metrics_ip_wait(void);
 void metrics_redis_sent(metrics_call_t call);
 void metrics_redis_answered(metrics_call_t call);
 /* The thread's Redis connections lost (0) or back (1). */

@@ -97,6 +97,9 @@ static void render_counters(const metrics_t *m, metrics_text_t *t)
             SUM(m, retries));
     counter(t, "crawler_dead_letters_total",
             "URLs dead-lettered by this process (their last try failed)", SUM(m, dead));
+    counter(t, "crawler_ip_waits_total",
+            "requests told to wait for a slot of their IP address (--per-ip, --ip-delay)",
+            SUM(m, ip_waits));
     counter(t, "crawler_redis_disconnects_total",
             "times a worker thread lost its Redis connections", SUM(m, disconnects));
 }
