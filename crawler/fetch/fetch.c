@@ -16,7 +16,8 @@
  * of the last result is held until the next fetch_next() so the result may
  * point into its buffers.
  * A robots.txt redirect to the same origin waits --delay before its hop
- * starts (the deferred list: started by fetch_perform when due); one to
+ * starts (the deferred list: started by fetch_perform when due; a transfer
+ * told to wait for a slot of its address waits there too); one to
  * another origin's own robots.txt is not followed (the gate adopts that
  * origin's rules: moves_to_origin); one to another origin's other path is
  * followed at once.
@@ -27,10 +28,11 @@
  * never idles for a Redis round trip (engine.c).
  * Invariants: `running` lists exactly the transfers in the loop and
  * `active` counts them (<= max_running, but for a robots.txt hop that
- * follows its redirect at once); `ndeferred` counts the deferred list, and
- * the done and waiting lists count theirs (xfer_fifo_t); a transfer is in exactly one
- * of running, the done list, the deferred list, the waiting list, the free
- * pool, or `held`.  Redis keys: none.
+ * follows its redirect at once); `ndeferred` counts the deferred list,
+ * `nasking` the asking list (active + nasking <= max_running), and the
+ * done and waiting lists count theirs (xfer_fifo_t); a transfer is in
+ * exactly one of running, the done list, the deferred list, the waiting
+ * list, the asking list, the free pool, or `held`.  Redis keys: none.
  */
 #include "fetch.h"
 
@@ -195,14 +197,14 @@ static long dns_timeout(fetch_t *f)
 }
 
 /* ---- per-IP politeness: the gate ------------------------------------------------
- * With the gate on (f->ipg), a transfer connects only to an address it
- * holds a slot of (transfer.c: the socket callback stops it at any other).
- * Before it starts, a transfer whose host's address is known (ipgate.c:
- * the address the host was last reached on, or the one its socket callback
- * stopped at) asks for a slot and waits on the asking list, counted as
- * running; one whose host is new starts as a probe on a fresh connection,
- * which stops at the address (a DNS answer, no connection made) and asks
- * then.  Granted, it starts at once; told to wait, it waits on the
+ * With the gate on (f->ipg), a transfer sends its request only to an
+ * address it holds a slot of (transfer.c: the socket callback stops it at
+ * any other before connecting, the pre-request callback on a reused
+ * connection).  Before it starts, a transfer whose host's address is known
+ * (ipgate.c: the address the host was last reached on, or the one a
+ * callback stopped it at) asks for a slot and waits on the asking list,
+ * counted as running; one whose host is new starts as a probe, which stops
+ * at the address and asks then.  Granted, it starts at once; told to wait, it waits on the
  * deferred list and asks again.  When it ends, its slot is given back
  * (with the next batch).  The asks and returns go to Redis in batches
  * (fetch_ip_batch: the caller's frontier call). */
@@ -259,16 +261,13 @@ static int has_room(const fetch_t *f)
  * slot held, it asks for one first, or starts as a probe). */
 static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
 {
-    int probe = 0;
     if (f->ipg && !x->slot_tok) {
         const char *ip = x->ip_want[0] ? x->ip_want : ipgate_addr(f->ipg, x->host, clock_now_ms());
         if (ip)
             return ask_slot(f, x, url, ip);
-        probe = 1;
+        /* else a probe: it stops at the address (transfer.c) and asks then */
     }
     xfer_setup(x, url, dns_timeout(f));
-    if (probe) /* a new connection: the socket callback sees the address */
-        curl_easy_setopt(x->h, CURLOPT_FRESH_CONNECT, 1L);
     x->t_start = clock_now_ms();
     if (netloop_add(f->loop, x->h, x->host, &x->shard) < 0)
         return CRAWL_EREDIS;
@@ -319,6 +318,8 @@ static int defer_xfer(fetch_t *f, xfer_t *x, const char *url, uint64_t at_ms)
     x->next_free = f->deferred;
     f->deferred = x;
     f->ndeferred++;
+    if (at_ms < f->deferred_at)
+        f->deferred_at = at_ms;
     return 0;
 }
 
@@ -327,6 +328,8 @@ static int defer_xfer(fetch_t *f, xfer_t *x, const char *url, uint64_t at_ms)
 static void start_deferred(fetch_t *f)
 {
     uint64_t now = clock_now_ms();
+    if (now < f->deferred_at)
+        return; /* (none due: the list is not walked) */
     for (xfer_t **p = &f->deferred; *p;) {
         xfer_t *x = *p;
         if (x->start_at > now) {
@@ -342,18 +345,19 @@ static void start_deferred(fetch_t *f)
             finished(f, x, CURLE_FAILED_INIT);
         free(url);
     }
+    f->deferred_at = UINT64_MAX;
+    for (const xfer_t *x = f->deferred; x; x = x->next_free)
+        if (x->start_at < f->deferred_at)
+            f->deferred_at = x->start_at;
 }
 
 /* How long fetch_wait may sleep for the deferred transfers. */
 static int deferred_wait(const fetch_t *f, int ms)
 {
     uint64_t now = clock_now_ms();
-    for (const xfer_t *x = f->deferred; x; x = x->next_free)
-        if (x->start_at <= now)
-            return 0;
-        else if (x->start_at - now < (uint64_t)ms)
-            ms = (int)(x->start_at - now);
-    return ms;
+    if (f->deferred_at <= now)
+        return 0;
+    return f->deferred_at - now < (uint64_t)ms ? (int)(f->deferred_at - now) : ms;
 }
 
 int fetch_start_page(fetch_t *f, frontier_item_t *item)
@@ -400,7 +404,7 @@ size_t fetch_in_flight(const fetch_t *f)
 
 size_t fetch_waiting(const fetch_t *f)
 {
-    return f->waiting.n;
+    return f->waiting.n + f->nasking + f->ndeferred;
 }
 
 void fetch_perform(fetch_t *f)
@@ -484,6 +488,18 @@ int fetch_unstart(fetch_t *f, frontier_item_t *item)
             f->waiting.tail = prev;
         x->next_free = NULL;
         f->waiting.n--;
+        *item = x->item;
+        memset(&x->item, 0, sizeof x->item);
+        put_xfer(f, x);
+        return 1;
+    }
+    for (xfer_t **p = &f->deferred; *p; p = &(*p)->next_free) {
+        xfer_t *x = *p;
+        if (x->kind != XF_PAGE)
+            continue;
+        *p = x->next_free;
+        x->next_free = NULL;
+        f->ndeferred--;
         *item = x->item;
         memset(&x->item, 0, sizeof x->item);
         put_xfer(f, x);
@@ -592,7 +608,9 @@ static int moves_to_origin(xfer_t *x, char *target)
 static int gate_end(fetch_t *f, xfer_t *x, CURLcode res)
 {
     uint64_t now = clock_now_ms();
-    int stopped = x->ip_want[0] && res != CURLE_OK && !x->blocked;
+    /* (stopped by a callback of transfer.c: nothing was sent) */
+    int stopped = x->ip_want[0] && !x->blocked &&
+                  (res == CURLE_COULDNT_CONNECT || res == CURLE_ABORTED_BY_CALLBACK);
     if (x->slot_tok)
         ipgate_give_back(f->ipg, x->slot_ip, x->slot_tok);
     x->slot_tok = 0;
@@ -662,6 +680,8 @@ void fetch_ip_answered(fetch_t *f, int rc)
             continue;
         xfer_t *x = xs[i];
         int granted = rc == 0 && s[i].wait_ms == 0;
+        if (rc != 0) /* (a shard may have granted it before another failed) */
+            ipgate_give_back(f->ipg, s[i].ip, s[i].token);
         if (!x || x->ask_tok != s[i].token) { /* gone meanwhile: a grant goes back */
             if (granted)
                 ipgate_give_back(f->ipg, s[i].ip, s[i].token);
@@ -678,8 +698,9 @@ void fetch_ip_answered(fetch_t *f, int rc)
         } else {
             metrics_ip_wait();
             uint32_t w;
-            if (rc == 0 && s[i].wait_ms > 0) {
+            if (rc == 0 && s[i].wait_ms > 0) { /* (spread: the waiters do not ask at once) */
                 w = (uint32_t)s[i].wait_ms;
+                w += (uint32_t)(s[i].token % (w / 4 + 1));
             } else {
                 w = x->ip_backoff_ms ? x->ip_backoff_ms * 2 : FETCH_IP_BACKOFF_MIN_MS;
                 if (w > FETCH_IP_BACKOFF_MAX_MS)

@@ -102,15 +102,17 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item);
  * guard refused with `blocked` set.  origin is copied.  0 or an error. */
 int fetch_start_robots(fetch_t *f, const char *origin);
 
-/* Transfers running, waiting their turn to start, or finished with their
- * result not yet taken by fetch_next (pages and robots.txt) ... */
+/* Transfers running, waiting their turn to start (or a slot of their IP
+ * address, or a deferred robots.txt hop), or finished with their result
+ * not yet taken by fetch_next (pages and robots.txt) ... */
 size_t fetch_active(const fetch_t *f);
 /* ... of them, the ones in flight now (at most max_running) ... */
 size_t fetch_in_flight(const fetch_t *f);
-/* ... and the ones waiting their turn. */
+/* ... and the ones not started: waiting their turn, a slot of their
+ * address, or a deferred hop. */
 size_t fetch_waiting(const fetch_t *f);
 /* Takes the leased URL of a page transfer that has not started (waiting its
- * turn) back out: 1 with *item the caller's, 0 when none is left (*item
+ * turn or a slot of its address) back out: 1 with *item the caller's, 0 when none is left (*item
  * zeroed).  For a stop: what has not started goes back to the frontier. */
 int fetch_unstart(fetch_t *f, frontier_item_t *item);
 
@@ -147,8 +149,8 @@ void fetch_ip_answered(fetch_t *f, int rc);
 /* 1 if asks or returns wait for a batch to go (none is in flight). */
 int fetch_ip_unsent(const fetch_t *f);
 
-/* Calls fn on the item of every page transfer running, waiting or
- * finished and not taken (the leases they hold); fn must not call back
+/* Calls fn on the item of every page transfer running, waiting (its turn
+ * or a slot of its address) or finished and not taken (the leases they hold); fn must not call back
  * into f. */
 void fetch_each_item(const fetch_t *f, void (*fn)(const frontier_item_t *, void *), void *ud);
 

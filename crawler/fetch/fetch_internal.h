@@ -111,14 +111,15 @@ struct fetch {
     xfer_t *running;  /* transfers in the multi handle */
     size_t active;    /* how many */
     xfer_fifo_t done; /* finished, result made, not yet taken */
-    xfer_t *deferred; /* robots.txt hops waiting the delay before they start */
+    xfer_t *deferred; /* robots.txt hops waiting the delay, transfers waiting to ask again */
     size_t ndeferred;
-    size_t max_running;  /* transfers in the loop at most (the thread's slots) */
-    xfer_fifo_t waiting; /* started past max_running: waiting their turn */
-    xfer_t *held;        /* the transfer of the last result */
-    ipgate_t *ipg;       /* per-IP politeness (NULL: off) */
-    xfer_t *asking;      /* transfers whose ask for a slot is not answered (linked by prev/next) */
-    size_t nasking;      /* how many: they count as running (a grant starts at once) */
+    uint64_t deferred_at; /* no deferred transfer is due before (clock_now_ms; may be early) */
+    size_t max_running;   /* transfers in the loop at most (the thread's slots) */
+    xfer_fifo_t waiting;  /* started past max_running: waiting their turn */
+    xfer_t *held;         /* the transfer of the last result */
+    ipgate_t *ipg;        /* per-IP politeness (NULL: off) */
+    xfer_t *asking;       /* transfers whose ask for a slot is not answered (linked by prev/next) */
+    size_t nasking;       /* how many: they count as running (a grant starts at once) */
 };
 
 /* ---- transfer.c: one transfer ---- */

@@ -15,8 +15,10 @@
  * is forgotten (ipgate_forget), and a slot granted to it is given back.
  * Redis keys: none (the frontier's ipgate call: P ip:ADDR).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <xxhash.h>
 
 #include "fetch_internal.h"
@@ -49,6 +51,16 @@ ipgate_t *ipgate_new(void)
     if (g && !(g->hosts = calloc(IPGATE_HOSTS, sizeof *g->hosts))) {
         free(g);
         return NULL;
+    }
+    /* tokens from a random start: a worker id made again (a restarted
+     * container's same host and pid) draws other tokens than its
+     * predecessor's, whose slots may not have lapsed yet */
+    if (g) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t seed = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        seed ^= (uint64_t)(uintptr_t)g;
+        g->token = XXH3_64bits(&seed, sizeof seed) >> 16; /* (room to count up) */
     }
     return g;
 }

@@ -15,6 +15,9 @@
  *     XML type, the sitemap parser) as it arrives; links are normalized by
  *     the parser, de-duplicated, filtered by the scope and kept, up to
  *     --max-links-per-page (the rest counted).
+ *   - Per-IP politeness (fetch.c: the gate): the socket callback stops a
+ *     transfer at an address it holds no slot of, before connecting, and
+ *     the pre-request callback at a reused connection to one.
  *   - The private-address guard (CURLOPT_OPENSOCKETFUNCTION) refuses
  *     loopback/private/link-local/multicast addresses (scope_guard_refuses)
  *     unless the host is a seed host, the address is in an
@@ -96,6 +99,25 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct cur
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* Per-IP politeness, once the connection is made or reused (libcurl's
+ * pre-request callback, for a reused connection the only one): the
+ * request goes out only on a connection to the address whose slot x holds;
+ * on any other x stops here (CURLE_ABORTED_BY_CALLBACK) and asks for that
+ * one's. */
+static int before_request(void *clientp, char *primary_ip, char *local_ip, int primary_port,
+                          int local_port)
+{
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    xfer_t *x = clientp;
+    if (!x->slot_tok || strcmp(primary_ip, x->slot_ip) != 0) {
+        snprintf(x->ip_want, sizeof x->ip_want, "%s", primary_ip);
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
 }
 
 /* ---- links of one page ---------------------------------------------------- */
@@ -434,7 +456,6 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, x->raw ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 0L); /* (fetch.c sets it for a gate's probe) */
     curl_easy_setopt(h, CURLOPT_BUFFERSIZE, FETCH_RECV_BUFFER);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, dns_timeout);
     uint64_t used = x->kind == XF_ROBOTS && x->hops ? clock_now_ms() - x->t_first : 0;
@@ -449,6 +470,10 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, x);
+    if (x->env->ipgate) {
+        curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, before_request);
+        curl_easy_setopt(h, CURLOPT_PREREQDATA, x);
+    }
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);

@@ -747,6 +747,8 @@ static void wind_down(worker_t *w)
     release_all(w);
     if (finisher_release(w->fin, &n) == 0 && n)
         atomic_fetch_add(&w->e->released, n);
+    if (!down(w)) /* the slots of IP addresses the transfers held, given back */
+        engine_note(w, sidecalls_flush(w->side));
     if (w->err == CRAWL_EWRITE)
         fprintf(stderr,
                 "crawler: worker %d stopped: an output file failed; its unrecorded pages "

@@ -212,6 +212,10 @@ int sidecalls_flush(sidecalls_t *s)
 {
     robotsgate_poll_drop(s->polling); /* its answer does not matter any more */
     s->polling = NULL;
-    collect(s, 0);
-    return take(s, 1);
+    int rc;
+    do { /* (the slots of addresses given back go too: one batch at a time) */
+        collect(s, 0);
+        rc = take(s, 1);
+    } while (rc == 0 && s->fetch && fetch_ip_unsent(s->fetch));
+    return rc;
 }
