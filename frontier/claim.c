@@ -115,6 +115,8 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *   ARGV[7]  lease_ms      the worker's lease, renewed by the claim
  *   ARGV[8]  blocks        the token of the worker's list of the crawl's
  *                          blocks (block.c), "" for none
+ *   ARGV[9]  depth_window  the crawl order's window (frontier.h), 4294967295
+ *                          for none
  * The crawl's control hash (P control: frontier_control) is read in the
  * same call: its per_host, delay and max_delay, when set, beat ARGV[4..6].
  * Reply: {state (0 ready, 1 wait, 2 done, 3 paused, 4 drain: this worker
@@ -137,6 +139,7 @@ static void build_claim(const frontier_t *f, unsigned s, size_t max, rconn_args_
     rconn_arg_u64(a, f->cfg.max_delay_ms);
     rconn_arg_u64(a, f->cfg.lease_ms);
     rconn_arg_cstr(a, fr_blocks_known(f));
+    rconn_arg_u64(a, f->cfg.depth_window);
 }
 
 #define FR_CLAIM_FANOUT 8   /* shards one claim asks at most (pipelined) */

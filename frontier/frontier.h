@@ -97,6 +97,8 @@ frontier_wake_t *frontier_wake_new(void);
 /* After every handle using it is closed.  Accepts NULL. */
 void frontier_wake_free(frontier_wake_t *w);
 
+#define FRONTIER_NO_WINDOW UINT32_MAX /* frontier_config_t.depth_window: no window */
+
 typedef struct frontier_config {
     const char *crawl;           /* crawl name (copied); NULL: "default" */
     const char *worker_id;       /* unique per handle (copied); NULL: "<hostname>:<pid>:<n>" */
@@ -110,6 +112,10 @@ typedef struct frontier_config {
     uint32_t max_delay_ms;       /* cap on a host's own delay (robots Crawl-delay) and pace */
     uint32_t pace_pct;           /* a host waits at least this % of its requests' recent
                                     duration (0: no pace); FRONTIER_DEFAULT_PACE_PCT */
+    uint32_t depth_window;       /* crawl order: a host whose next URL is more than this
+                                    many levels deeper than the shard's shallowest queued
+                                    URL waits (claims serve the shallower hosts first);
+                                    FRONTIER_NO_WINDOW (the default): none */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
     uint32_t max_depth;          /* links deeper than this are not queued; UINT32_MAX: no limit */
     uint64_t max_pages;          /* URLs admitted in total; 0: no limit.  A new crawl of

@@ -81,6 +81,7 @@ void frontier_config_defaults(frontier_config_t *cfg)
     cfg->delay_ms = FRONTIER_DEFAULT_DELAY_MS;
     cfg->max_delay_ms = FRONTIER_DEFAULT_MAX_DELAY_MS;
     cfg->pace_pct = FRONTIER_DEFAULT_PACE_PCT;
+    cfg->depth_window = FRONTIER_NO_WINDOW;
     cfg->lease_ms = FRONTIER_DEFAULT_LEASE_MS;
     cfg->max_depth = UINT32_MAX;
     cfg->max_tries = FRONTIER_DEFAULT_MAX_TRIES;

@@ -79,6 +79,10 @@ static const cli_opt_t OPTS[] = {
     {U32("ip-delay", "MS", ip_delay_ms, 0, DAY_MS, 0,
          "min ms between two requests to one IP address, and from the end of one to the "
          "next, all workers and hosts together")},
+    {U32("depth-window", "N", depth_window, 0, 1000, FRONTIER_NO_WINDOW,
+         "crawl order: a host whose next URL is more than N levels deeper than the "
+         "shallowest URL queued waits, so pages nearer the seeds go first"),
+     .dflt_doc = "off"},
     {U32("redis-retry-max", "MS", redis_retry_max_ms, 0, DAY_MS, CONFIG_DEFAULT_REDIS_RETRY_MAX_MS,
          "a worker that lost Redis retries this long before giving up (0: never retry)")},
     {U32("lease", "MS", lease_ms, 100, DAY_MS, FRONTIER_DEFAULT_LEASE_MS,

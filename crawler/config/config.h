@@ -89,6 +89,8 @@ typedef struct crawl_config {
     uint32_t per_ip;             /* --per-ip: requests in flight per IP address, all workers
                                     (0: per-IP politeness off, unless --ip-delay) */
     uint32_t ip_delay_ms;        /* --ip-delay, ms between requests to one address */
+    uint32_t depth_window;       /* --depth-window: crawl order's window in levels
+                                    (FRONTIER_NO_WINDOW: none) */
     uint32_t lease_ms;           /* --lease, ms */
     uint32_t redis_retry_max_ms; /* --redis-retry-max: total ms of reconnect tries, 0: none */
     uint32_t max_tries;          /* --max-tries */

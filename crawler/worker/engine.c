@@ -207,6 +207,7 @@ static void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
     fc->delay_ms = c->delay_ms;
     fc->max_delay_ms = c->max_delay_ms;
     fc->pace_pct = (uint32_t)(c->delay_factor * 100.0 + 0.5);
+    fc->depth_window = c->depth_window;
     fc->lease_ms = c->lease_ms;
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;

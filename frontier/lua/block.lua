@@ -52,7 +52,7 @@ end
 -- Drops the queues of the origins named that a block covers now.
 local function drop(_, ARGV)
   need_crawl()
-  need_keys({'BLOCKS', 'HOSTS', 'READY', 'STATS'})
+  need_keys({'BLOCKS', 'HOSTS', 'QDEPTH', 'READY', 'STATS'})
   for i = 2, #ARGV do need_queue(ARGV[i]) end
   if not read_blocks() then return 0 end
   local n, gone = 0, {}

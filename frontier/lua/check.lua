@@ -19,7 +19,10 @@
 --      delayed retry stored(origin, entry), every queued entry NUMS REST
 --      as written (frontier/entry.c: entry(parse(e)) is e, REST a path
 --      "/..." or a whole URL, no blanks), or an older crawl's
---      "DEPTH TRIES URL" / "DEPTH TRIES HOPS URL".
+--      "DEPTH TRIES URL" / "DEPTH TRIES HOPS URL";
+--   8. P qdepth[d] is the number of queued entries of depth d (queue.lua:
+--      tally), for a crawl whose entries were all queued by this build (an
+--      entry in the older "DEPTH TRIES URL" form: not checked).
 
 local function entry_ok(e)
   if string.match(e, '^%d+ %d+ [^ \t\n]+$') or string.match(e, '^%d+ %d+ %d+ [^ \t\n]+$') then
@@ -51,11 +54,18 @@ end
 
 local function check_queues(bad)
   local queued, nonempty, pre = 0, {}, #K.QUEUE
+  local byd, old = {}, false -- the entries by depth; an older build's entry seen (rule 8)
+  local function seen_entry(e)
+    if string.match(e, '^%d+ %d+ ') then old = true end
+    local d = tostring(tonumber(string.match(e, '^%d+')) or 0)
+    byd[d] = (byd[d] or 0) + 1
+  end
   for _, key in ipairs(scan(KEY.QUEUE)) do
     local n = redis.call('LLEN', key)
     queued = queued + n
     if n > 0 then nonempty[string.sub(key, pre + 1)] = true end
     for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
+      seen_entry(e)
       if not entry_ok(e) then
         bad[#bad + 1] = string.format('7: %s holds the entry "%s"', key, e)
       end
@@ -75,9 +85,21 @@ local function check_queues(bad)
     queued = queued + c
     if c > 0 then nonempty[h] = true end
     for _, e in ipairs(es) do
+      seen_entry(e)
       if not entry_ok(e) then
         bad[#bad + 1] = string.format('7: %s packs the entry "%s"', h, e)
       end
+    end
+  end
+  if not old then
+    local qd = hash(K.QDEPTH)
+    for d, n in pairs(byd) do
+      if num(qd[d]) ~= n then
+        bad[#bad + 1] = string.format('8: qdepth[%s] is %s, %d queued', d, qd[d] or 'none', n)
+      end
+    end
+    for d, v in pairs(qd) do
+      if not byd[d] then bad[#bad + 1] = string.format('8: qdepth[%s] is %s, none queued', d, v) end
     end
   end
   return queued, nonempty

@@ -21,7 +21,7 @@ local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
 local CLAIM_KEYS = {'WORKERS', 'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
-                    'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE'}
+                    'QDEPTH', 'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE'}
 
 -- Up to lim hosts to claim from: the ready ones due now, then the first
 -- ones of P fresh (wake.lua: wake_new), the last nf of them.  Reads only.
@@ -53,6 +53,7 @@ local function round_hosts(lim, hosts, nf)
 end
 
 local ni, nx, nr, nb -- HINF, HNX, ZREM, ZBACK used in a round
+
 
 -- Takes what host h (in flight inf, delay d) may give, up to room entries;
 -- fresh: it came from P fresh.  Returns 1 if it gave something, else 0.
@@ -107,8 +108,10 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
       if not fresh then ZREM[nr + 1], nr = h, nr + 1 end
     elseif not fresh or not (SEEN[h] or num(nexts[x]) > now) then
       SEEN[h] = true
-      gave = gave + take_host(h, num(infs[x]), host_delay(delay, maxd, owns[x]), per_host, room,
-                              fresh)
+      if not QD.held_back(h) then
+        gave = gave + take_host(h, num(infs[x]), host_delay(delay, maxd, owns[x]), per_host,
+                                room, fresh)
+      end
     elseif not SEEN[h] and q_len(h) > 0 then
       -- fresh is a hint (wake_new): a host with a next time ahead goes into
       -- ready at it; one seen in this round already is only taken off fresh
@@ -183,6 +186,7 @@ local function claim(_, ARGV)
   read_control() -- (base.lua) the crawl's overrides beat the worker's ARGV
   read_blocks() -- (base.lua) a blocked host's queue is dropped when its turn comes
   local per_host, delay = limit('per_host', tonumber(ARGV[4])), limit('delay', tonumber(ARGV[5]))
+  QD.window(ARGV[9]) -- (queue.lua) the crawl order's window, if any
   local maxd = limit('max_delay', tonumber(ARGV[6]))
   -- per: URLs a ready host is expected to give (then what the last round's gave):
   -- every host fetched costs three reply elements, used or not

@@ -4,7 +4,7 @@
 -- any of its fields at once, or none (a reading).
 -- ARGV and reply: the layout above build_control() in frontier/control.c.
 
-local CONTROL_KEYS = {'CONTROL', 'WORKERS', 'HINFLIGHT', 'READY', 'HNEXT', 'HOSTS'}
+local CONTROL_KEYS = {'CONTROL', 'WORKERS', 'HINFLIGHT', 'READY', 'HNEXT', 'HOSTS', 'QDEPTH'}
 local KNOWN = {} -- the fields a call may change (base.lua's CTL_FIELDS)
 local CAPS = {per_host = true, delay = true, max_delay = true} -- the fields of a host's cap
 

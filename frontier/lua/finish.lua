@@ -31,7 +31,7 @@ local HOST_ARGS = 4
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
 local FINISH_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'HOSTS',
-                     'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW', 'DOMAINS'}
+                     'QDEPTH', 'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW', 'DOMAINS'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}

@@ -4,7 +4,7 @@
 -- ARGV and reply: the layout above build_heartbeat() in frontier/heartbeat.c.
 
 local HEARTBEAT_KEYS = {'WORKERS', 'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
-                        'STATS', 'CONTROL', 'HPACE'}
+                        'QDEPTH', 'STATS', 'CONTROL', 'HPACE'}
 
 local function heartbeat(_, ARGV)
   local w, lease = ARGV[2], tonumber(ARGV[3])

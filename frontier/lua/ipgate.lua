@@ -16,9 +16,7 @@
 -- A call may run twice (the link resent it): a holder asking again with
 -- its token keeps its slot, a second return changes nothing.
 
-local NEXT = '~next'
-
-local function ipgate(_, ARGV)
+register('ipgate', function(_, ARGV)
   local per, gap, hold = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
   need_crawl() -- (types.lua) a crawl gone: nothing written
   for a = 5, #ARGV, 3 do need(K.IPSLOT .. ARGV[a + 1], 'zset') end
@@ -27,7 +25,7 @@ local function ipgate(_, ARGV)
     local op, k, tok = ARGV[a], K.IPSLOT .. ARGV[a + 1], ARGV[a + 2]
     if op == 'r' then -- a return: the next grant no sooner than gap after it
       if redis.call('ZREM', k, tok) == 1 and gap > 0 then
-        redis.call('ZADD', k, 'GT', now + gap + 1, NEXT)
+        redis.call('ZADD', k, 'GT', now + gap + 1, '~next')
         redis.call('PEXPIRE', k, ttl)
       end
       out[#out + 1] = 0
@@ -35,7 +33,7 @@ local function ipgate(_, ARGV)
       redis.call('ZREMRANGEBYSCORE', k, '-inf', nows)
       local wait = 0
       if not redis.call('ZSCORE', k, tok) then
-        local nx = tonumber(redis.call('ZSCORE', k, NEXT))
+        local nx = tonumber(redis.call('ZSCORE', k, '~next'))
         local held = redis.call('ZCARD', k) - (nx and 1 or 0)
         if nx then
           wait = nx - now
@@ -45,13 +43,11 @@ local function ipgate(_, ARGV)
       end
       if wait == 0 then
         redis.call('ZADD', k, now + hold, tok)
-        if gap > 0 then redis.call('ZADD', k, 'GT', now + gap + 1, NEXT) end
+        if gap > 0 then redis.call('ZADD', k, 'GT', now + gap + 1, '~next') end
         redis.call('PEXPIRE', k, ttl)
       end
       out[#out + 1] = wait
     end
   end
   return out
-end
-
-register('ipgate', ipgate)
+end)

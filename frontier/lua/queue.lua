@@ -15,6 +15,29 @@
 
 local PACK = 16
 
+-- P qdepth counts the queued entries by depth (depth -> count), for the
+-- crawl order (claim.lua: the depth window): every function below that
+-- adds or takes entries tallies them (QD.tally).  A crawl queued by an
+-- older build has entries it never counted: a count taken below 0 is left
+-- out (HDEL).  (QD holds the crawl order's functions and state: one local
+-- of the library's main chunk, which Lua caps at 200.)
+local QD = {dt = {}} -- dt: one tally's changes, dt[depth] = delta (emptied after each)
+function QD.depth(e) return tonumber(string.match(e, '^%d+')) or 0 end
+function QD.tally(es, n, sign)
+  if n == 0 then return end
+  local dt = QD.dt
+  for i = 1, n do
+    local d = QD.depth(es[i])
+    dt[d] = (dt[d] or 0) + sign
+  end
+  for d, v in pairs(dt) do
+    if v ~= 0 and redis.call('HINCRBY', K.QDEPTH, str(d), str(v)) <= 0 then
+      redis.call('HDEL', K.QDEPTH, str(d))
+    end
+    dt[d] = nil
+  end
+end
+
 -- h's field v (read here when v is nil; false: none) as: its admitted count
 -- (nil when it has no field), its packed entries' count and their text.
 local function host_read(h, v)
@@ -63,13 +86,54 @@ end
 local function q_pop(h, n)
   local lk = qkey(h)
   local listed = redis.call('LPOP', lk, str(n)) -- (false: no list)
-  if listed then return listed, -1 end
+  if listed then QD.tally(listed, #listed, -1); return listed, -1 end
   local a, c, packed = host_read(h)
   if c == 0 then return {}, 0 end
   if n > c then n = c end
   local got, rest = unpack_head(packed, c, n, {})
   redis.call('HSET', K.HOSTS, h, host_value(a, c - n, rest))
+  QD.tally(got, n, -1)
   return got, c - n
+end
+
+-- The depth of the entry at the front of h's queue (nil: none).
+function QD.head(h)
+  local e = redis.call('LINDEX', qkey(h), 0)
+  if e then return QD.depth(e) end
+  local _, c, packed = host_read(h)
+  if c == 0 then return nil end
+  return QD.depth(packed)
+end
+
+-- The least depth with a URL queued in this shard (nil: none counted).
+function QD.least()
+  local kv, least = redis.call('HGETALL', K.QDEPTH), nil
+  for i = 1, #kv, 2 do
+    local d = tonumber(kv[i])
+    if num(kv[i + 1]) > 0 and (not least or d < least) then least = d end
+  end
+  return least
+end
+
+-- The crawl order's depth window (claim.lua's ARGV[9], frontier.h:
+-- depth_window): a host whose next URL is more than QD.win levels deeper
+-- than the shallowest URL queued in the shard (QD.level: QD.least, read
+-- once a claim) gives nothing now (QD.held_back): it goes back into ready
+-- QD.hold ms from now, and the shallower hosts are served first.  QD.win
+-- nil: no window.
+QD.hold = 500
+function QD.window(w) -- a claim's ARGV[9]: "" or 4294967295 for none
+  QD.win = tonumber(w or '')
+  if QD.win and QD.win >= 4294967295 then QD.win = nil end
+  QD.level = QD.win and QD.least() or nil
+end
+function QD.held_back(h)
+  if not QD.win or not QD.level then return false end
+  local hd = QD.head(h)
+  if not hd or hd <= QD.level + QD.win then return false end
+  redis.call('ZADD', K.READY, now + QD.hold, h)
+  count('held_deep', 1)
+  return true
 end
 
 -- Whether h's queue is empty after q_pop answered left.
@@ -81,6 +145,7 @@ end
 -- Puts e at the front of h's queue.
 local function q_push_front(h, e)
   local lk = qkey(h)
+  QD.tally({e}, 1, 1)
   if redis.call('LPUSHX', lk, e) > 0 then return end -- (0: no list)
   local a, c, packed = host_read(h)
   a = a or legacy_admitted(h)
@@ -99,6 +164,7 @@ end
 -- write, and the queue's length before.
 local function q_append(h, q, v)
   local lk, nq = qkey(h), #q
+  QD.tally(q, nq, 1)
   local a, c, packed = host_read(h, v)
   a = a or legacy_admitted(h)
   if c == 0 then -- a list, if there is one, is the queue: push onto it (RPUSHX: 0 if none)
@@ -124,9 +190,15 @@ end
 local function q_drop(h)
   local lk = qkey(h)
   local n = redis.call('LLEN', lk)
-  if n > 0 then redis.call('UNLINK', lk) end -- (freed in the background: a list may be long)
-  local a, c = host_read(h)
-  if c > 0 then redis.call('HSET', K.HOSTS, h, str(a)) end
+  if n > 0 then -- (freed in the background: a list may be long)
+    QD.tally(redis.call('LRANGE', lk, 0, -1), n, -1)
+    redis.call('UNLINK', lk)
+  end
+  local a, c, packed = host_read(h)
+  if c > 0 then
+    QD.tally(unpack_head(packed, c, c, {}), c, -1)
+    redis.call('HSET', K.HOSTS, h, str(a))
+  end
   n = n + c
   count('queued', -n); count('blocked', n)
   return n

@@ -3,7 +3,7 @@
 -- fetch (push_back).
 -- ARGV and reply: the layout above build_release() in frontier/retry.c.
 
-local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT', 'STATS',
+local RELEASE_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'QDEPTH', 'HADMIT', 'STATS',
                       'CONTROL', 'HPACE'}
 
 local function release(_, ARGV)

@@ -18,7 +18,7 @@ local function outcome(status, err, bytes)
 end
 
 local RETRY_KEYS = {'READY', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HOSTS', 'STATS', 'ERRORS',
-                    'DEAD', 'DELAYED', 'CONTROL', 'HPACE', 'HSLOW'}
+                    'QDEPTH', 'DEAD', 'DELAYED', 'CONTROL', 'HPACE', 'HSLOW'}
 
 local function retry(_, ARGV)
   local lk, field, status, err = K.LEASE .. ARGV[2], ARGV[3], ARGV[4], ARGV[5]

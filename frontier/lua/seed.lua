@@ -4,7 +4,7 @@
 -- ARGV and reply: the layout above build_seed() in frontier/seed.c.
 
 local SEED_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HADMIT', 'HOSTS', 'STATS', 'SEEDHOSTS',
-                   'CONTROL', 'DOMAINS'}
+                   'QDEPTH', 'CONTROL', 'DOMAINS'}
 
 local function seed(KEYS, ARGV)
   -- ARGV[2] 'l': links of a page of another shard (frontier/finish.c), counted as
