@@ -5,8 +5,8 @@
  * several hosts.  With a window of 0, a claim takes only the hosts whose
  * next URL is at the shard's shallowest queued depth, holds the deeper ones
  * back, and takes them once the shallower ones are gone; without a window,
- * every host gives.  P qdepth counts the queued URLs by depth through
- * every change (the invariant checker's rule 8, side_check).
+ * every host gives.  P qdepth counts the hosts by the depth of their next
+ * URL through every change (the invariant checker's rule 8, side_check).
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -64,8 +64,8 @@ Test(order, a_window_of_0_serves_the_shallowest_depth_first)
     cfg.depth_window = 0;
     env_start(&e, &cfg);
     queue_three_depths(&e);
-    cr_expect_eq(qdepth(&e, "0"), 1);
-    cr_expect_eq(qdepth(&e, "2"), 3);
+    cr_expect_eq(qdepth(&e, "0"), 1, "d.test's next URL");
+    cr_expect_eq(qdepth(&e, "2"), 2, "b.test's and c.test's");
     frontier_item_t it[8];
     size_t n = 0;
     cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);

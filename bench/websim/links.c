@@ -105,34 +105,47 @@ static void special(ws_links_t *it, ws_link_t *l, uint32_t which)
     case 4:
         snprintf(path, sizeof path, "/search?q=%s", ws_words[r % WS_NWORDS]);
         break;
+    case 6: { /* the one link into the subdomain farm */
+        uint32_t f = it->c->hosts - it->c->farm_hosts;
+        ws_host_t t;
+        ws_host(it->c, f, &t);
+        emit(it, l, WS_LINK_ABS, t.https, f, "/");
+        return;
+    }
     default:
         snprintf(path, sizeof path, "/files/%llu.pdf", (unsigned long long)(r % WS_FILES));
     }
     emit(it, l, WS_LINK_ROOT, it->h.https, it->h.id, path);
 }
 
-/* The specials a page of this host links: a bit per kind of special(). */
-static uint32_t specials_of(const ws_host_t *h)
+/* The specials a page of this host links: a bit per kind of special()
+ * (64: host 0's front page links the subdomain farm). */
+static uint32_t specials_of(const ws_cfg_t *c, const ws_host_t *h)
 {
     int dis = h->robots == WS_ROBOTS_DISALLOW || h->robots == WS_ROBOTS_REDIRECT ||
               h->robots == WS_ROBOTS_AGENT;
-    return (h->cal ? 1u : 0) | (h->deep ? 2u : 0) | (h->loop ? 4u : 0) | (dis ? 24u : 0) | 32u;
+    return (h->cal ? 1u : 0) | (h->deep ? 2u : 0) | (h->loop ? 4u : 0) | (dis ? 24u : 0) | 32u |
+           (c->farm_hosts && h->id == 0 ? 64u : 0);
 }
 
 static void other_host(ws_links_t *it, ws_link_t *l)
 {
     const ws_cfg_t *c = it->c;
     uint32_t h2;
+    /* the hosts outside the farm; a farm host links only into the farm */
+    uint32_t others = c->hosts - c->farm_hosts;
     double u = ws_u01(ws_next(&it->rng));
-    if (u < c->share_same_domain / (1 - c->share_same_host + 1e-12)) {
+    if (ws_in_farm(c, it->h.id)) {
+        h2 = others + (uint32_t)(ws_next(&it->rng) % c->farm_hosts);
+    } else if (u < c->share_same_domain / (1 - c->share_same_host + 1e-12)) {
         uint32_t first = it->h.domain * c->hosts_per_domain;
         h2 = first + (uint32_t)(ws_next(&it->rng) % c->hosts_per_domain);
-        h2 = h2 >= c->hosts ? first : h2;
+        h2 = h2 >= others ? first : h2;
     } else if (ws_u01(ws_next(&it->rng)) < c->share_popular) {
         double v = ws_u01(ws_next(&it->rng));
-        h2 = (uint32_t)(c->hosts * v * v * v);
+        h2 = (uint32_t)(others * v * v * v);
     } else {
-        h2 = (uint32_t)(ws_next(&it->rng) % c->hosts);
+        h2 = (uint32_t)(ws_next(&it->rng) % others);
     }
     ws_host_t t;
     ws_host(c, h2, &t);
@@ -185,7 +198,7 @@ void ws_links_begin(const ws_cfg_t *c, const ws_plan_t *p, ws_links_t *it)
         double n = xmin / pow(1.0 - ws_u01(ws_next(&s)), 1.0 / c->links_alpha);
         it->n = n > c->links_max ? c->links_max : (uint32_t)n;
         it->n = !p->index && it->n < 10 ? 10 : it->n;
-        it->specials = p->index ? 0 : specials_of(&it->h);
+        it->specials = p->index ? 0 : specials_of(c, &it->h);
         for (uint32_t b = it->specials; b; b &= b - 1)
             it->n++;
         it->meta_nofollow = ws_u01(ws_next(&s)) < c->share_meta_nofollow;

@@ -177,6 +177,10 @@ static int parse(args_t *a, int argc, char **argv)
         }
         i++;
     }
+    if (a->cfg.farm_hosts >= a->cfg.hosts) {
+        fprintf(stderr, "websim: --farm-hosts must be below --hosts (host 0 links the farm)\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -195,8 +199,9 @@ static int cmd_seeds(const args_t *a)
 {
     char url[WS_URL_MAX];
     uint64_t n = a->count ? a->count : 1;
-    for (uint64_t i = 0; i < n && i < a->cfg.hosts; i++) {
-        uint32_t h = (uint32_t)(i * a->cfg.hosts / n);
+    uint64_t others = a->cfg.hosts - a->cfg.farm_hosts; /* (the farm is no seed) */
+    for (uint64_t i = 0; i < n && i < others; i++) {
+        uint32_t h = (uint32_t)(i * others / n);
         ws_host_t hi;
         ws_host(&a->cfg, h, &hi);
         ws_origin(&a->cfg, hi.https, h, url, sizeof url);

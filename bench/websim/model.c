@@ -72,9 +72,22 @@ int ws_ip_blackhole(const ws_cfg_t *c, uint32_t i)
     return ws_u01(ws_hash(c->seed, TAG_IP, i, 0)) < c->share_blackhole;
 }
 
+int ws_in_farm(const ws_cfg_t *c, uint32_t h)
+{
+    return c->farm_hosts && h >= c->hosts - c->farm_hosts && h < c->hosts;
+}
+
+uint32_t ws_domain_of(const ws_cfg_t *c, uint32_t h)
+{
+    if (!ws_in_farm(c, h))
+        return h / c->hosts_per_domain;
+    uint32_t first = c->hosts - c->farm_hosts; /* (> 0: params.c) */
+    return (first - 1) / c->hosts_per_domain + 1;
+}
+
 int ws_host_name(const ws_cfg_t *c, uint32_t h, char *buf, size_t cap)
 {
-    return snprintf(buf, cap, "h%u.example-%u.test", h, h / c->hosts_per_domain);
+    return snprintf(buf, cap, "h%u.example-%u.test", h, ws_domain_of(c, h));
 }
 
 int ws_origin(const ws_cfg_t *c, int https, uint32_t h, char *buf, size_t cap)
@@ -118,7 +131,7 @@ uint32_t ws_host_parse(const ws_cfg_t *c, const char *name, size_t len)
         return WS_NOHOST;
     int64_t d = digits(&p, end);
     if (d < 0 || !lit(&p, end, ".test") || p != end || h >= c->hosts ||
-        (uint64_t)d != (uint64_t)h / c->hosts_per_domain)
+        (uint64_t)d != (uint64_t)ws_domain_of(c, (uint32_t)h))
         return WS_NOHOST;
     return (uint32_t)h;
 }
@@ -176,7 +189,7 @@ void ws_host(const ws_cfg_t *c, uint32_t h, ws_host_t *o)
 {
     memset(o, 0, sizeof *o);
     o->id = h;
-    o->domain = h / c->hosts_per_domain;
+    o->domain = ws_domain_of(c, h);
     o->ip = h / c->hosts_per_ip;
     o->blackhole = (uint8_t)ws_ip_blackhole(c, o->ip);
     uint64_t s = ws_hash(c->seed, TAG_HOST, h, 0);
@@ -187,8 +200,8 @@ void ws_host(const ws_cfg_t *c, uint32_t h, ws_host_t *o)
     lat = lat > 20000 ? 20000 : lat;
     o->latency_ms = (uint32_t)(lat * c->lat_scale);
     o->content = h;
-    if (is_mirror(c, h)) {
-        uint32_t m = (uint32_t)(ws_hash(c->seed, TAG_MIRROR, h, 1) % c->hosts);
+    if (is_mirror(c, h) && !ws_in_farm(c, h)) { /* (of a host outside the farm: its links) */
+        uint32_t m = (uint32_t)(ws_hash(c->seed, TAG_MIRROR, h, 1) % (c->hosts - c->farm_hosts));
         if (m != h && !is_mirror(c, m)) /* a mirror of a mirror is not one */
             o->content = m;
     }

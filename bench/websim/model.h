@@ -27,6 +27,9 @@ typedef struct ws_cfg {
     uint32_t hosts;             /* hosts in the web */
     uint32_t hosts_per_domain;  /* hosts under one registered domain */
     uint32_t hosts_per_ip;      /* hosts sharing one 127.x.y.z address */
+    uint32_t farm_hosts;        /* the last farm_hosts hosts: one registered domain (a
+                                   subdomain farm) linked only from itself and from host
+                                   0's front page (0: none) */
     double pages_median;        /* pages per host: lognormal median */
     double pages_sigma;         /* ... and sigma (of ln) */
     uint32_t pages_max;         /* cap on pages per host */
@@ -120,6 +123,11 @@ typedef struct ws_host {
 
 /* The host h (< c->hosts). */
 void ws_host(const ws_cfg_t *c, uint32_t h, ws_host_t *out);
+/* Host h's registered domain: h / hosts_per_domain, or, for a host of the
+ * farm (ws_in_farm), the farm's, one past the last other domain. */
+uint32_t ws_domain_of(const ws_cfg_t *c, uint32_t h);
+/* Whether host h is one of the subdomain farm's. */
+int ws_in_farm(const ws_cfg_t *c, uint32_t h);
 /* "h<h>.example-<domain>.test" into buf (WS_NAME_MAX); its length. */
 int ws_host_name(const ws_cfg_t *c, uint32_t h, char *buf, size_t cap);
 /* The host a name (case-insensitive, no port) names, or WS_NOHOST. */

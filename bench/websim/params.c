@@ -36,6 +36,9 @@ static const param_t params[] = {
      "hosts under one registered domain (h<i>.example-<i/this>.test)"},
     {"hosts-per-ip", P_U32, F(hosts_per_ip), "8", 1, 1e6,
      "hosts sharing one address (shared hosting)"},
+    {"farm-hosts", P_U32, F(farm_hosts), "0", 0, 16000000,
+     "the last N of --hosts are one registered domain, a subdomain farm linking only into "
+     "itself, linked from host 0's front page alone"},
     {"pages-median", P_DBL, F(pages_median), "20", 1, 1e7, "pages per host: lognormal median"},
     {"pages-sigma", P_DBL, F(pages_sigma), "1.5", 0, 5, "pages per host: sigma of ln"},
     {"pages-max", P_U32, F(pages_max), "100000", 1, 1e9, "cap on pages per host"},

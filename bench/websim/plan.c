@@ -114,7 +114,10 @@ void ws_plan_redirect(const ws_cfg_t *c, ws_plan_t *p, uint64_t i, uint32_t k, u
     }
     uint64_t t = ws_hash(s, 7, 0, 0);
     if (ws_u01(ws_next(&t)) < 0.2 && c->hosts > 1) { /* another host's home page */
-        uint32_t o = (uint32_t)(ws_next(&t) % c->hosts);
+        /* (the farm's hosts redirect into the farm, the others outside it) */
+        uint32_t others = c->hosts - c->farm_hosts;
+        uint32_t o = ws_in_farm(c, p->chost) ? others + (uint32_t)(ws_next(&t) % c->farm_hosts)
+                                             : (uint32_t)(ws_next(&t) % others);
         ws_host_t oh;
         ws_host(c, o, &oh);
         int n = ws_origin(c, oh.https, o, p->location, sizeof p->location);

@@ -74,7 +74,7 @@ static int on_sni(SSL *ssl, int *alert, void *arg)
     (void)alert;
     const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     uint32_t h = name ? ws_host_parse(t->c, name, strlen(name)) : WS_NOHOST;
-    uint32_t d = h == WS_NOHOST ? 0 : h / t->c->hosts_per_domain;
+    uint32_t d = h == WS_NOHOST ? 0 : ws_domain_of(t->c, h);
     uint32_t s = d % CERT_SLOTS;
     if (!t->slot[s] || t->slot_domain[s] != d) {
         X509 *x = mint(t, d);

@@ -68,7 +68,7 @@ static int in_scope(walk_t *w, uint32_t host)
 {
     if (w->o->scope == 2)
         return 1;
-    uint64_t k = w->o->scope ? host / w->c->hosts_per_domain : host;
+    uint64_t k = w->o->scope ? ws_domain_of(w->c, (uint32_t)host) : host;
     return urlset_get(w->scope, k + 1, 0) != NULL;
 }
 
@@ -306,7 +306,7 @@ static int read_seeds(walk_t *w, FILE *seeds)
             fprintf(stderr, "websim truth: not a URL of this web: %s\n", line);
             return -1;
         }
-        uint64_t k = w->o->scope == 1 ? h / w->c->hosts_per_domain : h;
+        uint64_t k = w->o->scope == 1 ? ws_domain_of(w->c, (uint32_t)h) : h;
         if (!urlset_get(w->scope, k + 1, 1) || meet(w, line, 0, 0, T_MUST) < 0)
             return -1;
     }

@@ -20,9 +20,10 @@
 --      as written (frontier/entry.c: entry(parse(e)) is e, REST a path
 --      "/..." or a whole URL, no blanks), or an older crawl's
 --      "DEPTH TRIES URL" / "DEPTH TRIES HOPS URL";
---   8. P qdepth[d] is the number of queued entries of depth d (queue.lua:
---      tally), for a crawl whose entries were all queued by this build (an
---      entry in the older "DEPTH TRIES URL" form: not checked).
+--   8. P qdepth[d] is the number of hosts whose next queued entry has depth
+--      d (queue.lua: QD.move), for a crawl whose entries were all queued by
+--      this build (an entry in the older "DEPTH TRIES URL" form: not
+--      checked).
 
 local function entry_ok(e)
   if string.match(e, '^%d+ %d+ [^ \t\n]+$') or string.match(e, '^%d+ %d+ %d+ [^ \t\n]+$') then
@@ -54,9 +55,10 @@ end
 
 local function check_queues(bad)
   local queued, nonempty, pre = 0, {}, #K.QUEUE
-  local byd, old = {}, false -- the entries by depth; an older build's entry seen (rule 8)
-  local function seen_entry(e)
+  local byd, old = {}, false -- the hosts by their head's depth; an older build's entry (rule 8)
+  local function seen_entry(e, head)
     if string.match(e, '^%d+ %d+ ') then old = true end
+    if not head then return end
     local d = tostring(tonumber(string.match(e, '^%d+')) or 0)
     byd[d] = (byd[d] or 0) + 1
   end
@@ -64,8 +66,8 @@ local function check_queues(bad)
     local n = redis.call('LLEN', key)
     queued = queued + n
     if n > 0 then nonempty[string.sub(key, pre + 1)] = true end
-    for _, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
-      seen_entry(e)
+    for i, e in ipairs(redis.call('LRANGE', key, 0, -1)) do
+      seen_entry(e, i == 1)
       if not entry_ok(e) then
         bad[#bad + 1] = string.format('7: %s holds the entry "%s"', key, e)
       end
@@ -84,8 +86,8 @@ local function check_queues(bad)
     end
     queued = queued + c
     if c > 0 then nonempty[h] = true end
-    for _, e in ipairs(es) do
-      seen_entry(e)
+    for i, e in ipairs(es) do
+      seen_entry(e, i == 1)
       if not entry_ok(e) then
         bad[#bad + 1] = string.format('7: %s packs the entry "%s"', h, e)
       end
@@ -95,11 +97,11 @@ local function check_queues(bad)
     local qd = hash(K.QDEPTH)
     for d, n in pairs(byd) do
       if num(qd[d]) ~= n then
-        bad[#bad + 1] = string.format('8: qdepth[%s] is %s, %d queued', d, qd[d] or 'none', n)
+        bad[#bad + 1] = string.format('8: qdepth[%s] is %s, %d hosts', d, qd[d] or 'none', n)
       end
     end
     for d, v in pairs(qd) do
-      if not byd[d] then bad[#bad + 1] = string.format('8: qdepth[%s] is %s, none queued', d, v) end
+      if not byd[d] then bad[#bad + 1] = string.format('8: qdepth[%s] is %s, no host', d, v) end
     end
   end
   return queued, nonempty

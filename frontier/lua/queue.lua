@@ -15,27 +15,25 @@
 
 local PACK = 16
 
--- P qdepth counts the queued entries by depth (depth -> count), for the
--- crawl order (claim.lua: the depth window): every function below that
--- adds or takes entries tallies them (QD.tally).  A crawl queued by an
--- older build has entries it never counted: a count taken below 0 is left
--- out (HDEL).  (QD holds the crawl order's functions and state: one local
--- of the library's main chunk, which Lua caps at 200.)
-local QD = {dt = {}} -- dt: one tally's changes, dt[depth] = delta (emptied after each)
+-- P qdepth counts the hosts by the depth of their next URL, their
+-- queue's head (depth -> hosts), for the crawl order (QD.held_back, the
+-- depth window of claim.lua): every function below that changes a queue's
+-- head moves its host from one count to another (QD.move).  The least
+-- depth counted is a host's next URL, so a window over it never stops the
+-- crawl.  A crawl queued by an older build has hosts it never counted: a
+-- count taken below 0 is left out (HDEL).  (QD holds the crawl order's
+-- functions and state: one local of the library's main chunk, which Lua
+-- caps at 200.)
+local QD = {}
 function QD.depth(e) return tonumber(string.match(e, '^%d+')) or 0 end
-function QD.tally(es, n, sign)
-  if n == 0 then return end
-  local dt = QD.dt
-  for i = 1, n do
-    local d = QD.depth(es[i])
-    dt[d] = (dt[d] or 0) + sign
+-- A host's head went from entry a to entry b (nil: none).
+function QD.move(a, b)
+  local da, db = a and QD.depth(a), b and QD.depth(b)
+  if da == db then return end
+  if da and redis.call('HINCRBY', K.QDEPTH, str(da), '-1') <= 0 then
+    redis.call('HDEL', K.QDEPTH, str(da))
   end
-  for d, v in pairs(dt) do
-    if v ~= 0 and redis.call('HINCRBY', K.QDEPTH, str(d), str(v)) <= 0 then
-      redis.call('HDEL', K.QDEPTH, str(d))
-    end
-    dt[d] = nil
-  end
+  if db then redis.call('HINCRBY', K.QDEPTH, str(db), '1') end
 end
 
 -- h's field v (read here when v is nil; false: none) as: its admitted count
@@ -86,13 +84,16 @@ end
 local function q_pop(h, n)
   local lk = qkey(h)
   local listed = redis.call('LPOP', lk, str(n)) -- (false: no list)
-  if listed then QD.tally(listed, #listed, -1); return listed, -1 end
+  if listed then
+    QD.move(listed[1], redis.call('LINDEX', lk, 0) or nil)
+    return listed, -1
+  end
   local a, c, packed = host_read(h)
   if c == 0 then return {}, 0 end
   if n > c then n = c end
   local got, rest = unpack_head(packed, c, n, {})
   redis.call('HSET', K.HOSTS, h, host_value(a, c - n, rest))
-  QD.tally(got, n, -1)
+  QD.move(got[1], rest) -- (rest: its first entry's depth leads)
   return got, c - n
 end
 
@@ -105,7 +106,7 @@ function QD.head(h)
   return QD.depth(packed)
 end
 
--- The least depth with a URL queued in this shard (nil: none counted).
+-- The least depth of a host's next URL in this shard (nil: none counted).
 function QD.least()
   local kv, least = redis.call('HGETALL', K.QDEPTH), nil
   for i = 1, #kv, 2 do
@@ -117,10 +118,10 @@ end
 
 -- The crawl order's depth window (claim.lua's ARGV[9], frontier.h:
 -- depth_window): a host whose next URL is more than QD.win levels deeper
--- than the shallowest URL queued in the shard (QD.level: QD.least, read
--- once a claim) gives nothing now (QD.held_back): it goes back into ready
--- QD.hold ms from now, and the shallower hosts are served first.  QD.win
--- nil: no window.
+-- than the shallowest next URL of the shard's hosts (QD.level: QD.least,
+-- read once a claim) gives nothing now (QD.held_back): it goes back into
+-- ready QD.hold ms from now, and the shallower hosts are served first.
+-- QD.win nil: no window.
 QD.hold = 500
 function QD.window(w) -- a claim's ARGV[9]: "" or 4294967295 for none
   QD.win = tonumber(w or '')
@@ -145,9 +146,14 @@ end
 -- Puts e at the front of h's queue.
 local function q_push_front(h, e)
   local lk = qkey(h)
-  QD.tally({e}, 1, 1)
-  if redis.call('LPUSHX', lk, e) > 0 then return end -- (0: no list)
+  local head = redis.call('LINDEX', lk, 0)
+  if head then
+    QD.move(head, e)
+    redis.call('LPUSH', lk, e)
+    return
+  end
   local a, c, packed = host_read(h)
+  QD.move(c > 0 and packed or nil, e)
   a = a or legacy_admitted(h)
   if c >= PACK then -- into a list: e, then the packed ones
     redis.call('RPUSH', lk, e, unpack(unpack_head(packed, c, c, {})))
@@ -164,7 +170,6 @@ end
 -- write, and the queue's length before.
 local function q_append(h, q, v)
   local lk, nq = qkey(h), #q
-  QD.tally(q, nq, 1)
   local a, c, packed = host_read(h, v)
   a = a or legacy_admitted(h)
   if c == 0 then -- a list, if there is one, is the queue: push onto it (RPUSHX: 0 if none)
@@ -173,6 +178,7 @@ local function q_append(h, q, v)
       for j = 4001, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
       return str(a + nq), len - math.min(4000, nq)
     end
+    if nq > 0 then QD.move(nil, q[1]) end -- (an empty queue: q[1] is its head now)
   end
   if c + nq <= PACK then
     local add = table.concat(q, '\n')
@@ -191,12 +197,12 @@ local function q_drop(h)
   local lk = qkey(h)
   local n = redis.call('LLEN', lk)
   if n > 0 then -- (freed in the background: a list may be long)
-    QD.tally(redis.call('LRANGE', lk, 0, -1), n, -1)
+    QD.move(redis.call('LINDEX', lk, 0), nil)
     redis.call('UNLINK', lk)
   end
   local a, c, packed = host_read(h)
   if c > 0 then
-    QD.tally(unpack_head(packed, c, c, {}), c, -1)
+    QD.move(packed, nil)
     redis.call('HSET', K.HOSTS, h, str(a))
   end
   n = n + c
