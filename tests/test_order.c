@@ -1,11 +1,11 @@
 /*
  * test_order.c -- the crawl order's depth window (frontier.h: depth_window;
- * frontier/lua/claim.lua: held_back; queue.lua: P qdepth): a frontier
+ * frontier/lua/claim.lua: held_back; queue.lua: P qheads): a frontier
  * driven from this process, whose queues hold URLs of several depths on
  * several hosts.  With a window of 0, a claim takes only the hosts whose
  * next URL is at the shard's shallowest queued depth, holds the deeper ones
  * back, and takes them once the shallower ones are gone; without a window,
- * every host gives.  P qdepth counts the hosts by the depth of their next
+ * every host gives.  P qheads counts the hosts by the depth of their next
  * URL through every change (the invariant checker's rule 8, side_check).
  */
 #include <criterion/criterion.h>
@@ -46,10 +46,10 @@ static void queue_three_depths(env_t *e)
     side_check(e->c, e->f, e->f->cfg.per_host);
 }
 
-static long long qdepth(env_t *e, const char *d)
+static long long qheads(env_t *e, const char *d)
 {
     char key[256];
-    snprintf(key, sizeof key, "%sqdepth", e->f->shard[0].prefix);
+    snprintf(key, sizeof key, "%sqheads", e->f->shard[0].prefix);
     redisReply *r = redisCommand(e->c, "HGET %s %s", key, d);
     cr_assert_not_null(r);
     long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
@@ -64,8 +64,8 @@ Test(order, a_window_of_0_serves_the_shallowest_depth_first)
     cfg.depth_window = 0;
     env_start(&e, &cfg);
     queue_three_depths(&e);
-    cr_expect_eq(qdepth(&e, "0"), 1, "d.test's next URL");
-    cr_expect_eq(qdepth(&e, "2"), 2, "b.test's and c.test's");
+    cr_expect_eq(qheads(&e, "0"), 1, "d.test's next URL");
+    cr_expect_eq(qheads(&e, "2"), 2, "b.test's and c.test's");
     frontier_item_t it[8];
     size_t n = 0;
     cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
@@ -74,7 +74,7 @@ Test(order, a_window_of_0_serves_the_shallowest_depth_first)
     side_check(e.c, e.f, cfg.per_host);
     finish_one(e.f, &it[0], NULL, 0, NULL, 0);
     frontier_item_clear(&it[0]);
-    cr_expect_eq(qdepth(&e, "0"), 0);
+    cr_expect_eq(qheads(&e, "0"), 0);
     /* depth 2 is the shallowest now: the hosts held back come again (after
      * their hold) and give */
     size_t got = 0;

@@ -81,7 +81,7 @@ uint32_t ws_domain_of(const ws_cfg_t *c, uint32_t h)
 {
     if (!ws_in_farm(c, h))
         return h / c->hosts_per_domain;
-    uint32_t first = c->hosts - c->farm_hosts; /* (> 0: params.c) */
+    uint32_t first = c->hosts - c->farm_hosts; /* (> 0: main.c checks it) */
     return (first - 1) / c->hosts_per_domain + 1;
 }
 
@@ -200,9 +200,13 @@ void ws_host(const ws_cfg_t *c, uint32_t h, ws_host_t *o)
     lat = lat > 20000 ? 20000 : lat;
     o->latency_ms = (uint32_t)(lat * c->lat_scale);
     o->content = h;
-    if (is_mirror(c, h) && !ws_in_farm(c, h)) { /* (of a host outside the farm: its links) */
+    /* with a farm, host 0 (whose front page alone links it) neither mirrors
+     * nor is mirrored, and a farm host does not mirror: so nothing else
+     * links the farm, and it stays reachable */
+    int farm = c->farm_hosts > 0;
+    if (is_mirror(c, h) && !ws_in_farm(c, h) && !(farm && h == 0)) {
         uint32_t m = (uint32_t)(ws_hash(c->seed, TAG_MIRROR, h, 1) % (c->hosts - c->farm_hosts));
-        if (m != h && !is_mirror(c, m)) /* a mirror of a mirror is not one */
+        if (m != h && !is_mirror(c, m) && !(farm && m == 0)) /* a mirror of a mirror is not one */
             o->content = m;
     }
     content_of(c, o->content, o);

@@ -20,7 +20,7 @@
 --      as written (frontier/entry.c: entry(parse(e)) is e, REST a path
 --      "/..." or a whole URL, no blanks), or an older crawl's
 --      "DEPTH TRIES URL" / "DEPTH TRIES HOPS URL";
---   8. P qdepth[d] is the number of hosts whose next queued entry has depth
+--   8. P qheads[d] is the number of hosts whose next queued entry has depth
 --      d (queue.lua: QD.move), for a crawl whose entries were all queued by
 --      this build (an entry in the older "DEPTH TRIES URL" form: not
 --      checked).
@@ -97,11 +97,11 @@ local function check_queues(bad)
     local qd = hash(K.QDEPTH)
     for d, n in pairs(byd) do
       if num(qd[d]) ~= n then
-        bad[#bad + 1] = string.format('8: qdepth[%s] is %s, %d hosts', d, qd[d] or 'none', n)
+        bad[#bad + 1] = string.format('8: qheads[%s] is %s, %d hosts', d, qd[d] or 'none', n)
       end
     end
     for d, v in pairs(qd) do
-      if not byd[d] then bad[#bad + 1] = string.format('8: qdepth[%s] is %s, no host', d, v) end
+      if not byd[d] then bad[#bad + 1] = string.format('8: qheads[%s] is %s, no host', d, v) end
     end
   end
   return queued, nonempty

@@ -21,7 +21,7 @@ local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
 local CLAIM_KEYS = {'WORKERS', 'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
-                    'QDEPTH', 'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE'}
+                    'QDEPTH', 'HHELD', 'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE'}
 
 -- Up to lim hosts to claim from: the ready ones due now, then the first
 -- ones of P fresh (wake.lua: wake_new), the last nf of them.  Reads only.
@@ -93,6 +93,7 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
   local hosts, stop, nf = round_hosts(lim, pre, prenf)
   if #hosts == 0 then return nil end
   if next(SEEN) then SEEN = {} end -- a round that failed half-way left some
+  QD.relevel() -- (queue.lua; the rounds before may have emptied a level)
   local infs = redis.call('HMGET', K.HINFLIGHT, unpack(hosts))
   local owns = redis.call('HMGET', K.HDELAY, unpack(hosts))
   local nexts = nf > 0 and redis.call('HMGET', K.HNEXT, unpack(hosts)) or NONE
@@ -108,9 +109,10 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
       if not fresh then ZREM[nr + 1], nr = h, nr + 1 end
     elseif not fresh or not (SEEN[h] or num(nexts[x]) > now) then
       SEEN[h] = true
-      if not QD.held_back(h) then
-        gave = gave + take_host(h, num(infs[x]), host_delay(delay, maxd, owns[x]), per_host,
-                                room, fresh)
+      local d, inf = host_delay(delay, maxd, owns[x]), num(infs[x])
+      -- (a host at its cap leaves ready in take_host, held or not)
+      if inf >= host_cap(d, per_host) or not QD.held_back(h) then
+        gave = gave + take_host(h, inf, d, per_host, room, fresh)
       end
     elseif not SEEN[h] and q_len(h) > 0 then
       -- fresh is a hint (wake_new): a host with a next time ahead goes into

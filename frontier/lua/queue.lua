@@ -15,7 +15,7 @@
 
 local PACK = 16
 
--- P qdepth counts the hosts by the depth of their next URL, their
+-- P qheads counts the hosts by the depth of their next URL, their
 -- queue's head (depth -> hosts), for the crawl order (QD.held_back, the
 -- depth window of claim.lua): every function below that changes a queue's
 -- head moves its host from one count to another (QD.move).  The least
@@ -121,17 +121,32 @@ end
 -- than the shallowest next URL of the shard's hosts (QD.level: QD.least,
 -- read once a claim) gives nothing now (QD.held_back): it goes back into
 -- ready QD.hold ms from now, and the shallower hosts are served first.
--- QD.win nil: no window.
-QD.hold = 500
+-- A host is held QD.max_hold ms at most in a row (P hheld: host -> when
+-- its hold began), so a level whose hosts cannot give (a long Crawl-delay,
+-- a backoff) delays the deeper ones, never stops them.  QD.win nil: no
+-- window.
+QD.hold, QD.max_hold = 500, 30000
 function QD.window(w) -- a claim's ARGV[9]: "" or 4294967295 for none
   QD.win = tonumber(w or '')
   if QD.win and QD.win >= 4294967295 then QD.win = nil end
   QD.level = QD.win and QD.least() or nil
 end
+function QD.relevel() -- the level again, within a claim (a round may have emptied one)
+  if QD.win then QD.level = QD.least() end
+end
 function QD.held_back(h)
   if not QD.win or not QD.level then return false end
   local hd = QD.head(h)
-  if not hd or hd <= QD.level + QD.win then return false end
+  if not hd or hd <= QD.level + QD.win then
+    redis.call('HDEL', K.HHELD, h)
+    return false
+  end
+  local since = tonumber(redis.call('HGET', K.HHELD, h))
+  if since and now - since >= QD.max_hold then -- (served once, then held again if still deep)
+    redis.call('HDEL', K.HHELD, h)
+    return false
+  end
+  if not since then redis.call('HSET', K.HHELD, h, nows) end
   redis.call('ZADD', K.READY, now + QD.hold, h)
   count('held_deep', 1)
   return true
