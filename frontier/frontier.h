@@ -328,6 +328,9 @@ int frontier_set_host_delay(frontier_t *f, const char *origin, uint32_t delay_ms
  * seed hosts (URLs that are not a crawl's seeds, e.g. sitemap URLs). */
 #define FRONTIER_SEED_FORCE 1
 #define FRONTIER_SEED_NO_HOSTS 2
+/* FIRST: each URL goes ahead of everything queued for its host (a seed of
+ * high priority), in the order given. */
+#define FRONTIER_SEED_FIRST 4
 
 /* Adds normalized URLs at depth 0 through the Bloom filter (already seen ones
  * are skipped unless FRONTIER_SEED_FORCE) and, unless FRONTIER_SEED_NO_HOSTS,

@@ -357,6 +357,7 @@ typedef struct fr_offer {
     size_t skipped;    /* not URLs (empty, whitespace, no origin), or beyond max_depth */
     char *orig;        /* the links' origins (parser_url_origin), one after the other */
     size_t olen, ocap; /* bytes used / allocated in orig */
+    int first;         /* FRONTIER_SEED_FIRST: each entry sent with a leading '!' */
 } fr_offer_t;
 
 /* Probes links[0..n) into o for shard s's filter, adding their blocks to

@@ -436,6 +436,8 @@ void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const 
  *     per link:
  *       entry                its queue entry (entry.c: "D[:0:HOPS]" then the
  *                            URL's path, or the whole URL; "D" left out at 0)
+ *                            (a leading '!': ahead of its host's queue,
+ *                            FRONTIER_SEED_FIRST)
  *       origin               its queue's origin "scheme://host[:port]"
  *       offset * k           (BITFIELD layout) its k bit offsets in the block
  *     offsets                (module layout, k < 0 in the call) one argument
@@ -461,10 +463,12 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
         }
         const char *url = links[o->v[i].idx], *og = o->orig + o->v[i].oat;
         size_t ul = strlen(url), skip = fr_entry_rest(url, ul, og, o->v[i].olen);
-        char *e = rconn_arg_alloc(a, dl + ul - skip);
+        size_t bang = o->first ? 1 : 0; /* ahead of the host's queue (offer.lua) */
+        char *e = rconn_arg_alloc(a, bang + dl + ul - skip);
         if (e) {
-            memcpy(e, dbuf, dl);
-            memcpy(e + dl, url + skip, ul - skip);
+            e[0] = '!';
+            memcpy(e + bang, dbuf, dl);
+            memcpy(e + bang + dl, url + skip, ul - skip);
         }
         rconn_arg_str(a, og, o->v[i].olen);
         if (mod) {
@@ -610,6 +614,7 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
         fr_offer_free(o);
         return rc;
     }
+    o->first = (flags & FRONTIER_SEED_FIRST) != 0;
     rconn_arg_cstr(a, f->shard[s].prefix);
     rconn_arg_dup(a, mode ? mode : force ? "1" : "0");
     fr_page_limit(f, s, a);

@@ -167,7 +167,8 @@ int frontier_seed(frontier_t *f, const char *const *urls, size_t n, int flags, s
     if (!added)
         added = &dummy;
     *added = 0;
-    if (!f || (!urls && n) || (flags & ~(FRONTIER_SEED_FORCE | FRONTIER_SEED_NO_HOSTS)))
+    if (!f || (!urls && n) ||
+        (flags & ~(FRONTIER_SEED_FORCE | FRONTIER_SEED_NO_HOSTS | FRONTIER_SEED_FIRST)))
         return CRAWL_EINVAL;
     if (f->nshards == 1)
         return seed_shard(f, 0, urls, n, flags, added);

@@ -143,3 +143,94 @@ Test(order, the_depth_counts_follow_release_retry_and_a_block)
     side_check(e.c, e.f, 0);
     env_stop(&e);
 }
+
+/* Seeds of high priority (FRONTIER_SEED_FIRST, a seeds file's "URL 0.9")
+ * go ahead of what their host has queued, in their order: on a short
+ * (packed) queue and on a long one (a list). */
+static void first_seeds_lead(size_t queued)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 100;
+    env_start(&e, &cfg);
+    char *urls[40] = {0};
+    for (size_t i = 0; i < queued; i++) {
+        urls[i] = malloc(64);
+        snprintf(urls[i], 64, "http://p.test/n%zu", i);
+    }
+    cr_assert_eq(seed_urls(e.f, (const char *const *)urls, queued, 0), queued);
+    const char *first[] = {"http://p.test/first1", "http://p.test/first2"};
+    size_t added = 0;
+    cr_assert_eq(frontier_seed(e.f, first, 2, FRONTIER_SEED_FIRST, &added), 0);
+    cr_assert_eq(added, 2);
+    side_check(e.c, e.f, cfg.per_host);
+    frontier_item_t it[64];
+    size_t n = 0;
+    cr_assert_eq(claim_wait(e.f, 64, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, queued + 2);
+    cr_expect_str_eq(it[0].url, "http://p.test/first1");
+    cr_expect_str_eq(it[1].url, "http://p.test/first2");
+    if (queued)
+        cr_expect_str_eq(it[2].url, "http://p.test/n0", "then the queue in its order");
+    for (size_t i = 0; i < n; i++)
+        frontier_item_clear(&it[i]);
+    for (size_t i = 0; i < queued; i++)
+        free(urls[i]);
+    side_check(e.c, e.f, cfg.per_host);
+    env_stop(&e);
+}
+
+Test(order, seeds_of_high_priority_lead_a_short_queue)
+{
+    first_seeds_lead(3);
+}
+
+Test(order, seeds_of_high_priority_lead_a_long_queue)
+{
+    first_seeds_lead(30);
+}
+
+Test(order, seeds_of_high_priority_start_an_empty_queue)
+{
+    first_seeds_lead(0);
+}
+
+/* `crawler seed FILE` reads a priority after a URL ("URL 0.9", as a
+ * sitemap's): the one above 0.5 is claimed before the URLs queued ahead of
+ * it, the others keep the file's order. */
+Test(order, a_seeds_file_priority_puts_its_url_first, .timeout = 60)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 100;
+    env_start(&e, &cfg);
+    char *dir = fx_tmpdir(), path[600];
+    cr_assert_not_null(dir);
+    snprintf(path, sizeof path, "%s/seeds.txt", dir);
+    cr_assert_eq(fx_write_file(path, "http://s.test/a\nhttp://s.test/b 0.9\n"
+                                     "http://s.test/c\t0.2\nhttp://s.test/d 0.5\n"),
+                 0);
+    char *argv[] = {CRAWLER_BIN, "seed", path, "--redis", (char *)fx_redis_url(e.r),
+                    "--crawl",   CRAWL,  NULL};
+    char log[700];
+    snprintf(log, sizeof log, "%s/log", dir);
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0, "%s", fx_error());
+    int rc = fx_wait(pid, 30000);
+    char *out = fx_read_file(log, NULL);
+    cr_assert_eq(rc, 0, "crawler seed exited %d: %s", rc, out ? out : "");
+    free(out);
+    frontier_item_t it[8];
+    size_t n = 0;
+    cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
+    cr_assert_eq(n, 4);
+    const char *want[] = {"http://s.test/b", "http://s.test/a", "http://s.test/c",
+                          "http://s.test/d"};
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_str_eq(it[i].url, want[i], "claimed %zu", i);
+        frontier_item_clear(&it[i]);
+    }
+    fx_rmtree(dir);
+    free(dir);
+    env_stop(&e);
+}

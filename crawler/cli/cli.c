@@ -432,6 +432,7 @@ struct cli_urls {
     unsigned long lineno;
     long bad;
     const char *text; /* the last line, trimmed (in buf) */
+    double priority;  /* the last URL's priority (a trailing number 0..1), -1: none */
     char err[512];    /* why the list could not be read to its end */
     size_t cap;
     char buf[]; /* cap bytes: a line of up to cap - 1 */
@@ -457,6 +458,11 @@ unsigned long cli_urls_line(const cli_urls_t *r)
     return r->lineno;
 }
 
+double cli_urls_priority(const cli_urls_t *r)
+{
+    return r->priority;
+}
+
 long cli_urls_rejected(const cli_urls_t *r)
 {
     return r->bad;
@@ -480,6 +486,21 @@ static int url_of_line(cli_urls_t *r, size_t got, char **url)
     r->text = s;
     if (!*s)
         return 0;
+    /* "URL 0.9": a priority, as a sitemap's (0..1), after the URL */
+    r->priority = -1;
+    char *sp = strrchr(s, ' '), *tab = strrchr(s, '\t');
+    if (tab && (!sp || tab > sp))
+        sp = tab;
+    if (sp) {
+        char *end;
+        double p = strtod(sp + 1, &end);
+        if (end != sp + 1 && !*end && p >= 0 && p <= 1) {
+            r->priority = p;
+            while (sp > s && isspace((unsigned char)sp[-1]))
+                sp--;
+            *sp = '\0';
+        }
+    }
     int rc = parser_url_normalize(NULL, s, r->max_len, url);
     if (rc < 0) {
         fprintf(stderr, "%s:%lu: invalid URL '%.200s': %s\n", r->fname, r->lineno, s,

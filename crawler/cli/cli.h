@@ -290,6 +290,9 @@ void cli_urls_free(cli_urls_t *r);
 int cli_urls_next(cli_urls_t *r, char **url);
 /* Lines rejected so far. */
 long cli_urls_rejected(const cli_urls_t *r);
+/* The priority written after the last URL cli_urls_next gave ("URL 0.9":
+ * a number 0..1, as a sitemap's <priority>), or -1 when none was. */
+double cli_urls_priority(const cli_urls_t *r);
 /* Lines read so far. */
 unsigned long cli_urls_line(const cli_urls_t *r);
 /* Why cli_urls_next returned CRAWL_EFILE ("" before); valid as long as r. */

@@ -35,6 +35,7 @@ struct seeds {
     cli_urls_t *lines;
     int done; /* the reader reached the end of the file */
     char *urls[SEED_BATCH];
+    unsigned char first[SEED_BATCH]; /* urls[i] has a priority above the default 0.5 */
     size_t n;
     /* seeds_check_room: the filter's fill then (capacity 0: no limit) */
     bloom_geometry_t geo;
@@ -65,10 +66,12 @@ static int fill(seeds_t *s)
         int rc = cli_urls_next(s->lines, &url);
         if (rc < 0)
             return rc;
-        if (rc == 0)
+        if (rc == 0) {
             s->done = 1;
-        else
+        } else {
+            s->first[s->n] = cli_urls_priority(s->lines) > SEEDS_DEFAULT_PRIORITY;
             s->urls[s->n++] = url;
+        }
     }
     return 0;
 }
@@ -130,9 +133,22 @@ static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
             return CRAWL_EFULL;
         }
     }
+    /* the URLs of a priority above the default first, ahead of their
+     * hosts' queues; then the others, in the file's order */
     size_t added = 0;
-    int rc = frontier_seed(f, (const char *const *)s->urls, s->n, force ? FRONTIER_SEED_FORCE : 0,
-                           &added);
+    const char *part[SEED_BATCH];
+    int rc = 0;
+    for (int pass = 0; pass < 2 && rc >= 0; pass++) {
+        size_t k = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (s->first[i] == (pass == 0))
+                part[k++] = s->urls[i];
+        size_t got = 0;
+        int flags = (force ? FRONTIER_SEED_FORCE : 0) | (pass == 0 ? FRONTIER_SEED_FIRST : 0);
+        if (k)
+            rc = frontier_seed(f, part, k, flags, &got);
+        added += got;
+    }
     if (rc < 0)
         return rc;
     res->valid += s->n;

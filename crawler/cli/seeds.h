@@ -14,6 +14,11 @@
 
 struct redisContext;
 
+/* A seed line may end with a priority, a number 0..1 as in a sitemap
+ * ("https://example.com/new 0.9"); one above this default goes ahead of
+ * everything queued for its host (FRONTIER_SEED_FIRST). */
+#define SEEDS_DEFAULT_PRIORITY 0.5
+
 typedef struct seeds_result {
     size_t valid;  /* lines that were valid URLs */
     size_t added;  /* queued (new, or forced) */

@@ -4,7 +4,7 @@
 -- layout is written down in frontier/offer.c, above fr_offer_section().
 
 local function offer_begin()
-  return {hosts = {}, byhost = {}, hadm = {}, new = 0, seen = 0, skipped = 0, quota = 0,
+  return {hosts = {}, byhost = {}, front = {}, hadm = {}, new = 0, seen = 0, skipped = 0, quota = 0,
           blocked = 0, admitted = num(redis.call('HGET', K.STATS, 'enqueued')),
           maxdp = 0, maxdh = 0, perinl = 0, domof = {}, dom = {}, doms = {}, dskipped = 0}
 end
@@ -62,11 +62,19 @@ local function domain_admit(st, h, ha)
   ds.p = ds.p + 1
   if ha == 0 then ds.h = ds.h + 1 end
 end
+-- An entry sent with a leading '!' (a seed of high priority,
+-- FRONTIER_SEED_FIRST) goes ahead of its host's queue (st.front[h]).
 local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   st.new = st.new + 1
   local q = st.byhost[h]
   if not q then q = {}; st.byhost[h] = q; st.hosts[#st.hosts + 1] = h end
-  q[#q + 1] = e
+  if byte(e, 1) == 33 then
+    local f = st.front[h]
+    if not f then f = {}; st.front[h] = f end
+    f[#f + 1] = sub(e, 2)
+  else
+    q[#q + 1] = e
+  end
 end
 -- The bit-setters: each sets the bits of cnt links of a block run, the
 -- first one's arguments at ARGV[b] (w arguments a link), and answers one
@@ -265,7 +273,7 @@ local function offer_flush(st, per_host)
     local vs, kv = redis.call('HMGET', K.HOSTS, unpack(hs, a, b)), {}
     for j = a, b do
       local h = hs[j]
-      local v, before = q_append(h, st.byhost[h], vs[j - a + 1])
+      local v, before = q_append(h, st.byhost[h], vs[j - a + 1], st.front[h])
       if before == 0 then woke[#woke + 1] = h end
       kv[2 * (j - a) + 1], kv[2 * (j - a) + 2] = h, v
     end

@@ -180,13 +180,33 @@ local function q_push_front(h, e)
   end
 end
 
--- Appends q[1..#q] to h's queue and counts them admitted (v: h's field,
--- read before: false if none).  Returns h's new field, for the caller to
--- write, and the queue's length before.
-local function q_append(h, q, v)
+-- Appends q[1..#q] to h's queue, after putting fq[1..] (may be nil) ahead
+-- of it in their order, and counts them all admitted (v: h's field, read
+-- before: false if none).  Returns h's new field, for the caller to write,
+-- and the queue's length before.
+local function q_append(h, q, v, fq)
   local lk, nq = qkey(h), #q
   local a, c, packed = host_read(h, v)
   a = a or legacy_admitted(h)
+  if fq and #fq > 0 then -- (a seed of high priority: rare, so made simple)
+    local nf, len = #fq, redis.call('LLEN', lk)
+    if len > 0 then -- a list: fq pushed at its head, q at its tail
+      QD.move(redis.call('LINDEX', lk, 0), fq[1])
+      for j = nf, 1, -1 do redis.call('LPUSH', lk, fq[j]) end
+      for j = 1, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
+      return str(a + nf + nq), len
+    end
+    local all = {}
+    for j = 1, nf do all[j] = fq[j] end
+    if c > 0 then
+      for _, e in ipairs(unpack_head(packed, c, c, {})) do all[#all + 1] = e end
+    end
+    for j = 1, nq do all[#all + 1] = q[j] end
+    QD.move(c > 0 and packed or nil, fq[1])
+    if #all <= PACK then return host_value(a + nf + nq, #all, table.concat(all, '\n')), c end
+    for j = 1, #all, 4000 do redis.call('RPUSH', lk, unpack(all, j, math.min(j + 3999, #all))) end
+    return str(a + nf + nq), c
+  end
   if c == 0 then -- a list, if there is one, is the queue: push onto it (RPUSHX: 0 if none)
     local len = redis.call('RPUSHX', lk, unpack(q, 1, math.min(4000, nq)))
     if len > 0 then
