@@ -66,7 +66,7 @@ Test(frontier, seeding_records_the_seed_hosts_in_the_same_call)
     cr_assert_eq(seed_urls(e.f, sitemap, 1, FRONTIER_SEED_NO_HOSTS | FRONTIER_SEED_FORCE), 1);
     cr_expect_eq(is_seed_host(e.c, "d.test"), 0, "not a seed: host not recorded");
     size_t added = 9;
-    cr_expect_eq(frontier_seed(e.f, sitemap, 1, 4, &added), CRAWL_EINVAL);
+    cr_expect_eq(frontier_seed(e.f, sitemap, 1, 8, &added), CRAWL_EINVAL, "an unknown flag");
     cr_expect_eq(added, 0);
     cr_expect_eq(redis_int(e.c, "SCARD %s", "crawler:{t}:seedhosts"), 3);
     env_stop(&e);
