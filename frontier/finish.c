@@ -200,8 +200,9 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     fr_blocks_t bl = {0};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = fr_offer_prepare(f, s, p[i].links, p[i].nlinks, 1, p[i].link_depth > f->cfg.max_depth,
-                              &bl, &o[i]);
+        if ((rc = fr_offer_prepare(f, s, p[i].links, p[i].nlinks, 1,
+                                   p[i].link_depth > f->cfg.max_depth, &bl, &o[i])) == 0)
+            o[i].firsts = p[i].link_first;
     if (rc == 0)
         rc = fr_offer_keys(f, s, &bl, a);
     free(bl.v);
@@ -317,7 +318,8 @@ typedef struct fr_bucket {
     unsigned shard;
     uint32_t depth, hops;
     const char **links;
-    size_t *page; /* [n]: each link's page, as an index in the caller's pages */
+    size_t *page;          /* [n]: each link's page, as an index in the caller's pages */
+    unsigned char *firsts; /* [n]: each link's frontier_done_t.link_first (0 without) */
     size_t n, cap;
 } fr_bucket_t;
 
@@ -328,13 +330,14 @@ typedef struct fr_bucket {
 typedef struct finish_st {
     const frontier_done_t *caller; /* the caller's pages [n] */
     size_t n;
-    frontier_done_t *pages; /* [n] the caller's pages in shard order, each with its own links */
-    size_t *orig;           /* [n] pages[i] is caller[orig[i]] */
-    unsigned *shard;        /* [n] pages[i]'s shard */
-    const char **own;       /* the pages' own links, one page after the other */
-    size_t *own_new;        /* [n] pages[i]'s new links of its own shard */
-    size_t *other_new;      /* [n] caller[j]'s new links of other shards */
-    size_t *fseen;          /* [n] pages[i]: links of other shards counted as seen */
+    frontier_done_t *pages;   /* [n] the caller's pages in shard order, each with its own links */
+    size_t *orig;             /* [n] pages[i] is caller[orig[i]] */
+    unsigned *shard;          /* [n] pages[i]'s shard */
+    const char **own;         /* the pages' own links, one page after the other */
+    unsigned char *own_first; /* [as own] their link_first flags */
+    size_t *own_new;          /* [n] pages[i]'s new links of its own shard */
+    size_t *other_new;        /* [n] caller[j]'s new links of other shards */
+    size_t *fseen;            /* [n] pages[i]: links of other shards counted as seen */
     fr_bucket_t *b;
     size_t nb, bcap;
     size_t nof;           /* offers: c->cmd[0..nof) */
@@ -357,6 +360,7 @@ void fr_finish_free(void *p)
     for (size_t i = 0; i < s->nb; i++) {
         free(s->b[i].links);
         free(s->b[i].page);
+        free(s->b[i].firsts);
     }
     for (size_t i = 0; s->offers && i < s->nof + s->n; i++)
         fr_offer_free(&s->offers[i]);
@@ -369,6 +373,7 @@ void fr_finish_free(void *p)
     free(s->orig);
     free(s->shard);
     free(s->own);
+    free(s->own_first);
     free(s->own_new);
     free(s->other_new);
     free(s->fseen);
@@ -381,7 +386,7 @@ void fr_finish_free(void *p)
 
 /* Adds link (of caller page pg, depth/hops) to the bucket of its shard. */
 static int bucket_add(finish_st_t *s, unsigned shard, const frontier_done_t *pg, size_t page,
-                      const char *link)
+                      const char *link, unsigned char first)
 {
     size_t i = 0;
     while (i < s->nb && !(s->b[i].shard == shard && s->b[i].depth == pg->link_depth &&
@@ -406,12 +411,16 @@ static int bucket_add(finish_st_t *s, unsigned shard, const frontier_done_t *pg,
         if (nl)
             b->links = nl;
         size_t *np = nl ? realloc(b->page, cap * sizeof *np) : NULL;
-        if (!np)
+        if (np)
+            b->page = np;
+        unsigned char *nf = np ? realloc(b->firsts, cap) : NULL;
+        if (!nf)
             return CRAWL_ENOMEM;
-        b->page = np;
+        b->firsts = nf;
         b->cap = cap;
     }
     b->links[b->n] = link;
+    b->firsts[b->n] = first;
     b->page[b->n++] = page;
     return 0;
 }
@@ -427,14 +436,15 @@ static int finish_split(frontier_t *f, finish_st_t *s)
     s->orig = calloc(n, sizeof *s->orig);
     s->shard = calloc(n, sizeof *s->shard);
     s->own = calloc(nl ? nl : 1, sizeof *s->own);
+    s->own_first = calloc(nl ? nl : 1, 1);
     s->own_new = calloc(n, sizeof *s->own_new);
     s->other_new = calloc(n, sizeof *s->other_new);
     s->fseen = calloc(n, sizeof *s->fseen);
     unsigned *ps = calloc(n, sizeof *ps);
-    int rc =
-        s->pages && s->orig && s->shard && s->own && s->own_new && s->other_new && s->fseen && ps
-            ? 0
-            : CRAWL_ENOMEM;
+    int rc = s->pages && s->orig && s->shard && s->own && s->own_first && s->own_new &&
+                     s->other_new && s->fseen && ps
+                 ? 0
+                 : CRAWL_ENOMEM;
     for (size_t i = 0; rc == 0 && i < n; i++)
         ps[i] = fr_item_shard(f, s->caller[i].item);
     /* pages in shard order (each shard's in the caller's order) */
@@ -450,6 +460,7 @@ static int finish_split(frontier_t *f, finish_st_t *s)
         const frontier_done_t *pg = &s->caller[i];
         s->pages[x] = *pg;
         s->pages[x].links = s->own + used;
+        s->pages[x].link_first = pg->link_first ? s->own_first + used : NULL;
         s->pages[x].nlinks = 0;
         s->pages[x].nnew = &s->own_new[x];
         int skip_all = pg->link_depth > f->cfg.max_depth; /* all skipped by the page's call */
@@ -457,11 +468,14 @@ static int finish_split(frontier_t *f, finish_st_t *s)
             unsigned ls;
             /* a quota crawl's page admits none of its links itself: its own
              * shard's go as an offer too, which can be refused and made again */
+            unsigned char first = pg->link_first ? pg->link_first[j] : 0;
             if (skip_all || !pg->links[j] || fr_shard_find(f->nshards, pg->links[j], &ls) < 0 ||
-                (ls == ps[i] && !f->quota))
+                (ls == ps[i] && !f->quota)) {
+                s->own_first[used + s->pages[x].nlinks] = first;
                 s->own[used + s->pages[x].nlinks++] = pg->links[j];
-            else
-                rc = bucket_add(s, ls, pg, i, pg->links[j]);
+            } else {
+                rc = bucket_add(s, ls, pg, i, pg->links[j], first);
+            }
         }
         used += s->pages[x].nlinks;
     }
@@ -534,8 +548,8 @@ static int finish_send(frontier_t *f, frontier_call_t *c, finish_st_t *s)
             const char *src[FR_SEED_CHUNK]; /* each link's page */
             for (size_t j = 0; j < m; j++)
                 src[j] = s->caller[b->page[at + j]].item->url;
-            rc = fr_offer_call(f, b->shard, b->links + at, m, b->depth, b->hops, src, &s->offers[k],
-                               &cmd);
+            rc = fr_offer_call(f, b->shard, b->links + at, m, b->depth, b->hops, src,
+                               b->firsts + at, &s->offers[k], &cmd);
             s->fseen[0] += s->offers[k].cached; /* the batch's seen_links: counted once */
             if (rc == 0)
                 rc = fr_call_add(f, c, cmd);

@@ -262,7 +262,9 @@ typedef struct frontier_done {
     frontier_outcome_t outcome;
     const char *const *links;
     size_t nlinks;
-    uint32_t link_depth;     /* depth of the links (item depth + 1, redirect targets too) */
+    const unsigned char *link_first; /* [nlinks] or NULL: 1 puts that link, if new, ahead of
+                                        its host's queue (a sitemap's <priority>) */
+    uint32_t link_depth;             /* depth of the links (item depth + 1, redirect targets too) */
     uint32_t link_hops;      /* the links' hop count: 0, or item hops + 1 for a redirect target */
     uint32_t links_over_cap; /* links past the page's link cap, not given: > 0 counts the
                                 page in capped_pages */

@@ -349,15 +349,17 @@ typedef struct fr_link {
 
 /* The links of one page (or one batch of seeds), probed. */
 typedef struct fr_offer {
-    fr_link_t *v;      /* [nsent], the links of one block contiguous */
-    uint32_t *bits;    /* the links' bit offsets, k a link (bloom_probe_t's, as uint32) */
-    uint32_t k;        /* bits a link (the filter's k; 0 while nothing is sent) */
-    size_t nsent;      /* links that go to the script */
-    size_t cached;     /* known to the local Bloom cache: counted as seen, not sent */
-    size_t skipped;    /* not URLs (empty, whitespace, no origin), or beyond max_depth */
-    char *orig;        /* the links' origins (parser_url_origin), one after the other */
-    size_t olen, ocap; /* bytes used / allocated in orig */
-    int first;         /* FRONTIER_SEED_FIRST: each entry sent with a leading '!' */
+    fr_link_t *v;                /* [nsent], the links of one block contiguous */
+    uint32_t *bits;              /* the links' bit offsets, k a link (bloom_probe_t's, as uint32) */
+    uint32_t k;                  /* bits a link (the filter's k; 0 while nothing is sent) */
+    size_t nsent;                /* links that go to the script */
+    size_t cached;               /* known to the local Bloom cache: counted as seen, not sent */
+    size_t skipped;              /* not URLs (empty, whitespace, no origin), or beyond max_depth */
+    char *orig;                  /* the links' origins (parser_url_origin), one after the other */
+    size_t olen, ocap;           /* bytes used / allocated in orig */
+    int first;                   /* FRONTIER_SEED_FIRST: each entry sent with a leading '!' ... */
+    const unsigned char *firsts; /* ... or, when set, link i's if firsts[i] (the caller's,
+                                    indexed as the links given to fr_offer_prepare) */
 } fr_offer_t;
 
 /* Probes links[0..n) into o for shard s's filter, adding their blocks to
@@ -390,14 +392,15 @@ void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const 
  * the page urls[i] was found on (fr_srcs_t).  0 and *out, or the failure. */
 int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
                    const char *mode, uint32_t depth, uint32_t hops, const char *const *src,
-                   fr_offer_t *o, rconn_call_t **out);
+                   const unsigned char *firsts, fr_offer_t *o, rconn_call_t **out);
 /* The seed call's hosts: nhosts, then the distinct hosts of urls[0..n)
  * (parser_url_host), one after another unless it repeats the one before. */
 void fr_seed_hosts_args(const char *const *urls, size_t n, rconn_args_t *a);
 /* The call that offers links[0..n) of a page of another shard to shard s
  * (fr_offer_build's links mode, with a call id: it may run twice). */
 int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n, uint32_t depth,
-                  uint32_t hops, const char *const *src, fr_offer_t *o, rconn_call_t **out);
+                  uint32_t hops, const char *const *src, const unsigned char *firsts, fr_offer_t *o,
+                  rconn_call_t **out);
 /* Pushes an offering call's keys: ready, then its Bloom blocks in shard s. */
 int fr_offer_keys(frontier_t *f, unsigned s, const fr_blocks_t *bl, rconn_args_t *a);
 /* The calls' k argument: the Bloom k of o[0..n), negative when the link

@@ -463,7 +463,8 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
         }
         const char *url = links[o->v[i].idx], *og = o->orig + o->v[i].oat;
         size_t ul = strlen(url), skip = fr_entry_rest(url, ul, og, o->v[i].olen);
-        size_t bang = o->first ? 1 : 0; /* ahead of the host's queue (offer.lua) */
+        /* ahead of the host's queue (offer.lua) */
+        size_t bang = o->first || (o->firsts && o->firsts[o->v[i].idx]) ? 1 : 0;
         char *e = rconn_arg_alloc(a, bang + dl + ul - skip);
         if (e) {
             e[0] = '!';
@@ -593,7 +594,7 @@ long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *b
  * (fr_offer_codes). */
 int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
                    const char *mode, uint32_t depth, uint32_t hops, const char *const *src,
-                   fr_offer_t *o, rconn_call_t **out)
+                   const unsigned char *firsts, fr_offer_t *o, rconn_call_t **out)
 {
     *out = NULL;
     int force = flags & FRONTIER_SEED_FORCE;
@@ -615,6 +616,7 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
         return rc;
     }
     o->first = (flags & FRONTIER_SEED_FIRST) != 0;
+    o->firsts = firsts;
     rconn_arg_cstr(a, f->shard[s].prefix);
     rconn_arg_dup(a, mode ? mode : force ? "1" : "0");
     fr_page_limit(f, s, a);
@@ -634,7 +636,8 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
 }
 
 int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n, uint32_t depth,
-                  uint32_t hops, const char *const *src, fr_offer_t *o, rconn_call_t **out)
+                  uint32_t hops, const char *const *src, const unsigned char *firsts, fr_offer_t *o,
+                  rconn_call_t **out)
 {
     /* the id: this worker's, and a number that starts at random at open (a
      * worker id a restarted process reuses names other calls) */
@@ -646,7 +649,8 @@ int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n,
     }
     snprintf(mode, ml, "l:%u:%s/%llu", f->cfg.lease_ms, f->worker,
              (unsigned long long)++f->offer_seq);
-    int rc = fr_offer_build(f, s, links, n, FRONTIER_SEED_NO_HOSTS, mode, depth, hops, src, o, out);
+    int rc = fr_offer_build(f, s, links, n, FRONTIER_SEED_NO_HOSTS, mode, depth, hops, src, firsts,
+                            o, out);
     free(mode);
     return rc;
 }

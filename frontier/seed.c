@@ -42,8 +42,8 @@ static int seed_batch(frontier_t *f, unsigned s, const char *const *urls, size_t
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < nc; i++) {
         size_t m = n - i * FR_SEED_CHUNK < FR_SEED_CHUNK ? n - i * FR_SEED_CHUNK : FR_SEED_CHUNK;
-        rc = fr_offer_build(f, s, urls + i * FR_SEED_CHUNK, m, flags, NULL, 0, 0, NULL, &offers[i],
-                            &calls[i]);
+        rc = fr_offer_build(f, s, urls + i * FR_SEED_CHUNK, m, flags, NULL, 0, 0, NULL, NULL,
+                            &offers[i], &calls[i]);
         if (rc == 0)
             fr_send(f, calls[i]);
         sent += rc == 0;

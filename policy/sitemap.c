@@ -2,8 +2,12 @@
  * sitemap.c -- streaming <loc> extraction with libxml2's SAX2 push parser.
  *
  * DESIGN: only three callbacks: element start/end (namespace-agnostic local
- * name "loc") and characters, which are gathered into a fixed buffer of
- * SITEMAP_MAX_LOC bytes while inside <loc>.  Options: XML_PARSE_NONET, no
+ * names "url", "loc", "priority") and characters, which are gathered into a
+ * fixed buffer of SITEMAP_MAX_LOC bytes while inside <loc> (and a small one
+ * inside <priority>).  A <loc> inside <url> is given at </url>, with the
+ * <priority> of that <url> (which the protocol puts after it), or at the
+ * end of the document if it is cut short; any other <loc> (a sitemap
+ * index's) at once.  Options: XML_PARSE_NONET, no
  * entity substitution (no XXE), no DTD loading, errors silenced; memory is
  * bounded by libxml2's own limits (no XML_PARSE_HUGE).
  */
@@ -20,9 +24,22 @@ struct sitemap {
     sitemap_fn fn;
     void *ud;
     int in_loc, overflow, failed;
-    size_t len;
+    int in_url, pending; /* inside <url>; its <loc> (in loc, trimmed at b) waits for </url> */
+    int in_prio;
+    double priority; /* the <url>'s <priority>, -1: none */
+    size_t len, b, plen;
+    char prio[32];
     char loc[SITEMAP_MAX_LOC];
 };
+
+/* The <loc> that waits for its </url>, given (once). */
+static void flush_pending(sitemap_t *s)
+{
+    if (!s->pending)
+        return;
+    s->pending = 0;
+    s->fn(s->ud, s->loc + s->b, s->len - s->b, s->priority);
+}
 
 int sitemap_is_xml(const char *ct)
 {
@@ -42,9 +59,17 @@ static void on_start(void *ctx, const xmlChar *local, const xmlChar *prefix, con
     (void)prefix, (void)uri, (void)nns, (void)ns, (void)nattr, (void)ndef, (void)attrs;
     sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
     if (!strcmp((const char *)local, "loc")) {
+        flush_pending(s); /* (a second <loc> in one <url>: the first goes) */
         s->in_loc = 1;
         s->len = 0;
         s->overflow = 0;
+    } else if (!strcmp((const char *)local, "url")) {
+        flush_pending(s);
+        s->in_url = 1;
+        s->priority = -1;
+    } else if (!strcmp((const char *)local, "priority") && s->in_url) {
+        s->in_prio = 1;
+        s->plen = 0;
     }
 }
 
@@ -52,6 +77,22 @@ static void on_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const
 {
     (void)prefix, (void)uri;
     sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    if (s->in_prio && !strcmp((const char *)local, "priority")) {
+        s->in_prio = 0;
+        s->prio[s->plen] = '\0';
+        char *end;
+        double p = strtod(s->prio, &end);
+        while (isspace((unsigned char)*end))
+            end++;
+        if (end != s->prio && !*end && p >= 0 && p <= 1)
+            s->priority = p;
+        return;
+    }
+    if (s->in_url && !strcmp((const char *)local, "url")) {
+        s->in_url = 0;
+        flush_pending(s);
+        return;
+    }
     if (!s->in_loc || strcmp((const char *)local, "loc") != 0)
         return;
     s->in_loc = 0;
@@ -62,13 +103,25 @@ static void on_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const
         e--;
     if (!s->overflow && e > b) {
         s->loc[e - s->loc] = '\0';
-        s->fn(s->ud, b, (size_t)(e - b));
+        s->b = (size_t)(b - s->loc);
+        s->len = (size_t)(e - s->loc);
+        if (s->in_url)
+            s->pending = 1; /* its <priority> may follow */
+        else
+            s->fn(s->ud, b, (size_t)(e - b), -1);
     }
 }
 
 static void on_chars(void *ctx, const xmlChar *ch, int len)
 {
     sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    if (s->in_prio && len > 0) {
+        size_t n =
+            (size_t)len < sizeof s->prio - 1 - s->plen ? (size_t)len : sizeof s->prio - 1 - s->plen;
+        memcpy(s->prio + s->plen, ch, n);
+        s->plen += n;
+        return;
+    }
     if (!s->in_loc || len <= 0)
         return;
     if (s->len + (size_t)len >= sizeof s->loc) {
@@ -126,6 +179,7 @@ int sitemap_finish(sitemap_t *s)
 {
     if (!s->failed && xmlParseChunk(s->ctx, NULL, 0, 1) != 0 && s->ctx->wellFormed == 0)
         s->failed = 1;
+    flush_pending(s); /* (a document cut short after a <loc>) */
     return s->failed ? -1 : 0;
 }
 

@@ -10,10 +10,14 @@
 #include <stddef.h>
 
 #define SITEMAP_MAX_LOC 4096 /* longer <loc> values are dropped */
+#define SITEMAP_PRIORITY                                                                           \
+    0.5 /* the protocol's default <priority>: a URL above it goes                                  \
+           ahead of its host's queue */
 
 /* Called per <loc> value (whitespace trimmed, entities decoded, not yet
- * normalized); valid only during the call. */
-typedef void (*sitemap_fn)(void *ud, const char *url, size_t len);
+ * normalized; url is valid only during the call), with the <priority> of
+ * its <url> (0..1), or -1 when it has none (or is a sitemap index's). */
+typedef void (*sitemap_fn)(void *ud, const char *url, size_t len, double priority);
 
 typedef struct sitemap sitemap_t;
 

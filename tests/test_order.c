@@ -234,3 +234,137 @@ Test(order, a_seeds_file_priority_puts_its_url_first, .timeout = 60)
     free(dir);
     env_stop(&e);
 }
+
+/* A page's links marked first (frontier_done_t.link_first: a sitemap's
+ * <priority> above 0.5) go ahead of their host's queue, on the page's
+ * shard and on another shard alike (2 shards: the other shard's links go
+ * as an offer). */
+static void links_marked_first_lead(unsigned shards)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 100;
+    cfg.shards = shards;
+    env_start(&e, &cfg);
+    const char *seeds[] = {"http://m.test/sitemap.xml", "http://q.test/old1", "http://q.test/old2",
+                           "http://r.test/old1"};
+    cr_assert_eq(seed_urls(e.f, seeds, 4, 0), 4);
+    frontier_item_t it[8];
+    size_t n = 0, got = 0;
+    frontier_item_t sm = {0};
+    for (int round = 0; round < 50 && !sm.url; round++) { /* the sitemap, leaving the rest */
+        cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++) {
+            if (!strcmp(it[i].url, "http://m.test/sitemap.xml")) {
+                sm = it[i];
+                continue;
+            }
+            cr_assert_eq(frontier_release(e.f, &it[i], 1), 0);
+            frontier_item_clear(&it[i]);
+        }
+    }
+    cr_assert_not_null(sm.url);
+    const char *links[] = {"http://q.test/new", "http://q.test/top", "http://r.test/top",
+                           "http://r.test/new"};
+    const unsigned char first[] = {0, 1, 1, 0};
+    frontier_done_t d = {.item = &sm,
+                         .outcome = {.status = 200, .bytes = 100},
+                         .links = links,
+                         .nlinks = 4,
+                         .link_first = first,
+                         .link_depth = 1};
+    cr_assert_eq(frontier_finish(e.f, &d, 1), 0);
+    frontier_item_clear(&sm);
+    char order[512] = "";
+    for (int round = 0; round < 50 && got < 6; round++) {
+        n = 0;
+        cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++, got++) {
+            strncat(order, it[i].url, sizeof order - strlen(order) - 2);
+            strcat(order, " ");
+            finish_one(e.f, &it[i], NULL, 0, NULL, 0);
+            frontier_item_clear(&it[i]);
+        }
+    }
+    cr_expect_eq(got, 7);
+    /* each host: its marked link first, then what it had queued, then the new */
+    const char *at_top[] = {"http://q.test/top ", "http://r.test/top "};
+    const char *olds[] = {"http://q.test/old1 ", "http://q.test/old2 ", "http://r.test/old1 "};
+    const char *news[] = {"http://q.test/new ", "http://r.test/new "};
+    for (int h = 0; h < 2; h++) {
+        const char *top = strstr(order, at_top[h]), *nw = strstr(order, news[h]);
+        cr_expect(top && nw && top < nw, "%s before %s: %s", at_top[h], news[h], order);
+        for (int k = 0; k < 3; k++) {
+            const char *o = strstr(order, olds[k]);
+            if (o && top && olds[k][7] == at_top[h][7])
+                cr_expect(top < o && o < nw, "%s between: %s", olds[k], order);
+        }
+    }
+    env_stop(&e);
+}
+
+Test(order, links_marked_first_lead_their_hosts_queues)
+{
+    links_marked_first_lead(1);
+}
+
+Test(order, links_marked_first_lead_on_another_shard_too)
+{
+    links_marked_first_lead(2);
+}
+
+/* On a real crawler process: a sitemap (robots.txt's Sitemap:, --sitemaps)
+ * lists /a, /b (priority 0.9), /c (0.3), /d (0.8) of one host; at --delay
+ * 50 the host has one request in flight, so the server's log shows its
+ * queue's order: /b and /d, in the sitemap's order, before /a and /c. */
+Test(order, a_sitemaps_priority_puts_its_urls_first, .timeout = 120)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    fx_http_t *h = fx_http_start();
+    cr_assert_not_null(h, "%s", fx_error());
+    char robots[256], map[1024];
+    snprintf(robots, sizeof robots, "User-agent: *\nAllow: /\nSitemap: %s/map.xml\n",
+             fx_http_base(h));
+    fx_http_set(h, "/robots.txt", &(fx_route_t){.content_type = "text/plain", .body = robots});
+    snprintf(map, sizeof map,
+             "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">"
+             "<url><loc>%s/a</loc></url><url><loc>%s/b</loc><priority>0.9</priority></url>"
+             "<url><loc>%s/c</loc><priority>0.3</priority></url>"
+             "<url><priority>0.8</priority><loc>%s/d</loc></url></urlset>",
+             fx_http_base(h), fx_http_base(h), fx_http_base(h), fx_http_base(h));
+    fx_http_set(h, "/map.xml", &(fx_route_t){.content_type = "application/xml", .body = map});
+    fx_http_page(h, "/", "home");
+    const char *pages[] = {"/a", "/b", "/c", "/d"};
+    for (int i = 0; i < 4; i++)
+        fx_http_page(h, pages[i], "page");
+    char *dir = fx_tmpdir(), seeds[600], log[700];
+    cr_assert_not_null(dir);
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    char line[256];
+    snprintf(line, sizeof line, "%s/\n", fx_http_base(h));
+    cr_assert_eq(fx_write_file(seeds, line), 0);
+    snprintf(log, sizeof log, "%s/log", dir);
+    char *argv[] = {CRAWLER_BIN, "crawl",   "--redis",    (char *)fx_redis_url(r),
+                    "--seeds",   seeds,     "--sitemaps", "--delay",
+                    "50",        "--quiet", NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert(pid > 0, "%s", fx_error());
+    int rc = fx_wait(pid, 100000);
+    char *out = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "crawler exited %d: %s", rc, out ? out : "");
+    free(out);
+    fx_http_req_t *lg;
+    size_t n = fx_http_log(h, &lg);
+    char order[64] = "";
+    for (size_t k = 0; k < n; k++)
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(lg[k].path, pages[i]))
+                strcat(order, pages[i] + 1);
+    cr_expect_str_eq(order, "bdac", "the order the server saw the sitemap's pages in");
+    free(lg);
+    fx_rmtree(dir);
+    free(dir);
+    fx_http_stop(h);
+    fx_redis_stop(r);
+}

@@ -21,8 +21,9 @@ typedef struct got {
     size_t len, count;
 } got_t;
 
-static void collect(void *ud, const char *url, size_t len)
+static void collect(void *ud, const char *url, size_t len, double priority)
 {
+    (void)priority;
     got_t *g = ud;
     cr_assert_eq(strlen(url), len, "callback length of %s", url);
     g->count++;
@@ -209,4 +210,64 @@ Test(sitemap, feeding_after_an_error_is_ignored)
     cr_expect_str_eq(g.buf, "http://x.test/1\n");
     sitemap_free(s);
     sitemap_free(NULL);
+}
+
+/* The <priority> of each <url> comes with its <loc>, before or after it;
+ * none, or one not a number 0..1, is -1; a sitemap index's <loc> has none. */
+typedef struct prios {
+    char buf[1024];
+    size_t len;
+} prios_t;
+
+static void collect_prio(void *ud, const char *url, size_t len, double priority)
+{
+    prios_t *g = ud;
+    (void)len;
+    g->len += (size_t)snprintf(g->buf + g->len, sizeof g->buf - g->len, "%s %.2f\n", url, priority);
+}
+
+Test(sitemap, a_urls_priority_comes_with_its_loc)
+{
+    static const char doc[] =
+        "<urlset><url><loc>http://x.test/a</loc><priority>0.9</priority></url>"
+        "<url><priority> 0.2 </priority><loc>http://x.test/b</loc></url>"
+        "<url><loc>http://x.test/c</loc></url>"
+        "<url><loc>http://x.test/d</loc><priority>high</priority></url>"
+        "<url><loc>http://x.test/e</loc><priority>1.5</priority></url></urlset>";
+    for (size_t chunk = 1; chunk <= sizeof doc; chunk = chunk * 3 + 1) {
+        prios_t g = {0};
+        sitemap_t *s = sitemap_new(collect_prio, &g);
+        cr_assert_not_null(s);
+        size_t len = sizeof doc - 1;
+        for (size_t i = 0; i < len; i += chunk)
+            sitemap_feed(s, doc + i, len - i < chunk ? len - i : chunk);
+        sitemap_finish(s);
+        sitemap_free(s);
+        cr_expect_str_eq(g.buf,
+                         "http://x.test/a 0.90\nhttp://x.test/b 0.20\nhttp://x.test/c -1.00\n"
+                         "http://x.test/d -1.00\nhttp://x.test/e -1.00\n",
+                         "chunk %zu: %s", chunk, g.buf);
+    }
+}
+
+Test(sitemap, a_loc_cut_short_of_its_url_end_is_still_given)
+{
+    static const char doc[] = "<urlset><url><loc>http://x.test/a</loc><priority>0.8</priority>";
+    prios_t g = {0};
+    sitemap_t *s = sitemap_new(collect_prio, &g);
+    cr_assert_not_null(s);
+    sitemap_feed(s, doc, sizeof doc - 1);
+    sitemap_finish(s);
+    sitemap_free(s);
+    cr_expect_str_eq(g.buf, "http://x.test/a 0.80\n");
+    static const char index[] =
+        "<sitemapindex><sitemap><loc>http://x.test/s.xml</loc><priority>0.9</priority>"
+        "</sitemap></sitemapindex>";
+    prios_t h = {0};
+    s = sitemap_new(collect_prio, &h);
+    cr_assert_not_null(s);
+    sitemap_feed(s, index, sizeof index - 1);
+    cr_expect_eq(sitemap_finish(s), 0);
+    sitemap_free(s);
+    cr_expect_str_eq(h.buf, "http://x.test/s.xml -1.00\n", "an index's <loc> has no priority");
 }

@@ -75,6 +75,7 @@ struct xfer {
     uint64_t bytes;
     char **links;
     size_t nlinks, links_cap;
+    unsigned char *links_first; /* [links_cap] or NULL: links of high priority (sitemap.c) */
     /* distinct in-scope links past --max-links-per-page */
     uint32_t links_over_cap;
     uint64_t *seen; /* open-addressing set of link hashes (page-local dedupe) */

@@ -35,8 +35,10 @@ static void take_links(page_t *p, xfer_t *x)
 {
     p->links = x->links;
     p->nlinks = x->nlinks;
+    p->link_first = x->links_first;
     p->links_over_cap = x->links_over_cap;
     x->links = NULL;
+    x->links_first = NULL;
     x->nlinks = x->links_cap = 0;
     x->links_over_cap = 0;
     free(x->seen);

@@ -33,6 +33,8 @@ typedef struct page {
                              unavailable): its host is not backed off */
     char **links;         /* normalized, in scope, de-duplicated within the page */
     size_t nlinks;
+    unsigned char *link_first; /* [nlinks] or NULL: 1 for a link of high priority (a
+                                  sitemap's <priority> above the default), queued first */
     /* more such links, not followed: past --max-links-per-page */
     uint32_t links_over_cap;
     uint32_t link_depth; /* depth of the links: item depth + 1 (redirect targets too) */
@@ -84,6 +86,7 @@ static inline void page_clear(page_t *p)
     for (size_t i = 0; i < p->nlinks; i++)
         free(p->links[i]);
     free(p->links);
+    free(p->link_first);
     free(p->ctype);
     free(p->error_kind);
     free(p->error_text);

@@ -172,6 +172,13 @@ anchor_verdict_t xfer_add_link(xfer_t *x, const char *url, size_t len)
         if (!n)
             return ANCHOR_CAP;
         x->links = n;
+        if (x->links_first) {
+            unsigned char *f = realloc(x->links_first, cap);
+            if (!f)
+                return ANCHOR_CAP;
+            memset(f + x->links_cap, 0, cap - x->links_cap);
+            x->links_first = f;
+        }
         x->links_cap = cap;
     }
     char *copy = strndup(url, len);
@@ -189,13 +196,23 @@ static void on_link(void *ud, const char *url, size_t len, parser_link_kind_t ki
         anchors_link(x->anchors, url, len, (parser_link_kind_t)(kind & ~PARSER_LINK_NOFOLLOW), v);
 }
 
-static void on_loc(void *ud, const char *loc, size_t len)
+/* Marks x's link i as one of high priority (links_first, made as needed:
+ * a sitemap's <url> of priority above the default). */
+static void mark_first(xfer_t *x, size_t i)
+{
+    if (!x->links_first && !(x->links_first = calloc(x->links_cap, 1)))
+        return; /* (out of memory: an ordinary link) */
+    x->links_first[i] = 1;
+}
+
+static void on_loc(void *ud, const char *loc, size_t len, double priority)
 {
     (void)len;
     xfer_t *x = ud;
     char *url = NULL;
-    if (parser_url_normalize(x->item.url, loc, x->env->cfg->max_url_length, &url) == 0)
-        xfer_add_link(x, url, strlen(url));
+    if (parser_url_normalize(x->item.url, loc, x->env->cfg->max_url_length, &url) == 0 &&
+        xfer_add_link(x, url, strlen(url)) == ANCHOR_FOLLOWED && priority > SITEMAP_PRIORITY)
+        mark_first(x, x->nlinks - 1);
     free(url);
 }
 
@@ -383,6 +400,8 @@ void xfer_clear(xfer_t *x)
         free(x->links[i]);
     x->nlinks = 0;
     x->links_over_cap = 0;
+    free(x->links_first);
+    x->links_first = NULL;
     if (x->seen)
         memset(x->seen, 0, x->seen_cap * sizeof *x->seen);
     x->nseen = 0;

@@ -424,6 +424,7 @@ static int swap_batches(finisher_t *f)
                                             .outcome = outcome_of(&d->p),
                                             .links = (const char *const *)d->p.links,
                                             .nlinks = d->p.nlinks,
+                                            .link_first = d->p.link_first,
                                             .link_depth = d->p.link_depth,
                                             .link_hops = d->p.link_hops,
                                             .links_over_cap = d->p.links_over_cap,
