@@ -508,7 +508,8 @@ static int read_offer(frontier_t *f, finish_st_t *s, size_t k, const redisReply 
                                     .tag = b->page[l],
                                     .shard = b->shard,
                                     .depth = b->depth,
-                                    .hops = b->hops};
+                                    .hops = b->hops,
+                                    .first = b->firsts[l]};
             rc = fr_refused_add(f, &s->q, &rl, base);
         }
     }

@@ -441,6 +441,7 @@ typedef struct fr_refused_link {
     size_t tag;
     unsigned shard;
     uint32_t depth, hops;
+    unsigned char first; /* its frontier_done_t.link_first mark */
 } fr_refused_link_t;
 /* The links refused, to be offered again (fr_quota_offer_again), and each
  * shard's enqueued counter as its last refusal said. */

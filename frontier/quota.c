@@ -127,7 +127,10 @@ static int offer_one(frontier_t *f, unsigned s, const fr_refused_link_t *rl, con
     fr_offer_t o = {0};
     rconn_call_t *c = NULL;
     redisReply *r = NULL;
-    int rc = fr_offer_call(f, s, links, n, rl[0].depth, rl[0].hops, NULL, NULL, &o, &c);
+    unsigned char firsts[FR_SEED_CHUNK]; /* (n <= FR_SEED_CHUNK: offer_round) */
+    for (size_t i = 0; i < n; i++)
+        firsts[i] = rl[i].first;
+    int rc = fr_offer_call(f, s, links, n, rl[0].depth, rl[0].hops, NULL, firsts, &o, &c);
     if (rc == 0) {
         fr_send(f, c);
         rc = fr_wait(f, c, &r);

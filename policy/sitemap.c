@@ -4,12 +4,12 @@
  * DESIGN: only three callbacks: element start/end (namespace-agnostic local
  * names "url", "loc", "priority") and characters, which are gathered into a
  * fixed buffer of SITEMAP_MAX_LOC bytes while inside <loc> (and a small one
- * inside <priority>).  A <loc> inside <url> is given at </url>, with the
- * <priority> of that <url> (which the protocol puts after it), or at the
- * end of the document if it is cut short; any other <loc> (a sitemap
- * index's) at once.  Options: XML_PARSE_NONET, no
- * entity substitution (no XXE), no DTD loading, errors silenced; memory is
- * bounded by libxml2's own limits (no XML_PARSE_HUGE).
+ * inside <priority>).  The <loc> child of a <url> is given at </url>, with
+ * the <priority> child of that <url> (which the protocol puts after it), or
+ * at the end of the document if it is cut short; any other <loc> (a sitemap
+ * index's, an <image:loc> inside a <url>) at once, without a priority.  Options: XML_PARSE_NONET,
+ * no entity substitution (no XXE), no DTD loading, errors silenced; memory is bounded by libxml2's
+ * own limits (no XML_PARSE_HUGE).
  */
 #include "sitemap.h"
 
@@ -24,12 +24,14 @@ struct sitemap {
     sitemap_fn fn;
     void *ud;
     int in_loc, overflow, failed;
-    int in_url, pending; /* inside <url>; its <loc> (in loc, trimmed at b) waits for </url> */
+    int in_url, pending;             /* inside <url>; its <loc> (in pend) waits for </url> */
+    int depth, url_depth, loc_depth; /* element depth now, of the <url>, of the <loc> */
     int in_prio;
     double priority; /* the <url>'s <priority>, -1: none */
-    size_t len, b, plen;
+    size_t len, plen, pend_len;
     char prio[32];
     char loc[SITEMAP_MAX_LOC];
+    char pend[SITEMAP_MAX_LOC]; /* the <url>'s own <loc>, kept apart: an <image:loc> may follow */
 };
 
 /* The <loc> that waits for its </url>, given (once). */
@@ -38,7 +40,7 @@ static void flush_pending(sitemap_t *s)
     if (!s->pending)
         return;
     s->pending = 0;
-    s->fn(s->ud, s->loc + s->b, s->len - s->b, s->priority);
+    s->fn(s->ud, s->pend, s->pend_len, s->priority);
 }
 
 int sitemap_is_xml(const char *ct)
@@ -58,16 +60,21 @@ static void on_start(void *ctx, const xmlChar *local, const xmlChar *prefix, con
 {
     (void)prefix, (void)uri, (void)nns, (void)ns, (void)nattr, (void)ndef, (void)attrs;
     sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    s->depth++;
     if (!strcmp((const char *)local, "loc")) {
-        flush_pending(s); /* (a second <loc> in one <url>: the first goes) */
+        if (s->in_url && s->depth == s->url_depth + 1)
+            flush_pending(s); /* (a second <loc> of one <url>: the first goes) */
+        s->loc_depth = s->depth;
         s->in_loc = 1;
         s->len = 0;
         s->overflow = 0;
     } else if (!strcmp((const char *)local, "url")) {
         flush_pending(s);
         s->in_url = 1;
+        s->url_depth = s->depth;
         s->priority = -1;
-    } else if (!strcmp((const char *)local, "priority") && s->in_url) {
+    } else if (!strcmp((const char *)local, "priority") && s->in_url &&
+               s->depth == s->url_depth + 1) {
         s->in_prio = 1;
         s->plen = 0;
     }
@@ -77,6 +84,7 @@ static void on_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const
 {
     (void)prefix, (void)uri;
     sitemap_t *s = ((xmlParserCtxtPtr)ctx)->_private;
+    int depth = s->depth--; /* (this element's) */
     if (s->in_prio && !strcmp((const char *)local, "priority")) {
         s->in_prio = 0;
         s->prio[s->plen] = '\0';
@@ -88,7 +96,7 @@ static void on_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const
             s->priority = p;
         return;
     }
-    if (s->in_url && !strcmp((const char *)local, "url")) {
+    if (s->in_url && depth == s->url_depth && !strcmp((const char *)local, "url")) {
         s->in_url = 0;
         flush_pending(s);
         return;
@@ -103,12 +111,13 @@ static void on_end(void *ctx, const xmlChar *local, const xmlChar *prefix, const
         e--;
     if (!s->overflow && e > b) {
         s->loc[e - s->loc] = '\0';
-        s->b = (size_t)(b - s->loc);
-        s->len = (size_t)(e - s->loc);
-        if (s->in_url)
+        if (s->in_url && s->loc_depth == s->url_depth + 1) { /* the <url>'s own */
+            s->pend_len = (size_t)(e - b);
+            memcpy(s->pend, b, s->pend_len + 1);
             s->pending = 1; /* its <priority> may follow */
-        else
+        } else {            /* an index's, or another one inside a <url> (an image's) */
             s->fn(s->ud, b, (size_t)(e - b), -1);
+        }
     }
 }
 

@@ -271,3 +271,22 @@ Test(sitemap, a_loc_cut_short_of_its_url_end_is_still_given)
     sitemap_free(s);
     cr_expect_str_eq(h.buf, "http://x.test/s.xml -1.00\n", "an index's <loc> has no priority");
 }
+
+Test(sitemap, an_image_loc_inside_a_url_has_no_priority_and_the_urls_keeps_its_own)
+{
+    static const char doc[] =
+        "<urlset xmlns:image=\"http://www.google.com/schemas/sitemap-image/1.1\">"
+        "<url><loc>http://x.test/a</loc><priority>0.9</priority>"
+        "<image:image><image:loc>http://x.test/a.jpg</image:loc></image:image></url>"
+        "<url><loc>http://x.test/b</loc>"
+        "<image:image><image:loc>http://x.test/b.jpg</image:loc></image:image>"
+        "<priority>0.7</priority></url></urlset>";
+    prios_t g = {0};
+    sitemap_t *s = sitemap_new(collect_prio, &g);
+    cr_assert_not_null(s);
+    sitemap_feed(s, doc, sizeof doc - 1);
+    cr_expect_eq(sitemap_finish(s), 0);
+    sitemap_free(s);
+    cr_expect_str_eq(g.buf, "http://x.test/a.jpg -1.00\nhttp://x.test/a 0.90\n"
+                            "http://x.test/b.jpg -1.00\nhttp://x.test/b 0.70\n");
+}

@@ -433,6 +433,7 @@ struct cli_urls {
     long bad;
     const char *text; /* the last line, trimmed (in buf) */
     double priority;  /* the last URL's priority (a trailing number 0..1), -1: none */
+    int priorities;   /* read a trailing priority (cli_urls_priorities): seeds files only */
     char err[512];    /* why the list could not be read to its end */
     size_t cap;
     char buf[]; /* cap bytes: a line of up to cap - 1 */
@@ -456,6 +457,11 @@ void cli_urls_free(cli_urls_t *r)
 unsigned long cli_urls_line(const cli_urls_t *r)
 {
     return r->lineno;
+}
+
+void cli_urls_priorities(cli_urls_t *r)
+{
+    r->priorities = 1;
 }
 
 double cli_urls_priority(const cli_urls_t *r)
@@ -488,7 +494,8 @@ static int url_of_line(cli_urls_t *r, size_t got, char **url)
         return 0;
     /* "URL 0.9": a priority, as a sitemap's (0..1), after the URL */
     r->priority = -1;
-    char *sp = strrchr(s, ' '), *tab = strrchr(s, '\t');
+    char *sp = r->priorities ? strrchr(s, ' ') : NULL,
+         *tab = r->priorities ? strrchr(s, '\t') : NULL;
     if (tab && (!sp || tab > sp))
         sp = tab;
     if (sp) {

@@ -290,8 +290,12 @@ void cli_urls_free(cli_urls_t *r);
 int cli_urls_next(cli_urls_t *r, char **url);
 /* Lines rejected so far. */
 long cli_urls_rejected(const cli_urls_t *r);
-/* The priority written after the last URL cli_urls_next gave ("URL 0.9":
- * a number 0..1, as a sitemap's <priority>), or -1 when none was. */
+/* From now on r reads a priority after a URL ("URL 0.9": a number 0..1,
+ * as a sitemap's <priority>; a seeds file's), which cli_urls_priority then
+ * gives; without it, such a line is one URL as before. */
+void cli_urls_priorities(cli_urls_t *r);
+/* The priority written after the last URL cli_urls_next gave, or -1 when
+ * none was (or r does not read them). */
 double cli_urls_priority(const cli_urls_t *r);
 /* Lines read so far. */
 unsigned long cli_urls_line(const cli_urls_t *r);

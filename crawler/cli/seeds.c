@@ -107,6 +107,7 @@ seeds_t *seeds_open(const char *path, size_t max_url_length, char *err, size_t e
         snprintf(err, errlen, "seeds file %s: out of memory", path);
         goto fail;
     }
+    cli_urls_priorities(s->lines); /* "URL 0.9" */
     int rc = fill(s);
     if (rc < 0) {
         snprintf(err, errlen, "seeds file %s", cli_urls_error(s->lines));
@@ -149,8 +150,10 @@ static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
             rc = frontier_seed(f, part, k, flags, &got);
         added += got;
     }
-    if (rc < 0)
+    if (rc < 0) {
+        res->added += added; /* (what went in before the failure) */
         return rc;
+    }
     res->valid += s->n;
     res->added += added;
     for (size_t i = 0; i < s->n; i++)

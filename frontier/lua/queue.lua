@@ -192,7 +192,9 @@ local function q_append(h, q, v, fq)
     local nf, len = #fq, redis.call('LLEN', lk)
     if len > 0 then -- a list: fq pushed at its head, q at its tail
       QD.move(redis.call('LINDEX', lk, 0), fq[1])
-      for j = nf, 1, -1 do redis.call('LPUSH', lk, fq[j]) end
+      local rev = {}
+      for j = nf, 1, -1 do rev[#rev + 1] = fq[j] end
+      for j = 1, nf, 4000 do redis.call('LPUSH', lk, unpack(rev, j, math.min(j + 3999, nf))) end
       for j = 1, nq, 4000 do redis.call('RPUSH', lk, unpack(q, j, math.min(j + 3999, nq))) end
       return str(a + nf + nq), len
     end
