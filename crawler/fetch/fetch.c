@@ -102,15 +102,31 @@ static void put_xfer(fetch_t *f, xfer_t *x)
     f->free_xfers = x;
 }
 
-static void unlink_xfer(fetch_t *f, xfer_t *x)
+/* The two lists linked by prev/next (running, asking): x put at the head
+ * of *head, or taken out of it. */
+static void list_push(xfer_t **head, xfer_t *x)
+{
+    x->prev = NULL;
+    x->next = *head;
+    if (*head)
+        (*head)->prev = x;
+    *head = x;
+}
+
+static void list_unlink(xfer_t **head, xfer_t *x)
 {
     if (x->prev)
         x->prev->next = x->next;
     else
-        f->running = x->next;
+        *head = x->next;
     if (x->next)
         x->next->prev = x->prev;
     x->prev = x->next = NULL;
+}
+
+static void unlink_xfer(fetch_t *f, xfer_t *x)
+{
+    list_unlink(&f->running, x);
     f->active--;
 }
 
@@ -211,23 +227,13 @@ static long dns_timeout(fetch_t *f)
 
 static void asking_add(fetch_t *f, xfer_t *x)
 {
-    x->prev = NULL;
-    x->next = f->asking;
-    if (f->asking)
-        f->asking->prev = x;
-    f->asking = x;
+    list_push(&f->asking, x);
     f->nasking++;
 }
 
 static void asking_remove(fetch_t *f, xfer_t *x)
 {
-    if (x->prev)
-        x->prev->next = x->next;
-    else
-        f->asking = x->next;
-    if (x->next)
-        x->next->prev = x->prev;
-    x->prev = x->next = NULL;
+    list_unlink(&f->asking, x);
     f->nasking--;
     x->ask_tok = 0;
 }
@@ -272,11 +278,7 @@ static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
     if (netloop_add(f->loop, x->h, x->host, &x->shard) < 0)
         return CRAWL_EREDIS;
     f->active++;
-    x->prev = NULL;
-    x->next = f->running;
-    if (f->running)
-        f->running->prev = x;
-    f->running = x;
+    list_push(&f->running, x);
     return 0;
 }
 

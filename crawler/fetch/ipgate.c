@@ -100,13 +100,14 @@ const char *ipgate_addr(ipgate_t *g, const char *host, uint64_t now)
 
 void ipgate_learn(ipgate_t *g, const char *host, const char *ip, uint64_t now)
 {
-    if (!host[0] || !ip[0] || strlen(ip) >= sizeof g->hosts[0].ip)
+    size_t len = strlen(ip);
+    if (!host[0] || !len || len >= sizeof g->hosts[0].ip)
         return;
     uint64_t h;
     host_ip_t *e = slot_of(g, host, &h);
     e->hash = h;
     e->at = now;
-    strcpy(e->ip, ip);
+    memcpy(e->ip, ip, len + 1);
 }
 
 /* One more op on g->next: 0, or -1 out of memory. */
