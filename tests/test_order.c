@@ -197,7 +197,8 @@ Test(order, seeds_of_high_priority_start_an_empty_queue)
 
 /* `crawler seed FILE` reads a priority after a URL ("URL 0.9", as a
  * sitemap's): the one above 0.5 is claimed before the URLs queued ahead of
- * it, the others keep the file's order. */
+ * it, the others keep the file's order; a priority out of 0..1 is an
+ * invalid line (exit 3), its URL not seeded. */
 Test(order, a_seeds_file_priority_puts_its_url_first, .timeout = 60)
 {
     env_t e;
@@ -208,7 +209,8 @@ Test(order, a_seeds_file_priority_puts_its_url_first, .timeout = 60)
     cr_assert_not_null(dir);
     snprintf(path, sizeof path, "%s/seeds.txt", dir);
     cr_assert_eq(fx_write_file(path, "http://s.test/a\nhttp://s.test/b 0.9\n"
-                                     "http://s.test/c\t0.2\nhttp://s.test/d 0.5\n"),
+                                     "http://s.test/c\t0.2\nhttp://s.test/d 0.5\n"
+                                     "http://s.test/e 1.5\n"),
                  0);
     char *argv[] = {CRAWLER_BIN, "seed", path, "--redis", (char *)fx_redis_url(e.r),
                     "--crawl",   CRAWL,  NULL};
@@ -218,7 +220,9 @@ Test(order, a_seeds_file_priority_puts_its_url_first, .timeout = 60)
     cr_assert(pid > 0, "%s", fx_error());
     int rc = fx_wait(pid, 30000);
     char *out = fx_read_file(log, NULL);
-    cr_assert_eq(rc, 0, "crawler seed exited %d: %s", rc, out ? out : "");
+    /* the line of a priority out of range is refused, named, and the rest seeded */
+    cr_expect_eq(rc, 3, "crawler seed exited %d: %s", rc, out ? out : "");
+    cr_expect(out && strstr(out, ":5: invalid priority '1.5'"), "not said: %s", out ? out : "");
     free(out);
     frontier_item_t it[8];
     size_t n = 0;
@@ -280,8 +284,8 @@ static void links_marked_first_lead(unsigned shards)
         n = 0;
         cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
         for (size_t i = 0; i < n; i++, got++) {
-            strncat(order, it[i].url, sizeof order - strlen(order) - 2);
-            strcat(order, " ");
+            size_t at = strlen(order);
+            snprintf(order + at, sizeof order - at, "%s ", it[i].url);
             finish_one(e.f, &it[i], NULL, 0, NULL, 0);
             frontier_item_clear(&it[i]);
         }
@@ -360,7 +364,7 @@ Test(order, a_sitemaps_priority_puts_its_urls_first, .timeout = 120)
     for (size_t k = 0; k < n; k++)
         for (int i = 0; i < 4; i++)
             if (!strcmp(lg[k].path, pages[i]))
-                strcat(order, pages[i] + 1);
+                snprintf(order + strlen(order), sizeof order - strlen(order), "%s", pages[i] + 1);
     cr_expect_str_eq(order, "bdac", "the order the server saw the sitemap's pages in");
     free(lg);
     fx_rmtree(dir);

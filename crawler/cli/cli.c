@@ -501,7 +501,13 @@ static int url_of_line(cli_urls_t *r, size_t got, char **url)
     if (sp) {
         char *end;
         double p = strtod(sp + 1, &end);
-        if (end != sp + 1 && !*end && p >= 0 && p <= 1) {
+        if (end != sp + 1 && !*end && !(p >= 0 && p <= 1)) { /* a number, not a priority */
+            fprintf(stderr, "%s:%lu: invalid priority '%s': a number from 0 to 1\n", r->fname,
+                    r->lineno, sp + 1);
+            r->bad++;
+            return 0;
+        }
+        if (end != sp + 1 && !*end) {
             r->priority = p;
             while (sp > s && isspace((unsigned char)sp[-1]))
                 sp--;
