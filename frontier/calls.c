@@ -314,3 +314,43 @@ int fr_call_finish(frontier_call_t *c, int rc)
     c->rc = rc;
     return 1;
 }
+
+int fr_spread_send(frontier_t *f, frontier_call_t *c, fr_spread_t *sp, int fn,
+                   fr_spread_build_fn build, const void *st)
+{
+    int rc = 0;
+    rconn_link_cork(f->link); /* one round trip */
+    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
+        size_t i = 0;
+        while (i < sp->n && sp->shard[i] != s)
+            i++;
+        if (i == sp->n)
+            continue;
+        rconn_call_t *cmd = fr_fcall(f, s, fn, 1, RCONN_CALL_RESEND);
+        if (!cmd) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        build(f, s, st, rconn_call_args(cmd));
+        sp->cmd_shard[c->n] = s;
+        rc = fr_call_add(f, c, cmd);
+    }
+    rconn_link_uncork(f->link);
+    return rc;
+}
+
+int fr_spread_step(frontier_t *f, frontier_call_t *c, const fr_spread_t *sp, int wait,
+                   fr_spread_read_fn read, void *st)
+{
+    int rc = fr_call_settle(f, c, 0, wait);
+    if (rc == 0)
+        return 0;
+    for (size_t k = 0; rc > 0 && k < c->n; k++) {
+        redisReply *r = NULL;
+        if ((rc = fr_answered(f, c->cmd[k], &r)) > 0) {
+            int e = read(st, sp->cmd_shard[k], r);
+            rc = e == 0 ? 1 : e;
+        }
+    }
+    return fr_call_finish(c, rc > 0 ? 0 : rc);
+}

@@ -20,9 +20,7 @@
 
 typedef struct dedup_st {
     frontier_dedup_t *d; /* the caller's */
-    size_t n;
-    unsigned *shard; /* [n] */
-    unsigned *cmd_shard;
+    fr_spread_t sp;      /* [n] pages over the shards */
 } dedup_st_t;
 
 static unsigned digest_shard(unsigned nshards, const char *digest)
@@ -45,8 +43,8 @@ void fr_dedup_free(void *p)
     dedup_st_t *st = p;
     if (!st)
         return;
-    free(st->shard);
-    free(st->cmd_shard);
+    free(st->sp.shard);
+    free(st->sp.cmd_shard);
     free(st);
 }
 
@@ -55,12 +53,13 @@ void fr_dedup_free(void *p)
  *   then per page: its digest (without "sha1:"), its URL, its fetch time (ms)
  * Reply: per page, "" (recorded now, or by this URL before) or the first
  * URL's "URL\tms". */
-static void build_dedup(const frontier_t *f, unsigned s, const dedup_st_t *st, rconn_args_t *a)
+static void build_dedup(const frontier_t *f, unsigned s, const void *arg, rconn_args_t *a)
 {
+    const dedup_st_t *st = arg;
     rconn_arg_cstr(a, f->shard[s].ready_key);
     rconn_arg_cstr(a, f->shard[s].prefix);
-    for (size_t i = 0; i < st->n; i++) {
-        if (st->shard[i] != s)
+    for (size_t i = 0; i < st->sp.n; i++) {
+        if (st->sp.shard[i] != s)
             continue;
         const char *v = strchr(st->d[i].digest, ':');
         rconn_arg_dup(a, v ? v + 1 : st->d[i].digest);
@@ -70,15 +69,16 @@ static void build_dedup(const frontier_t *f, unsigned s, const dedup_st_t *st, r
 }
 
 /* Reads shard s's reply into its pages. */
-static int read_dedup(dedup_st_t *st, unsigned s, const redisReply *r)
+static int read_dedup(void *arg, unsigned s, const redisReply *r)
 {
+    dedup_st_t *st = arg;
     if (r->type == REDIS_REPLY_ERROR)
         return fr_reply_error(r);
     if (r->type != REDIS_REPLY_ARRAY)
         return CRAWL_EREPLY;
     size_t k = 0;
-    for (size_t i = 0; i < st->n; i++) {
-        if (st->shard[i] != s)
+    for (size_t i = 0; i < st->sp.n; i++) {
+        if (st->sp.shard[i] != s)
             continue;
         const redisReply *e = k < r->elements ? r->element[k++] : NULL;
         if (!e || e->type != REDIS_REPLY_STRING)
@@ -100,18 +100,8 @@ static int read_dedup(dedup_st_t *st, unsigned s, const redisReply *r)
 
 int fr_dedup_step(frontier_t *f, frontier_call_t *c, int wait)
 {
-    int rc = fr_call_settle(f, c, 0, wait);
-    if (rc == 0)
-        return 0;
     dedup_st_t *st = c->st;
-    for (size_t k = 0; rc > 0 && k < c->n; k++) {
-        redisReply *r = NULL;
-        if ((rc = fr_answered(f, c->cmd[k], &r)) > 0) {
-            int e = read_dedup(st, st->cmd_shard[k], r);
-            rc = e == 0 ? 1 : e;
-        }
-    }
-    return fr_call_finish(c, rc > 0 ? 0 : rc);
+    return fr_spread_step(f, c, &st->sp, wait, read_dedup, st);
 }
 
 int frontier_dedup_start(frontier_t *f, frontier_dedup_t *d, size_t n, frontier_call_t **out)
@@ -130,35 +120,19 @@ int frontier_dedup_start(frontier_t *f, frontier_dedup_t *d, size_t n, frontier_
     dedup_st_t *st = calloc(1, sizeof *st);
     if (st) {
         st->d = d;
-        st->n = n;
-        st->shard = calloc(n ? n : 1, sizeof *st->shard);
-        st->cmd_shard = calloc(f->nshards, sizeof *st->cmd_shard);
+        st->sp.n = n;
+        st->sp.shard = calloc(n ? n : 1, sizeof *st->sp.shard);
+        st->sp.cmd_shard = calloc(f->nshards, sizeof *st->sp.cmd_shard);
     }
-    frontier_call_t *c = st && st->shard && st->cmd_shard ? fr_call_new(FR_CALL_DEDUP, st) : NULL;
+    frontier_call_t *c =
+        st && st->sp.shard && st->sp.cmd_shard ? fr_call_new(FR_CALL_DEDUP, st) : NULL;
     if (!c) {
         fr_dedup_free(st);
         return CRAWL_ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
-        st->shard[i] = digest_shard(f->nshards, d[i].digest);
-    int rc = 0;
-    rconn_link_cork(f->link); /* one round trip */
-    for (unsigned s = 0; rc == 0 && s < f->nshards; s++) {
-        size_t i = 0;
-        while (i < n && st->shard[i] != s)
-            i++;
-        if (i == n)
-            continue;
-        rconn_call_t *cmd = fr_fcall(f, s, FR_DEDUP, 1, RCONN_CALL_RESEND);
-        if (!cmd) {
-            rc = CRAWL_ENOMEM;
-            break;
-        }
-        build_dedup(f, s, st, rconn_call_args(cmd));
-        st->cmd_shard[c->n] = s;
-        rc = fr_call_add(f, c, cmd);
-    }
-    rconn_link_uncork(f->link);
+        st->sp.shard[i] = digest_shard(f->nshards, d[i].digest);
+    int rc = fr_spread_send(f, c, &st->sp, FR_DEDUP, build_dedup, st);
     if (rc < 0) {
         fr_call_drop(c);
         fr_dedup_free(st);

@@ -269,6 +269,27 @@ int fr_call_kept(const frontier_call_t *c);
 /* Sets c done with rc; returns 1. */
 int fr_call_finish(frontier_call_t *c, int rc);
 
+/* A call whose items are spread over the shards (dedup.c: digests,
+ * ipgate.c: addresses): one command of function fn (RCONN_CALL_RESEND) per
+ * shard that has items, sent in one round trip; build pushes shard s's
+ * arguments (from st); the replies are read in the order sent, each by
+ * read (0 or a CRAWL_E* code) with its shard.  shard[i] is item i's shard;
+ * cmd_shard (nshards) is filled by fr_spread_send. */
+typedef struct fr_spread {
+    unsigned *shard;
+    unsigned *cmd_shard;
+    size_t n;
+} fr_spread_t;
+typedef void (*fr_spread_build_fn)(const frontier_t *f, unsigned s, const void *st,
+                                   rconn_args_t *a);
+typedef int (*fr_spread_read_fn)(void *st, unsigned s, const struct redisReply *r);
+/* 0, or CRAWL_ENOMEM with nothing kept (the caller drops c). */
+int fr_spread_send(frontier_t *f, frontier_call_t *c, fr_spread_t *sp, int fn,
+                   fr_spread_build_fn build, const void *st);
+/* A kind's step over fr_spread_send's commands (fr_<kind>_step's contract). */
+int fr_spread_step(frontier_t *f, frontier_call_t *c, const fr_spread_t *sp, int wait,
+                   fr_spread_read_fn read, void *st);
+
 /* Each kind's step (in its file), called by kinds.c: one advance of c,
  * waiting when wait is 1, never when 0; 1 once done (fr_call_finish), else
  * 0.  And its state's free (NULL-safe). */

@@ -24,9 +24,8 @@
 
 typedef struct ipgate_st {
     frontier_ipslot_t *s; /* the caller's */
-    size_t n;
-    unsigned *shard;     /* [n] */
-    unsigned *cmd_shard; /* the shard of each command, in the order sent */
+    fr_spread_t sp;       /* [n] slots over the shards */
+    uint32_t per, gap, hold;
 } ipgate_st_t;
 
 static unsigned ip_shard(unsigned nshards, const char *ip)
@@ -39,8 +38,8 @@ void fr_ipgate_free(void *p)
     ipgate_st_t *st = p;
     if (!st)
         return;
-    free(st->shard);
-    free(st->cmd_shard);
+    free(st->sp.shard);
+    free(st->sp.cmd_shard);
     free(st);
 }
 
@@ -52,17 +51,17 @@ void fr_ipgate_free(void *p)
  *   then per slot: "a" (an ask) or "r" (a return), the address, the token
  * Reply: per slot, in order: an ask's 0 (granted), W > 0 (the next grant
  * is W ms away) or -1 (every slot is held); a return's 0. */
-static void build_ipgate(const frontier_t *f, unsigned s, const ipgate_st_t *st, uint32_t per,
-                         uint32_t gap, uint32_t hold, rconn_args_t *a)
+static void build_ipgate(const frontier_t *f, unsigned s, const void *arg, rconn_args_t *a)
 {
+    const ipgate_st_t *st = arg;
     rconn_arg_cstr(a, f->shard[s].ready_key);
     rconn_arg_cstr(a, f->shard[s].prefix);
-    rconn_arg_u64(a, per);
-    rconn_arg_u64(a, gap);
-    rconn_arg_u64(a, hold);
+    rconn_arg_u64(a, st->per);
+    rconn_arg_u64(a, st->gap);
+    rconn_arg_u64(a, st->hold);
     char tok[256];
-    for (size_t i = 0; i < st->n; i++) {
-        if (st->shard[i] != s)
+    for (size_t i = 0; i < st->sp.n; i++) {
+        if (st->sp.shard[i] != s)
             continue;
         rconn_arg_cstr(a, st->s[i].ret ? "r" : "a");
         rconn_arg_dup(a, st->s[i].ip);
@@ -72,15 +71,16 @@ static void build_ipgate(const frontier_t *f, unsigned s, const ipgate_st_t *st,
 }
 
 /* Reads shard s's reply into its slots. */
-static int read_ipgate(ipgate_st_t *st, unsigned s, const redisReply *r)
+static int read_ipgate(void *arg, unsigned s, const redisReply *r)
 {
+    ipgate_st_t *st = arg;
     if (r->type == REDIS_REPLY_ERROR)
         return fr_reply_error(r);
     if (r->type != REDIS_REPLY_ARRAY)
         return CRAWL_EREPLY;
     size_t k = 0;
-    for (size_t i = 0; i < st->n; i++) {
-        if (st->shard[i] != s)
+    for (size_t i = 0; i < st->sp.n; i++) {
+        if (st->sp.shard[i] != s)
             continue;
         const redisReply *e = k < r->elements ? r->element[k++] : NULL;
         if (!e || e->type != REDIS_REPLY_INTEGER)
@@ -93,18 +93,8 @@ static int read_ipgate(ipgate_st_t *st, unsigned s, const redisReply *r)
 
 int fr_ipgate_step(frontier_t *f, frontier_call_t *c, int wait)
 {
-    int rc = fr_call_settle(f, c, 0, wait);
-    if (rc == 0)
-        return 0;
     ipgate_st_t *st = c->st;
-    for (size_t k = 0; rc > 0 && k < c->n; k++) {
-        redisReply *r = NULL;
-        if ((rc = fr_answered(f, c->cmd[k], &r)) > 0) {
-            int e = read_ipgate(st, st->cmd_shard[k], r);
-            rc = e == 0 ? 1 : e;
-        }
-    }
-    return fr_call_finish(c, rc > 0 ? 0 : rc);
+    return fr_spread_step(f, c, &st->sp, wait, read_ipgate, st);
 }
 
 int frontier_ipgate_start(frontier_t *f, frontier_ipslot_t *s, size_t n, uint32_t per_ip,
@@ -121,36 +111,20 @@ int frontier_ipgate_start(frontier_t *f, frontier_ipslot_t *s, size_t n, uint32_
     }
     ipgate_st_t *st = calloc(1, sizeof *st);
     if (st) {
-        st->s = s;
-        st->n = n;
-        st->shard = calloc(n, sizeof *st->shard);
-        st->cmd_shard = calloc(f->nshards, sizeof *st->cmd_shard);
+        *st = (ipgate_st_t){.s = s, .per = per_ip, .gap = gap_ms, .hold = hold_ms};
+        st->sp.n = n;
+        st->sp.shard = calloc(n, sizeof *st->sp.shard);
+        st->sp.cmd_shard = calloc(f->nshards, sizeof *st->sp.cmd_shard);
     }
-    frontier_call_t *c = st && st->shard && st->cmd_shard ? fr_call_new(FR_CALL_IPGATE, st) : NULL;
+    frontier_call_t *c =
+        st && st->sp.shard && st->sp.cmd_shard ? fr_call_new(FR_CALL_IPGATE, st) : NULL;
     if (!c) {
         fr_ipgate_free(st);
         return CRAWL_ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
-        st->shard[i] = ip_shard(f->nshards, s[i].ip);
-    int rc = 0;
-    rconn_link_cork(f->link); /* one round trip */
-    for (unsigned sh = 0; rc == 0 && sh < f->nshards; sh++) {
-        size_t i = 0;
-        while (i < n && st->shard[i] != sh)
-            i++;
-        if (i == n)
-            continue;
-        rconn_call_t *cmd = fr_fcall(f, sh, FR_IPGATE, 1, RCONN_CALL_RESEND);
-        if (!cmd) {
-            rc = CRAWL_ENOMEM;
-            break;
-        }
-        build_ipgate(f, sh, st, per_ip, gap_ms, hold_ms, rconn_call_args(cmd));
-        st->cmd_shard[c->n] = sh;
-        rc = fr_call_add(f, c, cmd);
-    }
-    rconn_link_uncork(f->link);
+        st->sp.shard[i] = ip_shard(f->nshards, s[i].ip);
+    int rc = fr_spread_send(f, c, &st->sp, FR_IPGATE, build_ipgate, st);
     if (rc < 0) {
         fr_call_drop(c);
         fr_ipgate_free(st);
