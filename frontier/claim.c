@@ -66,6 +66,7 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
                        size_t *n, frontier_state_t *state, uint32_t *wait_ms, uint64_t *enq)
 {
     uint64_t st, now, wait, base, nruns = 0;
+    size_t w = f->cfg.host_ip_ms ? 4 : 2;                       /* a run's elements (build_claim) */
     size_t ne = r->type == REDIS_REPLY_ARRAY ? r->elements : 0; /* its elements but the blocks */
     if (ne > 4 && r->element[ne - 1]->type == REDIS_REPLY_ARRAY) {
         int brc = fr_blocklist_take(&f->blocks, r->element[--ne]);
@@ -75,17 +76,24 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
     if (r->type != REDIS_REPLY_ARRAY || ne < 4 || fr_reply_u64(r->element[0], &st) ||
         fr_reply_u64(r->element[1], &now) || fr_reply_u64(r->element[2], &wait) ||
         fr_reply_u64(r->element[3], &base) || st > FRONTIER_DRAIN ||
-        (ne > 4 && (fr_reply_u64(r->element[4], &nruns) || nruns > max || ne < 5 + 2 * nruns)))
+        (ne > 4 && (fr_reply_u64(r->element[4], &nruns) || nruns > max || ne < 5 + w * nruns)))
         return CRAWL_EREPLY;
-    size_t got = ne > 4 ? ne - 5 - 2 * nruns : 0, i = 0;
-    redisReply *const *runs = nruns ? r->element + 5 + got : NULL; /* (origin, count) pairs */
+    size_t got = ne > 4 ? ne - 5 - w * nruns : 0, i = 0;
+    redisReply *const *runs = nruns ? r->element + 5 + got : NULL; /* (origin, count[, ip, ms]) */
     int rc = got <= max ? 0 : CRAWL_EREPLY;
     for (size_t run = 0; rc == 0 && run < nruns; run++) {
-        uint64_t cnt;
-        if (fr_reply_u64(runs[2 * run + 1], &cnt) || cnt > got - i)
+        redisReply *const *rn = runs + w * run;
+        uint64_t cnt, ip_ms = 0;
+        if (fr_reply_u64(rn[1], &cnt) || cnt > got - i ||
+            (w == 4 && (rn[2]->type != REDIS_REPLY_STRING || fr_reply_u64(rn[3], &ip_ms))))
             rc = CRAWL_EREPLY;
-        for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++)
-            rc = fill_item(f, r->element[5 + i], runs[2 * run], base + i + 1, now, &items[i]);
+        for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++) {
+            rc = fill_item(f, r->element[5 + i], rn[0], base + i + 1, now, &items[i]);
+            if (rc == 0 && w == 4 && rn[2]->len < sizeof items[i].ip) {
+                memcpy(items[i].ip, rn[2]->str, rn[2]->len);
+                items[i].ip_ms = ip_ms;
+            }
+        }
     }
     if (rc == 0 && i != got)
         rc = CRAWL_EREPLY;
@@ -117,13 +125,17 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
  *                          blocks (block.c), "" for none
  *   ARGV[9]  depth_window  the crawl order's window (frontier.h), 4294967295
  *                          for none
+ *   ARGV[10] host_ip_ms    > 0: each run of the reply carries its host's
+ *                          address from P hostip if it is younger than this
  * The crawl's control hash (P control: frontier_control) is read in the
  * same call: its per_host, delay and max_delay, when set, beat ARGV[4..6].
  * Reply: {state (0 ready, 1 wait, 2 done, 3 paused, 4 drain: this worker
  * registered before the crawl's drain), now_ms, wait_ms, lease_base (for
  * done: the shard's enqueued counter instead)}, and
  * when URLs were claimed: nruns, the entries (entry.c), then nruns
- * pairs (origin, count): the origins of the entries, run by run.  The i-th
+ * pairs (origin, count): the origins of the entries, run by run (with
+ * host_ip_ms, nruns quadruples (origin, count, ip, ms): ip the address the
+ * origin was last fetched from, at ms, or "" and 0).  The i-th
  * entry (1-based) is leased as the field "ORIGIN\tSEQ", SEQ = lease_base + i.
  * Every form of the reply ends with one more element, an array, when the
  * crawl's blocks are not the list ARGV[8] names: {token, field, ...}
@@ -140,6 +152,7 @@ static void build_claim(const frontier_t *f, unsigned s, size_t max, rconn_args_
     rconn_arg_u64(a, f->cfg.lease_ms);
     rconn_arg_cstr(a, fr_blocks_known(f));
     rconn_arg_u64(a, f->cfg.depth_window);
+    rconn_arg_u64(a, f->cfg.host_ip_ms);
 }
 
 #define FR_CLAIM_FANOUT 8   /* shards one claim asks at most (pipelined) */

@@ -100,13 +100,15 @@ uint64_t fr_pace_ms(const frontier_t *f, const frontier_outcome_t *o)
 
 /* The group's hosts, from its pages' leases (the origins the claim stored):
  * nhosts, then per host its origin, its pages, whether one resets its
- * failure count ("1" or "0") and the longest wait its pages ask for
- * (fr_pace_ms). */
+ * failure count ("1" or "0"), the longest wait its pages ask for
+ * (fr_pace_ms) and the address one of them was fetched from, to record as
+ * the host's (cfg.host_ip_ms; "": none). */
 static void finish_hosts(const frontier_t *f, const frontier_done_t *p, size_t n, rconn_args_t *a)
 {
     size_t nh = 0, hidx[FR_FINISH_GROUP], hcnt[FR_FINISH_GROUP], ol[FR_FINISH_GROUP];
     uint64_t hpace[FR_FINISH_GROUP];
     int hok[FR_FINISH_GROUP];
+    const char *hip[FR_FINISH_GROUP];
     for (size_t i = 0; i < n; i++) {
         const char *w, *l = p[i].item->lease;
         size_t fl, h = 0;
@@ -117,9 +119,12 @@ static void finish_hosts(const frontier_t *f, const frontier_done_t *p, size_t n
             hidx[nh] = i;
             hcnt[nh] = 0;
             hpace[nh] = 0;
+            hip[nh] = "";
             hok[nh++] = 0;
         }
         hcnt[h]++;
+        if (f->cfg.host_ip_ms && p[i].outcome.ip && *p[i].outcome.ip)
+            hip[h] = p[i].outcome.ip;
         hok[h] |= resets_host(&p[i].outcome);
         uint64_t pw = fr_pace_ms(f, &p[i].outcome);
         hpace[h] = pw > hpace[h] ? pw : hpace[h];
@@ -130,6 +135,7 @@ static void finish_hosts(const frontier_t *f, const frontier_done_t *p, size_t n
         rconn_arg_u64(a, hcnt[h]);
         rconn_arg_cstr(a, hok[h] ? "1" : "0");
         rconn_arg_u64(a, hpace[h]);
+        rconn_arg_cstr(a, hip[h]);
     }
 }
 

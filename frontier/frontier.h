@@ -116,6 +116,11 @@ typedef struct frontier_config {
                                     many levels deeper than the shard's shallowest queued
                                     URL waits (claims serve the shallower hosts first);
                                     FRONTIER_NO_WINDOW (the default): none */
+    uint32_t host_ip_ms;         /* per-IP politeness: a finish records the address each of
+                                    its hosts was fetched from (P hostip, crawl-wide), and
+                                    a claim hands it back with the host's URLs
+                                    (frontier_item_t.ip) while it is younger than this;
+                                    0 (the default): neither */
     uint32_t lease_ms;           /* lease lifetime; renewed by frontier_heartbeat; 0: default */
     uint32_t max_depth;          /* links deeper than this are not queued; UINT32_MAX: no limit */
     uint64_t max_pages;          /* URLs admitted in total; 0: no limit.  A new crawl of
@@ -218,6 +223,9 @@ typedef struct frontier_item {
     uint64_t claimed_ms; /* Redis server time of the claim, ms since the epoch */
     unsigned shard;      /* the shard it was claimed from (finish, retry and release go
                             there, not to what this build's libpsl makes of its host) */
+    char ip[46];         /* the address its host was last fetched from, by any worker
+                            (P hostip, frontier_config_t.host_ip_ms), "" if unknown */
+    uint64_t ip_ms;      /* when that was (Redis server time, ms since the epoch) */
 } frontier_item_t;
 /* Frees the item's strings and zeroes it.  Accepts NULL. */
 void frontier_item_clear(frontier_item_t *it);
@@ -253,6 +261,8 @@ typedef struct frontier_outcome {
     int unfetched;     /* frontier_retry: no request was made (robots.txt unavailable): the
                           host is neither counted as failing nor backed off */
     uint32_t fetch_ms; /* how long the request took (0: unknown): the host's pace */
+    const char *ip;    /* the address the request went to (NULL or "": none), recorded as
+                          its host's with frontier_config_t.host_ip_ms */
 } frontier_outcome_t;
 
 /* One finished page: its outcome and the links found on it (normalized,

@@ -272,6 +272,7 @@ static int start_xfer(fetch_t *f, xfer_t *x, const char *url)
         if (ip)
             return ask_slot(f, x, url, ip);
         /* else a probe: it stops at the address (transfer.c) and asks then */
+        metrics_ip_probe();
     }
     xfer_setup(x, url, dns_timeout(f));
     x->t_start = clock_now_ms();
@@ -368,6 +369,14 @@ int fetch_start_page(fetch_t *f, frontier_item_t *item)
     if (!x)
         return CRAWL_ENOMEM;
     x->item = *item;
+    if (f->ipg && item->ip[0] && item->ip_ms && item->claimed_ms >= item->ip_ms) {
+        /* the address another worker (or this one) fetched the host from,
+         * no older than FETCH_DNS_TTL_S (the claim's), unless this thread
+         * knows one */
+        uint64_t now = clock_now_ms(), age = item->claimed_ms - item->ip_ms;
+        if (!ipgate_addr(f->ipg, x->host, now) && age < now)
+            ipgate_learn(f->ipg, x->host, item->ip, now - age);
+    }
     int rc = launch(f, x, x->item.url);
     if (rc < 0) {
         memset(&x->item, 0, sizeof x->item); /* still the caller's */

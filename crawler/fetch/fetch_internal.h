@@ -150,7 +150,8 @@ int xfer_buf_add(buf_t *b, const void *data, size_t n);
 ipgate_t *ipgate_new(void); /* NULL on out of memory */
 void ipgate_free(ipgate_t *g);
 /* The address host was last reached on, NULL if unknown or older than
- * FETCH_DNS_TTL_S (now: clock_now_ms); learned from a transfer. */
+ * FETCH_DNS_TTL_S (now: clock_now_ms); learned from a transfer or the
+ * crawl's map (a claim's frontier_item_t.ip); an address literal's own. */
 const char *ipgate_addr(ipgate_t *g, const char *host, uint64_t now);
 void ipgate_learn(ipgate_t *g, const char *host, const char *ip, uint64_t now);
 /* An ask of a slot of ip for x: its token, 0 on out of memory. */

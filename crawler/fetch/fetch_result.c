@@ -146,6 +146,8 @@ static void page_result(xfer_t *x, CURLcode res, fetch_result_t *r)
     } else {
         read_page(x, code, r);
     }
+    if (ip && *ip)
+        snprintf(r->page.ip, sizeof r->page.ip, "%s", ip);
 }
 
 char *fetch_robots_hop(xfer_t *x, CURLcode res)

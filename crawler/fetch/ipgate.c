@@ -10,11 +10,14 @@
  * flat), each learned from the address a transfer of the host actually
  * connected to (CURLINFO_PRIMARY_IP, or the private-address guard's
  * socket callback) and forgotten after FETCH_DNS_TTL_S, when libcurl's own
- * DNS answer for it has gone too: so it follows DNS as libcurl does.  An
+ * DNS answer for it has gone too: so it follows DNS as libcurl does; a
+ * host that is an address literal is its own address.  An
  * ask names its transfer; a transfer cancelled while its ask is in flight
  * is forgotten (ipgate_forget), and a slot granted to it is given back.
  * Redis keys: none (the frontier's ipgate call: P ip:ADDR).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,12 +92,33 @@ static host_ip_t *slot_of(ipgate_t *g, const char *host, uint64_t *h)
     return &g->hosts[*h & (IPGATE_HOSTS - 1)];
 }
 
+/* The address host names when it is an address literal ("192.0.2.1",
+ * "[2001:db8::1]"), in inet_ntop's form, as the socket callback writes
+ * the address it stops at; 0, or -1 for a name. */
+static int literal(const char *host, char *ip, size_t len)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+    char v6[64];
+    size_t n = strlen(host);
+    if (inet_pton(AF_INET, host, a) == 1)
+        return inet_ntop(AF_INET, a, ip, (socklen_t)len) ? 0 : -1;
+    if (n < 3 || n - 2 >= sizeof v6 || host[0] != '[' || host[n - 1] != ']')
+        return -1;
+    memcpy(v6, host + 1, n - 2);
+    v6[n - 2] = '\0';
+    return inet_pton(AF_INET6, v6, a) == 1 && inet_ntop(AF_INET6, a, ip, (socklen_t)len) ? 0 : -1;
+}
+
 const char *ipgate_addr(ipgate_t *g, const char *host, uint64_t now)
 {
     uint64_t h;
-    const host_ip_t *e = slot_of(g, host, &h);
-    if (e->hash != h || now > e->at + (uint64_t)FETCH_DNS_TTL_S * 1000)
+    host_ip_t *e = slot_of(g, host, &h);
+    if (e->hash == h && now <= e->at + (uint64_t)FETCH_DNS_TTL_S * 1000)
+        return e->ip;
+    char ip[sizeof e->ip];
+    if (literal(host, ip, sizeof ip) < 0)
         return NULL;
+    ipgate_learn(g, host, ip, now); /* (no DNS to ask: no probe) */
     return e->ip;
 }
 

@@ -29,6 +29,7 @@ typedef struct page {
     char *location;       /* Location of a 3xx response, NULL: none */
     uint64_t bytes;       /* body bytes received */
     uint64_t fetch_ms;    /* duration of the transfer, milliseconds */
+    char ip[46];          /* the address the request went to, "" if none */
     int unfetched;        /* a retry for which no request was made (its robots.txt is
                              unavailable): its host is not backed off */
     char **links;         /* normalized, in scope, de-duplicated within the page */

@@ -173,6 +173,12 @@ void metrics_ip_wait(void)
         bump(&bound->ip_waits, 1);
 }
 
+void metrics_ip_probe(void)
+{
+    if (bound)
+        bump(&bound->ip_probes, 1);
+}
+
 void metrics_redis_sent(metrics_call_t call)
 {
     if (bound)

@@ -66,9 +66,11 @@ void metrics_links(uint64_t new_links, uint64_t seen, uint64_t skipped);
 void metrics_finished(uint64_t pages);
 /* An attempt handed to the retry: dead 1 if it was its last (dead letter). */
 void metrics_retry(int dead);
-/* A call of kind sent now / its reply read now (the round trip observed). */
 /* A request told to wait for a slot of its IP address (per-IP politeness). */
 void metrics_ip_wait(void);
+/* A request started as a probe: its host's address was not known. */
+void metrics_ip_probe(void);
+/* A call of kind sent now / its reply read now (the round trip observed). */
 void metrics_redis_sent(metrics_call_t call);
 void metrics_redis_answered(metrics_call_t call);
 /* The thread's Redis connections lost (0) or back (1). */

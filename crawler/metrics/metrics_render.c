@@ -100,6 +100,10 @@ static void render_counters(const metrics_t *m, metrics_text_t *t)
     counter(t, "crawler_ip_waits_total",
             "requests told to wait for a slot of their IP address (--per-ip, --ip-delay)",
             SUM(m, ip_waits));
+    counter(t, "crawler_ip_probes_total",
+            "requests that first stopped at their DNS answer, no worker having fetched their "
+            "host in the last minute (--per-ip, --ip-delay)",
+            SUM(m, ip_probes));
     counter(t, "crawler_redis_disconnects_total",
             "times a worker thread lost its Redis connections", SUM(m, disconnects));
 }

@@ -208,6 +208,9 @@ static void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
     fc->max_delay_ms = c->max_delay_ms;
     fc->pace_pct = (uint32_t)(c->delay_factor * 100.0 + 0.5);
     fc->depth_window = c->depth_window;
+    /* per-IP politeness: each host's address is shared through the crawl
+     * for as long as a DNS answer is kept here */
+    fc->host_ip_ms = c->per_ip || c->ip_delay_ms ? (uint32_t)FETCH_DNS_TTL_S * 1000u : 0;
     fc->lease_ms = c->lease_ms;
     fc->max_depth = c->max_depth;
     fc->max_pages = c->max_pages;

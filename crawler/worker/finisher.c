@@ -311,6 +311,7 @@ static frontier_outcome_t outcome_of(const page_t *p)
                                 .error = p->error_kind,
                                 .bytes = p->bytes,
                                 .unfetched = p->unfetched,
+                                .ip = p->ip,
                                 .fetch_ms =
                                     p->fetch_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)p->fetch_ms};
 }

@@ -21,7 +21,7 @@ local n, nruns -- entries claimed, runs
 
 -- The keys a claim touches besides the queues and its lease hash.
 local CLAIM_KEYS = {'WORKERS', 'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HOSTS', 'HADMIT',
-                    'QDEPTH', 'HHELD', 'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE'}
+                    'QDEPTH', 'HHELD', 'STATS', 'DELAYED', 'SEQ', 'CONTROL', 'HPACE', 'HOSTIP'}
 
 -- Up to lim hosts to claim from: the ready ones due now, then the first
 -- ones of P fresh (wake.lua: wake_new), the last nf of them.  Reads only.
@@ -130,20 +130,32 @@ local function take_round(lim, max, per_host, delay, maxd, pre, prenf)
 end
 
 -- Leases the n entries claimed to worker, numbered b * 10000 + i (b from
--- the claim counter), and completes the reply: its lease base, its runs.
-local function store_leases(worker, news)
+-- the claim counter), and completes the reply: its lease base, its runs
+-- (with ipms > 0, each with the address its host was last fetched from
+-- and when, from P hostip: "MS IP" (finish.lua), or '' and 0 when there is
+-- none younger than ipms).
+local function store_leases(worker, news, ipms)
   local b = redis.call('INCR', K.SEQ)
-  local bs, i = tostring(b), 0
+  local bs, i, w, ips = tostring(b), 0, 2, nil
+  if ipms > 0 then
+    w, ips = 4, redis.call('HMGET', K.HOSTIP, unpack(RUNS, 1, nruns))
+  end
   for r = 1, nruns do
     local h = RUNS[r] -- the run's leases: stored(h, seq), made in one concatenation
     for _ = 1, RN[r] do
       i = i + 1; HS[2 * i - 1] = h .. '\t' .. bs .. SUF[i]; HS[2 * i] = REP[E + i]
     end
-    REP[E + n + 2 * r - 1], REP[E + n + 2 * r] = RUNS[r], RN[r]
+    local o = E + n + w * (r - 1)
+    REP[o + 1], REP[o + 2] = RUNS[r], RN[r]
+    if ips then
+      local ms, ip = string.match(ips[r] or '', '^(%d+) (.+)$')
+      if not ms or now - tonumber(ms) > ipms then ms, ip = '0', '' end
+      REP[o + 3], REP[o + 4] = ip, ms
+    end
   end
   REP[1], REP[2], REP[3], REP[4], REP[5] = 0, now, 0, b * 10000, nruns
-  REP[E + n + 2 * nruns + 1] = news -- (base.lua: blocks_news)
-  REP[E + n + 2 * nruns + 2] = nil -- the reply ends here
+  REP[E + n + w * nruns + 1] = news -- (base.lua: blocks_news)
+  REP[E + n + w * nruns + 2] = nil -- the reply ends here
   local lk, nh = K.LEASE .. worker, 2 * n
   if n >= 16 and redis.call('OBJECT', 'ENCODING', lk) ~= 'hashtable' then -- see BIG
     HS[nh + 1], HS[nh + 2] = '~', BIG
@@ -218,7 +230,7 @@ local function claim(_, ARGV)
     if stop then break end
   end
   if n == 0 then return nothing_ready(news) end
-  store_leases(worker, news)
+  store_leases(worker, news, tonumber(ARGV[10] or '0'))
   return REP
 end
 

@@ -25,13 +25,16 @@ local NFOREIGN, SUM = 10, 11
 local OUTCOMES = SUM + #SUMS
 local HOSTS = OUTCOMES + 1
 -- A host's arguments: its origin, its pages, '1' if one resets its failure
--- count, the wait its slowest page asks for (base.lua: pace_note; '0': none).
-local HOST_ARGS = 4
+-- count, the wait its slowest page asks for (base.lua: pace_note; '0': none),
+-- the address a page was fetched from ('': none), recorded in P hostip as
+-- "MS IP" (claim.lua hands it to the workers that claim the host).
+local HOST_ARGS = 5
 -- A page's arguments: its lease field, its link section's span, then the section.
 local PG_SPAN, PG_ARGS = 1, 2
 -- The keys a finish touches besides the queues, lease hashes and blocks.
 local FINISH_KEYS = {'READY', 'FRESH', 'HINFLIGHT', 'HNEXT', 'HDELAY', 'HFAIL', 'HADMIT', 'HOSTS',
-                     'QDEPTH', 'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW', 'DOMAINS'}
+                     'QDEPTH', 'STATS', 'ERRORS', 'CONTROL', 'HPACE', 'HSLOW', 'DOMAINS',
+                     'HOSTIP'}
 -- The pages' tokens and first arguments, TOKS[1..np] and AT[1..np]: the same
 -- tables from call to call (a new one costs Redis about 2k instructions).
 local TOKS, AT = {}, {}
@@ -196,12 +199,14 @@ local function finish(KEYS, ARGV)
   local quota
   maxp, quota = allotment(maxp, credit)
   local held, lost = take_leases(toks, np, w0, nforeign)
-  local hosts, dec, ok, tg = {}, {}, {}, {}
+  local hosts, dec, ok, tg, ips = {}, {}, {}, {}, {}
   for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do
     local h = ARGV[x]
     hosts[#hosts + 1] = h; dec[h] = tonumber(ARGV[x + 1]); tg[h] = tonumber(ARGV[x + 3])
     if ARGV[x + 2] == '1' then ok[#ok + 1] = h end
+    if ARGV[x + 4] ~= '' then ips[#ips + 1] = h; ips[#ips + 1] = nows .. ' ' .. ARGV[x + 4] end
   end
+  if #ips > 0 then redis.call('HSET', K.HOSTIP, unpack(ips)) end
   local corr = false
   if lost > 0 then corr, ok = take_back(ARGV[OUTCOMES], held, toks, dec) end
   local wk = unlease_hosts(hosts, dec, tg, per_host, delay, maxd)
