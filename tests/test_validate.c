@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "fixtures.h"
+#include "fx_tls.h"
 
 #define RSS_BOUND_KB (256 * 1024) /* a crawler reading /dev/zero stays far below */
 
@@ -381,56 +382,10 @@ Test(validate, bad_options_exit_2_with_one_message_before_any_redis_key)
 
 /* ---- error kinds --------------------------------------------------------------- */
 
-/* openssl s_server with a fresh self-signed certificate on 127.0.0.1: its
- * pid, and its port in *port. */
+/* openssl s_server (fx_tls.h) for 127.0.0.1, its files in the test's dir. */
 static pid_t tls_server(env_t *e, int *port)
 {
-    char key[600], crt[600], out[600];
-    snprintf(key, sizeof key, "%s/key.pem", e->dir);
-    snprintf(crt, sizeof crt, "%s/crt.pem", e->dir);
-    snprintf(out, sizeof out, "%s/s_server.out", e->dir);
-    char *req[] = {"openssl",
-                   "req",
-                   "-x509",
-                   "-newkey",
-                   "ec",
-                   "-pkeyopt",
-                   "ec_paramgen_curve:prime256v1",
-                   "-nodes",
-                   "-keyout",
-                   key,
-                   "-out",
-                   crt,
-                   "-days",
-                   "1",
-                   "-subj",
-                   "/CN=127.0.0.1",
-                   "-addext",
-                   "subjectAltName=IP:127.0.0.1",
-                   NULL};
-    int rc = fx_run(req, NULL, NULL, 60000);
-    cr_assert_eq(rc, 0, "openssl req (the openssl program is needed) exited %d", rc);
-    char *srv[] = {"openssl", "s_server", "-accept", "127.0.0.1:0", "-cert",
-                   crt,       "-key",     key,       "-www",        NULL};
-    pid_t pid = fx_spawn(srv, out, NULL);
-    cr_assert(pid > 0, "cannot start openssl s_server: %s", fx_error());
-    *port = 0;
-    uint64_t deadline = fx_now_ms() + 20000;
-    while (!*port && fx_now_ms() < deadline) {
-        char *s = fx_read_file(out, NULL);
-        const char *a = s ? strstr(s, "ACCEPT 127.0.0.1:") : NULL;
-        if (a)
-            *port = (int)strtol(a + strlen("ACCEPT 127.0.0.1:"), NULL, 10);
-        free(s);
-        if (!*port)
-            usleep(10000);
-    }
-    if (!*port) {
-        kill(pid, SIGKILL);
-        fx_wait(pid, 5000);
-    }
-    cr_assert(*port > 0, "openssl s_server did not say its port");
-    return pid;
+    return fx_tls_server(e->dir, "IP:127.0.0.1", port);
 }
 
 Test(validate, self_signed_seed_is_recorded_as_tls_with_curls_text_and_not_retried)

@@ -333,7 +333,7 @@ static void fx_open(fx_t *x, int seed_host, int record)
     const char *hosts[] = {"127.0.0.1"};
     if (seed_host)
         cr_assert_eq(scope_set_seed_hosts(x->scope, hosts, 1), 0);
-    x->f = fetch_new(&x->cfg, 64, 64, NULL, x->scope, record, err, sizeof err);
+    x->f = fetch_new(&x->cfg, 64, 64, NULL, NULL, x->scope, record, err, sizeof err);
     cr_assert_not_null(x->f, "%s", err);
 }
 

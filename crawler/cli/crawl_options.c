@@ -158,6 +158,9 @@ static const cli_opt_t OPTS[] = {
      .check = check_range},
     {STR("ca-file", "FILE", ca_file, NULL,
          "PEM file of the CA certificates to trust (instead of the system's)")},
+    {U32("tls-sessions", "N", tls_sessions, 0, CONFIG_MAX_TLS_SESSIONS, CONFIG_DEFAULT_TLS_SESSIONS,
+         "TLS sessions kept per process, one per origin, so that a new connection to a host "
+         "resumes instead of a full handshake (0: libcurl's own cache of 8)")},
     {U64("bloom-capacity", "N", bloom_capacity, 1, BLOOM_MAX_CAPACITY, BLOOM_DEFAULT_CAPACITY,
          "visited-set size when the crawl creates it, at most 1e10; exit 2 if the filter does not "
          "fit in Redis' free memory (maxmemory), or once this many URLs were added (the filter "

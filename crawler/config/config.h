@@ -20,6 +20,8 @@
 #include "rconn.h"
 #include "scope.h"
 
+#define CONFIG_DEFAULT_TLS_SESSIONS 8192u /* --tls-sessions: a few KB each, at most */
+#define CONFIG_MAX_TLS_SESSIONS (1u << 20)
 #define CONFIG_DEFAULT_THREADS_UNKNOWN 2 /* threads when the number of cores is unknown */
 #define CONFIG_DEFAULT_CONCURRENCY 1000  /* transfers in flight, the whole process */
 #define CONFIG_MAX_CONCURRENCY 100000
@@ -132,7 +134,8 @@ typedef struct crawl_config {
     int allow_private;             /* --allow-private: allow private/loopback hosts */
     const char *allow_range[CONFIG_MAX_PATTERNS]; /* --allow-private-range CIDR: these only */
     size_t n_allow_range;
-    const char *ca_file; /* --ca-file: PEM CA bundle to trust; NULL: the system's */
+    const char *ca_file;   /* --ca-file: PEM CA bundle to trust; NULL: the system's */
+    uint32_t tls_sessions; /* --tls-sessions: TLS sessions kept, one per origin (0: libcurl's) */
     /* bloom */
     uint64_t bloom_capacity; /* --bloom-capacity, items */
     double bloom_fp_rate;    /* --bloom-fp-rate */

@@ -137,7 +137,8 @@ static void finished(fetch_t *f, xfer_t *x, CURLcode res);
 static int start_xfer(fetch_t *f, xfer_t *x, const char *url);
 
 fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_connects,
-                   CURLSH *share, const scope_t *scope, int record, char *err, size_t errlen)
+                   CURLSH *share, tls_sessions_t *tls, const scope_t *scope, int record, char *err,
+                   size_t errlen)
 {
     fetch_t *f = calloc(1, sizeof *f);
     if (!f) {
@@ -147,6 +148,7 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_con
     *f = (fetch_t){
         .env = {.cfg = cfg,
                 .share = share,
+                .tls = tls,
                 .scope = scope,
                 .record = record,
                 .text = cfg->text || cfg->wet,

@@ -28,6 +28,7 @@
 #include "netloop.h"
 #include "page.h"
 #include "scope.h"
+#include "tls_sessions.h"
 
 /* --max-links-per-page: links followed per page (a sitemap holds up to
  * 50,000); more are not followed, and counted in page_t.links_over_cap */
@@ -79,13 +80,15 @@ typedef struct fetch_result {
  * its turn, in the order started, and starts the moment one ends), its
  * connection cache holding up to
  * max_connects connections (running and kept alive; CURLMOPT_MAXCONNECTS), DNS
- * answers shared through share (borrowed, may be NULL), links filtered by
+ * answers shared through share (borrowed, may be NULL), TLS sessions
+ * through tls (borrowed, may be NULL: libcurl's own), links filtered by
  * scope and the guard letting its seed hosts through (borrowed; the caller
  * may refresh its seed hosts between calls).  record: keep each page's
  * request and response heads and body for fetch_result_t.exchange.  cfg
  * must outlive the handle.  NULL on failure, with a message in err. */
 fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_connects,
-                   CURLSH *share, const scope_t *scope, int record, char *err, size_t errlen);
+                   CURLSH *share, tls_sessions_t *tls, const scope_t *scope, int record, char *err,
+                   size_t errlen);
 /* Stops every transfer and frees the handle (the items of running page
  * transfers are dropped: fetch_cancel() them first).  Accepts NULL. */
 void fetch_free(fetch_t *f);

@@ -32,7 +32,8 @@ typedef struct ipgate ipgate_t;
 /* What a transfer reads of its thread's (the pool's, never written). */
 typedef struct xfer_env {
     const crawl_config_t *cfg;
-    CURLSH *share;        /* DNS cache and TLS sessions, shared by the threads */
+    CURLSH *share;        /* DNS cache, shared by the threads */
+    tls_sessions_t *tls;  /* TLS sessions, one per origin (NULL: libcurl's, in share) */
     const scope_t *scope; /* links and robots.txt redirects; seed hosts for the guard */
     int record;           /* keep heads and bodies for WARC */
     int text;             /* extract each HTML page's text (--text) */

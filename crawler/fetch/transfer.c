@@ -487,6 +487,7 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
     if (c->ca_file)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    tls_sessions_use(x->env->tls, h);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, x);
     if (x->env->ipgate) {

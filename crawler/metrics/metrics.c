@@ -179,6 +179,12 @@ void metrics_ip_probe(void)
         bump(&bound->ip_probes, 1);
 }
 
+void metrics_tls_handshake(int resumed)
+{
+    if (bound)
+        bump(resumed ? &bound->tls_resumed : &bound->tls_full, 1);
+}
+
 void metrics_redis_sent(metrics_call_t call)
 {
     if (bound)

@@ -70,6 +70,8 @@ void metrics_retry(int dead);
 void metrics_ip_wait(void);
 /* A request started as a probe: its host's address was not known. */
 void metrics_ip_probe(void);
+/* A TLS handshake done, resumed (1) or full (0). */
+void metrics_tls_handshake(int resumed);
 /* A call of kind sent now / its reply read now (the round trip observed). */
 void metrics_redis_sent(metrics_call_t call);
 void metrics_redis_answered(metrics_call_t call);

@@ -33,7 +33,7 @@ typedef struct mx_slot {
     _Atomic uint64_t pages[MX_NSTATUS];
     _Atomic uint64_t errors[MX_NKINDS];
     _Atomic uint64_t bytes, transfers, links[MX_NLINKS], finished, retries, dead, disconnects,
-        ip_waits, ip_probes;
+        ip_waits, ip_probes, tls_full, tls_resumed;
     _Atomic uint64_t in_flight, waiting; /* gauges */
     _Atomic int started, redis_up, ended;
     _Atomic uint64_t fetch[MX_TIME_NB + 1], fetch_sum_us;

@@ -104,6 +104,12 @@ static void render_counters(const metrics_t *m, metrics_text_t *t)
             "requests that first stopped at their DNS answer, no worker having fetched their "
             "host in the last minute (--per-ip, --ip-delay)",
             SUM(m, ip_probes));
+    counter(t, "crawler_tls_handshakes_total",
+            "TLS handshakes done, full or resumed (with --tls-sessions)",
+            SUM(m, tls_full) + SUM(m, tls_resumed));
+    counter(t, "crawler_tls_resumed_total",
+            "TLS handshakes that resumed a session of the same origin (--tls-sessions)",
+            SUM(m, tls_resumed));
     counter(t, "crawler_redis_disconnects_total",
             "times a worker thread lost its Redis connections", SUM(m, disconnects));
 }

@@ -121,7 +121,8 @@ struct engine {
     bloom_cache_t *seen_cache;     /* the local Bloom cache every thread's handle shares */
     frontier_wake_t *wake;         /* the shards that got work, for every handle's claims */
     CURLSH *share;
-    size_t connects; /* connections each thread's cache keeps (running and idle) */
+    tls_sessions_t *tls; /* TLS sessions, one per origin (NULL: libcurl's, in share) */
+    size_t connects;     /* connections each thread's cache keeps (running and idle) */
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     struct out *out;         /* borrowed, may be NULL: the events of Redis lost and back */
     struct metrics *metrics; /* borrowed, may be NULL (no --metrics): the threads' slots */
@@ -261,7 +262,7 @@ static int worker_open(worker_t *w)
     if (!(w->scope = scope_new(&sc, err, sizeof err)))
         goto fail;
     if (!(w->fetch =
-              fetch_new(c, w->slots, e->connects, e->share, w->scope,
+              fetch_new(c, w->slots, e->connects, e->share, e->tls, w->scope,
                         finisher_common_records(e->fin_common) || c->dedup, err, sizeof err)))
         goto fail;
     if (!(w->gate = robotsgate_new(c, w->fr, w->scope)) ||
@@ -982,6 +983,7 @@ int engine_run(const crawl_config_t *cfg, rconn_t *redis, const outputs_t *outs,
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&e.share_locks[i], NULL);
     e.share = curl_share_init();
+    e.tls = tls_sessions_new(cfg->tls_sessions); /* (NULL: libcurl's own cache) */
     e.workers = calloc(cfg->threads, sizeof *e.workers);
     e.fin_common = finisher_common_new(outs);
     e.seen_cache = bloom_shared_cache_new(0);
@@ -989,6 +991,7 @@ int engine_run(const crawl_config_t *cfg, rconn_t *redis, const outputs_t *outs,
     if (!e.share || !e.workers || !e.fin_common || !e.seen_cache || !e.wake) {
         free(e.workers);
         curl_share_cleanup(e.share);
+        tls_sessions_free(e.tls);
         finisher_common_free(e.fin_common);
         bloom_shared_cache_free(e.seen_cache);
         frontier_wake_free(e.wake);
@@ -1041,6 +1044,7 @@ int engine_run(const crawl_config_t *cfg, rconn_t *redis, const outputs_t *outs,
                                     .retried = atomic_load(&e.retried),
                                     .released = atomic_load(&e.released)};
     curl_share_cleanup(e.share);
+    tls_sessions_free(e.tls);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&e.share_locks[i]);
     free(e.workers);
