@@ -129,3 +129,54 @@ Test(tls, a_table_smaller_than_the_hosts_offers_each_origin_only_its_own, .timeo
                  HOSTS);
     run_stop(&t);
 }
+
+/* The CA file is read when a connection pool makes its first TLS
+ * connection, not at every connection (libcurl's CA cache, which holds
+ * only when no CA directory is named beside the file): emptied once the
+ * first page is in, it still verifies every later connection. */
+Test(tls, the_ca_file_is_read_once_not_at_every_connection, .timeout = 240)
+{
+    run_t t;
+    run_start(&t);
+    char text[700], log[700];
+    snprintf(text, sizeof text, "%s/ca.text.jsonl", t.dir);
+    snprintf(log, sizeof log, "%s/ca.log", t.dir);
+    char *argv[] = {CRAWLER_BIN,  "crawl",
+                    "--redis",    (char *)fx_redis_url(t.r),
+                    "--crawl",    "ca",
+                    "--seeds",    t.seeds,
+                    "--ca-file",  t.crt,
+                    "--delay",    "300",
+                    "--quiet",    "--ignore-robots",
+                    "--text",     text,
+                    "--text-all", "--threads",
+                    "1",          "--concurrency",
+                    "32",         NULL};
+    pid_t pid = fx_spawn(argv, NULL, log);
+    cr_assert_gt(pid, 0, "%s", fx_error());
+    int emptied = 0;
+    for (int i = 0; i < 6000 && !emptied; i++) { /* (bounded: 60 s) */
+        char *s = fx_read_file(text, NULL);
+        if (s && strchr(s, '\n'))
+            emptied = fx_write_file(t.crt, "") == 0;
+        free(s);
+        if (!emptied)
+            usleep(10000);
+    }
+    cr_assert(emptied, "no page came in to empty the CA file after");
+    int rc = fx_wait(pid, 120000);
+    char *err = fx_read_file(log, NULL);
+    cr_expect_eq(rc, 0, "crawl exited %d: %s", rc, err ? err : "");
+    free(err);
+    char *s = fx_read_file(text, NULL);
+    cr_assert_not_null(s);
+    unsigned lines = 0;
+    for (const char *p = s; *p; p++)
+        lines += *p == '\n';
+    cr_expect_eq(lines, 2 * HOSTS,
+                 "%u of %d pages fetched (their TLS verified) after the CA "
+                 "file was emptied",
+                 lines, 2 * HOSTS);
+    free(s);
+    run_stop(&t);
+}

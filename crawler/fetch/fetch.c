@@ -136,6 +136,19 @@ static void on_done(void *ud, CURL *h, CURLcode res);
 static void finished(fetch_t *f, xfer_t *x, CURLcode res);
 static int start_xfer(fetch_t *f, xfer_t *x, const char *url);
 
+/* 1 if a CA file is in force: --ca-file, or one libcurl names by default
+ * (Debian's: /etc/ssl/certs/ca-certificates.crt, beside /etc/ssl/certs). */
+static int ca_file_in_force(const crawl_config_t *cfg)
+{
+    if (cfg->ca_file)
+        return 1;
+    CURL *h = curl_easy_init();
+    char *f = NULL;
+    int yes = h && curl_easy_getinfo(h, CURLINFO_CAINFO, &f) == CURLE_OK && f && *f;
+    curl_easy_cleanup(h);
+    return yes;
+}
+
 fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_connects,
                    CURLSH *share, tls_sessions_t *tls, const scope_t *scope, int record, char *err,
                    size_t errlen)
@@ -149,6 +162,7 @@ fetch_t *fetch_new(const crawl_config_t *cfg, size_t max_running, size_t max_con
         .env = {.cfg = cfg,
                 .share = share,
                 .tls = tls,
+                .ca_file_only = ca_file_in_force(cfg),
                 .scope = scope,
                 .record = record,
                 .text = cfg->text || cfg->wet,

@@ -34,6 +34,8 @@ typedef struct xfer_env {
     const crawl_config_t *cfg;
     CURLSH *share;        /* DNS cache, shared by the threads */
     tls_sessions_t *tls;  /* TLS sessions, one per origin (NULL: libcurl's, in share) */
+    int ca_file_only;     /* a CA file is in force (--ca-file or libcurl's default): no CA
+                             directory, so that libcurl caches the store it makes of it */
     const scope_t *scope; /* links and robots.txt redirects; seed hosts for the guard */
     int record;           /* keep heads and bodies for WARC */
     int text;             /* extract each HTML page's text (--text) */

@@ -487,6 +487,12 @@ void xfer_setup(xfer_t *x, const char *url, long dns_timeout)
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
     if (c->ca_file)
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
+    /* the CA file alone, no CA directory beside it: only then does libcurl
+     * keep the certificate store it built for the next connections (its CA
+     * cache, 24 h); Debian's names /etc/ssl/certs by default, and every new
+     * TLS connection parsed the whole bundle again */
+    if (x->env->ca_file_only)
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
     tls_sessions_use(x->env->tls, h);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, x);
