@@ -14,9 +14,10 @@ cd "$(dirname "$0")/.."
 HOSTS=${HOSTS:-100} PAIRS=${PAIRS:-3} KEEP=${KEEP:-0}
 BUNDLE=${BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 CRAWLER=$PWD/build/crawler/crawler
-[ -n "${REF:-}" ] && [ -x "$REF" ] || { echo "ca_bundle.sh: set REF to another crawler binary" >&2; exit 2; }
+if [ -z "${REF:-}" ] || [ ! -x "$REF" ]; then echo "ca_bundle.sh: set REF to another crawler binary" >&2; exit 2; fi
 [ -x "$CRAWLER" ] || { echo "ca_bundle.sh: build first (cmake --build build)" >&2; exit 2; }
 [ -r "$BUNDLE" ] || { echo "ca_bundle.sh: no CA bundle at $BUNDLE" >&2; exit 2; }
+# shellcheck disable=SC2034 # for bench/lib.sh
 BENCH_NAME=ca_bundle.sh NICE_CMD=() MODULE_ARGS=()
 die() { echo "ca_bundle.sh: $*" >&2; exit 1; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/ca_bundle.XXXXXX")
@@ -53,7 +54,7 @@ run() { # NAME BINARY: CPU seconds of one crawl of the seeds
 }
 echo "bundle $(grep -c BEGIN "$T/bundle.pem") certificates, $((2 * HOSTS)) connections a crawl"
 for i in $(seq 1 "$PAIRS"); do
-  this=$(run this$i "$CRAWLER") ref=$(run ref$i "$REF")
+  this=$(run "this$i" "$CRAWLER") ref=$(run "ref$i" "$REF")
   ok_this=$(grep -c '"status":200' "$T/this$i.jsonl" || true)
   ok_ref=$(grep -c '"status":200' "$T/ref$i.jsonl" || true)
   awk -v i="$i" -v a="$this" -v b="$ref" -v n=$((2 * HOSTS)) -v oa="$ok_this" -v ob="$ok_ref" 'BEGIN {

@@ -68,7 +68,7 @@ for i in $(seq 1 "$PAIRS"); do
   for web in https http; do
     share=1
     [ $web = http ] && share=0
-    WEB=("${BASE[@]}" --share-https $share)
+    WEB=("${BASE[@]}" --share-https "$share")
     "$WEBSIM" seeds "${WEB[@]}" --count $((HOSTS / 20 + 1)) >"$T/seeds"
     rm -f "$T/web/requests.log"
     if [ $web = https ]; then
