@@ -12,10 +12,13 @@
  * origin's.  A session is only ever offered to the origin it came from, so
  * a server sees the session it issued for that name, and libcurl's
  * certificate and host checks run on a resumed session's certificate as on
- * a new one's.  The table is direct-mapped (an origin's slot is its hash;
- * a new session takes the slot from whatever held it), each slot its own
- * lock-free spot guarded by one of TLS_LOCKS mutexes.  A session past its
- * timeout is dropped instead of offered.  libcurl's own session cache is
+ * a new one's.  The table is set-associative: an origin's hash picks a
+ * bucket of TLS_WAYS slots, where its session replaces its own older one,
+ * else takes an empty slot, else the slot used longest ago (a direct-mapped
+ * table lost sessions to collisions long before it was full: 40 origins in
+ * 8,192 slots collided in one crawl of ten).  Each bucket is guarded by one
+ * of TLS_LOCKS mutexes.  A session past its timeout is dropped instead of
+ * offered.  libcurl's own session cache is
  * turned off on the handles that use the table.
  */
 #include "tls_sessions.h"
@@ -31,18 +34,20 @@
 #include "metrics.h"
 #include "parser.h"
 
-#define TLS_LOCKS 64 /* mutexes over the slots */
+#define TLS_LOCKS 64 /* mutexes over the buckets */
+#define TLS_WAYS 4   /* slots a bucket */
 
 typedef struct slot {
     uint64_t hash; /* the origin's (0: empty) */
+    uint64_t used; /* the table's tick when last kept or taken */
     SSL_SESSION *s;
 } slot_t;
 
 struct tls_sessions {
-    slot_t *slots;
-    uint64_t mask;
+    slot_t *slots; /* [(mask + 1) * TLS_WAYS] */
+    uint64_t mask; /* buckets - 1 */
     pthread_mutex_t locks[TLS_LOCKS];
-    _Atomic uint64_t full, resumed;
+    _Atomic uint64_t full, resumed, tick;
 };
 
 /* What a connection's SSL_CTX carries (ex_data): the table and the origin. */
@@ -79,11 +84,11 @@ tls_sessions_t *tls_sessions_new(uint32_t slots)
     pthread_once(&ex_once, ex_init);
     if (ex_index < 0)
         return NULL;
-    uint64_t n = 1;
-    while (n < slots)
+    uint64_t n = 1; /* buckets */
+    while (n * TLS_WAYS < slots)
         n <<= 1;
     tls_sessions_t *t = calloc(1, sizeof *t);
-    if (!t || !(t->slots = calloc(n, sizeof *t->slots))) {
+    if (!t || !(t->slots = calloc(n * TLS_WAYS, sizeof *t->slots))) {
         free(t);
         return NULL;
     }
@@ -97,7 +102,7 @@ void tls_sessions_free(tls_sessions_t *t)
 {
     if (!t)
         return;
-    for (uint64_t i = 0; i <= t->mask; i++)
+    for (uint64_t i = 0; i < (t->mask + 1) * TLS_WAYS; i++)
         SSL_SESSION_free(t->slots[i].s);
     for (int i = 0; i < TLS_LOCKS; i++)
         pthread_mutex_destroy(&t->locks[i]);
@@ -105,44 +110,57 @@ void tls_sessions_free(tls_sessions_t *t)
     free(t);
 }
 
-static pthread_mutex_t *lock_of(tls_sessions_t *t, uint64_t i)
+static pthread_mutex_t *lock_of(tls_sessions_t *t, uint64_t b)
 {
-    return &t->locks[i % TLS_LOCKS];
+    return &t->locks[b % TLS_LOCKS];
 }
 
 /* The origin's session, a reference of the caller's; NULL if none (or it
  * is past its timeout: dropped). */
 static SSL_SESSION *take(tls_sessions_t *t, uint64_t hash)
 {
-    uint64_t i = hash & t->mask;
+    uint64_t b = hash & t->mask;
     SSL_SESSION *s = NULL;
-    pthread_mutex_lock(lock_of(t, i));
-    slot_t *sl = &t->slots[i];
-    if (sl->hash == hash && sl->s) {
+    pthread_mutex_lock(lock_of(t, b));
+    for (slot_t *sl = &t->slots[b * TLS_WAYS], *end = sl + TLS_WAYS; sl < end; sl++) {
+        if (sl->hash != hash || !sl->s)
+            continue;
         long born = (long)SSL_SESSION_get_time(sl->s), life = (long)SSL_SESSION_get_timeout(sl->s);
         if ((long)time(NULL) - born < life && SSL_SESSION_is_resumable(sl->s)) {
             s = sl->s;
             SSL_SESSION_up_ref(s);
+            sl->used = atomic_fetch_add(&t->tick, 1) + 1;
         } else {
             SSL_SESSION_free(sl->s);
             sl->s = NULL;
             sl->hash = 0;
         }
+        break;
     }
-    pthread_mutex_unlock(lock_of(t, i));
+    pthread_mutex_unlock(lock_of(t, b));
     return s;
 }
 
-/* Keeps s (a reference the caller gives) as the origin's session. */
+/* Keeps s (a reference the caller gives) as the origin's session: in the
+ * origin's slot, else an empty one, else the one used longest ago. */
 static void keep(tls_sessions_t *t, uint64_t hash, SSL_SESSION *s)
 {
-    uint64_t i = hash & t->mask;
-    pthread_mutex_lock(lock_of(t, i));
-    slot_t *sl = &t->slots[i];
-    SSL_SESSION *old = sl->s;
-    sl->s = s;
-    sl->hash = hash;
-    pthread_mutex_unlock(lock_of(t, i));
+    uint64_t b = hash & t->mask;
+    pthread_mutex_lock(lock_of(t, b));
+    slot_t *v = NULL;
+    for (slot_t *sl = &t->slots[b * TLS_WAYS], *end = sl + TLS_WAYS; sl < end; sl++) {
+        if (sl->hash == hash) {
+            v = sl;
+            break;
+        }
+        if (!v || (v->hash && (!sl->hash || sl->used < v->used)))
+            v = sl;
+    }
+    SSL_SESSION *old = v->s;
+    v->s = s;
+    v->hash = hash;
+    v->used = atomic_fetch_add(&t->tick, 1) + 1;
+    pthread_mutex_unlock(lock_of(t, b));
     SSL_SESSION_free(old);
 }
 

@@ -17,10 +17,11 @@
 
 typedef struct tls_sessions tls_sessions_t;
 
-/* A table of `slots` sessions (rounded up to a power of two; a new
- * session of an origin whose slot another holds takes it: memory stays
- * bounded).  NULL when slots is 0, out of memory, or libcurl's TLS is not
- * OpenSSL (libcurl's own cache is used then). */
+/* A table of `slots` sessions (rounded up to 4 times a power of two; when
+ * an origin's bucket of 4 is full, its new session takes the slot used
+ * longest ago: memory stays bounded).  NULL when slots is 0, out of
+ * memory, or libcurl's TLS is not OpenSSL (libcurl's own cache is used
+ * then). */
 tls_sessions_t *tls_sessions_new(uint32_t slots);
 /* Frees the table and the sessions it holds.  Accepts NULL. */
 void tls_sessions_free(tls_sessions_t *t);
