@@ -84,12 +84,13 @@ static int parse_claim(frontier_t *f, const redisReply *r, size_t max, frontier_
     for (size_t run = 0; rc == 0 && run < nruns; run++) {
         redisReply *const *rn = runs + w * run;
         uint64_t cnt, ip_ms = 0;
-        if (fr_reply_u64(rn[1], &cnt) || cnt > got - i ||
-            (w == 4 && (rn[2]->type != REDIS_REPLY_STRING || fr_reply_u64(rn[3], &ip_ms))))
+        if (fr_reply_u64(rn[1], &cnt) || cnt > got - i)
             rc = CRAWL_EREPLY;
+        /* (a hint that does not read is no hint: the claim stands) */
+        int hint = w == 4 && rn[2]->type == REDIS_REPLY_STRING && fr_reply_u64(rn[3], &ip_ms) == 0;
         for (uint64_t j = 0; rc == 0 && j < cnt; j++, i++) {
             rc = fill_item(f, r->element[5 + i], rn[0], base + i + 1, now, &items[i]);
-            if (rc == 0 && w == 4 && rn[2]->len < sizeof items[i].ip) {
+            if (rc == 0 && hint && rn[2]->len < sizeof items[i].ip) {
                 memcpy(items[i].ip, rn[2]->str, rn[2]->len);
                 items[i].ip_ms = ip_ms;
             }

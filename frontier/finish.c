@@ -184,9 +184,10 @@ static void finish_kinds(const frontier_done_t *p, size_t n, rconn_args_t *a)
  *                               status_5xx status_other errors seen_links
  *                               skipped_links capped_pages (finish_sums)
  *   ARGV[22]      outcomes      what each page added to them (page_outcomes)
- *   ARGV[23]      nhosts        then 4 arguments a host (finish_hosts):
+ *   ARGV[23]      nhosts        then 5 arguments a host (finish_hosts):
  *                               origin, pages, "1" if one resets its failures,
- *                               the wait its slowest page asks for (fr_pace_ms)
+ *                               the wait its slowest page asks for (fr_pace_ms),
+ *                               the address a page came from ("": none)
  *   next          nkinds        then 2 a kind: error kind, pages with it
  *   next          the domain section of the pages' links (fr_offer_domains)
  *   then per page, 2 arguments and its link section:

@@ -183,6 +183,16 @@ Test(ipgate, a_finish_records_each_hosts_address_and_a_claim_hands_it_to_the_nex
     claim_all(&e, fourth, 1, it);
     cr_expect_str_empty(it[0].ip, "an address recorded long ago is not handed out");
     cr_expect_eq(it[0].ip_ms, 0);
+    finish_from(&e, &it[0], NULL, "http://a.test/4x");
+    frontier_item_clear(&it[0]);
+
+    /* a value finish.lua never writes (a time of 21 digits): no address, the claim stands */
+    r = redisCommand(e.c, "HSET %shostip http://a.test %s", mine->shard[0].prefix,
+                     "123456789012345678901 127.0.0.8");
+    freeReplyObject(r);
+    const char *odd[] = {"http://a.test/4x"};
+    claim_all(&e, odd, 1, it);
+    cr_expect_str_empty(it[0].ip, "a malformed entry is no address");
     finish_from(&e, &it[0], NULL, "http://a.test/5");
     frontier_item_clear(&it[0]);
     fr_close(f2);
@@ -523,7 +533,7 @@ static void named_stop(named_t *n)
     fx_redis_stop(n->r);
 }
 
-Test(ipgate, a_crawl_learns_each_named_hosts_address_once_and_shares_it, .timeout = 120)
+Test(ipgate, a_fresh_crawl_stops_at_dns_answers_and_fills_the_map, .timeout = 120)
 {
     named_t n;
     named_start(&n, NULL);
@@ -566,6 +576,10 @@ Test(ipgate, a_wrong_map_is_corrected_by_the_address_the_connection_finds, .time
     named_expect_map(&n);
     unsigned most = fx_http_max_pending(n.h, 0);
     cr_expect_leq(most, 1, "%u requests in flight at once on 127.0.0.1 (--per-ip 1)", most);
+    cr_expect_eq(probes, 0,
+                 "%g requests stopped at a DNS answer with no address in hand: the "
+                 "map was not taken at its word",
+                 probes);
     fprintf(stderr, "ipgate: a wrong map: %g probes, at most %u in flight\n", probes, most);
     named_stop(&n);
 }

@@ -9,9 +9,12 @@
  * IPGATE_HOSTS entries (a colliding host takes the entry: memory stays
  * flat), each learned from the address a transfer of the host actually
  * connected to (CURLINFO_PRIMARY_IP, or the private-address guard's
- * socket callback) and forgotten after FETCH_DNS_TTL_S, when libcurl's own
- * DNS answer for it has gone too: so it follows DNS as libcurl does; a
- * host that is an address literal is its own address.  An
+ * socket callback), or from the crawl's map (a claim's frontier_item_t.ip:
+ * what another worker's connection found, no older than the same TTL),
+ * and forgotten after FETCH_DNS_TTL_S, when libcurl's own DNS answer for
+ * it has gone too: so it follows DNS as the fetches see it (a wrong entry
+ * costs one stop at the socket callback and is learned right); a host
+ * that is an address literal is its own address.  An
  * ask names its transfer; a transfer cancelled while its ask is in flight
  * is forgotten (ipgate_forget), and a slot granted to it is given back.
  * Redis keys: none (the frontier's ipgate call: P ip:ADDR).

@@ -23,6 +23,7 @@
  */
 #include "tls_sessions.h"
 
+#include <openssl/crypto.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,7 +48,7 @@ struct tls_sessions {
     slot_t *slots; /* [(mask + 1) * TLS_WAYS] */
     uint64_t mask; /* buckets - 1 */
     pthread_mutex_t locks[TLS_LOCKS];
-    _Atomic uint64_t full, resumed, tick;
+    _Atomic uint64_t tick;
 };
 
 /* What a connection's SSL_CTX carries (ex_data): the table and the origin. */
@@ -79,8 +80,15 @@ tls_sessions_t *tls_sessions_new(uint32_t slots)
     if (!slots)
         return NULL;
     const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
-    if (!v || !v->ssl_version || strncmp(v->ssl_version, "OpenSSL/", 8) != 0)
-        return NULL; /* another TLS library: its SSL_CTX is not OpenSSL's */
+    if (!v || !v->ssl_version || strncmp(v->ssl_version, "OpenSSL/", 8) != 0 ||
+        strtoul(v->ssl_version + 8, NULL, 10) != OpenSSL_version_num() >> 28)
+        return NULL; /* another TLS library (or major version) than the one linked here */
+    static const char *const proxy_vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy",
+                                             "ALL_PROXY"};
+    for (size_t i = 0; i < sizeof proxy_vars / sizeof *proxy_vars; i++)
+        if (getenv(proxy_vars[i]) && *getenv(proxy_vars[i]))
+            return NULL; /* libcurl would call back for the proxy's TLS connection too,
+                            with the target's URL: libcurl's own cache then */
     pthread_once(&ex_once, ex_init);
     if (ex_index < 0)
         return NULL;
@@ -194,9 +202,7 @@ static void on_info(const SSL *ssl, int where, int ret)
             SSL_SESSION_free(s);
         }
     } else if (where & SSL_CB_HANDSHAKE_DONE) {
-        int resumed = SSL_session_reused((SSL *)ssl);
-        atomic_fetch_add(resumed ? &n->t->resumed : &n->t->full, 1);
-        metrics_tls_handshake(resumed);
+        metrics_tls_handshake(SSL_session_reused((SSL *)ssl));
     }
 }
 
@@ -232,10 +238,4 @@ void tls_sessions_use(tls_sessions_t *t, CURL *h)
     curl_easy_setopt(h, CURLOPT_SSL_SESSIONID_CACHE, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
     curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, t);
-}
-
-void tls_sessions_counts(const tls_sessions_t *t, uint64_t *full, uint64_t *resumed)
-{
-    *full = t ? atomic_load(&t->full) : 0;
-    *resumed = t ? atomic_load(&t->resumed) : 0;
 }

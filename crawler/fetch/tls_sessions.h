@@ -20,8 +20,10 @@ typedef struct tls_sessions tls_sessions_t;
 /* A table of `slots` sessions (rounded up to 4 times a power of two; when
  * an origin's bucket of 4 is full, its new session takes the slot used
  * longest ago: memory stays bounded).  NULL when slots is 0, out of
- * memory, or libcurl's TLS is not OpenSSL (libcurl's own cache is used
- * then). */
+ * memory, libcurl's TLS is not the OpenSSL (major version) linked here, or
+ * an HTTPS proxy is named in the environment (libcurl calls back for the
+ * proxy's TLS connection with the target's URL); libcurl's own cache is
+ * used then. */
 tls_sessions_t *tls_sessions_new(uint32_t slots);
 /* Frees the table and the sessions it holds.  Accepts NULL. */
 void tls_sessions_free(tls_sessions_t *t);
@@ -30,8 +32,5 @@ void tls_sessions_free(tls_sessions_t *t);
  * origin's session from t and leave theirs in it (libcurl's own cache
  * off).  Nothing with t NULL. */
 void tls_sessions_use(tls_sessions_t *t, CURL *h);
-
-/* Handshakes seen by the connections of t so far: full and resumed. */
-void tls_sessions_counts(const tls_sessions_t *t, uint64_t *full, uint64_t *resumed);
 
 #endif

@@ -148,8 +148,11 @@ local function store_leases(worker, news, ipms)
     local o = E + n + w * (r - 1)
     REP[o + 1], REP[o + 2] = RUNS[r], RN[r]
     if ips then
-      local ms, ip = string.match(ips[r] or '', '^(%d+) (.+)$')
-      if not ms or now - tonumber(ms) > ipms then ms, ip = '0', '' end
+      local ms, ip = string.match(ips[r] or '', '^(%d+) (%S+)$')
+      -- (what finish.lua writes: a time of 13 digits, an address of at most 45 bytes)
+      if not ms or #ms > 15 or #ip > 45 or now - tonumber(ms) > ipms or tonumber(ms) > now then
+        ms, ip = '0', ''
+      end
       REP[o + 3], REP[o + 4] = ip, ms
     end
   end
