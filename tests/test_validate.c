@@ -323,6 +323,8 @@ static const refusal_t REFUSED[] = {
     {"--out and --warc one file", "--out", "@both", "--warc", "@both", "name one file"},
     {"--out and --warc one file by two paths", "--out", "@both", "--warc", "@./both",
      "name one file"},
+    {"an earned domain budget without a budget", "--domain-pages-per-inlink", "5", NULL, NULL,
+     "--domain-pages-per-inlink needs --max-pages-per-domain"},
 };
 
 static char *arg_of(env_t *e, const char *v, char *buf, size_t len)

@@ -53,6 +53,13 @@ static outputs_spec_t outputs_spec(const crawl_config_t *cfg)
 static int validate(const crawl_config_t *cfg, seeds_t **seeds, outputs_t *outs)
 {
     char err[512];
+    if (cfg->pages_per_inlink && !cfg->max_pages_per_domain) {
+        /* (a budget that grows needs a budget: alone it would change nothing, and the
+         * crawl would keep it for every later worker) */
+        fprintf(stderr, "crawler crawl: --domain-pages-per-inlink needs --max-pages-per-domain "
+                        "(the budget it makes grow)\n");
+        return -1;
+    }
     scope_config_t sc = config_scope(cfg);
     scope_t *probe = scope_new(&sc, err, sizeof err);
     if (!probe) {
