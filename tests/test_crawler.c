@@ -245,7 +245,10 @@ Test(crawler, json_lines_have_every_field)
     fx_http_page(s.h, "/",
                  "<a href=/a>a</a><a href=/a>again</a><a href=/gone>g</a>"
                  "<link rel=canonical href=\"/canon\">");
-    fx_http_page(s.h, "/a", "leaf");
+    fx_http_set(s.h, "/a",
+                &(fx_route_t){.body = "leaf",
+                              .headers = "ETag: \"v1-\\\"x\\\"\"\nLast-Modified: Wed, 21 Oct 2015 "
+                                         "07:28:00 GMT\n"});
     char *extra[] = {"--max-depth", "1", NULL};
     cr_assert_eq(small_crawl(&s, extra), 0);
     char *out = fx_read_file(s.out, NULL);
@@ -264,8 +267,15 @@ Test(crawler, json_lines_have_every_field)
                           "\"timestamp\":\""};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         cr_expect(strstr(line, want[i]) != NULL, "record lacks %s: %s", want[i], line);
+    cr_expect(!strstr(line, "\"etag\"") && !strstr(line, "\"last_modified\""),
+              "validators the response did not send: %s", line);
     *eol = '\n';
     cr_expect(strstr(out, "\"status\":404") != NULL, "no 404 record in:\n%s", out);
+    /* the validators a response sent, as sent (the ETag's quotes escaped) */
+    cr_expect(strstr(out, "\"etag\":\"\\\"v1-\\\\\\\"x\\\\\\\"\\\"\"") != NULL, "no ETag in:\n%s",
+              out);
+    cr_expect(strstr(out, "\"last_modified\":\"Wed, 21 Oct 2015 07:28:00 GMT\"") != NULL,
+              "no Last-Modified in:\n%s", out);
     free(out);
     small_stop(&s);
 }

@@ -40,6 +40,7 @@
 #define FETCH_ROBOTS_MAX_REDIRECTS 5 /* RFC 9309: follow at least five */
 #define FETCH_RECV_BUFFER 4096L      /* curl's receive buffer, per transfer */
 #define FETCH_DNS_TTL_S 60L          /* a DNS answer is kept while used, and so long */
+#define FETCH_MAX_VALIDATOR 1024     /* bytes of an ETag or Last-Modified kept, at most */
 
 typedef struct fetch fetch_t;
 

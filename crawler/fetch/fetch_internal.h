@@ -74,6 +74,7 @@ struct xfer {
     anchors_t *anchors; /* --links: the page's outlinks, fed by the parser */
     sitemap_t *sitemap; /* --sitemaps and an XML body */
     char *ctype, *location, *xrobots;
+    char *etag, *last_modified; /* the response's validators (--out records them) */
     uint32_t retry_after_ms;
     uint64_t bytes;
     char **links;

@@ -118,6 +118,8 @@ static void read_page(xfer_t *x, long code, fetch_result_t *r)
         r->page.link_hops = hops + 1;
     r->page.canonical = canon ? strdup(canon) : NULL;
     r->page.location = x->location ? strdup(x->location) : NULL;
+    r->page.etag = x->etag ? strdup(x->etag) : NULL;
+    r->page.last_modified = x->last_modified ? strdup(x->last_modified) : NULL;
     r->page.text = x->text; /* (the page's now) */
     x->text = NULL;
     r->page.anchors = x->anchors;

@@ -27,6 +27,8 @@ typedef struct page {
     char *error_text;     /* NULL: none */
     char *canonical;      /* <link rel=canonical>, NULL: none */
     char *location;       /* Location of a 3xx response, NULL: none */
+    char *etag;           /* the response's ETag, NULL: none */
+    char *last_modified;  /* the response's Last-Modified, NULL: none */
     uint64_t bytes;       /* body bytes received */
     uint64_t fetch_ms;    /* duration of the transfer, milliseconds */
     char ip[46];          /* the address the request went to, "" if none */
@@ -93,6 +95,8 @@ static inline void page_clear(page_t *p)
     free(p->error_text);
     free(p->canonical);
     free(p->location);
+    free(p->etag);
+    free(p->last_modified);
     text_free(p->text);
     anchors_free(p->anchors);
     free(p->dup_of);

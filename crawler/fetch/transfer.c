@@ -223,10 +223,22 @@ void xfer_reset_headers(xfer_t *x)
     free(x->ctype);
     free(x->location);
     free(x->xrobots);
-    x->ctype = x->location = x->xrobots = NULL;
+    free(x->etag);
+    free(x->last_modified);
+    x->ctype = x->location = x->xrobots = x->etag = x->last_modified = NULL;
     x->retry_after_ms = 0;
     x->resphead.len = 0;
     x->cenc = DECODE_IDENTITY;
+}
+
+/* A validator (ETag, Last-Modified) of the response, v taken over: one
+ * longer than any real one is not kept. */
+static void keep_validator(char **to, char *v)
+{
+    free(*to);
+    *to = strlen(v) <= FETCH_MAX_VALIDATOR ? v : NULL;
+    if (!*to)
+        free(v);
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
@@ -247,6 +259,10 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     } else if ((v = outcome_header_value(data, len, "X-Robots-Tag"))) {
         free(x->xrobots);
         x->xrobots = v;
+    } else if ((v = outcome_header_value(data, len, "ETag"))) {
+        keep_validator(&x->etag, v);
+    } else if ((v = outcome_header_value(data, len, "Last-Modified"))) {
+        keep_validator(&x->last_modified, v);
     } else if ((v = outcome_header_value(data, len, "Retry-After"))) {
         x->retry_after_ms = outcome_retry_after_ms(v, x->env->cfg->max_retry_after_ms);
         free(v);

@@ -89,6 +89,14 @@ size_t out_format(char *buf, size_t buflen, const out_record_t *r)
     json_str(&e, r->location);
     json_lit(&e, ",\"canonical\":");
     json_str(&e, r->canonical);
+    if (r->etag) {
+        json_lit(&e, ",\"etag\":");
+        json_str(&e, r->etag);
+    }
+    if (r->last_modified) {
+        json_lit(&e, ",\"last_modified\":");
+        json_str(&e, r->last_modified);
+    }
     json_lit(&e, ",\"timestamp\":");
     json_time(&e, r->timestamp_ms ? r->timestamp_ms : json_now_ms());
     if (r->has_simhash)

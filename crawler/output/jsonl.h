@@ -90,20 +90,22 @@ typedef struct out out_t;
 /* One finished URL.  Pointers are borrowed for the duration of out_write()
  * only; NULL strings are written as null. */
 typedef struct out_record {
-    const char *url;          /* required */
-    int status;               /* final HTTP status, 0: none (null) */
-    const char *content_type; /* may be NULL */
-    uint32_t depth;           /* hops from a seed */
-    uint64_t bytes;           /* body bytes received */
-    uint32_t links_found;     /* links extracted */
-    uint32_t links_over_cap;  /* links not followed: past --max-links-per-page */
-    uint64_t fetch_ms;        /* transfer time, milliseconds */
-    const char *error_kind;   /* NULL: no error */
-    const char *error_text;   /* NULL: no error */
-    const char *location;     /* redirect target, NULL if none */
-    const char *canonical;    /* rel=canonical, NULL if none */
-    int64_t timestamp_ms;     /* Unix epoch milliseconds; 0: now */
-    int has_simhash;          /* the "simhash" key is written */
+    const char *url;           /* required */
+    int status;                /* final HTTP status, 0: none (null) */
+    const char *content_type;  /* may be NULL */
+    uint32_t depth;            /* hops from a seed */
+    uint64_t bytes;            /* body bytes received */
+    uint32_t links_found;      /* links extracted */
+    uint32_t links_over_cap;   /* links not followed: past --max-links-per-page */
+    uint64_t fetch_ms;         /* transfer time, milliseconds */
+    const char *error_kind;    /* NULL: no error */
+    const char *error_text;    /* NULL: no error */
+    const char *location;      /* redirect target, NULL if none */
+    const char *canonical;     /* rel=canonical, NULL if none */
+    const char *etag;          /* the response's ETag: the key is written only if set */
+    const char *last_modified; /* the response's Last-Modified: likewise */
+    int64_t timestamp_ms;      /* Unix epoch milliseconds; 0: now */
+    int has_simhash;           /* the "simhash" key is written */
     uint64_t simhash;
     const char *duplicate_of; /* --dedup: the URL that had this payload first, or NULL */
 } out_record_t;

@@ -199,6 +199,8 @@ static int write_record(finisher_t *f, const page_t *p)
                       .error_kind = p->error_kind,
                       .error_text = p->error_text,
                       .location = p->location,
+                      .etag = p->etag,
+                      .last_modified = p->last_modified,
                       .canonical = p->canonical,
                       .timestamp_ms = now,
                       .has_simhash = p->text != NULL,
