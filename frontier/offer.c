@@ -436,8 +436,9 @@ void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const 
  *     per link:
  *       entry                its queue entry (entry.c: "D[:0:HOPS]" then the
  *                            URL's path, or the whole URL; "D" left out at 0)
- *                            (a leading '!': ahead of its host's queue,
- *                            FRONTIER_SEED_FIRST)
+ *                            (a leading "!I!", I its place among the links
+ *                            given: ahead of its host's queue, in that order,
+ *                            FRONTIER_SEED_FIRST or frontier_done_t.link_first)
  *       origin               its queue's origin "scheme://host[:port]"
  *       offset * k           (BITFIELD layout) its k bit offsets in the block
  *     offsets                (module layout, k < 0 in the call) one argument
@@ -463,13 +464,16 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
         }
         const char *url = links[o->v[i].idx], *og = o->orig + o->v[i].oat;
         size_t ul = strlen(url), skip = fr_entry_rest(url, ul, og, o->v[i].olen);
-        /* ahead of the host's queue (offer.lua) */
-        size_t bang = o->first || (o->firsts && o->firsts[o->v[i].idx]) ? 1 : 0;
-        char *e = rconn_arg_alloc(a, bang + dl + ul - skip);
+        /* ahead of the host's queue, in the links' order (offer.lua) */
+        char bang[32] = "";
+        if (o->first || (o->firsts && o->firsts[o->v[i].idx]))
+            snprintf(bang, sizeof bang, "!%u!", (unsigned)o->v[i].idx);
+        size_t bl = strlen(bang);
+        char *e = rconn_arg_alloc(a, bl + dl + ul - skip);
         if (e) {
-            e[0] = '!';
-            memcpy(e + bang, dbuf, dl);
-            memcpy(e + bang + dl, url + skip, ul - skip);
+            memcpy(e, bang, bl);
+            memcpy(e + bl, dbuf, dl);
+            memcpy(e + bl + dl, url + skip, ul - skip);
         }
         rconn_arg_str(a, og, o->v[i].olen);
         if (mod) {

@@ -317,10 +317,74 @@ Test(order, links_marked_first_lead_on_another_shard_too)
     links_marked_first_lead(2);
 }
 
+/* Links of high priority keep their page's order ahead of their host's
+ * queue, though a page's links reach Redis grouped by their visited-set
+ * block (a sitemap listing its most important pages first): 24 of them,
+ * spread over the filter's blocks, are claimed in the page's order, then
+ * the URL queued before. */
+Test(order, links_marked_first_keep_their_pages_order)
+{
+    env_t e;
+    frontier_config_t cfg = test_config();
+    cfg.per_host = 100;
+    env_start(&e, &cfg);
+    const char *seeds[] = {"http://m.test/sitemap.xml", "http://q.test/old"};
+    cr_assert_eq(seed_urls(e.f, seeds, 2, 0), 2);
+    frontier_item_t it[32], sm = {0};
+    size_t n = 0;
+    for (int round = 0; round < 50 && !sm.url; round++) { /* the sitemap, leaving the rest */
+        cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++) {
+            if (!strcmp(it[i].url, "http://m.test/sitemap.xml")) {
+                sm = it[i];
+                continue;
+            }
+            cr_assert_eq(frontier_release(e.f, &it[i], 1), 0);
+            frontier_item_clear(&it[i]);
+        }
+    }
+    cr_assert_not_null(sm.url);
+    char urls[24][40];
+    const char *links[24];
+    unsigned char first[24];
+    for (int i = 0; i < 24; i++) {
+        snprintf(urls[i], sizeof urls[i], "http://q.test/top%02d", i);
+        links[i] = urls[i];
+        first[i] = 1;
+    }
+    frontier_done_t d = {.item = &sm,
+                         .outcome = {.status = 200, .bytes = 100},
+                         .links = links,
+                         .nlinks = 24,
+                         .link_first = first,
+                         .link_depth = 1};
+    cr_assert_eq(frontier_finish(e.f, &d, 1), 0);
+    frontier_item_clear(&sm);
+    size_t got = 0;
+    char order[1200] = "", want[1200] = "";
+    for (int i = 0; i < 24; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s ", urls[i]);
+    snprintf(want + strlen(want), sizeof want - strlen(want), "http://q.test/old ");
+    for (int round = 0; round < 50 && got < 25; round++) {
+        n = 0;
+        cr_assert_eq(claim_wait(e.f, 32, it, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++, got++) {
+            snprintf(order + strlen(order), sizeof order - strlen(order), "%s ", it[i].url);
+            finish_one(e.f, &it[i], NULL, 0, NULL, 0);
+            frontier_item_clear(&it[i]);
+        }
+    }
+    cr_expect_str_eq(order, want, "claimed in this order");
+    env_stop(&e);
+}
+
 /* On a real crawler process: a sitemap (robots.txt's Sitemap:, --sitemaps)
  * lists /a, /b (priority 0.9), /c (0.3), /d (0.8) of one host; at --delay
  * 50 the host has one request in flight, so the server's log shows its
- * queue's order: /b and /d, in the sitemap's order, before /a and /c. */
+ * queue's order: /b and /d, in the sitemap's order, before /a and /c (in
+ * either order: a page's links reach Redis grouped by their visited-set
+ * block, whose index depends on the URL, here on the server's port; only
+ * those of high priority are put back in the page's order). */
 Test(order, a_sitemaps_priority_puts_its_urls_first, .timeout = 120)
 {
     fx_redis_t *r = fx_redis_start();
@@ -365,7 +429,10 @@ Test(order, a_sitemaps_priority_puts_its_urls_first, .timeout = 120)
         for (int i = 0; i < 4; i++)
             if (!strcmp(lg[k].path, pages[i]))
                 snprintf(order + strlen(order), sizeof order - strlen(order), "%s", pages[i] + 1);
-    cr_expect_str_eq(order, "bdac", "the order the server saw the sitemap's pages in");
+    int ok = strlen(order) == 4 && !strncmp(order, "bd", 2) && strspn(order + 2, "ac") == 2 &&
+             order[2] != order[3];
+    cr_expect(ok, "the order the server saw the sitemap's pages in: %s (b, d, then a and c)",
+              order);
     free(lg);
     fx_rmtree(dir);
     free(dir);

@@ -63,7 +63,9 @@ local function domain_admit(st, h, ha)
   if ha == 0 then ds.h = ds.h + 1 end
 end
 -- An entry sent with a leading '!' (a seed of high priority,
--- FRONTIER_SEED_FIRST) goes ahead of its host's queue (st.front[h]).
+-- FRONTIER_SEED_FIRST) goes ahead of its host's queue (st.front[h]): "!I!E",
+-- E the entry and I its place among the call's links (they come grouped by
+-- Bloom block), so that those of one host keep their order (offer_flush).
 local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   st.new = st.new + 1
   local q = st.byhost[h]
@@ -71,7 +73,9 @@ local function enqueue(st, e, h) -- h: the entry's origin, sent with it
   if byte(e, 1) == 33 then
     local f = st.front[h]
     if not f then f = {}; st.front[h] = f end
-    f[#f + 1] = sub(e, 2)
+    local p = find(e, '!', 2, true)
+    local i = p and tonumber(sub(e, 2, p - 1))
+    if i then f[#f + 1] = {i, sub(e, p + 1)} else f[#f + 1] = {2 ^ 53, sub(e, 2)} end
   else
     q[#q + 1] = e
   end
@@ -273,7 +277,12 @@ local function offer_flush(st, per_host)
     local vs, kv = redis.call('HMGET', K.HOSTS, unpack(hs, a, b)), {}
     for j = a, b do
       local h = hs[j]
-      local v, before = q_append(h, st.byhost[h], vs[j - a + 1], st.front[h])
+      local fr = st.front[h] -- (rare: sorted by their place among the links, then bare)
+      if fr then
+        table.sort(fr, function(x, y) return x[1] < y[1] end)
+        for i = 1, #fr do fr[i] = fr[i][2] end
+      end
+      local v, before = q_append(h, st.byhost[h], vs[j - a + 1], fr)
       if before == 0 then woke[#woke + 1] = h end
       kv[2 * (j - a) + 1], kv[2 * (j - a) + 2] = h, v
     end
