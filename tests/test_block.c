@@ -227,6 +227,40 @@ static size_t requests_to(const fx_http_req_t *log, size_t n, unsigned h, uint64
     return all;
 }
 
+/* `crawler block --domain` on a public suffix blocks every host under it,
+ * as it says (a note on stderr); on a registered domain it says nothing. */
+Test(block, a_public_suffix_block_says_it_blocks_every_host_under_it, .timeout = 60)
+{
+    fx_redis_t *r = fx_redis_start();
+    cr_assert_not_null(r, "%s", fx_error());
+    char *dir = fx_tmpdir(), seeds[600], err[600];
+    cr_assert_not_null(dir);
+    snprintf(seeds, sizeof seeds, "%s/seeds.txt", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    cr_assert_eq(fx_write_file(seeds, "http://www.example.co.uk/\n"), 0);
+    char *seed[] = {seeds, "--crawl", "ps", NULL};
+    cr_assert_eq(run_cmd(r, "seed", NULL, seed), 0);
+    static const struct {
+        const char *domain;
+        int note;
+    } cases[] = {{"co.uk", 1}, {"example.co.uk", 0}, {"com", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *argv[] = {CRAWLER_BIN, "block", "--redis",  (char *)fx_redis_url(r),
+                        "--crawl",   "ps",    "--domain", (char *)cases[i].domain,
+                        NULL};
+        cr_assert_eq(fx_run(argv, NULL, err, 30000), 0, "crawler block --domain %s",
+                     cases[i].domain);
+        char *text = fx_read_file(err, NULL);
+        int said = text && strstr(text, "is a public suffix") != NULL;
+        cr_expect_eq(said, cases[i].note, "--domain %s: stderr: %s", cases[i].domain,
+                     text ? text : "");
+        free(text);
+    }
+    fx_rmtree(dir);
+    free(dir);
+    fx_redis_stop(r);
+}
+
 /* 8 hosts of 32 pages, two processes at --delay 100: once host 3 has had
  * a few requests, `crawler block --host` it; the crawl goes on to its end. */
 Test(block, no_request_reaches_a_blocked_host_5s_after_the_command_and_the_crawl_ends,

@@ -29,6 +29,7 @@
 #include "frontier.h"
 #include "keys.h" /* FRONTIER_KEY_PREFIX_HELP */
 #include "parser.h"
+#include "scope.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -392,6 +393,16 @@ static int block_name(const char *cmd, const control_opts_t *o, char *buf, size_
     return ok ? 0 : -1;
 }
 
+/* 1 if d is a public suffix ("com", "co.uk", an unknown top-level name):
+ * a name under it is its own registered domain (libpsl's rule). */
+static int public_suffix(const char *d)
+{
+    char child[300], reg[300];
+    if (snprintf(child, sizeof child, "x.%s", d) >= (int)sizeof child)
+        return 0;
+    return scope_registrable_domain(child, reg, sizeof reg) > 0 && !strcmp(reg, child);
+}
+
 static int block_cmd(const cli_cmd_t *cmd, int change, int argc, char **argv)
 {
     control_opts_t o = {0};
@@ -434,6 +445,11 @@ static int block_cmd(const cli_cmd_t *cmd, int change, int argc, char **argv)
                    dropped == 1 ? "" : "s");
         printf("\n");
         print_blocks(rc, r, o.crawl, &b);
+        if (change > 0 && o.domain && public_suffix(name))
+            fprintf(stderr,
+                    "crawler block: note: %s is a public suffix, not one registered domain: "
+                    "every host under it is blocked\n",
+                    name);
     }
     frontier_blocks_free(&b);
     redisFree(rc);
