@@ -243,6 +243,26 @@ Test(order, a_seeds_file_priority_puts_its_url_first, .timeout = 60)
  * <priority> above 0.5) go ahead of their host's queue, on the page's
  * shard and on another shard alike (2 shards: the other shard's links go
  * as an offer). */
+/* Claims until url comes, releasing every other URL claimed (bounded); its item. */
+static frontier_item_t claim_only(env_t *e, const char *url)
+{
+    frontier_item_t it[8], got = {0};
+    size_t n = 0;
+    for (int round = 0; round < 50 && !got.url; round++) {
+        cr_assert_eq(claim_wait(e->f, 8, it, &n), FRONTIER_READY);
+        for (size_t i = 0; i < n; i++) {
+            if (!got.url && !strcmp(it[i].url, url)) {
+                got = it[i];
+                continue;
+            }
+            cr_assert_eq(frontier_release(e->f, &it[i], 1), 0);
+            frontier_item_clear(&it[i]);
+        }
+    }
+    cr_assert_not_null(got.url, "%s was never claimed", url);
+    return got;
+}
+
 static void links_marked_first_lead(unsigned shards)
 {
     env_t e;
@@ -255,19 +275,7 @@ static void links_marked_first_lead(unsigned shards)
     cr_assert_eq(seed_urls(e.f, seeds, 4, 0), 4);
     frontier_item_t it[8];
     size_t n = 0, got = 0;
-    frontier_item_t sm = {0};
-    for (int round = 0; round < 50 && !sm.url; round++) { /* the sitemap, leaving the rest */
-        cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
-        for (size_t i = 0; i < n; i++) {
-            if (!strcmp(it[i].url, "http://m.test/sitemap.xml")) {
-                sm = it[i];
-                continue;
-            }
-            cr_assert_eq(frontier_release(e.f, &it[i], 1), 0);
-            frontier_item_clear(&it[i]);
-        }
-    }
-    cr_assert_not_null(sm.url);
+    frontier_item_t sm = claim_only(&e, "http://m.test/sitemap.xml");
     const char *links[] = {"http://q.test/new", "http://q.test/top", "http://r.test/top",
                            "http://r.test/new"};
     const unsigned char first[] = {0, 1, 1, 0};
@@ -330,20 +338,8 @@ Test(order, links_marked_first_keep_their_pages_order)
     env_start(&e, &cfg);
     const char *seeds[] = {"http://m.test/sitemap.xml", "http://q.test/old"};
     cr_assert_eq(seed_urls(e.f, seeds, 2, 0), 2);
-    frontier_item_t it[32], sm = {0};
+    frontier_item_t it[32], sm = claim_only(&e, "http://m.test/sitemap.xml");
     size_t n = 0;
-    for (int round = 0; round < 50 && !sm.url; round++) { /* the sitemap, leaving the rest */
-        cr_assert_eq(claim_wait(e.f, 8, it, &n), FRONTIER_READY);
-        for (size_t i = 0; i < n; i++) {
-            if (!strcmp(it[i].url, "http://m.test/sitemap.xml")) {
-                sm = it[i];
-                continue;
-            }
-            cr_assert_eq(frontier_release(e.f, &it[i], 1), 0);
-            frontier_item_clear(&it[i]);
-        }
-    }
-    cr_assert_not_null(sm.url);
     char urls[24][40];
     const char *links[24];
     unsigned char first[24];
