@@ -199,14 +199,17 @@ local function finish(KEYS, ARGV)
   local quota
   maxp, quota = allotment(maxp, credit)
   local held, lost = take_leases(toks, np, w0, nforeign)
-  local hosts, dec, ok, tg, ips = {}, {}, {}, {}, {}
+  local hosts, dec, ok, tg, ips = {}, {}, {}, {}, nil -- (ips: only with per-IP politeness)
   for x = HOSTS + 1, HOSTS + HOST_ARGS * nh, HOST_ARGS do
     local h = ARGV[x]
     hosts[#hosts + 1] = h; dec[h] = tonumber(ARGV[x + 1]); tg[h] = tonumber(ARGV[x + 3])
     if ARGV[x + 2] == '1' then ok[#ok + 1] = h end
-    if ARGV[x + 4] ~= '' then ips[#ips + 1] = h; ips[#ips + 1] = nows .. ' ' .. ARGV[x + 4] end
+    if ARGV[x + 4] ~= '' then
+      ips = ips or {}
+      ips[#ips + 1] = h; ips[#ips + 1] = nows .. ' ' .. ARGV[x + 4]
+    end
   end
-  if #ips > 0 then redis.call('HSET', K.HOSTIP, unpack(ips)) end
+  if ips then redis.call('HSET', K.HOSTIP, unpack(ips)) end
   local corr = false
   if lost > 0 then corr, ok = take_back(ARGV[OUTCOMES], held, toks, dec) end
   local wk = unlease_hosts(hosts, dec, tg, per_host, delay, maxd)
