@@ -124,6 +124,8 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
         return CRAWL_EINVAL;
     uint64_t n = params->capacity ? params->capacity : BLOOM_DEFAULT_CAPACITY;
     double p = params->fp_rate != 0.0 ? params->fp_rate : BLOOM_DEFAULT_FP_RATE;
+    if (params->growth > 1.0) /* layer 0 of a filter that grows (bloom_layer_size) */
+        p *= 1.0 - BLOOM_TIGHTENING;
     uint64_t max_bb = params->block_bits ? params->block_bits : BLOOM_MAX_BLOCK_BITS;
     if (max_bb < 8 || max_bb > BLOOM_MAX_BLOCK_BITS || max_bb % 8 != 0)
         return CRAWL_EINVAL;

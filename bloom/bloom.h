@@ -22,6 +22,8 @@
  * redisContext.  The handle borrows the redisContext; the caller keeps it open
  * for the handle's lifetime and closes it afterwards.
  *
+ * A filter may grow: see "layers" below.
+ *
  * Errors: functions that can fail return 0 or a negative CRAWL_E* code;
  * crawl_strerror() turns it into text.  A failed call leaves the filter in
  * Redis unchanged or partially updated only by whole items (an item is either
@@ -65,6 +67,12 @@ struct redisContext;
 #define BLOOM_CREATE_LEASE_MS 30000
 /* How long bloom_open waits for another process's creation to finish. */
 #define BLOOM_CREATE_WAIT_MS 120000
+/* Layers (a filter that grows; see "layers" below). */
+#define BLOOM_DEFAULT_GROWTH 2.0 /* the crawler's default: each layer twice the last */
+#define BLOOM_MAX_GROWTH 16.0
+#define BLOOM_TIGHTENING 0.8   /* layer j's rate: p (1 - t) t^j */
+#define BLOOM_MAX_LAYERS 64    /* layers of one filter */
+#define BLOOM_PREPARE_FILL 0.9 /* the next layer is created past this share of the newest's */
 
 /* Error codes this module returns (errors.h, the project's one error
  * space; crawl_strerror() gives the text):
@@ -108,6 +116,11 @@ typedef struct bloom_params {
      * and in all (NULL: none); ud is passed through. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
+    double growth; /* creation: > 1, a filter that grows (see "layers" below):
+                      each new layer this many times the last one's capacity,
+                      at most BLOOM_MAX_GROWTH; 0: a fixed filter */
+    int no_wait;   /* creation: while another process creates the filter,
+                      fail at once (CRAWL_EBLOOM) instead of waiting for it */
 } bloom_params_t;
 
 /* The geometry stored in Redis.  m == blocks * block_bits. */
@@ -256,6 +269,15 @@ typedef struct bloom_info {
     double est_fp_rate;     /* (X/m)^k */
     uint64_t cache_hits;    /* this handle's local cache hits */
     uint64_t cache_entries; /* slots of this handle's local cache (0: disabled) */
+    /* A filter that grows: the fields above are layer 0's but for
+     * redis_bytes (all layers); per layer: */
+    uint32_t layers;                        /* published layers (1: fixed or not grown) */
+    double growth;                          /* 0: a fixed filter */
+    double fp_target;                       /* p of the whole (0: not recorded) */
+    uint64_t layer_items[BLOOM_MAX_LAYERS]; /* items each holds (meta n<j>, added) */
+    uint64_t layer_capacity[BLOOM_MAX_LAYERS];
+    double layer_fp[BLOOM_MAX_LAYERS]; /* each one's rate at its items */
+    double whole_fp;                   /* 1 - prod(1 - layer_fp) */
 } bloom_info_t;
 /* Reads the counters above in one pipelined round trip.  Errors as
  * bloom_add_many. */
@@ -298,6 +320,63 @@ int bloom_full_message(const bloom_fill_t *f, uint64_t more, char *buf, size_t b
 /* The capacity the filter was created for, as its meta hash records it (0
  * if it does not).  No Redis access. */
 uint64_t bloom_capacity(const bloom_t *b);
+
+/* ---- layers: a filter that grows (Almeida et al., "Scalable Bloom Filters") --
+ * A filter created with params.growth > 1 is a stack of plain filters, its
+ * layers: layer 0 is NAME itself, layer j >= 1 the filter "NAME:L<j>".
+ * Layer j is made for capacity n0 * growth^j and rate p * (1 - t) * t^j (t =
+ * BLOOM_TIGHTENING), so the rate of the whole, 1 - prod(1 - p_j), stays
+ * below p however many layers there are.  Layer 0's meta hash keeps the
+ * stack's state: growth, fp_target (p), layers (how many are published),
+ * added (items in the newest layer), full_at (the newest layer's capacity),
+ * and n<j>, the items layer j held when the next one was published.
+ *
+ * An item is in the filter when all its bits are set in some layer; an item
+ * is added to the newest layer only, after the older ones (frozen once a
+ * newer one is published: nothing writes them again) said it is not there.
+ * Every adder names the layer count it knows; the atomic add refuses a stale
+ * count (CRAWL_ESTALE: read the layers again and check the one that just
+ * froze), so of several racing adders of one item exactly one is told
+ * "new", across a publication too.  The add also publishes: a call that
+ * would take the newest layer past its capacity while the next layer is
+ * already created publishes it and refuses (CRAWL_ESTALE); when the next
+ * one is not there yet and the newest is full, it refuses with CRAWL_EFULL.
+ * Adders create the next layer ahead (bloom_prepare) once the newest holds
+ * BLOOM_PREPARE_FILL of its capacity: the same creation as bloom_open's (a
+ * claim, Redis' free memory checked, blocks in steps), so a layer that does
+ * not fit is refused with CRAWL_ENOROOM and nothing is published.  The
+ * caller's local cache serves every layer. */
+
+/* Capacity and rate of layer j of a filter made for n0 at p growing by
+ * growth (> 1).  CRAWL_EINVAL for bad arguments or a capacity past
+ * BLOOM_MAX_CAPACITY * 1000.  Pure. */
+int bloom_layer_size(uint64_t n0, double p, double growth, uint32_t j, uint64_t *n, double *pj);
+/* The growth factor of the filter (0: a fixed filter, one layer forever). */
+double bloom_growth(const bloom_t *b);
+/* Published layers the handle knows (1 for a fixed filter). */
+uint32_t bloom_layers(const bloom_t *b);
+/* Layer j's handle (j < bloom_layers(b); layer 0 is b itself): its
+ * geometry, probes and block keys are the layer's own.  Owned by b. */
+bloom_t *bloom_layer(bloom_t *b, uint32_t j);
+/* The layer count and the newest layer's load as last read or answered. */
+uint64_t bloom_newest_added(const bloom_t *b);
+uint64_t bloom_newest_capacity(const bloom_t *b);
+/* Reads the layer count (and the newest's load) again from layer 0's meta
+ * on rc (NULL: the handle's own) and opens the layers published since, on
+ * it.  1 if the count changed, 0 if not, or a negative code. */
+int bloom_refresh(bloom_t *b, struct redisContext *rc);
+/* Creates the next layer (bloom_layers(b)) unless it exists, on rc (NULL:
+ * the handle's own), without waiting for another creator of it (0 then:
+ * it is under way).  0, or CRAWL_ENOROOM (it does not fit: the filter
+ * cannot grow; the message says how many bytes it needs), CRAWL_EINVAL (a
+ * fixed filter, or BLOOM_MAX_LAYERS reached), or another code. */
+int bloom_prepare(bloom_t *b, struct redisContext *rc);
+/* 1 if the newest layer is past BLOOM_PREPARE_FILL of its capacity (by the
+ * handle's last reading), so that bloom_prepare is due. */
+int bloom_prepare_due(const bloom_t *b);
+/* The rate of the whole now: 1 - prod over layers of (1 - rate of layer j
+ * at its items), from the counts in info (bloom_info fills them). */
+double bloom_layers_fp(const bloom_t *b, const uint64_t *items, uint32_t n);
 
 /* Deletes the filter's keys (meta and every block it names) in one DEL.
  * 0 also when there was no filter; CRAWL_EWRONGTYPE if "<name>:meta" is not

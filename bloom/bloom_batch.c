@@ -302,8 +302,8 @@ static int run_round(bloom_t *b, const char *const *items, const size_t *lens, s
     return read_round(b, np, res, write);
 }
 
-static int run_batch(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                     uint8_t *res, int write)
+int bloom_batch_plain(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                      uint8_t *res, int write)
 {
     if (!b || (n && (!items || !res)))
         return CRAWL_EINVAL;
@@ -322,13 +322,18 @@ static int run_batch(bloom_t *b, const char *const *items, const size_t *lens, s
 int bloom_add_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                    uint8_t *is_new)
 {
-    return run_batch(b, items, lens, n, is_new, 1);
+    if (b && b->growth > 1.0)
+        return bloom_layers_add(b, items, lens, n, is_new);
+    return bloom_batch_plain(b, items, lens, n, is_new, 1);
 }
 
 int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                         uint8_t *present)
 {
-    return run_batch(b, items, lens, n, present, 0);
+    int rc = bloom_batch_plain(b, items, lens, n, present, 0);
+    if (rc < 0 || bloom_layers(b) == 1)
+        return rc;
+    return bloom_layers_contains(b, items, lens, n, present);
 }
 
 /* ---- the cache's public face ------------------------------------------------- */
@@ -430,6 +435,8 @@ int bloom_info(bloom_t *b, bloom_info_t *out)
     in.est_fp_rate = pow(in.fill, k);
     in.cache_hits = b->cache.hits;
     in.cache_entries = b->cc->nbuckets * BLOOM_CACHE_WAYS;
+    if ((rc = bloom_layers_info(b, &in)) < 0)
+        return rc;
     *out = in;
     return 0;
 }

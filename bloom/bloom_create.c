@@ -201,7 +201,8 @@ static int write_meta(bloom_t *b, const bloom_create_t *c)
     bloom_buf_t *o = &b->out;
     o->len = 0;
     o->oom = 0;
-    bloom_buf_array(o, 6 + 18);
+    int grows = pp->growth > 1.0;
+    bloom_buf_array(o, 6 + 18 + (grows ? 10 : 0));
     buf_str(o, "EVAL");
     bloom_buf_bulk(o, FINISH_SCRIPT, sizeof FINISH_SCRIPT - 1);
     buf_str(o, "2");
@@ -220,10 +221,26 @@ static int write_meta(bloom_t *b, const bloom_create_t *c)
     buf_num(o, BLOOM_FORMAT_VERSION);
     buf_str(o, "capacity");
     buf_num(o, pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY);
+    double fp = pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE;
     char p[32];
-    snprintf(p, sizeof p, "%.17g", pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE);
+    snprintf(p, sizeof p, "%.17g", grows ? fp * (1.0 - BLOOM_TIGHTENING) : fp);
     buf_str(o, "fp_rate");
     buf_str(o, p);
+    if (grows) { /* layer 0 of a filter that grows: the stack's state (bloom_layers.c) */
+        char gs[32], ts[32];
+        snprintf(gs, sizeof gs, "%.17g", pp->growth);
+        snprintf(ts, sizeof ts, "%.17g", fp);
+        buf_str(o, "growth");
+        buf_str(o, gs);
+        buf_str(o, "fp_target");
+        buf_str(o, ts);
+        buf_str(o, "layers");
+        buf_str(o, "1");
+        buf_str(o, "added");
+        buf_str(o, "0");
+        buf_str(o, "full_at");
+        buf_num(o, pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY);
+    }
     redisReply *r;
     int rc = roundtrip(b, &r);
     if (rc < 0)

@@ -50,8 +50,40 @@ struct bloom {
     uint32_t *pending;    /* indices of the items sent in the current round trip */
     uint64_t *fps;        /* their fingerprints */
     bloom_hash_t *hashes; /* the round's item hashes (BLOOM_BATCH_ITEMS) */
+    /* layers (bloom_layers.c), from layer 0's meta; a layer's own handle
+     * has growth 0 and nlayers 1 */
+    double growth;                     /* > 1: a filter that grows; 0: fixed */
+    double fp_target;                  /* p of the whole */
+    uint32_t nlayers;                  /* published layers, >= 1 */
+    bloom_t **layer;                   /* [nlayers]: layer[0] = this handle, the others owned */
+    uint64_t added;                    /* items in the newest layer */
+    uint64_t full_at;                  /* the newest layer's capacity */
+    uint64_t frozen[BLOOM_MAX_LAYERS]; /* n<j>: items of layer j when it froze */
+    uint32_t prepared;                 /* the next layer, once this handle created it */
     char errmsg[512];
 };
+
+/* Parses one layer field of layer 0's meta hash (growth, fp_target, layers,
+ * added, full_at, n<j>) into b: 1 if it was one, 0 if not (bloom_open.c's
+ * parser then tries the others), a negative code if its value is bad. */
+int bloom_layers_field(bloom_t *b, const char *field, const char *value, size_t len);
+/* After layer 0 is open: opens layers 1..nlayers-1 on b->rc.  0 or a code. */
+int bloom_layers_open(bloom_t *b);
+/* Frees the layer handles (not b).  Accepts b without layers. */
+void bloom_layers_close(bloom_t *b);
+/* The layered test-and-add of bloom_add_many (b grows).  Same contract. */
+int bloom_layers_add(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                     uint8_t *is_new);
+/* The plain batch over this one filter (bloom_batch.c): write 1 test-and-
+ * add, 0 contains; the local cache as bloom_add_many's. */
+int bloom_batch_plain(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                      uint8_t *res, int write);
+/* Fills in's layer fields (bloom_info, after layer 0's own). */
+int bloom_layers_info(bloom_t *b, bloom_info_t *in);
+/* Layers 1.. for the items layer 0 did not hold (present[i] 0), setting
+ * present[i] (bloom_contains_many when b has several layers). */
+int bloom_layers_contains(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                          uint8_t *present);
 
 bloom_hash_t bloom_hash_item(const bloom_t *b, const char *item, size_t len);
 /* Block and k positions from a hash (see bloom.h for the bit layout). */

@@ -119,6 +119,9 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
         b->fp_rate = strtod(v->str, NULL);
         return 0;
     }
+    int lrc = bloom_layers_field(b, f->str, v->str, v->len);
+    if (lrc != 0)
+        return lrc < 0 ? lrc : 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(f->str, names[i]) != 0)
             continue;
@@ -360,6 +363,9 @@ static int open_or_create(bloom_t *b, const bloom_geometry_t *want, const bloom_
         if (waited > 0)
             nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000L}, NULL);
         rc = run_open_script(b, &c, &state);
+        if (rc == 0 && state == OPEN_BUSY && pp && pp->no_wait)
+            rc = bloom_fail(b, CRAWL_EBLOOM, "filter '%s' is being created by another process",
+                            b->name);
         if (rc == 0 && state == OPEN_BUSY && waited >= BLOOM_CREATE_WAIT_MS)
             rc = bloom_fail(b, CRAWL_EBLOOM,
                             "filter '%s' is still being created by another process after %d s "
@@ -372,6 +378,12 @@ static int open_or_create(bloom_t *b, const bloom_geometry_t *want, const bloom_
             b->geo = *want;
             b->capacity = pp->capacity ? pp->capacity : BLOOM_DEFAULT_CAPACITY;
             b->fp_rate = pp->fp_rate != 0.0 ? pp->fp_rate : BLOOM_DEFAULT_FP_RATE;
+            if (pp->growth > 1.0) {
+                b->growth = pp->growth;
+                b->fp_target = b->fp_rate;
+                b->fp_rate *= 1.0 - BLOOM_TIGHTENING;
+                b->full_at = b->capacity;
+            }
             *created = 1;
         }
     }
@@ -474,10 +486,12 @@ static int open_checks(bloom_t *b, const bloom_params_t *params)
     int created = 0;
     rc = open_or_create(b, create ? &want : NULL, params, &created);
     if (rc < 0 || created)
-        return rc;
+        return rc < 0 ? rc : bloom_layers_open(b);
     if (create && (rc = compare_geometry(b, &want, params)) < 0)
         return rc;
-    return check_blocks(b);
+    if ((rc = check_blocks(b)) < 0)
+        return rc;
+    return bloom_layers_open(b);
 }
 
 bloom_t *bloom_open(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
@@ -532,6 +546,7 @@ void bloom_close(bloom_t *b)
 {
     if (!b)
         return;
+    bloom_layers_close(b);
     bloom_cache_free(&b->cache);
     bloom_buf_free(&b->out);
     free(b->pending);

@@ -29,6 +29,7 @@ static const char *const texts[] = {
     [-CRAWL_ENOROOM] = "not enough free memory in Redis (maxmemory) for it",
     [-CRAWL_EFULL] = "the visited set (Bloom filter) is full: its capacity is reached",
     [-CRAWL_EINTR] = "interrupted by a signal",
+    [-CRAWL_ESTALE] = "the visited set gained a layer meanwhile: the call must be built again",
 };
 
 const char *crawl_strerror(int err)

@@ -32,9 +32,10 @@ typedef enum crawl_err {
     CRAWL_ENOROOM = -19,   /* Redis lacks the free memory (under maxmemory) for it */
     CRAWL_EFULL = -20,     /* the crawl's Bloom filter reached its capacity (it cannot grow) */
     CRAWL_EINTR = -21,     /* stopped by a signal (SIGINT, SIGTERM, SIGHUP) before the end */
+    CRAWL_ESTALE = -22,    /* the Bloom filter gained a layer since the call was built */
 } crawl_err_t;
 
-#define CRAWL_ERR_MIN CRAWL_EINTR /* the most negative code */
+#define CRAWL_ERR_MIN CRAWL_ESTALE /* the most negative code */
 
 /* Text of an error code (a static string; "unknown error" for a code not
  * listed above). */

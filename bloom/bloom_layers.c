@@ -1,0 +1,593 @@
+/*
+ * bloom_layers.c -- a filter that grows: its layers, the next one created
+ * ahead of need, and the layered test-and-add.
+ *
+ * DESIGN (bloom.h, "layers", says what a caller sees)
+ * Layer 0 is the filter NAME; layer j >= 1 is the plain filter "NAME:L<j>",
+ * created by bloom_open with capacity n0 g^j, rate p (1 - t) t^j and seed
+ * layer 0's plus j, so its bits are independent of the other layers'.
+ * Layer 0's meta hash holds the stack's state -- growth, fp_target, layers
+ * (published), added (items in the newest), full_at (the newest's
+ * capacity), n<j> (what layer j held when it froze) -- written at creation
+ * (bloom_create.c), then only by ADD_SCRIPT below and by frontier/'s offer
+ * scripts, which follow the same rule (frontier/lua/offer.lua).
+ *
+ * Test-and-add of a batch (bloom_layers_add), per round: (1) the local
+ * cache; (2) each frozen layer, read only (bloom_contains_many on its
+ * handle; a frozen layer is never written again, so this needs no
+ * atomicity); (3) the rest, in ONE ADD_SCRIPT on the newest layer: it
+ * refuses a stale layer count, publishes the next layer when this call
+ * would pass the newest's capacity and the next one exists, refuses when
+ * the newest is full and the next does not exist, else sets each item's
+ * bits (BITFIELD: an item is new iff one of its old bits was 0) and adds
+ * the new ones to `added`.  On CRAWL_ESTALE the handle reads the layers
+ * again and checks the layer that froze; on CRAWL_EFULL it creates the next
+ * layer (or waits for its creator).  Rounds are cut to the room the newest
+ * layer has, so a publication leaves it just under its capacity.
+ *
+ * Keys: NAME:meta (HMGET, HGET, HSET, HINCRBY), NAME:L<j>:meta and
+ * NAME:L<j>:b:<i> (bloom_open.c, bloom_batch.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "bloom_internal.h"
+
+/* KEYS[1] layer 0's meta, KEYS[2] the next layer's meta, KEYS[3..] block
+ * keys of the newest layer.  ARGV[1] the layer count the caller knows,
+ * ARGV[2] k, then per item: its block key's index in KEYS and k offsets.
+ * Returns {one '0'/'1' an item (1: new), added after the call}, or the
+ * errors BLOOMSTALE <layers> and BLOOMFULL <layers> before any write. */
+static const char ADD_SCRIPT[] =
+    "local m = redis.call('HMGET', KEYS[1], 'layers', 'added', 'full_at')\n"
+    "local layers = tonumber(m[1]) or 1\n"
+    "local added, full = tonumber(m[2]) or 0, tonumber(m[3]) or 0\n"
+    "if layers ~= tonumber(ARGV[1]) then return redis.error_reply('BLOOMSTALE ' .. layers) end\n"
+    "local k = tonumber(ARGV[2])\n"
+    "local n = (#ARGV - 2) / (k + 1)\n"
+    "if added + n > full then\n"
+    "  local cap = redis.call('HGET', KEYS[2], 'capacity')\n"
+    "  if cap then\n"
+    "    redis.call('HSET', KEYS[1], 'layers', layers + 1, 'added', 0, 'full_at', cap,\n"
+    "               'n' .. (layers - 1), added)\n"
+    "    return redis.error_reply('BLOOMSTALE ' .. (layers + 1))\n"
+    "  end\n"
+    "  if added >= full then return redis.error_reply('BLOOMFULL ' .. layers) end\n"
+    "end\n"
+    "local out, new, i, cmd = {}, 0, 3, {}\n"
+    "for x = 1, k do cmd[4*x-3], cmd[4*x-2], cmd[4*x] = 'SET', 'u1', '1' end\n"
+    "for j = 1, n do\n"
+    "  for x = 1, k do cmd[4*x-1] = ARGV[i + x] end\n"
+    "  local old = redis.call('BITFIELD', KEYS[tonumber(ARGV[i])], unpack(cmd, 1, 4 * k))\n"
+    "  local fresh = '0'\n"
+    "  for x = 1, k do if old[x] == 0 then fresh = '1'; break end end\n"
+    "  if fresh == '1' then new = new + 1 end\n"
+    "  out[j] = fresh\n"
+    "  i = i + k + 1\n"
+    "end\n"
+    "if new > 0 then redis.call('HINCRBY', KEYS[1], 'added', new) end\n"
+    "return {table.concat(out), added + new}\n";
+
+#define WAIT_STEP_MS 20 /* while another process creates the next layer */
+
+int bloom_layer_size(uint64_t n0, double p, double growth, uint32_t j, uint64_t *n, double *pj)
+{
+    if (n0 == 0 || !(p > 0.0 && p < 1.0) || !(growth > 1.0 && growth <= BLOOM_MAX_GROWTH) ||
+        j >= BLOOM_MAX_LAYERS)
+        return CRAWL_EINVAL;
+    double nd = ceil((double)n0 * pow(growth, (double)j));
+    if (!(nd <= (double)BLOOM_MAX_CAPACITY * 1000.0))
+        return CRAWL_EINVAL;
+    *n = (uint64_t)nd;
+    *pj = p * (1.0 - BLOOM_TIGHTENING) * pow(BLOOM_TIGHTENING, (double)j);
+    return 0;
+}
+
+static int field_u64(const char *v, size_t len, uint64_t *out)
+{
+    char *end;
+    if (len == 0 || len > 20 || v[0] < '0' || v[0] > '9')
+        return -1;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end != v + len)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+int bloom_layers_field(bloom_t *b, const char *field, const char *value, size_t len)
+{
+    uint64_t v = 0;
+    if (!strcmp(field, "growth") || !strcmp(field, "fp_target")) {
+        char *end;
+        double d = strtod(value, &end);
+        int ok = end == value + len &&
+                 (field[0] == 'g' ? d > 1.0 && d <= BLOOM_MAX_GROWTH : d > 0.0 && d < 1.0);
+        if (!ok)
+            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %s = '%.40s' is out of range",
+                              b->name, field, value);
+        *(field[0] == 'g' ? &b->growth : &b->fp_target) = d;
+        return 1;
+    }
+    int which = !strcmp(field, "layers")                                ? 1
+                : !strcmp(field, "added")                               ? 2
+                : !strcmp(field, "full_at")                             ? 3
+                : field[0] == 'n' && field[1] >= '0' && field[1] <= '9' ? 4
+                                                                        : 0;
+    if (!which)
+        return 0;
+    if (field_u64(value, len, &v) < 0)
+        return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %s = '%.40s' is not a number", b->name,
+                          field, value);
+    if (which == 1) {
+        if (v < 1 || v > BLOOM_MAX_LAYERS)
+            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %llu layers", b->name,
+                              (unsigned long long)v);
+        b->nlayers = (uint32_t)v;
+    } else if (which == 2) {
+        b->added = v;
+    } else if (which == 3) {
+        b->full_at = v;
+    } else {
+        uint64_t j;
+        if (field_u64(field + 1, strlen(field + 1), &j) == 0 && j < BLOOM_MAX_LAYERS)
+            b->frozen[j] = v;
+    }
+    return 1;
+}
+
+static int layer_name(const bloom_t *b, uint32_t j, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s:L%u", b->name, j);
+    return n > 0 && (size_t)n < len ? 0 : CRAWL_EINVAL;
+}
+
+/* The params layer j is created with (its capacity, rate and seed). */
+static int layer_params(const bloom_t *b, uint32_t j, bloom_params_t *p)
+{
+    uint64_t n;
+    double pj;
+    int rc = bloom_layer_size(b->capacity, b->fp_target, b->growth, j, &n, &pj);
+    if (rc < 0)
+        return rc;
+    *p = (bloom_params_t){.capacity = n,
+                          .fp_rate = pj,
+                          .seed = b->geo.seed + j,
+                          .cache_bytes = SIZE_MAX,
+                          .no_wait = 1};
+    return 0;
+}
+
+/* Opens layers [b->nlayers known .. want) on rc into b->layer. */
+static int open_layers(bloom_t *b, redisContext *rc, uint32_t have, uint32_t want)
+{
+    bloom_t **v = realloc(b->layer, want * sizeof *v);
+    if (!v)
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    b->layer = v;
+    v[0] = b;
+    for (uint32_t j = have ? have : 1; j < want; j++) {
+        char name[BLOOM_MAX_NAME + 16], msg[400] = "";
+        int err = 0;
+        if (layer_name(b, j, name, sizeof name) < 0)
+            return bloom_fail(b, CRAWL_EINVAL, "filter name too long for a layer");
+        bloom_params_t p = {.cache_bytes = SIZE_MAX};
+        v[j] = bloom_open(rc, name, &p, &err, msg, sizeof msg);
+        if (!v[j])
+            return bloom_fail(b, err ? err : CRAWL_EBLOOM, "layer %u of '%s': %s", j, b->name, msg);
+        b->nlayers = j + 1;
+    }
+    b->nlayers = want;
+    return 0;
+}
+
+int bloom_layers_open(bloom_t *b)
+{
+    if (b->nlayers == 0)
+        b->nlayers = 1;
+    if (b->growth <= 1.0)
+        return 0;
+    uint32_t want = b->nlayers;
+    b->nlayers = 1;
+    return open_layers(b, b->rc, 0, want);
+}
+
+void bloom_layers_close(bloom_t *b)
+{
+    if (!b->layer)
+        return;
+    for (uint32_t j = 1; j < b->nlayers; j++)
+        bloom_close(b->layer[j]);
+    free(b->layer);
+    b->layer = NULL;
+}
+
+double bloom_growth(const bloom_t *b)
+{
+    return b->growth;
+}
+
+uint32_t bloom_layers(const bloom_t *b)
+{
+    return b->nlayers ? b->nlayers : 1;
+}
+
+bloom_t *bloom_layer(bloom_t *b, uint32_t j)
+{
+    if (j == 0)
+        return b;
+    return b->layer && j < b->nlayers ? b->layer[j] : NULL;
+}
+
+uint64_t bloom_newest_added(const bloom_t *b)
+{
+    return b->added;
+}
+
+uint64_t bloom_newest_capacity(const bloom_t *b)
+{
+    return b->growth > 1.0 ? b->full_at : b->capacity;
+}
+
+int bloom_prepare_due(const bloom_t *b)
+{
+    return b->growth > 1.0 && b->nlayers < BLOOM_MAX_LAYERS && b->prepared != b->nlayers &&
+           (double)b->added >= BLOOM_PREPARE_FILL * (double)b->full_at;
+}
+
+int bloom_refresh(bloom_t *b, redisContext *rc)
+{
+    if (!rc)
+        rc = b->rc;
+    if (b->growth <= 1.0)
+        return 0;
+    char mkey[BLOOM_MAX_NAME + 8];
+    snprintf(mkey, sizeof mkey, "%s:meta", b->name);
+    bloom_sigpipe_t g;
+    bloom_sigpipe_block(&g);
+    redisReply *r = redisCommand(rc, "HMGET %s layers added full_at", mkey);
+    bloom_sigpipe_restore(&g);
+    if (!r)
+        return bloom_fail(b, CRAWL_EREDIS, "Redis connection failed: %s",
+                          rc->err ? rc->errstr : "no reply");
+    uint64_t v[3] = {0, 0, 0};
+    int bad = r->type != REDIS_REPLY_ARRAY || r->elements != 3;
+    for (size_t i = 0; !bad && i < 3; i++)
+        bad = r->element[i]->type != REDIS_REPLY_STRING ||
+              field_u64(r->element[i]->str, r->element[i]->len, &v[i]) < 0;
+    freeReplyObject(r);
+    if (bad || v[0] < 1 || v[0] > BLOOM_MAX_LAYERS || v[0] < b->nlayers)
+        return bloom_fail(b, CRAWL_ECORRUPT,
+                          "meta of '%s': its layer fields are gone or went back (the filter was "
+                          "deleted or replaced)",
+                          b->name);
+    b->added = v[1];
+    b->full_at = v[2];
+    if (v[0] == b->nlayers)
+        return 0;
+    int rc2 = open_layers(b, rc, b->nlayers, (uint32_t)v[0]);
+    return rc2 < 0 ? rc2 : 1;
+}
+
+int bloom_prepare(bloom_t *b, redisContext *rc)
+{
+    if (!rc)
+        rc = b->rc;
+    if (b->growth <= 1.0)
+        return bloom_fail(b, CRAWL_EINVAL, "filter '%s' does not grow", b->name);
+    uint32_t j = b->nlayers;
+    if (j >= BLOOM_MAX_LAYERS)
+        return bloom_fail(b, CRAWL_EINVAL, "filter '%s' has %u layers, the most it may have",
+                          b->name, j);
+    bloom_params_t p;
+    char name[BLOOM_MAX_NAME + 16], msg[400] = "";
+    if (layer_params(b, j, &p) < 0 || layer_name(b, j, name, sizeof name) < 0)
+        return bloom_fail(b, CRAWL_EINVAL, "layer %u of '%s' is out of range", j, b->name);
+    int err = 0;
+    bloom_t *l = bloom_open(rc, name, &p, &err, msg, sizeof msg);
+    if (l) {
+        bloom_close(l);
+        b->prepared = j;
+        return 0;
+    }
+    if (err == CRAWL_EBLOOM && strstr(msg, "being created")) /* another process is on it */
+        return 0;
+    return bloom_fail(b, err, "the visited set cannot grow: layer %u (capacity %llu): %s", j,
+                      (unsigned long long)p.capacity, msg);
+}
+
+double bloom_layers_fp(const bloom_t *b, const uint64_t *items, uint32_t n)
+{
+    double keep = 1.0;
+    for (uint32_t j = 0; j < n && j < bloom_layers(b); j++) {
+        const bloom_t *l = j == 0 ? b : b->layer[j];
+        keep *= 1.0 - bloom_fp_estimate(&l->geo, items[j]);
+    }
+    return 1.0 - keep;
+}
+
+/* ---- the layered test-and-add ------------------------------------------------ */
+
+/* A round's items that Redis must answer: their pointers, lengths and
+ * places in the caller's arrays. */
+typedef struct round {
+    const char **item;
+    size_t *len;
+    uint32_t *at;
+    size_t n;
+    uint8_t *found;
+} round_t;
+
+/* Drops from r the items some frozen layer in [from, to) holds (is_new 0). */
+static int check_frozen(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *is_new)
+{
+    for (uint32_t j = from; j < to && r->n; j++) {
+        int rc = bloom_batch_plain(b->layer[j], r->item, r->len, r->n, r->found, 0);
+        if (rc < 0)
+            return bloom_fail(b, rc, "%s", bloom_errmsg(b->layer[j]));
+        size_t m = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            if (r->found[i]) {
+                is_new[r->at[i]] = 0;
+                bloom_cache_put(b->cc,
+                                bloom_fingerprint(bloom_hash_item(b, r->item[i], r->len[i])));
+                continue;
+            }
+            r->item[m] = r->item[i], r->len[m] = r->len[i], r->at[m++] = r->at[i];
+        }
+        r->n = m;
+    }
+    return 0;
+}
+
+/* The ADD_SCRIPT call for r's items on the newest layer; *reply is the
+ * caller's to free. */
+static int send_add(bloom_t *b, const round_t *r, redisReply **reply)
+{
+    bloom_t *top = b->layer ? b->layer[b->nlayers - 1] : b;
+    uint32_t k = top->geo.k;
+    uint32_t *blk = malloc(r->n * sizeof *blk), nb = 0;
+    uint64_t *offs = malloc(r->n * k * sizeof *offs);
+    uint32_t *keyof = malloc(r->n * sizeof *keyof);
+    if (!blk || !offs || !keyof) {
+        free(blk), free(offs), free(keyof);
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        bloom_probe_t pr;
+        bloom_probe(top, r->item[i], r->len[i], &pr);
+        uint32_t x = 0;
+        while (x < nb && blk[x] != pr.block)
+            x++;
+        if (x == nb)
+            blk[nb++] = pr.block;
+        keyof[i] = x;
+        memcpy(offs + i * k, pr.bit, k * sizeof *offs);
+    }
+    bloom_buf_t *o = &b->out;
+    o->len = 0;
+    o->oom = 0;
+    char num[32], next[BLOOM_MAX_NAME + 24];
+    bloom_buf_array(o, 3 + 2 + nb + 2 + r->n * (1 + k));
+    bloom_buf_bulk(o, "EVAL", 4);
+    bloom_buf_bulk(o, ADD_SCRIPT, sizeof ADD_SCRIPT - 1);
+    bloom_buf_bulk(o, num, (size_t)snprintf(num, sizeof num, "%u", 2 + nb));
+    bloom_buf_bulk(o, next, (size_t)snprintf(next, sizeof next, "%s:meta", b->name));
+    bloom_buf_bulk(o, next,
+                   (size_t)snprintf(next, sizeof next, "%s:L%u:meta", b->name, b->nlayers));
+    for (uint32_t x = 0; x < nb; x++)
+        bloom_buf_block_key(o, top, blk[x]);
+    bloom_buf_bulk(o, num, (size_t)snprintf(num, sizeof num, "%u", b->nlayers));
+    bloom_buf_bulk(o, num, (size_t)snprintf(num, sizeof num, "%u", k));
+    for (size_t i = 0; i < r->n; i++) {
+        bloom_buf_bulk(o, num, (size_t)snprintf(num, sizeof num, "%u", 3 + keyof[i]));
+        for (uint32_t x = 0; x < k; x++)
+            bloom_buf_bulk(
+                o, num,
+                (size_t)snprintf(num, sizeof num, "%llu", (unsigned long long)offs[i * k + x]));
+    }
+    free(blk), free(offs), free(keyof);
+    if (o->oom || redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    bloom_sigpipe_t g;
+    bloom_sigpipe_block(&g);
+    int ok = redisGetReply(b->rc, (void **)reply) == REDIS_OK && *reply;
+    bloom_sigpipe_restore(&g);
+    return ok ? 0 : bloom_fail_io(b);
+}
+
+/* Reads ADD_SCRIPT's answer into is_new: 0, CRAWL_ESTALE, CRAWL_EFULL or a
+ * failure. */
+static int read_add(bloom_t *b, const round_t *r, const redisReply *rep, uint8_t *is_new)
+{
+    if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "BLOOMSTALE", 10))
+        return CRAWL_ESTALE;
+    if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "BLOOMFULL", 9))
+        return CRAWL_EFULL;
+    if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "OOM"))
+        return bloom_fail(b, CRAWL_ENOROOM, "filter '%s': Redis is at its maxmemory: %.200s",
+                          b->name, rep->str);
+    if (rep->type == REDIS_REPLY_ERROR)
+        return bloom_fail(b, crawl_retry_reply(rep->str) ? CRAWL_EREDIS : CRAWL_EREPLY,
+                          "filter '%s': Redis answered %.200s", b->name, rep->str);
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_STRING || rep->element[0]->len != r->n ||
+        rep->element[1]->type != REDIS_REPLY_INTEGER || rep->element[1]->integer < 0)
+        return bloom_fail(b, CRAWL_EREPLY, "filter '%s': unexpected answer to a layered add",
+                          b->name);
+    for (size_t i = 0; i < r->n; i++) {
+        is_new[r->at[i]] = rep->element[0]->str[i] == '1';
+        bloom_cache_put(b->cc, bloom_fingerprint(bloom_hash_item(b, r->item[i], r->len[i])));
+    }
+    b->added = (uint64_t)rep->element[1]->integer;
+    return 0;
+}
+
+/* Waits for the next layer: creates it, or lets its creator finish. */
+static int wait_next(bloom_t *b, unsigned *waited)
+{
+    int rc = bloom_prepare(b, NULL);
+    if (rc < 0)
+        return rc;
+    if (*waited >= BLOOM_CREATE_WAIT_MS)
+        return bloom_fail(b, CRAWL_EBLOOM,
+                          "filter '%s': its next layer is still being created after %d s", b->name,
+                          BLOOM_CREATE_WAIT_MS / 1000);
+    if (*waited)
+        nanosleep(&(struct timespec){.tv_nsec = WAIT_STEP_MS * 1000000L}, NULL);
+    *waited += WAIT_STEP_MS;
+    rc = bloom_refresh(b, NULL);
+    return rc < 0 ? rc : 0;
+}
+
+/* One round's items in r: frozen layers, then the add on the newest. */
+static int add_round(bloom_t *b, round_t *r, uint8_t *is_new)
+{
+    uint32_t checked = 1; /* frozen layers [0, checked - 1) are checked */
+    unsigned waited = 0;
+    for (;;) {
+        if (b->nlayers - 1 > checked - 1) {
+            int rc = check_frozen(b, r, checked - 1, b->nlayers - 1, is_new);
+            if (rc < 0)
+                return rc;
+            checked = b->nlayers;
+        }
+        if (r->n == 0)
+            return 0;
+        redisReply *rep = NULL;
+        int rc = send_add(b, r, &rep);
+        if (rc == 0) {
+            rc = read_add(b, r, rep, is_new);
+            freeReplyObject(rep);
+        }
+        if (rc == CRAWL_ESTALE)
+            rc = bloom_refresh(b, NULL);
+        else if (rc == CRAWL_EFULL)
+            rc = wait_next(b, &waited);
+        else
+            return rc;
+        if (rc < 0)
+            return rc;
+    }
+}
+
+int bloom_layers_add(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                     uint8_t *is_new)
+{
+    if (!b || (n && (!items || !is_new)))
+        return CRAWL_EINVAL;
+    b->errmsg[0] = '\0';
+    if (b->rc->err)
+        return bloom_fail_io(b);
+    round_t r = {.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r.item),
+                 .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
+                 .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r.at),
+                 .found = malloc(BLOOM_BATCH_ITEMS)};
+    int rc = r.item && r.len && r.at && r.found ? 0 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n;) {
+        /* a round: at most the room the newest layer has (at least one item) */
+        uint64_t room = b->full_at > b->added ? b->full_at - b->added : 1;
+        size_t cap = room < BLOOM_BATCH_ITEMS ? (size_t)room : BLOOM_BATCH_ITEMS;
+        r.n = 0;
+        for (; i < n && r.n < cap; i++) {
+            size_t len = lens ? lens[i] : strlen(items[i]);
+            if (bloom_cache_has(b->cc, bloom_fingerprint(bloom_hash_item(b, items[i], len)))) {
+                b->cache.hits++;
+                is_new[i] = 0;
+                continue;
+            }
+            r.item[r.n] = items[i], r.len[r.n] = len, r.at[r.n++] = (uint32_t)i;
+        }
+        rc = add_round(b, &r, is_new);
+        if (rc == 0 && bloom_prepare_due(b) && bloom_prepare(b, NULL) == CRAWL_EREDIS)
+            rc = CRAWL_EREDIS; /* no room yet is not an error: the layer is not needed yet */
+    }
+    free(r.item), free(r.len), free(r.at), free(r.found);
+    return rc;
+}
+
+int bloom_layers_contains(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                          uint8_t *present)
+{
+    round_t r = {.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r.item),
+                 .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
+                 .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r.at),
+                 .found = malloc(BLOOM_BATCH_ITEMS)};
+    int rc = r.item && r.len && r.at && r.found ? 0 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n;) {
+        for (r.n = 0; i < n && r.n < BLOOM_BATCH_ITEMS; i++)
+            if (!present[i])
+                r.item[r.n] = items[i], r.len[r.n] = lens ? lens[i] : strlen(items[i]),
+                r.at[r.n++] = (uint32_t)i;
+        for (uint32_t j = 1; rc == 0 && j < b->nlayers && r.n; j++) {
+            if ((rc = bloom_batch_plain(b->layer[j], r.item, r.len, r.n, r.found, 0)) < 0) {
+                rc = bloom_fail(b, rc, "%s", bloom_errmsg(b->layer[j]));
+                break;
+            }
+            size_t m = 0;
+            for (size_t x = 0; x < r.n; x++) {
+                if (r.found[x]) {
+                    present[r.at[x]] = 1;
+                    bloom_cache_put(b->cc,
+                                    bloom_fingerprint(bloom_hash_item(b, r.item[x], r.len[x])));
+                    continue;
+                }
+                r.item[m] = r.item[x], r.len[m] = r.len[x], r.at[m++] = r.at[x];
+            }
+            r.n = m;
+        }
+    }
+    free(r.item), free(r.len), free(r.at), free(r.found);
+    return rc;
+}
+
+/* ---- info ---------------------------------------------------------------------- */
+
+int bloom_layers_info(bloom_t *b, bloom_info_t *in)
+{
+    in->layers = bloom_layers(b);
+    in->growth = b->growth;
+    in->fp_target = b->fp_target;
+    in->layer_items[0] = in->est_items > 0 && isfinite(in->est_items) ? (uint64_t)in->est_items : 0;
+    in->layer_capacity[0] = b->capacity;
+    if (b->growth <= 1.0) {
+        in->layer_fp[0] = in->whole_fp = in->est_fp_rate;
+        return 0;
+    }
+    int rc = bloom_refresh(b, NULL);
+    if (rc < 0)
+        return rc;
+    char mkey[BLOOM_MAX_NAME + 8];
+    snprintf(mkey, sizeof mkey, "%s:meta", b->name);
+    redisReply *r = redisCommand(b->rc, "HGETALL %s", mkey);
+    if (!r)
+        return bloom_fail_io(b);
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+        if (r->element[i]->type == REDIS_REPLY_STRING &&
+            r->element[i + 1]->type == REDIS_REPLY_STRING)
+            (void)bloom_layers_field(b, r->element[i]->str, r->element[i + 1]->str,
+                                     r->element[i + 1]->len);
+    freeReplyObject(r);
+    in->layers = b->nlayers;
+    double keep = 1.0;
+    for (uint32_t j = 0; j < b->nlayers; j++) {
+        bloom_t *l = b->layer[j];
+        in->layer_items[j] = j + 1 == b->nlayers ? b->added : b->frozen[j];
+        in->layer_capacity[j] = l->capacity;
+        in->layer_fp[j] = bloom_fp_estimate(&l->geo, in->layer_items[j]);
+        keep *= 1.0 - in->layer_fp[j];
+        if (j > 0) {
+            bloom_info_t li;
+            if ((rc = bloom_info(l, &li)) < 0)
+                return bloom_fail(b, rc, "%s", bloom_errmsg(l));
+            in->redis_bytes += li.redis_bytes;
+        }
+    }
+    in->whole_fp = 1.0 - keep;
+    return 0;
+}
