@@ -122,11 +122,23 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
 {
     if (!params || (params->capacity == 0 && params->fp_rate == 0.0))
         return CRAWL_EINVAL;
+    if (params->exact) { /* a layer's (bloom_layer_geometry) */
+        const bloom_geometry_t *g = params->exact;
+        if (g->k < 1 || g->k > BLOOM_MAX_K || g->blocks < 1 || g->blocks > BLOOM_MAX_BLOCKS ||
+            g->block_bits < 8 || g->block_bits % 8 || g->block_bits > BLOOM_MAX_BLOCK_BITS ||
+            g->m != (uint64_t)g->blocks * g->block_bits || g->seed == 0)
+            return CRAWL_EINVAL;
+        *out = *g;
+        out->version = BLOOM_FORMAT_VERSION;
+        return 0;
+    }
     uint64_t n = params->capacity ? params->capacity : BLOOM_DEFAULT_CAPACITY;
     double p = params->fp_rate != 0.0 ? params->fp_rate : BLOOM_DEFAULT_FP_RATE;
     if (params->growth > 1.0) /* layer 0 of a filter that grows (bloom_layer_size) */
         p *= 1.0 - BLOOM_TIGHTENING;
     uint64_t max_bb = params->block_bits ? params->block_bits : BLOOM_MAX_BLOCK_BITS;
+    if (params->growth > 1.0) /* every layer's block size (bloom_layer_geometry) */
+        max_bb = BLOOM_GROW_BLOCK_BITS;
     if (max_bb < 8 || max_bb > BLOOM_MAX_BLOCK_BITS || max_bb % 8 != 0)
         return CRAWL_EINVAL;
     uint64_t m;
@@ -137,8 +149,9 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
     uint64_t nb = (m + max_bb - 1) / max_bb;
     if (nb > BLOOM_MAX_BLOCKS)
         return CRAWL_EINVAL;
-    nb = fit_blocks(m, nb);
-    uint64_t bytes = block_bytes(m, nb);
+    if (params->growth <= 1.0)
+        nb = fit_blocks(m, nb);
+    uint64_t bytes = params->growth > 1.0 ? max_bb / 8 : block_bytes(m, nb);
     *out = (bloom_geometry_t){
         .m = nb * bytes * 8,
         .k = k,
@@ -159,7 +172,8 @@ bloom_hash_t bloom_hash_item(const bloom_t *b, const char *item, size_t len)
 void bloom_probe_from_hash(const bloom_geometry_t *g, bloom_hash_t h, bloom_probe_t *out)
 {
     uint64_t M = g->block_bits;
-    out->block = (uint32_t)(((h.hi >> 32) * (uint64_t)g->blocks) >> 32);
+    out->sel = (uint32_t)(h.hi >> 32);
+    out->block = (uint32_t)(((uint64_t)out->sel * (uint64_t)g->blocks) >> 32);
     out->k = g->k;
     uint64_t x = h.lo % M;
     uint64_t y = (h.hi & 0xffffffffu) % M;

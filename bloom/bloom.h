@@ -73,6 +73,10 @@ struct redisContext;
 #define BLOOM_TIGHTENING 0.8   /* layer j's rate: p (1 - t) t^j */
 #define BLOOM_MAX_LAYERS 64    /* layers of one filter */
 #define BLOOM_PREPARE_FILL 0.9 /* the next layer is created past this share of the newest's */
+/* Block size of every layer of a filter that grows: a string of 512 KiB
+ * less 16 bytes (sds header and NUL within jemalloc's 512 KiB class), so
+ * that 10^10 items at 1e-4 take fewer than BLOOM_MAX_BLOCKS blocks. */
+#define BLOOM_GROW_BLOCK_BITS (8ULL * ((512u << 10) - 16))
 
 /* Error codes this module returns (errors.h, the project's one error
  * space; crawl_strerror() gives the text):
@@ -116,11 +120,14 @@ typedef struct bloom_params {
      * and in all (NULL: none); ud is passed through. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
-    double growth; /* creation: > 1, a filter that grows (see "layers" below):
-                      each new layer this many times the last one's capacity,
-                      at most BLOOM_MAX_GROWTH; 0: a fixed filter */
-    int no_wait;   /* creation: while another process creates the filter,
-                      fail at once (CRAWL_EBLOOM) instead of waiting for it */
+    double growth;                      /* creation: > 1, a filter that grows (see "layers" below):
+                                           each new layer this many times the last one's capacity,
+                                           at most BLOOM_MAX_GROWTH; 0: a fixed filter */
+    int no_wait;                        /* creation: while another process creates the filter,
+                                           fail at once (CRAWL_EBLOOM) instead of waiting for it */
+    const struct bloom_geometry *exact; /* creation: exactly this geometry (a layer's,
+                                           bloom_layer_geometry); capacity and fp_rate
+                                           are then only recorded */
 } bloom_params_t;
 
 /* The geometry stored in Redis.  m == blocks * block_bits. */
@@ -226,6 +233,8 @@ int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens
 typedef struct bloom_probe {
     uint32_t block;
     uint32_t k;
+    uint32_t sel; /* the hash bits that pick the block: a layer of B blocks takes
+                     block (sel * B) >> 32 (bloom_layer_block) */
     uint64_t bit[BLOOM_MAX_K];
 } bloom_probe_t;
 void bloom_probe(const bloom_t *b, const char *item, size_t len, bloom_probe_t *out);
@@ -326,10 +335,14 @@ uint64_t bloom_capacity(const bloom_t *b);
  * layers: layer 0 is NAME itself, layer j >= 1 the filter "NAME:L<j>".
  * Layer j is made for capacity n0 * growth^j and rate p * (1 - t) * t^j (t =
  * BLOOM_TIGHTENING), so the rate of the whole, 1 - prod(1 - p_j), stays
- * below p however many layers there are.  Layer 0's meta hash keeps the
- * stack's state: growth, fp_target (p), layers (how many are published),
- * added (items in the newest layer), full_at (the newest layer's capacity),
- * and n<j>, the items layer j held when the next one was published.
+ * below p however many layers there are.  Every layer has layer 0's k, seed
+ * and block size (BLOOM_GROW_BLOCK_BITS), and as many blocks as its bits
+ * need (its rate is reached with more bits an item, not more hashes): an
+ * item's k offsets are the same in every layer, only its block differs
+ * (bloom_layer_block), so a caller hashes an item once for all layers.  Layer 0's meta hash keeps
+ * the stack's state: growth, fp_target (p), layers (how many are published), added (items in the
+ * newest layer), full_at (the newest layer's capacity), and n<j>, the items layer j held when the
+ * next one was published.
  *
  * An item is in the filter when all its bits are set in some layer; an item
  * is added to the newest layer only, after the older ones (frozen once a
@@ -351,6 +364,19 @@ uint64_t bloom_capacity(const bloom_t *b);
  * growth (> 1).  CRAWL_EINVAL for bad arguments or a capacity past
  * BLOOM_MAX_CAPACITY * 1000.  Pure. */
 int bloom_layer_size(uint64_t n0, double p, double growth, uint32_t j, uint64_t *n, double *pj);
+/* The geometry of layer j of b (j may be bloom_layers(b), the next one, not
+ * created yet): layer 0's k, seed and block size, the blocks its capacity
+ * and rate need.  Pure.  0 or CRAWL_EINVAL (b does not grow, j out of
+ * range, more than BLOOM_MAX_BLOCKS blocks). */
+int bloom_layer_geometry(const bloom_t *b, uint32_t j, bloom_geometry_t *out);
+/* The block of an item's probe (bloom_probe on b) in layer j (j <=
+ * bloom_layers(b): the next one too); its offsets are pr->bit in every
+ * layer.  Pure. */
+uint32_t bloom_layer_block(const bloom_t *b, uint32_t j, const bloom_probe_t *pr);
+/* The key of block i of layer j (j <= bloom_layers(b)), as bloom_block_key. */
+int bloom_layer_block_key(const bloom_t *b, uint32_t j, uint32_t block, char *buf, size_t buflen);
+/* The key of layer j's meta hash ("NAME:meta", "NAME:L<j>:meta"). */
+int bloom_layer_meta_key(const bloom_t *b, uint32_t j, char *buf, size_t buflen);
 /* The growth factor of the filter (0: a fixed filter, one layer forever). */
 double bloom_growth(const bloom_t *b);
 /* Published layers the handle knows (1 for a fixed filter). */

@@ -60,6 +60,7 @@ struct bloom {
     uint64_t full_at;                  /* the newest layer's capacity */
     uint64_t frozen[BLOOM_MAX_LAYERS]; /* n<j>: items of layer j when it froze */
     uint32_t prepared;                 /* the next layer, once this handle created it */
+    uint32_t lblocks[BLOOM_MAX_LAYERS + 1]; /* blocks of layers 0..nlayers (the next) */
     char errmsg[512];
 };
 

@@ -147,19 +147,72 @@ static int layer_name(const bloom_t *b, uint32_t j, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? 0 : CRAWL_EINVAL;
 }
 
-/* The params layer j is created with (its capacity, rate and seed). */
-static int layer_params(const bloom_t *b, uint32_t j, bloom_params_t *p)
+int bloom_layer_geometry(const bloom_t *b, uint32_t j, bloom_geometry_t *out)
 {
+    if (b->growth <= 1.0)
+        return CRAWL_EINVAL;
+    if (j == 0) {
+        *out = b->geo;
+        return 0;
+    }
     uint64_t n;
     double pj;
     int rc = bloom_layer_size(b->capacity, b->fp_target, b->growth, j, &n, &pj);
     if (rc < 0)
         return rc;
-    *p = (bloom_params_t){.capacity = n,
-                          .fp_rate = pj,
-                          .seed = b->geo.seed + j,
-                          .cache_bytes = SIZE_MAX,
-                          .no_wait = 1};
+    /* k fixed: the bits an item that give rate pj, (1 - e^(-k/b))^k = pj */
+    double k = (double)b->geo.k;
+    double bits = -k / log1p(-pow(pj, 1.0 / k));
+    double bb = (double)b->geo.block_bits;
+    double nb = ceil(bits * (double)n / bb);
+    if (!(nb >= 1.0 && nb <= (double)BLOOM_MAX_BLOCKS))
+        return CRAWL_EINVAL;
+    *out = b->geo;
+    out->blocks = (uint32_t)nb;
+    out->m = (uint64_t)out->blocks * out->block_bits;
+    return 0;
+}
+
+uint32_t bloom_layer_block(const bloom_t *b, uint32_t j, const bloom_probe_t *pr)
+{
+    uint32_t blocks = j < BLOOM_MAX_LAYERS + 1 ? b->lblocks[j] : 1;
+    return (uint32_t)(((uint64_t)pr->sel * (uint64_t)(blocks ? blocks : 1)) >> 32);
+}
+
+int bloom_layer_block_key(const bloom_t *b, uint32_t j, uint32_t block, char *buf, size_t buflen)
+{
+    int n = j ? snprintf(buf, buflen, "%s:L%u:b:%u", b->name, j, block)
+              : snprintf(buf, buflen, "%s:b:%u", b->name, block);
+    return n > 0 && (size_t)n < buflen ? n : CRAWL_EINVAL;
+}
+
+int bloom_layer_meta_key(const bloom_t *b, uint32_t j, char *buf, size_t buflen)
+{
+    int n = j ? snprintf(buf, buflen, "%s:L%u:meta", b->name, j)
+              : snprintf(buf, buflen, "%s:meta", b->name);
+    return n > 0 && (size_t)n < buflen ? n : CRAWL_EINVAL;
+}
+
+/* The block counts of layers 0..nlayers (the next one's too), for
+ * bloom_layer_block. */
+static void note_blocks(bloom_t *b)
+{
+    for (uint32_t j = 0; j <= b->nlayers && j <= BLOOM_MAX_LAYERS; j++) {
+        bloom_geometry_t g;
+        b->lblocks[j] = bloom_layer_geometry(b, j, &g) == 0 ? g.blocks : 0;
+    }
+}
+
+/* The params layer j is created with: its geometry, capacity and rate. */
+static int layer_params(const bloom_t *b, uint32_t j, bloom_params_t *p, bloom_geometry_t *g)
+{
+    uint64_t n;
+    double pj;
+    int rc = bloom_layer_size(b->capacity, b->fp_target, b->growth, j, &n, &pj);
+    if (rc < 0 || (rc = bloom_layer_geometry(b, j, g)) < 0)
+        return rc;
+    *p = (bloom_params_t){
+        .capacity = n, .fp_rate = pj, .exact = g, .cache_bytes = SIZE_MAX, .no_wait = 1};
     return 0;
 }
 
@@ -183,6 +236,7 @@ static int open_layers(bloom_t *b, redisContext *rc, uint32_t have, uint32_t wan
         b->nlayers = j + 1;
     }
     b->nlayers = want;
+    note_blocks(b);
     return 0;
 }
 
@@ -190,8 +244,10 @@ int bloom_layers_open(bloom_t *b)
 {
     if (b->nlayers == 0)
         b->nlayers = 1;
-    if (b->growth <= 1.0)
+    if (b->growth <= 1.0) {
+        b->lblocks[0] = b->geo.blocks;
         return 0;
+    }
     uint32_t want = b->nlayers;
     b->nlayers = 1;
     return open_layers(b, b->rc, 0, want);
@@ -285,8 +341,9 @@ int bloom_prepare(bloom_t *b, redisContext *rc)
         return bloom_fail(b, CRAWL_EINVAL, "filter '%s' has %u layers, the most it may have",
                           b->name, j);
     bloom_params_t p;
+    bloom_geometry_t lg;
     char name[BLOOM_MAX_NAME + 16], msg[400] = "";
-    if (layer_params(b, j, &p) < 0 || layer_name(b, j, name, sizeof name) < 0)
+    if (layer_params(b, j, &p, &lg) < 0 || layer_name(b, j, name, sizeof name) < 0)
         return bloom_fail(b, CRAWL_EINVAL, "layer %u of '%s' is out of range", j, b->name);
     int err = 0;
     bloom_t *l = bloom_open(rc, name, &p, &err, msg, sizeof msg);
