@@ -43,7 +43,7 @@ for i, f in ipairs(order) do
   for _, name in ipairs(top_locals(text[i])) do
     for j = i + 1, #order do
       if text[j]:find("%f[%w_]" .. name .. "%f[^%w_]") then
-        ignore[#ignore + 1] = "2[13]1/^" .. name .. "$" -- unused / never accessed
+        ignore[#ignore + 1] = "2[134]1/^" .. name .. "$" -- unused / never accessed / mutated only
         break
       end
     end

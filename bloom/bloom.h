@@ -369,14 +369,16 @@ int bloom_layer_size(uint64_t n0, double p, double growth, uint32_t j, uint64_t 
  * and rate need.  Pure.  0 or CRAWL_EINVAL (b does not grow, j out of
  * range, more than BLOOM_MAX_BLOCKS blocks). */
 int bloom_layer_geometry(const bloom_t *b, uint32_t j, bloom_geometry_t *out);
-/* The block of an item's probe (bloom_probe on b) in layer j (j <=
- * bloom_layers(b): the next one too); its offsets are pr->bit in every
+/* The block of an item's probe (bloom_probe on b) in layer j (j <
+ * BLOOM_MAX_LAYERS: layers to come too); its offsets are pr->bit in every
  * layer.  Pure. */
 uint32_t bloom_layer_block(const bloom_t *b, uint32_t j, const bloom_probe_t *pr);
 /* The key of block i of layer j (j <= bloom_layers(b)), as bloom_block_key. */
 int bloom_layer_block_key(const bloom_t *b, uint32_t j, uint32_t block, char *buf, size_t buflen);
 /* The key of layer j's meta hash ("NAME:meta", "NAME:L<j>:meta"). */
 int bloom_layer_meta_key(const bloom_t *b, uint32_t j, char *buf, size_t buflen);
+/* The rate a filter that grows is held under (its meta's fp_target). */
+double bloom_fp_target(const bloom_t *b);
 /* The growth factor of the filter (0: a fixed filter, one layer forever). */
 double bloom_growth(const bloom_t *b);
 /* Published layers the handle knows (1 for a fixed filter). */
@@ -400,6 +402,10 @@ int bloom_prepare(bloom_t *b, struct redisContext *rc);
 /* 1 if the newest layer is past BLOOM_PREPARE_FILL of its capacity (by the
  * handle's last reading), so that bloom_prepare is due. */
 int bloom_prepare_due(const bloom_t *b);
+/* Items each layer holds, by the handle's last reading of layer 0's meta
+ * (bloom_open, bloom_refresh): the frozen ones' final counts, the newest's
+ * `added`, into items[0..max); returns the layers written. */
+uint32_t bloom_layer_items(const bloom_t *b, uint64_t *items, uint32_t max);
 /* The rate of the whole now: 1 - prod over layers of (1 - rate of layer j
  * at its items), from the counts in info (bloom_info fills them). */
 double bloom_layers_fp(const bloom_t *b, const uint64_t *items, uint32_t n);

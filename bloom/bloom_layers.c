@@ -175,7 +175,7 @@ int bloom_layer_geometry(const bloom_t *b, uint32_t j, bloom_geometry_t *out)
 
 uint32_t bloom_layer_block(const bloom_t *b, uint32_t j, const bloom_probe_t *pr)
 {
-    uint32_t blocks = j < BLOOM_MAX_LAYERS + 1 ? b->lblocks[j] : 1;
+    uint32_t blocks = j <= BLOOM_MAX_LAYERS ? b->lblocks[j] : 1;
     return (uint32_t)(((uint64_t)pr->sel * (uint64_t)(blocks ? blocks : 1)) >> 32);
 }
 
@@ -193,11 +193,11 @@ int bloom_layer_meta_key(const bloom_t *b, uint32_t j, char *buf, size_t buflen)
     return n > 0 && (size_t)n < buflen ? n : CRAWL_EINVAL;
 }
 
-/* The block counts of layers 0..nlayers (the next one's too), for
+/* The block counts of every layer, published or to come, for
  * bloom_layer_block. */
 static void note_blocks(bloom_t *b)
 {
-    for (uint32_t j = 0; j <= b->nlayers && j <= BLOOM_MAX_LAYERS; j++) {
+    for (uint32_t j = 0; j <= BLOOM_MAX_LAYERS; j++) {
         bloom_geometry_t g;
         b->lblocks[j] = bloom_layer_geometry(b, j, &g) == 0 ? g.blocks : 0;
     }
@@ -261,6 +261,11 @@ void bloom_layers_close(bloom_t *b)
         bloom_close(b->layer[j]);
     free(b->layer);
     b->layer = NULL;
+}
+
+double bloom_fp_target(const bloom_t *b)
+{
+    return b->fp_target;
 }
 
 double bloom_growth(const bloom_t *b)
@@ -356,6 +361,14 @@ int bloom_prepare(bloom_t *b, redisContext *rc)
         return 0;
     return bloom_fail(b, err, "the visited set cannot grow: layer %u (capacity %llu): %s", j,
                       (unsigned long long)p.capacity, msg);
+}
+
+uint32_t bloom_layer_items(const bloom_t *b, uint64_t *items, uint32_t max)
+{
+    uint32_t n = bloom_layers(b);
+    for (uint32_t j = 0; j < n && j < max; j++)
+        items[j] = j + 1 == n ? b->added : b->frozen[j];
+    return n < max ? n : max;
 }
 
 double bloom_layers_fp(const bloom_t *b, const uint64_t *items, uint32_t n)

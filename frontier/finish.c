@@ -195,7 +195,8 @@ static void finish_kinds(const frontier_done_t *p, size_t n, rconn_args_t *a)
  *                 "ORIGIN\tSEQ@WORKER" when the worker is not ARGV[9]
  *     span        arguments of its link section, "0" for none
  *     section     fr_offer_section (offer.c)
- * Reply: {lost, codes}: lost = pages whose lease was not found (expired and
+ * Reply: {lost, codes, look}: look '+' when the visited set's layers are to
+ * be read again (fr_layers_flag), else ""; lost = pages whose lease was not found (expired and
  * reclaimed, the same lease twice, or this call run again after its reply
  * was lost), codes = every page's link codes, one after the other
  * (fr_offer_done; page i has o[i].nsent of them): a page whose lease was
@@ -212,7 +213,8 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
             o[i].firsts = p[i].link_first;
     if (rc == 0)
         rc = fr_offer_keys(f, s, &bl, a);
-    free(bl.v);
+    size_t nblocks = bl.n;
+    fr_blocks_free(&bl);
     if (rc < 0)
         return rc;
     const char *w0, *w;
@@ -229,7 +231,7 @@ static int build_finish(frontier_t *f, unsigned s, const frontier_done_t *p, siz
     rconn_arg_u64(a, f->cfg.per_host);
     rconn_arg_u64(a, f->cfg.delay_ms);
     rconn_arg_u64(a, f->cfg.max_delay_ms);
-    fr_offer_k(f, o, n, a);
+    fr_offer_k(f, s, o, n, nblocks, a);
     rconn_arg_cstr(a, w0);
     rconn_arg_u64(a, nforeign);
     finish_sums(p, n, o, fseen, a);
@@ -275,9 +277,11 @@ static int read_finish(frontier_t *f, unsigned s, const frontier_done_t *p, size
                        const fr_offer_t *o, const redisReply *r)
 {
     uint64_t lost;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || fr_reply_u64(r->element[0], &lost) ||
-        r->element[1]->type != REDIS_REPLY_STRING)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || fr_reply_u64(r->element[0], &lost) ||
+        r->element[1]->type != REDIS_REPLY_STRING || r->element[2]->type != REDIS_REPLY_STRING)
         return CRAWL_EREPLY;
+    if (r->element[2]->len) /* '+': the visited set's layers (offer.lua: LAYERS.done) */
+        fr_layers_flag(f, s);
     const redisReply *codes = r->element[1];
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -498,10 +502,12 @@ static int read_offer(frontier_t *f, finish_st_t *s, size_t k, const redisReply 
     const fr_bucket_t *b = &s->b[s->ob[k]];
     const fr_offer_t *o = &s->offers[k];
     uint64_t base;
-    int refused;
+    int refused, look;
     if (r->type == REDIS_REPLY_ERROR)
         return fr_reply_error(r);
-    long len = fr_offer_codes(r, o->nsent, &refused, &base);
+    long len = fr_offer_codes(r, o->nsent, &refused, &base, &look);
+    if (look)
+        fr_layers_flag(f, b->shard);
     if (len < 0 || fr_offer_done(f, b->shard, o, b->links + s->oat[k], r->str, (size_t)len) < 0)
         return CRAWL_EREPLY;
     int woke = 0, rc = 0;

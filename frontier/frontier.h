@@ -144,6 +144,9 @@ typedef struct frontier_config {
                                           bloom_fp_rate 0: join an existing filter only */
     double bloom_fp_rate;              /* p in (0,1), if it must be created (0: see above;
                                           one of the two 0: bloom's default for it) */
+    double bloom_growth;               /* if it must be created: > 1, it grows by layers this
+                                          many times larger (bloom.h, "layers"; the crawl's
+                                          capacity is then its first layer's); 0: fixed */
     size_t bloom_cache_bytes;          /* the handle's local cache of added URLs, bytes
                                           (0: BLOOM_DEFAULT_CACHE_BYTES, SIZE_MAX: none) */
     bloom_cache_t *bloom_shared_cache; /* if set: this cache several handles share
@@ -204,6 +207,16 @@ bloom_t *frontier_bloom(const frontier_t *f);
  * writes meanwhile (the links of an offer among them), and a link the cache
  * still took for seen would be dropped, never queued. */
 void frontier_forget_seen(frontier_t *f);
+
+/* A visited set that grows (bloom.h, "layers"): the scripts publish its
+ * layers; a reply flags a shard whose layers this handle should read again,
+ * or whose next layer is due (frontier/layers.c).  This does it for every
+ * flagged shard, blocking on its server (creating a layer takes a call per
+ * 16 MB of it).  Call between calls, not while one is being built: the
+ * worker's finish turn does.  0; CRAWL_EFULL when a shard's newest layer is
+ * full and the next one does not fit in Redis (errbuf says how much it
+ * needs: the crawl stops); CRAWL_EREDIS; CRAWL_EBLOOM (errbuf). */
+int frontier_layers_tend(frontier_t *f, char *errbuf, size_t errlen);
 
 /* Name of the Bloom filter of a crawl: the crawl's key prefix + "seen"
  * (keys.def), a key in the crawl's hash slot (a Redis Cluster connection is

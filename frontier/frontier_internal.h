@@ -91,6 +91,8 @@ typedef struct fr_shard {
     uint64_t done_enq, done_got, done_sent;
     int done;       /* 0: its last answer was not DONE; 1: DONE once; 2: DONE twice, same counter */
     uint64_t allot; /* quota: the allotment shard 0 granted it, as this handle last saw */
+    int look;       /* its visited set's layers to be read again (fr_layers_flag) */
+    uint64_t look_after; /* ... not before this (fr_mono_ms): a layer that did not fit */
 } fr_shard_t;
 
 /* A worker's copy of the crawl's blocks (block.c): "h:NAME" and "d:NAME",
@@ -352,11 +354,16 @@ void fr_shards_close(fr_shard_set_t *s);
 
 /* ---- offering links (offer.c) ------------------------------------------ */
 
-/* The distinct Bloom blocks of one call (its KEYS after the ready key). */
+/* The distinct Bloom blocks of one call (its KEYS after the ready key):
+ * each (layer << 32 | block), layer 0 for a filter that does not grow; a
+ * hash of their places once there are many. */
 typedef struct fr_blocks {
-    uint32_t *v;
+    uint64_t *v;
     size_t n, cap;
+    uint32_t *ht; /* [hcap]: index + 1 into v, 0 empty */
+    size_t hcap;
 } fr_blocks_t;
+void fr_blocks_free(fr_blocks_t *bl);
 
 /* One link that goes to a script.  Its k bit offsets are bits[bat ..
  * bat + k) of its fr_offer_t (each < BLOOM_MAX_BLOCK_BITS = 2^32): a page's
@@ -366,6 +373,8 @@ typedef struct fr_link {
     uint32_t block;     /* its block's index in the call's fr_blocks_t */
     uint32_t bat;       /* its bit offsets' place in bits */
     uint32_t oat, olen; /* its origin: orig[oat .. oat + olen) of its fr_offer_t */
+    uint32_t lat;       /* a filter that grows: its blocks in layers 0..T are
+                           lblk[lat .. lat + nl) of its fr_offer_t */
 } fr_link_t;
 
 /* The links of one page (or one batch of seeds), probed. */
@@ -373,6 +382,9 @@ typedef struct fr_offer {
     fr_link_t *v;                /* [nsent], the links of one block contiguous */
     uint32_t *bits;              /* the links' bit offsets, k a link (bloom_probe_t's, as uint32) */
     uint32_t k;                  /* bits a link (the filter's k; 0 while nothing is sent) */
+    uint32_t *lblk;              /* a filter that grows: each link's blocks' indexes in the
+                                    call's fr_blocks_t, in layers 0..nl-1 (the next ones too) */
+    uint32_t nl;                 /* (0: a fixed filter) */
     size_t nsent;                /* links that go to the script */
     size_t cached;               /* known to the local Bloom cache: counted as seen, not sent */
     size_t skipped;              /* not URLs (empty, whitespace, no origin), or beyond max_depth */
@@ -425,8 +437,16 @@ int fr_offer_call(frontier_t *f, unsigned s, const char *const *links, size_t n,
 /* Pushes an offering call's keys: ready, then its Bloom blocks in shard s. */
 int fr_offer_keys(frontier_t *f, unsigned s, const fr_blocks_t *bl, rconn_args_t *a);
 /* The calls' k argument: the Bloom k of o[0..n), negative when the link
- * sections are in the crawler module's layout. */
-void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a);
+ * sections are in the crawler module's layout; for a filter that grows
+ * "K/T/M/N" (layers.lua), T the layers shard s's handle knows, M the KEYS
+ * index of layer 0's meta hash (after the nblocks blocks), N the layers
+ * each link names its blocks in (the next ones too). */
+void fr_offer_k(const frontier_t *f, unsigned s, const fr_offer_t *o, size_t n, size_t nblocks,
+                rconn_args_t *a);
+/* A reply said shard s's visited set should be looked at: a layer was
+ * published since this handle read them, or the newest one is near full
+ * (offer.lua: LAYERS.done); frontier_layers_tend acts on it. */
+void fr_layers_flag(frontier_t *f, unsigned s);
 /* Arguments of o's link section, and the section itself (its layout is
  * written above fr_offer_section in offer.c). */
 size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o);
@@ -442,9 +462,10 @@ long fr_offer_done(frontier_t *f, unsigned s, const fr_offer_t *o, const char *c
 void fr_page_limit(frontier_t *f, unsigned s, rconn_args_t *a);
 /* An offering call's reply (a string): the length of its codes (nsent)
  * and, when some were 'q' (past the allotment), *refused 1 and the shard's
- * enqueued counter that follows them in *base (else both 0); -1 if it is
- * not such a reply. */
-long fr_offer_codes(const struct redisReply *r, size_t nsent, int *refused, uint64_t *base);
+ * enqueued counter that follows them in *base (else both 0); *look 1 when
+ * it ends with '+' (fr_layers_flag); -1 if it is not such a reply. */
+long fr_offer_codes(const struct redisReply *r, size_t nsent, int *refused, uint64_t *base,
+                    int *look);
 
 /* ---- a crawl-wide page limit over shards (quota.c) -------------------------- */
 

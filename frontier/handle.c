@@ -236,6 +236,7 @@ static int open_bloom(frontier_t *f, unsigned s, bloom_cache_t *cache, char *err
         cap = (cap + f->nshards - 1) / f->nshards;
     bloom_params_t p = {.capacity = cap,
                         .fp_rate = f->cfg.bloom_fp_rate,
+                        .growth = f->cfg.bloom_growth,
                         .cache_bytes = f->cfg.bloom_cache_bytes,
                         .shared_cache = cache};
     f->shard[s].bloom = bloom_join(c, name, &p, &err, msg, sizeof msg);

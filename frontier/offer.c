@@ -37,28 +37,78 @@ void fr_offer_free(fr_offer_t *o)
 {
     free(o->v);
     free(o->bits);
+    free(o->lblk);
     free(o->orig);
     memset(o, 0, sizeof *o);
 }
 
-static int block_index(fr_blocks_t *bl, uint32_t block, uint32_t *idx)
+static uint32_t block_hash(uint64_t key, size_t cap)
 {
-    for (size_t i = 0; i < bl->n; i++)
-        if (bl->v[i] == block) {
-            *idx = (uint32_t)i;
-            return 0;
-        }
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (uint32_t)(cap - 1);
+}
+
+/* Rebuilds the hash of bl's places, cap twice its entries at least. */
+static int rehash(fr_blocks_t *bl, size_t cap)
+{
+    uint32_t *ht = calloc(cap, sizeof *ht);
+    if (!ht)
+        return CRAWL_ENOMEM;
+    for (size_t i = 0; i < bl->n; i++) {
+        uint32_t h = block_hash(bl->v[i], cap);
+        while (ht[h])
+            h = (h + 1) & (uint32_t)(cap - 1);
+        ht[h] = (uint32_t)i + 1;
+    }
+    free(bl->ht);
+    bl->ht = ht;
+    bl->hcap = cap;
+    return 0;
+}
+
+/* The place of (layer, block) in bl, added if new. */
+static int block_index(fr_blocks_t *bl, uint32_t layer, uint32_t block, uint32_t *idx)
+{
+    uint64_t key = (uint64_t)layer << 32 | block;
+    if (bl->ht) {
+        uint32_t h = block_hash(key, bl->hcap);
+        for (; bl->ht[h]; h = (h + 1) & (uint32_t)(bl->hcap - 1))
+            if (bl->v[bl->ht[h] - 1] == key) {
+                *idx = bl->ht[h] - 1;
+                return 0;
+            }
+    } else {
+        for (size_t i = 0; i < bl->n; i++)
+            if (bl->v[i] == key) {
+                *idx = (uint32_t)i;
+                return 0;
+            }
+    }
     if (bl->n == bl->cap) {
         size_t cap = bl->cap ? 2 * bl->cap : 4;
-        uint32_t *v = realloc(bl->v, cap * sizeof *v);
+        uint64_t *v = realloc(bl->v, cap * sizeof *v);
         if (!v)
             return CRAWL_ENOMEM;
         bl->v = v;
         bl->cap = cap;
     }
-    bl->v[bl->n] = block;
+    bl->v[bl->n] = key;
     *idx = (uint32_t)bl->n++;
+    if (bl->n >= 32 && 2 * bl->n > bl->hcap) /* beyond 32 keys a hash, at most half full */
+        return rehash(bl, bl->hcap ? 2 * bl->hcap : 128);
+    if (bl->ht) {
+        uint32_t h = block_hash(key, bl->hcap);
+        while (bl->ht[h])
+            h = (h + 1) & (uint32_t)(bl->hcap - 1);
+        bl->ht[h] = *idx + 1;
+    }
     return 0;
+}
+
+void fr_blocks_free(fr_blocks_t *bl)
+{
+    free(bl->v);
+    free(bl->ht);
+    memset(bl, 0, sizeof *bl);
 }
 
 /* Reorders the links so that the links of one block are contiguous (stable:
@@ -125,8 +175,31 @@ static int add_origin(fr_offer_t *o, const char *url, fr_link_t *k)
     return 0;
 }
 
+/* Layers a link names its blocks in (offer.lua: LAYERS): the T the handle
+ * knows and the next ones, not published yet, while their capacity is under
+ * LOOKAHEAD_ITEMS (up to LOOKAHEAD_LAYERS): a call built before as many
+ * publications still adds its links exactly.  Small layers fill in a few
+ * calls; a large one takes far longer than any call is in flight. */
+#define LOOKAHEAD_ITEMS 65536
+#define LOOKAHEAD_LAYERS 4
+static uint32_t layers_named(bloom_t *bf)
+{
+    uint32_t T = bloom_layers(bf), n = T + 1;
+    uint64_t cap;
+    double p;
+    while (n < T + 1 + LOOKAHEAD_LAYERS && n < BLOOM_MAX_LAYERS &&
+           bloom_layer_size(bloom_capacity(bf), bloom_fp_target(bf), bloom_growth(bf), n - 1, &cap,
+                            &p) == 0 &&
+           cap < LOOKAHEAD_ITEMS)
+        n++;
+    return n;
+}
+
 /* Probes link l (len bytes) of a page of n into k: its block (added to
  * bl) and its bit offsets (into o->bits, made for n links at the first).
+ * A filter that grows (bloom.h, "layers"): the offsets are the same in
+ * every layer; its block in the newest layer groups the runs, and its
+ * blocks in layers 0..N-1 (layers_named: the next ones too) go to o->lblk.
  * 0, CRAWL_ENOMEM, CRAWL_EBLOOM. */
 static int probe(bloom_t *bf, fr_offer_t *o, const char *l, size_t len, size_t n, fr_blocks_t *bl,
                  fr_link_t *k)
@@ -135,15 +208,28 @@ static int probe(bloom_t *bf, fr_offer_t *o, const char *l, size_t len, size_t n
     bloom_probe(bf, l, len, &pr);
     if (pr.k == 0 || pr.k > BLOOM_MAX_K || (o->k && pr.k != o->k))
         return CRAWL_EBLOOM;
+    uint32_t T = bloom_growth(bf) > 1.0 ? bloom_layers(bf) : 0, N = T ? layers_named(bf) : 0;
     if (!o->bits) {
         if (!(o->bits = malloc(n * pr.k * sizeof *o->bits)))
             return CRAWL_ENOMEM;
+        if (T && !(o->lblk = malloc(n * N * sizeof *o->lblk)))
+            return CRAWL_ENOMEM;
         o->k = pr.k;
+        o->nl = N;
     }
+    if (N != o->nl)
+        return CRAWL_EBLOOM; /* (the layers changed within one offer: never) */
     k->bat = (uint32_t)(o->nsent * pr.k);
     for (uint32_t j = 0; j < pr.k; j++)
         o->bits[k->bat + j] = (uint32_t)pr.bit[j]; /* < 2^32: BLOOM_MAX_BLOCK_BITS */
-    return block_index(bl, pr.block, &k->block) < 0 ? CRAWL_ENOMEM : 0;
+    if (!T)
+        return block_index(bl, 0, pr.block, &k->block) < 0 ? CRAWL_ENOMEM : 0;
+    k->lat = (uint32_t)(o->nsent * o->nl);
+    for (uint32_t j = 0; j < N; j++)
+        if (block_index(bl, j, bloom_layer_block(bf, j, &pr), &o->lblk[k->lat + j]) < 0)
+            return CRAWL_ENOMEM;
+    k->block = o->lblk[k->lat + T - 1];
+    return 0;
 }
 
 /* The visited-set key of URL l (len bytes): parser_url_key's (escapes of
@@ -224,29 +310,49 @@ int fr_offer_prepare(frontier_t *f, unsigned s, const char *const *links, size_t
 
 int fr_offer_keys(frontier_t *f, unsigned s, const fr_blocks_t *bl, rconn_args_t *a)
 {
-    rconn_arg_set_u64(a, 2, 2 + bl->n); /* FCALL fn numkeys guard (fr_fcall) */
+    bloom_t *bf = f->shard[s].bloom;
+    uint32_t T = bloom_growth(bf) > 1.0 ? bloom_layers(bf) : 0;
+    /* FCALL fn numkeys guard (fr_fcall); a filter that grows: its layer 0
+     * meta and the next layer's after the blocks (fr_offer_k) */
+    rconn_arg_set_u64(a, 2, 2 + bl->n + (T ? 2 : 0));
     rconn_arg_cstr(a, f->shard[s].ready_key);
+    char key[FR_KEY_MAX + 64];
     for (size_t i = 0; i < bl->n; i++) {
-        char key[256];
-        int len = bloom_block_key(f->shard[s].bloom, bl->v[i], key, sizeof key);
-        if (len <= 0 || (size_t)len >= sizeof key)
+        int len = bloom_layer_block_key(bf, (uint32_t)(bl->v[i] >> 32), (uint32_t)bl->v[i], key,
+                                        sizeof key);
+        if (len <= 0)
+            return CRAWL_EBLOOM;
+        rconn_arg_copy(a, key, (size_t)len);
+    }
+    for (uint32_t j = 0; T && j <= T; j += T) {
+        int len = bloom_layer_meta_key(bf, j, key, sizeof key);
+        if (len <= 0)
             return CRAWL_EBLOOM;
         rconn_arg_copy(a, key, (size_t)len);
     }
     return 0;
 }
 
-void fr_offer_k(const frontier_t *f, const fr_offer_t *o, size_t n, rconn_args_t *a)
+void fr_offer_k(const frontier_t *f, unsigned s, const fr_offer_t *o, size_t n, size_t nblocks,
+                rconn_args_t *a)
 {
-    uint32_t k = 1;
-    for (size_t i = 0; i < n; i++)
-        if (o[i].nsent) {
-            k = o[i].k;
-            break;
-        }
-    char b[16];
+    uint32_t k = 0;
+    for (size_t i = 0; i < n && !k; i++)
+        k = o[i].nsent ? o[i].k : 0;
+    bloom_t *bf = f->shard[s].bloom;
+    if (!k)
+        k = bloom_geometry(bf)->k;
+    char b[64];
     int len = snprintf(b, sizeof b, "%s%u", f->bits_module ? "-" : "", k);
+    if (bloom_growth(bf) > 1.0)
+        len += snprintf(b + len, sizeof b - (size_t)len, "/%u/%zu/%u", bloom_layers(bf),
+                        3 + nblocks, layers_named(bf));
     rconn_arg_copy(a, b, (size_t)len);
+}
+
+void fr_layers_flag(frontier_t *f, unsigned s)
+{
+    f->shard[s].look = 1;
 }
 
 static size_t count_runs(const fr_offer_t *o)
@@ -261,8 +367,8 @@ size_t fr_offer_span(const frontier_t *f, const fr_offer_t *o)
 {
     size_t runs = count_runs(o);
     if (f->bits_module)
-        return 1 + 3 * runs + 2 * o->nsent;
-    return 1 + 2 * runs + o->nsent * (2 + o->k);
+        return 1 + 3 * runs + (2 + o->nl) * o->nsent;
+    return 1 + 2 * runs + o->nsent * (2 + o->k + o->nl);
 }
 
 /* The offsets of links [from, from + cnt) as CRAWLER.BFADD takes them. */
@@ -441,6 +547,9 @@ void fr_offer_domains(const frontier_t *f, const fr_offer_t *o, size_t n, const 
  *                            FRONTIER_SEED_FIRST or frontier_done_t.link_first)
  *       origin               its queue's origin "scheme://host[:port]"
  *       offset * k           (BITFIELD layout) its k bit offsets in the block
+ *       layer block * N      (a filter that grows, "K/T/M/N" in the call) the
+ *                            KEYS index of its block in layers 0..N-1 (T..:
+ *                            the next ones; its offsets are the same in each)
  *     offsets                (module layout, k < 0 in the call) one argument
  *                            after the run's links: their n * k offsets as
  *                            little-endian uint32 (CRAWLER.BFADD's input)
@@ -476,13 +585,12 @@ void fr_offer_section(const frontier_t *f, const fr_offer_t *o, const char *cons
             memcpy(e + bl + dl, url + skip, ul - skip);
         }
         rconn_arg_str(a, og, o->v[i].olen);
-        if (mod) {
-            if (i + 1 == run + cnt)
-                run_offsets(o, run, cnt, a);
-            continue;
-        }
-        for (uint32_t j = 0; j < o->k; j++)
+        for (uint32_t j = 0; !mod && j < o->k; j++)
             rconn_arg_u64(a, o->bits[o->v[i].bat + j]);
+        for (uint32_t j = 0; j < o->nl; j++)
+            rconn_arg_u64(a, 3 + o->lblk[o->v[i].lat + j]);
+        if (mod && i + 1 == run + cnt)
+            run_offsets(o, run, cnt, a);
     }
 }
 
@@ -552,15 +660,20 @@ void fr_page_limit(frontier_t *f, unsigned s, rconn_args_t *a)
     rconn_arg_copy(a, buf, (size_t)n);
 }
 
-long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *base)
+long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *base, int *look)
 {
     *refused = 0;
     *base = 0;
+    *look = 0;
     if (!r || r->type != REDIS_REPLY_STRING || r->len < nsent)
         return -1;
-    if (r->len == nsent)
-        return (long)nsent;
     const char *p = r->str + nsent, *end = r->str + r->len;
+    if (end > p && end[-1] == '+') { /* (offer.lua: LAYERS.done) */
+        *look = 1;
+        end--;
+    }
+    if (p == end)
+        return (long)nsent;
     if (*p++ != ':' || p == end)
         return -1;
     uint64_t v = 0;
@@ -594,8 +707,8 @@ long fr_offer_codes(const redisReply *r, size_t nsent, int *refused, uint64_t *b
  *   next     the domain section  fr_offer_domains
  *   next     the link section    fr_offer_section, at depth/hops
  * Reply: the URLs' codes (fr_offer_done), then, when some were 'q' (past
- * the shard's allotment), ':' and the shard's enqueued counter
- * (fr_offer_codes). */
+ * the shard's allotment), ':' and the shard's enqueued counter, then '+'
+ * when the visited set's layers should be looked at (fr_offer_codes). */
 int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n, int flags,
                    const char *mode, uint32_t depth, uint32_t hops, const char *const *src,
                    const unsigned char *firsts, fr_offer_t *o, rconn_call_t **out)
@@ -613,7 +726,8 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
     int rc = fr_offer_prepare(f, s, urls, n, !force, 0, &bl, o);
     if (rc == 0)
         rc = fr_offer_keys(f, s, &bl, a);
-    free(bl.v);
+    size_t nblocks = bl.n;
+    fr_blocks_free(&bl);
     if (rc < 0) {
         rconn_call_free(c);
         fr_offer_free(o);
@@ -628,7 +742,7 @@ int fr_offer_build(frontier_t *f, unsigned s, const char *const *urls, size_t n,
     /* wake hosts whatever this handle's per_host: a claim re-checks room, so
      * a seeding process with another config never parks a host */
     rconn_arg_u64(a, UINT32_MAX);
-    fr_offer_k(f, o, 1, a);
+    fr_offer_k(f, s, o, 1, nblocks, a);
     if (flags & FRONTIER_SEED_NO_HOSTS)
         rconn_arg_u64(a, 0);
     else

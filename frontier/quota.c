@@ -136,8 +136,10 @@ static int offer_one(frontier_t *f, unsigned s, const fr_refused_link_t *rl, con
         rc = fr_wait(f, c, &r);
     }
     uint64_t base = 0;
-    int refused = 0, woke = 0;
-    long len = rc == 0 ? fr_offer_codes(r, o.nsent, &refused, &base) : -1;
+    int refused = 0, woke = 0, look = 0;
+    long len = rc == 0 ? fr_offer_codes(r, o.nsent, &refused, &base, &look) : -1;
+    if (look)
+        fr_layers_flag(f, s);
     if (rc == 0 && r->type == REDIS_REPLY_ERROR)
         rc = fr_reply_error(r);
     else if (rc == 0 && (len < 0 || fr_offer_done(f, s, &o, links, r->str, (size_t)len) < 0))

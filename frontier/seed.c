@@ -57,9 +57,11 @@ static int seed_batch(frontier_t *f, unsigned s, const char *const *urls, size_t
             continue;
         }
         uint64_t base;
-        int refused;
+        int refused, look;
         const char *const *mine = urls + i * FR_SEED_CHUNK;
-        long len = fr_offer_codes(r, offers[i].nsent, &refused, &base);
+        long len = fr_offer_codes(r, offers[i].nsent, &refused, &base, &look);
+        if (look)
+            fr_layers_flag(f, s);
         long nnew = len >= 0 ? fr_offer_done(f, s, &offers[i], mine, r->str, (size_t)len) : -1;
         for (size_t j = 0; nnew >= 0 && refused && q && j < offers[i].nsent; j++)
             if (r->str[j] == 'q')

@@ -1,9 +1,12 @@
 /*
- * test_bloomfull.c -- a visited set that cannot grow must not be run past
- * silently: the fill and false-positive formulas (table-driven), `crawler
- * stats` showing the fill, seeding refused past the capacity, and a crawl
- * whose filter fills up stopping with exit status 2 and the message, every
- * fetched page recorded once and nothing left leased in Redis.
+ * test_bloomfull.c -- a visited set that cannot grow (--bloom-growth 0)
+ * must not be run past silently: the fill and false-positive formulas
+ * (table-driven), `crawler stats` showing the fill, seeding refused past
+ * the capacity, and a crawl whose filter fills up stopping with exit status
+ * 2 and the message, every fetched page recorded once and nothing left
+ * leased in Redis.  And one that grows (the default): a crawl that passes
+ * its first capacity many times, with two processes of two threads each,
+ * fetches every page exactly once.
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bloom.h"
 #include "crawl_env.h"
@@ -163,7 +167,9 @@ Test(bloomfull, seeding_past_the_capacity_is_refused_and_stats_show_the_fill)
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         write_seeds(&t, f, steps[i].first, steps[i].n);
-        int rc = run(&t, (char *[]){"seed", f, "--bloom-capacity", "50", NULL}, &out, &err);
+        int rc =
+            run(&t, (char *[]){"seed", f, "--bloom-capacity", "50", "--bloom-growth", "0", NULL},
+                &out, &err);
         cr_expect_eq(rc, steps[i].status, "step %zu: seed exited %d: %s", i, rc, err);
         cr_expect(strstr(err, steps[i].err) != NULL, "step %zu: stderr lacks \"%s\": %s", i,
                   steps[i].err, err);
@@ -247,9 +253,9 @@ Test(bloomfull, a_crawl_whose_filter_fills_stops_with_exit_2_nothing_lost)
     fx_http_set_handler(t.h, tree_site_route, &tree);
     char *out, *err;
     int rc = run(&t,
-                 (char *[]){"crawl", "--seeds", t.seeds, "--bloom-capacity", "50", "--delay", "0",
-                            "--per-host", "2", "--threads", "2", "--lease", "1500", "--out", t.out,
-                            "--quiet", NULL},
+                 (char *[]){"crawl", "--seeds", t.seeds, "--bloom-capacity", "50", "--bloom-growth",
+                            "0", "--delay", "0", "--per-host", "2", "--threads", "2", "--lease",
+                            "1500", "--out", t.out, "--quiet", NULL},
                  &out, &err);
     cr_expect_eq(rc, 2, "crawl exited %d: %s", rc, err);
     cr_expect(strstr(err, "the visited set is full: ") != NULL, "stderr: %s", err);
@@ -275,5 +281,88 @@ Test(bloomfull, a_crawl_whose_filter_fills_stops_with_exit_2_nothing_lost)
     cr_expect_lt(fetched, PAGES, "every page fetched: the crawl ran past its filter's capacity");
     assert_nothing_leased(&t);
     expect_stats(&t, "capacity 50", 1);
+    crawl_env_stop(&t);
+}
+
+/* The default visited set grows: started at 20 URLs, two processes of two
+ * threads each crawl the 300 pages (about 15 times the first capacity, so
+ * through four layers, each published while the others race) and every page
+ * is fetched exactly once, the layers as the stats say. */
+Test(bloomfull, a_crawl_whose_filter_grows_fetches_every_page_once)
+{
+    crawl_env_t t;
+    crawl_env_start(&t, NULL, "/p/0");
+    tree.delay_ms = 2;
+    fx_http_set_handler(t.h, tree_site_route, &tree);
+    char out2[600];
+    snprintf(out2, sizeof out2, "%s/out2.jsonl", t.dir);
+    char o1[600], e1[600], o2[600], e2[600];
+    snprintf(o1, sizeof o1, "%s/o1", t.dir), snprintf(e1, sizeof e1, "%s/e1", t.dir);
+    snprintf(o2, sizeof o2, "%s/o2", t.dir), snprintf(e2, sizeof e2, "%s/e2", t.dir);
+    char *a1[] = {CRAWLER_BIN,
+                  "crawl",
+                  "--seeds",
+                  t.seeds,
+                  "--bloom-capacity",
+                  "20",
+                  "--delay",
+                  "0",
+                  "--per-host",
+                  "4",
+                  "--threads",
+                  "2",
+                  "--out",
+                  t.out,
+                  "--quiet",
+                  "--redis",
+                  (char *)fx_redis_url(t.r),
+                  NULL};
+    char *a2[] = {CRAWLER_BIN,
+                  "crawl",
+                  "--delay",
+                  "0",
+                  "--per-host",
+                  "4",
+                  "--threads",
+                  "2",
+                  "--out",
+                  out2,
+                  "--quiet",
+                  "--redis",
+                  (char *)fx_redis_url(t.r),
+                  NULL};
+    pid_t p1 = fx_spawn(a1, o1, e1);
+    cr_assert_gt(p1, 0, "%s", fx_error());
+    for (int i = 0; i < 2000 && fx_http_total(t.h) < 5; i++)
+        usleep(5000);
+    pid_t p2 = fx_spawn(a2, o2, e2); /* joins the crawl the first one made */
+    cr_assert_gt(p2, 0, "%s", fx_error());
+    int rc = fx_wait(p1, 120000), rc2 = fx_wait(p2, 120000);
+    char *err = fx_read_file(e1, NULL), *err2 = fx_read_file(e2, NULL);
+    cr_expect_eq(rc, 0, "crawl exited %d: %s", rc, err ? err : "");
+    cr_expect_eq(rc2, 0, "second crawl exited %d: %s", rc2, err2 ? err2 : "");
+    free(err), free(err2);
+    unsigned rec[PAGES] = {0};
+    char *s1 = fx_read_file(t.out, NULL), *s2 = fx_read_file(out2, NULL);
+    cr_assert_not_null(s1);
+    count_records(&t, s1, rec);
+    if (s2)
+        count_records(&t, s2, rec);
+    free(s1), free(s2);
+    for (int i = 0; i < PAGES; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/p/%d", i);
+        cr_expect_eq(fx_http_hits(t.h, path), 1, "%s fetched %u times", path,
+                     fx_http_hits(t.h, path));
+        cr_expect_eq(rec[i], 1, "%s: %u records", path, rec[i]);
+    }
+    redisContext *c = fx_redis_connect(t.r);
+    cr_assert_not_null(c);
+    redisReply *r = redisCommand(c, "HGET crawler:{default}:seen:meta layers");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "no layer count");
+    cr_expect_geq(strtol(r->str, NULL, 10), 4, "%s layers for %d pages from 20", r->str, PAGES);
+    freeReplyObject(r);
+    redisFree(c);
+    expect_stats(&t, "layers", 0);
     crawl_env_stop(&t);
 }

@@ -209,6 +209,7 @@ static const struct {
     {"low-speed-time", "1", "0", "86400", "86401"},
     {"bloom-capacity", "1", "0", "10000000000", "10000000001"},
     {"bloom-fp-rate", "1e-12", "9.9999999999999e-13", "0.5", "0.50000000000001"},
+    {"bloom-growth", "0", "-1", "16", "16.000000001"},
     {"delay-factor", "0", "-0.001", "1000", "1000.001"},
     {"out-rotate", "0", "-1", "18446744073709551615", "18446744073709551616"},
 };
@@ -679,7 +680,7 @@ Test(config, help_lists_every_table_entry_with_its_default)
         "--concurrency C              transfers in flight, all threads together [default: 1000]\n",
         "--max-size BYTES             body size cap (decoded): read up to it, then cut (sitemaps: "
         "50 MB) [default: 10485760]\n",
-        "--bloom-fp-rate P            visited-set false-positive rate at capacity "
+        "--bloom-fp-rate P            visited-set false-positive rate, held however far it grows "
         "[default: 0.0001]\n",
         "--scope host|domain|any      which links to follow (seeds' hosts / domains / all) "
         "[default: host]\n",

@@ -171,6 +171,7 @@ static int seed(crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, long *rej
     /* --bloom-capacity is the crawl's: each shard's filter holds its part */
     bloom_params_t bp = {.capacity = (cfg->bloom_capacity + shards - 1) / shards,
                          .fp_rate = cfg->bloom_fp_rate,
+                         .growth = cfg->bloom_growth,
                          .cache_bytes = SIZE_MAX}; /* seeding: every URL goes to Redis anyway */
     rcode = CRAWL_EBLOOM;
     b = frontier_bloom_name(cfg->crawl, name, sizeof name) < 0
@@ -189,6 +190,7 @@ static int seed(crawl_config_t *cfg, const rconn_t *r, seeds_t *seeds, long *rej
     fc.max_pages = shards > 1 ? cfg->max_pages : 0;
     fc.bloom_capacity = cfg->bloom_capacity; /* the other shards' filters, if created */
     fc.bloom_fp_rate = cfg->bloom_fp_rate;
+    fc.bloom_growth = cfg->bloom_growth;
     fc.bloom_cache_bytes = SIZE_MAX;
     if (!(link = cli_link("crawl", r))) {
         rcode = CRAWL_EREDIS;

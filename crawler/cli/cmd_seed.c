@@ -45,6 +45,9 @@ static const cli_opt_t SEED_OPTS[] = {
                  "could take the crawl past its filter's capacity (nothing of it is seeded)")},
     {CLI_OPT_DOUBLE(seed_opts_t, "bloom-fp-rate", "P", bp.fp_rate, 1e-12, 0.5,
                     BLOOM_DEFAULT_FP_RATE, "Bloom false-positive rate if created")},
+    {CLI_OPT_DOUBLE(seed_opts_t, "bloom-growth", "G", bp.growth, 0, BLOOM_MAX_GROWTH,
+                    BLOOM_DEFAULT_GROWTH,
+                    "if created: each new layer G times the last's capacity (0 or 1: fixed)")},
     {CLI_OPT_U32(seed_opts_t, "shards", "N", shards, 1, FRONTIER_MAX_SHARDS, 0,
                  "split a new crawl into N shards (docs/sharding.md); the crawl keeps "
                  "the count it was created with"),
@@ -105,6 +108,7 @@ static int seed_run(const cli_common_t *co, const char *file, int force, unsigne
     cfg.shards = shards;
     cfg.bloom_capacity = bp0->capacity; /* the other shards' filters, if created */
     cfg.bloom_fp_rate = bp0->fp_rate;
+    cfg.bloom_growth = bp0->growth;
     cfg.bloom_cache_bytes = SIZE_MAX;
     bloom_t *b = go && frontier_bloom_name(co->crawl, name, sizeof name) >= 0
                      ? bloom_join(rc, name, bp, &berr, err, sizeof err)

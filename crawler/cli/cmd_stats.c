@@ -42,6 +42,12 @@ typedef struct bloom_view {
     uint64_t capacity;     /* and this capacity */
     const uint64_t *added; /* [shards]: URLs added to each shard's filter */
     unsigned shards;
+    /* a filter that grows (bloom.h, "layers"), shard 0's: */
+    double growth;               /* 0: fixed */
+    uint32_t layers;             /* published */
+    uint64_t newest, newest_cap; /* the newest layer's items and capacity */
+    double whole_fp;             /* the rate of all layers now */
+    double fp_target;            /* the rate it is held under */
 } bloom_view_t;
 
 /* Shard i's filter: its fill from its count. */
@@ -57,6 +63,19 @@ static void json_bloom(FILE *o, const bloom_view_t *bv)
         return;
     }
     const bloom_fill_t *f = &bv->fill;
+    if (bv->growth > 1.0) {
+        fprintf(o,
+                ", \"bloom\": {\"added\": %llu, \"capacity\": %llu, \"growth\": %g, "
+                "\"layers\": %u, \"newest_items\": %llu, \"newest_capacity\": %llu, "
+                "\"fp_rate\": %.6g, \"fp_target\": %.6g, \"warn\": false, \"full\": false, "
+                "\"shards\": [",
+                U(f->added), U(bv->capacity), bv->growth, bv->layers, U(bv->newest),
+                U(bv->newest_cap), bv->whole_fp, bv->fp_target);
+        for (unsigned i = 0; i < bv->shards; i++)
+            fprintf(o, "%s{\"added\": %llu}", i ? ", " : "", U(bv->added[i]));
+        fprintf(o, "]}");
+        return;
+    }
     fprintf(o,
             ", \"bloom\": {\"added\": %llu, \"capacity\": %llu, \"fill\": %.6f, "
             "\"fp_rate\": %.6g, \"warn\": %s, \"full\": %s",
@@ -80,6 +99,22 @@ static void text_bloom(FILE *o, const bloom_view_t *bv)
         return;
     }
     const bloom_fill_t *f = &bv->fill;
+    if (bv->growth > 1.0) {
+        fprintf(o,
+                "  bloom: %llu URLs added; grows x%g from %llu: %u layers%s, the newest holds "
+                "%llu of %llu (%.1f%%); false-positive rate now %.3g (held under %.3g)\n",
+                U(f->added), bv->growth, U(bv->capacity), bv->layers,
+                bv->shards > 1 ? " (shard 0)" : "", U(bv->newest), U(bv->newest_cap),
+                bv->newest_cap ? 100.0 * (double)bv->newest / (double)bv->newest_cap : 0.0,
+                bv->whole_fp, bv->fp_target);
+        if (bv->shards > 1)
+            fprintf(o, "  bloom by shard (URLs added):");
+        for (unsigned i = 0; bv->shards > 1 && i < bv->shards; i++)
+            fprintf(o, "%s%4u: %9llu", i % 4 ? "  " : "\n  ", i, U(bv->added[i]));
+        if (bv->shards > 1)
+            fputc('\n', o);
+        return;
+    }
     fprintf(o,
             "  bloom: %llu URLs added of capacity %llu (%.1f%% full)  false-positive rate now "
             "%.3g\n",
@@ -272,6 +307,20 @@ static int read_bloom(redisContext *rc, const char *crawl, const frontier_stats_
     bv->added = s->shard_added;
     bv->shards = s->shards ? s->shards : 1;
     bloom_fill_of(&bv->geo, bv->capacity, s->bloom_added_max, &bv->fill);
+    if ((bv->growth = bloom_growth(b)) > 1.0) {
+        uint64_t items[BLOOM_MAX_LAYERS];
+        bv->layers = bloom_layer_items(b, items, BLOOM_MAX_LAYERS);
+        bv->newest = items[bv->layers - 1];
+        bv->newest_cap = bloom_newest_capacity(b);
+        bv->whole_fp = bloom_layers_fp(b, items, bv->layers);
+        bv->fp_target = bloom_fp_target(b);
+        /* what the metrics read: the newest layer's fill, the whole's rate,
+         * never full (no capacity to pass) */
+        bv->fill.full = 0;
+        bv->fill.fill = bv->newest_cap ? (double)bv->newest / (double)bv->newest_cap : 0.0;
+        bv->fill.fp_rate = bv->whole_fp;
+        bv->fill.fill = 0;
+    }
     bloom_close(b);
     return 0;
 }

@@ -162,11 +162,15 @@ static const cli_opt_t OPTS[] = {
          "TLS sessions kept per process, one per origin, so that a new connection to a host "
          "resumes instead of a full handshake (0: libcurl's own cache of 8)")},
     {U64("bloom-capacity", "N", bloom_capacity, 1, BLOOM_MAX_CAPACITY, BLOOM_DEFAULT_CAPACITY,
-         "visited-set size when the crawl creates it, at most 1e10; exit 2 if the filter does not "
-         "fit in Redis' free memory (maxmemory), or once this many URLs were added (the filter "
-         "cannot grow: the crawl stops, seeding past it is refused)")},
+         "visited-set size when the crawl creates it, at most 1e10 (its first layer when it "
+         "grows); exit 2 if the filter does not fit in Redis' free memory (maxmemory); a fixed "
+         "filter (--bloom-growth 0) stops the crawl once this many URLs were added")},
     {DBL("bloom-fp-rate", "P", bloom_fp_rate, 1e-12, 0.5, BLOOM_DEFAULT_FP_RATE,
-         "visited-set false-positive rate at capacity")},
+         "visited-set false-positive rate, held however far it grows")},
+    {DBL("bloom-growth", "G", bloom_growth, 0, BLOOM_MAX_GROWTH, BLOOM_DEFAULT_GROWTH,
+         "when the crawl creates its visited set: each new layer G times the last one's "
+         "capacity, added when the last is full (the crawl stops only when a layer does not fit "
+         "in Redis); 0 or 1: a fixed filter of --bloom-capacity")},
     {STR("out", "FILE", out, NULL, "one JSON line per finished URL ('-': stdout)")},
     {STR("warc", "FILE", warc, NULL,
          "WARC/1.1 records (per-record gzip), a CDXJ index beside each closed file")},

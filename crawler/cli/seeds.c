@@ -216,7 +216,9 @@ int seeds_check_room(seeds_t *s, struct redisContext *rc, const struct rconn *r,
     s->geo = *bloom_geometry(b);
     /* a crawl of several shards: b is shard 0's filter, every shard's of
      * its size; the fullest one decides (a batch may all go to one shard) */
-    bloom_fill_of(&s->geo, bloom_capacity(b), st.bloom_added_max, &s->fill);
+    /* a filter that grows has no capacity to pass (bloom.h, "layers") */
+    bloom_fill_of(&s->geo, bloom_growth(b) > 1.0 ? 0 : bloom_capacity(b), st.bloom_added_max,
+                  &s->fill);
     if (s->fill.full) {
         bloom_full_message(&s->fill, 0, err, errlen);
         return CRAWL_EFULL;

@@ -139,6 +139,7 @@ typedef struct crawl_config {
     /* bloom */
     uint64_t bloom_capacity; /* --bloom-capacity, items */
     double bloom_fp_rate;    /* --bloom-fp-rate */
+    double bloom_growth;     /* --bloom-growth: > 1 the visited set grows (bloom.h); 0 or 1 fixed */
     /* --metrics ADDR:PORT: serve Prometheus /metrics there; NULL: none */
     const char *metrics;
     /* output */

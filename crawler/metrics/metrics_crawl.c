@@ -70,7 +70,8 @@ static void gauges(const metrics_crawl_view_t *v, metrics_text_t *t)
     if (!v->bloom)
         return;
     one(t, v->crawl, "gauge", "crawler_crawl_bloom_fill_ratio",
-        "URLs added to the visited set over its capacity (1: full, the crawl stops)",
+        "URLs added to the visited set over its capacity (1: full, the crawl stops); one that "
+        "grows: its newest layer's (a layer is added at 1)",
         v->bloom->fill);
     one(t, v->crawl, "gauge", "crawler_crawl_bloom_false_positive_rate",
         "estimated false-positive rate of the visited set now", v->bloom->fp_rate);

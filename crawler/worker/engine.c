@@ -228,6 +228,7 @@ static void engine_frontier_config(const engine_t *e, frontier_config_t *fc)
      * (what one learnt answers for all) */
     fc->bloom_capacity = c->bloom_capacity;
     fc->bloom_fp_rate = c->bloom_fp_rate;
+    fc->bloom_growth = c->bloom_growth;
     fc->bloom_shared_cache = e->seen_cache;
 }
 
@@ -587,6 +588,12 @@ static void finish_turn(worker_t *w)
      * wait for the next one (bigger batches while Redis is busy) */
     int rc = finisher_complete(w->fin, 0, &n);
     finished(w, rc, n);
+    if (!down(w) && !finisher_busy(w->fin)) { /* between calls: the visited set's layers */
+        int zero = 0, lrc = lifeline_layers(&w->life, w->fr, &w->e->full);
+        if (lrc == 1)
+            atomic_compare_exchange_strong(&w->e->stop, &zero, 1);
+        engine_note(w, lrc < 0 ? lrc : 0);
+    }
     if (!down(w) && !finisher_busy(w->fin)) {
         rc = finisher_flush(w->fin, 0, &n);
         finished(w, rc, n);

@@ -197,7 +197,8 @@ lifeline_state_t lifeline_try(lifeline_t *l, rconn_link_t *link, frontier_t *fr,
 int lifeline_fill(lifeline_t *l, frontier_t *fr, uint64_t added, atomic_int *full)
 {
     bloom_t *b = frontier_bloom(fr);
-    uint64_t cap = b ? bloom_capacity(b) : 0;
+    uint64_t cap = b && bloom_growth(b) <= 1.0 ? bloom_capacity(b) : 0; /* (one that grows:
+                                                                          lifeline_layers) */
     if (!cap || atomic_load(full))
         return 0;
     bloom_fill_t f;
@@ -207,6 +208,24 @@ int lifeline_fill(lifeline_t *l, frontier_t *fr, uint64_t added, atomic_int *ful
     char msg[640];
     bloom_full_message(&f, 0, msg, sizeof msg);
     fprintf(stderr, "\ncrawler: %s; stopping (in-flight URLs are finished or handed back)\n", msg);
+    if (l->out)
+        out_event(l->out,
+                  &(out_event_t){.event = "visited-set-full", .worker = l->idx, .error_text = msg});
+    return 1;
+}
+
+int lifeline_layers(lifeline_t *l, frontier_t *fr, atomic_int *full)
+{
+    char msg[600];
+    int rc = frontier_layers_tend(fr, msg, sizeof msg);
+    if (rc != CRAWL_EFULL)
+        return rc == CRAWL_EREDIS ? rc : 0; /* (another failure: tried again at the next turn) */
+    if (atomic_exchange(full, 1))
+        return 1;
+    fprintf(stderr,
+            "\ncrawler: the visited set is full and cannot grow: %s; stopping (in-flight "
+            "URLs are finished or handed back)\n",
+            msg);
     if (l->out)
         out_event(l->out,
                   &(out_event_t){.event = "visited-set-full", .worker = l->idx, .error_text = msg});

@@ -79,10 +79,16 @@ lifeline_state_t lifeline_gone(lifeline_t *l);
 /* What a heartbeat found: LIFELINE_GONE (said) if the crawl's filter is
  * gone, else the state as it is (the fill: lifeline_fill). */
 lifeline_state_t lifeline_beat(lifeline_t *l, const frontier_beat_t *b);
-/* The visited set cannot grow: once `added` (seeds + new links, in its
- * fullest shard) reaches the capacity of fr's filter, the first thread of
- * the process to see it (*full was 0) says so; returns 1 then, for the
- * caller to stop the crawl as a first SIGINT does, else 0. */
+/* A fixed visited set (--bloom-growth 0): once `added` (seeds + new links,
+ * in its fullest shard) reaches the capacity of fr's filter, the first
+ * thread of the process to see it (*full was 0) says so; returns 1 then,
+ * for the caller to stop the crawl as a first SIGINT does, else 0. */
 int lifeline_fill(lifeline_t *l, frontier_t *fr, uint64_t added, atomic_int *full);
+/* A visited set that grows: its layers tended (frontier_layers_tend: read
+ * again, the next one created when due).  When a full layer's successor
+ * does not fit in Redis, the first thread to see it says so (stderr, a
+ * visited-set-full event) and 1 is returned for the caller to stop the
+ * crawl; CRAWL_EREDIS if the link failed meanwhile; else 0. */
+int lifeline_layers(lifeline_t *l, frontier_t *fr, atomic_int *full);
 
 #endif

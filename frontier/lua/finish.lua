@@ -174,7 +174,7 @@ local function finish(KEYS, ARGV)
   local np, maxh = tonumber(ARGV[2]), tonumber(ARGV[4])
   local maxp, credit = page_limit_arg(ARGV[3])
   local per_host, delay, maxd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-  local k, w0 = tonumber(ARGV[8]), ARGV[9]
+  local k, w0 = LAYERS.spec(ARGV[8]), ARGV[9]
   local nforeign, nh = tonumber(ARGV[NFOREIGN]), tonumber(ARGV[HOSTS])
   local NKINDS = HOSTS + 1 + HOST_ARGS * nh
   local nkinds = tonumber(ARGV[NKINDS])
@@ -241,7 +241,7 @@ local function finish(KEYS, ARGV)
   end
   wake_many(wk, per_host)
   offer_flush(st, per_host)
-  return {lost, table.concat(codes)}
+  return {lost, table.concat(codes), LAYERS.done()}
 end
 
 register('finish', finish)

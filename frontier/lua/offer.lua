@@ -120,8 +120,10 @@ end
 -- CRAWLER.BFADD calls this first, so a Redis that lost the module fails it
 -- before any write.
 local function need_module(KEYS, k)
-  if k < 0 and KEYS[3] then redis.call('CRAWLER.BFADD', KEYS[3], '1', '') end
+  local last = LAYERS.st and LAYERS.st.m - 1 or #KEYS -- (the blocks)
+  if k < 0 and last >= 3 then redis.call('CRAWLER.BFADD', KEYS[3], '1', '') end
 end
+
 
 -- Why a link of origin h may not be admitted: 'l' over a page limit
 -- (max_pages: in all, max_pages_per_host: for h), 'd' over its domain's
@@ -181,6 +183,7 @@ local function is_seen(key, ARGV, b, k, offs, m)
   return true
 end
 
+
 -- Whether a run of cnt links from ARGV[b] (w arguments a link) holds one
 -- of a blocked host (base.lua: blocked; the caller's read_blocks said some
 -- host is).
@@ -202,9 +205,15 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
   -- per: links a setter call (nil: the whole run; not math.huge, which a
   -- Lua 5.1 for loop turns into NaN)
   local set, w, tail, per, ks = set_bitfield, 2 + k, 0, math.floor(1024 / math.abs(k)), nil
-  if k < 0 then k = -k; set, w, tail, per, ks = set_module, 2, 1, nil, str(k) end
+  local lx = 2 + k -- where a link's layer blocks start (LAYERS)
+  if k < 0 then k = -k; set, w, tail, per, ks, lx = set_module, 2, 1, nil, str(k), 2 end
+  w = w + LAYERS.xw
   local limits = maxp > 0 or maxh > 0 or quota ~= nil or st.maxdp > 0 or st.maxdh > 0
   if limits then per = 1 end
+  local ls = LAYERS.st
+  if ls then LAYERS.begin(KEYS) end
+  local layered = ls and (ls.t > 1 or ls.d ~= 0) -- (one layer, as known: runs as before)
+  if layered then per = 1 end
   local codes, nc = CODES, 0
   local nruns = tonumber(ARGV[i]); i = i + 1
   for _ = 1, nruns do
@@ -218,10 +227,17 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
       if cnt > step then cnt = step end
       local over = BLK_ANY and step == 1 and blocked(ARGV[b + 1]) and 'b'
       if not over then over = limits and over_limit(st, ARGV[b + 1], maxp, maxh, quota) end
-      if over == 'q' and is_seen(key, ARGV, b, k, set == set_module and offs, m) then
+      local lkey = key -- the key its bits go to
+      if layered and (not over or over == 'q') then
+        lkey = LAYERS.place(KEYS, ARGV, b, lx, k, set == set_module and offs, m, is_seen)
+        if lkey == 's' and not force then over = 's' end -- (forced: queued, nothing set)
+      end
+      if over == 'q' and lkey and lkey ~= 's'
+         and is_seen(lkey, ARGV, b, k, set == set_module and offs, m) then
         over = 's' -- seen: no allotment needed (its bits are all set: nothing to add)
       end
-      local fresh = not over and set(key, ARGV, b, w, k, cnt, offs, m, n, ks)
+      local fresh = not over and (lkey == 's' and '0' or lkey == false and '1'
+                                  or set(lkey, ARGV, b, w, k, cnt, offs, m, n, ks))
       for c = 1, cnt do -- link c: its entry at ARGV[b], its origin at ARGV[b + 1]
         nc = nc + 1
         if over == 'q' then
@@ -236,6 +252,7 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
           codes[nc] = 'l'; st.skipped = st.skipped + 1
         elseif force or byte(fresh, c) == 49 then
           local h = ARGV[b + 1]
+          if ls and lkey and lkey ~= 's' and byte(fresh, c) == 49 then LAYERS.added(1) end
           codes[nc] = 'n'; enqueue(st, ARGV[b], h)
           if limits then
             domain_admit(st, h, st.hadm[h])
@@ -255,8 +272,8 @@ end
 -- The number of links of the link section at ARGV[i] (k < 0: the module's
 -- layout), read without offering them.
 local function section_links(ARGV, i, k)
-  local w, tail = 2 + k, 0
-  if k < 0 then w, tail = 2, 1 end
+  local w, tail = 2 + k + LAYERS.xw, 0
+  if k < 0 then w, tail = 2 + LAYERS.xw, 1 end
   local nruns, n = tonumber(ARGV[i]), 0
   i = i + 1
   for _ = 1, nruns do

@@ -15,7 +15,7 @@ local function seed(KEYS, ARGV)
   local force, links = ARGV[2] == '1', ARGV[2] == 'l' or id ~= nil
   local maxp, credit = page_limit_arg(ARGV[3])
   local maxh = tonumber(ARGV[4])
-  local per_host, k = tonumber(ARGV[5]), tonumber(ARGV[6])
+  local per_host, k = tonumber(ARGV[5]), LAYERS.spec(ARGV[6])
   local NHOSTS = 7 -- ARGV[NHOSTS]: the seed hosts that follow, the domain section, the links
   local nh = tonumber(ARGV[NHOSTS])
   local DOMS = NHOSTS + 1 + nh
@@ -56,6 +56,7 @@ local function seed(KEYS, ARGV)
   end
   -- links past the allotment: the shard's enqueued counter follows, for the grant (quota.lua)
   if st.quota > 0 then codes = codes .. ':' .. string.format('%d', st.admitted) end
+  codes = codes .. LAYERS.done()
   if done then redis.call('SET', done, codes, 'PX', ttl) end
   return codes
 end

@@ -60,17 +60,23 @@ local function need_queue(h)
   if not queue_ok(h) then wrong_type(qkey(h), 'list') end
 end
 
--- KEYS[3..]: the Bloom filter's blocks of an offering call (strings).
+-- KEYS[3..]: the Bloom filter's blocks of an offering call (strings), and
+-- for a filter that grows the two meta hashes after them.
 local function need_blocks(KEYS)
-  for i = 3, #KEYS do need(KEYS[i], 'string') end
+  local s, last = LAYERS.st, #KEYS
+  if s then
+    last = s.m - 1
+    need(KEYS[s.m], 'hash'); need(KEYS[s.m + 1], 'hash')
+  end
+  for i = 3, last do need(KEYS[i], 'string') end
 end
 
 -- The queues of the origins of the link section at ARGV[i] (its layout:
 -- above fr_offer_section in frontier/offer.c, read as offer_links reads
 -- it; k < 0: the module's layout).  Returns the index after the section.
 local function need_section(ARGV, i, k)
-  local w, tail = 2 + k, 0
-  if k < 0 then w, tail = 2, 1 end
+  local w, tail = 2 + k + LAYERS.xw, 0
+  if k < 0 then w, tail = 2 + LAYERS.xw, 1 end
   local nruns = tonumber(ARGV[i]); i = i + 1
   for _ = 1, nruns do
     local n = tonumber(ARGV[i + 1])
