@@ -155,7 +155,8 @@ typedef struct frontier_config {
 } frontier_config_t;
 
 /* Fills cfg with the defaults above (bloom_capacity BLOOM_DEFAULT_CAPACITY,
- * bloom_fp_rate BLOOM_DEFAULT_FP_RATE, default cache). */
+ * bloom_fp_rate BLOOM_DEFAULT_FP_RATE, bloom_growth BLOOM_DEFAULT_GROWTH,
+ * default cache). */
 void frontier_config_defaults(frontier_config_t *cfg);
 
 typedef struct frontier frontier_t;

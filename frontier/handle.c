@@ -89,6 +89,7 @@ void frontier_config_defaults(frontier_config_t *cfg)
     cfg->backoff_max_ms = FRONTIER_DEFAULT_BACKOFF_MAX_MS;
     cfg->bloom_capacity = BLOOM_DEFAULT_CAPACITY;
     cfg->bloom_fp_rate = BLOOM_DEFAULT_FP_RATE;
+    cfg->bloom_growth = BLOOM_DEFAULT_GROWTH;
 }
 
 int frontier_bloom_name(const char *crawl, char *buf, size_t buflen)

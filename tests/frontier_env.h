@@ -34,11 +34,17 @@ static inline redisContext *connect_port(int port)
     return c;
 }
 
+/* The tests' visited set, when one creates it: a fixed filter, or one that
+ * grows from env_grow_from URLs when that is set (bloom.h, "layers"). */
+static uint64_t env_grow_from;
+
 static inline bloom_t *open_bloom(redisContext *c, int create)
 {
     char name[128];
     frontier_bloom_name(CRAWL, name, sizeof name);
     bloom_params_t p = {.capacity = 200000, .fp_rate = 1e-6};
+    if (env_grow_from)
+        p = (bloom_params_t){.capacity = env_grow_from, .fp_rate = 1e-6, .growth = 2.0};
     int err = 0;
     char msg[256] = "";
     bloom_t *b = bloom_open(c, name, create ? &p : NULL, &err, msg, sizeof msg);

@@ -406,11 +406,12 @@ Test(keys, open_without_bloom_creates_the_filter_then_joins_it_as_created)
 
     f = open_own(c, 20000, 1e-3, 0, NULL, err, sizeof err);
     cr_assert_not_null(f, "%s", err);
-    bloom_params_t want = {.capacity = 20000, .fp_rate = 1e-3};
+    bloom_params_t want = {.capacity = 20000, .fp_rate = 1e-3, .growth = BLOOM_DEFAULT_GROWTH};
     bloom_geometry_t g;
     cr_assert_eq(bloom_geometry_for(&want, &g), 0);
     const bloom_geometry_t *got = bloom_geometry(frontier_bloom(f));
-    cr_expect(got->m == g.m && got->k == g.k, "created with the config's n and p");
+    cr_expect(got->m == g.m && got->k == g.k, "created with the config's n, p and growth");
+    cr_expect_eq(bloom_growth(frontier_bloom(f)), BLOOM_DEFAULT_GROWTH);
     cr_expect_str_eq(bloom_name(frontier_bloom(f)), "crawler:{" CRAWL "}:seen");
 
     /* later openers join it as it is, whatever they would create */

@@ -67,6 +67,7 @@ static void record_batch(redisContext *c, const wopts_t *o, frontier_item_t *it,
             freeReplyObject(r);
         freeReplyObject(redisCommand(c, "RPUSH test:claims %s|%llu", origin, it[i].claimed_ms));
         freeReplyObject(redisCommand(c, "SADD test:fetched %s", it[i].url));
+        freeReplyObject(redisCommand(c, "HINCRBY test:count %s 1", it[i].url));
     }
 }
 
@@ -124,6 +125,9 @@ static int worker_loop(redisContext *c, frontier_t *f, const wopts_t *o)
         int rc = finish_batch(f, o, it, n);
         for (size_t i = 0; i < n; i++)
             frontier_item_clear(&it[i]);
+        char why[256];
+        if (rc == 0 && (rc = frontier_layers_tend(f, why, sizeof why)) < 0) /* as the engine */
+            fprintf(stderr, "worker: the visited set's layers: %s\n", why);
         if (rc < 0) {
             fprintf(stderr, "worker: frontier_finish: %s\n", crawl_strerror(rc));
             return 5;
@@ -317,4 +321,77 @@ Test(frontier, killing_workers_at_random_points_never_loses_a_url)
     cr_log_info("random kills: %llu pages fetched, %llu URLs reclaimed from killed workers",
                 (unsigned long long)s.fetched, (unsigned long long)s.reclaimed);
     env_stop(&e);
+}
+
+/* ---- a visited set that grows ------------------------------------------------- */
+
+/* The graph of n pages crawled by 4 worker processes on a visited set that
+ * starts at 64 URLs (so through 5 layers, each published while the others
+ * race), kills at random points when kills is set.  Every page fetched;
+ * without kills, each exactly once. */
+static void grow_crawl(int kills)
+{
+    env_grow_from = 64;
+    frontier_config_t cfg = test_config();
+    cfg.lease_ms = 300;
+    cfg.per_host = 4;
+    env_t e;
+    env_start(&e, &cfg);
+    cr_assert_eq(bloom_growth(e.b), 2.0);
+    const int n = 2000;
+    char first[64];
+    graph_url(0, first, sizeof first);
+    const char *seed[] = {first};
+    seed_urls(e.f, seed, 1, 0);
+    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 8, .hold_ms = 1, .graph_n = n};
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++)
+        pids[i] = spawn_worker(&o);
+    unsigned rng = 777;
+    int checks = 0;
+    for (int kill_no = 0; kill_no < kills; kill_no++) {
+        for (unsigned t = 0, wait = 20 + rand_r(&rng) % 120; t < wait; t += 10, checks++) {
+            usleep(10000);
+            side_check(e.c, e.f, cfg.per_host);
+        }
+        int w = rand_r(&rng) % 4;
+        kill(pids[w], SIGKILL);
+        fx_wait(pids[w], 10000);
+        pids[w] = spawn_worker(&o);
+    }
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(wait_checking(&e, pids[i], 12000, &checks), 0,
+                     "worker %d did not finish the crawl", i);
+    check_all_fetched(e.c, n);
+    check_drained(e.c);
+    long long layers = redis_int(e.c, "HGET %s layers", "crawler:{" CRAWL "}:seen:meta");
+    cr_expect_geq(layers, 5, "%lld layers for %d URLs from 64", layers, n);
+    redisReply *r = redisCommand(e.c, "HGETALL test:count");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    size_t twice = 0;
+    for (size_t i = 1; i < r->elements; i += 2)
+        twice += strtol(r->element[i]->str, NULL, 10) > 1;
+    freeReplyObject(r);
+    frontier_stats_t s;
+    frontier_stats(e.c, CRAWL, &s);
+    if (!kills)
+        cr_expect_eq(twice, 0, "%zu URLs fetched twice", twice);
+    else /* a URL leased by a killed worker is fetched again: those only */
+        cr_expect_leq(twice, s.reclaimed, "%zu URLs fetched twice, %llu reclaimed", twice,
+                      (unsigned long long)s.reclaimed);
+    cr_log_info("growing visited set: %lld layers, %zu URLs fetched twice, %llu reclaimed, "
+                "%d checks",
+                layers, twice, (unsigned long long)s.reclaimed, checks);
+    env_stop(&e);
+    env_grow_from = 0;
+}
+
+Test(frontier, a_growing_visited_set_fetches_each_url_once_across_racing_workers)
+{
+    grow_crawl(0);
+}
+
+Test(frontier, a_growing_visited_set_loses_nothing_when_workers_are_killed)
+{
+    grow_crawl(8);
 }
