@@ -118,6 +118,15 @@ uint64_t bloom_redis_bytes(const bloom_geometry_t *g)
     return (uint64_t)g->blocks * (alloc_class(sds_bytes(bytes)) + KEY_OVERHEAD) + 512;
 }
 
+/* The block size of a filter that grows from m bits (bloom.h). */
+static uint64_t grow_block_bits(uint64_t m)
+{
+    uint64_t want = m / 8 / 4, b = BLOOM_GROW_BLOCK_MIN;
+    while (b < BLOOM_GROW_BLOCK_MAX && 2 * b <= want)
+        b *= 2;
+    return 8 * (b - 16);
+}
+
 int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
 {
     if (!params || (params->capacity == 0 && params->fp_rate == 0.0))
@@ -137,8 +146,6 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
     if (params->growth > 1.0) /* layer 0 of a filter that grows (bloom_layer_size) */
         p *= 1.0 - BLOOM_TIGHTENING;
     uint64_t max_bb = params->block_bits ? params->block_bits : BLOOM_MAX_BLOCK_BITS;
-    if (params->growth > 1.0) /* every layer's block size (bloom_layer_geometry) */
-        max_bb = BLOOM_GROW_BLOCK_BITS;
     if (max_bb < 8 || max_bb > BLOOM_MAX_BLOCK_BITS || max_bb % 8 != 0)
         return CRAWL_EINVAL;
     uint64_t m;
@@ -146,6 +153,8 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
     int rc = bloom_size(n, p, &m, &k);
     if (rc < 0)
         return rc;
+    if (params->growth > 1.0) /* every layer's block size (bloom_layer_geometry) */
+        max_bb = grow_block_bits(m);
     uint64_t nb = (m + max_bb - 1) / max_bb;
     if (nb > BLOOM_MAX_BLOCKS)
         return CRAWL_EINVAL;

@@ -44,6 +44,7 @@ struct redisContext;
 #define BLOOM_DEFAULT_CAPACITY 10000000ULL     /* n: expected items (24 MB at 1e-4) */
 #define BLOOM_DEFAULT_FP_RATE 1e-4             /* p: target false-positive rate */
 #define BLOOM_DEFAULT_CACHE_BYTES (4u << 20)   /* local "seen" cache: 4 MiB */
+#define BLOOM_DEFAULT_LOCAL_BYTES (64u << 20)  /* frozen layers copied: 64 MiB */
 #define BLOOM_DEFAULT_SEED 0x5EED5EEDC0FFEEULL /* hash seed when params give 0 */
 #define BLOOM_FORMAT_VERSION 1
 #define BLOOM_HASH_NAME "xxh3-128" /* the "hash" field of the meta hash */
@@ -73,10 +74,13 @@ struct redisContext;
 #define BLOOM_TIGHTENING 0.8   /* layer j's rate: p (1 - t) t^j */
 #define BLOOM_MAX_LAYERS 64    /* layers of one filter */
 #define BLOOM_PREPARE_FILL 0.9 /* the next layer is created past this share of the newest's */
-/* Block size of every layer of a filter that grows: a string of 512 KiB
- * less 16 bytes (sds header and NUL within jemalloc's 512 KiB class), so
- * that 10^10 items at 1e-4 take fewer than BLOOM_MAX_BLOCKS blocks. */
-#define BLOOM_GROW_BLOCK_BITS (8ULL * ((512u << 10) - 16))
+/* Block size of every layer of a filter that grows: a quarter of layer
+ * 0's bytes, rounded down to a power of two between these two, less 16
+ * bytes (the sds header and NUL within jemalloc's size class).  A layer
+ * has at most BLOOM_MAX_BLOCKS blocks: 64 KiB blocks reach about 1.4e9
+ * URLs at 1e-4, 512 KiB ones (from 1e6 URLs on) 1.1e10. */
+#define BLOOM_GROW_BLOCK_MIN (64u << 10)
+#define BLOOM_GROW_BLOCK_MAX (512u << 10)
 
 /* Error codes this module returns (errors.h, the project's one error
  * space; crawl_strerror() gives the text):
@@ -120,11 +124,14 @@ typedef struct bloom_params {
      * and in all (NULL: none); ud is passed through. */
     void (*progress)(void *ud, uint64_t done, uint64_t total);
     void *progress_ud;
-    double growth;                      /* creation: > 1, a filter that grows (see "layers" below):
-                                           each new layer this many times the last one's capacity,
-                                           at most BLOOM_MAX_GROWTH; 0: a fixed filter */
-    int no_wait;                        /* creation: while another process creates the filter,
-                                           fail at once (CRAWL_EBLOOM) instead of waiting for it */
+    double growth;      /* creation: > 1, a filter that grows (see "layers" below):
+                           each new layer this many times the last one's capacity,
+                           at most BLOOM_MAX_GROWTH; 0: a fixed filter */
+    int no_wait;        /* creation: while another process creates the filter,
+                           fail at once (CRAWL_EBLOOM) instead of waiting for it */
+    size_t local_bytes; /* a filter that grows: bytes of its frozen layers this handle copies
+                           to test items without Redis (bloom_add_many, bloom_contains_many);
+                           0: BLOOM_DEFAULT_LOCAL_BYTES, SIZE_MAX: none */
     const struct bloom_geometry *exact; /* creation: exactly this geometry (a layer's,
                                            bloom_layer_geometry); capacity and fp_rate
                                            are then only recorded */
@@ -264,7 +271,8 @@ void bloom_cache_note(bloom_t *b, const char *const *items, const size_t *lens, 
  * append-only file, a failover), an item the cache remembers may no longer
  * be in the filter, and a link dropped for it would never be queued.
  * Thread-safe on a shared cache (entries noted meanwhile by other handles
- * are kept or dropped, either is safe: a miss only costs a Redis look). */
+ * are kept or dropped, either is safe: a miss only costs a Redis look).
+ * The handle's copies of frozen layers (local_bytes) go too. */
 void bloom_cache_forget(bloom_t *b);
 
 typedef struct bloom_info {
@@ -336,7 +344,7 @@ uint64_t bloom_capacity(const bloom_t *b);
  * Layer j is made for capacity n0 * growth^j and rate p * (1 - t) * t^j (t =
  * BLOOM_TIGHTENING), so the rate of the whole, 1 - prod(1 - p_j), stays
  * below p however many layers there are.  Every layer has layer 0's k, seed
- * and block size (BLOOM_GROW_BLOCK_BITS), and as many blocks as its bits
+ * and block size (BLOOM_GROW_BLOCK_MIN/MAX), and as many blocks as its bits
  * need (its rate is reached with more bits an item, not more hashes): an
  * item's k offsets are the same in every layer, only its block differs
  * (bloom_layer_block), so a caller hashes an item once for all layers.  Layer 0's meta hash keeps

@@ -165,7 +165,7 @@ static char *put_lit(char *p, const char *s, size_t len)
 
 /* One BITFIELD (write: SET u1 o 1 per bit) or BITFIELD_RO (GET u1 o) of an
  * item, with a single reservation: the hot path of every batch. */
-static void append_probe(bloom_buf_t *o, const bloom_t *b, const bloom_probe_t *pr, int write)
+void bloom_append_probe(bloom_buf_t *o, const bloom_t *b, const bloom_probe_t *pr, int write)
 {
     if (reserve(o, 64 + b->name_len + (size_t)pr->k * 48) < 0)
         return;
@@ -289,7 +289,7 @@ static int run_round(bloom_t *b, const char *const *items, const size_t *lens, s
         }
         bloom_probe_t pr;
         bloom_probe_from_hash(&b->geo, b->hashes[i], &pr);
-        append_probe(o, b, &pr, write);
+        bloom_append_probe(o, b, &pr, write);
         b->pending[np] = (uint32_t)(from + i);
         b->fps[np++] = fp;
         if (np % FLUSH_ITEMS == 0 && (rc = send_out(b)) < 0)

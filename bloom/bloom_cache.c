@@ -102,6 +102,8 @@ static void shared_put(uint64_t *s, uint64_t fp)
 
 void bloom_cache_forget(bloom_t *b)
 {
+    if (b)
+        bloom_layers_forget(b); /* the frozen layers' copies too */
     bloom_cache_t *c = b ? b->cc : NULL;
     if (!c || !c->slots)
         return;

@@ -60,6 +60,9 @@ struct bloom {
     uint64_t full_at;                  /* the newest layer's capacity */
     uint64_t frozen[BLOOM_MAX_LAYERS]; /* n<j>: items of layer j when it froze */
     uint32_t prepared;                 /* the next layer, once this handle created it */
+    uint8_t *local;                    /* a frozen layer's bits, copied (bloom_layers.c) */
+    size_t local_budget;               /* bytes of frozen layers copied at most (SIZE_MAX: none) */
+    size_t local_used;
     uint32_t lblocks[BLOOM_MAX_LAYERS + 1]; /* blocks of layers 0..nlayers (the next) */
     char errmsg[512];
 };
@@ -70,6 +73,8 @@ struct bloom {
 int bloom_layers_field(bloom_t *b, const char *field, const char *value, size_t len);
 /* After layer 0 is open: opens layers 1..nlayers-1 on b->rc.  0 or a code. */
 int bloom_layers_open(bloom_t *b);
+/* Drops the local copies of frozen layers (bloom_cache_forget). */
+void bloom_layers_forget(bloom_t *b);
 /* Frees the layer handles (not b).  Accepts b without layers. */
 void bloom_layers_close(bloom_t *b);
 /* The layered test-and-add of bloom_add_many (b grows).  Same contract. */
@@ -105,6 +110,9 @@ void bloom_cache_put(bloom_cache_t *c, uint64_t fp);
  * buf->oom. */
 void bloom_buf_bulk(bloom_buf_t *buf, const char *s, size_t len);
 void bloom_buf_array(bloom_buf_t *buf, size_t n);
+/* Appends the BITFIELD (write: SET u1 o 1 per bit) or BITFIELD_RO of a
+ * probe on b's block (bloom_batch.c's hot path). */
+void bloom_append_probe(bloom_buf_t *buf, const bloom_t *b, const bloom_probe_t *pr, int write);
 /* Appends the block key "<name>:b:<i>" as a bulk string. */
 void bloom_buf_block_key(bloom_buf_t *buf, const bloom_t *b, uint32_t block);
 void bloom_buf_free(bloom_buf_t *buf);

@@ -473,6 +473,8 @@ static int open_checks(bloom_t *b, const bloom_params_t *params)
                           "of 8 up to 2^32, at most %u blocks)",
                           (unsigned long long)params->capacity, params->fp_rate,
                           (unsigned long long)params->block_bits, BLOOM_MAX_BLOCKS);
+    b->local_budget =
+        !params || !params->local_bytes ? BLOOM_DEFAULT_LOCAL_BYTES : params->local_bytes;
     int shared = params && params->shared_cache;
     rc = bloom_cache_init(&b->cache, shared ? SIZE_MAX : params ? params->cache_bytes : 0);
     b->cc = shared ? params->shared_cache : &b->cache;
