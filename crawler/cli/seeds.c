@@ -149,6 +149,10 @@ static int flush(seeds_t *s, frontier_t *f, int force, seeds_result_t *res)
         if (k)
             rc = frontier_seed(f, part, k, flags, &got);
         added += got;
+        /* a visited set that grows: its layers read, the next one made when due
+         * (CRAWL_EFULL: it cannot grow, the message in s->err) */
+        if (rc >= 0)
+            rc = frontier_layers_tend(f, s->err, s->errlen);
     }
     if (rc < 0) {
         res->added += added; /* (what went in before the failure) */

@@ -36,16 +36,31 @@ function LAYERS.begin(KEYS)
   s.meta, s.nxt = KEYS[s.m], KEYS[s.m + 1]
   local v = redis.call('HMGET', s.meta, 'layers', 'added', 'full_at')
   s.cur, s.added, s.full = tonumber(v[1]) or 1, tonumber(v[2]) or 0, tonumber(v[3]) or 0
-  if s.cur == s.t and s.added >= s.full then
-    local cap = redis.call('HGET', s.nxt, 'capacity')
-    if cap then
-      redis.call('HSET', s.meta, 'layers', s.cur + 1, 'added', 0, 'full_at', cap,
-                 'n' .. (s.cur - 1), s.added)
-      s.cur, s.added, s.full = s.cur + 1, 0, tonumber(cap)
-    end
-  end
-  s.d = s.cur - s.t
-  s.lost = s.cur > s.n
+  s.d, s.lost = s.cur - s.t, s.cur > s.n
+  LAYERS.publish(s)
+end
+
+-- The next layer published if the newest is full (its items: those before
+-- the call and the ones it added) and the next exists (its meta is written
+-- last, bloom_create.c); only while the worker's count is the current one:
+-- the call names the next layer's meta.  Also between two links of a call
+-- (LAYERS.place), whose links name their blocks in the next layer.
+function LAYERS.publish(s)
+  if s.cur ~= s.t or s.added + s.fresh < s.full or s.nonext then return end
+  local cap = redis.call('HGET', s.nxt, 'capacity')
+  if not cap then s.nonext = true; return end
+  redis.call('HSET', s.meta, 'layers', s.cur + 1, 'added', 0, 'full_at', cap,
+             'n' .. (s.cur - 1), s.added + s.fresh)
+  s.cur, s.added, s.fresh, s.full = s.cur + 1, 0, 0, tonumber(cap)
+  s.d, s.lost = s.cur - s.t, s.cur > s.n
+end
+
+-- Whether the call's links go one by one through LAYERS.place: older
+-- layers to test, a newest the worker did not know, or a newest within a
+-- call's links of its capacity (so that it is published between two).
+function LAYERS.one_by_one()
+  local s = LAYERS.st
+  return s.t > 1 or s.d ~= 0 or s.full - s.added < 4096
 end
 
 -- A link's layers (its arguments at ARGV[b]; x: where its layer blocks
@@ -58,6 +73,7 @@ end
 -- offer.lua's read-only test of a link's bits in a block.
 function LAYERS.place(KEYS, ARGV, b, x, k, offs, m, is_seen)
   local s = LAYERS.st
+  LAYERS.publish(s)
   local newest = s.cur - 1
   for j = (s.lost and s.n or newest) - 1, 0, -1 do
     if is_seen(KEYS[tonumber(ARGV[b + x + j])], ARGV, b, k, offs, m) then return 's' end

@@ -212,7 +212,7 @@ local function offer_links(st, KEYS, ARGV, i, k, force, maxp, maxh, quota)
   if limits then per = 1 end
   local ls = LAYERS.st
   if ls then LAYERS.begin(KEYS) end
-  local layered = ls and (ls.t > 1 or ls.d ~= 0) -- (one layer, as known: runs as before)
+  local layered = ls and LAYERS.one_by_one() -- (else one layer, as known: runs as before)
   if layered then per = 1 end
   local codes, nc = CODES, 0
   local nruns = tonumber(ARGV[i]); i = i + 1
