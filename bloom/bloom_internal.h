@@ -140,6 +140,9 @@ typedef struct bloom_create {
  * b->errmsg. */
 int bloom_create_blocks(bloom_t *b, const bloom_create_t *c);
 
+/* Strict decimal u64 of s[0..len): digits only, no sign, no overflow.  0 or -1. */
+int bloom_parse_u64(const char *s, size_t len, uint64_t *out);
+
 /* Records a message in b->errmsg; returns code. */
 int bloom_fail(bloom_t *b, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Maps an I/O failure of rc to CRAWL_EREDIS with hiredis' message. */

@@ -50,8 +50,7 @@ static const char OPEN_SCRIPT[] =
     "redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])\n"
     "return {'begun'}\n";
 
-/* Strict decimal u64: digits only, no sign, no overflow. */
-static int parse_u64(const char *s, size_t len, uint64_t *out)
+int bloom_parse_u64(const char *s, size_t len, uint64_t *out)
 {
     if (len == 0 || len > 20)
         return -1;
@@ -105,13 +104,13 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
     }
     if (!strcmp(f->str, "version")) {
         seen->version = 1;
-        if (parse_u64(v->str, v->len, &num) < 0 || num != BLOOM_FORMAT_VERSION)
+        if (bloom_parse_u64(v->str, v->len, &num) < 0 || num != BLOOM_FORMAT_VERSION)
             return bloom_fail(b, CRAWL_ECORRUPT, "filter '%s' has format version '%.40s', not %d",
                               b->name, v->str, BLOOM_FORMAT_VERSION);
         return 0;
     }
     if (!strcmp(f->str, "capacity")) {
-        if (parse_u64(v->str, v->len, &b->capacity) < 0)
+        if (bloom_parse_u64(v->str, v->len, &b->capacity) < 0)
             b->capacity = 0; /* informational only */
         return 0;
     }
@@ -125,7 +124,7 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(f->str, names[i]) != 0)
             continue;
-        if (parse_u64(v->str, v->len, &num) < 0)
+        if (bloom_parse_u64(v->str, v->len, &num) < 0)
             return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': field %s = '%.40s' is not a number",
                               b->name, names[i], v->str);
         *flags[i] = 1;
@@ -581,7 +580,7 @@ int bloom_destroy(redisContext *rc, const char *name)
         nb = 0;
     else if (r->type != REDIS_REPLY_STRING)
         code = reply_error(&tmp, r, mkey);
-    else if (parse_u64(r->str, r->len, &nb) < 0 || nb < 1 || nb > BLOOM_MAX_BLOCKS)
+    else if (bloom_parse_u64(r->str, r->len, &nb) < 0 || nb < 1 || nb > BLOOM_MAX_BLOCKS)
         code = CRAWL_ECORRUPT;
     if (r)
         freeReplyObject(r);

@@ -83,6 +83,11 @@ static const cli_opt_t OPTS[] = {
                     "add: false-positive rate p at n items when creating, 1e-12..0.5;\n"
                     "same rule"),
      .given = CLI_GIVEN(bopts_t, geometry_given)},
+    {CLI_OPT_DOUBLE(bopts_t, "growth", "G", params.growth, 0, BLOOM_MAX_GROWTH, 0,
+                    "add: when creating, a filter that grows by layers each G times the\n"
+                    "last one's capacity (as a crawl's visited set, whose default is 2);\n"
+                    "0: a fixed filter of --capacity"),
+     .given = CLI_GIVEN(bopts_t, geometry_given)},
     {CLI_OPT_U32(bopts_t, "batch", "N", batch, 1, BLOOM_CLI_MAX_BATCH, BLOOM_CLI_BATCH,
                  "URLs per Redis round trip, 1.." STR(BLOOM_CLI_MAX_BATCH))},
     {CLI_OPT_FLAG(bopts_t, "json", json, "info: print one JSON object")},
@@ -97,7 +102,8 @@ const cli_cmd_t cli_table_bloom = {
              "         normalize each as the crawler does, test-and-add it, print `new URL` or\n"
              "         `seen URL` in input order; creates the filter if it does not exist\n"
              "  check  same input, print `yes URL` or `no URL`; changes nothing\n"
-             "  info   geometry, bits set, fill, estimated items and false-positive rate,\n"
+             "  info   geometry, bits set, fill, estimated items and false-positive rate\n"
+             "         (of a filter that grows: each layer's items, capacity and rate),\n"
              "         Redis memory\n"
              "Invalid lines are reported on stderr as <stdin>:LINE and skipped; the exit\n"
              "status is then 3.  Keys: NAME:meta (geometry hash) and NAME:b:<i> (bit blocks).\n"
@@ -258,7 +264,17 @@ static void info_json(const bloom_t *b, const bloom_info_t *in)
         printf("\"est_items\": %.17g, ", in->est_items);
     else
         printf("\"est_items\": null, ");
-    printf("\"est_fp_rate\": %.17g, \"redis_bytes\": %llu}\n", in->est_fp_rate, U(in->redis_bytes));
+    printf("\"est_fp_rate\": %.17g, \"redis_bytes\": %llu", in->est_fp_rate, U(in->redis_bytes));
+    if (in->growth > 1.0) { /* a filter that grows: its layers */
+        printf(", \"growth\": %.17g, \"fp_target\": %.17g, \"whole_fp_rate\": %.17g, "
+               "\"layers\": [",
+               in->growth, in->fp_target, in->whole_fp);
+        for (uint32_t j = 0; j < in->layers; j++)
+            printf("%s{\"capacity\": %llu, \"items\": %llu, \"fp_rate\": %.17g}", j ? ", " : "",
+                   U(in->layer_capacity[j]), U(in->layer_items[j]), in->layer_fp[j]);
+        printf("]");
+    }
+    printf("}\n");
 }
 
 static void info_text(const bloom_t *b, const bloom_info_t *in, const char *where)
@@ -276,8 +292,23 @@ static void info_text(const bloom_t *b, const bloom_info_t *in, const char *wher
     else
         printf("est. items   unknown (every bit is set)\n");
     printf("est. fp rate %.3g\n", in->est_fp_rate);
-    printf("Redis memory %llu bytes (%.4f x m/8)\n", U(in->redis_bytes),
-           (double)in->redis_bytes / ((double)g->m / 8));
+    if (in->growth <= 1.0) {
+        printf("Redis memory %llu bytes (%.4f x m/8)\n", U(in->redis_bytes),
+               (double)in->redis_bytes / ((double)g->m / 8));
+        return;
+    }
+    printf("grows        x%g a layer, its rate held under %g; %u layer(s), the lines above "
+           "are layer 0's\n",
+           in->growth, in->fp_target, in->layers);
+    for (uint32_t j = 0; j < in->layers; j++)
+        printf("  layer %-3u  %llu of %llu items (%5.1f%%), fp rate %.3g\n", j,
+               U(in->layer_items[j]), U(in->layer_capacity[j]),
+               in->layer_capacity[j]
+                   ? 100.0 * (double)in->layer_items[j] / (double)in->layer_capacity[j]
+                   : 0.0,
+               in->layer_fp[j]);
+    printf("whole fp     %.3g (1 - prod(1 - layer rates))\n", in->whole_fp);
+    printf("Redis memory %llu bytes, every layer\n", U(in->redis_bytes));
 }
 
 static int run_info(bloom_t *b, const bopts_t *o, const char *where)
