@@ -172,6 +172,19 @@ int bloom_geometry_for(const bloom_params_t *params, bloom_geometry_t *out)
     return 0;
 }
 
+int bloom_layer_size(uint64_t n0, double p, double growth, uint32_t j, uint64_t *n, double *pj)
+{
+    if (n0 == 0 || !(p > 0.0 && p < 1.0) || !(growth > 1.0 && growth <= BLOOM_MAX_GROWTH) ||
+        j >= BLOOM_MAX_LAYERS)
+        return CRAWL_EINVAL;
+    double nd = ceil((double)n0 * pow(growth, (double)j));
+    if (!(nd <= (double)BLOOM_MAX_CAPACITY * 1000.0))
+        return CRAWL_EINVAL;
+    *n = (uint64_t)nd;
+    *pj = p * (1.0 - BLOOM_TIGHTENING) * pow(BLOOM_TIGHTENING, (double)j);
+    return 0;
+}
+
 bloom_hash_t bloom_hash_item(const bloom_t *b, const char *item, size_t len)
 {
     XXH128_hash_t h = XXH3_128bits_withSeed(item, len, b->geo.seed);

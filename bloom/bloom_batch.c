@@ -319,23 +319,6 @@ int bloom_batch_plain(bloom_t *b, const char *const *items, const size_t *lens, 
     return 0;
 }
 
-int bloom_add_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                   uint8_t *is_new)
-{
-    if (b && b->growth > 1.0)
-        return bloom_layers_add(b, items, lens, n, is_new);
-    return bloom_batch_plain(b, items, lens, n, is_new, 1);
-}
-
-int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                        uint8_t *present)
-{
-    int rc = bloom_batch_plain(b, items, lens, n, present, 0);
-    if (rc < 0 || bloom_layers(b) == 1)
-        return rc;
-    return bloom_layers_contains(b, items, lens, n, present);
-}
-
 /* ---- the cache's public face ------------------------------------------------- */
 
 int bloom_cache_contains(bloom_t *b, const char *item, size_t len)
@@ -406,7 +389,7 @@ static int read_info(bloom_t *b, bloom_info_t *out)
     return rc;
 }
 
-int bloom_info(bloom_t *b, bloom_info_t *out)
+int bloom_info_plain(bloom_t *b, bloom_info_t *out)
 {
     if (!b || !out)
         return CRAWL_EINVAL;
@@ -435,8 +418,6 @@ int bloom_info(bloom_t *b, bloom_info_t *out)
     in.est_fp_rate = pow(in.fill, k);
     in.cache_hits = b->cache.hits;
     in.cache_entries = b->cc->nbuckets * BLOOM_CACHE_WAYS;
-    if ((rc = bloom_layers_info(b, &in)) < 0)
-        return rc;
     *out = in;
     return 0;
 }

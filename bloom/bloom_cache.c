@@ -100,11 +100,8 @@ static void shared_put(uint64_t *s, uint64_t fp)
     __atomic_store_n(&s[(fp >> 7) & (BLOOM_CACHE_WAYS - 1)], fp, __ATOMIC_RELAXED);
 }
 
-void bloom_cache_forget(bloom_t *b)
+void bloom_cache_clear(bloom_cache_t *c)
 {
-    if (b)
-        bloom_layers_forget(b); /* the frozen layers' copies too */
-    bloom_cache_t *c = b ? b->cc : NULL;
     if (!c || !c->slots)
         return;
     size_t n = c->nbuckets * BLOOM_CACHE_WAYS;

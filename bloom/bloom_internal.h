@@ -67,29 +67,21 @@ struct bloom {
     char errmsg[512];
 };
 
-/* Parses one layer field of layer 0's meta hash (growth, fp_target, layers,
- * added, full_at, n<j>) into b: 1 if it was one, 0 if not (bloom_open.c's
- * parser then tries the others), a negative code if its value is bad. */
-int bloom_layers_field(bloom_t *b, const char *field, const char *value, size_t len);
-/* After layer 0 is open: opens layers 1..nlayers-1 on b->rc.  0 or a code. */
-int bloom_layers_open(bloom_t *b);
-/* Drops the local copies of frozen layers (bloom_cache_forget). */
-void bloom_layers_forget(bloom_t *b);
-/* Frees the layer handles (not b).  Accepts b without layers. */
-void bloom_layers_close(bloom_t *b);
-/* The layered test-and-add of bloom_add_many (b grows).  Same contract. */
-int bloom_layers_add(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                     uint8_t *is_new);
+/* One filter, without its layers (bloom_open.c); bloom_open and
+ * bloom_close (bloom_layers.c) add them.  Same contract. */
+bloom_t *bloom_open_one(struct redisContext *rc, const char *name, const bloom_params_t *params,
+                        int *err, char *errbuf, size_t errlen);
+void bloom_close_one(bloom_t *b);
+/* Stores code in *err and the message (or code's text) in errbuf. */
+void bloom_set_err(int code, int *err, char *errbuf, size_t errlen, const char *msg);
+/* bloom_info of this one filter (bloom_batch.c). */
+int bloom_info_plain(bloom_t *b, bloom_info_t *out);
+/* Empties a cache (bloom_cache_forget's part; thread-safe on a shared one). */
+void bloom_cache_clear(bloom_cache_t *c);
 /* The plain batch over this one filter (bloom_batch.c): write 1 test-and-
  * add, 0 contains; the local cache as bloom_add_many's. */
 int bloom_batch_plain(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                       uint8_t *res, int write);
-/* Fills in's layer fields (bloom_info, after layer 0's own). */
-int bloom_layers_info(bloom_t *b, bloom_info_t *in);
-/* Layers 1.. for the items layer 0 did not hold (present[i] 0), setting
- * present[i] (bloom_contains_many when b has several layers). */
-int bloom_layers_contains(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                          uint8_t *present);
 
 bloom_hash_t bloom_hash_item(const bloom_t *b, const char *item, size_t len);
 /* Block and k positions from a hash (see bloom.h for the bit layout). */

@@ -150,7 +150,7 @@ static void test_local(bloom_t *b, const bloom_t *l, uint32_t j, round_t *r)
     }
 }
 
-void bloom_layers_forget(bloom_t *b)
+static void forget_local(bloom_t *b)
 {
     for (uint32_t j = 0; j < bloom_layers(b); j++) {
         bloom_t *l = bloom_layer(b, j);
@@ -459,8 +459,8 @@ static int add_round(bloom_t *b, round_t *r, uint8_t *is_new)
     }
 }
 
-int bloom_layers_add(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                     uint8_t *is_new)
+static int layers_add(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                      uint8_t *is_new)
 {
     if (!b || (n && (!items || !is_new)))
         return CRAWL_EINVAL;
@@ -497,8 +497,8 @@ int bloom_layers_add(bloom_t *b, const char *const *items, const size_t *lens, s
     return rc;
 }
 
-int bloom_layers_contains(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
-                          uint8_t *present)
+static int layers_contains(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                           uint8_t *present)
 {
     round_t r = {.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r.item),
                  .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
@@ -530,4 +530,31 @@ int bloom_layers_contains(bloom_t *b, const char *const *items, const size_t *le
     }
     free(r.item), free(r.len), free(r.at), free(r.found);
     return rc;
+}
+
+/* ---- the public batch calls: one filter, or its layers ---------------------------- */
+
+int bloom_add_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                   uint8_t *is_new)
+{
+    if (b && b->growth > 1.0)
+        return layers_add(b, items, lens, n, is_new);
+    return bloom_batch_plain(b, items, lens, n, is_new, 1);
+}
+
+int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
+                        uint8_t *present)
+{
+    int rc = bloom_batch_plain(b, items, lens, n, present, 0);
+    if (rc < 0 || bloom_layers(b) == 1)
+        return rc;
+    return layers_contains(b, items, lens, n, present);
+}
+
+void bloom_cache_forget(bloom_t *b)
+{
+    if (!b)
+        return;
+    forget_local(b); /* the frozen layers' copies too */
+    bloom_cache_clear(b->cc);
 }

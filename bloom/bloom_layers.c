@@ -1,33 +1,29 @@
 /*
- * bloom_layers.c -- a filter that grows: its layers, their sizes and
- * geometry, the next one created ahead of need, and their info.  The
- * test-and-add over them is bloom_layered.c's.
+ * bloom_layers.c -- a filter that grows: opening and closing a filter with
+ * its layers, their sizes and geometry, reading them again, the next one
+ * created ahead of need, and their info.  The test-and-add over them is
+ * bloom_layered.c's; one filter on its own is bloom_open.c's.
  *
  * DESIGN (bloom.h, "layers", says what a caller sees)
  * Layer 0 is the filter NAME; layer j >= 1 is the plain filter "NAME:L<j>",
- * created by bloom_open with capacity n0 g^j, rate p (1 - t) t^j and seed
- * layer 0's plus j, so its bits are independent of the other layers'.
- * Layer 0's meta hash holds the stack's state -- growth, fp_target, layers
- * (published), added (items in the newest), full_at (the newest's
- * capacity), n<j> (what layer j held when it froze) -- written at creation
- * (bloom_create.c), then only by ADD_SCRIPT below and by frontier/'s offer
- * scripts, which follow the same rule (frontier/lua/offer.lua).
+ * created by bloom_open with the geometry bloom_layer_geometry gives:
+ * layer 0's k, seed and block size, the blocks its capacity n0 g^j and
+ * rate p (1 - t) t^j need (an item's offsets are the same in every layer;
+ * only its block differs).  Layer 0's meta hash holds the stack's state --
+ * growth, fp_target, layers (published), added (items in the newest),
+ * full_at (the newest's capacity), n<j> (what layer j held when it froze)
+ * -- written at creation (bloom_create.c), then by the adders: the
+ * library's (bloom_layered.c) and frontier/'s offer scripts
+ * (frontier/lua/layers.lua), which follow the same rule.  bloom_open.c
+ * parses those fields with the rest of the meta.
  *
- * Test-and-add of a batch (bloom_layers_add), per round: (1) the local
- * cache; (2) each frozen layer, read only (bloom_contains_many on its
- * handle; a frozen layer is never written again, so this needs no
- * atomicity); (3) the rest, in ONE ADD_SCRIPT on the newest layer: it
- * refuses a stale layer count, publishes the next layer when this call
- * would pass the newest's capacity and the next one exists, refuses when
- * the newest is full and the next does not exist, else sets each item's
- * bits (BITFIELD: an item is new iff one of its old bits was 0) and adds
- * the new ones to `added`.  On CRAWL_ESTALE the handle reads the layers
- * again and checks the layer that froze; on CRAWL_EFULL it creates the next
- * layer (or waits for its creator).  Rounds are cut to the room the newest
- * layer has, so a publication leaves it just under its capacity.
+ * A handle knows the layers published when it opened or last refreshed;
+ * bloom_prepare creates the next one (bloom_open with its exact geometry:
+ * a claim, Redis' free memory checked, blocks in steps) without waiting
+ * for another creator; the adders publish it.
  *
- * Keys: NAME:meta (HMGET, HGET, HSET, HINCRBY), NAME:L<j>:meta and
- * NAME:L<j>:b:<i> (bloom_open.c, bloom_batch.c).
+ * Keys: NAME:meta (HMGET, HGETALL), NAME:L<j>:meta and NAME:L<j>:b:<i>
+ * (through bloom_open.c, bloom_batch.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,60 +34,6 @@
 #include <hiredis/hiredis.h>
 
 #include "bloom_internal.h"
-
-int bloom_layer_size(uint64_t n0, double p, double growth, uint32_t j, uint64_t *n, double *pj)
-{
-    if (n0 == 0 || !(p > 0.0 && p < 1.0) || !(growth > 1.0 && growth <= BLOOM_MAX_GROWTH) ||
-        j >= BLOOM_MAX_LAYERS)
-        return CRAWL_EINVAL;
-    double nd = ceil((double)n0 * pow(growth, (double)j));
-    if (!(nd <= (double)BLOOM_MAX_CAPACITY * 1000.0))
-        return CRAWL_EINVAL;
-    *n = (uint64_t)nd;
-    *pj = p * (1.0 - BLOOM_TIGHTENING) * pow(BLOOM_TIGHTENING, (double)j);
-    return 0;
-}
-
-int bloom_layers_field(bloom_t *b, const char *field, const char *value, size_t len)
-{
-    uint64_t v = 0;
-    if (!strcmp(field, "growth") || !strcmp(field, "fp_target")) {
-        char *end;
-        double d = strtod(value, &end);
-        int ok = end == value + len &&
-                 (field[0] == 'g' ? d > 1.0 && d <= BLOOM_MAX_GROWTH : d > 0.0 && d < 1.0);
-        if (!ok)
-            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %s = '%.40s' is out of range",
-                              b->name, field, value);
-        *(field[0] == 'g' ? &b->growth : &b->fp_target) = d;
-        return 1;
-    }
-    int which = !strcmp(field, "layers")                                ? 1
-                : !strcmp(field, "added")                               ? 2
-                : !strcmp(field, "full_at")                             ? 3
-                : field[0] == 'n' && field[1] >= '0' && field[1] <= '9' ? 4
-                                                                        : 0;
-    if (!which)
-        return 0;
-    if (bloom_parse_u64(value, len, &v) < 0)
-        return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %s = '%.40s' is not a number", b->name,
-                          field, value);
-    if (which == 1) {
-        if (v < 1 || v > BLOOM_MAX_LAYERS)
-            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %llu layers", b->name,
-                              (unsigned long long)v);
-        b->nlayers = (uint32_t)v;
-    } else if (which == 2) {
-        b->added = v;
-    } else if (which == 3) {
-        b->full_at = v;
-    } else {
-        uint64_t j;
-        if (bloom_parse_u64(field + 1, strlen(field + 1), &j) == 0 && j < BLOOM_MAX_LAYERS)
-            b->frozen[j] = v;
-    }
-    return 1;
-}
 
 static int layer_name(const bloom_t *b, uint32_t j, char *buf, size_t len)
 {
@@ -192,7 +134,7 @@ static int open_layers(bloom_t *b, redisContext *rc, uint32_t have, uint32_t wan
     return 0;
 }
 
-int bloom_layers_open(bloom_t *b)
+static int layers_open(bloom_t *b)
 {
     if (b->nlayers == 0)
         b->nlayers = 1;
@@ -205,7 +147,7 @@ int bloom_layers_open(bloom_t *b)
     return open_layers(b, b->rc, 0, want);
 }
 
-void bloom_layers_close(bloom_t *b)
+static void layers_close(bloom_t *b)
 {
     free(b->local);
     b->local = NULL;
@@ -337,7 +279,7 @@ double bloom_layers_fp(const bloom_t *b, const uint64_t *items, uint32_t n)
 
 /* ---- info ---------------------------------------------------------------------- */
 
-int bloom_layers_info(bloom_t *b, bloom_info_t *in)
+static int layers_info(bloom_t *b, bloom_info_t *in)
 {
     in->layers = bloom_layers(b);
     in->growth = b->growth;
@@ -351,17 +293,26 @@ int bloom_layers_info(bloom_t *b, bloom_info_t *in)
     int rc = bloom_refresh(b, NULL);
     if (rc < 0)
         return rc;
-    char mkey[BLOOM_MAX_NAME + 8];
-    snprintf(mkey, sizeof mkey, "%s:meta", b->name);
-    redisReply *r = redisCommand(b->rc, "HGETALL %s", mkey);
-    if (!r)
-        return bloom_fail_io(b);
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
-        if (r->element[i]->type == REDIS_REPLY_STRING &&
-            r->element[i + 1]->type == REDIS_REPLY_STRING)
-            (void)bloom_layers_field(b, r->element[i]->str, r->element[i + 1]->str,
-                                     r->element[i + 1]->len);
-    freeReplyObject(r);
+    /* the frozen layers' counts: HMGET meta n0 .. n<layers-2> */
+    const char *argv[2 + BLOOM_MAX_LAYERS];
+    size_t argl[2 + BLOOM_MAX_LAYERS];
+    char mkey[BLOOM_MAX_NAME + 8], fields[BLOOM_MAX_LAYERS][8];
+    argv[0] = "HMGET", argl[0] = 5;
+    argl[1] = (size_t)snprintf(mkey, sizeof mkey, "%s:meta", b->name), argv[1] = mkey;
+    for (uint32_t j = 0; j + 1 < b->nlayers; j++)
+        argl[2 + j] = (size_t)snprintf(fields[j], sizeof fields[j], "n%u", j),
+                 argv[2 + j] = fields[j];
+    if (b->nlayers > 1) {
+        redisReply *r = redisCommandArgv(b->rc, (int)(1 + b->nlayers), argv, argl);
+        if (!r)
+            return bloom_fail_io(b);
+        for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && i < BLOOM_MAX_LAYERS;
+             i++)
+            if (r->element[i]->type != REDIS_REPLY_STRING ||
+                bloom_parse_u64(r->element[i]->str, r->element[i]->len, &b->frozen[i]) < 0)
+                b->frozen[i] = 0;
+        freeReplyObject(r);
+    }
     in->layers = b->nlayers;
     double lkeep = 0.0;
     for (uint32_t j = 0; j < b->nlayers; j++) {
@@ -372,11 +323,58 @@ int bloom_layers_info(bloom_t *b, bloom_info_t *in)
         lkeep += log1p(-in->layer_fp[j]);
         if (j > 0) {
             bloom_info_t li;
-            if ((rc = bloom_info(l, &li)) < 0)
+            if ((rc = bloom_info_plain(l, &li)) < 0)
                 return bloom_fail(b, rc, "%s", bloom_errmsg(l));
             in->redis_bytes += li.redis_bytes;
         }
     }
     in->whole_fp = -expm1(lkeep);
     return 0;
+}
+
+/* ---- opening and closing a filter, its layers with it --------------------------- */
+
+bloom_t *bloom_open(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
+                    char *errbuf, size_t errlen)
+{
+    bloom_t *b = bloom_open_one(rc, name, params, err, errbuf, errlen);
+    int code = b ? layers_open(b) : 0;
+    if (code < 0) {
+        bloom_set_err(code, err, errbuf, errlen, b->errmsg);
+        bloom_close(b);
+        return NULL;
+    }
+    return b;
+}
+
+bloom_t *bloom_join(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
+                    char *errbuf, size_t errlen)
+{
+    bloom_params_t p = params ? *params : (bloom_params_t){0};
+    p.capacity = 0;
+    p.fp_rate = 0;
+    int code = 0;
+    bloom_t *b = bloom_open(rc, name, &p, &code, errbuf, errlen);
+    if (!b && code == CRAWL_ENOTFOUND && params && (params->capacity || params->fp_rate != 0.0))
+        b = bloom_open(rc, name, params, &code, errbuf, errlen);
+    if (err)
+        *err = code;
+    return b;
+}
+
+void bloom_close(bloom_t *b)
+{
+    if (!b)
+        return;
+    layers_close(b);
+    bloom_close_one(b);
+}
+
+int bloom_info(bloom_t *b, bloom_info_t *out)
+{
+    bloom_info_t in;
+    int rc = bloom_info_plain(b, &in);
+    if (rc == 0 && (rc = layers_info(b, &in)) == 0)
+        *out = in;
+    return rc;
 }

@@ -84,6 +84,50 @@ static char *meta_key(const char *name)
 
 /* ---- meta parsing ---------------------------------------------------------- */
 
+/* One field of the stack's state in layer 0's meta of a filter that grows
+ * (growth, fp_target, layers, added, full_at, n<j>: bloom_layers.c): 1 if it
+ * was one, 0 if not, a negative code if its value is bad. */
+static int layer_field(bloom_t *b, const char *field, const char *value, size_t len)
+{
+    uint64_t v = 0;
+    if (!strcmp(field, "growth") || !strcmp(field, "fp_target")) {
+        char *end;
+        double d = strtod(value, &end);
+        int ok = end == value + len &&
+                 (field[0] == 'g' ? d > 1.0 && d <= BLOOM_MAX_GROWTH : d > 0.0 && d < 1.0);
+        if (!ok)
+            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %s = '%.40s' is out of range",
+                              b->name, field, value);
+        *(field[0] == 'g' ? &b->growth : &b->fp_target) = d;
+        return 1;
+    }
+    int which = !strcmp(field, "layers")                                ? 1
+                : !strcmp(field, "added")                               ? 2
+                : !strcmp(field, "full_at")                             ? 3
+                : field[0] == 'n' && field[1] >= '0' && field[1] <= '9' ? 4
+                                                                        : 0;
+    if (!which)
+        return 0;
+    if (bloom_parse_u64(value, len, &v) < 0)
+        return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %s = '%.40s' is not a number", b->name,
+                          field, value);
+    if (which == 1) {
+        if (v < 1 || v > BLOOM_MAX_LAYERS)
+            return bloom_fail(b, CRAWL_ECORRUPT, "meta of '%s': %llu layers", b->name,
+                              (unsigned long long)v);
+        b->nlayers = (uint32_t)v;
+    } else if (which == 2) {
+        b->added = v;
+    } else if (which == 3) {
+        b->full_at = v;
+    } else {
+        uint64_t j;
+        if (bloom_parse_u64(field + 1, strlen(field + 1), &j) == 0 && j < BLOOM_MAX_LAYERS)
+            b->frozen[j] = v;
+    }
+    return 1;
+}
+
 typedef struct meta_seen {
     int m, k, blocks, block_bits, seed, hash, version;
 } meta_seen_t;
@@ -118,7 +162,7 @@ static int meta_field(bloom_t *b, const redisReply *f, const redisReply *v, meta
         b->fp_rate = strtod(v->str, NULL);
         return 0;
     }
-    int lrc = bloom_layers_field(b, f->str, v->str, v->len);
+    int lrc = layer_field(b, f->str, v->str, v->len);
     if (lrc != 0)
         return lrc < 0 ? lrc : 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -452,7 +496,7 @@ static int check_blocks(bloom_t *b)
 
 /* ---- public ------------------------------------------------------------------ */
 
-static void set_err(int code, int *err, char *errbuf, size_t errlen, const char *msg)
+void bloom_set_err(int code, int *err, char *errbuf, size_t errlen, const char *msg)
 {
     if (err)
         *err = code;
@@ -487,67 +531,49 @@ static int open_checks(bloom_t *b, const bloom_params_t *params)
     int created = 0;
     rc = open_or_create(b, create ? &want : NULL, params, &created);
     if (rc < 0 || created)
-        return rc < 0 ? rc : bloom_layers_open(b);
+        return rc;
     if (create && (rc = compare_geometry(b, &want, params)) < 0)
         return rc;
-    if ((rc = check_blocks(b)) < 0)
-        return rc;
-    return bloom_layers_open(b);
+    return check_blocks(b);
 }
 
-bloom_t *bloom_open(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
-                    char *errbuf, size_t errlen)
+bloom_t *bloom_open_one(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
+                        char *errbuf, size_t errlen)
 {
     size_t nlen = name ? strnlen(name, BLOOM_MAX_NAME + 1) : 0;
     if (!rc || nlen == 0 || nlen > BLOOM_MAX_NAME) {
-        set_err(CRAWL_EINVAL, err, errbuf, errlen, "bad filter name (1 to 512 bytes)");
+        bloom_set_err(CRAWL_EINVAL, err, errbuf, errlen, "bad filter name (1 to 512 bytes)");
         return NULL;
     }
     if (rc->err) {
         char msg[200];
         snprintf(msg, sizeof msg, "Redis connection failed: %s", rc->errstr);
-        set_err(CRAWL_EREDIS, err, errbuf, errlen, msg);
+        bloom_set_err(CRAWL_EREDIS, err, errbuf, errlen, msg);
         return NULL;
     }
     bloom_t *b = calloc(1, sizeof *b);
     if (!b || !(b->name = strdup(name))) {
         free(b);
-        set_err(CRAWL_ENOMEM, err, errbuf, errlen, NULL);
+        bloom_set_err(CRAWL_ENOMEM, err, errbuf, errlen, NULL);
         return NULL;
     }
     b->rc = rc;
     b->name_len = nlen;
     int code = open_checks(b, params);
     if (code < 0) {
-        set_err(code, err, errbuf, errlen, b->errmsg);
-        bloom_close(b);
+        bloom_set_err(code, err, errbuf, errlen, b->errmsg);
+        bloom_close_one(b);
         return NULL;
     }
     b->errmsg[0] = '\0';
-    set_err(0, err, errbuf, errlen, "");
+    bloom_set_err(0, err, errbuf, errlen, "");
     return b;
 }
 
-bloom_t *bloom_join(redisContext *rc, const char *name, const bloom_params_t *params, int *err,
-                    char *errbuf, size_t errlen)
-{
-    bloom_params_t p = params ? *params : (bloom_params_t){0};
-    p.capacity = 0;
-    p.fp_rate = 0;
-    int code = 0;
-    bloom_t *b = bloom_open(rc, name, &p, &code, errbuf, errlen);
-    if (!b && code == CRAWL_ENOTFOUND && params && (params->capacity || params->fp_rate != 0.0))
-        b = bloom_open(rc, name, params, &code, errbuf, errlen);
-    if (err)
-        *err = code;
-    return b;
-}
-
-void bloom_close(bloom_t *b)
+void bloom_close_one(bloom_t *b)
 {
     if (!b)
         return;
-    bloom_layers_close(b);
     bloom_cache_free(&b->cache);
     bloom_buf_free(&b->out);
     free(b->pending);
