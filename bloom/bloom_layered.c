@@ -160,11 +160,15 @@ static void forget_local(bloom_t *b)
     b->local_used = 0;
 }
 
-static int check_frozen(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *is_new)
+/* Layers [from, to) asked for r's items, read only (a frozen one from its
+ * local copy when it has or gets one): out[at] = val for each item found,
+ * which leaves r. */
+static int sweep(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *out, uint8_t val)
 {
     for (uint32_t j = from; j < to && r->n; j++) {
         bloom_t *l = b->layer[j];
-        int rc = l->local ? 1 : make_local(b, l);
+        int frozen = j + 1 < b->nlayers;
+        int rc = !frozen ? 0 : l->local ? 1 : make_local(b, l);
         if (rc > 0)
             test_local(b, l, j, r);
         else if (rc == 0)
@@ -174,7 +178,7 @@ static int check_frozen(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint
         size_t m = 0;
         for (size_t i = 0; i < r->n; i++) {
             if (r->found[i]) {
-                is_new[r->at[i]] = 0;
+                out[r->at[i]] = val;
                 bloom_cache_put(b->cc,
                                 bloom_fingerprint(bloom_hash_item(b, r->item[i], r->len[i])));
                 continue;
@@ -184,6 +188,12 @@ static int check_frozen(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint
         r->n = m;
     }
     return 0;
+}
+
+/* The frozen layers [from, to) for a round of test-and-add. */
+static int check_frozen(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *is_new)
+{
+    return sweep(b, r, from, to, is_new, 0);
 }
 
 /* An item of a round, probed: for the sort by block. */
@@ -506,27 +516,17 @@ static int layers_contains(bloom_t *b, const char *const *items, const size_t *l
                  .found = malloc(BLOOM_BATCH_ITEMS)};
     int rc = r.item && r.len && r.at && r.found ? 0 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < n;) {
-        for (r.n = 0; i < n && r.n < BLOOM_BATCH_ITEMS; i++)
-            if (!present[i])
-                r.item[r.n] = items[i], r.len[r.n] = lens ? lens[i] : strlen(items[i]),
-                r.at[r.n++] = (uint32_t)i;
-        for (uint32_t j = 1; rc == 0 && j < b->nlayers && r.n; j++) {
-            if ((rc = bloom_batch_plain(b->layer[j], r.item, r.len, r.n, r.found, 0)) < 0) {
-                rc = bloom_fail(b, rc, "%s", bloom_errmsg(b->layer[j]));
-                break;
+        for (r.n = 0; i < n && r.n < BLOOM_BATCH_ITEMS; i++) {
+            size_t len = lens ? lens[i] : strlen(items[i]);
+            present[i] = 0;
+            if (bloom_cache_has(b->cc, bloom_fingerprint(bloom_hash_item(b, items[i], len)))) {
+                b->cache.hits++;
+                present[i] = 1;
+                continue;
             }
-            size_t m = 0;
-            for (size_t x = 0; x < r.n; x++) {
-                if (r.found[x]) {
-                    present[r.at[x]] = 1;
-                    bloom_cache_put(b->cc,
-                                    bloom_fingerprint(bloom_hash_item(b, r.item[x], r.len[x])));
-                    continue;
-                }
-                r.item[m] = r.item[x], r.len[m] = r.len[x], r.at[m++] = r.at[x];
-            }
-            r.n = m;
+            r.item[r.n] = items[i], r.len[r.n] = len, r.at[r.n++] = (uint32_t)i;
         }
+        rc = sweep(b, &r, 0, b->nlayers, present, 1);
     }
     free(r.item), free(r.len), free(r.at), free(r.found);
     return rc;
@@ -545,10 +545,9 @@ int bloom_add_many(bloom_t *b, const char *const *items, const size_t *lens, siz
 int bloom_contains_many(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                         uint8_t *present)
 {
-    int rc = bloom_batch_plain(b, items, lens, n, present, 0);
-    if (rc < 0 || bloom_layers(b) == 1)
-        return rc;
-    return layers_contains(b, items, lens, n, present);
+    if (b && bloom_layers(b) > 1)
+        return layers_contains(b, items, lens, n, present);
+    return bloom_batch_plain(b, items, lens, n, present, 0);
 }
 
 void bloom_cache_forget(bloom_t *b)
