@@ -83,9 +83,24 @@ typedef struct round {
     size_t *len;
     uint32_t *at;
     uint32_t *order; /* send_add: the items in the order sent (by block) */
+    bloom_hash_t *h; /* each item's hash (one for every layer: bloom.h) */
     size_t n;
     uint8_t *found;
 } round_t;
+
+/* Item i's probe: layer 0's offsets (every layer's) and, for layer j, its
+ * block there. */
+static void probe_in(const bloom_t *b, const round_t *r, size_t i, uint32_t j, bloom_probe_t *pr)
+{
+    bloom_probe_from_hash(&b->geo, r->h[i], pr);
+    pr->block = bloom_layer_block(b, j, pr);
+}
+
+/* Item x of r moved to place m (m <= x: r compacted in order). */
+static void keep_item(round_t *r, size_t m, size_t x)
+{
+    r->item[m] = r->item[x], r->len[m] = r->len[x], r->at[m] = r->at[x], r->h[m] = r->h[x];
+}
 
 /* Drops from r the items some frozen layer in [from, to) holds (is_new 0). */
 /* A local copy of frozen layer l of b (its blocks, GET in one pipelined
@@ -136,16 +151,26 @@ static int make_local(bloom_t *b, bloom_t *l)
 }
 
 /* Frozen layer l's answer from its local copy: found[i] for r's items. */
-static void test_local(bloom_t *b, const bloom_t *l, uint32_t j, round_t *r)
+static void test_local(const bloom_t *l, round_t *r)
 {
-    uint64_t bytes = l->geo.block_bits / 8;
+    uint64_t bytes = l->geo.block_bits / 8, M = l->geo.block_bits, nb = l->geo.blocks;
+    uint32_t k = l->geo.k;
+    /* bloom_probe_from_hash's offsets, made one at a time: most items not
+     * in the layer stop at their first or second bit */
     for (size_t i = 0; i < r->n; i++) {
-        bloom_probe_t pr;
-        bloom_probe(b, r->item[i], r->len[i], &pr);
-        const uint8_t *blk = l->local + (uint64_t)bloom_layer_block(b, j, &pr) * bytes;
-        int all = 1;
-        for (uint32_t x = 0; all && x < pr.k; x++)
-            all = (blk[pr.bit[x] >> 3] >> (7 - (pr.bit[x] & 7))) & 1; /* Redis' bit order */
+        bloom_hash_t h = r->h[i];
+        const uint8_t *blk = l->local + (((h.hi >> 32) * nb) >> 32) * bytes;
+        uint64_t x = h.lo % M, y = (h.hi & 0xffffffffu) % M;
+        int all = (blk[x >> 3] >> (7 - (x & 7))) & 1; /* Redis' bit order */
+        for (uint32_t q = 1; all && q < k; q++) {
+            x += y;
+            if (x >= M)
+                x -= M;
+            y += q;
+            while (y >= M)
+                y -= M;
+            all = (blk[x >> 3] >> (7 - (x & 7))) & 1;
+        }
         r->found[i] = (uint8_t)all;
     }
 }
@@ -170,7 +195,7 @@ static int sweep(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *ou
         int frozen = j + 1 < b->nlayers;
         int rc = !frozen ? 0 : l->local ? 1 : make_local(b, l);
         if (rc > 0)
-            test_local(b, l, j, r);
+            test_local(l, r);
         else if (rc == 0)
             rc = bloom_batch_plain(l, r->item, r->len, r->n, r->found, 0);
         if (rc < 0)
@@ -179,11 +204,10 @@ static int sweep(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *ou
         for (size_t i = 0; i < r->n; i++) {
             if (r->found[i]) {
                 out[r->at[i]] = val;
-                bloom_cache_put(b->cc,
-                                bloom_fingerprint(bloom_hash_item(b, r->item[i], r->len[i])));
+                bloom_cache_put(b->cc, bloom_fingerprint(r->h[i]));
                 continue;
             }
-            r->item[m] = r->item[i], r->len[m] = r->len[i], r->at[m++] = r->at[i];
+            keep_item(r, m++, i);
         }
         r->n = m;
     }
@@ -222,7 +246,7 @@ static int send_add(bloom_t *b, round_t *r, redisReply **reply)
     }
     for (size_t i = 0; i < r->n; i++) {
         bloom_probe_t pr;
-        bloom_probe(top, r->item[i], r->len[i], &pr);
+        probe_in(b, r, i, b->nlayers - 1, &pr);
         pv[i] = (probed_t){.block = pr.block, .at = (uint32_t)i};
         memcpy(offs + i * k, pr.bit, k * sizeof *offs);
     }
@@ -336,7 +360,7 @@ static int fast_add(bloom_t *b, round_t *r, uint8_t *is_new)
     bloom_buf_bulk(o, "MULTI", 5);
     for (size_t i = 0; i < r->n; i++) {
         bloom_probe_t pr;
-        bloom_probe(top, r->item[i], r->len[i], &pr);
+        probe_in(b, r, i, b->nlayers - 1, &pr);
         bloom_append_probe(o, top, &pr, 1);
     }
     bloom_buf_array(o, 1);
@@ -374,7 +398,7 @@ static int fast_add(bloom_t *b, round_t *r, uint8_t *is_new)
             fresh |= e->element[z]->type == REDIS_REPLY_INTEGER && e->element[z]->integer == 0;
         is_new[r->at[i]] = (uint8_t)fresh;
         nnew += (uint64_t)fresh;
-        bloom_cache_put(b->cc, bloom_fingerprint(bloom_hash_item(b, r->item[i], r->len[i])));
+        bloom_cache_put(b->cc, bloom_fingerprint(r->h[i]));
     }
     freeReplyObject(x);
     if (rc < 0)
@@ -412,7 +436,7 @@ static int read_add(bloom_t *b, const round_t *r, const redisReply *rep, uint8_t
     for (size_t i = 0; i < r->n; i++) {
         uint32_t x = r->order[i];
         is_new[r->at[x]] = rep->element[0]->str[i] == '1';
-        bloom_cache_put(b->cc, bloom_fingerprint(bloom_hash_item(b, r->item[x], r->len[x])));
+        bloom_cache_put(b->cc, bloom_fingerprint(r->h[x]));
     }
     b->added = (uint64_t)rep->element[1]->integer;
     return 0;
@@ -481,8 +505,9 @@ static int layers_add(bloom_t *b, const char *const *items, const size_t *lens, 
                  .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
                  .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r.at),
                  .order = malloc(BLOOM_BATCH_ITEMS * sizeof *r.order),
+                 .h = malloc(BLOOM_BATCH_ITEMS * sizeof *r.h),
                  .found = malloc(BLOOM_BATCH_ITEMS)};
-    int rc = r.item && r.len && r.at && r.order && r.found
+    int rc = r.item && r.len && r.at && r.order && r.h && r.found
                  ? 0
                  : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < n;) {
@@ -492,18 +517,19 @@ static int layers_add(bloom_t *b, const char *const *items, const size_t *lens, 
         r.n = 0;
         for (; i < n && r.n < cap; i++) {
             size_t len = lens ? lens[i] : strlen(items[i]);
-            if (bloom_cache_has(b->cc, bloom_fingerprint(bloom_hash_item(b, items[i], len)))) {
+            bloom_hash_t h = bloom_hash_item(b, items[i], len);
+            if (bloom_cache_has(b->cc, bloom_fingerprint(h))) {
                 b->cache.hits++;
                 is_new[i] = 0;
                 continue;
             }
-            r.item[r.n] = items[i], r.len[r.n] = len, r.at[r.n++] = (uint32_t)i;
+            r.item[r.n] = items[i], r.len[r.n] = len, r.h[r.n] = h, r.at[r.n++] = (uint32_t)i;
         }
         rc = add_round(b, &r, is_new);
         if (rc == 0 && bloom_prepare_due(b) && bloom_prepare(b, NULL) == CRAWL_EREDIS)
             rc = CRAWL_EREDIS; /* no room yet is not an error: the layer is not needed yet */
     }
-    free(r.item), free(r.len), free(r.at), free(r.order), free(r.found);
+    free(r.item), free(r.len), free(r.at), free(r.order), free(r.h), free(r.found);
     return rc;
 }
 
@@ -513,22 +539,26 @@ static int layers_contains(bloom_t *b, const char *const *items, const size_t *l
     round_t r = {.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r.item),
                  .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
                  .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r.at),
+                 .h = malloc(BLOOM_BATCH_ITEMS * sizeof *r.h),
                  .found = malloc(BLOOM_BATCH_ITEMS)};
-    int rc = r.item && r.len && r.at && r.found ? 0 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    int rc = r.item && r.len && r.at && r.h && r.found
+                 ? 0
+                 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < n;) {
         for (r.n = 0; i < n && r.n < BLOOM_BATCH_ITEMS; i++) {
             size_t len = lens ? lens[i] : strlen(items[i]);
+            bloom_hash_t h = bloom_hash_item(b, items[i], len);
             present[i] = 0;
-            if (bloom_cache_has(b->cc, bloom_fingerprint(bloom_hash_item(b, items[i], len)))) {
+            if (bloom_cache_has(b->cc, bloom_fingerprint(h))) {
                 b->cache.hits++;
                 present[i] = 1;
                 continue;
             }
-            r.item[r.n] = items[i], r.len[r.n] = len, r.at[r.n++] = (uint32_t)i;
+            r.item[r.n] = items[i], r.len[r.n] = len, r.h[r.n] = h, r.at[r.n++] = (uint32_t)i;
         }
         rc = sweep(b, &r, 0, b->nlayers, present, 1);
     }
-    free(r.item), free(r.len), free(r.at), free(r.found);
+    free(r.item), free(r.len), free(r.at), free(r.h), free(r.found);
     return rc;
 }
 
