@@ -399,7 +399,8 @@ uint64_t bloom_newest_added(const bloom_t *b);
 uint64_t bloom_newest_capacity(const bloom_t *b);
 /* Reads the layer count (and the newest's load) again from layer 0's meta
  * on rc (NULL: the handle's own) and opens the layers published since, on
- * it.  1 if the count changed, 0 if not, or a negative code. */
+ * it (or drops the ones a Redis restarted from its file no longer counts).
+ * 1 if the count changed, 0 if not, or a negative code. */
 int bloom_refresh(bloom_t *b, struct redisContext *rc);
 /* Creates the next layer (bloom_layers(b)) unless it exists, on rc (NULL:
  * the handle's own), without waiting for another creator of it (0 then:

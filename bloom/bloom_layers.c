@@ -218,15 +218,24 @@ int bloom_refresh(bloom_t *b, redisContext *rc)
         bad = r->element[i]->type != REDIS_REPLY_STRING ||
               bloom_parse_u64(r->element[i]->str, r->element[i]->len, &v[i]) < 0;
     freeReplyObject(r);
-    if (bad || v[0] < 1 || v[0] > BLOOM_MAX_LAYERS || v[0] < b->nlayers)
+    if (bad || v[0] < 1 || v[0] > BLOOM_MAX_LAYERS)
         return bloom_fail(b, CRAWL_ECORRUPT,
-                          "meta of '%s': its layer fields are gone or went back (the filter was "
-                          "deleted or replaced)",
+                          "meta of '%s': its layer fields are gone (the filter was deleted or "
+                          "replaced)",
                           b->name);
     b->added = v[1];
     b->full_at = v[2];
     if (v[0] == b->nlayers)
         return 0;
+    if (v[0] < b->nlayers) { /* a Redis restarted from its file lost a publication */
+        while (b->nlayers > v[0]) {
+            bloom_t *l = b->layer[--b->nlayers];
+            free(l->local);
+            bloom_close(l);
+        }
+        b->prepared = 0;
+        return 1;
+    }
     int rc2 = open_layers(b, rc, b->nlayers, (uint32_t)v[0]);
     return rc2 < 0 ? rc2 : 1;
 }

@@ -628,8 +628,10 @@ bloom_t *frontier_bloom(const frontier_t *f)
 
 void frontier_forget_seen(frontier_t *f)
 {
-    for (unsigned s = 0; f && f->shard && s < f->nshards; s++)
+    for (unsigned s = 0; f && f->shard && s < f->nshards; s++) {
         bloom_cache_forget(f->shard[s].bloom);
+        fr_layers_flag(f, s); /* a publication may be lost too: read the layers again */
+    }
 }
 
 const char *frontier_worker_id(const frontier_t *f)
