@@ -115,10 +115,10 @@ static void assert_crawl_over(faults_t *t)
     }
 }
 
-/* Two crawler processes; Redis is stopped with sig1 a third of the way in
- * and with sig2 two thirds in, each time down for down_ms, then started
- * again from its append-only file. */
-static void restart_mid_crawl(int sig1, int sig2, unsigned down_ms)
+/* Two crawler processes (extra: more options, may be NULL); Redis is
+ * stopped with sig1 a third of the way in and with sig2 two thirds in, each
+ * time down for down_ms, then started again from its append-only file. */
+static void restart_mid_crawl(int sig1, int sig2, unsigned down_ms, char *const extra[])
 {
     faults_t t;
     faults_start(&t, 1, 15);
@@ -127,7 +127,7 @@ static void restart_mid_crawl(int sig1, int sig2, unsigned down_ms)
     for (int i = 0; i < 2; i++) {
         snprintf(out[i], sizeof out[i], "%s/out%d.jsonl", t.dir, i);
         snprintf(log[i], sizeof log[i], "%s/log%d", t.dir, i);
-        crawl_argv(&t, out[i], NULL, argv[i]);
+        crawl_argv(&t, out[i], extra, argv[i]);
         pid[i] = fx_spawn(argv[i], NULL, log[i]);
         cr_assert(pid[i] > 0);
     }
@@ -154,6 +154,16 @@ static void restart_mid_crawl(int sig1, int sig2, unsigned down_ms)
     size_t missing = count_missing(seen, &first);
     cr_expect_eq(missing, 0, "%zu of %d pages have no record in either output (first /p/%d)",
                  missing, PAGES, first);
+    if (extra) { /* (the growing visited set's test: it did grow) */
+        redisContext *c = fx_redis_connect(t.r);
+        redisReply *r = c ? redisCommand(c, "HGET crawler:{default}:seen:meta layers") : NULL;
+        cr_expect(r && r->type == REDIS_REPLY_STRING && strtol(r->str, NULL, 10) >= 3, "layers: %s",
+                  r && r->type == REDIS_REPLY_STRING ? r->str : "?");
+        if (r)
+            freeReplyObject(r);
+        if (c)
+            redisFree(c);
+    }
     assert_crawl_over(&t);
     faults_stop(&t);
 }
@@ -161,7 +171,16 @@ static void restart_mid_crawl(int sig1, int sig2, unsigned down_ms)
 Test(faults, redis_sigterm_then_sigkill_mid_crawl_workers_reconnect_and_miss_nothing,
      .timeout = 600)
 {
-    restart_mid_crawl(SIGTERM, SIGKILL, 2000);
+    restart_mid_crawl(SIGTERM, SIGKILL, 2000, NULL);
+}
+
+/* The same while the visited set grows: from 40 URLs, the 600 pages take it
+ * through five layers, published around the restarts (a SIGKILL may lose
+ * the last second of them: the workers read the layers again when Redis is
+ * back). */
+Test(faults, redis_restarted_while_the_visited_set_grows_misses_nothing, .timeout = 600)
+{
+    restart_mid_crawl(SIGKILL, SIGKILL, 1500, (char *[]){"--bloom-capacity", "40", NULL});
 }
 
 /* A robots.txt with a Crawl-delay, answered while Redis is down (SIGKILLed
