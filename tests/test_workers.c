@@ -366,6 +366,8 @@ static void grow_crawl(int kills)
     check_drained(e.c);
     long long layers = redis_int(e.c, "HGET %s layers", "crawler:{" CRAWL "}:seen:meta");
     cr_expect_geq(layers, 5, "%lld layers for %d URLs from 64", layers, n);
+    cr_expect_eq(redis_int(e.c, "HGET %s unrecorded_links", "crawler:{" CRAWL "}:stats"), 0,
+                 "links queued without being recorded in the visited set");
     redisReply *r = redisCommand(e.c, "HGETALL test:count");
     cr_assert(r && r->type == REDIS_REPLY_ARRAY);
     size_t twice = 0;

@@ -21,7 +21,7 @@ function LAYERS.spec(a)
     return tonumber(a)
   end
   t, m, n = tonumber(t), tonumber(m), tonumber(n)
-  LAYERS.xw, LAYERS.st = n, {t = t, m = m, n = n, fresh = 0}
+  LAYERS.xw, LAYERS.st = n, {t = t, m = m, n = n, fresh = 0, unrec = 0}
   return tonumber(k)
 end
 
@@ -78,6 +78,7 @@ function LAYERS.place(KEYS, ARGV, b, x, k, offs, m, is_seen)
   for j = (s.lost and s.n or newest) - 1, 0, -1 do
     if is_seen(KEYS[tonumber(ARGV[b + x + j])], ARGV, b, k, offs, m) then return 's' end
   end
+  if s.lost then s.unrec = s.unrec + 1 end
   return not s.lost and KEYS[tonumber(ARGV[b + x + newest])]
 end
 
@@ -89,6 +90,7 @@ function LAYERS.done()
   local s = LAYERS.st
   if not s or not s.cur then return '' end
   if s.fresh > 0 and not s.lost then redis.call('HINCRBY', s.meta, 'added', s.fresh) end
+  count('unrecorded_links', s.unrec) -- (base.lua; P stats was checked by the call)
   if s.d ~= 0 then return '+' end
   if s.added + s.fresh >= 0.9 * s.full and redis.call('EXISTS', s.nxt) == 0 then return '+' end
   return ''
