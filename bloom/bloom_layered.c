@@ -88,6 +88,46 @@ typedef struct round {
     uint8_t *found;
 } round_t;
 
+/* A round's arrays, for BLOOM_BATCH_ITEMS items: 0 or CRAWL_ENOMEM (then
+ * free them with round_free all the same). */
+static int round_init(bloom_t *b, round_t *r)
+{
+    *r = (round_t){.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r->item),
+                   .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r->len),
+                   .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r->at),
+                   .order = malloc(BLOOM_BATCH_ITEMS * sizeof *r->order),
+                   .h = malloc(BLOOM_BATCH_ITEMS * sizeof *r->h),
+                   .found = malloc(BLOOM_BATCH_ITEMS)};
+    b->errmsg[0] = '\0';
+    if (!r->item || !r->len || !r->at || !r->order || !r->h || !r->found)
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    return b->rc->err ? bloom_fail_io(b) : 0;
+}
+
+static void round_free(round_t *r)
+{
+    free(r->item), free(r->len), free(r->at), free(r->order), free(r->h), free(r->found);
+}
+
+/* The next round: items from *i on, at most cap of them that the local
+ * cache does not know (those are answered out[at] = known at once). */
+static void round_fill(bloom_t *b, round_t *r, const char *const *items, const size_t *lens,
+                       size_t n, size_t *i, size_t cap, uint8_t *out, uint8_t known)
+{
+    for (r->n = 0; *i < n && r->n < cap; (*i)++) {
+        size_t len = lens ? lens[*i] : strlen(items[*i]);
+        bloom_hash_t h = bloom_hash_item(b, items[*i], len);
+        if (bloom_cache_has(b->cc, bloom_fingerprint(h))) {
+            b->cache.hits++;
+            out[*i] = known;
+            continue;
+        }
+        out[*i] = !known;
+        r->item[r->n] = items[*i], r->len[r->n] = len, r->h[r->n] = h;
+        r->at[r->n++] = (uint32_t)*i;
+    }
+}
+
 /* Item i's probe: layer 0's offsets (every layer's) and, for layer j, its
  * block there. */
 static void probe_in(const bloom_t *b, const round_t *r, size_t i, uint32_t j, bloom_probe_t *pr)
@@ -102,7 +142,6 @@ static void keep_item(round_t *r, size_t m, size_t x)
     r->item[m] = r->item[x], r->len[m] = r->len[x], r->at[m] = r->at[x], r->h[m] = r->h[x];
 }
 
-/* Drops from r the items some frozen layer in [from, to) holds (is_new 0). */
 /* A local copy of frozen layer l of b (its blocks, GET in one pipelined
  * round trip), if it fits in what is left of b's budget: 1 made, 0 not
  * (too large: Redis answers for it), or a failure. */
@@ -122,12 +161,14 @@ static int make_local(bloom_t *b, bloom_t *l)
         bloom_buf_bulk(o, "GET", 3);
         bloom_buf_block_key(o, l, i);
     }
-    int rc = o->oom || redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK
-                 ? bloom_fail(b, CRAWL_ENOMEM, "out of memory")
-                 : 0;
+    if (o->oom || redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK) {
+        free(mem);
+        return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    }
+    int rc = 0;
     bloom_sigpipe_t g;
     bloom_sigpipe_block(&g);
-    for (uint32_t i = 0; o->len && !o->oom && i < l->geo.blocks; i++) {
+    for (uint32_t i = 0; i < l->geo.blocks; i++) { /* every reply read, the pipeline drained */
         redisReply *r = NULL;
         if (redisGetReply(b->rc, (void **)&r) != REDIS_OK || !r) {
             rc = bloom_fail_io(b);
@@ -214,10 +255,16 @@ static int sweep(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *ou
     return 0;
 }
 
-/* The frozen layers [from, to) for a round of test-and-add. */
-static int check_frozen(bloom_t *b, round_t *r, uint32_t from, uint32_t to, uint8_t *is_new)
+/* One reply of the connection (the caller frees it), or NULL on a lost one. */
+static redisReply *one_reply(bloom_t *b)
 {
-    return sweep(b, r, from, to, is_new, 0);
+    redisReply *r = NULL;
+    bloom_sigpipe_t g;
+    bloom_sigpipe_block(&g);
+    if (redisGetReply(b->rc, (void **)&r) != REDIS_OK)
+        r = NULL;
+    bloom_sigpipe_restore(&g);
+    return r;
 }
 
 /* An item of a round, probed: for the sort by block. */
@@ -290,23 +337,7 @@ static int send_add(bloom_t *b, round_t *r, redisReply **reply)
     free(pv), free(offs);
     if (o->oom || redisAppendFormattedCommand(b->rc, o->p, o->len) != REDIS_OK)
         return bloom_fail(b, CRAWL_ENOMEM, "out of memory");
-    bloom_sigpipe_t g;
-    bloom_sigpipe_block(&g);
-    int ok = redisGetReply(b->rc, (void **)reply) == REDIS_OK && *reply;
-    bloom_sigpipe_restore(&g);
-    return ok ? 0 : bloom_fail_io(b);
-}
-
-/* One reply of the connection (the caller frees it), or NULL on a lost one. */
-static redisReply *one_reply(bloom_t *b)
-{
-    redisReply *r = NULL;
-    bloom_sigpipe_t g;
-    bloom_sigpipe_block(&g);
-    if (redisGetReply(b->rc, (void **)&r) != REDIS_OK)
-        r = NULL;
-    bloom_sigpipe_restore(&g);
-    return r;
+    return (*reply = one_reply(b)) ? 0 : bloom_fail_io(b);
 }
 
 /* The fast way of a round: the newest layer's bits set by plain BITFIELDs
@@ -382,7 +413,7 @@ static int fast_add(bloom_t *b, round_t *r, uint8_t *is_new)
         freeReplyObject(x); /* not run (the meta changed, or a command refused): the script */
         return 0;
     }
-    if (rc == 0 && (x->type != REDIS_REPLY_ARRAY || x->elements != r->n))
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != r->n)
         rc = bloom_fail(b, CRAWL_EREPLY, "filter '%s': unexpected EXEC answer", b->name);
     uint64_t nnew = 0;
     for (size_t i = 0; rc == 0 && i < r->n; i++) {
@@ -466,7 +497,7 @@ static int add_round(bloom_t *b, round_t *r, uint8_t *is_new)
     unsigned waited = 0;
     for (;;) {
         if (b->nlayers - 1 > checked - 1) {
-            int rc = check_frozen(b, r, checked - 1, b->nlayers - 1, is_new);
+            int rc = sweep(b, r, checked - 1, b->nlayers - 1, is_new, 0); /* the frozen ones */
             if (rc < 0)
                 return rc;
             checked = b->nlayers;
@@ -498,67 +529,33 @@ static int layers_add(bloom_t *b, const char *const *items, const size_t *lens, 
 {
     if (!b || (n && (!items || !is_new)))
         return CRAWL_EINVAL;
-    b->errmsg[0] = '\0';
-    if (b->rc->err)
-        return bloom_fail_io(b);
-    round_t r = {.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r.item),
-                 .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
-                 .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r.at),
-                 .order = malloc(BLOOM_BATCH_ITEMS * sizeof *r.order),
-                 .h = malloc(BLOOM_BATCH_ITEMS * sizeof *r.h),
-                 .found = malloc(BLOOM_BATCH_ITEMS)};
-    int rc = r.item && r.len && r.at && r.order && r.h && r.found
-                 ? 0
-                 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    round_t r;
+    int rc = round_init(b, &r);
     for (size_t i = 0; rc == 0 && i < n;) {
         /* a round: at most the room the newest layer has (at least one item) */
         uint64_t room = b->full_at > b->added ? b->full_at - b->added : 1;
-        size_t cap = room < BLOOM_BATCH_ITEMS ? (size_t)room : BLOOM_BATCH_ITEMS;
-        r.n = 0;
-        for (; i < n && r.n < cap; i++) {
-            size_t len = lens ? lens[i] : strlen(items[i]);
-            bloom_hash_t h = bloom_hash_item(b, items[i], len);
-            if (bloom_cache_has(b->cc, bloom_fingerprint(h))) {
-                b->cache.hits++;
-                is_new[i] = 0;
-                continue;
-            }
-            r.item[r.n] = items[i], r.len[r.n] = len, r.h[r.n] = h, r.at[r.n++] = (uint32_t)i;
-        }
+        round_fill(b, &r, items, lens, n, &i, room < BLOOM_BATCH_ITEMS ? room : BLOOM_BATCH_ITEMS,
+                   is_new, 0);
         rc = add_round(b, &r, is_new);
         if (rc == 0 && bloom_prepare_due(b) && bloom_prepare(b, NULL) == CRAWL_EREDIS)
             rc = CRAWL_EREDIS; /* no room yet is not an error: the layer is not needed yet */
     }
-    free(r.item), free(r.len), free(r.at), free(r.order), free(r.h), free(r.found);
+    round_free(&r);
     return rc;
 }
 
 static int layers_contains(bloom_t *b, const char *const *items, const size_t *lens, size_t n,
                            uint8_t *present)
 {
-    round_t r = {.item = malloc(BLOOM_BATCH_ITEMS * sizeof *r.item),
-                 .len = malloc(BLOOM_BATCH_ITEMS * sizeof *r.len),
-                 .at = malloc(BLOOM_BATCH_ITEMS * sizeof *r.at),
-                 .h = malloc(BLOOM_BATCH_ITEMS * sizeof *r.h),
-                 .found = malloc(BLOOM_BATCH_ITEMS)};
-    int rc = r.item && r.len && r.at && r.h && r.found
-                 ? 0
-                 : bloom_fail(b, CRAWL_ENOMEM, "out of memory");
+    if (n && (!items || !present))
+        return CRAWL_EINVAL;
+    round_t r;
+    int rc = round_init(b, &r);
     for (size_t i = 0; rc == 0 && i < n;) {
-        for (r.n = 0; i < n && r.n < BLOOM_BATCH_ITEMS; i++) {
-            size_t len = lens ? lens[i] : strlen(items[i]);
-            bloom_hash_t h = bloom_hash_item(b, items[i], len);
-            present[i] = 0;
-            if (bloom_cache_has(b->cc, bloom_fingerprint(h))) {
-                b->cache.hits++;
-                present[i] = 1;
-                continue;
-            }
-            r.item[r.n] = items[i], r.len[r.n] = len, r.h[r.n] = h, r.at[r.n++] = (uint32_t)i;
-        }
+        round_fill(b, &r, items, lens, n, &i, BLOOM_BATCH_ITEMS, present, 1);
         rc = sweep(b, &r, 0, b->nlayers, present, 1);
     }
-    free(r.item), free(r.len), free(r.at), free(r.h), free(r.found);
+    round_free(&r);
     return rc;
 }
 
