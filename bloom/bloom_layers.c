@@ -230,7 +230,8 @@ int bloom_refresh(bloom_t *b, redisContext *rc)
     if (v[0] < b->nlayers) { /* a Redis restarted from its file lost a publication */
         while (b->nlayers > v[0]) {
             bloom_t *l = b->layer[--b->nlayers];
-            free(l->local);
+            if (l->local) /* (bloom_close frees the copy) */
+                b->local_used -= (size_t)(l->geo.block_bits / 8 * l->geo.blocks);
             bloom_close(l);
         }
         b->prepared = 0;
@@ -322,14 +323,12 @@ static int layers_info(bloom_t *b, bloom_info_t *in)
                 b->frozen[i] = 0;
         freeReplyObject(r);
     }
-    in->layers = b->nlayers;
-    double lkeep = 0.0;
+    in->layers = bloom_layer_items(b, in->layer_items, BLOOM_MAX_LAYERS);
+    in->whole_fp = bloom_layers_fp(b, in->layer_items, in->layers);
     for (uint32_t j = 0; j < b->nlayers; j++) {
         bloom_t *l = b->layer[j];
-        in->layer_items[j] = j + 1 == b->nlayers ? b->added : b->frozen[j];
         in->layer_capacity[j] = l->capacity;
         in->layer_fp[j] = bloom_fp_estimate(&l->geo, in->layer_items[j]);
-        lkeep += log1p(-in->layer_fp[j]);
         if (j > 0) {
             bloom_info_t li;
             if ((rc = bloom_info_plain(l, &li)) < 0)
@@ -337,7 +336,6 @@ static int layers_info(bloom_t *b, bloom_info_t *in)
             in->redis_bytes += li.redis_bytes;
         }
     }
-    in->whole_fp = -expm1(lkeep);
     return 0;
 }
 

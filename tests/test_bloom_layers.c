@@ -249,3 +249,35 @@ Test(bloom_layers, a_layer_refused_by_maxmemory_stops_the_growth)
     redisFree(c);
     fx_redis_stop(r);
 }
+
+/* A Redis restarted from its file may have lost a layer's publication: the
+ * handle that reads the layers again drops the ones no longer counted (a
+ * frozen one's local copy with them) and goes on adding exactly. */
+Test(bloom_layers, a_handle_follows_layers_that_went_back)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    bloom_params_t p = {.capacity = 200, .fp_rate = 1e-3, .growth = 2.0, .cache_bytes = SIZE_MAX};
+    bloom_t *b = open_ok(c, "back", &p);
+    urls_t u = make_urls("https://example.org/back/%zu", 0, 2000);
+    uint8_t *res = malloc(u.n);
+    cr_assert_eq(bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res), 0);
+    /* again: the frozen layers are tested from the handle's copies now */
+    cr_assert_eq(bloom_add_many(b, (const char *const *)u.v, u.len, u.n, res), 0);
+    cr_assert_geq(bloom_layers(b), 4, "layers: %u", bloom_layers(b));
+    redis_ok(c, "HSET back:meta layers 2 added 0 full_at 400");
+    cr_expect_eq(bloom_refresh(b, NULL), 1);
+    cr_expect_eq(bloom_layers(b), 2);
+    urls_t f = make_urls("https://example.org/after/%zu", 0, 300);
+    uint8_t *fr = malloc(f.n);
+    cr_assert_eq(bloom_add_many(b, (const char *const *)f.v, f.len, f.n, fr), 0, "%s",
+                 bloom_errmsg(b));
+    cr_expect_eq(count_new(fr, f.n), f.n, "new URLs after the layers went back");
+    cr_assert_eq(bloom_add_many(b, (const char *const *)f.v, f.len, f.n, fr), 0);
+    cr_expect_eq(count_new(fr, f.n), 0, "and seen the second time");
+    free(res), free(fr);
+    free_urls(&u), free_urls(&f);
+    bloom_close(b);
+    redisFree(c);
+    fx_redis_stop(r);
+}
