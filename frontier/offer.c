@@ -208,24 +208,22 @@ static int probe(bloom_t *bf, fr_offer_t *o, const char *l, size_t len, size_t n
     bloom_probe(bf, l, len, &pr);
     if (pr.k == 0 || pr.k > BLOOM_MAX_K || (o->k && pr.k != o->k))
         return CRAWL_EBLOOM;
-    uint32_t T = bloom_growth(bf) > 1.0 ? bloom_layers(bf) : 0, N = T ? layers_named(bf) : 0;
-    if (!o->bits) {
+    uint32_t T = bloom_growth(bf) > 1.0 ? bloom_layers(bf) : 0;
+    if (!o->bits) { /* the first link: the offer's layers named, once */
+        o->nl = T ? layers_named(bf) : 0;
         if (!(o->bits = malloc(n * pr.k * sizeof *o->bits)))
             return CRAWL_ENOMEM;
-        if (T && !(o->lblk = malloc(n * N * sizeof *o->lblk)))
+        if (T && !(o->lblk = malloc(n * o->nl * sizeof *o->lblk)))
             return CRAWL_ENOMEM;
         o->k = pr.k;
-        o->nl = N;
     }
-    if (N != o->nl)
-        return CRAWL_EBLOOM; /* (the layers changed within one offer: never) */
     k->bat = (uint32_t)(o->nsent * pr.k);
     for (uint32_t j = 0; j < pr.k; j++)
         o->bits[k->bat + j] = (uint32_t)pr.bit[j]; /* < 2^32: BLOOM_MAX_BLOCK_BITS */
     if (!T)
         return block_index(bl, 0, pr.block, &k->block) < 0 ? CRAWL_ENOMEM : 0;
     k->lat = (uint32_t)(o->nsent * o->nl);
-    for (uint32_t j = 0; j < N; j++)
+    for (uint32_t j = 0; j < o->nl; j++)
         if (block_index(bl, j, bloom_layer_block(bf, j, &pr), &o->lblk[k->lat + j]) < 0)
             return CRAWL_ENOMEM;
     k->block = o->lblk[k->lat + T - 1];
