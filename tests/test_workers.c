@@ -279,6 +279,44 @@ Test(frontier, worker_killed_mid_batch_has_its_urls_crawled_by_others)
     env_stop(&e);
 }
 
+/* The graph of GRAPH_N pages from page 0, crawled to its end by 4 worker
+ * processes of e's crawl, `kills` of them SIGKILLed at random points (rng
+ * from seed) and started again, the frontier's invariants checked every
+ * 10 ms while they run and after each kill.  Every page fetched, nothing
+ * left; returns the checks made. */
+#define GRAPH_N 2000
+static int graph_crawl(env_t *e, const frontier_config_t *cfg, int kills, unsigned seed)
+{
+    char first[64];
+    graph_url(0, first, sizeof first);
+    const char *start[] = {first};
+    seed_urls(e->f, start, 1, 0);
+    wopts_t o = {
+        .port = fx_redis_port(e->r), .cfg = *cfg, .batch = 8, .hold_ms = 1, .graph_n = GRAPH_N};
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++)
+        pids[i] = spawn_worker(&o);
+    unsigned rng = seed;
+    int checks = 0;
+    for (int kill_no = 0; kill_no < kills; kill_no++) {
+        for (unsigned t = 0, wait = 20 + rand_r(&rng) % 120; t < wait; t += 10, checks++) {
+            usleep(10000);
+            side_check(e->c, e->f, cfg->per_host);
+        }
+        int w = rand_r(&rng) % 4;
+        kill(pids[w], SIGKILL);
+        fx_wait(pids[w], 10000);
+        side_check(e->c, e->f, cfg->per_host);
+        pids[w] = spawn_worker(&o);
+    }
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(wait_checking(e, pids[i], 12000, &checks), 0,
+                     "worker %d did not finish the crawl", i);
+    check_all_fetched(e->c, GRAPH_N);
+    check_drained(e->c);
+    return checks;
+}
+
 Test(frontier, killing_workers_at_random_points_never_loses_a_url)
 {
     frontier_config_t cfg = test_config();
@@ -286,36 +324,8 @@ Test(frontier, killing_workers_at_random_points_never_loses_a_url)
     cfg.per_host = 4;
     env_t e;
     env_start(&e, &cfg);
-    const int n = 2000;
-    char first[64];
-    graph_url(0, first, sizeof first);
-    const char *seed[] = {first};
-    seed_urls(e.f, seed, 1, 0);
-    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 8, .hold_ms = 1, .graph_n = n};
-    pid_t pids[4];
-    for (int i = 0; i < 4; i++)
-        pids[i] = spawn_worker(&o);
-    unsigned rng = 12345;
-    int checks = 0;
-    for (int kill_no = 0; kill_no < 12; kill_no++) {
-        /* the invariants hold between any two calls the workers make: check
-         * them every 10 ms while they run, and after each kill */
-        for (unsigned t = 0, wait = 20 + rand_r(&rng) % 120; t < wait; t += 10, checks++) {
-            usleep(10000);
-            side_check(e.c, e.f, cfg.per_host);
-        }
-        int w = rand_r(&rng) % 4;
-        kill(pids[w], SIGKILL);
-        fx_wait(pids[w], 10000);
-        side_check(e.c, e.f, cfg.per_host);
-        pids[w] = spawn_worker(&o);
-    }
-    for (int i = 0; i < 4; i++)
-        cr_assert_eq(wait_checking(&e, pids[i], 12000, &checks), 0,
-                     "worker %d did not finish the crawl", i);
+    int checks = graph_crawl(&e, &cfg, 12, 12345);
     cr_log_info("random kills: the invariants held at %d checks", checks);
-    check_all_fetched(e.c, n);
-    check_drained(e.c);
     frontier_stats_t s;
     frontier_stats(e.c, CRAWL, &s);
     cr_log_info("random kills: %llu pages fetched, %llu URLs reclaimed from killed workers",
@@ -338,34 +348,9 @@ static void grow_crawl(int kills)
     env_t e;
     env_start(&e, &cfg);
     cr_assert_eq(bloom_growth(e.b), 2.0);
-    const int n = 2000;
-    char first[64];
-    graph_url(0, first, sizeof first);
-    const char *seed[] = {first};
-    seed_urls(e.f, seed, 1, 0);
-    wopts_t o = {.port = fx_redis_port(e.r), .cfg = cfg, .batch = 8, .hold_ms = 1, .graph_n = n};
-    pid_t pids[4];
-    for (int i = 0; i < 4; i++)
-        pids[i] = spawn_worker(&o);
-    unsigned rng = 777;
-    int checks = 0;
-    for (int kill_no = 0; kill_no < kills; kill_no++) {
-        for (unsigned t = 0, wait = 20 + rand_r(&rng) % 120; t < wait; t += 10, checks++) {
-            usleep(10000);
-            side_check(e.c, e.f, cfg.per_host);
-        }
-        int w = rand_r(&rng) % 4;
-        kill(pids[w], SIGKILL);
-        fx_wait(pids[w], 10000);
-        pids[w] = spawn_worker(&o);
-    }
-    for (int i = 0; i < 4; i++)
-        cr_assert_eq(wait_checking(&e, pids[i], 12000, &checks), 0,
-                     "worker %d did not finish the crawl", i);
-    check_all_fetched(e.c, n);
-    check_drained(e.c);
+    int checks = graph_crawl(&e, &cfg, kills, 777);
     long long layers = redis_int(e.c, "HGET %s layers", "crawler:{" CRAWL "}:seen:meta");
-    cr_expect_geq(layers, 5, "%lld layers for %d URLs from 64", layers, n);
+    cr_expect_geq(layers, 5, "%lld layers for %d URLs from 64", layers, GRAPH_N);
     cr_expect_eq(redis_int(e.c, "HGET %s unrecorded_links", "crawler:{" CRAWL "}:stats"), 0,
                  "links queued without being recorded in the visited set");
     redisReply *r = redisCommand(e.c, "HGETALL test:count");
