@@ -382,3 +382,63 @@ Test(frontier, a_growing_visited_set_loses_nothing_when_workers_are_killed)
 {
     grow_crawl(8);
 }
+
+/* A visited set whose newest layer is full and whose next layer does not
+ * fit in what Redis has left under maxmemory: the worker's tending of the
+ * layers says so (CRAWL_EFULL, the bytes needed in the message: the crawl
+ * stops on it), publishes nothing and leaves no block of the layer; while
+ * the newest still has room, the same refusal is not an error. */
+/* Sets the test server's maxmemory to what it uses now plus room bytes
+ * (room < 0: no limit). */
+static void limit_memory(redisContext *c, long long room)
+{
+    long long used = fx_redis_info(c, "memory", "used_memory");
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "CONFIG SET maxmemory %lld", room < 0 ? 0 : used + room);
+    redisReply *r = redisCommand(c, cmd);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", cmd);
+    freeReplyObject(r);
+}
+
+Test(frontier, a_next_layer_that_does_not_fit_is_reported_when_the_newest_is_full)
+{
+    /* a first layer of 10^6 URLs (3 MB), whose fill the test sets in its
+     * meta: the next layer takes 6 MB, far more than the 1 MB left */
+    env_grow_from = 1000000;
+    frontier_config_t cfg = test_config();
+    env_t e;
+    env_start(&e, &cfg);
+    const char *meta = "crawler:{" CRAWL "}:seen:meta";
+    const char *one[] = {"http://a.test/1"}, *two[] = {"http://a.test/2"},
+               *three[] = {"http://a.test/3"};
+    char cmd[128], why[512];
+    /* 95%: past the 90% that asks for the next layer, which does not fit:
+     * not needed yet, not an error */
+    snprintf(cmd, sizeof cmd, "HSET %s added 950000", meta);
+    freeReplyObject(redisCommand(e.c, cmd));
+    cr_assert_eq(seed_urls(e.f, one, 1, 0), 1);
+    limit_memory(e.c, 1 << 20);
+    cr_expect_eq(frontier_layers_tend(e.f, why, sizeof why), 0, "not needed yet: %s", why);
+    /* full */
+    limit_memory(e.c, -1);
+    snprintf(cmd, sizeof cmd, "HSET %s added 1000000", meta);
+    freeReplyObject(redisCommand(e.c, cmd));
+    cr_assert_eq(seed_urls(e.f, two, 1, 0), 1);
+    limit_memory(e.c, 1 << 20);
+    usleep(1100 * 1000); /* (a layer that did not fit is tried again after a second) */
+    int rc = frontier_layers_tend(e.f, why, sizeof why);
+    cr_expect_eq(rc, CRAWL_EFULL, "tend: %s (%s)", crawl_strerror(rc), why);
+    cr_expect(strstr(why, "cannot grow") && strstr(why, "bytes"), "message: %s", why);
+    cr_expect_eq(redis_int(e.c, "HGET %s layers", meta), 1);
+    cr_expect_eq(redis_int(e.c, "EXISTS %s", "crawler:{" CRAWL "}:seen:L1:b:0"), 0);
+    cr_expect_eq(redis_int(e.c, "EXISTS %s", "crawler:{" CRAWL "}:seen:L1:meta"), 0);
+    /* with room again, the layer is made; the next offer publishes it */
+    limit_memory(e.c, -1);
+    usleep(1100 * 1000);
+    cr_expect_eq(frontier_layers_tend(e.f, why, sizeof why), 0, "%s", why);
+    cr_expect_eq(redis_int(e.c, "EXISTS %s", "crawler:{" CRAWL "}:seen:L1:meta"), 1);
+    cr_assert_eq(seed_urls(e.f, three, 1, 0), 1);
+    cr_expect_eq(redis_int(e.c, "HGET %s layers", meta), 2);
+    env_stop(&e);
+    env_grow_from = 0;
+}
