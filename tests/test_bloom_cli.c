@@ -165,6 +165,49 @@ Test(bloom, cli_info_and_crawl_option_use_the_crawls_filter)
     fx_redis_stop(r);
 }
 
+/* A filter that grows (--growth): 3,000 URLs into one made for 100 go in
+ * as new once, and info shows its layers, their items and the rate of the
+ * whole, as text and as JSON. */
+Test(bloom, cli_info_shows_the_layers_of_a_filter_that_grows)
+{
+    redisContext *c;
+    fx_redis_t *r = start_redis(&c);
+    size_t n = 3000, cap = n * 48, il = 0;
+    char *in = malloc(cap);
+    for (size_t i = 0; i < n; i++)
+        il += (size_t)snprintf(in + il, cap - il, "https://example.org/p/%zu\n", i);
+    char args[256];
+    snprintf(args, sizeof args, "add --name g --redis %s --capacity 100 --growth 2",
+             fx_redis_url(r));
+    cli_run_t res = run_cli(args, in);
+    cr_expect_eq(res.status, 0, "%s", res.err);
+    size_t fresh = 0;
+    for (const char *p = res.out; (p = strstr(p, "new ")) != NULL; p += 4)
+        fresh++;
+    cr_expect_eq(fresh, n, "%zu of %zu new", fresh, n);
+    cli_free(&res);
+    snprintf(args, sizeof args, "info --name g --redis %s", fx_redis_url(r));
+    res = run_cli(args, NULL);
+    cr_expect_eq(res.status, 0, "%s", res.err);
+    /* 100 + 200 + 400 + 800 + 1600 >= 3000: five layers, the first full */
+    cr_expect(strstr(res.out, "grows        x2 a layer") && strstr(res.out, "5 layer(s)") &&
+                  strstr(res.out, "layer 0    100 of 100 items") && strstr(res.out, "layer 4 ") &&
+                  strstr(res.out, "whole fp"),
+              "text info: %s", res.out);
+    cli_free(&res);
+    snprintf(args, sizeof args, "info --name g --json --redis %s", fx_redis_url(r));
+    res = run_cli(args, NULL);
+    cr_expect_eq(res.status, 0, "%s", res.err);
+    cr_expect(strstr(res.out, "\"growth\": 2") &&
+                  strstr(res.out, "\"layers\": [{\"capacity\": 100, ") &&
+                  strstr(res.out, "\"whole_fp_rate\": "),
+              "JSON info: %s", res.out);
+    cli_free(&res);
+    free(in);
+    redisFree(c);
+    fx_redis_stop(r);
+}
+
 Test(bloom, cli_help_lists_options_and_bad_options_are_usage_errors)
 {
     cli_run_t res = run_cli("--help", NULL);
